@@ -1,0 +1,3 @@
+// Package schema embeds the warehouse's numbered SQL migrations. It only
+// carries the files; package load applies them.
+package schema
