@@ -1,0 +1,414 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"time"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Card is the truth about one card as the simulator serves it. Cards
+// returned by the Server are copies; changing them changes nothing.
+type Card struct {
+	// ID is the card id as text ("1003"), whether served as a JSON integer
+	// or, with Options.StringIDs, as a JSON string.
+	ID string
+	// Number is the numeric id.
+	Number int64
+	// MaskedNumber is the served "masked_number", e.g. "411111******1111".
+	MaskedNumber string
+	// PAN and CVV are the full card number and security code; they are only
+	// served with Options.IncludePAN.
+	PAN, CVV string
+	// Brand is "visa" or "mastercard".
+	Brand string
+	// Status is one of "active", "frozen", "cancelled", "pending".
+	Status string
+	// Balance is the served decimal string with two decimals, e.g. "123.45".
+	Balance string
+	// Currency is an ISO 4217 code.
+	Currency string
+	// Label is the nullable label.
+	Label *string
+	// HolderName and HolderEmail are the served holder.name and holder.email.
+	HolderName, HolderEmail string
+	// CreatedAt and UpdatedAt are the served timestamps (UTC, whole seconds).
+	CreatedAt, UpdatedAt time.Time
+
+	balance int64 // minor units
+	raw     []byte
+}
+
+// JSON returns the exact bytes the simulator serves for this card inside
+// the "data" array.
+func (c Card) JSON() []byte { return slices.Clone(c.raw) }
+
+func (c Card) clone() Card {
+	if c.Label != nil {
+		l := *c.Label
+		c.Label = &l
+	}
+	c.raw = slices.Clone(c.raw)
+	return c
+}
+
+// Account is the truth about the account resource. String amounts hold the
+// exact served text ("98765.40"); Balance and AvailableRechargeBalance hold
+// the exact text of a JSON number ("98765.4") and are served verbatim, so
+// they must be valid JSON numbers. A nil field is served as null.
+type Account struct {
+	Name, Email, Timezone                       *string
+	TransferAmount, ReachAmount, Authorizations *string
+	Balance                                     *string
+	CardsBalance                                *string
+	AvailableRechargeBalance                    *string
+	AvailableToApplyCardCount, AppliedCardCount *int64
+}
+
+func (a Account) clone() Account {
+	cs := func(p *string) *string {
+		if p == nil {
+			return nil
+		}
+		v := *p
+		return &v
+	}
+	ci := func(p *int64) *int64 {
+		if p == nil {
+			return nil
+		}
+		v := *p
+		return &v
+	}
+	return Account{
+		Name: cs(a.Name), Email: cs(a.Email), Timezone: cs(a.Timezone),
+		TransferAmount: cs(a.TransferAmount), ReachAmount: cs(a.ReachAmount), Authorizations: cs(a.Authorizations),
+		Balance: cs(a.Balance), CardsBalance: cs(a.CardsBalance), AvailableRechargeBalance: cs(a.AvailableRechargeBalance),
+		AvailableToApplyCardCount: ci(a.AvailableToApplyCardCount), AppliedCardCount: ci(a.AppliedCardCount),
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// defaultAccount is an interesting mix: a null amount, a negative amount,
+// a number with a dropped trailing zero and one with 16 significant digits.
+func defaultAccount(o Options) Account {
+	return Account{
+		Name:                      ptr("Acme Growth Ltd"),
+		Email:                     ptr(o.Email),
+		Timezone:                  ptr("Asia/Shanghai"),
+		TransferAmount:            ptr("125000.00"),
+		ReachAmount:               ptr("123750.00"),
+		Authorizations:            nil,
+		Balance:                   ptr("98765.4"),
+		CardsBalance:              ptr("-12.07"),
+		AvailableRechargeBalance:  ptr("12345678901234.56"),
+		AvailableToApplyCardCount: ptr(int64(42)),
+		AppliedCardCount:          ptr(int64(o.Cards)),
+	}
+}
+
+func appendAccountJSON(b []byte, a Account, php bool) []byte {
+	str := func(b []byte, key string, v *string) []byte {
+		b = append(b, '"')
+		b = append(b, key...)
+		b = append(b, `":`...)
+		if v == nil {
+			return append(b, "null"...)
+		}
+		return appendString(b, *v, php)
+	}
+	num := func(b []byte, key string, v *string) []byte {
+		b = append(b, '"')
+		b = append(b, key...)
+		b = append(b, `":`...)
+		if v == nil {
+			return append(b, "null"...)
+		}
+		return append(b, *v...)
+	}
+	cnt := func(b []byte, key string, v *int64) []byte {
+		b = append(b, '"')
+		b = append(b, key...)
+		b = append(b, `":`...)
+		if v == nil {
+			return append(b, "null"...)
+		}
+		return strconv.AppendInt(b, *v, 10)
+	}
+	b = append(b, `{"data":{`...)
+	b = str(b, "name", a.Name)
+	b = append(b, ',')
+	b = str(b, "email", a.Email)
+	b = append(b, ',')
+	b = str(b, "timezone", a.Timezone)
+	b = append(b, ',')
+	b = str(b, "transfer_amount", a.TransferAmount)
+	b = append(b, ',')
+	b = str(b, "reach_amount", a.ReachAmount)
+	b = append(b, ',')
+	b = str(b, "authorizations", a.Authorizations)
+	b = append(b, ',')
+	b = num(b, "balance", a.Balance)
+	b = append(b, ',')
+	b = str(b, "cards_balance", a.CardsBalance)
+	b = append(b, ',')
+	b = num(b, "available_recharge_balance", a.AvailableRechargeBalance)
+	b = append(b, ',')
+	b = cnt(b, "available_to_apply_card_count", a.AvailableToApplyCardCount)
+	b = append(b, ',')
+	b = cnt(b, "applied_card_count", a.AppliedCardCount)
+	return append(b, "}}"...)
+}
+
+var (
+	firstNames = []string{"Ana", "Wei", "José", "Zoë", "Liam", "Fatima", "Ólafur", "Mei", "Noah", "Priya", "王", "Chloé", "Omar", "Sven", "Aiko", "Lucas"}
+	lastNames  = []string{"Silva", "Zhang", "Müller", "O'Brien", "Nguyen", "Kowalski", "Haddad", "伟", "Rossi", "Tanaka", "Dubois", "Smith", "García", "Patel", "Johansson", "Kim"}
+	labels     = []string{"Facebook Ads", "TikTok campaign Q3", "Google Ads / EU", `Team "growth"`, "Travel & expenses", "Meta — retargeting", "SaaS tools", "Test card", "Agency <main>"}
+	cities     = []struct{ country, city string }{{"US", "Austin"}, {"HK", "Hong Kong"}, {"GB", "London"}, {"DE", "Berlin"}, {"SG", "Singapore"}, {"BR", "São Paulo"}}
+	visaBINs   = []string{"411111", "453201", "485932", "402400"}
+	mcBINs     = []string{"522222", "531993", "555555", "545454"}
+	baseTime   = time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// cardRNG is the generator for the card with the given index: card i is the
+// same whatever the number of cards.
+func cardRNG(seed int64, index int) *rand.Rand {
+	return rand.New(rand.NewPCG(splitmix(uint64(seed)^splitmix(uint64(index))), splitmix(uint64(index)+0x632BE59BD9B4E019)))
+}
+
+// splitmix is the SplitMix64 finaliser: it turns nearby inputs into
+// unrelated generator seeds.
+func splitmix(x uint64) uint64 {
+	x += 0x9E3779B97F4A7C15
+	x = (x ^ x>>30) * 0xBF58476D1CE4E5B9
+	x = (x ^ x>>27) * 0x94D049BB133111EB
+	return x ^ x>>31
+}
+
+// nextGap returns the distance from the previous id for the card with
+// this index: mostly 1, sometimes more, so ids have gaps.
+func nextGap(seed int64, index int) int64 {
+	r := rand.New(rand.NewPCG(splitmix(uint64(seed)^0xA5A5A5A5), splitmix(uint64(index))))
+	if r.IntN(10) < 7 {
+		return 1
+	}
+	return 2 + int64(r.IntN(5))
+}
+
+func luhnDigit(digits string) byte {
+	sum := 0
+	double := true
+	for i := len(digits) - 1; i >= 0; i-- {
+		d := int(digits[i] - '0')
+		if double {
+			d *= 2
+			if d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+		double = !double
+	}
+	return byte('0' + (10-sum%10)%10)
+}
+
+// generateCard builds the card with this index and id; created is used
+// when non-zero (cards added later), otherwise a seeded time.
+func generateCard(seed int64, index int, id int64, created time.Time) Card {
+	r := cardRNG(seed, index)
+	c := Card{Number: id, ID: strconv.FormatInt(id, 10)}
+	bins := visaBINs
+	c.Brand = "visa"
+	if r.IntN(3) == 0 {
+		bins, c.Brand = mcBINs, "mastercard"
+	}
+	pan := []byte(bins[r.IntN(len(bins))])
+	for len(pan) < 15 {
+		pan = append(pan, byte('0'+r.IntN(10)))
+	}
+	pan = append(pan, luhnDigit(string(pan)))
+	c.PAN = string(pan)
+	c.MaskedNumber = c.PAN[:6] + "******" + c.PAN[12:]
+	c.CVV = strconv.Itoa(100 + r.IntN(900))
+	switch p := r.IntN(100); {
+	case p < 70:
+		c.Status = "active"
+	case p < 85:
+		c.Status = "frozen"
+	case p < 95:
+		c.Status = "cancelled"
+	default:
+		c.Status = "pending"
+	}
+	switch p := r.IntN(100); {
+	case p < 5:
+		c.balance = 0
+	case p < 8:
+		c.balance = -int64(1 + r.IntN(5000))
+	default:
+		c.balance = int64(r.IntN(500000))
+	}
+	c.Balance = formatMinor(c.balance)
+	switch p := r.IntN(10); {
+	case p < 7:
+		c.Currency = "USD"
+	case p < 9:
+		c.Currency = "EUR"
+	default:
+		c.Currency = "HKD"
+	}
+	c.HolderName = firstNames[r.IntN(len(firstNames))] + " " + lastNames[r.IntN(len(lastNames))]
+	c.HolderEmail = "holder" + c.ID + "@example.com"
+	if r.IntN(10) < 6 {
+		c.Label = ptr(labels[r.IntN(len(labels))])
+	}
+	if created.IsZero() {
+		created = baseTime.Add(time.Duration(index)*6*time.Hour + time.Duration(r.IntN(6*3600))*time.Second)
+	}
+	c.CreatedAt = created.UTC().Truncate(time.Second)
+	c.UpdatedAt = c.CreatedAt
+	if r.IntN(2) == 0 {
+		c.UpdatedAt = c.CreatedAt.Add(time.Duration(r.IntN(90*24*3600)) * time.Second)
+	}
+	return c
+}
+
+// extras derived from the card (stable across renders).
+func (c *Card) render(o Options) {
+	php := o.PHPEscaping
+	r := cardRNG(o.Seed, int(c.Number)+1<<20) // extras and holder details
+	b := make([]byte, 0, 512)
+	b = append(b, `{"id":`...)
+	if o.StringIDs {
+		b = appendString(b, c.ID, php)
+	} else {
+		b = append(b, c.ID...)
+	}
+	b = append(b, `,"masked_number":`...)
+	b = appendString(b, c.MaskedNumber, php)
+	if o.IncludePAN {
+		b = append(b, `,"card_number":`...)
+		b = appendString(b, c.PAN, php)
+		b = append(b, `,"cvv":`...)
+		b = appendString(b, c.CVV, php)
+	}
+	b = append(b, `,"brand":`...)
+	b = appendString(b, c.Brand, php)
+	b = append(b, `,"status":`...)
+	b = appendString(b, c.Status, php)
+	b = append(b, `,"balance":`...)
+	b = appendString(b, c.Balance, php)
+	b = append(b, `,"currency":`...)
+	b = appendString(b, c.Currency, php)
+	b = append(b, `,"holder":{"name":`...)
+	b = appendString(b, c.HolderName, php)
+	b = append(b, `,"email":`...)
+	b = appendString(b, c.HolderEmail, php)
+	b = append(b, `,"phone":`...)
+	if r.IntN(2) == 0 {
+		b = append(b, "null"...)
+	} else {
+		b = appendString(b, "+1-555-01"+strconv.Itoa(10+r.IntN(90)), php)
+	}
+	loc := cities[r.IntN(len(cities))]
+	b = append(b, `,"address":{"country":`...)
+	b = appendString(b, loc.country, php)
+	b = append(b, `,"city":`...)
+	b = appendString(b, loc.city, php)
+	b = append(b, `}},"label":`...)
+	if c.Label == nil {
+		b = append(b, "null"...)
+	} else {
+		b = appendString(b, *c.Label, php)
+	}
+	b = append(b, `,"expiry_month":`...)
+	b = strconv.AppendInt(b, int64(1+r.IntN(12)), 10)
+	b = append(b, `,"expiry_year":`...)
+	b = strconv.AppendInt(b, int64(2026+r.IntN(5)), 10)
+	if o.ExtraFields {
+		b = append(b, `,"purpose":["FACEBOOK","TIKTOK"],"spend_controls":{"daily_limit":`...)
+		b = appendString(b, formatMinor(int64(10000*(1+r.IntN(50)))), php)
+		b = append(b, `,"monthly_limit":null,"mcc_blocklist":[7995,6011],"velocity":{"window":"24h","max_txn":`...)
+		b = strconv.AppendInt(b, int64(5+r.IntN(50)), 10)
+		b = append(b, `}},"risk_score":0.`...)
+		b = strconv.AppendInt(b, int64(10+r.IntN(89)), 10)
+		b = append(b, `,"metadata":{"source":"api","tags":[],"x_internal_ref":`...)
+		b = appendString(b, "ref-"+strconv.FormatUint(r.Uint64()%1e12, 36), php)
+		b = append(b, `}`...)
+	}
+	b = append(b, `,"created_at":`...)
+	b = appendString(b, c.CreatedAt.Format(timeLayout), php)
+	b = append(b, `,"updated_at":`...)
+	b = appendString(b, c.UpdatedAt.Format(timeLayout), php)
+	b = append(b, '}')
+	c.raw = b
+}
+
+const timeLayout = "2006-01-02T15:04:05Z"
+
+// formatMinor formats minor units (scale 2) as "-12.07".
+func formatMinor(m int64) string {
+	neg := m < 0
+	u := uint64(m)
+	if neg {
+		u = uint64(-m)
+	}
+	s := strconv.FormatUint(u/100, 10) + "." + string([]byte{byte('0' + u%100/10), byte('0' + u%10)})
+	if neg {
+		return "-" + s
+	}
+	return s
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string. With php it escapes like PHP's
+// json_encode defaults ("\/" and \uXXXX for non-ASCII).
+func appendString(b []byte, s string, php bool) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c == '/' && php:
+				b = append(b, '\\', '/')
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\r':
+				b = append(b, '\\', 'r')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			case c < 0x20:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			r = utf8.RuneError
+		}
+		if php || r == utf8.RuneError || r == '\u2028' || r == '\u2029' {
+			if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError {
+				b = appendU(appendU(b, r1), r2)
+			} else {
+				b = appendU(b, r)
+			}
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
+}
+
+func appendU(b []byte, r rune) []byte {
+	return append(b, '\\', 'u', hexDigits[r>>12&0xF], hexDigits[r>>8&0xF], hexDigits[r>>4&0xF], hexDigits[r&0xF])
+}

@@ -1,0 +1,396 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// FaultKind is what an injected fault does.
+type FaultKind int
+
+// Fault kinds. The text name (FaultKind.String, ParseFault) is in brackets.
+const (
+	// FaultStatus answers Status (500, 502, 503, ...) with a JSON error
+	// body, and a Retry-After header when RetryAfter > 0. [status]
+	FaultStatus FaultKind = iota + 1
+	// FaultHTML answers Status (default 502) with an nginx-style text/html page. [html]
+	FaultHTML
+	// FaultReset closes the connection with a TCP reset, without a response. [reset]
+	FaultReset
+	// FaultTruncate declares the full Content-Length of a successful reply
+	// but sends only half the body, then closes the connection. [truncate]
+	FaultTruncate
+	// FaultLatency waits Latency before handling the request (the wait ends
+	// early when the client goes away). [latency]
+	FaultLatency
+	// FaultTrickle sends a successful body in Chunk-byte pieces (default 64)
+	// with Latency (default 50ms) between them, stopping when the client goes away. [trickle]
+	FaultTrickle
+	// FaultRateLimit answers 429 with the rate-limit body whatever the limiter
+	// says (a 429 storm), with Retry-After when RetryAfter > 0. [ratelimit]
+	FaultRateLimit
+	// FaultRevoke revokes every token, then handles the request normally, so
+	// an authenticated request gets 401. [revoke]
+	FaultRevoke
+	// FaultForeignNext points links.next at URL (another origin). [foreign]
+	FaultForeignNext
+	// FaultLoopNext points links.next back at page LoopTo (default 1). [loop]
+	FaultLoopNext
+	// FaultLinksArray renders links as [] when there is no link, as Fractal
+	// before 0.18 did (pages with a next link keep the object). [links-array]
+	FaultLinksArray
+	// FaultTotalChange adds TotalDelta (default 7) to meta.pagination.total
+	// and recomputes total_pages. [total]
+	FaultTotalChange
+	// FaultOversize adds a "padding" string of PadBytes (default 8 MiB) to a
+	// successful body, which stays valid JSON. [oversize]
+	FaultOversize
+)
+
+var faultKindNames = map[FaultKind]string{
+	FaultStatus: "status", FaultHTML: "html", FaultReset: "reset", FaultTruncate: "truncate",
+	FaultLatency: "latency", FaultTrickle: "trickle", FaultRateLimit: "ratelimit", FaultRevoke: "revoke",
+	FaultForeignNext: "foreign", FaultLoopNext: "loop", FaultLinksArray: "links-array",
+	FaultTotalChange: "total", FaultOversize: "oversize",
+}
+
+// String returns the kind's name in the -fault syntax.
+func (k FaultKind) String() string {
+	if n, ok := faultKindNames[k]; ok {
+		return n
+	}
+	return fmt.Sprintf("FaultKind(%d)", int(k))
+}
+
+// Endpoint names used by Fault.Endpoint and Stats.Requests.
+const (
+	EndpointToken   = "token"
+	EndpointAccount = "account"
+	EndpointCards   = "cards"
+	EndpointOther   = "other" // Stats only: unknown paths
+)
+
+// Fault is one injected misbehaviour. Faults are deterministic: they apply
+// to the matching requests in order, after Skip matches, Times times (0 =
+// forever); Percent, when set, picks matches with the seeded generator.
+type Fault struct {
+	// Endpoint is "token", "account", "cards", or "" for all.
+	Endpoint string
+	// Kind is what the fault does.
+	Kind FaultKind
+	// Pages limits the fault to these /cards pages (empty = any request).
+	Pages []int
+	// Times is how many requests to affect (0 = every matching one).
+	Times int
+	// Skip lets this many matching requests through first.
+	Skip int
+	// Percent, when in 1..99, affects only that share of matching requests,
+	// chosen by the seeded generator.
+	Percent int
+
+	// Status is the status of FaultStatus (default 503) and FaultHTML (default 502).
+	Status int
+	// RetryAfter, when > 0, adds a Retry-After header (seconds, rounded up)
+	// to FaultStatus, FaultHTML and FaultRateLimit replies.
+	RetryAfter time.Duration
+	// Latency is the wait of FaultLatency and the pause between chunks of FaultTrickle.
+	Latency time.Duration
+	// Chunk is the piece size of FaultTrickle (default 64 bytes).
+	Chunk int
+	// URL is the base of the foreign links.next (FaultForeignNext); a URL
+	// without a path gets the request's path.
+	URL string
+	// LoopTo is the page links.next points back at (FaultLoopNext, default 1).
+	LoopTo int
+	// TotalDelta is added to the total (FaultTotalChange, default 7).
+	TotalDelta int
+	// PadBytes is the size of the padding (FaultOversize, default 8 MiB).
+	PadBytes int
+}
+
+// ErrBadFault is wrapped by every ParseFault error.
+var ErrBadFault = errors.New("bad fault")
+
+// ParseFault parses the -fault text syntax:
+//
+//	[ENDPOINT:]KIND[=ARG][,KEY=VALUE...]
+//
+// ENDPOINT is token, account, cards or all (the default). KIND and its
+// optional ARG are: status=CODE (default 503), html[=CODE] (default 502),
+// reset, truncate, latency=DURATION, trickle[=DURATION between chunks],
+// ratelimit (a 429 storm), revoke, foreign=URL, loop[=PAGE] (default 1),
+// links-array, total[=DELTA] (default 7), oversize[=BYTES] (default 8 MiB).
+// KEYs are times=N, skip=N, percent=P, pages=LIST where LIST is pages and
+// ranges separated by commas or semicolons (pages=2-4,7), retry_after=DURATION
+// (or seconds), latency=DURATION, chunk=BYTES, url=URL. Example:
+//
+//	cards:status=503,retry_after=2s,times=3,pages=2-4
+func ParseFault(s string) (Fault, error) {
+	var f Fault
+	orig := s
+	bad := func(format string, a ...any) (Fault, error) {
+		return Fault{}, fmt.Errorf("%w %q: %s", ErrBadFault, orig, fmt.Sprintf(format, a...))
+	}
+	if i := strings.IndexByte(s, ':'); i >= 0 {
+		switch ep := strings.ToLower(s[:i]); ep {
+		case EndpointToken, EndpointAccount, EndpointCards:
+			f.Endpoint, s = ep, s[i+1:]
+		case "all", "*":
+			s = s[i+1:]
+		}
+	}
+	parts := strings.Split(s, ",")
+	head, arg, hasArg := strings.Cut(parts[0], "=")
+	head = strings.ToLower(strings.TrimSpace(head))
+	for k, n := range faultKindNames {
+		if n == head {
+			f.Kind = k
+		}
+	}
+	switch head {
+	case "429", "storm", "rate-limit":
+		f.Kind = FaultRateLimit
+	case "links[]", "links_array":
+		f.Kind = FaultLinksArray
+	}
+	if f.Kind == 0 {
+		return bad("unknown kind %q", head)
+	}
+	var err error
+	atoi := func(v string) int {
+		n, e := strconv.Atoi(strings.TrimSpace(v))
+		if e != nil && err == nil {
+			err = e
+		}
+		return n
+	}
+	dur := func(v string) time.Duration {
+		v = strings.TrimSpace(v)
+		if n, e := strconv.Atoi(v); e == nil {
+			return time.Duration(n) * time.Second
+		}
+		d, e := time.ParseDuration(v)
+		if e != nil && err == nil {
+			err = e
+		}
+		return d
+	}
+	if hasArg {
+		switch f.Kind {
+		case FaultStatus, FaultHTML:
+			f.Status = atoi(arg)
+		case FaultLatency, FaultTrickle:
+			f.Latency = dur(arg)
+		case FaultForeignNext:
+			f.URL = arg
+		case FaultLoopNext:
+			f.LoopTo = atoi(arg)
+		case FaultTotalChange:
+			f.TotalDelta = atoi(arg)
+		case FaultOversize:
+			f.PadBytes = atoi(arg)
+		default:
+			return bad("kind %s takes no argument", f.Kind)
+		}
+	}
+	inPages := false
+	for _, p := range parts[1:] {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok {
+			if inPages {
+				if e := addPages(&f.Pages, p); e != nil {
+					return bad("%v", e)
+				}
+				continue
+			}
+			return bad("want KEY=VALUE, got %q", p)
+		}
+		inPages = false
+		switch strings.ToLower(strings.TrimSpace(k)) {
+		case "times":
+			f.Times = atoi(v)
+		case "skip":
+			f.Skip = atoi(v)
+		case "percent":
+			f.Percent = atoi(v)
+		case "pages", "page":
+			inPages = true
+			if e := addPages(&f.Pages, v); e != nil {
+				return bad("%v", e)
+			}
+		case "retry_after", "retry-after":
+			f.RetryAfter = dur(v)
+		case "latency", "delay":
+			f.Latency = dur(v)
+		case "chunk":
+			f.Chunk = atoi(v)
+		case "url":
+			f.URL = v
+		case "status":
+			f.Status = atoi(v)
+		case "to":
+			f.LoopTo = atoi(v)
+		case "delta":
+			f.TotalDelta = atoi(v)
+		case "bytes":
+			f.PadBytes = atoi(v)
+		default:
+			return bad("unknown key %q", k)
+		}
+	}
+	if err != nil {
+		return bad("%v", err)
+	}
+	if err := f.validate(); err != nil {
+		return bad("%v", err)
+	}
+	return f, nil
+}
+
+func addPages(pages *[]int, s string) error {
+	for _, item := range strings.Split(s, ";") {
+		item = strings.TrimSpace(item)
+		lo, hi, isRange := strings.Cut(item, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			return fmt.Errorf("page %q: %w", item, err)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil {
+				return fmt.Errorf("page range %q: %w", item, err)
+			}
+		}
+		if a < 1 || b < a || b-a > 100000 {
+			return fmt.Errorf("page range %q is empty or invalid", item)
+		}
+		for p := a; p <= b; p++ {
+			*pages = append(*pages, p)
+		}
+	}
+	return nil
+}
+
+func (f Fault) validate() error {
+	switch f.Endpoint {
+	case "", EndpointToken, EndpointAccount, EndpointCards:
+	default:
+		return fmt.Errorf("unknown endpoint %q", f.Endpoint)
+	}
+	if _, ok := faultKindNames[f.Kind]; !ok {
+		return fmt.Errorf("unknown kind %d", f.Kind)
+	}
+	if f.Times < 0 || f.Skip < 0 || f.Percent < 0 || f.Percent > 100 {
+		return errors.New("times, skip and percent must be non-negative, percent at most 100")
+	}
+	if f.Status != 0 && (f.Status < 100 || f.Status > 599) {
+		return fmt.Errorf("status %d out of range", f.Status)
+	}
+	if f.Kind == FaultLatency && f.Latency <= 0 {
+		return errors.New("latency needs a positive duration")
+	}
+	if f.Kind == FaultForeignNext {
+		u, err := url.Parse(f.URL)
+		if err != nil || u.Scheme == "" || u.Host == "" {
+			return fmt.Errorf("foreign needs an absolute URL, got %q", f.URL)
+		}
+	}
+	if f.LoopTo < 0 || f.PadBytes < 0 || f.Chunk < 0 {
+		return errors.New("negative loop page, padding or chunk")
+	}
+	return nil
+}
+
+// String renders the fault in the ParseFault syntax.
+func (f Fault) String() string {
+	var b strings.Builder
+	if f.Endpoint != "" {
+		b.WriteString(f.Endpoint + ":")
+	}
+	b.WriteString(f.Kind.String())
+	if f.Status != 0 {
+		fmt.Fprintf(&b, ",status=%d", f.Status)
+	}
+	if f.RetryAfter != 0 {
+		fmt.Fprintf(&b, ",retry_after=%s", f.RetryAfter)
+	}
+	if f.Latency != 0 {
+		fmt.Fprintf(&b, ",latency=%s", f.Latency)
+	}
+	if f.Chunk != 0 {
+		fmt.Fprintf(&b, ",chunk=%d", f.Chunk)
+	}
+	if f.URL != "" {
+		fmt.Fprintf(&b, ",url=%s", f.URL)
+	}
+	if f.LoopTo != 0 {
+		fmt.Fprintf(&b, ",to=%d", f.LoopTo)
+	}
+	if f.TotalDelta != 0 {
+		fmt.Fprintf(&b, ",delta=%d", f.TotalDelta)
+	}
+	if f.PadBytes != 0 {
+		fmt.Fprintf(&b, ",bytes=%d", f.PadBytes)
+	}
+	if f.Times != 0 {
+		fmt.Fprintf(&b, ",times=%d", f.Times)
+	}
+	if f.Skip != 0 {
+		fmt.Fprintf(&b, ",skip=%d", f.Skip)
+	}
+	if f.Percent != 0 {
+		fmt.Fprintf(&b, ",percent=%d", f.Percent)
+	}
+	if len(f.Pages) > 0 {
+		ps := make([]string, len(f.Pages))
+		for i, p := range f.Pages {
+			ps[i] = strconv.Itoa(p)
+		}
+		b.WriteString(",pages=" + strings.Join(ps, ";"))
+	}
+	return b.String()
+}
+
+// preFault reports whether the kind acts before the request is handled.
+func (k FaultKind) preFault() bool {
+	switch k {
+	case FaultStatus, FaultHTML, FaultReset, FaultLatency, FaultRateLimit, FaultRevoke:
+		return true
+	}
+	return false
+}
+
+type faultState struct {
+	f       Fault
+	matched int
+	applied int
+}
+
+// take reports whether the fault applies to this request and counts it.
+func (fs *faultState) take(endpoint string, page int, rng *rand.Rand) bool {
+	f := &fs.f
+	if f.Endpoint != "" && f.Endpoint != endpoint {
+		return false
+	}
+	if len(f.Pages) > 0 && (endpoint != EndpointCards || !slices.Contains(f.Pages, page)) {
+		return false
+	}
+	if f.Times > 0 && fs.applied >= f.Times {
+		return false
+	}
+	fs.matched++
+	if fs.matched <= f.Skip {
+		return false
+	}
+	if f.Percent > 0 && f.Percent < 100 && rng.IntN(100) >= f.Percent {
+		return false
+	}
+	fs.applied++
+	return true
+}
