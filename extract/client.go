@@ -1,0 +1,433 @@
+package extract
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+)
+
+// Client talks to the Card Payment Service. It is safe for concurrent use;
+// it caches one bearer token and paces all requests made through it.
+type Client struct {
+	// Everything secret sits behind pointers so that %v of a Client
+	// prints addresses, never values (fmt cannot call Secret's methods on
+	// unexported fields).
+	cfg     *Config
+	base    *url.URL
+	hc      *http.Client
+	log     *slog.Logger
+	clk     clock
+	general *pacer
+	authP   *pacer
+	auth    *authState
+	stats   *counters
+	// backoff policy; tests shorten it.
+	initialBackoff, maxBackoff time.Duration
+}
+
+// Format prints the client without any credential.
+func (c *Client) Format(f fmt.State, _ rune) {
+	if c == nil {
+		_, _ = io.WriteString(f, "extract.Client(nil)")
+		return
+	}
+	fmt.Fprintf(f, "extract.Client{base: %s, email: %s, password: %s}", c.base, c.cfg.Email, redacted)
+}
+
+// Stats are running totals of one Client.
+type Stats struct {
+	// Requests counts every HTTP request sent, token requests included.
+	Requests int64
+	// Retries counts attempts repeated after a transient failure.
+	Retries int64
+	// RateLimited counts 429 answers.
+	RateLimited int64
+	// AuthRequests counts token requests.
+	AuthRequests int64
+}
+
+type counters struct {
+	requests, retries, rateLimited, authRequests atomic.Int64
+}
+
+// Stats returns the running totals.
+func (c *Client) Stats() Stats {
+	return Stats{
+		Requests:     c.stats.requests.Load(),
+		Retries:      c.stats.retries.Load(),
+		RateLimited:  c.stats.rateLimited.Load(),
+		AuthRequests: c.stats.authRequests.Load(),
+	}
+}
+
+// New checks cfg and builds a Client. It sends nothing.
+//
+// The transport is explicit: no proxy (http.ProxyFromEnvironment is not
+// used, so a stray HTTPS_PROXY in a user's shell cannot route the token
+// through a proxy; the systemd unit has a clean environment anyway), dial
+// timeout 10s, TLS handshake 10s (TLS 1.2+, verification on), response
+// headers within Timeout, and every attempt, body included, bounded by
+// Timeout through its context. Redirects are never followed.
+func New(cfg Config) (*Client, error) {
+	cfg = cfg.withDefaults()
+	base, err := parseBaseURL(cfg.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("extract config: %w", err)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("extract config: %w", err)
+	}
+	rt := cfg.Transport
+	if rt == nil {
+		rt = &http.Transport{
+			Proxy:                  nil,
+			DialContext:            (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12},
+			TLSHandshakeTimeout:    10 * time.Second,
+			ResponseHeaderTimeout:  cfg.Timeout,
+			ExpectContinueTimeout:  time.Second,
+			MaxIdleConns:           4,
+			MaxIdleConnsPerHost:    4,
+			IdleConnTimeout:        90 * time.Second,
+			MaxResponseHeaderBytes: 64 << 10,
+			ForceAttemptHTTP2:      true,
+		}
+	}
+	c := &Client{
+		cfg:  &cfg,
+		base: base,
+		hc: &http.Client{
+			Transport: rt,
+			Timeout:   cfg.Timeout,
+			CheckRedirect: func(*http.Request, []*http.Request) error {
+				return http.ErrUseLastResponse
+			},
+		},
+		log:            cfg.Logger.With("component", "extract"),
+		clk:            realClock{},
+		auth:           newAuthState(),
+		stats:          &counters{},
+		initialBackoff: time.Second,
+		maxBackoff:     time.Minute,
+	}
+	c.setClock(realClock{})
+	return c, nil
+}
+
+func (c *Client) setClock(clk clock) {
+	c.clk = clk
+	c.general = newPacer(c.cfg.RateLimit, clk)
+	c.authP = newPacer(c.cfg.AuthRateLimit, clk)
+}
+
+// endpoint builds base + path (path without leading slash) + query.
+func (c *Client) endpoint(path string, q url.Values) string {
+	u := *c.base
+	u.Path = c.base.Path + "/" + path
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// request describes one logical request, retried as a unit.
+type request struct {
+	op     string
+	method string
+	url    string
+	body   []byte
+	token  bool // send the bearer token
+	pacer  *pacer
+	// decode parses a 2xx JSON body; a *ProtocolError with Transient set is
+	// retried.
+	decode func(status int, body []byte) error
+}
+
+// outcome of one attempt.
+type outcome struct {
+	err          error
+	retry        bool
+	hint         time.Duration // server-requested wait (Retry-After, X-RateLimit-Reset)
+	rateLimited  bool
+	unauthorized bool
+	status       int
+	bytes        int
+	duration     time.Duration
+}
+
+// response is what a successful do returns for logging and page metadata.
+type response struct {
+	status   int
+	bytes    int
+	duration time.Duration
+	attempts int
+}
+
+// do runs r with pacing, retries, backoff and the one-refresh 401 rule.
+func (c *Client) do(ctx context.Context, r *request) (response, error) {
+	bo := backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(c.initialBackoff),
+		backoff.WithMaxInterval(c.maxBackoff),
+		backoff.WithMultiplier(2),
+		backoff.WithRandomizationFactor(0.5),
+		backoff.WithMaxElapsedTime(0), // MaxWait is enforced below, on our clock
+	)
+	var (
+		waited    time.Duration
+		attempts  int
+		refreshed bool
+		stale     Secret
+	)
+	for {
+		var tok Secret
+		if r.token {
+			var err error
+			if tok, err = c.bearer(ctx, stale); err != nil {
+				return response{}, fmt.Errorf("%s: %w", r.op, err)
+			}
+		}
+		if err := r.pacer.wait(ctx); err != nil {
+			return response{}, fmt.Errorf("%s: %w", r.op, err)
+		}
+		attempts++
+		o := c.attempt(ctx, r, tok)
+		if o.err == nil {
+			r.pacer.ok()
+			return response{status: o.status, bytes: o.bytes, duration: o.duration, attempts: attempts}, nil
+		}
+		if ctx.Err() != nil {
+			return response{}, fmt.Errorf("%s: %w", r.op, ctx.Err())
+		}
+		if o.unauthorized && r.token {
+			if refreshed {
+				return response{}, fmt.Errorf("%s: token rejected again after a refresh: %w: %w", r.op, ErrUnauthenticated, o.err)
+			}
+			refreshed, stale = true, tok
+			c.log.Info("token rejected; refreshing once", "op", r.op)
+			continue
+		}
+		if o.unauthorized {
+			return response{}, fmt.Errorf("%s: credentials rejected: %w: %w", r.op, ErrUnauthenticated, o.err)
+		}
+		if !o.retry {
+			return response{}, fmt.Errorf("%s: %w", r.op, o.err)
+		}
+		d := bo.NextBackOff()
+		if o.hint > d {
+			d = o.hint
+		}
+		reason := "backoff after " + shortReason(o)
+		if o.rateLimited {
+			c.stats.rateLimited.Add(1)
+			r.pacer.pause(c.clk.Now().Add(d))
+			reason = "rate limited (429)"
+		}
+		if waited+d > c.cfg.MaxWait {
+			c.log.Info("giving up", "op", r.op, "attempts", attempts, "waited", waited, "err", o.err)
+			return response{}, &WaitError{Op: r.op, Waited: waited, Next: d, Attempts: attempts, Last: o.err}
+		}
+		c.stats.retries.Add(1)
+		c.log.Info("retrying", "op", r.op, "attempt", attempts, "wait", d.Round(time.Millisecond), "reason", reason, "err", o.err)
+		if c.cfg.OnWait != nil {
+			c.cfg.OnWait(reason, d)
+		}
+		if err := c.clk.Sleep(ctx, d); err != nil {
+			return response{}, fmt.Errorf("%s: %w", r.op, err)
+		}
+		waited += d
+	}
+}
+
+func shortReason(o outcome) string {
+	if o.status != 0 {
+		return "status " + strconv.Itoa(o.status)
+	}
+	return "network error"
+}
+
+// attempt sends r once and reads the whole body within the attempt's deadline.
+func (c *Client) attempt(ctx context.Context, r *request, tok Secret) outcome {
+	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	var body io.Reader
+	if r.body != nil {
+		body = bytes.NewReader(r.body)
+	}
+	req, err := http.NewRequestWithContext(actx, r.method, r.url, body)
+	if err != nil {
+		return outcome{err: fmt.Errorf("build request: %w", err)}
+	}
+	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	req.Header.Set("Accept", "application/json")
+	if r.body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if r.token {
+		req.Header.Set("Authorization", "Bearer "+tok.Reveal())
+	}
+	c.stats.requests.Add(1)
+	if r.pacer == c.authP {
+		c.stats.authRequests.Add(1)
+	}
+	start := time.Now()
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return outcome{err: ctx.Err()}
+		}
+		return outcome{err: unavailable(networkError(err, actx, c.cfg.Timeout)), retry: true}
+	}
+	defer resp.Body.Close()
+	raw, err := readLimited(resp.Body, c.cfg.MaxBodyBytes)
+	o := outcome{status: resp.StatusCode, bytes: len(raw), duration: time.Since(start)}
+	if err != nil {
+		var pe *ProtocolError
+		switch {
+		case ctx.Err() != nil:
+			o.err = ctx.Err()
+		case errors.As(err, &pe):
+			pe.StatusCode = resp.StatusCode
+			o.err = pe
+		default:
+			o.err, o.retry = unavailable(fmt.Errorf("read body (status %d): %w", resp.StatusCode, networkError(err, actx, c.cfg.Timeout))), true
+		}
+		return o
+	}
+	ct := resp.Header.Get("Content-Type")
+	switch s := resp.StatusCode; {
+	case s >= 200 && s < 300:
+		if !isJSONMediaType(ct) {
+			o.err = &ProtocolError{StatusCode: s, ContentType: truncate(sanitize(ct), 64), Reason: "response is not JSON"}
+			return o
+		}
+		if err := r.decode(s, raw); err != nil {
+			var pe *ProtocolError
+			if errors.As(err, &pe) {
+				pe.StatusCode = s
+				if pe.Transient {
+					o.err, o.retry = unavailable(err), true
+					return o
+				}
+			}
+			o.err = err
+		}
+		return o
+	case s == http.StatusUnauthorized:
+		o.err, o.unauthorized = decodeErrorBody(s, ct, raw), true
+		return o
+	case s == http.StatusTooManyRequests:
+		o.err, o.retry, o.rateLimited = unavailable(decodeErrorBody(s, ct, raw)), true, true
+		o.hint = c.retryHint(resp.Header, true)
+		return o
+	case s == http.StatusRequestTimeout || s >= 500:
+		if isHTML(ct) || !isJSONMediaType(ct) && len(raw) > 0 {
+			o.err = unavailable(&ProtocolError{StatusCode: s, ContentType: truncate(sanitize(ct), 64), Reason: "error page is not JSON", Transient: true})
+		} else {
+			o.err = unavailable(decodeErrorBody(s, ct, raw))
+		}
+		o.retry = true
+		o.hint = c.retryHint(resp.Header, false)
+		return o
+	case s >= 300 && s < 400:
+		se := &StatusError{StatusCode: s, Message: "redirect refused"}
+		if loc, err := resp.Location(); err == nil {
+			if !sameOrigin(loc, c.base) || loc.User != nil {
+				o.err = fmt.Errorf("%w: %w", ErrForeignOrigin, se)
+				return o
+			}
+		}
+		o.err = se
+		return o
+	default:
+		o.err = decodeErrorBody(s, ct, raw)
+		return o
+	}
+}
+
+func isHTML(ct string) bool {
+	return strings.Contains(strings.ToLower(ct), "html")
+}
+
+// networkError turns a transport error into a short, secret-free message.
+func networkError(err error, actx context.Context, timeout time.Duration) error {
+	if errors.Is(actx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("attempt timed out after %s: %w", timeout, err)
+	}
+	return err
+}
+
+// readLimited reads at most limit bytes; a longer body is a *ProtocolError
+// naming the limit.
+func readLimited(r io.Reader, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, &ProtocolError{Reason: fmt.Sprintf("response body exceeds the limit of %d bytes", limit)}
+	}
+	return b, nil
+}
+
+// retryHint reads Retry-After (delta-seconds or HTTP-date) and, on a 429,
+// X-RateLimit-Reset (unix seconds).
+func (c *Client) retryHint(h http.Header, rateLimited bool) time.Duration {
+	now := c.clk.Now()
+	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+			return clampHint(time.Duration(n) * time.Second)
+		}
+		if t, err := http.ParseTime(v); err == nil {
+			return clampHint(t.Sub(now))
+		}
+	}
+	if rateLimited {
+		if v := strings.TrimSpace(h.Get("X-RateLimit-Reset")); v != "" {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
+				return clampHint(time.Unix(n, 0).Sub(now))
+			}
+		}
+	}
+	return 0
+}
+
+func clampHint(d time.Duration) time.Duration {
+	if d < 0 {
+		return 0
+	}
+	if d > 24*time.Hour {
+		return 24 * time.Hour
+	}
+	return d
+}
+
+// sameOrigin compares scheme, host and port (default ports made explicit).
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) &&
+		strings.EqualFold(a.Hostname(), b.Hostname()) &&
+		effectivePort(a) == effectivePort(b)
+}
+
+func effectivePort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return "443"
+	case "http":
+		return "80"
+	}
+	return ""
+}

@@ -1,0 +1,137 @@
+package extract
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Sentinel errors; test with errors.Is.
+var (
+	// ErrUnauthenticated: the credentials were rejected at the token endpoint,
+	// or a data request was answered 401 again after one token refresh.
+	ErrUnauthenticated = errors.New("unauthenticated")
+	// ErrUnavailable is wrapped by every error caused by upstream trouble:
+	// network errors, timeouts, 5xx, 429 and truncated bodies, in particular
+	// by the *WaitError that ends the retries.
+	ErrUnavailable = errors.New("service unavailable")
+	// ErrForeignOrigin: links.next or a redirect names another origin (or
+	// carries userinfo). Nothing was sent there.
+	ErrForeignOrigin = errors.New("link to a foreign origin refused")
+	// ErrPaginationLoop: the pagination does not advance (next page not
+	// after the current one, a page seen twice, or more pages than
+	// total_pages plus a slack).
+	ErrPaginationLoop = errors.New("pagination loop")
+)
+
+// StatusError is a permanent (never retried) HTTP error answer: a 4xx other
+// than 401 at a data endpoint, 408 and 429, or a refused redirect.
+type StatusError struct {
+	StatusCode int
+	// Message is the server's "message" (bounded, may be empty).
+	Message string
+	// Fields holds the per-field messages of a 422 ("errors").
+	Fields map[string][]string
+}
+
+func (e *StatusError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "status %d", e.StatusCode)
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	if len(e.Fields) > 0 {
+		keys := make([]string, 0, len(e.Fields))
+		for k := range e.Fields {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b.WriteString(" (")
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			b.WriteString(k)
+			b.WriteString(": ")
+			b.WriteString(strings.Join(e.Fields[k], " "))
+		}
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// WaitError ends the retries of one request when the next wait would take
+// the total past Config.MaxWait. Last is the error of the last attempt; it
+// wraps ErrUnavailable when the cause was upstream trouble.
+type WaitError struct {
+	// Op names the request, e.g. "fetch cards page 7".
+	Op string
+	// Waited is the total backoff time already spent on this request.
+	Waited time.Duration
+	// Next is the wait that was refused (the backoff or what the server asked).
+	Next time.Duration
+	// Attempts is the number of attempts made.
+	Attempts int
+	// Last is the error of the last attempt.
+	Last error
+}
+
+func (e *WaitError) Error() string {
+	return fmt.Sprintf("%s: gave up after %d attempts and %s of waiting (next wait %s would pass the cap): %v",
+		e.Op, e.Attempts, e.Waited.Round(time.Millisecond), e.Next.Round(time.Millisecond), e.Last)
+}
+
+// Unwrap returns Last.
+func (e *WaitError) Unwrap() error { return e.Last }
+
+// ProtocolError is a response that breaks the protocol: not JSON, malformed
+// or truncated JSON, trailing data, an oversized body, a missing or
+// ill-typed field, an invalid amount. Field names the JSON path when known.
+type ProtocolError struct {
+	// StatusCode of the response (0 when not from a response).
+	StatusCode int
+	// ContentType of the response, when relevant.
+	ContentType string
+	// Field is the JSON path of the bad value, e.g. "account.balance".
+	Field string
+	// Reason says what is wrong.
+	Reason string
+	// Transient is true when a retry may help (HTML 5xx page, truncation).
+	Transient bool
+	// Err is the underlying error, if any (e.g. wrapping money.ErrInvalid).
+	Err error
+}
+
+func (e *ProtocolError) Error() string {
+	var b strings.Builder
+	b.WriteString("protocol error")
+	if e.StatusCode != 0 {
+		fmt.Fprintf(&b, " (status %d)", e.StatusCode)
+	}
+	b.WriteString(": ")
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Reason)
+	if e.Err != nil {
+		if e.Reason != "" {
+			b.WriteString(": ")
+		}
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns Err.
+func (e *ProtocolError) Unwrap() error { return e.Err }
+
+func protoErr(field, reason string, err error) *ProtocolError {
+	return &ProtocolError{Field: field, Reason: reason, Err: err}
+}
+
+// unavailable marks err as upstream trouble.
+func unavailable(err error) error { return fmt.Errorf("%w: %w", ErrUnavailable, err) }
