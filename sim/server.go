@@ -523,7 +523,7 @@ func (s *Server) serveCards(w http.ResponseWriter, r *http.Request, page int) {
 	totalPages := max((servedTotal+ps-1)/ps, 1)
 	php := s.opts.PHPEscaping
 
-	b := make([]byte, 0, size+256+bf.oversize)
+	b := make([]byte, 0, size+256)
 	b = append(b, `{"data":[`...)
 	for i, it := range items {
 		if i > 0 {
@@ -568,11 +568,7 @@ func (s *Server) serveCards(w http.ResponseWriter, r *http.Request, page int) {
 		}
 		b = append(b, '}')
 	}
-	b = append(b, "}}"...)
-	if bf.oversize > 0 {
-		b = appendPadding(b, bf.oversize)
-	}
-	b = append(b, '}')
+	b = append(b, "}}}"...)
 
 	if hook != nil {
 		hook(page)
@@ -777,6 +773,16 @@ func (s *Server) writeOK(w http.ResponseWriter, r *http.Request, status int, bod
 	if r.Method == http.MethodHead {
 		w.WriteHeader(status)
 		return
+	}
+	if bf.oversize > 0 && len(body) > 0 && body[len(body)-1] == '}' {
+		padded := make([]byte, 0, len(body)+bf.oversize+16)
+		padded = appendPadding(append(padded, body[:len(body)-1]...), bf.oversize)
+		body = append(padded, '}')
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	if bf.any {
+		s.log.Debug("sim fault", "path", r.URL.Path, "truncate", bf.truncate, "trickle", bf.trickle != nil,
+			"oversize", bf.oversize, "foreign", bf.foreign, "loop_to", bf.loopTo, "links_array", bf.linksArr, "total_delta", bf.totalDiff)
 	}
 	switch {
 	case bf.truncate:
