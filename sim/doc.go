@@ -1,5 +1,72 @@
 // Package sim is a faithful simulator of the Card Payment Service REST API
-// (see the spec in the project README). It is the server side only: it owns
-// the fake account, cards, tokens, rate limits and fault injection, and it
-// must never import cardsync's client or warehouse packages.
+// (the spec in ../shared/spec/card-payment-api.md, with the Laravel, Dingo
+// and Fractal behaviour the real server most likely has). It is the server
+// side only: it owns the fake account, cards, tokens, rate limits, fault
+// injection and statistics, and it must never import cardsync's client or
+// warehouse packages. Tests, benchmarks, the demo and `cardsync sim` use it.
+//
+// # Behaviour
+//
+// A *Server from New is an http.Handler serving:
+//
+//   - POST /auth/access-token with a JSON or form body (email, password):
+//     400 {"message":"Problems parsing JSON"} for malformed JSON, 400 with an
+//     error object for values of the wrong type, 422 in Laravel's shape for
+//     missing or blank fields, 401 {"message":"Unauthenticated.","status_code":401}
+//     for wrong credentials, otherwise a JWT-shaped bearer token in the
+//     configured TokenShape and status (200 or 201), valid for TokenTTL.
+//   - GET /account: {"data":{...}} with exactly the spec's 11 fields.
+//   - GET /cards?page=N: PageSize (15) cards whatever per_page says, with
+//     meta.pagination {total,count,per_page,current_page,total_pages,links}.
+//     links.next is the absolute URL of the same path and query with page=N+1
+//     and is absent on the last page; total_pages is at least 1; a page past
+//     the end has empty data; a non-integer or non-positive page gets 422.
+//
+// Every other path answers 404 and a wrong method 405 (with Allow), both as
+// JSON. Except for the token endpoint, a valid "Authorization: Bearer"
+// token is needed, else 401. Requests pass the rate limiter first (the token
+// endpoint has its own AuthLimit), then authentication; excess requests get
+// 429 {"message":"You have exceeded your rate limit.","status_code":429}
+// with Retry-After in whole seconds (rounded up, at least 1).
+//
+// Card data is deterministic from Options.Seed: card i is the same whatever
+// the card count. The Go API (AddCard, RemoveCard, UpdateCard, SetAccount,
+// OnPageServed, RevokeTokens) changes the data between requests, and Cards,
+// Account and Stats read the truth back. The clock (Options.Now) drives
+// token expiry and rate-limit windows, so tests need no sleeps.
+//
+// # Faults
+//
+// InjectFault (or Options.Faults, or the repeatable -fault flag) adds a
+// fault. Its text form, parsed by ParseFault, is
+//
+//	[ENDPOINT:]KIND[=ARG][,KEY=VALUE...]
+//
+// ENDPOINT is token, account, cards or all (the default). KIND[=ARG] is one of
+//
+//	status=CODE        JSON error reply with this status (default 503)
+//	html[=CODE]        nginx-style text/html error page (default 502)
+//	reset              TCP reset instead of a reply
+//	truncate           full Content-Length, half the body, then close
+//	latency=DUR        wait before handling (ends if the client goes away)
+//	trickle[=DUR]      body in chunk-byte pieces with DUR between (default 64 B, 50ms)
+//	ratelimit          429 storm, whatever the limiter says
+//	revoke             revoke all tokens, then handle (so the request gets 401)
+//	foreign=URL        links.next on another origin (URL without a path keeps the request's path)
+//	loop[=PAGE]        links.next points back at PAGE (default 1)
+//	links-array        links rendered as [] when there is no link (Fractal < 0.18)
+//	total[=DELTA]      total changed by DELTA (default 7), total_pages recomputed
+//	oversize[=BYTES]   valid JSON padded with a "padding" string (default 8 MiB)
+//
+// and the KEYs are
+//
+//	times=N            affect N requests, then stop (default every matching one)
+//	skip=N             let the first N matching requests through
+//	percent=P          affect P% of matching requests, chosen by the seeded generator
+//	pages=LIST         /cards pages only, e.g. pages=2-4,7 or pages=2-4;7
+//	retry_after=DUR    Retry-After on status, html and ratelimit replies (DUR or seconds)
+//	latency=DUR, chunk=BYTES, url=URL, to=PAGE, delta=N, bytes=N, status=CODE
+//
+// For example "cards:status=503,retry_after=2s,times=3,pages=2-4" answers
+// 503 with Retry-After: 2 to the first three requests for pages 2 to 4.
 package sim

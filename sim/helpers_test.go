@@ -139,4 +139,10 @@ func wantStatusBody(t *testing.T, r reply, status int, body string) {
 	if ct := r.header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("content-type = %q, want application/json", ct)
 	}
+	if cc := r.header.Get("Cache-Control"); cc != "no-cache, private" {
+		t.Errorf("cache-control = %q, want no-cache, private", cc)
+	}
+	if r.header.Get("Date") == "" {
+		t.Error("no date header")
+	}
 }
