@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"log/slog"
 	mrand "math/rand/v2"
 	"mime"
@@ -679,20 +680,10 @@ func (s *Server) credentials(r *http.Request) (email, password string, e *errRep
 		}
 		return r.PostForm.Get("email"), r.PostForm.Get("password"), nil
 	}
-	var raw []byte
-	buf := make([]byte, 0, 512)
-	lr := http.MaxBytesReader(nil, r.Body, 1<<20)
-	for {
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, 512)
-		}
-		n, err := lr.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err != nil {
-			break
-		}
+	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, 1<<20))
+	if err != nil {
+		return "", "", &errReply{http.StatusBadRequest, bodyBadJSON}
 	}
-	raw = buf
 	if len(strings.TrimSpace(string(raw))) == 0 {
 		return "", "", nil // no input: every field is missing
 	}
