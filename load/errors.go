@@ -1,0 +1,61 @@
+package load
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrLocked is wrapped by *LockedError: another process holds the writer lock.
+var ErrLocked = errors.New("sync in progress")
+
+// LockedError reports the process that holds the writer lock.
+type LockedError struct {
+	PID  int    // holder's process id, 0 when unknown
+	Path string // the lock file
+}
+
+// Error implements error.
+func (e *LockedError) Error() string {
+	if e.PID <= 0 {
+		return "sync in progress (pid unknown, lock " + e.Path + ")"
+	}
+	return fmt.Sprintf("sync in progress (pid %d)", e.PID)
+}
+
+// Unwrap makes errors.Is(err, ErrLocked) true.
+func (e *LockedError) Unwrap() error { return ErrLocked }
+
+// ErrSchemaTooNew is wrapped by *SchemaVersionError when the database was
+// migrated by a newer binary.
+var ErrSchemaTooNew = errors.New("database schema is newer than this binary")
+
+// ErrNotMigrated is returned by OpenReadOnly for a database that has no
+// warehouse schema yet.
+var ErrNotMigrated = errors.New("database has no warehouse schema (run the worker or `cardsync migrate` first)")
+
+// ErrForeignDatabase is returned when the file is an SQLite database that
+// belongs to another application.
+var ErrForeignDatabase = errors.New("not a cardsync warehouse")
+
+// ErrReadOnly is returned by write methods of a warehouse opened with
+// OpenReadOnly.
+var ErrReadOnly = errors.New("warehouse opened read-only")
+
+// ErrRunNotRunning is returned when a run that is no longer `running` (it
+// finished, or was marked abandoned) is heartbeated or finished again.
+var ErrRunNotRunning = errors.New("run is not running")
+
+// SchemaVersionError reports a database whose user_version is beyond the
+// migrations this binary carries.
+type SchemaVersionError struct {
+	Database int // PRAGMA user_version of the file
+	Binary   int // highest migration this binary knows
+}
+
+// Error implements error.
+func (e *SchemaVersionError) Error() string {
+	return fmt.Sprintf("database schema version %d is newer than this binary's %d: upgrade cardsync", e.Database, e.Binary)
+}
+
+// Unwrap makes errors.Is(err, ErrSchemaTooNew) true.
+func (e *SchemaVersionError) Unwrap() error { return ErrSchemaTooNew }

@@ -1,0 +1,108 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// clock is an injected Now that tests move by hand.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func openTest(t *testing.T, opts Options) (*Warehouse, string, *clock) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "warehouse.db")
+	clk := newClock()
+	if opts.Now == nil {
+		opts.Now = clk.Now
+	}
+	w, err := Open(t.Context(), path, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w, path, clk
+}
+
+// cardJSON returns a realistic card record (~600 bytes) whose content
+// depends on id and rev.
+func cardJSON(id, rev int) []byte {
+	return fmt.Appendf(nil, `{"id":%d,"name":"Card holder %d","card_number":"5244 53** **** %04d","type":"virtual","brand":"mastercard","status":"active","currency":"USD","balance":"%d.%02d","spent":%d.5,"limit":{"daily":"1000.00","monthly":"10000.00","per_transaction":"500.00"},"billing_address":{"line1":"%d Main Street","city":"Springfield","state":"IL","postal_code":"62701","country":"US"},"labels":["ads","travel","team-%d"],"expiry":"12/29","created_at":"2024-01-%02dT10:00:00Z","updated_at":"2025-02-%02dT08:30:00Z","revision":%d,"notes":null,"is_locked":false}`,
+		id, id, id%10000, id*3+rev, rev%100, rev, id, id%7, id%28+1, rev%28+1, rev)
+}
+
+func page(n int, ids []int, rev int, total int) Page {
+	p := Page{Stream: StreamCards, Number: n, TotalPages: (total + 14) / 15, TotalItems: total,
+		FetchedAt: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC), Duration: 120 * time.Millisecond,
+		BodySHA256: fmt.Sprintf("%064x", n), Requests: 1}
+	for _, id := range ids {
+		p.Cards = append(p.Cards, Card{ID: fmt.Sprint(id), Data: cardJSON(id, rev)})
+	}
+	return p
+}
+
+func idRange(from, to int) []int {
+	var out []int
+	for i := from; i <= to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+func startRun(t *testing.T, w *Warehouse) int64 {
+	t.Helper()
+	id, err := w.StartRun(t.Context(), TriggerSchedule, "test")
+	if err != nil {
+		t.Fatalf("StartRun: %v", err)
+	}
+	return id
+}
+
+func commit(t *testing.T, w *Warehouse, run int64, p Page) PageResult {
+	t.Helper()
+	r, err := w.CommitPage(t.Context(), run, p)
+	if err != nil {
+		t.Fatalf("CommitPage %d: %v", p.Number, err)
+	}
+	return r
+}
+
+func queryInt(t *testing.T, w *Warehouse, q string, args ...any) int64 {
+	t.Helper()
+	var n int64
+	if err := w.db.QueryRowContext(t.Context(), q, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
+
+func queryString(t *testing.T, w *Warehouse, q string, args ...any) string {
+	t.Helper()
+	var s string
+	if err := w.db.QueryRowContext(t.Context(), q, args...).Scan(&s); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return s
+}
+
+var _ = context.Background

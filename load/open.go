@@ -1,0 +1,449 @@
+package load
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"modernc.org/sqlite"
+
+	"github.com/cardsync/cardsync/schema"
+)
+
+// ApplicationID is written to PRAGMA application_id of every warehouse:
+// 0x43534E43, the ASCII bytes "CSNC" (cardsync). Open refuses a non-empty
+// SQLite file that carries another id.
+const ApplicationID = 0x43534E43
+
+// Defaults for Options.
+const (
+	DefaultFileMode    os.FileMode = 0o640
+	DefaultSynchronous             = "FULL"
+	// busyTimeout bounds how long a statement waits for a lock held by
+	// another connection (a checkpoint, an analyst's BEGIN IMMEDIATE).
+	busyTimeout = 5 * time.Second
+	// journalSizeLimit lets SQLite shrink the WAL back after it grew while an
+	// analyst held a snapshot.
+	journalSizeLimit = 64 << 20
+	// optimizeBusyTimeout bounds the post-run TRUNCATE checkpoint attempt.
+	optimizeBusyTimeout = 200 * time.Millisecond
+)
+
+// Options configures Open. The zero value is usable.
+type Options struct {
+	// FileMode is the permission of a newly created database file; SQLite
+	// gives -wal and -shm the same. Default 0640 (group-readable, so analysts
+	// in the file's group can query it; never world-readable by default).
+	FileMode os.FileMode
+	// Synchronous is PRAGMA synchronous: OFF, NORMAL, FULL (default) or EXTRA.
+	Synchronous string
+	// Now stamps every time written (default time.Now).
+	Now func() time.Time
+	// Logger receives debug and warning lines (nil: discard).
+	Logger *slog.Logger
+	// RedactFields adds JSON key names (case-insensitive) dropped at any depth
+	// from cards and account JSON, on top of cvv, cvc, cvv2, cvc2, pin,
+	// security_code and securitycode.
+	RedactFields []string
+}
+
+// Warehouse is the SQLite warehouse. A writer (Open) holds exactly one
+// connection; it is safe for concurrent use, calls queue on that connection.
+type Warehouse struct {
+	db       *sql.DB
+	path     string
+	readOnly bool
+	now      func() time.Time
+	log      *slog.Logger
+	redact   *redactor
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Path returns the database file path.
+func (w *Warehouse) Path() string { return w.path }
+
+// DB returns the underlying handle, for tests and read-only diagnostics. Do
+// not write through it.
+func (w *Warehouse) DB() *sql.DB { return w.db }
+
+// Open opens (creating if needed) and migrates the warehouse at path for
+// writing. It holds one connection in WAL mode with synchronous=FULL by
+// default and BEGIN IMMEDIATE transactions. Callers that write should hold
+// AcquireLock(path) first so two processes never walk at once.
+func Open(ctx context.Context, path string, opts Options) (*Warehouse, error) {
+	if opts.FileMode == 0 {
+		opts.FileMode = DefaultFileMode
+	}
+	if opts.Synchronous == "" {
+		opts.Synchronous = DefaultSynchronous
+	}
+	syncMode := strings.ToUpper(opts.Synchronous)
+	if !slices.Contains([]string{"OFF", "NORMAL", "FULL", "EXTRA"}, syncMode) {
+		return nil, fmt.Errorf("open warehouse: synchronous %q: want OFF, NORMAL, FULL or EXTRA", opts.Synchronous)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open warehouse %s: %w", path, err)
+	}
+	if err := createFile(abs, opts.FileMode); err != nil {
+		return nil, fmt.Errorf("open warehouse %s: %w", path, err)
+	}
+	params := []string{
+		"_pragma=busy_timeout(" + strconv.Itoa(int(busyTimeout/time.Millisecond)) + ")",
+		"_pragma=journal_mode(WAL)",
+		"_pragma=foreign_keys(1)",
+		"_pragma=synchronous(" + syncMode + ")",
+		"_pragma=journal_size_limit(" + strconv.Itoa(journalSizeLimit) + ")",
+		"_pragma=trusted_schema(0)",
+		"_txlock=immediate",
+		"_time_format=sqlite",
+	}
+	db, err := sql.Open("sqlite", dsn(abs, params))
+	if err != nil {
+		return nil, fmt.Errorf("open warehouse %s: %w", path, err)
+	}
+	// One writer connection, kept for the life of the Warehouse: SQLite
+	// allows one writer anyway, and keeping it open keeps -wal/-shm in place
+	// for read-only analysts.
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	w := newWarehouse(db, abs, false, opts)
+	if err := w.setupWriter(ctx, syncMode); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open warehouse %s: %w", path, err)
+	}
+	if err := w.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open warehouse %s: %w", path, err)
+	}
+	return w, nil
+}
+
+// OpenReadOnly opens the warehouse at path with mode=ro: no writes, no
+// migration. It needs read access to the file and to its -wal/-shm (which a
+// writer keeps in place, see the package documentation). It refuses a file
+// that is not a migrated warehouse, or one newer than this binary.
+func OpenReadOnly(ctx context.Context, path string) (*Warehouse, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open warehouse read-only %s: %w", path, err)
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("open warehouse read-only %s: %w", path, err)
+	}
+	params := []string{
+		"mode=ro",
+		"_pragma=busy_timeout(" + strconv.Itoa(int(busyTimeout/time.Millisecond)) + ")",
+		"_pragma=trusted_schema(0)",
+		"_pragma=query_only(1)",
+		"_time_format=sqlite",
+	}
+	db, err := sql.Open("sqlite", dsn(abs, params))
+	if err != nil {
+		return nil, fmt.Errorf("open warehouse read-only %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(4)
+	w := newWarehouse(db, abs, true, Options{})
+	version, appID, err := w.versions(ctx, db)
+	if err == nil {
+		err = checkVersions(version, appID, latestVersion())
+		if err == nil && version == 0 {
+			err = ErrNotMigrated
+		}
+	}
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open warehouse read-only %s: %w", path, err)
+	}
+	return w, nil
+}
+
+func newWarehouse(db *sql.DB, path string, ro bool, opts Options) *Warehouse {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Warehouse{db: db, path: path, readOnly: ro, now: now, log: log, redact: newRedactor(opts.RedactFields)}
+}
+
+// dsn builds a file: URI. SQLite decodes %HH escapes in the path, and the
+// driver splits its own parameters at the first '?', so '%', '?' and '#'
+// in the path are percent-encoded.
+func dsn(path string, params []string) string {
+	r := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+	return "file:" + r.Replace(path) + "?" + strings.Join(params, "&")
+}
+
+// createFile creates an empty database file with mode (exactly, regardless
+// of umask) unless it exists. SQLite then creates -wal and -shm with the
+// database file's permissions.
+func createFile(path string, mode os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, mode)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create database file: %w", err)
+	}
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		return fmt.Errorf("create database file: %w", err)
+	}
+	return f.Close()
+}
+
+// setupWriter verifies the pragmas took effect and keeps the WAL file in
+// place when the connection closes.
+func (w *Warehouse) setupWriter(ctx context.Context, syncMode string) error {
+	var mode string
+	if err := w.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return fmt.Errorf("read journal_mode: %w", err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("journal_mode is %q, want wal (is the file on a filesystem without shared memory?)", mode)
+	}
+	var fk int
+	if err := w.db.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil || fk != 1 {
+		return fmt.Errorf("foreign_keys not enabled (%d): %v", fk, err)
+	}
+	var sync int
+	if err := w.db.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&sync); err != nil {
+		return fmt.Errorf("read synchronous: %w", err)
+	}
+	if want := map[string]int{"OFF": 0, "NORMAL": 1, "FULL": 2, "EXTRA": 3}[syncMode]; sync != want {
+		return fmt.Errorf("synchronous is %d, want %d (%s)", sync, want, syncMode)
+	}
+	conn, err := w.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	// Persistent WAL: the last writer close keeps -wal (truncated) and -shm,
+	// so an analyst without write access to the directory can still open the
+	// database read-only while the worker is stopped.
+	return conn.Raw(func(dc any) error {
+		fc, ok := dc.(sqlite.FileControl)
+		if !ok {
+			return errors.New("driver connection has no FileControl")
+		}
+		if _, err := fc.FileControlPersistWAL("main", 1); err != nil {
+			return fmt.Errorf("set persistent WAL: %w", err)
+		}
+		return nil
+	})
+}
+
+// Close closes the warehouse. A writer first attempts a short TRUNCATE
+// checkpoint, so the file on disk is complete without its WAL.
+func (w *Warehouse) Close() error {
+	w.closeOnce.Do(func() {
+		if !w.readOnly {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			if err := w.Optimize(ctx); err != nil {
+				w.log.Warn("close: checkpoint", "err", err)
+			}
+			cancel()
+		}
+		w.closeErr = w.db.Close()
+	})
+	return w.closeErr
+}
+
+// Optimize runs after a run: a wal_checkpoint(TRUNCATE) attempt bounded by a
+// short busy timeout (an analyst's open snapshot makes it give up rather than
+// stall the worker; the WAL is then reclaimed next time), and PRAGMA
+// optimize. During runs SQLite's PASSIVE autocheckpoint does the work.
+func (w *Warehouse) Optimize(ctx context.Context) error {
+	if w.readOnly {
+		return ErrReadOnly
+	}
+	conn, err := w.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("optimize: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", optimizeBusyTimeout/time.Millisecond)); err != nil {
+		return fmt.Errorf("optimize: %w", err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA busy_timeout = %d", busyTimeout/time.Millisecond))
+	var busy, logPages, ckpt int
+	if err := conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logPages, &ckpt); err != nil {
+		if !isBusy(err) {
+			return fmt.Errorf("optimize: checkpoint: %w", err)
+		}
+		busy = 1
+	}
+	if busy != 0 {
+		w.log.Debug("wal checkpoint(TRUNCATE) gave up: a reader holds a snapshot", "wal_pages", logPages, "checkpointed", ckpt)
+	}
+	if _, err := conn.ExecContext(ctx, "PRAGMA optimize"); err != nil && !isBusy(err) {
+		return fmt.Errorf("optimize: %w", err)
+	}
+	return nil
+}
+
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		c := se.Code() & 0xff
+		return c == 5 || c == 6 // SQLITE_BUSY, SQLITE_LOCKED
+	}
+	return false
+}
+
+// queryer is what both *sql.DB, *sql.Conn and *sql.Tx offer.
+type queryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (w *Warehouse) versions(ctx context.Context, q queryer) (version, appID int, err error) {
+	if err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return 0, 0, fmt.Errorf("read user_version: %w", err)
+	}
+	if err := q.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
+		return 0, 0, fmt.Errorf("read application_id: %w", err)
+	}
+	return version, appID, nil
+}
+
+func checkVersions(version, appID, latest int) error {
+	if appID != 0 && appID != ApplicationID {
+		return fmt.Errorf("%w: application_id is %#x, want %#x", ErrForeignDatabase, appID, ApplicationID)
+	}
+	if version > latest {
+		return &SchemaVersionError{Database: version, Binary: latest}
+	}
+	return nil
+}
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+var migrationName = regexp.MustCompile(`^(\d{3})_[a-z0-9_]+\.sql$`)
+
+// migrations lists schema.Migrations in order and checks the numbering is
+// 1, 2, 3... without gaps.
+func migrations() ([]migration, error) {
+	entries, err := fs.ReadDir(schema.Migrations, ".")
+	if err != nil {
+		return nil, err
+	}
+	var out []migration
+	for _, e := range entries {
+		m := migrationName.FindStringSubmatch(e.Name())
+		if m == nil {
+			return nil, fmt.Errorf("migration file %q: want NNN_name.sql", e.Name())
+		}
+		n, _ := strconv.Atoi(m[1])
+		b, err := fs.ReadFile(schema.Migrations, e.Name())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, migration{version: n, name: e.Name(), sql: string(b)})
+	}
+	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
+	for i, m := range out {
+		if m.version != i+1 {
+			return nil, fmt.Errorf("migration %s: want number %03d", m.name, i+1)
+		}
+	}
+	return out, nil
+}
+
+func latestVersion() int {
+	ms, err := migrations()
+	if err != nil {
+		return 0
+	}
+	return len(ms)
+}
+
+// SchemaVersion is the highest migration this binary carries.
+func SchemaVersion() int { return latestVersion() }
+
+// migrate applies each pending migration in its own BEGIN IMMEDIATE
+// transaction with the user_version bump inside it.
+func (w *Warehouse) migrate(ctx context.Context) error {
+	ms, err := migrations()
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	version, appID, err := w.versions(ctx, w.db)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if err := checkVersions(version, appID, len(ms)); err != nil {
+		return err
+	}
+	if version == 0 && appID == 0 {
+		var n int
+		if err := w.db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&n); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if n > 0 {
+			return fmt.Errorf("migrate: %w: the file has %d schema objects and no application_id", ErrForeignDatabase, n)
+		}
+	}
+	for _, m := range ms[version:] {
+		if err := w.apply(ctx, m); err != nil {
+			return fmt.Errorf("migrate %s: %w", m.name, err)
+		}
+		w.log.Info("schema migrated", "version", m.version, "file", m.name)
+	}
+	return nil
+}
+
+func (w *Warehouse) apply(ctx context.Context, m migration) error {
+	tx, err := w.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	// Another process may have migrated between our read and BEGIN IMMEDIATE.
+	version, appID, err := w.versions(ctx, tx)
+	if err != nil {
+		return err
+	}
+	if err := checkVersions(version, appID, latestVersion()); err != nil {
+		return err
+	}
+	if version >= m.version {
+		return nil
+	}
+	if version != m.version-1 {
+		return fmt.Errorf("database at version %d, cannot apply %d", version, m.version)
+	}
+	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", ApplicationID)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}

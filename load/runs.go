@@ -1,0 +1,399 @@
+package load
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/cardsync/cardsync/money"
+)
+
+// Run statuses stored in sync_runs.status.
+const (
+	StatusRunning     = "running"
+	StatusSucceeded   = "succeeded"
+	StatusFailed      = "failed"
+	StatusInterrupted = "interrupted"
+	StatusAbandoned   = "abandoned"
+)
+
+// Run triggers stored in sync_runs.trigger.
+const (
+	TriggerSchedule = "schedule"
+	TriggerBackfill = "backfill"
+	TriggerDemo     = "demo"
+)
+
+// StreamCards is the checkpoint stream of the card walk.
+const StreamCards = "cards"
+
+// timeFormat is how every time is stored: UTC, seconds, 'Z'.
+const timeFormat = "2006-01-02T15:04:05Z"
+
+func (w *Warehouse) stamp() string { return w.now().UTC().Format(timeFormat) }
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
+
+func parseTime(s string) time.Time {
+	t, _ := time.Parse(timeFormat, s)
+	return t
+}
+
+func parseNullTime(s sql.NullString) *time.Time {
+	if !s.Valid {
+		return nil
+	}
+	t := parseTime(s.String)
+	return &t
+}
+
+// write runs fn in one BEGIN IMMEDIATE transaction.
+func (w *Warehouse) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if w.readOnly {
+		return ErrReadOnly
+	}
+	tx, err := w.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// StartRun inserts a `running` row and returns its id. trigger is one of
+// schedule, backfill, demo; version is the binary's version string.
+func (w *Warehouse) StartRun(ctx context.Context, trigger, version string) (int64, error) {
+	if !slices.Contains([]string{TriggerSchedule, TriggerBackfill, TriggerDemo}, trigger) {
+		return 0, fmt.Errorf("start run: trigger %q: want schedule, backfill or demo", trigger)
+	}
+	var id int64
+	err := w.write(ctx, func(tx *sql.Tx) error {
+		now := w.stamp()
+		res, err := tx.ExecContext(ctx, `INSERT INTO sync_runs (trigger, started_at, heartbeat_at, status, version)
+			VALUES (?, ?, ?, 'running', ?)`, trigger, now, now, version)
+		if err != nil {
+			return err
+		}
+		id, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("start run: %w", err)
+	}
+	return id, nil
+}
+
+// Heartbeat stamps heartbeat_at of a running run. It returns an error
+// wrapping ErrRunNotRunning if the run finished or was marked abandoned.
+func (w *Warehouse) Heartbeat(ctx context.Context, runID int64) error {
+	err := w.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE sync_runs SET heartbeat_at = ? WHERE run_id = ? AND status = 'running'`, w.stamp(), runID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrRunNotRunning
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("heartbeat run %d: %w", runID, err)
+	}
+	return nil
+}
+
+// AbandonStale marks `running` runs whose heartbeat is older than staleAfter
+// as `abandoned` (their checkpoint stays, so the next run resumes the walk)
+// and returns how many it marked. Call it at start, holding the writer lock.
+func (w *Warehouse) AbandonStale(ctx context.Context, staleAfter time.Duration) (int, error) {
+	var n int64
+	err := w.write(ctx, func(tx *sql.Tx) error {
+		now := w.now()
+		cutoff := formatTime(now.Add(-staleAfter))
+		res, err := tx.ExecContext(ctx, `UPDATE sync_runs
+			SET status = 'abandoned', finished_at = ?,
+			    error = coalesce(error, 'abandoned: no heartbeat since ' || heartbeat_at)
+			WHERE status = 'running' AND heartbeat_at < ?`, formatTime(now), cutoff)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("abandon stale runs: %w", err)
+	}
+	return int(n), nil
+}
+
+// RunResult is how a run ended. The counters are deltas not yet passed to
+// CommitPage.
+type RunResult struct {
+	Status         string // succeeded, failed, interrupted (or abandoned)
+	Error          string // empty on success
+	WalkConsistent *bool  // nil when no walk finished in this run
+	Requests       int64
+	Retries        int64
+	RateLimited    int64
+	AuthRequests   int64
+}
+
+// FinishRun records the end of a run. The run must still be `running`
+// (errors.Is(err, ErrRunNotRunning) otherwise).
+func (w *Warehouse) FinishRun(ctx context.Context, runID int64, r RunResult) error {
+	if !slices.Contains([]string{StatusSucceeded, StatusFailed, StatusInterrupted, StatusAbandoned}, r.Status) {
+		return fmt.Errorf("finish run %d: status %q: want succeeded, failed, interrupted or abandoned", runID, r.Status)
+	}
+	var errText, consistent any
+	if r.Error != "" {
+		errText = r.Error
+	}
+	if r.WalkConsistent != nil {
+		consistent = boolInt(*r.WalkConsistent)
+	}
+	err := w.write(ctx, func(tx *sql.Tx) error {
+		now := w.stamp()
+		res, err := tx.ExecContext(ctx, `UPDATE sync_runs SET
+				status = ?, finished_at = ?, heartbeat_at = ?, error = ?,
+				walk_consistent = coalesce(?, walk_consistent),
+				requests = requests + ?, retries = retries + ?,
+				rate_limited = rate_limited + ?, auth_requests = auth_requests + ?
+			WHERE run_id = ? AND status = 'running'`,
+			r.Status, now, now, errText, consistent,
+			r.Requests, r.Retries, r.RateLimited, r.AuthRequests, runID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrRunNotRunning
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("finish run %d: %w", runID, err)
+	}
+	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Run is one row of sync_runs.
+type Run struct {
+	ID             int64      `json:"run_id"`
+	Trigger        string     `json:"trigger"`
+	Status         string     `json:"status"`
+	StartedAt      time.Time  `json:"started_at"`
+	FinishedAt     *time.Time `json:"finished_at"`
+	HeartbeatAt    time.Time  `json:"heartbeat_at"`
+	Pages          int64      `json:"pages"`
+	CardsSeen      int64      `json:"cards_seen"`
+	CardsNew       int64      `json:"cards_new"`
+	CardsChanged   int64      `json:"cards_changed"`
+	CardsUnchanged int64      `json:"cards_unchanged"`
+	CardsRemoved   int64      `json:"cards_removed"`
+	Requests       int64      `json:"requests"`
+	Retries        int64      `json:"retries"`
+	RateLimited    int64      `json:"rate_limited"`
+	AuthRequests   int64      `json:"auth_requests"`
+	WalkConsistent *bool      `json:"walk_consistent"`
+	Error          string     `json:"error,omitempty"`
+	Version        string     `json:"version"`
+}
+
+// Runs returns the last n runs, newest first.
+func (w *Warehouse) Runs(ctx context.Context, n int) ([]Run, error) {
+	rows, err := w.db.QueryContext(ctx, `SELECT run_id, trigger, status, started_at, finished_at, heartbeat_at,
+			pages, cards_seen, cards_new, cards_changed, cards_unchanged, cards_removed,
+			requests, retries, rate_limited, auth_requests, walk_consistent, error, version
+		FROM sync_runs ORDER BY run_id DESC LIMIT ?`, n)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	defer rows.Close()
+	var out []Run
+	for rows.Next() {
+		var r Run
+		var started, heartbeat string
+		var finished, errText sql.NullString
+		var consistent sql.NullInt64
+		if err := rows.Scan(&r.ID, &r.Trigger, &r.Status, &started, &finished, &heartbeat,
+			&r.Pages, &r.CardsSeen, &r.CardsNew, &r.CardsChanged, &r.CardsUnchanged, &r.CardsRemoved,
+			&r.Requests, &r.Retries, &r.RateLimited, &r.AuthRequests, &consistent, &errText, &r.Version); err != nil {
+			return nil, fmt.Errorf("list runs: %w", err)
+		}
+		r.StartedAt, r.HeartbeatAt = parseTime(started), parseTime(heartbeat)
+		r.FinishedAt = parseNullTime(finished)
+		r.Error = errText.String
+		if consistent.Valid {
+			b := consistent.Int64 == 1
+			r.WalkConsistent = &b
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	return out, nil
+}
+
+// StatusRuns is how many runs Status lists.
+const StatusRuns = 10
+
+// Status is the warehouse summary printed by `cardsync status`.
+type Status struct {
+	Path               string     `json:"path"`
+	SchemaVersion      int        `json:"schema_version"`
+	Runs               []Run      `json:"runs"`
+	Checkpoint         Checkpoint `json:"checkpoint"`
+	Cards              int64      `json:"cards"`
+	CurrentCards       int64      `json:"current_cards"`
+	RemovedCards       int64      `json:"removed_cards"`
+	CardVersions       int64      `json:"card_versions"`
+	Snapshots          int64      `json:"snapshots"`
+	LastSuccessAt      *time.Time `json:"last_success_at"`
+	LastSuccessRun     int64      `json:"last_success_run,omitempty"`
+	FailuresInARow     int        `json:"failures_in_a_row"`
+	LastWalkConsistent *bool      `json:"last_walk_consistent"`
+	LastWalkAt         *time.Time `json:"last_walk_at"`
+	Running            int        `json:"running"`
+	WALBytes           int64      `json:"wal_bytes"`
+	DatabaseBytes      int64      `json:"database_bytes"`
+}
+
+// Status summarises the warehouse: the last StatusRuns runs, the card
+// checkpoint, row counts, last success, failures since then and the last
+// walk's consistency.
+func (w *Warehouse) Status(ctx context.Context) (Status, error) {
+	st := Status{Path: w.path}
+	var err error
+	if st.Runs, err = w.Runs(ctx, StatusRuns); err != nil {
+		return st, err
+	}
+	if st.Checkpoint, err = w.Checkpoint(ctx, StreamCards); err != nil {
+		return st, err
+	}
+	var lastSuccess, lastWalk sql.NullString
+	var lastSuccessRun sql.NullInt64
+	var walkConsistent sql.NullInt64
+	err = w.db.QueryRowContext(ctx, `SELECT
+			(SELECT user_version FROM pragma_user_version),
+			(SELECT count(*) FROM cards),
+			(SELECT count(*) FROM cards WHERE removed_at IS NULL),
+			(SELECT count(*) FROM card_versions),
+			(SELECT count(*) FROM account_snapshots),
+			(SELECT max(run_id) FROM sync_runs WHERE status = 'succeeded'),
+			(SELECT finished_at FROM sync_runs WHERE run_id = (SELECT max(run_id) FROM sync_runs WHERE status = 'succeeded')),
+			(SELECT count(*) FROM sync_runs WHERE status IN ('failed', 'interrupted', 'abandoned')
+				AND run_id > coalesce((SELECT max(run_id) FROM sync_runs WHERE status = 'succeeded'), 0)),
+			(SELECT count(*) FROM sync_runs WHERE status = 'running'),
+			(SELECT outcome = 'complete' FROM sync_walks WHERE outcome IN ('complete', 'inconsistent') ORDER BY walk_id DESC LIMIT 1),
+			(SELECT finished_at FROM sync_walks WHERE outcome IN ('complete', 'inconsistent') ORDER BY walk_id DESC LIMIT 1)`).
+		Scan(&st.SchemaVersion, &st.Cards, &st.CurrentCards, &st.CardVersions, &st.Snapshots,
+			&lastSuccessRun, &lastSuccess, &st.FailuresInARow, &st.Running, &walkConsistent, &lastWalk)
+	if err != nil {
+		return st, fmt.Errorf("status: %w", err)
+	}
+	st.RemovedCards = st.Cards - st.CurrentCards
+	st.LastSuccessRun = lastSuccessRun.Int64
+	st.LastSuccessAt = parseNullTime(lastSuccess)
+	st.LastWalkAt = parseNullTime(lastWalk)
+	if walkConsistent.Valid {
+		b := walkConsistent.Int64 == 1
+		st.LastWalkConsistent = &b
+	}
+	st.DatabaseBytes = fileSize(w.path)
+	st.WALBytes = fileSize(w.path + "-wal")
+	return st, nil
+}
+
+// Account is one account read, as package extract decodes it.
+type Account struct {
+	Name, Email, Timezone *string
+
+	TransferAmount, ReachAmount, Authorizations, Balance, CardsBalance, AvailableRechargeBalance *money.Amount
+
+	AvailableToApplyCardCount, AppliedCardCount *int64
+	// Raw is the account JSON as received; it is redacted before storage.
+	Raw []byte
+}
+
+// SaveAccount stores one account snapshot for the run. Amounts are stored as
+// cents; an amount with another scale is converted exactly or rejected.
+func (w *Warehouse) SaveAccount(ctx context.Context, runID int64, a Account) error {
+	amounts := []*money.Amount{a.TransferAmount, a.ReachAmount, a.Authorizations, a.Balance, a.CardsBalance, a.AvailableRechargeBalance}
+	names := []string{"transfer_amount", "reach_amount", "authorizations", "balance", "cards_balance", "available_recharge_balance"}
+	minor := make([]any, len(amounts))
+	for i, am := range amounts {
+		if am == nil {
+			continue
+		}
+		m, err := centsOf(*am)
+		if err != nil {
+			return fmt.Errorf("save account: %s: %w", names[i], err)
+		}
+		minor[i] = m
+	}
+	var raw any
+	if len(a.Raw) > 0 {
+		red, _, err := w.redact.Redact(a.Raw)
+		if err != nil {
+			return fmt.Errorf("save account: raw: %w", err)
+		}
+		raw = string(red)
+	}
+	err := w.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO account_snapshots (run_id, taken_at, name, email, timezone,
+				transfer_amount_minor, reach_amount_minor, authorizations_minor, balance_minor, cards_balance_minor,
+				available_recharge_balance_minor, available_to_apply_card_count, applied_card_count, raw)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			runID, w.stamp(), a.Name, a.Email, a.Timezone,
+			minor[0], minor[1], minor[2], minor[3], minor[4], minor[5],
+			a.AvailableToApplyCardCount, a.AppliedCardCount, raw)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("save account: %w", err)
+	}
+	return nil
+}
+
+// ErrAmountScale is wrapped when an amount cannot be stored exactly in cents.
+var ErrAmountScale = errors.New("amount not representable in cents")
+
+// centsOf converts an amount of any scale to cents exactly.
+func centsOf(a money.Amount) (int64, error) {
+	m, s := a.Minor(), a.Scale()
+	for ; s < 2; s++ {
+		if m > (1<<63-1)/10 || m < (-1<<63)/10 {
+			return 0, fmt.Errorf("%w: %s overflows", ErrAmountScale, a.String())
+		}
+		m *= 10
+	}
+	for ; s > 2; s-- {
+		if m%10 != 0 {
+			return 0, fmt.Errorf("%w: %s has more than 2 decimals", ErrAmountScale, a.String())
+		}
+		m /= 10
+	}
+	return m, nil
+}
+
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
