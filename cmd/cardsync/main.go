@@ -1,23 +1,47 @@
 // Command cardsync keeps a local SQLite warehouse in step with a Card Payment
-// Service account.
+// Service account. Run "cardsync help" for its commands.
 package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	m := NewMain(os.Stdin, os.Stdout, os.Stderr)
-	code := m.Run(ctx, os.Args[1:])
-	stop()
-	if code != 0 {
-		os.Exit(code)
-	}
-	_ = fmt.Sprint()
+	m := NewMain()
+	os.Exit(m.Run(context.Background(), os.Args[1:]))
 }
+
+// signalContext returns a context cancelled by the first SIGINT or SIGTERM;
+// a second signal exits at once, as litestream does.
+func signalContext(ctx context.Context, stderr func(string)) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-ch:
+			cancel(&signalError{sig})
+		case <-done:
+			return
+		}
+		select {
+		case <-ch:
+			stderr("second signal: exiting now")
+			os.Exit(exitInterrupted)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel(nil)
+	}
+}
+
+type signalError struct{ sig os.Signal }
+
+func (e *signalError) Error() string { return "received " + e.sig.String() }

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/cardsync/cardsync/extract"
+	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/worker"
+)
+
+// Exit codes; documented in the README.
+const (
+	exitOK          = 0
+	exitFailure     = 1 // anything not listed below
+	exitConfig      = 2 // usage or configuration error
+	exitAuth        = 3 // the API refused the credentials
+	exitLocked      = 4 // another sync holds the warehouse lock
+	exitUnavailable = 5 // the API stayed unreachable, 5xx or rate limited past the wait cap
+	exitWarehouse   = 6 // the warehouse could not be opened or written
+	exitBadData     = 7 // the API sent data cardsync refuses to store
+	exitInterrupted = 130
+)
+
+// Main is the program: its I/O and environment are fields so tests can run
+// every command in-process.
+type Main struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Getenv and Environ read the environment; tests replace them.
+	Getenv  func(string) string
+	Environ func() []string
+	// Signals, when false, makes commands rely on the ctx passed to Run
+	// alone (tests); true installs SIGINT/SIGTERM handling.
+	Signals bool
+}
+
+// NewMain returns a Main wired to the process.
+func NewMain() *Main {
+	return &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Environ: os.Environ, Signals: true}
+}
+
+// version is the build's version, from the module build info.
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+const usage = `cardsync keeps a local SQLite warehouse in step with a Card Payment Service account.
+
+Usage:
+  cardsync <command> [flags]
+
+Commands:
+  demo      run the simulator and a backfill into ./cardsync-demo.db (no credentials needed)
+  serve     run the daemon: sync on the [schedule] cron until SIGTERM
+  backfill  run one sync now, resuming an interrupted walk (-restart starts over)
+  status    show recent runs, the checkpoint and freshness (-json for scripts)
+  check     validate the config, reach the API, authenticate, read the warehouse; writes nothing
+  sim       serve the Card Payment Service simulator on loopback
+  version   print the version
+
+Run "cardsync <command> -h" for a command's flags and examples.
+`
+
+// Run runs the command in args and returns the process exit code.
+func (m *Main) Run(ctx context.Context, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(m.Stderr, usage)
+		return exitConfig
+	}
+	cmd, rest := args[0], args[1:]
+	if m.Signals {
+		var stop func()
+		ctx, stop = signalContext(ctx, func(s string) { fmt.Fprintln(m.Stderr, s) })
+		defer stop()
+	}
+	var err error
+	switch cmd {
+	case "serve":
+		err = m.runServe(ctx, rest)
+	case "backfill":
+		err = m.runBackfill(ctx, rest)
+	case "status":
+		err = m.runStatus(ctx, rest)
+	case "check":
+		err = m.runCheck(ctx, rest)
+	case "demo":
+		err = m.runDemo(ctx, rest)
+	case "sim":
+		err = m.runSim(ctx, rest)
+	case "version", "-version", "--version":
+		fmt.Fprintf(m.Stdout, "cardsync %s\n", version())
+		return exitOK
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(m.Stdout, usage)
+		return exitOK
+	default:
+		fmt.Fprintf(m.Stderr, "cardsync: unknown command %q\n\n%s", cmd, usage)
+		return exitConfig
+	}
+	if err == nil {
+		return exitOK
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	code := exitCode(err)
+	fmt.Fprintf(m.Stderr, "cardsync %s: %v\n", cmd, err)
+	return code
+}
+
+// usageError marks a command-line mistake.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// exitCode maps an error to the documented exit codes.
+func exitCode(err error) int {
+	var ce *ConfigError
+	var ue *usageError
+	var pe *extract.ProtocolError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ce), errors.As(err, &ue):
+		return exitConfig
+	case errors.Is(err, load.ErrLocked):
+		return exitLocked
+	case errors.Is(err, worker.ErrInterrupted), errors.Is(err, context.Canceled):
+		return exitInterrupted
+	case errors.Is(err, extract.ErrUnauthenticated):
+		return exitAuth
+	case errors.Is(err, worker.ErrWarehouse):
+		return exitWarehouse
+	case errors.Is(err, extract.ErrUnavailable):
+		return exitUnavailable
+	case errors.As(err, &pe):
+		return exitBadData
+	}
+	return exitFailure
+}
+
+// commonFlags are the flags every command that reads the config takes.
+type commonFlags struct {
+	config   string
+	db       string
+	logLevel string
+}
+
+func (c *commonFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.config, "config", "", "path of the TOML config file (default: none; CARDSYNC_CONFIG)")
+	fs.StringVar(&c.db, "db", "", "warehouse path (overrides [warehouse] path)")
+	fs.StringVar(&c.logLevel, "log-level", "", "debug, info, warn or error (overrides [log] level)")
+}
+
+// newFlagSet builds a FlagSet whose usage prints text (with examples) then
+// the flags.
+func (m *Main) newFlagSet(name, text string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	fs.Usage = func() {
+		fmt.Fprint(m.Stderr, strings.TrimLeft(text, "\n"))
+		fmt.Fprintln(m.Stderr, "\nFlags:")
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses flags, turning a bad flag into a usage error.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &usageError{msg: err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return &usageError{msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	return nil
+}
+
+// settings loads and validates the configuration for a command.
+func (m *Main) settings(cf commonFlags, needAPI bool) (Settings, error) {
+	path := cf.config
+	if path == "" {
+		path = m.Getenv("CARDSYNC_CONFIG")
+	}
+	var env []string
+	for _, kv := range m.Environ() {
+		if !strings.HasPrefix(kv, "CARDSYNC_CONFIG=") {
+			env = append(env, kv)
+		}
+	}
+	cfg, err := LoadConfig(path, env)
+	if err != nil {
+		return Settings{}, err
+	}
+	if cf.db != "" {
+		cfg.Warehouse.Path = cf.db
+	}
+	if cf.logLevel != "" {
+		cfg.Log.Level = cf.logLevel
+	}
+	return cfg.Validate(needAPI, m.Getenv)
+}
+
+// logger builds the logger the settings ask for.
+func (m *Main) logger(s Settings) *slog.Logger {
+	l, err := newLogger(m.Stderr, s.LogLevel, s.LogFormat, m.Getenv)
+	if err != nil {
+		return slog.New(slog.NewJSONHandler(m.Stderr, nil))
+	}
+	return l
+}
+
+// newClient builds the API client from settings.
+func newClient(s Settings, log *slog.Logger, onWait func(string, time.Duration)) (*extract.Client, error) {
+	cfg := extract.Config{
+		BaseURL:       s.BaseURL,
+		Email:         s.Email,
+		Password:      s.Password,
+		TokenField:    s.TokenField,
+		RateLimit:     s.RateLimit,
+		AuthRateLimit: s.AuthRateLimit,
+		Timeout:       s.Timeout,
+		MaxWait:       s.MaxWait,
+		MaxBodyBytes:  s.MaxBodyBytes,
+		AmountScale:   s.AmountScale,
+		UserAgent:     "cardsync/" + version(),
+		Logger:        log,
+		OnWait:        onWait,
+	}
+	c, err := extract.New(cfg)
+	if err != nil {
+		return nil, &ConfigError{Key: "api", Msg: err.Error()}
+	}
+	return c, nil
+}
+
+// openWarehouse opens the warehouse for writing.
+func openWarehouse(ctx context.Context, s Settings, log *slog.Logger) (*load.Warehouse, error) {
+	w, err := load.Open(ctx, s.DBPath, load.Options{
+		FileMode:     s.FileMode,
+		Synchronous:  s.Synchronous,
+		Logger:       log,
+		RedactFields: s.RedactFields,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: open %s: %w", worker.ErrWarehouse, s.DBPath, err)
+	}
+	return w, nil
+}

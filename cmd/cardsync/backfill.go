@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cardsync/cardsync/worker"
+)
+
+const backfillUsage = `
+Usage: cardsync backfill [flags]
+
+Runs one sync now (trigger "backfill"): authenticates, snapshots the account
+and walks every card page into the warehouse. If an earlier walk was
+interrupted, it resumes from that walk's checkpoint; -restart discards the
+checkpoint and walks from page 1. On a terminal it shows a live progress line.
+
+Examples:
+  cardsync backfill -config /etc/cardsync/config.toml
+  CARDSYNC_API_PASSWORD=... cardsync backfill -config cardsync.toml -db ./warehouse.db
+  cardsync backfill -config cardsync.toml -restart
+`
+
+func (m *Main) runBackfill(ctx context.Context, args []string) error {
+	fs := m.newFlagSet("backfill", backfillUsage)
+	var cf commonFlags
+	cf.register(fs)
+	restart := fs.Bool("restart", false, "discard the checkpoint and walk from page 1")
+	noProgress := fs.Bool("no-progress", false, "no live progress line, even on a terminal")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	s, err := m.settings(cf, true)
+	if err != nil {
+		return err
+	}
+	log := m.logger(s)
+	res, err := m.backfill(ctx, s, log, worker.TriggerBackfill, *restart, !*noProgress && isTerminal(m.Stderr))
+	if err != nil {
+		return err
+	}
+	printSummary(m.Stdout, res)
+	return nil
+}
+
+// backfill opens everything and runs one sync.
+func (m *Main) backfill(ctx context.Context, s Settings, log *slog.Logger, trigger string, restart, live bool) (worker.Result, error) {
+	var prog *progressLine
+	if live {
+		prog = &progressLine{w: m.Stderr, start: time.Now()}
+	}
+	client, err := newClient(s, log, prog.onWait)
+	if err != nil {
+		return worker.Result{}, err
+	}
+	wh, err := openWarehouse(ctx, s, log)
+	if err != nil {
+		return worker.Result{}, err
+	}
+	defer wh.Close()
+	job := &worker.Job{
+		Client:    client,
+		Warehouse: wh,
+		DBPath:    s.DBPath,
+		Logger:    log,
+		Version:   version(),
+	}
+	if prog != nil {
+		job.Progress = prog.update
+	}
+	res, err := job.Run(ctx, trigger, worker.Options{Restart: restart})
+	prog.done()
+	return res, err
+}
+
+// printSummary prints a run result for people.
+func printSummary(w io.Writer, r worker.Result) {
+	fmt.Fprintf(w, "run %d %s in %s: %d pages, %d cards (%d new, %d changed, %d unchanged), %d removed\n",
+		r.RunID, r.Status, r.Duration.Round(time.Millisecond), r.Pages, r.Cards, r.New, r.Changed, r.Unchanged, r.Removed)
+	if r.Resumed {
+		fmt.Fprintf(w, "resumed an interrupted walk at page %d\n", r.StartPage)
+	}
+	fmt.Fprintf(w, "requests %d, retries %d, rate limited %d, token requests %d\n", r.Requests, r.Retries, r.RateLimited, r.AuthRequests)
+	if r.WalkComplete && !r.WalkConsistent {
+		fmt.Fprintf(w, "walk inconsistent (%s): no removals marked; the next run re-walks\n", r.Inconsistency)
+	}
+}
+
+// progressLine draws one self-rewriting status line on a terminal.
+type progressLine struct {
+	mu      sync.Mutex
+	w       io.Writer
+	start   time.Time
+	waiting string
+	last    worker.Progress
+	drawn   bool
+}
+
+func (p *progressLine) update(pr worker.Progress) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.last = pr
+	p.waiting = ""
+	p.draw()
+}
+
+func (p *progressLine) onWait(reason string, d time.Duration) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if d >= time.Second {
+		p.waiting = fmt.Sprintf(" | waiting %s (%s)", d.Round(time.Second), reason)
+		p.draw()
+	}
+}
+
+func (p *progressLine) draw() {
+	pr := p.last
+	done := pr.Page - pr.StartPage + 1
+	rate := 0.0
+	if pr.Elapsed > 0 {
+		rate = float64(pr.Cards) / pr.Elapsed.Seconds()
+	}
+	eta := "?"
+	if done > 0 && pr.TotalPages >= pr.Page {
+		per := pr.Elapsed / time.Duration(done)
+		eta = (per * time.Duration(pr.TotalPages-pr.Page)).Round(time.Second).String()
+	}
+	fmt.Fprintf(p.w, "\r\033[Kpage %d/%d  %d cards  %.0f cards/s  ETA %s%s", pr.Page, pr.TotalPages, pr.Cards, rate, eta, p.waiting)
+	p.drawn = true
+}
+
+func (p *progressLine) done() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.drawn {
+		fmt.Fprintln(p.w)
+	}
+}

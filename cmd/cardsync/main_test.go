@@ -1,0 +1,473 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/cardsync/cardsync/money"
+	"github.com/cardsync/cardsync/sim"
+)
+
+// env is a test environment for Main.
+type env struct {
+	t    *testing.T
+	vars map[string]string
+	db   string
+}
+
+// newEnv starts a simulator over real HTTP on loopback and returns the
+// simulator and an environment pointing cardsync at it.
+func newEnv(t *testing.T, opts sim.Options) (*sim.Server, *env) {
+	t.Helper()
+	if opts.Window == 0 {
+		opts.Window = time.Second
+		opts.Limit = 1000
+		opts.AuthLimit = 100
+	}
+	srv := sim.New(opts)
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	db := filepath.Join(t.TempDir(), "warehouse.db")
+	e := &env{t: t, db: db, vars: map[string]string{
+		"CARDSYNC_API_BASE_URL":        ts.URL,
+		"CARDSYNC_API_EMAIL":           sim.DefaultEmail,
+		"CARDSYNC_API_PASSWORD":        sim.DefaultPassword,
+		"CARDSYNC_API_RATE_LIMIT":      "1000/1s",
+		"CARDSYNC_API_AUTH_RATE_LIMIT": "100/1s",
+		"CARDSYNC_API_MAX_WAIT":        "5s",
+		"CARDSYNC_API_TIMEOUT":         "5s",
+		"CARDSYNC_WAREHOUSE_PATH":      db,
+		"CARDSYNC_LOG_FORMAT":          "json",
+		"CARDSYNC_LOG_LEVEL":           "debug",
+	}}
+	return srv, e
+}
+
+// run runs cardsync in-process and returns its exit code and output.
+func (e *env) run(ctx context.Context, args ...string) (int, string, string) {
+	var stdout, stderr syncBuffer
+	m := &Main{
+		Stdin:  strings.NewReader(""),
+		Stdout: &stdout,
+		Stderr: &stderr,
+		Getenv: func(k string) string { return e.vars[k] },
+		Environ: func() []string {
+			var out []string
+			for k, v := range e.vars {
+				out = append(out, k+"="+v)
+			}
+			return out
+		},
+	}
+	code := m.Run(ctx, args)
+	return code, stdout.String(), stderr.String()
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func openDB(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// canonicalJSON decodes JSON without float64 so documents compare by value.
+func canonicalJSON(t *testing.T, b []byte) any {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("decode %s: %v", b, err)
+	}
+	return v
+}
+
+// assertMatchesTruth checks the invariants against the simulator: every
+// listed card present with its latest content, no others current, no
+// duplicates, and the last account snapshot equal to the account.
+func assertMatchesTruth(t *testing.T, srv *sim.Server, path string) {
+	t.Helper()
+	db := openDB(t, path)
+	rows, err := db.Query(`SELECT card_id, data FROM cards WHERE removed_at IS NULL`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]byte{}
+	for rows.Next() {
+		var id string
+		var data []byte
+		if err := rows.Scan(&id, &data); err != nil {
+			t.Fatal(err)
+		}
+		if _, dup := got[id]; dup {
+			t.Errorf("card %s twice", id)
+		}
+		got[id] = data
+	}
+	rows.Close()
+	truth := srv.Cards()
+	if len(got) != len(truth) {
+		t.Errorf("warehouse has %d current cards, simulator %d", len(got), len(truth))
+	}
+	for _, c := range truth {
+		data, ok := got[c.ID]
+		if !ok {
+			t.Errorf("card %s lost", c.ID)
+			continue
+		}
+		if !reflect.DeepEqual(canonicalJSON(t, data), canonicalJSON(t, c.JSON())) {
+			t.Errorf("card %s content:\n got %s\nwant %s", c.ID, data, c.JSON())
+		}
+	}
+	var integrity string
+	if err := db.QueryRow(`PRAGMA integrity_check`).Scan(&integrity); err != nil || integrity != "ok" {
+		t.Errorf("integrity_check = %q, %v", integrity, err)
+	}
+
+	acct := srv.Account()
+	amounts := []struct {
+		col  string
+		want *string
+	}{
+		{"transfer_amount", acct.TransferAmount}, {"reach_amount", acct.ReachAmount},
+		{"authorizations", acct.Authorizations}, {"balance", acct.Balance},
+		{"cards_balance", acct.CardsBalance}, {"available_recharge_balance", acct.AvailableRechargeBalance},
+	}
+	for _, a := range amounts {
+		var gotText sql.NullString
+		q := fmt.Sprintf(`SELECT %s FROM account_balances ORDER BY snapshot_id DESC LIMIT 1`, a.col)
+		if err := db.QueryRow(q).Scan(&gotText); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if a.want == nil {
+			if gotText.Valid {
+				t.Errorf("account %s = %q, want NULL", a.col, gotText.String)
+			}
+			continue
+		}
+		want, err := money.Parse(*a.want, 2)
+		if err != nil {
+			t.Fatalf("simulator amount %s = %q: %v", a.col, *a.want, err)
+		}
+		if !gotText.Valid || gotText.String != want.String() {
+			t.Errorf("account %s = %v, want %q", a.col, gotText, want.String())
+		}
+	}
+}
+
+func TestBackfillEqualsTruthAndRerunRewritesNothing(t *testing.T) {
+	srv, e := newEnv(t, sim.Options{Seed: 3, Cards: 95, IncludePAN: true, ExtraFields: true})
+	code, out, errOut := e.run(t.Context(), "backfill")
+	if code != 0 {
+		t.Fatalf("backfill exit %d\n%s\n%s", code, out, errOut)
+	}
+	// The simulator's cards carry full PANs and CVVs; the warehouse must not.
+	assertRedacted(t, e.db)
+	if !strings.Contains(out, "95 cards (95 new") {
+		t.Errorf("summary %q, want 95 new cards", out)
+	}
+
+	db := openDB(t, e.db)
+	var versionsBefore int
+	db.QueryRow(`SELECT count(*) FROM card_versions`).Scan(&versionsBefore)
+	code, out, errOut = e.run(t.Context(), "backfill")
+	if code != 0 {
+		t.Fatalf("second backfill exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "95 cards (0 new, 0 changed, 95 unchanged), 0 removed") {
+		t.Errorf("second run summary %q, want everything unchanged", out)
+	}
+	var versionsAfter int
+	db.QueryRow(`SELECT count(*) FROM card_versions`).Scan(&versionsAfter)
+	if versionsAfter != versionsBefore {
+		t.Errorf("card_versions %d -> %d after a run with no upstream change", versionsBefore, versionsAfter)
+	}
+	if st := srv.Stats(); st.TokenRequests != 2 {
+		t.Errorf("token requests = %d, want 2 (one per process run)", st.TokenRequests)
+	}
+}
+
+// assertRedacted checks no full card number or CVV reached the file.
+func assertRedacted(t *testing.T, path string) {
+	t.Helper()
+	db := openDB(t, path)
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM cards WHERE data LIKE '%"cvv"%' OR json_extract(data, '$.card_number') NOT LIKE '%*%'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("%d cards still carry a cvv or an unmasked card_number", n)
+	}
+}
+
+func TestChangesShowUpInCardsAndVersions(t *testing.T) {
+	srv, e := newEnv(t, sim.Options{Seed: 5, Cards: 40})
+	if code, out, errOut := e.run(t.Context(), "backfill"); code != 0 {
+		t.Fatalf("backfill exit %d\n%s\n%s", code, out, errOut)
+	}
+	cards := srv.Cards()
+	changed, removed := cards[3].ID, cards[17].ID
+	srv.UpdateCard(changed)
+	srv.RemoveCard(removed)
+	added := srv.AddCard().ID
+	code, out, errOut := e.run(t.Context(), "backfill")
+	if code != 0 {
+		t.Fatalf("backfill exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "(1 new, 1 changed, 38 unchanged), 1 removed") {
+		t.Errorf("summary %q, want 1 new, 1 changed, 1 removed", out)
+	}
+	assertMatchesTruth(t, srv, e.db)
+	db := openDB(t, e.db)
+	var removedAt sql.NullString
+	db.QueryRow(`SELECT removed_at FROM cards WHERE card_id = ?`, removed).Scan(&removedAt)
+	if !removedAt.Valid {
+		t.Errorf("card %s removed upstream but removed_at is NULL", removed)
+	}
+	var versions int
+	db.QueryRow(`SELECT count(*) FROM card_versions WHERE card_id = ?`, changed).Scan(&versions)
+	if versions != 2 {
+		t.Errorf("changed card has %d versions, want 2", versions)
+	}
+	var change string
+	db.QueryRow(`SELECT change FROM card_versions WHERE card_id = ? AND valid_to IS NULL`, removed).Scan(&change)
+	if change != "removed" {
+		t.Errorf("removed card's current version is %q, want a closing 'removed' version", change)
+	}
+	var addedRows int
+	db.QueryRow(`SELECT count(*) FROM cards WHERE card_id = ? AND removed_at IS NULL`, added).Scan(&addedRows)
+	if addedRows != 1 {
+		t.Errorf("added card %s not current", added)
+	}
+
+	// status reads it back without a password.
+	delete(e.vars, "CARDSYNC_API_PASSWORD")
+	code, out, errOut = e.run(t.Context(), "status", "-json")
+	if code != 0 {
+		t.Fatalf("status exit %d\n%s\n%s", code, out, errOut)
+	}
+	var st struct {
+		Cards              int64 `json:"cards"`
+		CurrentCards       int64 `json:"current_cards"`
+		LastWalkConsistent *bool `json:"last_walk_consistent"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("status -json: %v\n%s", err, out)
+	}
+	if st.Cards != 41 || st.CurrentCards != 40 || st.LastWalkConsistent == nil || !*st.LastWalkConsistent {
+		t.Errorf("status = %+v, want 41 cards, 40 current, consistent walk", st)
+	}
+	code, out, _ = e.run(t.Context(), "status")
+	if code != 0 || !strings.Contains(out, "last success") || !strings.Contains(out, "complete and consistent") {
+		t.Errorf("status text (exit %d):\n%s", code, out)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	t.Run("ok", func(t *testing.T) {
+		_, e := newEnv(t, sim.Options{Seed: 1, Cards: 3})
+		code, out, errOut := e.run(t.Context(), "check")
+		if code != 0 || !strings.Contains(out, "authenticated") || !strings.Contains(out, "does not exist yet") {
+			t.Errorf("check exit %d\n%s\n%s", code, out, errOut)
+		}
+		if _, err := os.Stat(e.db); err == nil {
+			t.Errorf("check created the warehouse")
+		}
+	})
+	tests := []struct {
+		name     string
+		mutate   func(e *env)
+		wantCode int
+		wantErr  string
+	}{
+		{name: "bad password", mutate: func(e *env) { e.vars["CARDSYNC_API_PASSWORD"] = "wrong-canary-pw" }, wantCode: exitAuth, wantErr: "authenticate"},
+		{name: "wrong host", mutate: func(e *env) { e.vars["CARDSYNC_API_BASE_URL"] = "http://127.0.0.1:1" }, wantCode: exitUnavailable, wantErr: "127.0.0.1:1"},
+		{name: "bad config", mutate: func(e *env) { e.vars["CARDSYNC_API_RATE_LIMIT"] = "lots" }, wantCode: exitConfig, wantErr: "api.rate_limit"},
+		{name: "remote http", mutate: func(e *env) { e.vars["CARDSYNC_API_BASE_URL"] = "http://api.example.com" }, wantCode: exitConfig, wantErr: "loopback"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, e := newEnv(t, sim.Options{Seed: 1, Cards: 3})
+			e.vars["CARDSYNC_API_MAX_WAIT"] = "1s"
+			tt.mutate(e)
+			code, out, errOut := e.run(t.Context(), "check")
+			if code != tt.wantCode {
+				t.Errorf("exit %d, want %d\n%s\n%s", code, tt.wantCode, out, errOut)
+			}
+			if !strings.Contains(errOut, tt.wantErr) {
+				t.Errorf("stderr %q, want it to mention %q", errOut, tt.wantErr)
+			}
+			if strings.Contains(errOut+out, "wrong-canary-pw") {
+				t.Errorf("the password leaked into the output")
+			}
+			if _, err := os.Stat(e.db); err == nil {
+				t.Errorf("check created the warehouse")
+			}
+		})
+	}
+}
+
+func TestServeRunsOnScheduleWithoutOverlap(t *testing.T) {
+	srv, e := newEnv(t, sim.Options{Seed: 9, Cards: 30})
+	e.vars["CARDSYNC_SCHEDULE_CRON"] = "@every 1s"
+	e.vars["CARDSYNC_SCHEDULE_RUN_ON_START"] = "true"
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan int, 1)
+	var errOut string
+	go func() {
+		code, _, stderr := e.run(ctx, "serve")
+		errOut = stderr
+		done <- code
+	}()
+	// Wait until three runs finished (run_on_start + two scheduled ones).
+	deadline := time.After(20 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for finished := 0; finished < 3; {
+		select {
+		case <-deadline:
+			cancel()
+			t.Fatalf("only %d runs finished in 20s", finished)
+		case <-tick.C:
+			finished = countRuns(t, e.db, "succeeded")
+		}
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("serve exit %d\n%s", code, errOut)
+	}
+	db := openDB(t, e.db)
+	rows, err := db.Query(`SELECT started_at, finished_at, trigger FROM sync_runs ORDER BY run_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var prevEnd string
+	for rows.Next() {
+		var start, trigger string
+		var end sql.NullString
+		rows.Scan(&start, &end, &trigger)
+		if trigger != "schedule" {
+			t.Errorf("trigger %q, want schedule", trigger)
+		}
+		if start < prevEnd {
+			t.Errorf("run started %s before the previous ended %s", start, prevEnd)
+		}
+		prevEnd = end.String
+	}
+	if got := srv.Stats().TokenRequests; got != 1 {
+		t.Errorf("token requests = %d, want 1: the daemon reuses its token across runs", got)
+	}
+	assertMatchesTruth(t, srv, e.db)
+	if !strings.Contains(errOut, "stopped cleanly") {
+		t.Errorf("serve log lacks a clean stop:\n%s", errOut)
+	}
+}
+
+func countRuns(t *testing.T, path, status string) int {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		return 0
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		return 0
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM sync_runs WHERE status = ?`, status).Scan(&n); err != nil {
+		return 0
+	}
+	return n
+}
+
+func TestDemoAndItsQueries(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "demo.db")
+	e := &env{t: t, vars: map[string]string{}}
+	code, out, errOut := e.run(t.Context(), "demo", "-db", db, "-cards", "120", "-rate", "200")
+	if code != 0 {
+		t.Fatalf("demo exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"1) backfill", "120 new", "1 changed", "1 removed", "sqlite3"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+	sqlite3, err := exec.LookPath("sqlite3")
+	for i, q := range demoQueries {
+		if err == nil {
+			cmd := exec.Command(sqlite3, "-header", "-column", db, q)
+			res, cerr := cmd.CombinedOutput()
+			if cerr != nil || len(bytes.TrimSpace(res)) == 0 {
+				t.Errorf("sqlite3 query %d failed: %v\n%s", i, cerr, res)
+			}
+			continue
+		}
+		rows, qerr := openDB(t, db).Query(q)
+		if qerr != nil {
+			t.Errorf("query %d: %v", i, qerr)
+			continue
+		}
+		if !rows.Next() {
+			t.Errorf("query %d returned no rows", i)
+		}
+		rows.Close()
+	}
+}
+
+func TestHelpAndUsage(t *testing.T) {
+	e := &env{t: t, vars: map[string]string{}}
+	cmds := []string{"serve", "backfill", "status", "check", "demo", "sim"}
+	sort.Strings(cmds)
+	for _, c := range cmds {
+		code, _, errOut := e.run(t.Context(), c, "-h")
+		if code != 0 || !strings.Contains(errOut, "Examples:") {
+			t.Errorf("%s -h: exit %d, output lacks examples:\n%s", c, code, errOut)
+		}
+	}
+	if code, _, _ := e.run(t.Context(), "nope"); code != exitConfig {
+		t.Errorf("unknown command exit %d, want %d", code, exitConfig)
+	}
+	if code, _, _ := e.run(t.Context(), "backfill", "-password", "x"); code != exitConfig {
+		t.Errorf("a -password flag must not exist (exit %d)", code)
+	}
+	if code, out, _ := e.run(t.Context(), "version"); code != 0 || !strings.HasPrefix(out, "cardsync ") {
+		t.Errorf("version: %d %q", code, out)
+	}
+}

@@ -1,0 +1,377 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cardsync/cardsync/extract"
+	"github.com/cardsync/cardsync/load"
+)
+
+// Stream is the checkpoint stream of the card walk.
+const Stream = "cards"
+
+// Triggers recorded in sync_runs.trigger.
+const (
+	TriggerSchedule = "schedule"
+	TriggerBackfill = "backfill"
+	TriggerDemo     = "demo"
+)
+
+// ErrWarehouse is wrapped by every error that comes from the warehouse, so
+// callers can tell a local storage problem from an upstream one.
+var ErrWarehouse = errors.New("warehouse error")
+
+// ErrInterrupted is returned when the run stopped because its context was
+// cancelled (SIGTERM, Ctrl-C); the checkpoint is kept for the next run.
+var ErrInterrupted = errors.New("run interrupted")
+
+// Progress is reported after each committed page.
+type Progress struct {
+	RunID      int64
+	Page       int
+	TotalPages int
+	TotalItems int
+	Cards      int           // cards committed by this run so far
+	Elapsed    time.Duration // since the walk started in this run
+	Resumed    bool          // the walk resumed a checkpoint
+	StartPage  int
+}
+
+// Job runs syncs of one account into one warehouse. Its fields are set by
+// the caller; Client, Warehouse and DBPath are required.
+type Job struct {
+	Client    *extract.Client
+	Warehouse *load.Warehouse
+	// DBPath is the warehouse file; its writer lock sits beside it.
+	DBPath  string
+	Logger  *slog.Logger
+	Version string
+	// Now stamps times; default time.Now.
+	Now func() time.Time
+	// HeartbeatEvery is how often a long page wait refreshes heartbeat_at;
+	// default 10s.
+	HeartbeatEvery time.Duration
+	// Progress, if set, is called after every committed page.
+	Progress func(Progress)
+	// Status, if set, gets a short human status line ("page 37/120").
+	Status func(string)
+}
+
+// Options change one run.
+type Options struct {
+	// Restart discards the checkpoint and walks from page 1.
+	Restart bool
+}
+
+// Result summarises one run.
+type Result struct {
+	RunID          int64
+	Status         string
+	Pages          int
+	Cards          int
+	New            int
+	Changed        int
+	Unchanged      int
+	Removed        int
+	Resumed        bool
+	StartPage      int
+	WalkComplete   bool
+	WalkConsistent bool
+	Inconsistency  string
+	Requests       int64
+	Retries        int64
+	RateLimited    int64
+	AuthRequests   int64
+	Duration       time.Duration
+}
+
+func (j *Job) logger() *slog.Logger {
+	if j.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return j.Logger
+}
+
+func (j *Job) now() time.Time {
+	if j.Now == nil {
+		return time.Now()
+	}
+	return j.Now()
+}
+
+// statsDelta tracks client counters so each page commit carries only what
+// happened since the previous commit.
+type statsDelta struct {
+	c    *extract.Client
+	last extract.Stats
+}
+
+func (d *statsDelta) take() extract.Stats {
+	s := d.c.Stats()
+	out := extract.Stats{
+		Requests:     s.Requests - d.last.Requests,
+		Retries:      s.Retries - d.last.Retries,
+		RateLimited:  s.RateLimited - d.last.RateLimited,
+		AuthRequests: s.AuthRequests - d.last.AuthRequests,
+	}
+	d.last = s
+	return out
+}
+
+// commitTimeout bounds a warehouse write that must finish even after the
+// run's context is cancelled, so a page in hand is committed on shutdown.
+const commitTimeout = 30 * time.Second
+
+// Run performs one sync: lock, account snapshot, card walk from the
+// checkpoint, removal marking after a complete consistent walk, run record.
+func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result, err error) {
+	log := j.logger()
+	start := j.now()
+	lock, err := load.AcquireLock(j.DBPath)
+	if err != nil {
+		return res, err
+	}
+	defer lock.Release()
+
+	w := j.Warehouse
+	// Holding the lock means no other process is walking: every row still
+	// marked running belongs to a process that died.
+	if n, err := w.AbandonStale(ctx, 0); err != nil {
+		return res, fmt.Errorf("%w: mark stale runs: %w", ErrWarehouse, err)
+	} else if n > 0 {
+		log.Warn("marked stale runs abandoned", "count", n)
+	}
+	runID, err := w.StartRun(ctx, trigger, j.Version)
+	if err != nil {
+		return res, fmt.Errorf("%w: start run: %w", ErrWarehouse, err)
+	}
+	res.RunID = runID
+	log = log.With("run_id", runID, "trigger", trigger)
+	delta := &statsDelta{c: j.Client, last: j.Client.Stats()}
+
+	defer func() {
+		res.Duration = j.now().Sub(start)
+		tail := delta.take()
+		res.Requests += tail.Requests
+		res.Retries += tail.Retries
+		res.RateLimited += tail.RateLimited
+		res.AuthRequests += tail.AuthRequests
+		status := "succeeded"
+		msg := ""
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			status = "interrupted"
+			msg = "interrupted: " + context.Cause(ctx).Error()
+			if !errors.Is(err, ErrInterrupted) {
+				err = fmt.Errorf("%w: %w", ErrInterrupted, err)
+			}
+		default:
+			status = "failed"
+			msg = err.Error()
+		}
+		res.Status = status
+		rr := load.RunResult{
+			Status:       status,
+			Error:        msg,
+			Requests:     tail.Requests,
+			Retries:      tail.Retries,
+			RateLimited:  tail.RateLimited,
+			AuthRequests: tail.AuthRequests,
+		}
+		if res.WalkComplete {
+			c := res.WalkConsistent
+			rr.WalkConsistent = &c
+		}
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+		defer cancel()
+		if ferr := w.FinishRun(fctx, runID, rr); ferr != nil {
+			log.Error("record run result", "err", ferr)
+			if err == nil {
+				err = fmt.Errorf("%w: finish run: %w", ErrWarehouse, ferr)
+				res.Status = "failed"
+			}
+		}
+		if oerr := w.Optimize(fctx); oerr != nil {
+			log.Debug("wal checkpoint after run", "err", oerr)
+		}
+		attrs := []any{"status", res.Status, "pages", res.Pages, "cards", res.Cards,
+			"new", res.New, "changed", res.Changed, "unchanged", res.Unchanged, "removed", res.Removed,
+			"requests", res.Requests, "retries", res.Retries, "rate_limited", res.RateLimited,
+			"auth_requests", res.AuthRequests, "duration", res.Duration.Round(time.Millisecond)}
+		if res.WalkComplete {
+			attrs = append(attrs, "walk_consistent", res.WalkConsistent)
+		}
+		switch {
+		case err == nil:
+			log.Info("run finished", attrs...)
+		case res.Status == "interrupted":
+			log.Warn("run interrupted; the next run resumes from the checkpoint", attrs...)
+		default:
+			log.Error("run failed; the next run resumes from the checkpoint", append(attrs, "err", err)...)
+		}
+	}()
+
+	if err := j.Client.Authenticate(ctx); err != nil {
+		return res, fmt.Errorf("authenticate: %w", err)
+	}
+	acct, err := j.Client.Account(ctx)
+	if err != nil {
+		return res, fmt.Errorf("read account: %w", err)
+	}
+	if err := w.SaveAccount(ctx, runID, accountSnapshot(acct)); err != nil {
+		return res, fmt.Errorf("%w: save account snapshot: %w", ErrWarehouse, err)
+	}
+
+	if opts.Restart {
+		if err := w.ResetCheckpoint(ctx, Stream); err != nil {
+			return res, fmt.Errorf("%w: reset checkpoint: %w", ErrWarehouse, err)
+		}
+	}
+	cp, err := w.Checkpoint(ctx, Stream)
+	if err != nil {
+		return res, fmt.Errorf("%w: read checkpoint: %w", ErrWarehouse, err)
+	}
+	first := 1
+	if cp.InProgress && cp.NextPage > 1 {
+		first = cp.NextPage
+		res.Resumed = true
+		log.Info("resuming walk", "page", first, "total_pages", cp.TotalPages, "checkpoint_run", cp.RunID)
+	}
+	res.StartPage = first
+
+	if err := j.walk(ctx, log, runID, first, delta, &res); err != nil {
+		return res, err
+	}
+	return res, j.finishWalk(ctx, log, runID, &res)
+}
+
+func (j *Job) walk(ctx context.Context, log *slog.Logger, runID int64, first int, delta *statsDelta, res *Result) error {
+	w := j.Warehouse
+	walkStart := j.now()
+	lastBeat := walkStart
+	every := j.HeartbeatEvery
+	if every <= 0 {
+		every = 10 * time.Second
+	}
+	for page, err := range j.Client.Pages(ctx, first) {
+		if err != nil {
+			return fmt.Errorf("walk cards: %w", err)
+		}
+		cards := make([]load.Card, len(page.Cards))
+		for i, c := range page.Cards {
+			cards[i] = load.Card{ID: c.ID, Data: c.Raw}
+		}
+		d := delta.take()
+		res.Requests += d.Requests
+		res.Retries += d.Retries
+		res.RateLimited += d.RateLimited
+		res.AuthRequests += d.AuthRequests
+		// The page is in hand: commit it even if a shutdown began meanwhile.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+		pr, err := w.CommitPage(cctx, runID, load.Page{
+			Stream:       Stream,
+			Number:       page.Number,
+			TotalPages:   page.Pagination.TotalPages,
+			TotalItems:   page.Pagination.Total,
+			Cards:        cards,
+			FetchedAt:    j.now(),
+			Duration:     page.Duration,
+			BodySHA256:   page.BodySHA256,
+			Requests:     d.Requests,
+			Retries:      d.Retries,
+			RateLimited:  d.RateLimited,
+			AuthRequests: d.AuthRequests,
+		})
+		cancel()
+		if err != nil {
+			return fmt.Errorf("%w: commit page %d: %w", ErrWarehouse, page.Number, err)
+		}
+		res.Pages++
+		res.Cards += len(cards)
+		res.New += pr.New
+		res.Changed += pr.Changed
+		res.Unchanged += pr.Unchanged
+		log.Debug("page committed", "page", page.Number, "total_pages", page.Pagination.TotalPages,
+			"cards", len(cards), "new", pr.New, "changed", pr.Changed, "unchanged", pr.Unchanged)
+		if now := j.now(); now.Sub(lastBeat) >= every {
+			lastBeat = now
+			if err := w.Heartbeat(ctx, runID); err != nil && ctx.Err() == nil {
+				return fmt.Errorf("%w: heartbeat: %w", ErrWarehouse, err)
+			}
+		}
+		if j.Progress != nil {
+			j.Progress(Progress{RunID: runID, Page: page.Number, TotalPages: page.Pagination.TotalPages,
+				TotalItems: page.Pagination.Total, Cards: res.Cards, Elapsed: j.now().Sub(walkStart),
+				Resumed: res.Resumed, StartPage: res.StartPage})
+		}
+		if j.Status != nil {
+			j.Status(fmt.Sprintf("run %d: page %d/%d", runID, page.Number, page.Pagination.TotalPages))
+		}
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+	}
+	return ctx.Err()
+}
+
+// finishWalk decides whether the walk was complete and consistent and only
+// then lets the warehouse mark cards that were not seen as removed.
+func (j *Job) finishWalk(ctx context.Context, log *slog.Logger, runID int64, res *Result) error {
+	w := j.Warehouse
+	sum, err := w.WalkSummary(ctx, Stream)
+	if err != nil {
+		return fmt.Errorf("%w: summarise walk: %w", ErrWarehouse, err)
+	}
+	res.WalkComplete = true
+	res.Inconsistency = inconsistency(sum)
+	res.WalkConsistent = res.Inconsistency == ""
+	if !res.WalkConsistent {
+		log.Warn("walk inconsistent: the card list changed while it was read; no removals marked, the next run re-walks",
+			"reason", res.Inconsistency, "distinct_ids", sum.DistinctIDs, "duplicate_ids", sum.DuplicateIDs,
+			"first_total", sum.FirstTotal, "last_total", sum.LastTotal)
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+	defer cancel()
+	removed, err := w.FinishWalk(cctx, runID, Stream, res.WalkConsistent)
+	if err != nil {
+		return fmt.Errorf("%w: finish walk: %w", ErrWarehouse, err)
+	}
+	res.Removed = removed
+	return nil
+}
+
+// inconsistency explains why a walk cannot be trusted for removals, or
+// returns "" for a complete, consistent walk.
+func inconsistency(s load.WalkSummary) string {
+	switch {
+	case s.TotalChanged:
+		return fmt.Sprintf("total changed during the walk (first %d, last %d)", s.FirstTotal, s.LastTotal)
+	case s.DuplicateIDs > 0:
+		return fmt.Sprintf("%d card ids appeared on more than one page", s.DuplicateIDs)
+	case s.DistinctIDs != s.LastTotal:
+		return fmt.Sprintf("saw %d distinct cards but the API reports a total of %d", s.DistinctIDs, s.LastTotal)
+	}
+	return ""
+}
+
+func accountSnapshot(a *extract.Account) load.Account {
+	return load.Account{
+		Name:                      a.Name,
+		Email:                     a.Email,
+		Timezone:                  a.Timezone,
+		TransferAmount:            a.TransferAmount,
+		ReachAmount:               a.ReachAmount,
+		Authorizations:            a.Authorizations,
+		Balance:                   a.Balance,
+		CardsBalance:              a.CardsBalance,
+		AvailableRechargeBalance:  a.AvailableRechargeBalance,
+		AvailableToApplyCardCount: a.AvailableToApplyCardCount,
+		AppliedCardCount:          a.AppliedCardCount,
+		Raw:                       a.Raw,
+	}
+}
