@@ -3,9 +3,12 @@ package extract
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -124,4 +127,50 @@ func walk(t *testing.T, c *Client, start int) ([]*Page, error) {
 		pages = append(pages, p)
 	}
 	return pages, nil
+}
+
+// handlerEnv serves h on loopback and builds a client on it (real clock
+// for pacing is replaced by a fake one as in newEnv).
+func handlerEnv(t *testing.T, h http.HandlerFunc, cfg func(*Config)) (*Client, *httptest.Server, *fakeClock) {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	clk := newFakeClock()
+	c := Config{BaseURL: srv.URL, Email: testEmail, Password: testPassword, Timeout: 5 * time.Second, Now: clk.Now}
+	if cfg != nil {
+		cfg(&c)
+	}
+	cl, err := New(c)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	cl.setClock(clk)
+	return cl, srv, clk
+}
+
+// writeJSON answers with a JSON body.
+func writeJSON(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, body)
+}
+
+// tokenThen answers the token endpoint with tokenBody and every other
+// path with data(r).
+func tokenThen(tokenBody string, data http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/auth/access-token" {
+			writeJSON(w, http.StatusOK, tokenBody)
+			return
+		}
+		data(w, r)
+	}
+}
+
+// counter counts requests to a handler that must never be reached.
+type counter struct{ n atomic.Int64 }
+
+func (c *counter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.n.Add(1)
+	writeJSON(w, http.StatusOK, `{}`)
 }

@@ -1,0 +1,245 @@
+package extract
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cardsync/cardsync/sim"
+)
+
+func TestPagesFaults(t *testing.T) {
+	t.Run("foreign links.next never contacted", func(t *testing.T) {
+		var other counter
+		foreign := httptest.NewServer(&other)
+		defer foreign.Close()
+		for _, u := range []string{foreign.URL, "https://evil.example", "http://user:pw@" + strings.TrimPrefix(foreign.URL, "http://")} {
+			e := newEnv(t, sim.Options{Cards: 100, Faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultForeignNext, URL: u, Pages: []int{2}}}}, nil)
+			pages, err := walk(t, e.c, 1)
+			if !errors.Is(err, ErrForeignOrigin) {
+				t.Fatalf("%s: err = %v, want ErrForeignOrigin", u, err)
+			}
+			if len(pages) != 1 {
+				t.Errorf("%s: pages yielded = %d, want 1 (page 2 withheld)", u, len(pages))
+			}
+			if strings.Contains(err.Error(), "pw@") {
+				t.Errorf("error shows userinfo: %v", err)
+			}
+		}
+		if n := other.n.Load(); n != 0 {
+			t.Errorf("foreign server got %d requests", n)
+		}
+	})
+	t.Run("same-origin links.next with userinfo-free other port", func(t *testing.T) {
+		e := newEnv(t, sim.Options{Cards: 100}, nil)
+		e.sim.InjectFault(sim.Fault{Endpoint: "cards", Kind: sim.FaultForeignNext, URL: strings.Replace(e.srv.URL, "127.0.0.1", "localhost", 1), Pages: []int{1}})
+		if _, err := walk(t, e.c, 1); !errors.Is(err, ErrForeignOrigin) {
+			t.Fatalf("err = %v, want ErrForeignOrigin for another host name", err)
+		}
+	})
+	t.Run("loop", func(t *testing.T) {
+		e := newEnv(t, sim.Options{Cards: 100, Faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultLoopNext, LoopTo: 1, Pages: []int{3}}}}, nil)
+		pages, err := walk(t, e.c, 1)
+		if !errors.Is(err, ErrPaginationLoop) || len(pages) != 2 {
+			t.Fatalf("pages %d, err = %v; want 2 pages then ErrPaginationLoop", len(pages), err)
+		}
+	})
+	t.Run("links as []", func(t *testing.T) {
+		e := newEnv(t, sim.Options{Cards: 40, Faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultLinksArray}}}, nil)
+		pages, err := walk(t, e.c, 1)
+		if err != nil || len(pages) != 3 {
+			t.Fatalf("pages %d, err %v; want 3, nil", len(pages), err)
+		}
+	})
+	t.Run("total changing mid-walk is reported per page", func(t *testing.T) {
+		e := newEnv(t, sim.Options{Cards: 100, Faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultTotalChange, TotalDelta: 20, Pages: []int{4, 5}}}}, nil)
+		pages, err := walk(t, e.c, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var totals []string
+		for _, p := range pages {
+			totals = append(totals, fmt.Sprintf("%d/%d", p.Pagination.Total, p.Pagination.TotalPages))
+		}
+		if got, want := strings.Join(totals, " "), "100/7 100/7 100/7 120/8 120/8 100/7 100/7"; got != want {
+			t.Errorf("totals %q, want %q", got, want)
+		}
+	})
+	t.Run("cards added mid-walk", func(t *testing.T) {
+		e := newEnv(t, sim.Options{Cards: 30}, nil)
+		e.sim.OnPageServed(func(p int) {
+			for range 20 {
+				e.sim.AddCard()
+			}
+		})
+		// 20 new cards per 15-card page: the walk can never end by itself.
+		pages, err := walk(t, e.c, 1)
+		if !errors.Is(err, ErrPaginationLoop) {
+			t.Fatalf("err = %v, want ErrPaginationLoop from the cap", err)
+		}
+		if len(pages) != 2+pageSlack(2) {
+			t.Errorf("pages before the cap = %d, want %d", len(pages), 2+pageSlack(2))
+		}
+	})
+	t.Run("oversized body", func(t *testing.T) {
+		e := newEnv(t, sim.Options{Cards: 40, Faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultOversize, PadBytes: 300 << 10, Pages: []int{2}}}},
+			func(c *Config) { c.MaxBodyBytes = 256 << 10 })
+		pages, err := walk(t, e.c, 1)
+		var pe *ProtocolError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), "262144 bytes") || len(pages) != 1 {
+			t.Fatalf("pages %d, err = %v; want a *ProtocolError naming the limit after 1 page", len(pages), err)
+		}
+		if errors.Is(err, ErrUnavailable) || e.sim.Stats().PageRequests[2] != 1 {
+			t.Errorf("oversized body retried or classified as unavailable: %v", err)
+		}
+	})
+	t.Run("string ids and extra fields", func(t *testing.T) {
+		e := newEnv(t, sim.Options{Cards: 40, StringIDs: true, ExtraFields: true, PHPEscaping: true, IncludePAN: true, PreviousLinks: true}, nil)
+		pages, err := walk(t, e.c, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := e.sim.Cards()
+		i := 0
+		for _, p := range pages {
+			for _, c := range p.Cards {
+				if c.ID != want[i].ID || string(c.Raw) != string(want[i].JSON()) {
+					t.Fatalf("card %d differs", i)
+				}
+				i++
+			}
+		}
+	})
+	t.Run("resume from page 3", func(t *testing.T) {
+		e := newEnv(t, sim.Options{Cards: 100}, nil)
+		pages, err := walk(t, e.c, 3)
+		if err != nil || len(pages) != 5 || pages[0].Number != 3 {
+			t.Fatalf("pages %d (first %d), err %v; want 5 from 3", len(pages), pages[0].Number, err)
+		}
+	})
+	t.Run("empty account", func(t *testing.T) {
+		e := newEnv(t, sim.Options{}, nil)
+		pages, err := walk(t, e.c, 1)
+		if err != nil || len(pages) != 1 || len(pages[0].Cards) != 0 {
+			t.Fatalf("pages %d, err %v; want one empty page", len(pages), err)
+		}
+	})
+	t.Run("start past the end", func(t *testing.T) {
+		e := newEnv(t, sim.Options{Cards: 20}, nil)
+		pages, err := walk(t, e.c, 9)
+		if err != nil || len(pages) != 1 || len(pages[0].Cards) != 0 {
+			t.Fatalf("pages %d, err %v; want one empty page", len(pages), err)
+		}
+	})
+	t.Run("caller stops early", func(t *testing.T) {
+		e := newEnv(t, sim.Options{Cards: 100}, nil)
+		for p, err := range e.c.Pages(t.Context(), 1) {
+			if err != nil || p.Number != 1 {
+				t.Fatal(p, err)
+			}
+			break
+		}
+		if n := e.sim.Stats().Requests[sim.EndpointCards]; n != 1 {
+			t.Errorf("cards requests = %d, want 1", n)
+		}
+	})
+}
+
+// pageHandler serves synthetic card pages: page(n) returns the body.
+func pageHandler(page func(n int) string) http.HandlerFunc {
+	return tokenThen(`{"access_token":"t"}`, func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("page"))
+		writeJSON(w, 200, page(n))
+	})
+}
+
+func synthPage(n, totalPages int, next string) string {
+	return fmt.Sprintf(`{"data":[{"id":%d}],"meta":{"pagination":{"total":%d,"count":1,"per_page":1,"current_page":%d,"total_pages":%d,"links":{"next":%q}}}}`,
+		n, totalPages, n, totalPages, next)
+}
+
+func TestPagesProtocol(t *testing.T) {
+	t.Run("endless growth hits the cap", func(t *testing.T) {
+		var base string
+		c, srv, _ := handlerEnv(t, pageHandler(func(n int) string {
+			return synthPage(n, n+1, fmt.Sprintf("%s/cards?page=%d", base, n+1))
+		}), nil)
+		base = srv.URL
+		pages, err := walk(t, c, 1)
+		if !errors.Is(err, ErrPaginationLoop) || len(pages) != 2+pageSlack(2) {
+			t.Fatalf("pages %d, err %v; want %d then ErrPaginationLoop", len(pages), err, 2+pageSlack(2))
+		}
+	})
+	t.Run("wrong current_page", func(t *testing.T) {
+		c, _, _ := handlerEnv(t, pageHandler(func(n int) string { return synthPage(1, 5, "") }), nil)
+		_, err := walk(t, c, 2)
+		var pe *ProtocolError
+		if !errors.As(err, &pe) || pe.Field != "meta.pagination.current_page" {
+			t.Fatalf("err = %v, want a current_page protocol error", err)
+		}
+	})
+	t.Run("relative next is fine", func(t *testing.T) {
+		c, _, _ := handlerEnv(t, pageHandler(func(n int) string {
+			next := fmt.Sprintf("/cards?page=%d", n+1)
+			if n == 3 {
+				next = ""
+			}
+			return synthPage(n, 3, next)
+		}), nil)
+		pages, err := walk(t, c, 1)
+		if err != nil || len(pages) != 3 {
+			t.Fatalf("pages %d, err %v", len(pages), err)
+		}
+	})
+	t.Run("redirect to another origin", func(t *testing.T) {
+		var other counter
+		foreign := httptest.NewServer(&other)
+		defer foreign.Close()
+		c, _, _ := handlerEnv(t, tokenThen(`{"access_token":"t"}`, func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, foreign.URL+r.URL.Path, http.StatusFound)
+		}), nil)
+		_, err := walk(t, c, 1)
+		if !errors.Is(err, ErrForeignOrigin) || other.n.Load() != 0 {
+			t.Fatalf("err = %v, foreign requests %d; want ErrForeignOrigin and 0", err, other.n.Load())
+		}
+	})
+	t.Run("HTML 200", func(t *testing.T) {
+		n := 0
+		c, _, _ := handlerEnv(t, tokenThen(`{"access_token":"t"}`, func(w http.ResponseWriter, r *http.Request) {
+			n++
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = w.Write([]byte("<html>login</html>"))
+		}), nil)
+		_, err := walk(t, c, 1)
+		var pe *ProtocolError
+		if !errors.As(err, &pe) || pe.Transient || errors.Is(err, ErrUnavailable) || n != 1 {
+			t.Fatalf("err = %v after %d requests; want a permanent *ProtocolError after 1", err, n)
+		}
+	})
+	t.Run("vnd+json accepted", func(t *testing.T) {
+		c, _, _ := handlerEnv(t, tokenThen(`{"access_token":"t"}`, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/vnd.api+json; charset=utf-8")
+			_, _ = w.Write([]byte(synthPage(1, 1, "")))
+		}), nil)
+		if _, err := walk(t, c, 1); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("close-delimited truncated body is retried", func(t *testing.T) {
+		n := 0
+		c, _, _ := handlerEnv(t, tokenThen(`{"access_token":"t"}`, func(w http.ResponseWriter, r *http.Request) {
+			if n++; n == 1 {
+				writeJSON(w, 200, synthPage(1, 1, "")[:40])
+				return
+			}
+			writeJSON(w, 200, synthPage(1, 1, ""))
+		}), nil)
+		if _, err := walk(t, c, 1); err != nil || n != 2 {
+			t.Fatalf("err %v after %d requests; want success after 2", err, n)
+		}
+	})
+}
