@@ -109,7 +109,7 @@ func (w *Warehouse) Heartbeat(ctx context.Context, runID int64) error {
 	return nil
 }
 
-// AbandonStale marks `running` runs whose heartbeat is older than staleAfter
+// AbandonStale marks `running` runs whose heartbeat is at least staleAfter old (0: every running run, which is right when the caller holds the writer lock)
 // as `abandoned` (their checkpoint stays, so the next run resumes the walk)
 // and returns how many it marked. Call it at start, holding the writer lock.
 func (w *Warehouse) AbandonStale(ctx context.Context, staleAfter time.Duration) (int, error) {
@@ -120,7 +120,7 @@ func (w *Warehouse) AbandonStale(ctx context.Context, staleAfter time.Duration) 
 		res, err := tx.ExecContext(ctx, `UPDATE sync_runs
 			SET status = 'abandoned', finished_at = ?,
 			    error = coalesce(error, 'abandoned: no heartbeat since ' || heartbeat_at)
-			WHERE status = 'running' AND heartbeat_at < ?`, formatTime(now), cutoff)
+			WHERE status = 'running' AND heartbeat_at <= ?`, formatTime(now), cutoff)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,333 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/cardsync/cardsync/money"
+	"github.com/cardsync/cardsync/sim"
+)
+
+// binary is the cardsync executable built once for the whole package.
+var binary string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "cardsync-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "cardsync")
+	build := exec.Command("go", "build", "-o", binary, "../cmd/cardsync")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build cardsync:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// upstream is a simulator over real HTTP on loopback that also records
+// every Authorization header it received (for the secret checks).
+type upstream struct {
+	*sim.Server
+	URL string
+
+	mu     sync.Mutex
+	tokens map[string]bool
+}
+
+// newUpstream starts a simulator. Zero Window/Limit mean a fast scaled
+// window (1s, 1000 requests, 100 token requests).
+func newUpstream(t *testing.T, opts sim.Options) *upstream {
+	t.Helper()
+	if opts.Window == 0 {
+		opts.Window = time.Second
+	}
+	if opts.Limit == 0 {
+		opts.Limit = 1000
+	}
+	if opts.AuthLimit == 0 {
+		opts.AuthLimit = 100
+	}
+	u := &upstream{Server: sim.New(opts), tokens: map[string]bool{}}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && tok != "" {
+			u.mu.Lock()
+			u.tokens[tok] = true
+			u.mu.Unlock()
+		}
+		u.Server.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	u.URL = ts.URL
+	return u
+}
+
+// Tokens returns every bearer token the upstream has seen.
+func (u *upstream) Tokens() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var out []string
+	for tok := range u.tokens {
+		out = append(out, tok)
+	}
+	return out
+}
+
+// deployment is one warehouse and the environment the binary runs with.
+type deployment struct {
+	t   *testing.T
+	dir string
+	db  string
+	env map[string]string
+}
+
+func newDeployment(t *testing.T, up *upstream) *deployment {
+	t.Helper()
+	dir := t.TempDir()
+	d := &deployment{t: t, dir: dir, db: filepath.Join(dir, "warehouse.db"), env: map[string]string{
+		"CARDSYNC_API_EMAIL":           sim.DefaultEmail,
+		"CARDSYNC_API_PASSWORD":        sim.DefaultPassword,
+		"CARDSYNC_API_RATE_LIMIT":      "1000/1s",
+		"CARDSYNC_API_AUTH_RATE_LIMIT": "100/1s",
+		"CARDSYNC_API_TIMEOUT":         "5s",
+		"CARDSYNC_API_MAX_WAIT":        "10s",
+		"CARDSYNC_LOG_FORMAT":          "json",
+		"CARDSYNC_LOG_LEVEL":           "debug",
+	}}
+	if up != nil {
+		d.env["CARDSYNC_API_BASE_URL"] = up.URL
+	}
+	d.env["CARDSYNC_WAREHOUSE_PATH"] = d.db
+	return d
+}
+
+func (d *deployment) environ() []string {
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + d.dir}
+	for k, v := range d.env {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// command returns the built binary ready to run with the deployment's
+// environment.
+func (d *deployment) command(ctx context.Context, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = d.environ()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &lockedWriter{w: &stdout}, &lockedWriter{w: &stderr}
+	return cmd, &stdout, &stderr
+}
+
+// run runs the binary to completion and returns its exit code and output.
+func (d *deployment) run(args ...string) (int, string, string) {
+	d.t.Helper()
+	ctx, cancel := context.WithTimeout(d.t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd, stdout, stderr := d.command(ctx, args...)
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			d.t.Fatalf("run %v: %v", args, err)
+		}
+		code = ee.ExitCode()
+	}
+	return code, stdout.String(), stderr.String()
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// openRO opens the warehouse read-only, as an analyst would.
+func openRO(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func queryInt(t *testing.T, db *sql.DB, q string, args ...any) int64 {
+	t.Helper()
+	var n sql.NullInt64
+	if err := db.QueryRow(q, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return n.Int64
+}
+
+// canonicalJSON decodes JSON without float64 so documents compare by value.
+func canonicalJSON(t *testing.T, b []byte) any {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("decode %s: %v", b, err)
+	}
+	return v
+}
+
+// assertStructural checks the invariants that hold after any run, complete
+// or not: integrity, no duplicate cards or current versions, page atomicity
+// (an in-progress walk's committed rows match its checkpoint).
+func assertStructural(t *testing.T, path string) {
+	t.Helper()
+	db := openRO(t, path)
+	var integrity string
+	if err := db.QueryRow(`PRAGMA integrity_check`).Scan(&integrity); err != nil || integrity != "ok" {
+		t.Fatalf("integrity_check = %q, %v", integrity, err)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM (SELECT card_id FROM cards GROUP BY card_id HAVING count(*) > 1)`); n != 0 {
+		t.Errorf("%d duplicated card ids", n)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM (SELECT card_id FROM card_versions WHERE valid_to IS NULL GROUP BY card_id HAVING count(*) > 1)`); n != 0 {
+		t.Errorf("%d cards with more than one current version", n)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM cards c WHERE NOT EXISTS (SELECT 1 FROM card_versions v WHERE v.card_id = c.card_id AND v.valid_to IS NULL)`); n != 0 {
+		t.Errorf("%d cards without a current version", n)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM sync_runs WHERE status NOT IN ('running','succeeded','failed','interrupted','abandoned')`); n != 0 {
+		t.Errorf("%d runs with an unknown status", n)
+	}
+}
+
+// assertTruth checks that the warehouse equals the simulator: every card
+// listed upstream is current with its latest content, no other card is
+// current, and the latest account snapshot equals the account.
+func assertTruth(t *testing.T, up *upstream, path string) {
+	t.Helper()
+	assertStructural(t, path)
+	db := openRO(t, path)
+	rows, err := db.Query(`SELECT card_id, data FROM cards WHERE removed_at IS NULL`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]byte{}
+	for rows.Next() {
+		var id string
+		var data []byte
+		if err := rows.Scan(&id, &data); err != nil {
+			t.Fatal(err)
+		}
+		got[id] = data
+	}
+	rows.Close()
+	truth := up.Cards()
+	if len(got) != len(truth) {
+		t.Errorf("warehouse has %d current cards, simulator %d", len(got), len(truth))
+	}
+	lost := 0
+	for _, c := range truth {
+		data, ok := got[c.ID]
+		if !ok {
+			lost++
+			continue
+		}
+		if !reflect.DeepEqual(canonicalJSON(t, data), canonicalJSON(t, c.JSON())) {
+			t.Errorf("card %s content differs:\n got %s\nwant %s", c.ID, data, c.JSON())
+		}
+	}
+	if lost > 0 {
+		t.Errorf("%d cards lost", lost)
+	}
+	acct := up.Account()
+	for col, want := range map[string]*string{
+		"transfer_amount": acct.TransferAmount, "reach_amount": acct.ReachAmount,
+		"authorizations": acct.Authorizations, "balance": acct.Balance,
+		"cards_balance": acct.CardsBalance, "available_recharge_balance": acct.AvailableRechargeBalance,
+	} {
+		var gotText sql.NullString
+		if err := db.QueryRow(`SELECT ` + col + ` FROM account_balances ORDER BY snapshot_id DESC LIMIT 1`).Scan(&gotText); err != nil {
+			t.Fatalf("account_balances.%s: %v", col, err)
+		}
+		switch {
+		case want == nil && gotText.Valid:
+			t.Errorf("account %s = %q, want NULL", col, gotText.String)
+		case want != nil:
+			w, err := money.Parse(*want, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if gotText.String != w.String() {
+				t.Errorf("account %s = %q, want %q", col, gotText.String, w.String())
+			}
+		}
+	}
+}
+
+// contentHash hashes the warehouse's data tables (not run bookkeeping), to
+// show that a run with no upstream change alters nothing.
+func contentHash(t *testing.T, path string) string {
+	t.Helper()
+	db := openRO(t, path)
+	var b strings.Builder
+	for _, q := range []string{
+		`SELECT card_id, data, first_seen_at, updated_at, coalesce(removed_at,''), first_seen_run FROM cards ORDER BY card_id`,
+		`SELECT card_id, version, valid_from, coalesce(valid_to,''), run_id, change, data FROM card_versions ORDER BY card_id, version`,
+		`SELECT name, json_types, first_run FROM card_fields ORDER BY name`,
+	} {
+		rows, err := db.Query(q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		cols, _ := rows.Columns()
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&b, "%v\n", vals)
+		}
+		rows.Close()
+	}
+	return b.String()
+}
+
+// extraFetches counts card pages requested more than once.
+func extraFetches(st sim.Stats) int64 {
+	var n int64
+	for _, c := range st.PageRequests {
+		if c > 1 {
+			n += c - 1
+		}
+	}
+	return n
+}
