@@ -174,3 +174,7 @@ func (c *counter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.n.Add(1)
 	writeJSON(w, http.StatusOK, `{}`)
 }
+
+func contextWithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, d)
+}
