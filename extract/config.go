@@ -96,8 +96,9 @@ type Config struct {
 	Now func() time.Time
 	// Transport replaces the built-in transport (tests).
 	Transport http.RoundTripper
-	// OnWait, when set, is called before every backoff or rate-limit pause
-	// longer than a pacing interval, with a short reason.
+	// OnWait, when set, is called before every retry wait (backoff after a
+	// 429, 5xx or network error, Retry-After included) with a short reason
+	// and the wait; ordinary pacing waits are not reported.
 	OnWait func(reason string, d time.Duration)
 }
 
