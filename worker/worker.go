@@ -349,6 +349,8 @@ func (j *Job) finishWalk(ctx context.Context, log *slog.Logger, runID int64, res
 // returns "" for a complete, consistent walk.
 func inconsistency(s load.WalkSummary) string {
 	switch {
+	case s.WalkID == 0:
+		return "no page was committed in this walk"
 	case s.TotalChanged:
 		return fmt.Sprintf("total changed during the walk (first %d, last %d)", s.FirstTotal, s.LastTotal)
 	case s.DuplicateIDs > 0:

@@ -1,0 +1,228 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cardsync/cardsync/extract"
+	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/sim"
+)
+
+func TestInconsistency(t *testing.T) {
+	tests := []struct {
+		name string
+		sum  load.WalkSummary
+		want string
+	}{
+		{name: "consistent", sum: load.WalkSummary{WalkID: 1, DistinctIDs: 30, FirstTotal: 30, LastTotal: 30}},
+		{name: "empty account", sum: load.WalkSummary{WalkID: 1}},
+		{name: "total changed", sum: load.WalkSummary{WalkID: 1, DistinctIDs: 30, FirstTotal: 30, LastTotal: 31, TotalChanged: true}, want: "total changed"},
+		{name: "duplicates", sum: load.WalkSummary{WalkID: 1, DistinctIDs: 29, DuplicateIDs: 1, FirstTotal: 30, LastTotal: 30}, want: "more than one page"},
+		{name: "missed cards", sum: load.WalkSummary{WalkID: 1, DistinctIDs: 29, FirstTotal: 30, LastTotal: 30}, want: "distinct cards"},
+		{name: "no page committed", sum: load.WalkSummary{}, want: "no page"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := inconsistency(tt.sum)
+			if (got == "") != (tt.want == "") || (tt.want != "" && !strings.Contains(got, tt.want)) {
+				t.Errorf("inconsistency(%+v) = %q, want %q", tt.sum, got, tt.want)
+			}
+		})
+	}
+}
+
+type fixture struct {
+	srv *sim.Server
+	job *Job
+	wh  *load.Warehouse
+}
+
+func newFixture(t *testing.T, opts sim.Options) *fixture {
+	t.Helper()
+	opts.Window, opts.Limit, opts.AuthLimit = time.Second, 10000, 100
+	srv := sim.New(opts)
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	client, err := extract.New(extract.Config{
+		BaseURL:       ts.URL,
+		Email:         sim.DefaultEmail,
+		Password:      sim.DefaultPassword,
+		RateLimit:     extract.Rate{N: 10000, Per: time.Second},
+		AuthRateLimit: extract.Rate{N: 100, Per: time.Second},
+		Timeout:       5 * time.Second,
+		MaxWait:       2 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "w.db")
+	wh, err := load.Open(t.Context(), path, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { wh.Close() })
+	return &fixture{srv: srv, wh: wh, job: &Job{Client: client, Warehouse: wh, DBPath: path, Version: "test"}}
+}
+
+func (f *fixture) currentCards(t *testing.T) int {
+	t.Helper()
+	st, err := f.wh.Status(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(st.CurrentCards)
+}
+
+func TestInterruptedRunResumes(t *testing.T) {
+	f := newFixture(t, sim.Options{Seed: 2, Cards: 100}) // 7 pages
+	ctx, cancel := context.WithCancel(t.Context())
+	f.srv.OnPageServed(func(page int) {
+		if page == 3 {
+			cancel()
+		}
+	})
+	res, err := f.job.Run(ctx, TriggerBackfill, Options{})
+	if !errors.Is(err, ErrInterrupted) || res.Status != "interrupted" {
+		t.Fatalf("first run: status %q err %v, want interrupted", res.Status, err)
+	}
+	cp, err := f.wh.Checkpoint(t.Context(), Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The cancel comes while page 3 is being served, so page 3 never
+	// arrives: pages 1 and 2 are committed.
+	if !cp.InProgress || cp.NextPage != 3 {
+		t.Fatalf("checkpoint %+v, want next page 3 in progress", cp)
+	}
+	f.srv.OnPageServed(nil)
+	res, err = f.job.Run(t.Context(), TriggerBackfill, Options{})
+	if err != nil {
+		t.Fatalf("resumed run: %v", err)
+	}
+	if !res.Resumed || res.StartPage != 3 || res.Pages != 5 {
+		t.Errorf("resumed run %+v, want resume at page 3 with 5 pages", res)
+	}
+	if !res.WalkConsistent {
+		t.Errorf("a resumed walk of an unchanged account must be consistent: %s", res.Inconsistency)
+	}
+	if got := f.currentCards(t); got != 100 {
+		t.Errorf("%d current cards, want 100", got)
+	}
+	if extra := extraFetches(f.srv.Stats()); extra > 1 {
+		t.Errorf("%d pages fetched twice across one interruption, want at most 1", extra)
+	}
+}
+
+func extraFetches(st sim.Stats) int64 {
+	var n int64
+	for _, c := range st.PageRequests {
+		if c > 1 {
+			n += c - 1
+		}
+	}
+	return n
+}
+
+func TestFailedRunKeepsCheckpoint(t *testing.T) {
+	f := newFixture(t, sim.Options{Seed: 4, Cards: 100})
+	f.srv.InjectFault(sim.Fault{Endpoint: sim.EndpointCards, Kind: sim.FaultForeignNext, URL: "http://127.0.0.2:9/cards?page=4", Pages: []int{3}})
+	res, err := f.job.Run(t.Context(), TriggerBackfill, Options{})
+	if !errors.Is(err, extract.ErrForeignOrigin) || res.Status != "failed" {
+		t.Fatalf("run: status %q err %v, want failed with ErrForeignOrigin", res.Status, err)
+	}
+	cp, _ := f.wh.Checkpoint(t.Context(), Stream)
+	if cp.NextPage != 3 {
+		t.Errorf("checkpoint next page %d, want 3 (page 3 refused)", cp.NextPage)
+	}
+	f.srv.ClearFaults()
+	res, err = f.job.Run(t.Context(), TriggerBackfill, Options{})
+	if err != nil || !res.Resumed || res.StartPage != 3 {
+		t.Fatalf("second run %+v err %v, want a resume at page 3", res, err)
+	}
+	if got := f.currentCards(t); got != 100 {
+		t.Errorf("%d current cards, want 100", got)
+	}
+}
+
+func TestRestartDiscardsCheckpoint(t *testing.T) {
+	f := newFixture(t, sim.Options{Seed: 4, Cards: 40})
+	ctx, cancel := context.WithCancel(t.Context())
+	f.srv.OnPageServed(func(page int) {
+		if page == 1 {
+			cancel()
+		}
+	})
+	if _, err := f.job.Run(ctx, TriggerBackfill, Options{}); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("first run: %v", err)
+	}
+	f.srv.OnPageServed(nil)
+	res, err := f.job.Run(t.Context(), TriggerBackfill, Options{Restart: true})
+	if err != nil || res.Resumed || res.StartPage != 1 || res.Pages != 3 {
+		t.Fatalf("restart run %+v err %v, want a fresh walk of 3 pages", res, err)
+	}
+}
+
+func TestEmptyAccountAndFinishedCheckpoint(t *testing.T) {
+	f := newFixture(t, sim.Options{Seed: 1, Cards: 0})
+	res, err := f.job.Run(t.Context(), TriggerBackfill, Options{})
+	if err != nil || !res.WalkConsistent || res.Cards != 0 {
+		t.Fatalf("empty account run %+v err %v", res, err)
+	}
+}
+
+func TestSecondRunOnlySeesChanges(t *testing.T) {
+	f := newFixture(t, sim.Options{Seed: 8, Cards: 50})
+	if _, err := f.job.Run(t.Context(), TriggerSchedule, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	cards := f.srv.Cards()
+	f.srv.UpdateCard(cards[0].ID)
+	f.srv.RemoveCard(cards[20].ID)
+	res, err := f.job.Run(t.Context(), TriggerSchedule, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.New != 0 || res.Changed != 1 || res.Unchanged != 48 || res.Removed != 1 {
+		t.Errorf("second run %+v, want 1 changed, 48 unchanged, 1 removed", res)
+	}
+	if res.AuthRequests != 0 {
+		t.Errorf("second run made %d token requests; the token in hand is valid", res.AuthRequests)
+	}
+}
+
+// TestResumeAfterLastPageCommitted covers a crash between the last page's
+// commit and the end of the walk: the checkpoint points past the last page.
+func TestResumeAfterLastPageCommitted(t *testing.T) {
+	f := newFixture(t, sim.Options{Seed: 6, Cards: 30}) // 2 pages
+	runID, err := f.wh.StartRun(t.Context(), TriggerBackfill, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cards := f.srv.Cards()
+	for page := 1; page <= 2; page++ {
+		var batch []load.Card
+		for _, c := range cards[(page-1)*15 : page*15] {
+			batch = append(batch, load.Card{ID: c.ID, Data: c.JSON()})
+		}
+		if _, err := f.wh.CommitPage(t.Context(), runID, load.Page{Stream: Stream, Number: page, TotalPages: 2, TotalItems: 30, Cards: batch, FetchedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The process died here: the run is still "running", the walk open.
+	res, err := f.job.Run(t.Context(), TriggerBackfill, Options{})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if !res.Resumed || res.StartPage != 3 || !res.WalkConsistent || res.Cards != 0 {
+		t.Errorf("run %+v, want a resume past the last page that closes a consistent walk", res)
+	}
+	if got := f.currentCards(t); got != 30 {
+		t.Errorf("%d current cards, want 30", got)
+	}
+}
