@@ -219,7 +219,12 @@ func (m *Main) settings(cf commonFlags, needAPI bool) (Settings, error) {
 
 // logger builds the logger the settings ask for.
 func (m *Main) logger(s Settings) *slog.Logger {
-	l, err := newLogger(m.Stderr, s.LogLevel, s.LogFormat, m.Getenv)
+	return m.loggerTo(m.Stderr, s)
+}
+
+// loggerTo is logger writing through out (which wraps m.Stderr).
+func (m *Main) loggerTo(out io.Writer, s Settings) *slog.Logger {
+	l, err := newLoggerTo(out, m.Stderr, s.LogLevel, s.LogFormat, m.Getenv)
 	if err != nil {
 		return slog.New(slog.NewJSONHandler(m.Stderr, nil))
 	}

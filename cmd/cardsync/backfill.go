@@ -38,8 +38,14 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	var prog *progressLine
 	log := m.logger(s)
-	res, err := m.backfill(ctx, s, log, worker.TriggerBackfill, *restart, !*noProgress && isTerminal(m.Stderr))
+	if !*noProgress && isTerminal(m.Stderr) {
+		prog = &progressLine{w: m.Stderr}
+		// Log lines go through the progress line so they never collide.
+		log = m.loggerTo(prog, s)
+	}
+	res, err := m.backfill(ctx, s, log, worker.TriggerBackfill, *restart, prog)
 	if err != nil {
 		return err
 	}
@@ -48,12 +54,12 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 }
 
 // backfill opens everything and runs one sync.
-func (m *Main) backfill(ctx context.Context, s Settings, log *slog.Logger, trigger string, restart, live bool) (worker.Result, error) {
-	var prog *progressLine
-	if live {
-		prog = &progressLine{w: m.Stderr, start: time.Now()}
+func (m *Main) backfill(ctx context.Context, s Settings, log *slog.Logger, trigger string, restart bool, prog *progressLine) (worker.Result, error) {
+	var onWait func(string, time.Duration)
+	if prog != nil {
+		onWait = prog.onWait
 	}
-	client, err := newClient(s, log, prog.onWait)
+	client, err := newClient(s, log, onWait)
 	if err != nil {
 		return worker.Result{}, err
 	}
@@ -90,14 +96,29 @@ func printSummary(w io.Writer, r worker.Result) {
 	}
 }
 
-// progressLine draws one self-rewriting status line on a terminal.
+// progressLine draws one self-rewriting status line on a terminal. It is
+// also the log's writer: a log line clears the progress line, prints, and
+// the progress line is drawn again below it.
 type progressLine struct {
 	mu      sync.Mutex
 	w       io.Writer
-	start   time.Time
 	waiting string
 	last    worker.Progress
 	drawn   bool
+}
+
+// Write prints a log line above the progress line.
+func (p *progressLine) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+	n, err := p.w.Write(b)
+	if p.drawn {
+		p.draw()
+	}
+	return n, err
 }
 
 func (p *progressLine) update(pr worker.Progress) {
@@ -139,6 +160,7 @@ func (p *progressLine) draw() {
 	p.drawn = true
 }
 
+// done removes the progress line; the run summary follows on stdout.
 func (p *progressLine) done() {
 	if p == nil {
 		return
@@ -146,6 +168,7 @@ func (p *progressLine) done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.drawn {
-		fmt.Fprintln(p.w)
+		fmt.Fprint(p.w, "\r\033[K")
+		p.drawn = false
 	}
 }

@@ -16,6 +16,13 @@ import (
 // newLogger picks the handler: tint on a terminal, JSON under journald or
 // when the output is not a terminal. getenv reads JOURNAL_STREAM.
 func newLogger(w io.Writer, level, format string, getenv func(string) string) (*slog.Logger, error) {
+	return newLoggerTo(w, w, level, format, getenv)
+}
+
+// newLoggerTo is newLogger writing to out while deciding the format from
+// the terminal behind term (out may wrap it, as the progress line does).
+func newLoggerTo(out, term io.Writer, level, format string, getenv func(string) string) (*slog.Logger, error) {
+	w := out
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("log level %q: %w", level, err)
@@ -29,7 +36,7 @@ func newLogger(w io.Writer, level, format string, getenv func(string) string) (*
 	case "tint":
 		return slog.New(tint.NewHandler(w, &tint.Options{Level: lvl, TimeFormat: time.DateTime, ReplaceAttr: redactAttr, NoColor: getenv("NO_COLOR") != ""})), nil
 	case "auto", "":
-		if isTerminal(w) && !underJournal(w, getenv) {
+		if isTerminal(term) && !underJournal(term, getenv) {
 			return slog.New(tint.NewHandler(w, &tint.Options{Level: lvl, TimeFormat: time.DateTime, ReplaceAttr: redactAttr, NoColor: getenv("NO_COLOR") != ""})), nil
 		}
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
