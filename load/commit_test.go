@@ -82,7 +82,7 @@ func TestCommitPageChangedAndNew(t *testing.T) {
 
 func TestCommitPageErrorLeavesNothing(t *testing.T) {
 	tests := []struct {
-		name  string
+		name   string
 		break_ func(p *Page)
 	}{
 		{"invalid JSON mid-page", func(p *Page) { p.Cards[7].Data = []byte(`{"id":8,"broken":`) }},

@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -106,3 +107,12 @@ func queryString(t *testing.T, w *Warehouse, q string, args ...any) string {
 }
 
 var _ = context.Background
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

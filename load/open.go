@@ -165,6 +165,10 @@ func OpenReadOnly(ctx context.Context, path string) (*Warehouse, error) {
 		err = checkVersions(version, appID, latestVersion())
 		if err == nil && version == 0 {
 			err = ErrNotMigrated
+			var n int
+			if qerr := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&n); qerr == nil && n > 0 {
+				err = fmt.Errorf("%w: the file has %d schema objects and no user_version", ErrForeignDatabase, n)
+			}
 		}
 	}
 	if err != nil {

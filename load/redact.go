@@ -1,6 +1,7 @@
 package load
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -221,8 +222,11 @@ func jsonType(first byte) string {
 }
 
 func appendJSONString(out []byte, s string) []byte {
-	b, _ := json.Marshal(s) // a Go string always marshals
-	return append(out, b...)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a Go string always encodes
+	return append(out, bytes.TrimSuffix(b.Bytes(), []byte("\n"))...)
 }
 
 func isDigits(s string) bool {
