@@ -146,7 +146,9 @@ func exitCode(err error) int {
 		return exitWarehouse
 	case errors.Is(err, extract.ErrUnavailable):
 		return exitUnavailable
-	case errors.As(err, &pe):
+	case errors.As(err, &pe), errors.Is(err, extract.ErrForeignOrigin), errors.Is(err, extract.ErrPaginationLoop):
+		// A foreign links.next or a pagination that does not advance is
+		// data the API sent that cardsync refuses, like malformed JSON.
 		return exitBadData
 	}
 	return exitFailure

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/cardsync/cardsync/extract"
+	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/worker"
+)
+
+func TestExitCode(t *testing.T) {
+	wrap := func(err error) error { return fmt.Errorf("walk cards: fetch cards page 2: %w", err) }
+	cases := []struct {
+		name string
+		err  error
+		want int
+	}{
+		{"config", &ConfigError{Key: "api.base_url", Msg: "x"}, exitConfig},
+		{"locked", wrap(load.ErrLocked), exitLocked},
+		{"interrupted", wrap(context.Canceled), exitInterrupted},
+		{"auth", wrap(extract.ErrUnauthenticated), exitAuth},
+		{"warehouse", wrap(worker.ErrWarehouse), exitWarehouse},
+		{"unavailable", wrap(&extract.WaitError{Last: fmt.Errorf("%w: status 503", extract.ErrUnavailable)}), exitUnavailable},
+		{"protocol", wrap(&extract.ProtocolError{Reason: "response body exceeds the limit"}), exitBadData},
+		{"foreign links.next", wrap(fmt.Errorf("links.next points elsewhere: %w", extract.ErrForeignOrigin)), exitBadData},
+		{"pagination loop", wrap(fmt.Errorf("links.next names page 1 after page 3: %w", extract.ErrPaginationLoop)), exitBadData},
+		{"other", errors.New("boom"), exitFailure},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := exitCode(tc.err); got != tc.want {
+				t.Errorf("exitCode(%v) = %d, want %d", tc.err, got, tc.want)
+			}
+		})
+	}
+}
