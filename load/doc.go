@@ -1,5 +1,58 @@
 // Package load is the only package that opens the SQLite warehouse: it
-// migrates the schema, upserts cards and versions, stores account snapshots,
-// run history and page checkpoints. It never speaks HTTP and never imports
-// package extract.
+// migrates the schema (package schema), upserts cards and versions, stores
+// account snapshots, run history and page checkpoints. It never speaks HTTP
+// and never imports package extract.
+//
+// # Writing
+//
+// Open holds one connection (SetMaxOpenConns(1)) with its pragmas in a
+// file: DSN: WAL (checked after open), busy_timeout 5 s, foreign_keys,
+// synchronous FULL by default, journal_size_limit 64 MiB, trusted_schema OFF,
+// _txlock=immediate (every write is BEGIN IMMEDIATE) and _time_format=sqlite.
+// Every time is stored as UTC text YYYY-MM-DDTHH:MM:SSZ from Options.Now.
+// A page is one transaction (CommitPage): cards, versions, the walk's seen
+// ids, card_fields/cards_flat, the run_pages audit row, the checkpoint and
+// the run's counters commit together or not at all. Unchanged cards are not
+// written at all; last_seen_at/last_seen_run of the cards a walk saw are
+// brought up to date once, set-based, when the walk finishes (FinishWalk or
+// ResetCheckpoint), so during a walk they show the previous walk.
+//
+// One writer process per warehouse: callers take AcquireLock(path) (an
+// flock on path+".lock" that dies with the process) before Open.
+//
+// # Redaction
+//
+// Before anything is stored (cards.data, card_versions.data,
+// account_snapshots.raw), every JSON string holding a 13–19 digit sequence
+// (digits optionally separated by single spaces or dashes) that passes the
+// Luhn check is masked to its first 6 and last 4 digits, a JSON number of
+// that shape becomes such a masked string, and keys named cvv, cvc, cvv2,
+// cvc2, pin, security_code, securitycode (any case, plus
+// Options.RedactFields) are dropped at any depth. Documents are re-written
+// compactly with their key order and number text unchanged.
+//
+// # Analysts reading the file
+//
+// Analysts open the database read-only (sqlite3 'file:/path/warehouse.db?mode=ro',
+// or OpenReadOnly) while the worker writes: WAL lets them read a stable
+// snapshot without blocking the writer. During a run the WAL is checkpointed
+// PASSIVE only (SQLite's autocheckpoint), so a long analyst transaction
+// never stalls the worker; it only lets the WAL grow until the reader leaves.
+// Optimize, after each run and on Close, tries a TRUNCATE checkpoint with a
+// 200 ms busy timeout and gives up quietly if a reader holds a snapshot.
+//
+// What a non-root analyst needs:
+//   - read permission on the directory and on warehouse.db, -wal and -shm: the
+//     files are created with Options.FileMode (default 0640) exactly, and
+//     SQLite gives -wal/-shm the database file's mode; put the analysts in
+//     the file's group (a setgid state directory, mode 2750, makes new files
+//     inherit its group);
+//   - -wal and -shm must exist, because a reader without write access to the
+//     directory cannot create them. The writer therefore sets
+//     SQLITE_FCNTL_PERSIST_WAL (reachable through modernc's FileControl):
+//     when the worker stops, -wal (truncated to 0 bytes) and -shm stay in
+//     place, and a read-only analyst can open the database whether the
+//     worker is running or stopped. Do not delete them by hand.
+//
+// Readers never need write access; they cannot write (mode=ro).
 package load
