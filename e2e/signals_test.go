@@ -1,0 +1,683 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/sim"
+)
+
+// watchEvery is how often the tests look at the warehouse (read-only) while
+// the binary runs; every wait also has a deadline.
+const watchEvery = 20 * time.Millisecond
+
+// bgProc is the built binary running in the background.
+type bgProc struct {
+	cmd            *exec.Cmd
+	stdout, stderr *bytes.Buffer
+	done           chan struct{}
+	err            error
+}
+
+// start starts the binary with args; t.Cleanup kills it if the test did
+// not wait for it.
+func (d *deployment) startBG(args ...string) *bgProc {
+	d.t.Helper()
+	ctx, cancel := context.WithTimeout(d.t.Context(), 2*time.Minute)
+	cmd, stdout, stderr := d.command(ctx, args...)
+	if err := cmd.Start(); err != nil {
+		cancel()
+		d.t.Fatalf("start %v: %v", args, err)
+	}
+	p := &bgProc{cmd: cmd, stdout: stdout, stderr: stderr, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		cancel()
+		close(p.done)
+	}()
+	d.t.Cleanup(func() {
+		if !p.exited() {
+			_ = cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+func (p *bgProc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// wait waits for the process to exit and returns its exit code (-1 when a
+// signal ended it).
+func (p *bgProc) wait(t *testing.T, timeout time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(timeout):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		t.Fatalf("%v still running after %s; killed\nstderr:\n%s", p.cmd.Args[1:], timeout, lastLines(p.stderr.String()))
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// lastLines returns the last lines of a log, for failure messages.
+func lastLines(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > 25 {
+		lines = lines[len(lines)-25:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// roWatch reads the warehouse read-only while a process writes it. It opens
+// the database only once the writer has created its WAL.
+type roWatch struct {
+	t    *testing.T
+	path string
+	db   *sql.DB
+}
+
+func newROWatch(t *testing.T, path string) *roWatch { return &roWatch{t: t, path: path} }
+
+// int runs a one-value query; ok is false while the warehouse or its
+// tables do not exist yet.
+func (w *roWatch) int(q string) (n int64, ok bool) {
+	if w.db == nil {
+		if _, err := os.Stat(w.path + "-wal"); err != nil {
+			return 0, false
+		}
+		w.db = openRO(w.t, w.path)
+	}
+	var v sql.NullInt64
+	if err := w.db.QueryRow(q).Scan(&v); err != nil {
+		return 0, false
+	}
+	return v.Int64, true
+}
+
+// pollUntil polls cond every watchEvery pollUntil it holds. It fails the test at
+// the deadline, or at once if one of the processes exits meanwhile.
+func pollUntil(t *testing.T, timeout time.Duration, what string, cond func() bool, procs ...*bgProc) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(watchEvery)
+	defer tick.Stop()
+	for !cond() {
+		for _, p := range procs {
+			if p.exited() {
+				t.Fatalf("waiting for %s: %v exited (%v)\nstdout:\n%s\nstderr:\n%s", what, p.cmd.Args[1:], p.err, p.stdout, lastLines(p.stderr.String()))
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("waiting for %s: %v", what, t.Context().Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// waitPages waits pollUntil the warehouse has at least n committed pages.
+func waitPages(t *testing.T, w *roWatch, n int64, procs ...*bgProc) {
+	t.Helper()
+	pollUntil(t, 20*time.Second, fmt.Sprintf("%d committed pages", n), func() bool {
+		got, ok := w.int(`SELECT count(*) FROM run_pages`)
+		return ok && got >= n
+	}, procs...)
+}
+
+// syncRun is one sync_runs row.
+type syncRun struct {
+	id                 int64
+	trigger, status    string
+	started, finished  string
+	errText            string
+	pages, cards       int64
+	ended              bool
+	startedAt, endedAt time.Time
+}
+
+// syncRuns reads every run row, oldest first.
+func syncRuns(t *testing.T, path string) []syncRun {
+	t.Helper()
+	db := openRO(t, path)
+	rows, err := db.Query(`SELECT run_id, trigger, status, started_at, coalesce(finished_at, ''), coalesce(error, ''),
+		pages, cards_seen FROM sync_runs ORDER BY run_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []syncRun
+	for rows.Next() {
+		var r syncRun
+		if err := rows.Scan(&r.id, &r.trigger, &r.status, &r.started, &r.finished, &r.errText,
+			&r.pages, &r.cards); err != nil {
+			t.Fatal(err)
+		}
+		r.ended = r.finished != ""
+		r.startedAt, _ = time.Parse(time.RFC3339, r.started)
+		r.endedAt, _ = time.Parse(time.RFC3339, r.finished)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func (r syncRun) String() string {
+	return fmt.Sprintf("run %d %s %s [%s, %s] pages=%d cards=%d err=%q", r.id, r.trigger, r.status, r.started, r.finished, r.pages, r.cards, r.errText)
+}
+
+// assertRunHistory checks the run history after lock contention: no run is
+// left running, no two runs overlap in time, and every complete walk was
+// finished by exactly one succeeded run (and no succeeded run finished no
+// walk).
+func assertRunHistory(t *testing.T, path string) []syncRun {
+	t.Helper()
+	runs := syncRuns(t, path)
+	for _, r := range runs {
+		if r.status == "running" || !r.ended {
+			t.Errorf("left unfinished: %v", r)
+		}
+	}
+	for i, a := range runs {
+		for _, b := range runs[i+1:] {
+			// Times have one-second resolution: a run that starts in the
+			// second another ended touches it without overlapping.
+			if a.startedAt.Before(b.endedAt) && b.startedAt.Before(a.endedAt) {
+				t.Errorf("runs overlap:\n  %v\n  %v", a, b)
+			}
+		}
+	}
+	db := openRO(t, path)
+	walks := queryInt(t, db, `SELECT count(*) FROM sync_walks WHERE outcome = 'complete'`)
+	finishedBySuccess := queryInt(t, db, `SELECT count(*) FROM sync_walks w JOIN sync_runs r ON r.run_id = w.finished_run
+		WHERE w.outcome = 'complete' AND r.status = 'succeeded'`)
+	succeeded := queryInt(t, db, `SELECT count(*) FROM sync_runs WHERE status = 'succeeded'`)
+	if walks != finishedBySuccess || succeeded != walks {
+		t.Errorf("%d complete walks, %d of them finished by a succeeded run; %d succeeded runs", walks, finishedBySuccess, succeeded)
+	}
+	return runs
+}
+
+// cardsCheckpoint returns the cards checkpoint's next page and whether a
+// walk is open.
+func cardsCheckpoint(t *testing.T, path string) (int64, bool) {
+	t.Helper()
+	db := openRO(t, path)
+	var next int64
+	if err := db.QueryRow(`SELECT next_page FROM sync_checkpoints WHERE stream = 'cards'`).Scan(&next); err != nil && err != sql.ErrNoRows {
+		t.Fatal(err)
+	}
+	open := queryInt(t, db, `SELECT count(*) FROM sync_walks WHERE stream = 'cards' AND finished_at IS NULL`)
+	return next, open == 1
+}
+
+var resumedPageRE = regexp.MustCompile(`resumed an interrupted walk at page (\d+)`)
+
+// resumedAtPage returns the page a backfill's summary says it resumed at, or 0.
+func resumedAtPage(stdout string) int64 {
+	m := resumedPageRE.FindStringSubmatch(stdout)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(m[1], 10, 64)
+	return n
+}
+
+// TestSIGTERMServe stops the daemon with SIGTERM in the middle of its
+// start-up walk: it must exit 0 within 5 s, record the run as interrupted
+// and keep the checkpoint; a backfill then resumes from that checkpoint and
+// the warehouse equals the simulator.
+func TestSIGTERMServe(t *testing.T) {
+	cards := 1500
+	if testing.Short() {
+		cards = 900
+	}
+	up := newUpstream(t, sim.Options{Seed: 21, Cards: cards, Limit: 5000})
+	d := newDeployment(t, up)
+	// 40 requests/s: a walk of 100 pages takes about 2.5 s.
+	d.env["CARDSYNC_API_RATE_LIMIT"] = "40/1s"
+	d.env["CARDSYNC_SCHEDULE_RUN_ON_START"] = "true"
+	serve := d.startBG("serve")
+	w := newROWatch(t, d.db)
+	waitPages(t, w, 3, serve)
+
+	sent := time.Now()
+	if err := serve.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	code := serve.wait(t, 30*time.Second)
+	latency := time.Since(sent)
+	t.Logf("serve exited %d, %s after SIGTERM", code, latency.Round(time.Millisecond))
+	if code != 0 {
+		t.Fatalf("serve exit code %d, want 0\nstderr:\n%s", code, lastLines(serve.stderr.String()))
+	}
+	if latency > 5*time.Second {
+		t.Errorf("serve took %s to exit after SIGTERM, want <= 5s", latency)
+	}
+	if !strings.Contains(serve.stderr.String(), "stopped cleanly") {
+		t.Errorf("serve did not log a clean stop:\n%s", lastLines(serve.stderr.String()))
+	}
+
+	assertStructural(t, d.db)
+	assertCheckpointMatchesRows(t, d.db)
+	runs := syncRuns(t, d.db)
+	if len(runs) != 1 || runs[0].status != "interrupted" || runs[0].trigger != "schedule" ||
+		!strings.HasPrefix(runs[0].errText, "interrupted:") || !runs[0].ended {
+		t.Fatalf("runs after SIGTERM = %v, want one finished schedule run, interrupted", runs)
+	}
+	next, open := cardsCheckpoint(t, d.db)
+	if next <= 1 || !open || int(next) > cards/15 {
+		t.Fatalf("checkpoint after SIGTERM: next page %d, walk open %v; want a kept mid-walk checkpoint", next, open)
+	}
+	if committed := runs[0].pages; committed != next-1 {
+		t.Errorf("interrupted run recorded %d pages, checkpoint says %d committed", committed, next-1)
+	}
+
+	d.env["CARDSYNC_API_RATE_LIMIT"] = "1000/1s"
+	code, stdout, stderr := d.run("backfill")
+	if code != 0 {
+		t.Fatalf("backfill after SIGTERM: exit %d\n%s\n%s", code, stdout, lastLines(stderr))
+	}
+	if got := resumedAtPage(stdout); got != next {
+		t.Errorf("backfill resumed at page %d, want the checkpoint's %d; stdout:\n%s", got, next, stdout)
+	}
+	assertTruth(t, up, d.db)
+	assertRunHistory(t, d.db)
+	// The page in flight when the signal came may have been served but
+	// not received; nothing else is fetched twice.
+	if n := extraFetches(up.Stats()); n > 1 {
+		t.Errorf("%d pages fetched twice across one SIGTERM, want <= 1", n)
+	}
+}
+
+// TestSIGTERMBackfill stops a backfill with SIGTERM mid-walk: exit code 130,
+// the run interrupted, the checkpoint kept; the next backfill resumes.
+func TestSIGTERMBackfill(t *testing.T) {
+	cards := 1500
+	if testing.Short() {
+		cards = 900
+	}
+	up := newUpstream(t, sim.Options{Seed: 22, Cards: cards, Limit: 5000})
+	d := newDeployment(t, up)
+	d.env["CARDSYNC_API_RATE_LIMIT"] = "40/1s"
+	bf := d.startBG("backfill")
+	waitPages(t, newROWatch(t, d.db), 3, bf)
+	sent := time.Now()
+	if err := bf.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	code := bf.wait(t, 30*time.Second)
+	t.Logf("backfill exited %d, %s after SIGTERM", code, time.Since(sent).Round(time.Millisecond))
+	if code != 130 {
+		t.Fatalf("backfill exit code %d, want 130 (interrupted)\nstderr:\n%s", code, lastLines(bf.stderr.String()))
+	}
+	if !strings.Contains(bf.stderr.String(), "interrupted") {
+		t.Errorf("stderr does not say the run was interrupted:\n%s", lastLines(bf.stderr.String()))
+	}
+	assertStructural(t, d.db)
+	assertCheckpointMatchesRows(t, d.db)
+	runs := syncRuns(t, d.db)
+	if len(runs) != 1 || runs[0].status != "interrupted" || runs[0].trigger != "backfill" {
+		t.Fatalf("runs after SIGTERM = %v, want one backfill run, interrupted", runs)
+	}
+	next, open := cardsCheckpoint(t, d.db)
+	if next <= 1 || !open {
+		t.Fatalf("checkpoint after SIGTERM: next page %d, walk open %v", next, open)
+	}
+	d.env["CARDSYNC_API_RATE_LIMIT"] = "1000/1s"
+	code, stdout, stderr := d.run("backfill")
+	if code != 0 {
+		t.Fatalf("second backfill: exit %d\n%s\n%s", code, stdout, lastLines(stderr))
+	}
+	if got := resumedAtPage(stdout); got != next {
+		t.Errorf("backfill resumed at page %d, want %d", got, next)
+	}
+	assertTruth(t, up, d.db)
+	assertRunHistory(t, d.db)
+}
+
+// TestTwoWriters starts a second sync while a slow one holds the writer
+// lock: exactly one writes; the other backfill exits 4 naming the holder's
+// pid, and a daemon skips its run instead of overlapping.
+func TestTwoWriters(t *testing.T) {
+	cards := 900
+	if testing.Short() {
+		cards = 450
+	}
+	// A slow first sync (30 requests/s: about 2 s for 60 pages) so the
+	// second certainly starts while it holds the lock.
+	const slow = "30/1s"
+
+	t.Run("backfill+backfill", func(t *testing.T) {
+		up := newUpstream(t, sim.Options{Seed: 31, Cards: cards, Limit: 5000})
+		d := newDeployment(t, up)
+		d.env["CARDSYNC_API_RATE_LIMIT"] = slow
+		first := d.startBG("backfill")
+		waitPages(t, newROWatch(t, d.db), 1, first)
+		code, stdout, stderr := d.run("backfill")
+		assertLockedOut(t, code, stderr, first)
+		if first.exited() {
+			t.Fatal("the first backfill finished before the second was refused: the overlap was not real")
+		}
+		if strings.Contains(stdout, "run ") {
+			t.Errorf("refused backfill printed a run summary: %s", stdout)
+		}
+		if code := first.wait(t, time.Minute); code != 0 {
+			t.Fatalf("first backfill exit %d\n%s", code, lastLines(first.stderr.String()))
+		}
+		assertTruth(t, up, d.db)
+		if runs := assertRunHistory(t, d.db); len(runs) != 1 || runs[0].status != "succeeded" {
+			t.Errorf("runs = %v, want exactly one, succeeded", runs)
+		}
+	})
+
+	t.Run("serve+backfill", func(t *testing.T) {
+		up := newUpstream(t, sim.Options{Seed: 32, Cards: cards, Limit: 5000})
+		d := newDeployment(t, up)
+		d.env["CARDSYNC_API_RATE_LIMIT"] = slow
+		d.env["CARDSYNC_SCHEDULE_RUN_ON_START"] = "true"
+		serve := d.startBG("serve")
+		w := newROWatch(t, d.db)
+		waitPages(t, w, 1, serve)
+		code, _, stderr := d.run("backfill")
+		assertLockedOut(t, code, stderr, serve)
+		pollUntil(t, time.Minute, "the daemon's run to succeed", func() bool {
+			n, ok := w.int(`SELECT count(*) FROM sync_runs WHERE status = 'succeeded'`)
+			return ok && n == 1
+		}, serve)
+		stopDaemon(t, serve)
+		assertTruth(t, up, d.db)
+		if runs := assertRunHistory(t, d.db); len(runs) != 1 || runs[0].trigger != "schedule" {
+			t.Errorf("runs = %v, want exactly one schedule run", runs)
+		}
+	})
+
+	t.Run("backfill+serve", func(t *testing.T) {
+		up := newUpstream(t, sim.Options{Seed: 33, Cards: cards, Limit: 5000})
+		d := newDeployment(t, up)
+		d.env["CARDSYNC_API_RATE_LIMIT"] = slow
+		d.env["CARDSYNC_SCHEDULE_RUN_ON_START"] = "true"
+		bf := d.startBG("backfill")
+		waitPages(t, newROWatch(t, d.db), 1, bf)
+		serve := d.startBG("serve")
+		// The daemon's start-up run finds the lock taken and skips; the
+		// daemon itself keeps serving (the next schedule tick will run).
+		pollUntil(t, 20*time.Second, "the daemon to skip its run", func() bool {
+			return strings.Contains(stderrSoFar(serve), "scheduled run skipped")
+		}, serve, bf)
+		if code := bf.wait(t, time.Minute); code != 0 {
+			t.Fatalf("backfill exit %d\n%s", code, lastLines(bf.stderr.String()))
+		}
+		stopDaemon(t, serve)
+		if !strings.Contains(serve.stderr.String(), fmt.Sprintf("sync in progress (pid %d)", bf.cmd.Process.Pid)) {
+			t.Errorf("the daemon's skip does not name the backfill's pid %d:\n%s", bf.cmd.Process.Pid, lastLines(serve.stderr.String()))
+		}
+		assertTruth(t, up, d.db)
+		if runs := assertRunHistory(t, d.db); len(runs) != 1 || runs[0].trigger != "backfill" {
+			t.Errorf("runs = %v, want exactly one backfill run", runs)
+		}
+	})
+}
+
+// stderrSoFar reads a running process's stderr under its writer's lock.
+func stderrSoFar(p *bgProc) string {
+	lw := p.cmd.Stderr.(*lockedWriter)
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	return lw.w.String()
+}
+
+// assertLockedOut checks that a second sync was refused with exit code 4
+// and a message naming the holder's pid.
+func assertLockedOut(t *testing.T, code int, stderr string, holder *bgProc) {
+	t.Helper()
+	if code != 4 {
+		t.Fatalf("second sync exit code %d, want 4 (locked)\nstderr:\n%s", code, lastLines(stderr))
+	}
+	if want := fmt.Sprintf("sync in progress (pid %d)", holder.cmd.Process.Pid); !strings.Contains(stderr, want) {
+		t.Errorf("stderr does not say %q:\n%s", want, lastLines(stderr))
+	}
+}
+
+// stopDaemon sends SIGTERM to a daemon and expects a clean exit 0.
+func stopDaemon(t *testing.T, serve *bgProc) time.Duration {
+	t.Helper()
+	sent := time.Now()
+	if err := serve.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := serve.wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("serve exit %d after SIGTERM\n%s", code, lastLines(serve.stderr.String()))
+	}
+	return time.Since(sent)
+}
+
+var runDurationRE = regexp.MustCompile(`run \d+ succeeded in (\S+):`)
+
+// TestAnalystReadTransaction holds an analyst's read transaction (a
+// mode=ro connection, BEGIN; SELECT count(*) FROM cards) open for a whole
+// backfill: the run succeeds, the analyst's snapshot stays put inside the
+// transaction while fresh readers see the pages arrive, and after the
+// transaction ends the analyst sees every card. It logs the run's duration
+// and WAL size with and without the reader (no timing assertion).
+func TestAnalystReadTransaction(t *testing.T) {
+	cards := 3000
+	if testing.Short() {
+		cards = 1200
+	}
+	type figures struct {
+		wall, run time.Duration
+		wal       int64
+	}
+	backfill := func(t *testing.T, withReader bool) figures {
+		up := newUpstream(t, sim.Options{Seed: 51, Cards: cards, Limit: 10000})
+		d := newDeployment(t, up)
+		d.env["CARDSYNC_API_RATE_LIMIT"] = "5000/1s"
+		d.env["CARDSYNC_LOG_LEVEL"] = "info"
+		// Create the warehouse first, so the analyst can open it before
+		// the run; the baseline does the same.
+		wh, err := load.Open(t.Context(), d.db, load.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := wh.Close(); err != nil {
+			t.Fatal(err)
+		}
+		var reader *sql.Conn
+		var snapshot int64
+		readerCount := func() int64 {
+			t.Helper()
+			var n int64
+			if err := reader.QueryRowContext(t.Context(), `SELECT count(*) FROM cards`).Scan(&n); err != nil {
+				t.Fatalf("analyst read: %v", err)
+			}
+			return n
+		}
+		if withReader {
+			reader, err = openRO(t, d.db).Conn(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { reader.Close() })
+			if _, err := reader.ExecContext(t.Context(), `BEGIN`); err != nil {
+				t.Fatal(err)
+			}
+			snapshot = readerCount()
+		}
+		started := time.Now()
+		bf := d.startBG("backfill")
+		if withReader {
+			// Mid-run: a fresh reader sees committed pages, the analyst's
+			// transaction still sees its snapshot.
+			waitPages(t, newROWatch(t, d.db), 5, bf)
+			if n := queryInt(t, openRO(t, d.db), `SELECT count(*) FROM cards`); n == 0 {
+				t.Error("a fresh reader sees no cards after 5 committed pages")
+			}
+			if n := readerCount(); n != snapshot {
+				t.Errorf("analyst's count changed inside its transaction: %d, then %d", snapshot, n)
+			}
+		}
+		if code := bf.wait(t, time.Minute); code != 0 {
+			t.Fatalf("backfill exit %d\n%s\n%s", code, bf.stdout, lastLines(bf.stderr.String()))
+		}
+		f := figures{wall: time.Since(started)}
+		if m := runDurationRE.FindStringSubmatch(bf.stdout.String()); m != nil {
+			f.run, _ = time.ParseDuration(m[1])
+		} else {
+			t.Errorf("no run duration in the summary: %s", bf.stdout)
+		}
+		if st, err := os.Stat(d.db + "-wal"); err == nil {
+			f.wal = st.Size()
+		}
+		if withReader {
+			if n := readerCount(); n != snapshot {
+				t.Errorf("analyst's count changed inside its transaction: %d, then %d", snapshot, n)
+			}
+			if _, err := reader.ExecContext(t.Context(), `COMMIT`); err != nil {
+				t.Fatal(err)
+			}
+			if n := readerCount(); n != int64(cards) {
+				t.Errorf("after its transaction the analyst sees %d cards, want %d", n, cards)
+			}
+		}
+		assertTruth(t, up, d.db)
+		return f
+	}
+	var without, with figures
+	t.Run("without reader", func(t *testing.T) { without = backfill(t, false) })
+	t.Run("with reader", func(t *testing.T) { with = backfill(t, true) })
+	if without.run > 0 && with.run > 0 {
+		t.Logf("backfill of %d cards: run %s without a reader, %s with one held open (ratio %.2f); wall %s vs %s; WAL after the run %d vs %d bytes",
+			cards, without.run, with.run, float64(with.run)/float64(without.run),
+			without.wall.Round(time.Millisecond), with.wall.Round(time.Millisecond), without.wal, with.wal)
+	}
+}
+
+// analystGID is the group analysts share with the daemon in these tests
+// (nogroup); the unit uses cardsync-ro.
+const analystGID = 65534
+
+// TestAnalystReadOnlyAccess gives the warehouse a state directory like the
+// unit's (setgid 2750, group = analysts) and reads it read-only while the
+// daemon runs between syncs and after it stopped: through a mode=ro
+// connection, and as a non-root analyst with the sqlite3 CLI (setpriv) in
+// and outside the group.
+func TestAnalystReadOnlyAccess(t *testing.T) {
+	const cards = 300
+	up := newUpstream(t, sim.Options{Seed: 52, Cards: cards, Limit: 5000})
+	d := newDeployment(t, up)
+	// Outside t.TempDir (whose parents are 0700) so another uid can reach it.
+	state, err := os.MkdirTemp("", "cardsync-state-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(state) })
+	// As root, file permissions do not stop anything (DAC bypass): the
+	// group setup and the non-root analyst checks need root to arrange.
+	asRoot := os.Geteuid() == 0
+	if !asRoot {
+		t.Log("not root: checking mode=ro access only, not a non-root analyst's view")
+	}
+	if asRoot {
+		if err := os.Chown(state, 0, analystGID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(state, 0o750|os.ModeSetgid); err != nil {
+		t.Fatal(err)
+	}
+	d.db = state + "/warehouse.db"
+	d.env["CARDSYNC_WAREHOUSE_PATH"] = d.db
+	d.env["CARDSYNC_SCHEDULE_RUN_ON_START"] = "true"
+	d.env["CARDSYNC_LOG_LEVEL"] = "info"
+	serve := d.startBG("serve")
+	w := newROWatch(t, d.db)
+	pollUntil(t, 30*time.Second, "the daemon's first run to succeed", func() bool {
+		n, ok := w.int(`SELECT count(*) FROM sync_runs WHERE status = 'succeeded'`)
+		return ok && n == 1
+	}, serve)
+
+	check := func(t *testing.T, when string) {
+		analyst := openRO(t, d.db)
+		if n := queryInt(t, analyst, `SELECT count(*) FROM cards_current`); n != cards {
+			t.Errorf("%s: analyst sees %d current cards, want %d", when, n, cards)
+		}
+		if _, err := analyst.Exec(`DELETE FROM cards`); err == nil || !strings.Contains(err.Error(), "readonly") {
+			t.Errorf("%s: a write through mode=ro: err = %v, want a read-only error", when, err)
+		}
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			st, err := os.Stat(d.db + suffix)
+			if err != nil {
+				t.Errorf("%s: %v", when, err)
+				continue
+			}
+			if perm := st.Mode().Perm(); perm != 0o640 {
+				t.Errorf("%s: warehouse.db%s mode %v, want 0640", when, suffix, perm)
+			}
+			if gid := st.Sys().(*syscall.Stat_t).Gid; asRoot && gid != analystGID {
+				t.Errorf("%s: warehouse.db%s group %d, want the state dir's %d (setgid)", when, suffix, gid, analystGID)
+			}
+		}
+		if !asRoot {
+			return
+		}
+		q := `SELECT count(*) FROM cards_current`
+		if out, err := asUser(t, analystGID, d.db, q); err != nil || strings.TrimSpace(out) != strconv.Itoa(cards) {
+			t.Errorf("%s: analyst in the group: %q, %v; want %d", when, out, err, cards)
+		} else {
+			t.Logf("%s: non-root analyst in the group reads %s current cards", when, strings.TrimSpace(out))
+		}
+		if out, err := asUser(t, analystGID, d.db, `DELETE FROM cards`); err == nil || !strings.Contains(out, "readonly database") {
+			t.Errorf("%s: analyst write: %q, %v; want attempt to write a readonly database", when, out, err)
+		}
+		if out, err := asUser(t, 4242, d.db, q); err == nil || !strings.Contains(out, "unable to open") {
+			t.Errorf("%s: user outside the group: %q, %v; want unable to open", when, out, err)
+		}
+	}
+	t.Run("while serving", func(t *testing.T) { check(t, "while serving") })
+	stopDaemon(t, serve)
+	t.Run("after stop", func(t *testing.T) { check(t, "after stop") })
+	assertTruth(t, up, d.db)
+}
+
+// asUser runs the sqlite3 CLI read-only against path as uid 65534 with
+// only group gid, and returns its combined output. It skips the test when
+// setpriv or sqlite3 is missing.
+func asUser(t *testing.T, gid int, path, query string) (string, error) {
+	t.Helper()
+	for _, tool := range []string{"setpriv", "sqlite3"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed: cannot check what a non-root analyst sees", tool)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "setpriv", "--reuid=65534", "--regid="+strconv.Itoa(gid), "--clear-groups",
+		"sqlite3", "-bail", "file:"+path+"?mode=ro", query)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=/nonexistent"}
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
