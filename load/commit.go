@@ -298,7 +298,6 @@ func (w *Warehouse) CommitPage(ctx context.Context, runID int64, p Page) (PageRe
 	if err != nil {
 		return PageResult{}, fmt.Errorf("commit page %d: %w", p.Number, err)
 	}
-	w.log.Debug("page committed", "run", runID, "page", p.Number, "new", res.New, "changed", res.Changed, "unchanged", res.Unchanged)
 	return res, nil
 }
 

@@ -59,6 +59,10 @@ type Job struct {
 	Progress func(Progress)
 	// Status, if set, gets a short human status line ("page 37/120").
 	Status func(string)
+	// HoldsLock says the caller already holds the warehouse's writer lock
+	// (load.AcquireLock), taken before opening the warehouse so a refused
+	// process never touches it. Otherwise Run takes the lock itself.
+	HoldsLock bool
 }
 
 // Options change one run.
@@ -131,23 +135,25 @@ const commitTimeout = 30 * time.Second
 func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result, err error) {
 	log := j.logger()
 	start := j.now()
-	lock, err := load.AcquireLock(j.DBPath)
-	if err != nil {
-		return res, err
+	if !j.HoldsLock {
+		lock, err := load.AcquireLock(j.DBPath)
+		if err != nil {
+			return res, err
+		}
+		defer lock.Release()
 	}
-	defer lock.Release()
 
 	w := j.Warehouse
 	// Holding the lock means no other process is walking: every row still
 	// marked running belongs to a process that died.
 	if n, err := w.AbandonStale(ctx, 0); err != nil {
-		return res, fmt.Errorf("%w: mark stale runs: %w", ErrWarehouse, err)
+		return res, fmt.Errorf("%w: %w", ErrWarehouse, err)
 	} else if n > 0 {
 		log.Warn("marked stale runs abandoned", "count", n)
 	}
 	runID, err := w.StartRun(ctx, trigger, j.Version)
 	if err != nil {
-		return res, fmt.Errorf("%w: start run: %w", ErrWarehouse, err)
+		return res, fmt.Errorf("%w: %w", ErrWarehouse, err)
 	}
 	res.RunID = runID
 	log = log.With("run_id", runID, "trigger", trigger)
@@ -192,7 +198,7 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 		if ferr := w.FinishRun(fctx, runID, rr); ferr != nil {
 			log.Error("record run result", "err", ferr)
 			if err == nil {
-				err = fmt.Errorf("%w: finish run: %w", ErrWarehouse, ferr)
+				err = fmt.Errorf("%w: %w", ErrWarehouse, ferr)
 				res.Status = "failed"
 			}
 		}
@@ -224,17 +230,17 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 		return res, fmt.Errorf("read account: %w", err)
 	}
 	if err := w.SaveAccount(ctx, runID, accountSnapshot(acct)); err != nil {
-		return res, fmt.Errorf("%w: save account snapshot: %w", ErrWarehouse, err)
+		return res, fmt.Errorf("%w: %w", ErrWarehouse, err)
 	}
 
 	if opts.Restart {
 		if err := w.ResetCheckpoint(ctx, Stream); err != nil {
-			return res, fmt.Errorf("%w: reset checkpoint: %w", ErrWarehouse, err)
+			return res, fmt.Errorf("%w: %w", ErrWarehouse, err)
 		}
 	}
 	cp, err := w.Checkpoint(ctx, Stream)
 	if err != nil {
-		return res, fmt.Errorf("%w: read checkpoint: %w", ErrWarehouse, err)
+		return res, fmt.Errorf("%w: %w", ErrWarehouse, err)
 	}
 	first := 1
 	if cp.InProgress && cp.NextPage > 1 {
@@ -289,7 +295,7 @@ func (j *Job) walk(ctx context.Context, log *slog.Logger, runID int64, first int
 		})
 		cancel()
 		if err != nil {
-			return fmt.Errorf("%w: commit page %d: %w", ErrWarehouse, page.Number, err)
+			return fmt.Errorf("%w: %w", ErrWarehouse, err)
 		}
 		res.Pages++
 		res.Cards += len(cards)
@@ -301,7 +307,7 @@ func (j *Job) walk(ctx context.Context, log *slog.Logger, runID int64, first int
 		if now := j.now(); now.Sub(lastBeat) >= every {
 			lastBeat = now
 			if err := w.Heartbeat(ctx, runID); err != nil && ctx.Err() == nil {
-				return fmt.Errorf("%w: heartbeat: %w", ErrWarehouse, err)
+				return fmt.Errorf("%w: %w", ErrWarehouse, err)
 			}
 		}
 		if j.Progress != nil {
@@ -325,7 +331,7 @@ func (j *Job) finishWalk(ctx context.Context, log *slog.Logger, runID int64, res
 	w := j.Warehouse
 	sum, err := w.WalkSummary(ctx, Stream)
 	if err != nil {
-		return fmt.Errorf("%w: summarise walk: %w", ErrWarehouse, err)
+		return fmt.Errorf("%w: %w", ErrWarehouse, err)
 	}
 	res.WalkComplete = true
 	res.Inconsistency = inconsistency(sum)
@@ -339,7 +345,7 @@ func (j *Job) finishWalk(ctx context.Context, log *slog.Logger, runID int64, res
 	defer cancel()
 	removed, err := w.FinishWalk(cctx, runID, Stream, res.WalkConsistent)
 	if err != nil {
-		return fmt.Errorf("%w: finish walk: %w", ErrWarehouse, err)
+		return fmt.Errorf("%w: %w", ErrWarehouse, err)
 	}
 	res.Removed = removed
 	return nil

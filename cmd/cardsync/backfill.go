@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/worker"
 )
 
@@ -63,6 +64,13 @@ func (m *Main) backfill(ctx context.Context, s Settings, log *slog.Logger, trigg
 	if err != nil {
 		return worker.Result{}, err
 	}
+	// Take the writer lock before opening: a process that must give way
+	// to a running sync exits without touching the warehouse.
+	lock, err := load.AcquireLock(s.DBPath)
+	if err != nil {
+		return worker.Result{}, err
+	}
+	defer lock.Release()
 	wh, err := openWarehouse(ctx, s, log)
 	if err != nil {
 		return worker.Result{}, err
@@ -74,6 +82,7 @@ func (m *Main) backfill(ctx context.Context, s Settings, log *slog.Logger, trigg
 		DBPath:    s.DBPath,
 		Logger:    log,
 		Version:   version(),
+		HoldsLock: true,
 	}
 	if prog != nil {
 		job.Progress = prog.update

@@ -34,10 +34,10 @@ func newLoggerTo(out, term io.Writer, level, format string, getenv func(string) 
 	case "text":
 		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "tint":
-		return slog.New(tint.NewHandler(w, &tint.Options{Level: lvl, TimeFormat: time.DateTime, ReplaceAttr: redactAttr, NoColor: getenv("NO_COLOR") != ""})), nil
+		return slog.New(tint.NewTextHandler(w, &tint.Options{Level: lvl, TimeFormat: time.DateTime, ReplaceAttr: redactAttr, NoColor: getenv("NO_COLOR") != ""})), nil
 	case "auto", "":
 		if isTerminal(term) && !underJournal(term, getenv) {
-			return slog.New(tint.NewHandler(w, &tint.Options{Level: lvl, TimeFormat: time.DateTime, ReplaceAttr: redactAttr, NoColor: getenv("NO_COLOR") != ""})), nil
+			return slog.New(tint.NewTextHandler(w, &tint.Options{Level: lvl, TimeFormat: time.DateTime, ReplaceAttr: redactAttr, NoColor: getenv("NO_COLOR") != ""})), nil
 		}
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	default:
@@ -79,6 +79,3 @@ func underJournal(w io.Writer, getenv func(string) string) bool {
 	}
 	return uint64(st.Dev) == dev && st.Ino == ino
 }
-
-// discardLogger is used where the caller asked for no logging.
-func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
