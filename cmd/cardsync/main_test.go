@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -469,5 +470,69 @@ func TestHelpAndUsage(t *testing.T) {
 	}
 	if code, out, _ := e.run(t.Context(), "version"); code != 0 || !strings.HasPrefix(out, "cardsync ") {
 		t.Errorf("version: %d %q", code, out)
+	}
+}
+
+// TestServeNotifiesSystemd runs serve with a NOTIFY_SOCKET and checks the
+// sd_notify messages: READY=1 after start-up, STATUS= lines, WATCHDOG=1
+// pings at half of WATCHDOG_USEC, and STOPPING=1 on shutdown.
+func TestServeNotifiesSystemd(t *testing.T) {
+	_, e := newEnv(t, sim.Options{Seed: 9, Cards: 20})
+	sock := filepath.Join(t.TempDir(), "notify.sock")
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	e.vars["NOTIFY_SOCKET"] = sock
+	e.vars["WATCHDOG_USEC"] = "200000" // pings every 100ms
+	e.vars["CARDSYNC_SCHEDULE_CRON"] = "@every 1h"
+	msgs := make(chan string, 100)
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := conn.Read(buf)
+			if err != nil {
+				close(msgs)
+				return
+			}
+			msgs <- string(buf[:n])
+		}
+	}()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan int, 1)
+	go func() {
+		code, _, _ := e.run(ctx, "serve")
+		done <- code
+	}()
+	seen := map[string]bool{}
+	deadline := time.After(20 * time.Second)
+	want := []string{"READY=1", "WATCHDOG=1", "STATUS=last run 1 succeeded"}
+	for !(seen[want[0]] && seen[want[1]] && seen[want[2]]) {
+		select {
+		case m := <-msgs:
+			for _, w := range want {
+				if strings.HasPrefix(m, w) {
+					seen[w] = true
+				}
+			}
+		case <-deadline:
+			cancel()
+			t.Fatalf("notify messages seen %v, want %v", seen, want)
+		}
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("serve exit %d", code)
+	}
+	for {
+		select {
+		case m := <-msgs:
+			if m == "STOPPING=1" {
+				return
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("no STOPPING=1 after shutdown")
+		}
 	}
 }
