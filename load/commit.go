@@ -481,12 +481,21 @@ func (w *Warehouse) WalkSummary(ctx context.Context, stream string) (WalkSummary
 	return s, nil
 }
 
-// FinishWalk closes the open walk of stream. When consistent (the caller saw
-// every page and the ids add up), cards not seen in any attempt of the walk
-// get removed_at and a closing "removed" version; otherwise nothing is
-// marked. Either way last_seen_at/last_seen_run of the cards seen are
-// brought up to date and the checkpoint goes back to page 1. It returns how
-// many cards were marked removed. With no walk open it only resets the
+// FinishWalk closes the open walk of stream and returns how many cards it
+// confirmed removed.
+//
+// One walk missing a card is not proof that it is gone: with offset
+// pagination a card removed before the cursor while another is added after
+// it shifts a listed card out of the pages read, and no count notices. So
+// removal takes two consecutive complete walks. When consistent (the caller
+// saw every page and the ids add up), a current card that no attempt of the
+// walk saw is either confirmed — it was already in removal_pending from an
+// earlier consistent walk: it gets removed_at and a closing "removed"
+// version and leaves removal_pending — or becomes pending (a removal_pending
+// row, nothing else changes). Whatever the outcome, every card the walk saw
+// leaves removal_pending, and an inconsistent walk adds and removes nothing.
+// last_seen_at/last_seen_run of the cards seen are brought up to date and
+// the checkpoint goes back to page 1. With no walk open it only resets the
 // checkpoint.
 func (w *Warehouse) FinishWalk(ctx context.Context, runID int64, stream string, consistent bool) (int, error) {
 	stream = streamOf(stream)
@@ -523,9 +532,21 @@ func (w *Warehouse) FinishWalk(ctx context.Context, runID int64, stream string, 
 	return removed, nil
 }
 
+// PendingRemovals returns how many cards are awaiting removal confirmation:
+// the last complete, consistent walk did not list them, and the next one
+// marks them removed if it misses them too.
+func (w *Warehouse) PendingRemovals(ctx context.Context) (int, error) {
+	var n int
+	if err := w.db.QueryRowContext(ctx, `SELECT count(*) FROM removal_pending`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count pending removals: %w", err)
+	}
+	return n, nil
+}
+
 // closeWalk records the walk's counts, stamps last_seen_* of the cards it
-// saw, marks removals when asked, and empties its walk_seen rows.
-func closeWalk(ctx context.Context, tx *sql.Tx, walkID, runID int64, outcome string, markRemoved bool, now string) (int, error) {
+// saw, clears them from removal_pending, applies two-walk removal when
+// consistent, and empties its walk_seen rows.
+func closeWalk(ctx context.Context, tx *sql.Tx, walkID, runID int64, outcome string, consistent bool, now string) (int, error) {
 	// last_seen_* are kept out of the per-page upsert so that unchanged cards
 	// are never rewritten; one set-based update per walk brings them up to date.
 	if _, err := tx.ExecContext(ctx, `UPDATE cards SET last_seen_at = s.seen_at, last_seen_run = s.run_id
@@ -533,10 +554,18 @@ func closeWalk(ctx context.Context, tx *sql.Tx, walkID, runID int64, outcome str
 		WHERE cards.card_id = s.card_id AND (cards.last_seen_at < s.seen_at OR cards.last_seen_run < s.run_id)`, walkID); err != nil {
 		return 0, fmt.Errorf("stamp last seen: %w", err)
 	}
+	// Listed again, by any walk (even an inconsistent or reset one): alive.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM removal_pending
+		WHERE card_id IN (SELECT card_id FROM walk_seen WHERE walk_id = ?)`, walkID); err != nil {
+		return 0, fmt.Errorf("clear pending removals of seen cards: %w", err)
+	}
 	removed := 0
-	if markRemoved {
-		const gone = `SELECT card_id FROM cards WHERE removed_at IS NULL
+	if consistent {
+		// Current cards this walk did not see, and among them the ones an
+		// earlier consistent walk missed too.
+		const missed = `SELECT card_id FROM cards WHERE removed_at IS NULL
 			AND NOT EXISTS (SELECT 1 FROM walk_seen s WHERE s.walk_id = ?1 AND s.card_id = cards.card_id)`
+		const gone = missed + ` AND EXISTS (SELECT 1 FROM removal_pending p WHERE p.card_id = cards.card_id AND p.walk_id < ?1)`
 		if _, err := tx.ExecContext(ctx, `UPDATE card_versions SET valid_to = ?2
 			WHERE valid_to IS NULL AND card_id IN (`+gone+`)`, walkID, now); err != nil {
 			return 0, fmt.Errorf("close versions of removed cards: %w", err)
@@ -552,6 +581,17 @@ func closeWalk(ctx context.Context, tx *sql.Tx, walkID, runID int64, outcome str
 		}
 		n, _ := r.RowsAffected()
 		removed = int(n)
+		// Confirmed removals leave the pending list (their removed_at is set,
+		// so they are no longer in missed); the other misses join it.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM removal_pending WHERE EXISTS
+			(SELECT 1 FROM cards c WHERE c.card_id = removal_pending.card_id AND c.removed_at IS NOT NULL)`); err != nil {
+			return 0, fmt.Errorf("clear confirmed removals: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO removal_pending (card_id, walk_id, missed_at)
+			SELECT card_id, ?1, ?2 FROM (`+missed+`) WHERE true
+			ON CONFLICT (card_id) DO NOTHING`, walkID, now); err != nil {
+			return 0, fmt.Errorf("record pending removals: %w", err)
+		}
 	}
 	var finishedRun any
 	if runID != 0 {
@@ -560,7 +600,8 @@ func closeWalk(ctx context.Context, tx *sql.Tx, walkID, runID int64, outcome str
 	if _, err := tx.ExecContext(ctx, `UPDATE sync_walks SET finished_at = ?2, finished_run = ?3, outcome = ?4, removed = ?5,
 			pages = (SELECT count(DISTINCT page) FROM run_pages WHERE walk_id = ?1),
 			distinct_ids = (SELECT count(DISTINCT card_id) FROM walk_seen WHERE walk_id = ?1),
-			duplicate_ids = (SELECT count(*) FROM (SELECT card_id FROM walk_seen WHERE walk_id = ?1 GROUP BY card_id HAVING count(DISTINCT page) > 1))
+			duplicate_ids = (SELECT count(*) FROM (SELECT card_id FROM walk_seen WHERE walk_id = ?1 GROUP BY card_id HAVING count(DISTINCT page) > 1)),
+			pending_removals = (SELECT count(*) FROM removal_pending)
 		WHERE walk_id = ?1`, walkID, now, finishedRun, outcome, removed); err != nil {
 		return 0, fmt.Errorf("close walk: %w", err)
 	}

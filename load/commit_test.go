@@ -168,13 +168,30 @@ func TestRemovalOnlyOnCompleteWalk(t *testing.T) {
 		t.Errorf("checkpoint after FinishWalk = %+v, want page 1, not in progress", cp)
 	}
 
-	// A complete walk marks 29 and 30.
+	// A complete walk misses 29 and 30: pending, not removed yet.
+	clk.Add(time.Hour)
+	commit(t, w, run3, page(1, idRange(1, 15), 1, 28))
+	commit(t, w, run3, page(2, idRange(16, 28), 1, 28))
+	if n, err := w.FinishWalk(ctx, run3, StreamCards, true); err != nil || n != 0 {
+		t.Fatalf("first complete walk missing 29, 30: FinishWalk = %d, %v; want 0, nil", n, err)
+	}
+	if got := queryString(t, w, "SELECT group_concat(card_id) FROM (SELECT card_id FROM removal_pending ORDER BY card_id)"); got != "29,30" {
+		t.Errorf("pending = %q, want 29,30", got)
+	}
+	if n, err := w.PendingRemovals(ctx); err != nil || n != 2 {
+		t.Errorf("PendingRemovals = %d, %v; want 2, nil", n, err)
+	}
+
+	// The next complete walk misses them too: removed.
 	clk.Add(time.Hour)
 	commit(t, w, run3, page(1, idRange(1, 15), 1, 28))
 	commit(t, w, run3, page(2, idRange(16, 28), 1, 28))
 	n, err := w.FinishWalk(ctx, run3, StreamCards, true)
 	if err != nil || n != 2 {
 		t.Fatalf("FinishWalk = %d, %v; want 2, nil", n, err)
+	}
+	if got := queryInt(t, w, "SELECT count(*) FROM removal_pending"); got != 0 {
+		t.Errorf("pending after confirmation = %d, want 0", got)
 	}
 	if got, want := queryString(t, w, "SELECT group_concat(card_id) FROM (SELECT card_id FROM cards WHERE removed_at IS NOT NULL ORDER BY card_id)"), "29,30"; got != want {
 		t.Errorf("removed = %q, want %q", got, want)
@@ -188,7 +205,7 @@ func TestRemovalOnlyOnCompleteWalk(t *testing.T) {
 	if got := queryInt(t, w, "SELECT count(*) FROM card_versions WHERE card_id = '29' AND version = 1 AND valid_to IS NOT NULL"); got != 1 {
 		t.Errorf("version 1 of 29 not closed")
 	}
-	if got := queryString(t, w, "SELECT last_seen_at FROM cards WHERE card_id = '1'"); got != "2025-03-01T14:00:00Z" {
+	if got := queryString(t, w, "SELECT last_seen_at FROM cards WHERE card_id = '1'"); got != "2025-03-01T15:00:00Z" {
 		t.Errorf("last_seen_at of card 1 = %q, want the last walk's time", got)
 	}
 	if got := queryInt(t, w, "SELECT count(*) FROM walk_seen"); got != 0 {

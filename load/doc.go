@@ -17,6 +17,19 @@
 // brought up to date once, set-based, when the walk finishes (FinishWalk or
 // ResetCheckpoint), so during a walk they show the previous walk.
 //
+// # Removals
+//
+// A card is never deleted. Offset pagination cannot prove a card is gone:
+// a card removed before the cursor while another is added after it shifts
+// a still-listed card out of the pages read, and the walk's total, its
+// distinct ids and its duplicates all still add up. So FinishWalk marks a
+// card removed (removed_at plus a closing 'removed' version) only when two
+// consecutive complete, consistent walks miss it: the first miss puts it in
+// removal_pending, the second confirms it. A walk of any outcome that lists
+// it again clears it; an inconsistent walk adds nothing and confirms
+// nothing. A removed card that is listed again gets a 'returned' version.
+// A real removal therefore shows up one walk later than it could.
+//
 // One writer process per warehouse: callers take AcquireLock(path) (an
 // flock on path+".lock" that dies with the process) before Open.
 //

@@ -253,13 +253,17 @@ const StatusRuns = 10
 
 // Status is the warehouse summary printed by `cardsync status`.
 type Status struct {
-	Path               string     `json:"path"`
-	SchemaVersion      int        `json:"schema_version"`
-	Runs               []Run      `json:"runs"`
-	Checkpoint         Checkpoint `json:"checkpoint"`
-	Cards              int64      `json:"cards"`
-	CurrentCards       int64      `json:"current_cards"`
-	RemovedCards       int64      `json:"removed_cards"`
+	Path          string     `json:"path"`
+	SchemaVersion int        `json:"schema_version"`
+	Runs          []Run      `json:"runs"`
+	Checkpoint    Checkpoint `json:"checkpoint"`
+	Cards         int64      `json:"cards"`
+	CurrentCards  int64      `json:"current_cards"`
+	RemovedCards  int64      `json:"removed_cards"`
+	// PendingRemovals counts current cards the last complete, consistent
+	// walk did not list: the next one marks them removed if it misses them
+	// too.
+	PendingRemovals    int64      `json:"pending_removals"`
 	CardVersions       int64      `json:"card_versions"`
 	Snapshots          int64      `json:"snapshots"`
 	LastSuccessAt      *time.Time `json:"last_success_at"`
@@ -273,8 +277,8 @@ type Status struct {
 }
 
 // Status summarises the warehouse: the last StatusRuns runs, the card
-// checkpoint, row counts, last success, failures since then and the last
-// walk's consistency.
+// checkpoint, row counts (including removals awaiting confirmation), last
+// success, failures since then and the last walk's consistency.
 func (w *Warehouse) Status(ctx context.Context) (Status, error) {
 	st := Status{Path: w.path}
 	var err error
@@ -291,6 +295,7 @@ func (w *Warehouse) Status(ctx context.Context) (Status, error) {
 			(SELECT user_version FROM pragma_user_version),
 			(SELECT count(*) FROM cards),
 			(SELECT count(*) FROM cards WHERE removed_at IS NULL),
+			(SELECT count(*) FROM removal_pending),
 			(SELECT count(*) FROM card_versions),
 			(SELECT count(*) FROM account_snapshots),
 			(SELECT max(run_id) FROM sync_runs WHERE status = 'succeeded'),
@@ -300,7 +305,7 @@ func (w *Warehouse) Status(ctx context.Context) (Status, error) {
 			(SELECT count(*) FROM sync_runs WHERE status = 'running'),
 			(SELECT outcome = 'complete' FROM sync_walks WHERE outcome IN ('complete', 'inconsistent') ORDER BY walk_id DESC LIMIT 1),
 			(SELECT finished_at FROM sync_walks WHERE outcome IN ('complete', 'inconsistent') ORDER BY walk_id DESC LIMIT 1)`).
-		Scan(&st.SchemaVersion, &st.Cards, &st.CurrentCards, &st.CardVersions, &st.Snapshots,
+		Scan(&st.SchemaVersion, &st.Cards, &st.CurrentCards, &st.PendingRemovals, &st.CardVersions, &st.Snapshots,
 			&lastSuccessRun, &lastSuccess, &st.FailuresInARow, &st.Running, &walkConsistent, &lastWalk)
 	if err != nil {
 		return st, fmt.Errorf("status: %w", err)

@@ -46,7 +46,8 @@ CREATE TABLE cards (
 ) STRICT;
 
 -- History: a new row only when a card first appears, its content changes,
--- it disappears from a complete walk, or it comes back. The current row has
+-- it is marked removed (missed by two consecutive complete, consistent
+-- walks), or it comes back. The current row has
 -- valid_to NULL; change says why the row exists.
 CREATE TABLE card_versions (
     card_id    TEXT    NOT NULL REFERENCES cards (card_id),
@@ -104,8 +105,11 @@ CREATE TABLE sync_checkpoints (
 ) STRICT;
 
 -- A walk: pages 1..N of a stream, possibly over several resumed runs.
--- finished_at NULL = the walk in progress. outcome: complete (consistent,
--- removals marked), inconsistent (no removals), reset (abandoned by -restart).
+-- finished_at NULL = the walk in progress. outcome: complete (consistent:
+-- removals confirmed, new misses made pending), inconsistent (nothing added
+-- or removed), reset (abandoned by -restart). removed: cards this walk
+-- confirmed removed; pending_removals: rows left in removal_pending when the
+-- walk closed.
 CREATE TABLE sync_walks (
     walk_id       INTEGER PRIMARY KEY,
     stream        TEXT    NOT NULL,
@@ -119,10 +123,23 @@ CREATE TABLE sync_walks (
     distinct_ids  INTEGER NOT NULL DEFAULT 0,
     duplicate_ids INTEGER NOT NULL DEFAULT 0,
     removed       INTEGER NOT NULL DEFAULT 0,
-    outcome       TEXT CHECK (outcome IN ('complete', 'inconsistent', 'reset'))
+    outcome       TEXT CHECK (outcome IN ('complete', 'inconsistent', 'reset')),
+    pending_removals INTEGER NOT NULL DEFAULT 0
 ) STRICT;
 
 CREATE UNIQUE INDEX sync_walks_open ON sync_walks (stream) WHERE finished_at IS NULL;
+
+-- Cards a complete, consistent walk did not list, awaiting confirmation.
+-- Offset pagination can skip a listed card without any count noticing (a
+-- card removed before the cursor while another is added after it), so one
+-- miss is not proof: a card is marked removed only when the next complete,
+-- consistent walk misses it too. Any walk that lists it again deletes its
+-- row. walk_id is the walk that first missed it.
+CREATE TABLE removal_pending (
+    card_id   TEXT    PRIMARY KEY REFERENCES cards (card_id),
+    walk_id   INTEGER NOT NULL REFERENCES sync_walks (walk_id),
+    missed_at TEXT    NOT NULL
+) STRICT;
 
 -- Scratch: which card ids the open walk saw, on which page. Emptied when the
 -- walk finishes (the counts stay in sync_walks).
@@ -245,7 +262,8 @@ SELECT
 FROM d;
 
 -- One row: is the sync healthy? age_seconds is measured against the
--- reader's clock ('now').
+-- reader's clock ('now'). pending_removals: cards the last complete walk did
+-- not list, marked removed if the next one misses them too.
 CREATE VIEW sync_health AS
 WITH last_success AS (
     SELECT max(run_id) AS run_id FROM sync_runs WHERE status = 'succeeded'
@@ -267,4 +285,5 @@ SELECT
     (SELECT CASE outcome WHEN 'complete' THEN 1 WHEN 'inconsistent' THEN 0 END
        FROM sync_walks WHERE outcome IN ('complete', 'inconsistent')
       ORDER BY walk_id DESC LIMIT 1) AS last_walk_consistent,
-    (SELECT count(*) FROM cards WHERE removed_at IS NULL) AS current_cards;
+    (SELECT count(*) FROM cards WHERE removed_at IS NULL) AS current_cards,
+    (SELECT count(*) FROM removal_pending) AS pending_removals;
