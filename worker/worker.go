@@ -73,24 +73,31 @@ type Options struct {
 
 // Result summarises one run.
 type Result struct {
-	RunID          int64
-	Status         string
-	Pages          int
-	Cards          int
-	New            int
-	Changed        int
-	Unchanged      int
-	Removed        int
-	Resumed        bool
-	StartPage      int
-	WalkComplete   bool
-	WalkConsistent bool
-	Inconsistency  string
-	Requests       int64
-	Retries        int64
-	RateLimited    int64
-	AuthRequests   int64
-	Duration       time.Duration
+	RunID     int64
+	Status    string
+	Pages     int
+	Cards     int
+	New       int
+	Changed   int
+	Unchanged int
+	// Removed counts cards marked removed: missed by this walk and by the
+	// previous consistent one.
+	Removed int
+	// PendingRemovals counts cards not listed by the last complete,
+	// consistent walk and not yet confirmed removed: the next consistent
+	// walk marks them removed if it misses them too. Set when the walk
+	// finished (WalkComplete).
+	PendingRemovals int
+	Resumed         bool
+	StartPage       int
+	WalkComplete    bool
+	WalkConsistent  bool
+	Inconsistency   string
+	Requests        int64
+	Retries         int64
+	RateLimited     int64
+	AuthRequests    int64
+	Duration        time.Duration
 }
 
 func (j *Job) logger() *slog.Logger {
@@ -131,7 +138,8 @@ func (d *statsDelta) take() extract.Stats {
 const commitTimeout = 30 * time.Second
 
 // Run performs one sync: lock, account snapshot, card walk from the
-// checkpoint, removal marking after a complete consistent walk, run record.
+// checkpoint, removal bookkeeping after a complete walk (a card is marked
+// removed when two consecutive consistent walks miss it), run record.
 func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result, err error) {
 	log := j.logger()
 	start := j.now()
@@ -210,7 +218,7 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 			"requests", res.Requests, "retries", res.Retries, "rate_limited", res.RateLimited,
 			"auth_requests", res.AuthRequests, "duration", res.Duration.Round(time.Millisecond)}
 		if res.WalkComplete {
-			attrs = append(attrs, "walk_consistent", res.WalkConsistent)
+			attrs = append(attrs, "walk_consistent", res.WalkConsistent, "pending_removals", res.PendingRemovals)
 		}
 		switch {
 		case err == nil:
@@ -326,7 +334,8 @@ func (j *Job) walk(ctx context.Context, log *slog.Logger, runID int64, first int
 }
 
 // finishWalk decides whether the walk was complete and consistent and only
-// then lets the warehouse mark cards that were not seen as removed.
+// then lets the warehouse act on the cards it did not see: a first miss
+// makes a card pending, a second consecutive one marks it removed.
 func (j *Job) finishWalk(ctx context.Context, log *slog.Logger, runID int64, res *Result) error {
 	w := j.Warehouse
 	sum, err := w.WalkSummary(ctx, Stream)
@@ -348,6 +357,15 @@ func (j *Job) finishWalk(ctx context.Context, log *slog.Logger, runID int64, res
 		return fmt.Errorf("%w: %w", ErrWarehouse, err)
 	}
 	res.Removed = removed
+	pending, err := w.PendingRemovals(cctx)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrWarehouse, err)
+	}
+	res.PendingRemovals = pending
+	if pending > 0 {
+		log.Info("cards not listed by the last complete walk; marked removed if the next consistent walk also misses them",
+			"pending_removals", pending, "removed", removed)
+	}
 	return nil
 }
 

@@ -188,11 +188,72 @@ func TestSecondRunOnlySeesChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.New != 0 || res.Changed != 1 || res.Unchanged != 48 || res.Removed != 1 {
-		t.Errorf("second run %+v, want 1 changed, 48 unchanged, 1 removed", res)
+	if res.New != 0 || res.Changed != 1 || res.Unchanged != 48 || res.Removed != 0 || res.PendingRemovals != 1 {
+		t.Errorf("second run %+v, want 1 changed, 48 unchanged, 0 removed, 1 pending removal", res)
 	}
 	if res.AuthRequests != 0 {
 		t.Errorf("second run made %d token requests; the token in hand is valid", res.AuthRequests)
+	}
+	// The removal is confirmed by the next consistent walk that misses it.
+	res, err = f.job.Run(t.Context(), TriggerSchedule, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Changed != 0 || res.Unchanged != 49 || res.Removed != 1 || res.PendingRemovals != 0 {
+		t.Errorf("third run %+v, want 49 unchanged, 1 removed, 0 pending", res)
+	}
+	if got := f.currentCards(t); got != 49 {
+		t.Errorf("%d current cards, want 49", got)
+	}
+}
+
+// TestDriftSkippedCardIsNotRemoved reproduces offset drift that no count
+// detects: after page 2 is served, a card on page 1 is removed and one is
+// added at the end. The walk looks consistent but skipped a card still
+// listed (the first card of page 2 shifted onto page 1); it must not be
+// marked removed, and the truly removed card must be, one walk later.
+func TestDriftSkippedCardIsNotRemoved(t *testing.T) {
+	f := newFixture(t, sim.Options{Seed: 9, Cards: 45}) // 3 pages
+	if _, err := f.job.Run(t.Context(), TriggerSchedule, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	cards := f.srv.Cards()
+	gone, skipped := cards[3].ID, cards[30].ID // page 1; first card of page 3 shifts onto page 2
+	f.srv.OnPageServed(func(page int) {
+		if page == 2 {
+			f.srv.RemoveCard(gone)
+			f.srv.AddCard()
+		}
+	})
+	res, err := f.job.Run(t.Context(), TriggerSchedule, Options{})
+	f.srv.OnPageServed(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.WalkConsistent || res.Removed != 0 || res.PendingRemovals != 1 {
+		t.Fatalf("drifting run %+v, want a walk that looks consistent, 0 removed, 1 pending", res)
+	}
+	pending := func() string {
+		var id string
+		if err := f.wh.DB().QueryRowContext(t.Context(), `SELECT coalesce(group_concat(card_id), '') FROM removal_pending`).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	if got := pending(); got != skipped {
+		t.Errorf("pending after the drifting walk = %q, want the skipped card %s", got, skipped)
+	}
+	for _, want := range []struct{ removed, pending int }{{0, 1}, {1, 0}} {
+		res, err := f.job.Run(t.Context(), TriggerSchedule, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Removed != want.removed || res.PendingRemovals != want.pending {
+			t.Errorf("quiet run %d: removed %d, pending %d; want %d, %d", res.RunID, res.Removed, res.PendingRemovals, want.removed, want.pending)
+		}
+	}
+	if got := f.currentCards(t); got != 45 {
+		t.Errorf("%d current cards, want 45", got)
 	}
 }
 

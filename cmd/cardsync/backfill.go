@@ -103,6 +103,25 @@ func printSummary(w io.Writer, r worker.Result) {
 	if r.WalkComplete && !r.WalkConsistent {
 		fmt.Fprintf(w, "walk inconsistent (%s): no removals marked; the next run re-walks\n", r.Inconsistency)
 	}
+	if r.PendingRemovals > 0 {
+		fmt.Fprintf(w, "%s not listed; marked removed if the next walk also misses %s\n", plural(r.PendingRemovals, "card"), them(r.PendingRemovals))
+	}
+}
+
+// plural returns "1 card" or "3 cards".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// them returns the pronoun for n things.
+func them(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }
 
 // progressLine draws one self-rewriting status line on a terminal. It is

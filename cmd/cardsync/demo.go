@@ -21,8 +21,10 @@ Usage: cardsync demo [flags]
 Runs cardsync end to end with no credentials: starts the Card Payment Service
 simulator in-process on loopback (with a scaled rate-limit window so it takes
 seconds), backfills the warehouse, then changes a few cards upstream (one
-changed, one removed, one added) and syncs again, and prints the run
-summaries and queries to try. The demo warehouse is replaced on each run.
+changed, one removed, one added) and syncs again (the removed card is now
+pending: one walk missing a card is not proof it is gone), syncs once more
+(the removal is confirmed), and prints the run summaries and queries to try.
+The demo warehouse is replaced on each run.
 
 Examples:
   go run ./cmd/cardsync demo
@@ -99,7 +101,14 @@ func (m *Main) runDemo(ctx context.Context, args []string) error {
 		srv.RemoveCard(all[1].ID)
 	}
 	srv.AddCard()
-	fmt.Fprintln(m.Stdout, "\n2) upstream: one card changed, one removed, one added; sync again:")
+	fmt.Fprintln(m.Stdout, "\n2) upstream: one card changed, one removed, one added; sync again (one walk missing a card is not proof, so it is pending):")
+	res, err = job.Run(ctx, worker.TriggerDemo, worker.Options{})
+	if err != nil {
+		return err
+	}
+	printSummary(m.Stdout, res)
+
+	fmt.Fprintln(m.Stdout, "\n3) sync again: a card missed by two consecutive complete walks is marked removed:")
 	res, err = job.Run(ctx, worker.TriggerDemo, worker.Options{})
 	if err != nil {
 		return err

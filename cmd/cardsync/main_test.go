@@ -250,15 +250,36 @@ func TestChangesShowUpInCardsAndVersions(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("backfill exit %d\n%s\n%s", code, out, errOut)
 	}
-	if !strings.Contains(out, "(1 new, 1 changed, 38 unchanged), 1 removed") {
-		t.Errorf("summary %q, want 1 new, 1 changed, 1 removed", out)
+	// One walk missing a card is not proof it is gone: it is pending.
+	if !strings.Contains(out, "(1 new, 1 changed, 38 unchanged), 0 removed") ||
+		!strings.Contains(out, "1 card not listed; marked removed if the next walk also misses it") {
+		t.Errorf("summary %q, want 1 new, 1 changed, 0 removed, 1 card pending", out)
 	}
-	assertMatchesTruth(t, srv, e.db)
 	db := openDB(t, e.db)
 	var removedAt sql.NullString
+	var pending string
+	db.QueryRow(`SELECT removed_at FROM cards WHERE card_id = ?`, removed).Scan(&removedAt)
+	db.QueryRow(`SELECT group_concat(card_id) FROM removal_pending`).Scan(&pending)
+	if removedAt.Valid || pending != removed {
+		t.Errorf("after one walk missing card %s: removed_at %v, pending %q; want NULL and pending", removed, removedAt, pending)
+	}
+	code, out, _ = e.run(t.Context(), "status")
+	if code != 0 || !strings.Contains(out, "pending    1 card missing from the last walk; removed if the next walk misses it too") {
+		t.Errorf("status text (exit %d) does not show the pending removal:\n%s", code, out)
+	}
+
+	// The next walk misses it too: removed.
+	code, out, errOut = e.run(t.Context(), "backfill")
+	if code != 0 {
+		t.Fatalf("backfill exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "(0 new, 0 changed, 40 unchanged), 1 removed") || strings.Contains(out, "not listed") {
+		t.Errorf("summary %q, want 40 unchanged, 1 removed, nothing pending", out)
+	}
+	assertMatchesTruth(t, srv, e.db)
 	db.QueryRow(`SELECT removed_at FROM cards WHERE card_id = ?`, removed).Scan(&removedAt)
 	if !removedAt.Valid {
-		t.Errorf("card %s removed upstream but removed_at is NULL", removed)
+		t.Errorf("card %s removed upstream but removed_at is NULL after two walks", removed)
 	}
 	var versions int
 	db.QueryRow(`SELECT count(*) FROM card_versions WHERE card_id = ?`, changed).Scan(&versions)
@@ -285,13 +306,14 @@ func TestChangesShowUpInCardsAndVersions(t *testing.T) {
 	var st struct {
 		Cards              int64 `json:"cards"`
 		CurrentCards       int64 `json:"current_cards"`
+		PendingRemovals    int64 `json:"pending_removals"`
 		LastWalkConsistent *bool `json:"last_walk_consistent"`
 	}
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		t.Fatalf("status -json: %v\n%s", err, out)
 	}
-	if st.Cards != 41 || st.CurrentCards != 40 || st.LastWalkConsistent == nil || !*st.LastWalkConsistent {
-		t.Errorf("status = %+v, want 41 cards, 40 current, consistent walk", st)
+	if st.Cards != 41 || st.CurrentCards != 40 || st.PendingRemovals != 0 || st.LastWalkConsistent == nil || !*st.LastWalkConsistent {
+		t.Errorf("status = %+v, want 41 cards, 40 current, 0 pending, consistent walk", st)
 	}
 	code, out, _ = e.run(t.Context(), "status")
 	if code != 0 || !strings.Contains(out, "last success") || !strings.Contains(out, "complete and consistent") {
@@ -425,7 +447,7 @@ func TestDemoAndItsQueries(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo exit %d\n%s\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"1) backfill", "120 new", "1 changed", "1 removed", "sqlite3"} {
+	for _, want := range []string{"1) backfill", "120 new", "1 changed", "1 card not listed", "3) sync again", "1 removed", "sqlite3"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}

@@ -18,9 +18,10 @@ import (
 const statusUsage = `
 Usage: cardsync status [flags]
 
-Shows the warehouse's recent runs, the card checkpoint, row counts,
-freshness ("last success 12m ago"), failures in a row and the consistency
-of the last walk. It opens the warehouse read-only, needs no password and
+Shows the warehouse's recent runs, the card checkpoint, row counts (with
+the cards missing from the last walk, which are marked removed only if the
+next walk misses them too), freshness ("last success 12m ago"), failures in
+a row and the consistency of the last walk. It opens the warehouse read-only, needs no password and
 makes no API request. -json prints the same for scripts and monitoring.
 
 Examples:
@@ -106,7 +107,12 @@ func printStatus(w io.Writer, st load.Status, now time.Time) {
 	} else {
 		fmt.Fprintln(w, "checkpoint no walk in progress; the next run starts at page 1")
 	}
-	fmt.Fprintf(w, "cards      %d (%d current, %d removed), %d versions, %d account snapshots\n", st.Cards, st.CurrentCards, st.RemovedCards, st.CardVersions, st.Snapshots)
+	fmt.Fprintf(w, "cards      %d (%d current, %d removed, %d pending), %d versions, %d account snapshots\n",
+		st.Cards, st.CurrentCards, st.RemovedCards, st.PendingRemovals, st.CardVersions, st.Snapshots)
+	if st.PendingRemovals > 0 {
+		n := int(st.PendingRemovals)
+		fmt.Fprintf(w, "pending    %s missing from the last walk; removed if the next walk misses %s too\n", plural(n, "card"), them(n))
+	}
 	if st.Running > 0 {
 		fmt.Fprintf(w, "running    %d run(s) marked running\n", st.Running)
 	}
