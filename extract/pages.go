@@ -90,7 +90,8 @@ func pageSlack(totalPages int) int { return 5 + totalPages/20 }
 
 // Pages walks GET /cards from page start (values below 1 mean 1), yielding
 // each page in order. It stops after the last page (current_page >=
-// total_pages, no links.next, or empty data), or with one error:
+// total_pages, or empty data; a missing links.next before total_pages is
+// logged and the walk goes on), or with one error:
 // ErrForeignOrigin when links.next names another origin or carries
 // userinfo (before that page is yielded), ErrPaginationLoop when the
 // walk does not advance or runs past total_pages plus a slack, or the
@@ -103,6 +104,7 @@ func (c *Client) Pages(ctx context.Context, start int) iter.Seq2[*Page, error] {
 		}
 		seen := make(map[int]bool)
 		limit := -1
+		warnedNoNext := false
 		for n := start; ; n++ {
 			if limit >= 0 && n > limit {
 				yield(nil, fmt.Errorf("fetch cards page %d: walk passed total_pages plus slack (%d): %w", n, limit, ErrPaginationLoop))
@@ -121,7 +123,15 @@ func (c *Client) Pages(ctx context.Context, start int) iter.Seq2[*Page, error] {
 			if limit < 0 {
 				limit = max(p.Pagination.TotalPages, start) + pageSlack(p.Pagination.TotalPages)
 			}
-			last := p.Pagination.CurrentPage >= p.Pagination.TotalPages || p.Pagination.Next == "" || len(p.Cards) == 0
+			// total_pages is authoritative: a server that leaves links.next
+			// out of a middle page (links [] or {} on every page) must not
+			// end the walk early and leave the rest of the cards unsynced.
+			last := p.Pagination.CurrentPage >= p.Pagination.TotalPages || len(p.Cards) == 0
+			if !last && p.Pagination.Next == "" && !warnedNoNext {
+				warnedNoNext = true
+				c.log.Warn("links.next missing before the last page; continuing by total_pages",
+					"page", n, "total_pages", p.Pagination.TotalPages)
+			}
 			if p.Pagination.Next != "" {
 				if err := c.checkNext(n, p.Pagination.Next, last); err != nil {
 					yield(nil, fmt.Errorf("fetch cards page %d: %w", n, err))

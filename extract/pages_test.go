@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -242,4 +243,30 @@ func TestPagesProtocol(t *testing.T) {
 			t.Fatalf("err %v after %d requests; want success after 2", err, n)
 		}
 	})
+}
+
+// TestMissingNextBeforeLastPage: a server that sends links without next on
+// every page (links [] or {}) must still be walked to total_pages.
+func TestMissingNextBeforeLastPage(t *testing.T) {
+	for _, links := range []string{`[]`, `{}`} {
+		t.Run(links, func(t *testing.T) {
+			s := sim.New(sim.Options{Cards: 50, Email: testEmail, Password: testPassword})
+			strip := regexp.MustCompile(`"links":\{[^}]*\}`)
+			c, _, _ := handlerEnv(t, func(w http.ResponseWriter, r *http.Request) {
+				rec := httptest.NewRecorder()
+				s.ServeHTTP(rec, r)
+				for k, v := range rec.Header() {
+					w.Header()[k] = v
+				}
+				body := strip.ReplaceAll(rec.Body.Bytes(), []byte(`"links":`+links))
+				w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+				w.WriteHeader(rec.Code)
+				w.Write(body)
+			}, nil)
+			pages, err := walk(t, c, 1)
+			if err != nil || len(pages) != 4 {
+				t.Fatalf("pages %d, err %v; want all 4 pages", len(pages), err)
+			}
+		})
+	}
 }
