@@ -41,6 +41,10 @@ type Account struct {
 	AvailableToApplyCardCount, AppliedCardCount *int64
 	// Raw is the "data" object byte-exact, unknown fields included.
 	Raw json.RawMessage
+	// Missing lists the spec's account fields the response left out. The
+	// spec says blank fields are null, never omitted; an omitted one is
+	// stored as NULL like a null, and the caller should say so.
+	Missing []string
 }
 
 // isJSONMediaType accepts application/json and any +json type.
@@ -309,7 +313,11 @@ func decodeAccount(body []byte, scale int) (*Account, error) {
 		dst  **string
 	}{{"name", &a.Name}, {"email", &a.Email}, {"timezone", &a.Timezone}} {
 		raw, ok := m[f.name]
-		if !ok || string(raw) == "null" {
+		if !ok {
+			a.Missing = append(a.Missing, f.name)
+			continue
+		}
+		if string(raw) == "null" {
 			continue
 		}
 		var s string
@@ -331,6 +339,7 @@ func decodeAccount(body []byte, scale int) (*Account, error) {
 	} {
 		raw, ok := m[f.name]
 		if !ok {
+			a.Missing = append(a.Missing, f.name)
 			continue
 		}
 		amt, err := money.ParseJSON(raw, scale)
@@ -344,7 +353,11 @@ func decodeAccount(body []byte, scale int) (*Account, error) {
 		dst  **int64
 	}{{"available_to_apply_card_count", &a.AvailableToApplyCardCount}, {"applied_card_count", &a.AppliedCardCount}} {
 		raw, ok := m[f.name]
-		if !ok || string(raw) == "null" {
+		if !ok {
+			a.Missing = append(a.Missing, f.name)
+			continue
+		}
+		if string(raw) == "null" {
 			continue
 		}
 		n, err := parseInt(raw)

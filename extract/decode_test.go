@@ -2,6 +2,7 @@ package extract
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,6 +110,22 @@ func TestDecodeAccountCountsAndStrings(t *testing.T) {
 				t.Fatalf("err = %v, want %q", err, tt.err)
 			}
 		})
+	}
+}
+
+func TestDecodeAccountMissingFields(t *testing.T) {
+	a, err := decodeAccount([]byte(`{"data":{"name":"A","email":null,"balance":"1.00","applied_card_count":2}}`), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"timezone", "transfer_amount", "reach_amount", "authorizations", "cards_balance",
+		"available_recharge_balance", "available_to_apply_card_count"}
+	if !slices.Equal(a.Missing, want) {
+		t.Errorf("Missing = %v, want %v (null is present, not missing)", a.Missing, want)
+	}
+	full, err := decodeAccount([]byte(`{"data":{"name":null,"email":null,"timezone":null,"transfer_amount":null,"reach_amount":null,"authorizations":null,"balance":null,"cards_balance":null,"available_recharge_balance":null,"available_to_apply_card_count":null,"applied_card_count":null}}`), 2)
+	if err != nil || len(full.Missing) != 0 {
+		t.Errorf("all-null account: Missing %v, err %v; want none", full.Missing, err)
 	}
 }
 

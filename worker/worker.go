@@ -237,6 +237,9 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 	if err != nil {
 		return res, fmt.Errorf("read account: %w", err)
 	}
+	if len(acct.Missing) > 0 {
+		log.Warn("account response omits fields the spec says are always present; stored as NULL", "fields", acct.Missing)
+	}
 	if err := w.SaveAccount(ctx, runID, accountSnapshot(acct)); err != nil {
 		return res, fmt.Errorf("%w: %w", ErrWarehouse, err)
 	}
