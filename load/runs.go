@@ -402,3 +402,28 @@ func fileSize(path string) int64 {
 	}
 	return fi.Size()
 }
+
+// PruneAudit deletes the run_pages audit rows of runs that started before
+// cutoff, keeping those of a walk still open (its summary needs them). The
+// table gains one row per page per run, so without pruning it grows with
+// every run forever. It returns the number of rows deleted.
+func (w *Warehouse) PruneAudit(ctx context.Context, cutoff time.Time) (int64, error) {
+	var n int64
+	err := w.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM run_pages
+			WHERE run_id < coalesce(
+					(SELECT min(run_id) FROM sync_runs WHERE started_at >= ?),
+					(SELECT coalesce(max(run_id), 0) + 1 FROM sync_runs))
+			  AND (walk_id IS NULL OR walk_id NOT IN (SELECT walk_id FROM sync_walks WHERE outcome IS NULL))`,
+			formatTime(cutoff))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("prune page audit: %w", err)
+	}
+	return n, nil
+}

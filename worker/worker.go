@@ -59,6 +59,9 @@ type Job struct {
 	Progress func(Progress)
 	// Status, if set, gets a short human status line ("page 37/120").
 	Status func(string)
+	// AuditRetention, when positive, is how long run_pages audit rows are
+	// kept: older ones are pruned after each run.
+	AuditRetention time.Duration
 	// HoldsLock says the caller already holds the warehouse's writer lock
 	// (load.AcquireLock), taken before opening the warehouse so a refused
 	// process never touches it. Otherwise Run takes the lock itself.
@@ -208,6 +211,13 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 			if err == nil {
 				err = fmt.Errorf("%w: %w", ErrWarehouse, ferr)
 				res.Status = "failed"
+			}
+		}
+		if j.AuditRetention > 0 {
+			if n, perr := w.PruneAudit(fctx, j.now().Add(-j.AuditRetention)); perr != nil {
+				log.Warn("prune page audit", "err", perr)
+			} else if n > 0 {
+				log.Debug("pruned page audit rows", "rows", n, "older_than", j.AuditRetention)
 			}
 		}
 		if oerr := w.Optimize(fctx); oerr != nil {

@@ -287,3 +287,34 @@ func TestResumeAfterLastPageCommitted(t *testing.T) {
 		t.Errorf("%d current cards, want 30", got)
 	}
 }
+
+func TestAuditRetentionPrunesOldRuns(t *testing.T) {
+	f := newFixture(t, sim.Options{Seed: 3, Cards: 30})
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f.job.Now = func() time.Time { return now }
+	f.job.AuditRetention = time.Hour
+	// The warehouse stamps with its own clock; move both together.
+	if _, err := f.job.Run(t.Context(), TriggerSchedule, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	db := f.wh.DB()
+	count := func() int {
+		var n int
+		if err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM run_pages`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if got := count(); got != 2 {
+		t.Fatalf("%d audit rows after the first run, want 2", got)
+	}
+	if _, err := db.ExecContext(t.Context(), `UPDATE sync_runs SET started_at = '2025-12-31T20:00:00Z' WHERE run_id = 1`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.job.Run(t.Context(), TriggerSchedule, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(); got != 2 {
+		t.Errorf("%d audit rows after the second run, want only its own 2 (the first run is 4h old, retention 1h)", got)
+	}
+}

@@ -77,12 +77,13 @@ func (m *Main) backfill(ctx context.Context, s Settings, log *slog.Logger, trigg
 	}
 	defer wh.Close()
 	job := &worker.Job{
-		Client:    client,
-		Warehouse: wh,
-		DBPath:    s.DBPath,
-		Logger:    log,
-		Version:   version(),
-		HoldsLock: true,
+		Client:         client,
+		Warehouse:      wh,
+		DBPath:         s.DBPath,
+		Logger:         log,
+		Version:        version(),
+		AuditRetention: s.PageAuditRetention,
+		HoldsLock:      true,
 	}
 	if prog != nil {
 		job.Progress = prog.update

@@ -57,6 +57,8 @@ type WarehouseConfig struct {
 	FileMode     string   `toml:"file_mode"`
 	Synchronous  string   `toml:"synchronous"`
 	RedactFields []string `toml:"redact_fields"`
+	// PageAuditRetention is how long run_pages rows are kept ("0": forever).
+	PageAuditRetention string `toml:"page_audit_retention"`
 }
 
 // ScheduleConfig is the [schedule] table.
@@ -86,9 +88,10 @@ func DefaultConfig() Config {
 			AmountScale:   2,
 		},
 		Warehouse: WarehouseConfig{
-			Path:        "/var/lib/cardsync/warehouse.db",
-			FileMode:    "0640",
-			Synchronous: "FULL",
+			Path:               "/var/lib/cardsync/warehouse.db",
+			FileMode:           "0640",
+			Synchronous:        "FULL",
+			PageAuditRetention: "2160h",
 		},
 		Schedule: ScheduleConfig{
 			Cron:       "*/15 * * * *",
@@ -172,6 +175,7 @@ func configKeys() []configKey {
 			}
 			return nil
 		}},
+		stringKey("warehouse.page_audit_retention", func(c *Config) *string { return &c.Warehouse.PageAuditRetention }),
 		stringKey("schedule.cron", func(c *Config) *string { return &c.Schedule.Cron }),
 		stringKey("schedule.timezone", func(c *Config) *string { return &c.Schedule.Timezone }),
 		{name: "schedule.run_on_start", set: func(c *Config, v string) error {
@@ -316,13 +320,15 @@ type Settings struct {
 	FileMode      os.FileMode
 	Synchronous   string
 	RedactFields  []string
-	Schedule      cron.Schedule
-	CronSpec      string
-	Location      *time.Location
-	RunOnStart    bool
-	RunTimeout    time.Duration
-	LogLevel      string
-	LogFormat     string
+	// PageAuditRetention is 0 to keep run_pages forever.
+	PageAuditRetention time.Duration
+	Schedule           cron.Schedule
+	CronSpec           string
+	Location           *time.Location
+	RunOnStart         bool
+	RunTimeout         time.Duration
+	LogLevel           string
+	LogFormat          string
 }
 
 // Validate checks every value and returns the parsed settings. needAPI says
@@ -382,6 +388,11 @@ func (c *Config) Validate(needAPI bool, getenv func(string) string) (Settings, e
 		return s, c.errorAt("warehouse.synchronous", "%q: want FULL, NORMAL or EXTRA", c.Warehouse.Synchronous)
 	}
 	s.RedactFields = c.Warehouse.RedactFields
+	if c.Warehouse.PageAuditRetention != "0" {
+		if s.PageAuditRetention, err = positiveDuration(c.Warehouse.PageAuditRetention); err != nil {
+			return s, c.errorAt("warehouse.page_audit_retention", "%v (or \"0\" to keep the audit forever)", err)
+		}
+	}
 	if s.Location, err = time.LoadLocation(c.Schedule.Timezone); err != nil {
 		return s, c.errorAt("schedule.timezone", "%v", err)
 	}

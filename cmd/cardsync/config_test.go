@@ -38,7 +38,8 @@ func TestExampleConfigDecodesStrictly(t *testing.T) {
 func equalConfig(a, b Config) bool {
 	return a.API == b.API && a.Schedule == b.Schedule && a.Log == b.Log &&
 		a.Warehouse.Path == b.Warehouse.Path && a.Warehouse.FileMode == b.Warehouse.FileMode &&
-		a.Warehouse.Synchronous == b.Warehouse.Synchronous && len(a.Warehouse.RedactFields) == len(b.Warehouse.RedactFields)
+		a.Warehouse.Synchronous == b.Warehouse.Synchronous &&
+		a.Warehouse.PageAuditRetention == b.Warehouse.PageAuditRetention && len(a.Warehouse.RedactFields) == len(b.Warehouse.RedactFields)
 }
 
 func writeFile(t *testing.T, name, content string, mode os.FileMode) string {

@@ -58,12 +58,13 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	}
 	defer wh.Close()
 	job := &worker.Job{
-		Client:    client,
-		Warehouse: wh,
-		DBPath:    s.DBPath,
-		Logger:    log,
-		Version:   version(),
-		Status:    func(st string) { _ = notify.Send("STATUS=" + st) },
+		Client:         client,
+		Warehouse:      wh,
+		DBPath:         s.DBPath,
+		Logger:         log,
+		Version:        version(),
+		AuditRetention: s.PageAuditRetention,
+		Status:         func(st string) { _ = notify.Send("STATUS=" + st) },
 	}
 	runCtx, cancelRuns := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancelRuns(nil)
