@@ -9,7 +9,77 @@ import (
 )
 
 // defaultRedactFields are JSON keys dropped at any depth (case-insensitive).
+// Keys merely named like them are dropped too: see secretKey.
 var defaultRedactFields = []string{"cvv", "cvc", "cvv2", "cvc2", "pin", "security_code", "securitycode"}
+
+// secretWords are words that make a key secret wherever they appear in it
+// ("card_cvv", "cvvCode", "pin_code", "security-code").
+var secretWords = map[string]bool{"cvv": true, "cvv2": true, "cvc": true, "cvc2": true, "cvn": true, "pin": true, "pincode": true}
+
+// keyWords splits a JSON key into lower-case words at non-alphanumerics
+// and at lower-to-upper case changes: "cardCVV2" → card, cvv2.
+func keyWords(key string) []string {
+	var words []string
+	var cur []byte
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum {
+			flush()
+			continue
+		}
+		if c >= 'A' && c <= 'Z' && i > 0 && key[i-1] >= 'a' && key[i-1] <= 'z' {
+			flush()
+		}
+		cur = append(cur, c)
+	}
+	flush()
+	return words
+}
+
+// secretKey reports whether a key names a security code or PIN: an exact
+// configured name, or a key with a secret word ("card_cvv", "cvvCode",
+// "pin_code") or the words security+code ("security-code", "securityCode").
+func (r *redactor) secretKey(key string) bool {
+	if r.drop[strings.ToLower(key)] {
+		return true
+	}
+	words := keyWords(key)
+	for i, w := range words {
+		if secretWords[w] || strings.Contains(w, "cvv") || strings.Contains(w, "cvc") || w == "securitycode" {
+			return true
+		}
+		if w == "security" && i+1 < len(words) && words[i+1] == "code" {
+			return true
+		}
+	}
+	return false
+}
+
+// cardNumberKey reports whether a key names a card number, so that a JSON
+// number under it is masked. Numbers elsewhere (large ids, millisecond
+// timestamps) are left alone: a Luhn-valid 13-19 digit number is common.
+func cardNumberKey(key string) bool {
+	words := keyWords(key)
+	joined := strings.Join(words, "")
+	for _, w := range words {
+		if w == "pan" {
+			return true
+		}
+	}
+	for _, k := range []string{"cardnumber", "cardno", "cardnum", "accountnumber", "primaryaccountnumber"} {
+		if strings.Contains(joined, k) {
+			return true
+		}
+	}
+	return joined == "number" || joined == "card"
+}
 
 // maxDepth bounds JSON nesting, so a hostile body cannot exhaust the stack.
 const maxDepth = 256
@@ -47,7 +117,7 @@ func (r *redactor) Redact(doc []byte) ([]byte, []field, error) {
 	}
 	p := &jsonWalker{in: doc, r: r, out: make([]byte, 0, len(doc))}
 	p.ws()
-	if err := p.value(0); err != nil {
+	if err := p.value(0, ""); err != nil {
 		return nil, nil, err
 	}
 	return p.out, p.fields, nil
@@ -72,9 +142,13 @@ func (p *jsonWalker) ws() {
 	}
 }
 
-// value copies (and redacts) one JSON value at p.i. The input is known to be
-// valid JSON, so the walker only needs to find token boundaries.
-func (p *jsonWalker) value(depth int) error {
+// value copies (and redacts) one JSON value at p.i, the value of key (""
+// at the top; array elements inherit their array's key). The input is known
+// to be valid JSON, so the walker only needs to find token boundaries.
+//
+// The top-level "id" is never masked: it is the card's identity in every
+// table, and masking could merge two cards.
+func (p *jsonWalker) value(depth int, key string) error {
 	if depth > maxDepth {
 		return fmt.Errorf("JSON nested deeper than %d", maxDepth)
 	}
@@ -103,9 +177,9 @@ func (p *jsonWalker) value(depth int) error {
 			p.ws()
 			p.i++ // ':'
 			p.ws()
-			if p.r.drop[strings.ToLower(key)] {
+			if p.r.secretKey(key) {
 				saved := p.out
-				if err := p.value(depth + 1); err != nil {
+				if err := p.value(depth+1, key); err != nil {
 					return err
 				}
 				p.out = saved
@@ -118,7 +192,11 @@ func (p *jsonWalker) value(depth int) error {
 			p.out = append(p.out, rawKey...)
 			p.out = append(p.out, ':')
 			vstart := len(p.out)
-			if err := p.value(depth + 1); err != nil {
+			if depth == 0 && key == "id" {
+				if err := p.verbatim(); err != nil {
+					return err
+				}
+			} else if err := p.value(depth+1, key); err != nil {
 				return err
 			}
 			if depth == 0 {
@@ -144,7 +222,7 @@ func (p *jsonWalker) value(depth int) error {
 				p.out = append(p.out, ',')
 			}
 			first = false
-			if err := p.value(depth + 1); err != nil {
+			if err := p.value(depth+1, key); err != nil {
 				return err
 			}
 		}
@@ -179,12 +257,30 @@ func (p *jsonWalker) value(depth int) error {
 			p.i++
 		}
 		num := string(p.in[start:p.i])
-		if isDigits(num) && len(num) >= 13 && len(num) <= 19 && luhn(num) {
+		if cardNumberKey(key) && isDigits(num) && len(num) >= 13 && len(num) <= 19 && luhn(num) {
 			p.out = appendJSONString(p.out, maskDigits(num))
 			return nil
 		}
 		p.out = append(p.out, num...)
 	}
+	return nil
+}
+
+// verbatim copies one scalar value unchanged (the top-level id); a
+// composite id is copied through the normal walk.
+func (p *jsonWalker) verbatim() error {
+	start := p.i
+	switch c := p.in[p.i]; {
+	case c == '{' || c == '[':
+		return p.value(1, "id")
+	case c == '"':
+		p.skipString()
+	default:
+		for p.i < len(p.in) && strings.IndexByte(" \t\r\n,}]", p.in[p.i]) < 0 {
+			p.i++
+		}
+	}
+	p.out = append(p.out, p.in[start:p.i]...)
 	return nil
 }
 
@@ -279,7 +375,7 @@ func maskDigits(d string) string {
 }
 
 // maskPANs masks every card number in s: a run of 13 to 19 digits, optionally
-// separated by single spaces or dashes, that passes Luhn. The first 6 and
+// separated by up to two spaces, dashes, dots or underscores, that passes Luhn. The first 6 and
 // last 4 digits stay; separators stay in place. A longer run (for example a
 // PAN followed by more digit groups) is searched for a PAN that starts and
 // ends on group boundaries.
@@ -297,12 +393,16 @@ func maskPANs(s string) (string, bool) {
 		j := i
 		gs := i
 		for {
-			for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			for j < len(b) && digitLike(b, j) {
 				j++
 			}
 			groups = append(groups, [2]int{gs, j})
-			if j+1 < len(b) && (b[j] == ' ' || b[j] == '-') && b[j+1] >= '0' && b[j+1] <= '9' {
-				j++
+			k := j
+			for k < len(b) && k-j < 2 && isPANSeparator(b[k]) {
+				k++
+			}
+			if k > j && k < len(b) && digitLike(b, k) {
+				j = k
 				gs = j
 				continue
 			}
@@ -316,10 +416,27 @@ func maskPANs(s string) (string, bool) {
 	return string(b), changed
 }
 
+func isPANSeparator(c byte) bool { return c == ' ' || c == '-' || c == '.' || c == '_' }
+
+// digitLike reports whether b[i] can be part of a card number's digit
+// group: a digit, or an asterisk of an already masked number
+// ("411111******1111"), so that redacting twice changes nothing.
+func digitLike(b []byte, i int) bool { return b[i] >= '0' && b[i] <= '9' || b[i] == '*' }
+
 // maskRun masks, in place, the whole run if it is a PAN, else the longest
-// group-aligned sub-run that is one. It reports whether it masked anything.
+// group-aligned sub-run that is one. A sub-run that is already masked (first
+// 6 and last 4 digits, asterisks between) is skipped over as if it had been
+// masked now. It reports whether it masked anything.
 func maskRun(b []byte, groups [][2]int) bool {
-	digitsOf := func(from, to int) []int { // byte offsets of digits in groups[from..to]
+	// Asterisks that end the whole run belong to the text, not to a
+	// number ("4111111111111111*"). A literal asterisk glued to a card
+	// number that more digit groups follow is the one form left unmasked.
+	last := len(groups) - 1
+	for groups[last][1] > groups[last][0] && b[groups[last][1]-1] == '*' {
+		groups[last][1]--
+	}
+	// candidate returns the offsets of the digit-like bytes of groups[from..to].
+	candidate := func(from, to int) []int {
 		var pos []int
 		for g := from; g <= to; g++ {
 			for k := groups[g][0]; k < groups[g][1]; k++ {
@@ -331,18 +448,33 @@ func maskRun(b []byte, groups [][2]int) bool {
 	masked := false
 	for from := 0; from < len(groups); from++ {
 		for to := len(groups) - 1; to >= from; to-- {
-			pos := digitsOf(from, to)
-			if len(pos) < 13 || len(pos) > 19 {
+			pos := candidate(from, to)
+			n := len(pos)
+			if n < 13 || n > 19 {
 				continue
 			}
-			d := make([]byte, len(pos))
+			stars, maskedForm := 0, true
+			d := make([]byte, n)
 			for k, p := range pos {
 				d[k] = b[p]
+				if b[p] == '*' {
+					stars++
+					if k < 6 || k >= n-4 {
+						maskedForm = false
+					}
+				}
+			}
+			if stars > 0 {
+				if maskedForm && stars == n-10 {
+					from = to // already masked: go on after it
+					break
+				}
+				continue
 			}
 			if !luhn(string(d)) {
 				continue
 			}
-			for k := 6; k < len(pos)-4; k++ {
+			for k := 6; k < n-4; k++ {
 				b[pos[k]] = '*'
 			}
 			masked = true
