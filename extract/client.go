@@ -324,17 +324,17 @@ func (c *Client) attempt(ctx context.Context, r *request, tok Secret) outcome {
 		}
 		return o
 	case s == http.StatusUnauthorized:
-		o.err, o.unauthorized = decodeErrorBody(s, ct, raw), true
+		o.err, o.unauthorized = c.errorBody(s, ct, raw, tok), true
 		return o
 	case s == http.StatusTooManyRequests:
-		o.err, o.retry, o.rateLimited = unavailable(decodeErrorBody(s, ct, raw)), true, true
+		o.err, o.retry, o.rateLimited = unavailable(c.errorBody(s, ct, raw, tok)), true, true
 		o.hint = c.retryHint(resp.Header, true)
 		return o
 	case s == http.StatusRequestTimeout || s >= 500:
 		if isHTML(ct) || !isJSONMediaType(ct) && len(raw) > 0 {
 			o.err = unavailable(&ProtocolError{StatusCode: s, ContentType: truncate(sanitize(ct), 64), Reason: "error page is not JSON", Transient: true})
 		} else {
-			o.err = unavailable(decodeErrorBody(s, ct, raw))
+			o.err = unavailable(c.errorBody(s, ct, raw, tok))
 		}
 		o.retry = true
 		o.hint = c.retryHint(resp.Header, false)
@@ -350,9 +350,35 @@ func (c *Client) attempt(ctx context.Context, r *request, tok Secret) outcome {
 		o.err = se
 		return o
 	default:
-		o.err = decodeErrorBody(s, ct, raw)
+		o.err = c.errorBody(s, ct, raw, tok)
 		return o
 	}
+}
+
+// errorBody decodes an error body and removes the password and the bearer
+// token from whatever the server wrote in it: a server that echoes the
+// request must not carry them into errors, logs or sync_runs.error.
+func (c *Client) errorBody(status int, ct string, raw []byte, tok Secret) *StatusError {
+	se := decodeErrorBody(status, ct, raw)
+	scrub := func(s string) string {
+		for _, secret := range []string{c.cfg.Password.Reveal(), tok.Reveal()} {
+			if len(secret) >= 4 {
+				s = strings.ReplaceAll(s, secret, redacted)
+			}
+		}
+		return s
+	}
+	se.Message = scrub(se.Message)
+	for k, msgs := range se.Fields {
+		for i := range msgs {
+			msgs[i] = scrub(msgs[i])
+		}
+		if sk := scrub(k); sk != k {
+			delete(se.Fields, k)
+			se.Fields[sk] = msgs
+		}
+	}
+	return se
 }
 
 func isHTML(ct string) bool {

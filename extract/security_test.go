@@ -118,6 +118,17 @@ func TestSecretsNeverPrinted(t *testing.T) {
 		_, err = walk(t, c, 1)
 		check("canary walk", err)
 	}
+	// 2b. A server that echoes the request's secrets in its error bodies.
+	for _, status := range []int{401, 403, 422, 500} {
+		c, _, _ := handlerEnv(t, tokenThen(`{"access_token":"`+tokCanary+`"}`, func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, status, `{"message":"bad `+r.Header.Get("Authorization")+` for `+testPassword+`","errors":{"`+tokCanary+`":["`+tokCanary+`"]}}`)
+		}), func(c *Config) { c.MaxWait = time.Second })
+		_, err := c.Account(t.Context())
+		if err == nil || !strings.Contains(err.Error(), "bad Bearer "+redacted) {
+			t.Errorf("status %d: error %v, want the echoed token replaced by %s", status, err, redacted)
+		}
+		check("echoing server", err)
+	}
 	// 3. Wrong credentials and a malformed token response.
 	c, _, _ := handlerEnv(t, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, `{"jwt":"`+tokCanary+`","password":"`+testPassword+`"}`)

@@ -203,11 +203,11 @@ func (w *Warehouse) CommitPage(ctx context.Context, runID int64, p Page) (PageRe
 		var order []string
 		for i, c := range p.Cards {
 			if c.ID == "" {
-				return fmt.Errorf("card %d on page %d: empty id", i, p.Number)
+				return fmt.Errorf("card %d on page %d: %w: empty id", i, p.Number, ErrBadData)
 			}
 			data, top, err := w.redact.Redact(c.Data)
 			if err != nil {
-				return fmt.Errorf("card %s: %w", c.ID, err)
+				return fmt.Errorf("card %s: %w: %w", c.ID, ErrBadData, err)
 			}
 			for _, f := range top {
 				if fields[f.name] == nil {

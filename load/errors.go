@@ -5,6 +5,12 @@ import (
 	"fmt"
 )
 
+// ErrBadData is wrapped when the data handed to the warehouse cannot be
+// stored as it is (an amount with more decimals than cents, JSON nested too
+// deep or invalid): the upstream sent something to refuse, not a local
+// storage failure.
+var ErrBadData = errors.New("data refused")
+
 // ErrLocked is wrapped by *LockedError: another process holds the writer lock.
 var ErrLocked = errors.New("sync in progress")
 
@@ -31,7 +37,7 @@ var ErrSchemaTooNew = errors.New("database schema is newer than this binary")
 
 // ErrNotMigrated is returned by OpenReadOnly for a database that has no
 // warehouse schema yet.
-var ErrNotMigrated = errors.New("database has no warehouse schema (run the worker or `cardsync migrate` first)")
+var ErrNotMigrated = errors.New("database has no warehouse schema (run `cardsync backfill` first)")
 
 // ErrForeignDatabase is returned when the file is an SQLite database that
 // belongs to another application.

@@ -3,7 +3,6 @@ package load
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -109,14 +108,22 @@ func (w *Warehouse) Heartbeat(ctx context.Context, runID int64) error {
 	return nil
 }
 
-// AbandonStale marks `running` runs whose heartbeat is at least staleAfter old (0: every running run, which is right when the caller holds the writer lock)
-// as `abandoned` (their checkpoint stays, so the next run resumes the walk)
-// and returns how many it marked. Call it at start, holding the writer lock.
+// AbandonStale marks `running` runs whose heartbeat is at least staleAfter
+// old as `abandoned` (their checkpoint stays, so the next run resumes the
+// walk) and returns how many it marked. With staleAfter 0 it marks every
+// running run: right for a caller that holds the writer lock, since no live
+// process can be running one.
 func (w *Warehouse) AbandonStale(ctx context.Context, staleAfter time.Duration) (int, error) {
 	var n int64
 	err := w.write(ctx, func(tx *sql.Tx) error {
 		now := w.now()
-		cutoff := formatTime(now.Add(-staleAfter))
+		// staleAfter 0: the caller holds the writer lock, so every running
+		// row is dead whatever its heartbeat says (even after the clock
+		// stepped back).
+		cutoff := "9999-12-31T23:59:59Z"
+		if staleAfter > 0 {
+			cutoff = formatTime(now.Add(-staleAfter))
+		}
 		res, err := tx.ExecContext(ctx, `UPDATE sync_runs
 			SET status = 'abandoned', finished_at = ?,
 			    error = coalesce(error, 'abandoned: no heartbeat since ' || heartbeat_at)
@@ -354,7 +361,7 @@ func (w *Warehouse) SaveAccount(ctx context.Context, runID int64, a Account) err
 	if len(a.Raw) > 0 {
 		red, _, err := w.redact.Redact(a.Raw)
 		if err != nil {
-			return fmt.Errorf("save account: raw: %w", err)
+			return fmt.Errorf("save account: raw: %w: %w", ErrBadData, err)
 		}
 		raw = string(red)
 	}
@@ -375,7 +382,7 @@ func (w *Warehouse) SaveAccount(ctx context.Context, runID int64, a Account) err
 }
 
 // ErrAmountScale is wrapped when an amount cannot be stored exactly in cents.
-var ErrAmountScale = errors.New("amount not representable in cents")
+var ErrAmountScale = fmt.Errorf("%w: amount not representable in cents", ErrBadData)
 
 // centsOf converts an amount of any scale to cents exactly.
 func centsOf(a money.Amount) (int64, error) {

@@ -149,6 +149,9 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 	if !j.HoldsLock {
 		lock, err := load.AcquireLock(j.DBPath)
 		if err != nil {
+			if !errors.Is(err, load.ErrLocked) {
+				err = fmt.Errorf("%w: %w", ErrWarehouse, err)
+			}
 			return res, err
 		}
 		defer lock.Release()
@@ -181,6 +184,11 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 		msg := ""
 		switch {
 		case err == nil:
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			// A run deadline (serve's run_timeout) is a failure, not an
+			// interruption: a run that always times out must show as failing.
+			status = "failed"
+			msg = context.Cause(ctx).Error() + ": " + err.Error()
 		case ctx.Err() != nil:
 			status = "interrupted"
 			msg = "interrupted: " + context.Cause(ctx).Error()

@@ -318,3 +318,39 @@ func TestAuditRetentionPrunesOldRuns(t *testing.T) {
 		t.Errorf("%d audit rows after the second run, want only its own 2 (the first run is 4h old, retention 1h)", got)
 	}
 }
+
+// expiring is a context whose deadline passes when expire is closed, so a
+// test can end a run by its deadline at a chosen page without sleeping.
+type expiring struct {
+	context.Context
+	expire chan struct{}
+}
+
+func (e *expiring) Done() <-chan struct{} { return e.expire }
+
+func (e *expiring) Err() error {
+	select {
+	case <-e.expire:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
+func TestRunDeadlineIsAFailure(t *testing.T) {
+	f := newFixture(t, sim.Options{Seed: 2, Cards: 100})
+	ctx := &expiring{Context: t.Context(), expire: make(chan struct{})}
+	f.srv.OnPageServed(func(page int) {
+		if page == 2 {
+			close(ctx.expire)
+		}
+	})
+	res, err := f.job.Run(ctx, TriggerSchedule, Options{})
+	if err == nil || errors.Is(err, ErrInterrupted) || res.Status != "failed" {
+		t.Fatalf("status %q err %v, want failed (a deadline is not an interruption)", res.Status, err)
+	}
+	runs, err := f.wh.Runs(t.Context(), 1)
+	if err != nil || len(runs) != 1 || runs[0].Status != "failed" || !strings.Contains(runs[0].Error, "deadline") {
+		t.Errorf("run row %+v, %v; want failed with the deadline in its error", runs, err)
+	}
+}

@@ -142,6 +142,8 @@ func exitCode(err error) int {
 		return exitInterrupted
 	case errors.Is(err, extract.ErrUnauthenticated):
 		return exitAuth
+	case errors.Is(err, load.ErrBadData):
+		return exitBadData
 	case errors.Is(err, worker.ErrWarehouse):
 		return exitWarehouse
 	case errors.Is(err, extract.ErrUnavailable):

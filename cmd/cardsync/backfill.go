@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -68,6 +69,9 @@ func (m *Main) backfill(ctx context.Context, s Settings, log *slog.Logger, trigg
 	// to a running sync exits without touching the warehouse.
 	lock, err := load.AcquireLock(s.DBPath)
 	if err != nil {
+		if !errors.Is(err, load.ErrLocked) {
+			err = fmt.Errorf("%w: %w", worker.ErrWarehouse, err)
+		}
 		return worker.Result{}, err
 	}
 	defer lock.Release()

@@ -368,8 +368,8 @@ func (c *Config) Validate(needAPI bool, getenv func(string) string) (Settings, e
 	if s.MaxBodyBytes = c.API.MaxBodyBytes; s.MaxBodyBytes < 64<<10 || s.MaxBodyBytes > 1<<30 {
 		return s, c.errorAt("api.max_body_bytes", "%d out of range 65536..1073741824", s.MaxBodyBytes)
 	}
-	if s.AmountScale = c.API.AmountScale; s.AmountScale < 1 || s.AmountScale > 6 {
-		return s, c.errorAt("api.amount_scale", "%d out of range 1..6", s.AmountScale)
+	if s.AmountScale = c.API.AmountScale; s.AmountScale < 1 || s.AmountScale > 2 {
+		return s, c.errorAt("api.amount_scale", "%d out of range 1..2 (the warehouse stores amounts in cents)", s.AmountScale)
 	}
 	if s.DBPath = c.Warehouse.Path; s.DBPath == "" {
 		return s, c.errorAt("warehouse.path", "required")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/extract"
+	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/sim"
 	"github.com/cardsync/cardsync/worker"
 )
@@ -44,10 +45,8 @@ func (m *Main) runDemo(ctx context.Context, args []string) error {
 	if *cards < 0 || *rate < 1 {
 		return &usageError{msg: "-cards must be >= 0 and -rate >= 1"}
 	}
-	for _, suffix := range []string{"", "-wal", "-shm", ".lock"} {
-		if err := os.Remove(*db + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("remove old demo warehouse: %w", err)
-		}
+	if err := removeDemoWarehouse(ctx, *db); err != nil {
+		return err
 	}
 	srv := sim.New(sim.Options{Seed: *seed, Cards: *cards, Window: time.Second, Limit: *rate, AuthLimit: 10})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -131,4 +130,38 @@ var demoQueries = []string{
 	"SELECT card_id, status, balance, currency FROM cards_flat ORDER BY CAST(card_id AS INTEGER) LIMIT 5;",
 	"SELECT card_id, version, valid_from, valid_to, run_id FROM card_versions WHERE card_id IN (SELECT card_id FROM card_versions WHERE version > 1) ORDER BY card_id, version;",
 	"SELECT run_id, trigger, status, pages, cards_seen, cards_new, cards_changed, cards_removed, walk_consistent FROM sync_runs ORDER BY run_id;",
+}
+
+// removeDemoWarehouse deletes an earlier demo warehouse at path, and refuses
+// to touch anything else: a file that is not a cardsync warehouse, one with
+// runs other than demo runs (a real warehouse given by mistake), or one
+// another process is syncing.
+func removeDemoWarehouse(ctx context.Context, path string) error {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	lock, err := load.AcquireLock(path)
+	if err != nil {
+		return fmt.Errorf("refusing to replace %s: %w", path, err)
+	}
+	defer lock.Release()
+	wh, err := load.OpenReadOnly(ctx, path)
+	if err != nil {
+		return &usageError{msg: fmt.Sprintf("refusing to replace %s: not a demo warehouse (%v); choose another -db", path, err)}
+	}
+	var others int
+	err = wh.DB().QueryRowContext(ctx, `SELECT count(*) FROM sync_runs WHERE trigger != 'demo'`).Scan(&others)
+	wh.Close()
+	if err != nil {
+		return fmt.Errorf("%w: inspect %s: %w", worker.ErrWarehouse, path, err)
+	}
+	if others > 0 {
+		return &usageError{msg: fmt.Sprintf("refusing to replace %s: it holds %d non-demo runs; choose another -db", path, others)}
+	}
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove old demo warehouse: %w", err)
+		}
+	}
+	return nil
 }

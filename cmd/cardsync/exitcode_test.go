@@ -27,6 +27,8 @@ func TestExitCode(t *testing.T) {
 		{"protocol", wrap(&extract.ProtocolError{Reason: "response body exceeds the limit"}), exitBadData},
 		{"foreign links.next", wrap(fmt.Errorf("links.next points elsewhere: %w", extract.ErrForeignOrigin)), exitBadData},
 		{"pagination loop", wrap(fmt.Errorf("links.next names page 1 after page 3: %w", extract.ErrPaginationLoop)), exitBadData},
+		{"data the warehouse refuses", fmt.Errorf("%w: %w", worker.ErrWarehouse, fmt.Errorf("save account: balance: %w", load.ErrAmountScale)), exitBadData},
+		{"missing warehouse directory", fmt.Errorf("%w: acquire lock: no such file or directory", worker.ErrWarehouse), exitWarehouse},
 		{"other", errors.New("boom"), exitFailure},
 	}
 	for _, tc := range cases {

@@ -558,3 +558,30 @@ func TestServeNotifiesSystemd(t *testing.T) {
 		}
 	}
 }
+
+func TestDemoRefusesARealWarehouse(t *testing.T) {
+	_, e := newEnv(t, sim.Options{Seed: 1, Cards: 20})
+	if code, out, errOut := e.run(t.Context(), "backfill"); code != 0 {
+		t.Fatalf("backfill exit %d\n%s\n%s", code, out, errOut)
+	}
+	before, err := os.ReadFile(e.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := e.run(t.Context(), "demo", "-db", e.db, "-cards", "10")
+	if code != exitConfig || !strings.Contains(errOut, "non-demo runs") {
+		t.Fatalf("demo on a real warehouse: exit %d, %q; want a refusal", code, errOut)
+	}
+	after, err := os.ReadFile(e.db)
+	if err != nil || !bytes.Equal(before, after) {
+		t.Errorf("the real warehouse changed (%v)", err)
+	}
+	other := filepath.Join(t.TempDir(), "notes.db")
+	os.WriteFile(other, []byte("not sqlite at all, but precious"), 0o600)
+	if code, _, errOut := e.run(t.Context(), "demo", "-db", other); code != exitConfig {
+		t.Errorf("demo on a foreign file: exit %d, %q; want a refusal", code, errOut)
+	}
+	if b, _ := os.ReadFile(other); string(b) != "not sqlite at all, but precious" {
+		t.Errorf("demo overwrote a foreign file")
+	}
+}

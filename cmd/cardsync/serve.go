@@ -140,6 +140,7 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 		log.Info("stopped cleanly")
 	case <-time.After(stopTimeout):
 		log.Error("a run did not stop in time; exiting anyway", "timeout", stopTimeout)
+		return fmt.Errorf("a run did not stop within %s; the next run marks it abandoned and resumes its walk", stopTimeout)
 	}
 	return nil
 }
