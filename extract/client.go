@@ -299,6 +299,14 @@ func (c *Client) attempt(ctx context.Context, r *request, tok Secret) outcome {
 		case errors.As(err, &pe):
 			pe.StatusCode = resp.StatusCode
 			o.err = pe
+			// A huge error page from a proxy in trouble is still trouble
+			// upstream: retry it like any other 5xx or 429.
+			if s := resp.StatusCode; s >= 500 || s == http.StatusTooManyRequests || s == http.StatusRequestTimeout {
+				pe.Transient = true
+				o.err, o.retry = unavailable(pe), true
+				o.rateLimited = s == http.StatusTooManyRequests
+				o.hint = c.retryHint(resp.Header, s == http.StatusTooManyRequests)
+			}
 		default:
 			o.err, o.retry = unavailable(fmt.Errorf("read body (status %d): %w", resp.StatusCode, networkError(err, actx, c.cfg.Timeout))), true
 		}

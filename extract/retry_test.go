@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -248,5 +249,35 @@ func TestSimLimiterWithFasterClient(t *testing.T) {
 	}
 	if max := e.sim.Stats().General.MaxInWindow; max > 5 {
 		t.Errorf("sim saw %d accepted in a window", max)
+	}
+}
+
+// TestOversizedErrorPageIsRetried: an oversized body on a 5xx is upstream
+// trouble (a proxy's error page), retried like any 5xx; on a 200 it is data
+// to refuse.
+func TestOversizedErrorPageIsRetried(t *testing.T) {
+	var calls atomic.Int64
+	big := strings.Repeat("x", 100<<10)
+	c, _, _ := handlerEnv(t, tokenThen(`{"access_token":"tok-1234567890"}`, func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.Header().Set("Retry-After", "1")
+			writeJSON(w, http.StatusBadGateway, `{"message":"`+big+`"}`)
+			return
+		}
+		writeJSON(w, http.StatusOK, `{"data":{"name":"A"}}`)
+	}), func(c *Config) { c.MaxBodyBytes = 64 << 10 })
+	if _, err := c.Account(t.Context()); err != nil {
+		t.Fatalf("account after one oversized 502: %v", err)
+	}
+	if st := c.Stats(); st.Retries != 1 {
+		t.Errorf("retries = %d, want 1", st.Retries)
+	}
+	c2, _, _ := handlerEnv(t, tokenThen(`{"access_token":"tok-1234567890"}`, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, `{"data":{"name":"`+big+`"}}`)
+	}), func(c *Config) { c.MaxBodyBytes = 64 << 10 })
+	_, err := c2.Account(t.Context())
+	var pe *ProtocolError
+	if !errors.As(err, &pe) || errors.Is(err, ErrUnavailable) {
+		t.Errorf("oversized 200: %v, want a permanent ProtocolError", err)
 	}
 }

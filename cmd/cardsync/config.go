@@ -35,6 +35,9 @@ type Config struct {
 	password extract.Secret
 	// path is the file the configuration was read from, if any.
 	path string
+	// fromEnv maps the keys the environment set to their variable, so a
+	// bad value is blamed on the variable, not on the file's line.
+	fromEnv map[string]string
 }
 
 // APIConfig is the [api] table.
@@ -266,6 +269,10 @@ func (c *Config) applyEnv(environ []string) error {
 		if err := k.set(c, values[name]); err != nil {
 			return &ConfigError{Source: "env " + name, Key: k.name, Msg: fmt.Sprintf("bad value: %v", err)}
 		}
+		if c.fromEnv == nil {
+			c.fromEnv = map[string]string{}
+		}
+		c.fromEnv[k.name] = name
 	}
 	return nil
 }
@@ -298,6 +305,10 @@ func (c *Config) keyLine(key string) int {
 
 func (c *Config) errorAt(key, format string, args ...any) error {
 	e := &ConfigError{Key: key, Msg: fmt.Sprintf(format, args...)}
+	if env, ok := c.fromEnv[key]; ok {
+		e.Source = "env " + env
+		return e
+	}
 	if line := c.keyLine(key); line > 0 {
 		e.File, e.Line = c.path, line
 	}

@@ -80,6 +80,7 @@ func TestConfigErrors(t *testing.T) {
 		{name: "bad log level", file: base + "[log]\nlevel = \"loud\"\n", wantKey: "log.level", wantLine: 6},
 		{name: "unknown env var", file: base, env: []string{"CARDSYNC_API_BASEURL=x"}, wantKey: "CARDSYNC_API_BASEURL", wantMsg: "unknown"},
 		{name: "bad env value", file: base, env: []string{"CARDSYNC_SCHEDULE_RUN_ON_START=maybe"}, wantKey: "schedule.run_on_start", wantMsg: "bad value"},
+		{name: "bad env value overriding the file", file: base + "rate_limit = \"10/1m\"\n", env: []string{"CARDSYNC_API_RATE_LIMIT=fast"}, wantKey: "api.rate_limit", wantMsg: "env CARDSYNC_API_RATE_LIMIT"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
