@@ -68,6 +68,8 @@ type Warehouse struct {
 	now      func() time.Time
 	log      *slog.Logger
 	redact   *redactor
+	// page holds CommitPage's statements, prepared once per writer.
+	page *pageStatements
 
 	closeOnce sync.Once
 	closeErr  error
@@ -129,6 +131,10 @@ func Open(ctx context.Context, path string, opts Options) (*Warehouse, error) {
 		return nil, fmt.Errorf("open warehouse %s: %w", path, err)
 	}
 	if err := w.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open warehouse %s: %w", path, err)
+	}
+	if w.page, err = preparePageStatements(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open warehouse %s: %w", path, err)
 	}
@@ -268,6 +274,7 @@ func (w *Warehouse) Close() error {
 			}
 			cancel()
 		}
+		w.page.close()
 		w.closeErr = w.db.Close()
 	})
 	return w.closeErr
