@@ -1,0 +1,37 @@
+// Package redact removes card data and credentials from everything cardsync
+// stores or logs.
+//
+// It owns three rules, in one place so that every caller applies the same ones:
+//
+//   - card numbers (PANs): IsPAN says whether a digit string is a full card
+//     number, PANs masks every card number in free text;
+//   - JSON documents: Policy.JSON masks card numbers in every key and string
+//     (and in integers), drops security codes and PINs, and rewrites the
+//     document in one canonical form (see Policy.JSON);
+//   - credentials: Secrets remembers the password and tokens in use and
+//     Secrets.Scrub removes them, bearer tokens and card numbers from text
+//     meant for logs and error messages.
+//
+// Everything here is a pure function of its input (Secrets holds the values it
+// was given and nothing else). The package must not do I/O, log, import other
+// cardsync packages or anything outside the standard library, and must never
+// put document content or a secret into an error message: errors name an
+// offset and a reason only.
+//
+// # Card numbers
+//
+// A card number is a run of 13 to 19 digits that passes the Luhn check and
+// starts with a prefix issued to a card network at a length valid for that
+// network (Visa, Mastercard, Amex, Discover, JCB, Diners, UnionPay, Maestro,
+// Mir, RuPay, Troy; see IsPAN). Its digits may be split into groups by one or
+// two separator characters between adjacent digits: space, no-break space
+// (U+00A0), '-', '.', '/' or '_'. Three separators break the run. A group of
+// more than 19 contiguous digits is never part of a card number; when the
+// groups of a run hold more than 19 digits, every group-aligned part of 13-19
+// digits is a candidate. Digits glued to letters count ("x4111111111111111y").
+//
+// Masking keeps the first 6 and the last 4 digits and writes '*' over the
+// digits between; separators and every other byte stay where they were. A
+// masked number is not a card number ('*' ends a digit group), and masking is
+// repeated until no card number is left, so masking twice changes nothing.
+package redact
