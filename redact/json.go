@@ -163,6 +163,11 @@ const (
 	afterValue        // a value just ended
 )
 
+// walk reads the JSON value in w.in and writes its redacted canonical form
+// to w.out. It is a loop over three states with an explicit stack of the
+// open arrays and objects, so nesting costs no Go stack. A dropped member is
+// written like any other and cut off the output when its value ends: the
+// value still has to be checked, and drops are rare.
 func (w *walker) walk() error {
 	state := wantValue
 	for {

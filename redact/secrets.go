@@ -301,14 +301,17 @@ func replaceSpans(text string, spans []span) string {
 	last := 0
 	for k := 0; k < len(spans); {
 		a, b := spans[k].start, spans[k].end
-		for k++; k < len(spans) && spans[k].start <= b; k++ {
+		for k++; ; k++ {
+			for b < len(text) && !utf8.RuneStart(text[b]) {
+				b++
+			}
+			if k == len(spans) || spans[k].start > b {
+				break
+			}
 			b = max(b, spans[k].end)
 		}
 		for a > last && !utf8.RuneStart(text[a]) {
 			a--
-		}
-		for b < len(text) && !utf8.RuneStart(text[b]) {
-			b++
 		}
 		out.WriteString(text[last:a])
 		out.WriteString(Redacted)

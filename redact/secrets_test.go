@@ -177,3 +177,17 @@ func TestScrubZeroAllocs(t *testing.T) {
 		t.Errorf("Scrub allocates %v times on clean text, want 0", n)
 	}
 }
+
+// TestScrubInvalidUTF8 checks spans widened to whole characters that come to
+// overlap are merged (found by FuzzScrub).
+func TestScrubInvalidUTF8(t *testing.T) {
+	var s Secrets
+	s.Add("\xb7")
+	s.Add("a\xb7b")
+	for _, in := range []string{"000000000000000000000000000000 \xb7\x87\xb7", "\xb7\xb7\xb7", "é\xb7 x\xb7\x87", "a\xb7b\xb7"} {
+		got := s.Scrub(in)
+		if again := s.Scrub(got); again != got {
+			t.Errorf("Scrub(%q) = %q, then %q: want it unchanged", in, got, again)
+		}
+	}
+}
