@@ -275,7 +275,7 @@ func commitAll(b *testing.B, w *load.Warehouse, pages []load.Page) load.PageResu
 		sum.Changed += r.Changed
 		sum.Unchanged += r.Unchanged
 	}
-	if _, err := w.FinishWalk(ctx, run, "cards", true); err != nil {
+	if _, err := w.FinishWalk(ctx, run, "cards", load.WalkEnd{Consistent: true}); err != nil {
 		b.Fatal(err)
 	}
 	if err := w.FinishRun(ctx, run, load.RunResult{Status: "succeeded"}); err != nil {

@@ -37,12 +37,17 @@ func newJob(t *testing.T, up *upstream, path string) *worker.Job {
 	if err != nil {
 		t.Fatal(err)
 	}
+	lock, err := load.OpenLock(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lock.Close() })
 	wh, err := load.Open(t.Context(), path, load.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { wh.Close() })
-	return &worker.Job{Client: client, Warehouse: wh, DBPath: path, Version: "e2e"}
+	return &worker.Job{Client: client, Warehouse: wh, Lock: lock, Version: "e2e"}
 }
 
 // TestDiskFullMaxPageCount caps the warehouse a few pages above its size

@@ -171,9 +171,10 @@ func TestFaults(t *testing.T) {
 		faults []sim.Fault
 		want   outcome
 		// recovers
-		wantRetries       bool  // retries > 0 in status -json and sync_runs
-		wantRateLimited   bool  // rate_limited > 0
-		wantTokenRequests int64 // exact token requests of the faulty run, 0 = not checked
+		wantRetries       bool   // retries > 0 in status -json and sync_runs
+		wantRateLimited   bool   // rate_limited > 0
+		wantTokenRequests int64  // exact token requests of the faulty run, 0 = not checked
+		wantWarn          string // a warn line the run logs, once
 		// refuses
 		wantCode int
 		wantErr  string // in stderr and sync_runs.error
@@ -213,12 +214,16 @@ func TestFaults(t *testing.T) {
 			env:      map[string]string{"CARDSYNC_API_MAX_WAIT": "2s"},
 			faults:   []sim.Fault{{Endpoint: "cards", Kind: sim.FaultStatus, Status: 503, Pages: []int{3}}},
 			wantCode: 5, wantErr: "gave up after", failPage: 3},
-		{name: "foreign links.next", cards: 60, want: refuses,
-			faults:   []sim.Fault{{Endpoint: "cards", Kind: sim.FaultForeignNext, URL: foreign.URL, Pages: []int{2}}},
-			wantCode: 7, wantErr: "foreign origin", failPage: 2},
-		{name: "links.next loop", cards: 60, want: refuses,
-			faults:   []sim.Fault{{Endpoint: "cards", Kind: sim.FaultLoopNext, LoopTo: 1, Pages: []int{3}}},
-			wantCode: 7, wantErr: "pagination loop", failPage: 3},
+		// links.next is read only for its page number: another origin (a
+		// TLS proxy writing http:// links, a foreign host) and a link back
+		// to page 1 are warnings, never requests, never errors.
+		{name: "foreign links.next", cards: 60, want: recovers, wantWarn: "links.next names another origin",
+			faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultForeignNext, URL: foreign.URL, Pages: []int{2, 3}}}},
+		{name: "links.next loop", cards: 60, want: recovers, wantWarn: "links.next does not name the next page",
+			faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultLoopNext, LoopTo: 1, Pages: []int{3}}}},
+		{name: "total_pages beyond api.max_pages", cards: 60, want: refuses,
+			faults:   []sim.Fault{{Endpoint: "cards", Kind: sim.FaultTotalChange, TotalDelta: 2_000_000}},
+			wantCode: 7, wantErr: "more than api.max_pages 100000", failPage: 1},
 		{name: "oversized body", cards: 60, want: refuses,
 			env:      map[string]string{"CARDSYNC_API_MAX_BODY_BYTES": "65536"},
 			faults:   []sim.Fault{{Endpoint: "cards", Kind: sim.FaultOversize, PadBytes: 200_000, Pages: []int{2}}},
@@ -284,6 +289,9 @@ func TestFaults(t *testing.T) {
 					if tokenRequests != tc.wantTokenRequests || run.AuthRequests != tc.wantTokenRequests {
 						t.Errorf("token requests: simulator %d, sync_runs %d; want %d", tokenRequests, run.AuthRequests, tc.wantTokenRequests)
 					}
+				}
+				if tc.wantWarn != "" && strings.Count(errOut, tc.wantWarn) != 1 {
+					t.Errorf("want one warn line %q:\n%s", tc.wantWarn, errOut)
 				}
 				t.Logf("exit 0: retries %d, rate limited %d, token requests %d, requests %d", run.Retries, run.RateLimited, run.AuthRequests, run.Requests)
 
@@ -575,11 +583,16 @@ func TestTokenExpiryDuringWalk(t *testing.T) {
 				t.Fatal(err)
 			}
 			path := t.TempDir() + "/warehouse.db"
+			lock, err := load.OpenLock(path, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lock.Close()
 			wh, err := load.Open(t.Context(), path, load.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			job := &worker.Job{Client: client, Warehouse: wh, DBPath: path, Version: "e2e"}
+			job := &worker.Job{Client: client, Warehouse: wh, Lock: lock, Version: "e2e"}
 			res, err := job.Run(t.Context(), worker.TriggerBackfill, worker.Options{})
 			if cerr := wh.Close(); cerr != nil {
 				t.Error(cerr)

@@ -70,6 +70,7 @@ func (c *Client) bearer(ctx context.Context, stale Secret) (Secret, error) {
 		margin = ttl / 5
 	}
 	a.tok, a.expiresAt, a.refreshAt = tok, now.Add(ttl), now.Add(ttl-margin)
+	c.cfg.Secrets.Add(tok.Reveal())
 	c.log.Info("token obtained", "reason", reason, "ttl", ttl)
 	return tok, nil
 }
@@ -140,7 +141,7 @@ func (c *Client) parseToken(b []byte) (Secret, time.Duration, error) {
 	}
 	keys := make([]string, 0, len(top))
 	for k := range top {
-		keys = append(keys, truncate(sanitize(k), 40))
+		keys = append(keys, c.upstreamText(k, 40))
 	}
 	sort.Strings(keys)
 	if len(keys) > 20 {

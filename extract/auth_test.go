@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardsync/cardsync/redact"
 	"github.com/cardsync/cardsync/sim"
 )
 
@@ -64,7 +65,7 @@ func TestTokenParsing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := &Client{cfg: &Config{TokenField: tt.field, Now: now.Now}}
+			c := &Client{cfg: &Config{TokenField: tt.field, Now: now.Now, Secrets: &redact.Secrets{}}}
 			tok, ttl, err := c.parseToken([]byte(tt.body))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {

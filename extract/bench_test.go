@@ -41,7 +41,7 @@ func BenchmarkDecodePage(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		p, err := decodePage(body)
+		p, err := decodePage(body, nil)
 		if err != nil || len(p.Cards) != 15 {
 			b.Fatal(err)
 		}

@@ -38,6 +38,17 @@ type Client struct {
 	initialBackoff, maxBackoff time.Duration
 }
 
+// scrub removes the password, tokens, Bearer values and card numbers from
+// upstream text. Every piece of text the server wrote (error messages,
+// header values, keys, URLs) passes through it before it is cut, cleaned or
+// shown anywhere.
+func (c *Client) scrub(s string) string { return c.cfg.Secrets.Scrub(s) }
+
+// Scrub removes the password, every token the client has held, any Bearer
+// value and card numbers from s. The worker passes every error through it
+// again before storing or logging it.
+func (c *Client) Scrub(s string) string { return c.scrub(s) }
+
 // Format prints the client without any credential.
 func (c *Client) Format(f fmt.State, _ rune) {
 	if c == nil {
@@ -83,6 +94,7 @@ func (c *Client) Stats() Stats {
 // Timeout through its context. Redirects are never followed.
 func New(cfg Config) (*Client, error) {
 	cfg = cfg.withDefaults()
+	cfg.Secrets.Add(cfg.Password.Reveal())
 	base, err := parseBaseURL(cfg.BaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("extract config: %w", err)
@@ -316,7 +328,7 @@ func (c *Client) attempt(ctx context.Context, r *request, tok Secret) outcome {
 	switch s := resp.StatusCode; {
 	case s >= 200 && s < 300:
 		if !isJSONMediaType(ct) {
-			o.err = &ProtocolError{StatusCode: s, ContentType: truncate(sanitize(ct), 64), Reason: "response is not JSON"}
+			o.err = &ProtocolError{StatusCode: s, ContentType: c.upstreamText(ct, 64), Reason: "response is not JSON"}
 			return o
 		}
 		if err := r.decode(s, raw); err != nil {
@@ -340,7 +352,7 @@ func (c *Client) attempt(ctx context.Context, r *request, tok Secret) outcome {
 		return o
 	case s == http.StatusRequestTimeout || s >= 500:
 		if isHTML(ct) || !isJSONMediaType(ct) && len(raw) > 0 {
-			o.err = unavailable(&ProtocolError{StatusCode: s, ContentType: truncate(sanitize(ct), 64), Reason: "error page is not JSON", Transient: true})
+			o.err = unavailable(&ProtocolError{StatusCode: s, ContentType: c.upstreamText(ct, 64), Reason: "error page is not JSON", Transient: true})
 		} else {
 			o.err = unavailable(c.errorBody(s, ct, raw, tok))
 		}
@@ -363,31 +375,17 @@ func (c *Client) attempt(ctx context.Context, r *request, tok Secret) outcome {
 	}
 }
 
-// errorBody decodes an error body and removes the password and the bearer
-// token from whatever the server wrote in it: a server that echoes the
-// request must not carry them into errors, logs or sync_runs.error.
-func (c *Client) errorBody(status int, ct string, raw []byte, tok Secret) *StatusError {
-	se := decodeErrorBody(status, ct, raw)
-	scrub := func(s string) string {
-		for _, secret := range []string{c.cfg.Password.Reveal(), tok.Reveal()} {
-			if len(secret) >= 4 {
-				s = strings.ReplaceAll(s, secret, redacted)
-			}
-		}
-		return s
-	}
-	se.Message = scrub(se.Message)
-	for k, msgs := range se.Fields {
-		for i := range msgs {
-			msgs[i] = scrub(msgs[i])
-		}
-		if sk := scrub(k); sk != k {
-			delete(se.Fields, k)
-			se.Fields[sk] = msgs
-		}
-	}
-	return se
+// errorBody decodes an error body. Its text is scrubbed of the password,
+// the tokens and any Bearer value before it is cut or cleaned: a server
+// that echoes the request must not carry a secret, or a piece of one, into
+// errors, logs or sync_runs.error.
+func (c *Client) errorBody(status int, ct string, raw []byte, _ Secret) *StatusError {
+	return decodeErrorBody(status, ct, raw, c.scrub)
 }
+
+// upstreamText makes text the server wrote fit for an error: scrubbed first,
+// then control characters replaced and the length bounded.
+func (c *Client) upstreamText(s string, n int) string { return truncate(sanitize(c.scrub(s)), n) }
 
 func isHTML(ct string) bool {
 	return strings.Contains(strings.ToLower(ct), "html")

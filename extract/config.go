@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cardsync/cardsync/redact"
 )
 
 // Rate is a request budget: at most N requests in any window of length Per.
@@ -56,6 +58,7 @@ const (
 	DefaultMaxWait      = 5 * time.Minute
 	DefaultMaxBodyBytes = 4 << 20
 	DefaultAmountScale  = 2
+	DefaultMaxPages     = 100_000
 	DefaultUserAgent    = "cardsync/dev"
 )
 
@@ -87,6 +90,10 @@ type Config struct {
 	MaxBodyBytes int64
 	// AmountScale is the number of decimals of amounts (default 2).
 	AmountScale int
+	// MaxPages refuses a walk whose first page claims more pages (default
+	// 100,000: 1.5 million cards), so a corrupt total_pages cannot send the
+	// client on a walk of 2^31 pages.
+	MaxPages int
 	// UserAgent is sent on every request (default "cardsync/dev").
 	UserAgent string
 	// Logger receives debug lines per page and info lines per notable event
@@ -96,6 +103,11 @@ type Config struct {
 	Now func() time.Time
 	// Transport replaces the built-in transport (tests).
 	Transport http.RoundTripper
+	// Secrets receives the password and every token the client obtains, and
+	// scrubs them (and Bearer values and card numbers) from every piece of
+	// upstream text before it is cut or shown. Share it with the log handler
+	// so no line can carry them. nil: the client keeps its own.
+	Secrets *redact.Secrets
 	// OnWait, when set, is called before every retry wait (backoff after a
 	// 429, 5xx or network error, Retry-After included) with a short reason
 	// and the wait; ordinary pacing waits are not reported.
@@ -121,6 +133,9 @@ func (c Config) withDefaults() Config {
 	if c.AmountScale == 0 {
 		c.AmountScale = DefaultAmountScale
 	}
+	if c.MaxPages <= 0 {
+		c.MaxPages = DefaultMaxPages
+	}
 	if c.UserAgent == "" {
 		c.UserAgent = DefaultUserAgent
 	}
@@ -129,6 +144,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.Secrets == nil {
+		c.Secrets = &redact.Secrets{}
 	}
 	return c
 }

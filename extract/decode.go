@@ -10,6 +10,8 @@ import (
 	"mime"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/cardsync/cardsync/money"
 )
@@ -20,6 +22,22 @@ type Card struct {
 	// ID is the card's "id": the digits of an integer id, or the string id.
 	ID string
 	// Raw is the card object, byte-exact from the response body.
+	Raw json.RawMessage
+}
+
+// Rejected is an item of a card page that cannot be stored as a card: not
+// an object, no usable id (missing, null, a fraction, an empty or overlong
+// string, control characters), or an id already used on the same page. The
+// worker hands it to the warehouse's quarantine, and a rejected item whose
+// id could be read still counts as listed.
+type Rejected struct {
+	// Index is the item's position in data.
+	Index int
+	// ID is the card id when a valid one could be read, else "".
+	ID string
+	// Reason says why the item was set aside.
+	Reason string
+	// Raw is the item as sent.
 	Raw json.RawMessage
 }
 
@@ -45,6 +63,10 @@ type Account struct {
 	// spec says blank fields are null, never omitted; an omitted one is
 	// stored as NULL like a null, and the caller should say so.
 	Missing []string
+	// Rounded lists the amounts sent with more decimals than the amount
+	// scale (PHP float noise such as 1234.5600000000002): they were rounded
+	// half to even, and Raw keeps the exact text.
+	Rounded []string
 }
 
 // isJSONMediaType accepts application/json and any +json type.
@@ -75,7 +97,7 @@ func decodeStrict(body []byte, v any) error {
 
 // parseInt reads a JSON integer, or a string holding one. Fractions,
 // exponents, booleans and null are rejected.
-func parseInt(raw json.RawMessage) (int64, error) {
+func parseInt(raw json.RawMessage, scrub func(string) string) (int64, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return 0, errors.New("missing")
@@ -89,16 +111,16 @@ func parseInt(raw json.RawMessage) (int64, error) {
 		return 0, fmt.Errorf("want an integer, got %s", jsonKind(raw))
 	}
 	if s == "" || len(s) > 20 {
-		return 0, fmt.Errorf("want an integer, got %q", truncate(s, 24))
+		return 0, fmt.Errorf("want an integer, got %q", truncate(scrub(s), 24))
 	}
 	for i, r := range s {
 		if (r < '0' || r > '9') && !(i == 0 && r == '-' && len(s) > 1) {
-			return 0, fmt.Errorf("want an integer, got %q", truncate(s, 24))
+			return 0, fmt.Errorf("want an integer, got %q", truncate(scrub(s), 24))
 		}
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("integer out of range: %q", truncate(s, 24))
+		return 0, fmt.Errorf("integer out of range: %q", truncate(scrub(s), 24))
 	}
 	return n, nil
 }
@@ -129,52 +151,53 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// parseCardID reads a card id: a non-negative JSON integer, or a string of
-// 1..128 characters from [A-Za-z0-9._:-].
-func parseCardID(raw json.RawMessage) (string, error) {
+// MaxIDBytes is the longest string id accepted (in bytes of UTF-8).
+const MaxIDBytes = 255
+
+// parseCardID reads a card id: any JSON integer (as its digits), or a JSON
+// string of 1..MaxIDBytes bytes of UTF-8 with no control characters (spaces,
+// base64 "+/=", Unicode and UUIDs are all fine). raw is a checked JSON value.
+func parseCardID(raw []byte) (string, error) {
 	if len(raw) == 0 {
-		return "", errors.New("missing")
+		return "", errors.New("no id")
 	}
 	switch c := raw[0]; {
 	case c == '"':
+		if !utf8.Valid(raw) {
+			return "", errors.New("string id is not valid UTF-8")
+		}
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return "", err
 		}
-		if s == "" || len(s) > 128 {
-			return "", fmt.Errorf("string id must have 1..128 characters, has %d", len(s))
+		if s == "" {
+			return "", errors.New("string id is empty")
 		}
-		for _, r := range s {
-			ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.' || r == ':'
-			if !ok {
-				return "", fmt.Errorf("string id has a character outside [A-Za-z0-9._:-]: %q", truncate(s, 40))
+		if len(s) > MaxIDBytes {
+			return "", fmt.Errorf("string id has %d bytes, more than %d", len(s), MaxIDBytes)
+		}
+		for i, r := range s {
+			if unicode.IsControl(r) {
+				return "", fmt.Errorf("string id has a control character (U+%04X) at byte %d", r, i)
 			}
 		}
 		return s, nil
-	case c >= '0' && c <= '9':
+	case c == '-' || c >= '0' && c <= '9':
 		s := string(raw)
-		if len(s) > 20 {
-			return "", errors.New("integer id too long")
+		if strings.ContainsAny(s, ".eE") {
+			return "", fmt.Errorf("id %s is a number but not an integer", truncate(s, 40))
 		}
-		for _, r := range s {
-			if r < '0' || r > '9' {
-				return "", fmt.Errorf("id must be an integer, got %q", truncate(s, 24))
-			}
+		if len(s) > MaxIDBytes {
+			return "", fmt.Errorf("integer id has %d digits, more than %d", len(s), MaxIDBytes)
 		}
 		return s, nil
 	default:
-		return "", fmt.Errorf("id must be an integer or a string, got %s", jsonKind(raw))
+		return "", fmt.Errorf("id is %s, not an integer or a string", jsonKind(raw))
 	}
 }
 
-// Wire shapes. RawMessage everywhere: no float64 on the data path.
-type wirePage struct {
-	Data *[]json.RawMessage `json:"data"`
-	Meta *struct {
-		Pagination *wirePagination `json:"pagination"`
-	} `json:"meta"`
-}
-
+// wirePagination is meta.pagination. RawMessage everywhere: no float64 on
+// the data path.
 type wirePagination struct {
 	Total       json.RawMessage `json:"total"`
 	Count       json.RawMessage `json:"count"`
@@ -184,22 +207,54 @@ type wirePagination struct {
 	Links       json.RawMessage `json:"links"`
 }
 
-// decodePage decodes a card page body. It checks the shape and the
-// invariants that need no request context: count equals the number of
-// items, current_page >= 1, non-negative totals, valid ids. The caller
-// checks current_page against the page it asked for.
-func decodePage(body []byte) (*Page, error) {
-	var w wirePage
-	if err := decodeStrict(body, &w); err != nil {
+// decodePage decodes a card page body. It checks the envelope and the
+// invariants that need no request context (count equals the number of
+// items, current_page >= 1, non-negative totals); the caller checks
+// current_page against the page it asked for. An item that cannot be a card
+// (not an object, no usable id, its id already on this page) does not fail
+// the page: it is returned in Rejected for the warehouse's quarantine.
+// scrub cleans upstream text quoted in errors (nil: none).
+func decodePage(body []byte, scrub func(string) string) (*Page, error) {
+	if scrub == nil {
+		scrub = noScrub
+	}
+	doc, err := scanDocument(body)
+	if err != nil {
 		return nil, err
 	}
-	if w.Data == nil {
+	members, err := objectMembers(body, doc)
+	if err != nil {
+		return nil, protoErr("", "page body must be an object, got "+jsonKind(body[doc.start:doc.end]), nil)
+	}
+	var data, meta []byte
+	for _, m := range members {
+		switch m.key {
+		case "data":
+			data = body[m.value.start:m.value.end]
+		case "meta":
+			meta = body[m.value.start:m.value.end]
+		}
+	}
+	if len(data) == 0 || string(data) == "null" {
 		return nil, protoErr("data", "missing or null", nil)
 	}
-	if w.Meta == nil || w.Meta.Pagination == nil {
+	items, err := arrayElements(data, span{0, len(data)})
+	if err != nil {
+		return nil, protoErr("data", "must be an array, got "+jsonKind(data), nil)
+	}
+	var wm struct {
+		Pagination *wirePagination `json:"pagination"`
+	}
+	if len(meta) == 0 || string(meta) == "null" || meta[0] != '{' {
 		return nil, protoErr("meta.pagination", "missing or null", nil)
 	}
-	wp := w.Meta.Pagination
+	if err := json.Unmarshal(meta, &wm); err != nil {
+		return nil, protoErr("meta", "", err)
+	}
+	if wm.Pagination == nil {
+		return nil, protoErr("meta.pagination", "missing or null", nil)
+	}
+	wp := wm.Pagination
 	var pg Pagination
 	for _, f := range []struct {
 		name     string
@@ -221,7 +276,7 @@ func decodePage(body []byte) (*Page, error) {
 			}
 			return nil, protoErr(field, "missing or null", nil)
 		}
-		n, err := parseInt(f.raw)
+		n, err := parseInt(f.raw, scrub)
 		if err != nil {
 			return nil, protoErr(field, "", err)
 		}
@@ -235,28 +290,57 @@ func decodePage(body []byte) (*Page, error) {
 		return nil, err
 	}
 	pg.Next = next
-	data := *w.Data
-	if pg.Count != len(data) {
-		return nil, protoErr("meta.pagination.count", fmt.Sprintf("%d but data has %d items", pg.Count, len(data)), nil)
+	if pg.Count != len(items) {
+		return nil, protoErr("meta.pagination.count", fmt.Sprintf("%d but data has %d items", pg.Count, len(items)), nil)
 	}
-	p := &Page{Number: pg.CurrentPage, Pagination: pg, Cards: make([]Card, len(data))}
-	for i, raw := range data {
-		if len(raw) == 0 || raw[0] != '{' {
-			return nil, protoErr(fmt.Sprintf("data[%d]", i), "card is "+jsonKind(raw)+", not an object", nil)
+	p := &Page{Number: pg.CurrentPage, Pagination: pg, Cards: make([]Card, 0, len(items))}
+	seen := make(map[string]int, len(items))
+	for i, it := range items {
+		raw := json.RawMessage(data[it.start:it.end])
+		id, reason := itemID(raw)
+		if reason == "" {
+			if first, dup := seen[id]; dup {
+				reason = fmt.Sprintf("card id already used by data[%d] on this page", first)
+			}
 		}
-		var idOnly struct {
-			ID json.RawMessage `json:"id"`
+		if reason != "" {
+			p.Rejected = append(p.Rejected, Rejected{Index: i, ID: id, Reason: reason, Raw: raw})
+			continue
 		}
-		if err := json.Unmarshal(raw, &idOnly); err != nil {
-			return nil, protoErr(fmt.Sprintf("data[%d]", i), "", err)
-		}
-		id, err := parseCardID(idOnly.ID)
-		if err != nil {
-			return nil, protoErr(fmt.Sprintf("data[%d].id", i), "", err)
-		}
-		p.Cards[i] = Card{ID: id, Raw: raw}
+		seen[id] = i
+		p.Cards = append(p.Cards, Card{ID: id, Raw: raw})
 	}
 	return p, nil
+}
+
+// itemID reads the id of one data item. reason is empty for a usable id;
+// otherwise it says why the item cannot be stored as a card, and id is set
+// only when a valid id could still be read.
+func itemID(raw []byte) (id, reason string) {
+	members, err := objectMembers(raw, span{0, len(raw)})
+	if err != nil {
+		return "", "item is " + jsonKind(raw) + ", not an object"
+	}
+	var idRaw []byte
+	n := 0
+	for _, m := range members {
+		if m.key == "id" {
+			n++
+			idRaw = raw[m.value.start:m.value.end]
+		}
+	}
+	switch n {
+	case 0:
+		return "", "item has no \"id\""
+	case 1:
+	default:
+		return "", fmt.Sprintf("item has %d \"id\" keys: its identity is ambiguous", n)
+	}
+	id, err = parseCardID(idRaw)
+	if err != nil {
+		return "", "unusable id: " + err.Error()
+	}
+	return id, ""
 }
 
 // decodeLinks accepts links as an object (next: string or null) or as an
@@ -292,8 +376,15 @@ func decodeLinks(raw json.RawMessage) (string, error) {
 	return "", protoErr("meta.pagination.links", "must be an object, got "+jsonKind(raw), nil)
 }
 
-// decodeAccount decodes the body of GET /account.
-func decodeAccount(body []byte, scale int) (*Account, error) {
+// noScrub is the scrub of tests and fuzzers.
+func noScrub(s string) string { return s }
+
+// decodeAccount decodes the body of GET /account; scrub cleans upstream
+// text quoted in errors (nil: none).
+func decodeAccount(body []byte, scale int, scrub func(string) string) (*Account, error) {
+	if scrub == nil {
+		scrub = noScrub
+	}
 	var top struct {
 		Data json.RawMessage `json:"data"`
 	}
@@ -342,9 +433,12 @@ func decodeAccount(body []byte, scale int) (*Account, error) {
 			a.Missing = append(a.Missing, f.name)
 			continue
 		}
-		amt, err := money.ParseJSON(raw, scale)
+		amt, rounded, err := money.ParseJSONRound(raw, scale)
 		if err != nil {
 			return nil, protoErr("account."+f.name, "", err)
+		}
+		if rounded {
+			a.Rounded = append(a.Rounded, f.name)
 		}
 		*f.dst = amt
 	}
@@ -360,7 +454,7 @@ func decodeAccount(body []byte, scale int) (*Account, error) {
 		if string(raw) == "null" {
 			continue
 		}
-		n, err := parseInt(raw)
+		n, err := parseInt(raw, scrub)
 		if err != nil {
 			return nil, protoErr("account."+f.name, "", err)
 		}
@@ -373,7 +467,8 @@ func decodeAccount(body []byte, scale int) (*Account, error) {
 }
 
 // decodeErrorBody extracts message and errors from an error body, bounded.
-func decodeErrorBody(status int, ct string, body []byte) *StatusError {
+// scrub runs on every piece of text before it is cut or cleaned.
+func decodeErrorBody(status int, ct string, body []byte, scrub func(string) string) *StatusError {
 	se := &StatusError{StatusCode: status}
 	if !isJSONMediaType(ct) {
 		return se
@@ -387,7 +482,7 @@ func decodeErrorBody(status int, ct string, body []byte) *StatusError {
 	}
 	var msg string
 	if json.Unmarshal(e.Message, &msg) == nil {
-		se.Message = truncate(sanitize(msg), 200)
+		se.Message = truncate(sanitize(scrub(msg)), 200)
 	}
 	var fields map[string][]string
 	if len(e.Errors) > 0 && json.Unmarshal(e.Errors, &fields) == nil && len(fields) > 0 {
@@ -402,9 +497,9 @@ func decodeErrorBody(status int, ct string, body []byte) *StatusError {
 				if i >= 5 {
 					break
 				}
-				msgs = append(msgs, truncate(sanitize(s), 200))
+				msgs = append(msgs, truncate(sanitize(scrub(s)), 200))
 			}
-			se.Fields[truncate(sanitize(k), 64)] = msgs
+			se.Fields[truncate(sanitize(scrub(k)), 64)] = msgs
 		}
 	}
 	return se

@@ -43,13 +43,35 @@ func TestAccountAmounts(t *testing.T) {
 		{"NaN", func(a *sim.Account) { a.ReachAmount = ptr("NaN") }, "account.reach_amount", nil},
 		{"Infinity", func(a *sim.Account) { a.ReachAmount = ptr("Infinity") }, "account.reach_amount", nil},
 		{"empty string", func(a *sim.Account) { a.Authorizations = ptr("") }, "account.authorizations", nil},
-		{"too many decimals", func(a *sim.Account) { a.CardsBalance = ptr("12.345") }, "account.cards_balance", nil},
-		{"too many decimals as number", func(a *sim.Account) { a.Balance = ptr("0.001") }, "account.balance", nil},
+		{"too many decimals are rounded half to even", func(a *sim.Account) { a.CardsBalance = ptr("12.345") }, "", func(t *testing.T, a *Account) {
+			if a.CardsBalance.String() != "12.34" || !slices.Equal(a.Rounded, []string{"cards_balance"}) {
+				t.Errorf("cards_balance %v, rounded %v; want 12.34, [cards_balance]", a.CardsBalance, a.Rounded)
+			}
+		}},
+		{"PHP float noise is rounded", func(a *sim.Account) {
+			a.Balance, a.AvailableRechargeBalance = ptr("1234.5600000000002"), ptr("0.30000000000000004")
+		}, "", func(t *testing.T, a *Account) {
+			if a.Balance.Minor() != 123456 || a.AvailableRechargeBalance.Minor() != 30 || !slices.Equal(a.Rounded, []string{"balance", "available_recharge_balance"}) {
+				t.Errorf("balance %v, available_recharge_balance %v, rounded %v", a.Balance, a.AvailableRechargeBalance, a.Rounded)
+			}
+			if !strings.Contains(string(a.Raw), `"balance":1234.5600000000002`) {
+				t.Errorf("raw lost the exact text: %s", a.Raw)
+			}
+		}},
+		{"exact amounts are not marked rounded", func(a *sim.Account) {}, "", func(t *testing.T, a *Account) {
+			if len(a.Rounded) != 0 {
+				t.Errorf("rounded %v, want none", a.Rounded)
+			}
+		}},
 		{"boolean", func(a *sim.Account) { a.Balance = ptr("true") }, "account.balance", nil},
 		{"object", func(a *sim.Account) { a.AvailableRechargeBalance = ptr(`{"v":1}`) }, "account.available_recharge_balance", nil},
 		{"huge exponent", func(a *sim.Account) { a.Balance = ptr("1e400") }, "account.balance", nil},
 		{"beyond int64 minor units", func(a *sim.Account) { a.Balance = ptr("12345678901234567890.12") }, "account.balance", nil},
-		{"exponent that does not fit the scale", func(a *sim.Account) { a.Balance = ptr("1e-5") }, "account.balance", nil},
+		{"exponent below the scale rounds to zero", func(a *sim.Account) { a.Balance = ptr("1e-5") }, "", func(t *testing.T, a *Account) {
+			if a.Balance.Minor() != 0 || len(a.Rounded) != 1 {
+				t.Errorf("balance %v rounded %v", a.Balance, a.Rounded)
+			}
+		}},
 		{"plus-minus", func(a *sim.Account) { a.TransferAmount = ptr("+-1") }, "account.transfer_amount", nil},
 	}
 	for _, tt := range tests {
@@ -99,7 +121,7 @@ func TestDecodeAccountCountsAndStrings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.body, func(t *testing.T) {
-			a, err := decodeAccount([]byte(tt.body), 2)
+			a, err := decodeAccount([]byte(tt.body), 2, nil)
 			if tt.err == "" {
 				if err != nil || *a.AppliedCardCount != 12 || *a.AvailableToApplyCardCount != 3 || *a.Name != "A" || !strings.Contains(string(a.Raw), "unknown") {
 					t.Fatalf("got %+v, %v", a, err)
@@ -114,7 +136,7 @@ func TestDecodeAccountCountsAndStrings(t *testing.T) {
 }
 
 func TestDecodeAccountMissingFields(t *testing.T) {
-	a, err := decodeAccount([]byte(`{"data":{"name":"A","email":null,"balance":"1.00","applied_card_count":2}}`), 2)
+	a, err := decodeAccount([]byte(`{"data":{"name":"A","email":null,"balance":"1.00","applied_card_count":2}}`), 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +145,7 @@ func TestDecodeAccountMissingFields(t *testing.T) {
 	if !slices.Equal(a.Missing, want) {
 		t.Errorf("Missing = %v, want %v (null is present, not missing)", a.Missing, want)
 	}
-	full, err := decodeAccount([]byte(`{"data":{"name":null,"email":null,"timezone":null,"transfer_amount":null,"reach_amount":null,"authorizations":null,"balance":null,"cards_balance":null,"available_recharge_balance":null,"available_to_apply_card_count":null,"applied_card_count":null}}`), 2)
+	full, err := decodeAccount([]byte(`{"data":{"name":null,"email":null,"timezone":null,"transfer_amount":null,"reach_amount":null,"authorizations":null,"balance":null,"cards_balance":null,"available_recharge_balance":null,"available_to_apply_card_count":null,"applied_card_count":null}}`), 2, nil)
 	if err != nil || len(full.Missing) != 0 {
 		t.Errorf("all-null account: Missing %v, err %v; want none", full.Missing, err)
 	}
@@ -136,35 +158,33 @@ func TestDecodePage(t *testing.T) {
 	}{
 		{"ok", `{"data":[{"id":1},{"id":"a-2"}],` + meta + `}`, ""},
 		{"ok string counts and [] links", `{"data":[{"id":1},{"id":2}],"meta":{"pagination":{"total":"2","count":"2","per_page":"15","current_page":"1","total_pages":"1","links":[]}}}`, ""},
+		{"ok whitespace everywhere", " {\n\"data\" : [ {\"id\":1} ,\t{\"id\":2} ] ,\r\n" + meta + " }\n", ""},
 		{"trailing garbage", `{"data":[{"id":1},{"id":2}],` + meta + `}{}`, "trailing data"},
 		{"not JSON", `<html></html>`, "malformed JSON"},
 		{"truncated", `{"data":[{"id":1},`, "truncated"},
+		{"truncated in a string", `{"data":[{"id":"ab`, "truncated"},
+		{"bad escape", `{"data":[{"id":"a\x"}],` + meta + `}`, "malformed JSON"},
+		{"raw control character", "{\"data\":[{\"id\":\"a\u0001\"}]," + meta + "}", "malformed JSON"},
+		{"body not an object", `[{"id":1}]`, "page body must be an object"},
+		{"data not an array", `{"data":{"id":1},` + meta + `}`, "data: must be an array"},
 		{"count mismatch", `{"data":[{"id":1}],` + meta + `}`, "meta.pagination.count"},
 		{"missing meta", `{"data":[]}`, "meta.pagination"},
 		{"null data", `{"data":null,` + meta + `}`, "data: missing"},
-		{"id object", `{"data":[{"id":{"x":1}},{"id":2}],` + meta + `}`, "data[0].id"},
-		{"id null", `{"data":[{"id":null},{"id":2}],` + meta + `}`, "data[0].id"},
-		{"id missing", `{"data":[{"name":"x"},{"id":2}],` + meta + `}`, "data[0].id"},
-		{"id bool", `{"data":[{"id":true},{"id":2}],` + meta + `}`, "data[0].id"},
-		{"id fraction", `{"data":[{"id":1.5},{"id":2}],` + meta + `}`, "data[0].id"},
-		{"id negative", `{"data":[{"id":-1},{"id":2}],` + meta + `}`, "data[0].id"},
-		{"id empty string", `{"data":[{"id":""},{"id":2}],` + meta + `}`, "data[0].id"},
-		{"id with space", `{"data":[{"id":"a b"},{"id":2}],` + meta + `}`, "data[0].id"},
-		{"card not an object", `{"data":[1,{"id":2}],` + meta + `}`, "data[0]"},
 		{"fractional count", `{"data":[],"meta":{"pagination":{"total":0,"count":0.0,"current_page":1,"total_pages":1}}}`, "meta.pagination.count"},
 		{"bool total", `{"data":[],"meta":{"pagination":{"total":true,"count":0,"current_page":1,"total_pages":1}}}`, "meta.pagination.total"},
 		{"current_page 0", `{"data":[],"meta":{"pagination":{"total":0,"count":0,"current_page":0,"total_pages":1}}}`, "meta.pagination.current_page"},
+		{"total_pages beyond int32", `{"data":[],"meta":{"pagination":{"total":0,"count":0,"current_page":1,"total_pages":4294967296}}}`, "meta.pagination.total_pages"},
 		{"links non-empty array", `{"data":[],"meta":{"pagination":{"total":0,"count":0,"current_page":1,"total_pages":1,"links":["x"]}}}`, "meta.pagination.links"},
 		{"links.next number", `{"data":[],"meta":{"pagination":{"total":0,"count":0,"current_page":1,"total_pages":1,"links":{"next":3}}}}`, "meta.pagination.links.next"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := decodePage([]byte(tt.body))
+			p, err := decodePage([]byte(tt.body), nil)
 			if tt.err == "" {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(p.Cards) != 2 || p.Cards[0].ID != "1" || string(p.Cards[1].Raw) == "" {
+				if len(p.Cards) != 2 || p.Cards[0].ID != "1" || string(p.Cards[1].Raw) == "" || len(p.Rejected) != 0 {
 					t.Errorf("got %+v", p)
 				}
 				return
@@ -172,6 +192,71 @@ func TestDecodePage(t *testing.T) {
 			var pe *ProtocolError
 			if !errors.As(err, &pe) || !strings.Contains(err.Error(), tt.err) {
 				t.Fatalf("err = %v, want a *ProtocolError containing %q", err, tt.err)
+			}
+		})
+	}
+}
+
+// TestDecodePageItems: ids real servers send are accepted, and an item that
+// cannot be a card is set aside with a reason while the rest of its page
+// decodes.
+func TestDecodePageItems(t *testing.T) {
+	long := strings.Repeat("x", MaxIDBytes)
+	deep := strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
+	tests := []struct {
+		name   string
+		item   string
+		wantID string // for an accepted card
+		reason string // for a rejected item ("" = accepted)
+		readID string // the id a rejected item still carries
+	}{
+		{name: "integer", item: `{"id":1003}`, wantID: "1003"},
+		{name: "negative integer", item: `{"id":-7}`, wantID: "-7"},
+		{name: "25-digit integer", item: `{"id":1234567890123456789012345}`, wantID: "1234567890123456789012345"},
+		{name: "string with space and Unicode", item: `{"id":"card 42 \u2713"}`, wantID: "card 42 ✓"},
+		{name: "base64", item: `{"id":"YWJj+/=="}`, wantID: "YWJj+/=="},
+		{name: "UUID", item: `{"id":"6f1c2f5e-8a47-4f0b-9a43-2b8c6d1e0f11"}`, wantID: "6f1c2f5e-8a47-4f0b-9a43-2b8c6d1e0f11"},
+		{name: "255 bytes", item: `{"id":"` + long + `"}`, wantID: long},
+		{name: "escaped key", item: `{"\u0069d":"k1"}`, wantID: "k1"},
+		{name: "deep nesting elsewhere", item: `{"id":5,"x":` + deep + `}`, wantID: "5"},
+		{name: "256 bytes", item: `{"id":"` + long + `y"}`, reason: "256 bytes"},
+		{name: "control character", item: `{"id":"ab\u0007c"}`, reason: "control character"},
+		{name: "invalid UTF-8", item: "{\"id\":\"ab\xffc\"}", reason: "not valid UTF-8"},
+		{name: "empty string", item: `{"id":""}`, reason: "empty"},
+		{name: "null", item: `{"id":null}`, reason: "null"},
+		{name: "missing", item: `{"name":"x"}`, reason: `no "id"`},
+		{name: "fraction", item: `{"id":12.5}`, reason: "not an integer"},
+		{name: "exponent", item: `{"id":1e3}`, reason: "not an integer"},
+		{name: "boolean", item: `{"id":true}`, reason: "a boolean"},
+		{name: "object", item: `{"id":{"n":1}}`, reason: "an object"},
+		{name: "two id keys", item: `{"id":1,"id":2}`, reason: "ambiguous"},
+		{name: "string item", item: `"oops"`, reason: "a string, not an object"},
+		{name: "number item", item: `42`, reason: "a number, not an object"},
+		{name: "same id twice on the page", item: `{"id":"first"}`, reason: "already used by data[0]", readID: "first"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			items := []string{`{"id":"first"}`, tt.item, `{"id":"last"}`}
+			body := `{"data":[` + strings.Join(items, ",") + `],"meta":{"pagination":{"total":3,"count":3,"per_page":15,"current_page":1,"total_pages":1}}}`
+			p, err := decodePage([]byte(body), nil)
+			if err != nil {
+				t.Fatalf("the page failed: %v", err)
+			}
+			if tt.reason == "" {
+				if len(p.Rejected) != 0 || len(p.Cards) != 3 || p.Cards[1].ID != tt.wantID || string(p.Cards[1].Raw) != tt.item {
+					t.Fatalf("cards %d rejected %+v; want 3 cards, the middle one with id %q", len(p.Cards), p.Rejected, tt.wantID)
+				}
+				return
+			}
+			if len(p.Cards) != 2 || p.Cards[0].ID != "first" || p.Cards[1].ID != "last" {
+				t.Errorf("the rest of the page was not kept: %+v", p.Cards)
+			}
+			if len(p.Rejected) != 1 {
+				t.Fatalf("rejected %+v, want one item", p.Rejected)
+			}
+			r := p.Rejected[0]
+			if r.Index != 1 || !strings.Contains(r.Reason, tt.reason) || string(r.Raw) != tt.item || r.ID != tt.readID {
+				t.Errorf("rejected %+v; want index 1, reason containing %q, id %q and the raw item", r, tt.reason, tt.readID)
 			}
 		})
 	}

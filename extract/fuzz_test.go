@@ -16,7 +16,7 @@ import (
 func FuzzDecodePage(f *testing.F) {
 	f.Add([]byte(`{"data":[{"id":1}],"meta":{"pagination":{"total":1,"count":1,"per_page":15,"current_page":1,"total_pages":1,"links":[]}}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		p, err := decodePage(body)
+		p, err := decodePage(body, nil)
 		if err != nil {
 			var pe *ProtocolError
 			if !errors.As(err, &pe) {
@@ -28,21 +28,20 @@ func FuzzDecodePage(f *testing.F) {
 			t.Fatalf("accepted invalid JSON %q", body)
 		}
 		pg := p.Pagination
-		if pg.Count != len(p.Cards) || pg.CurrentPage < 1 || p.Number != pg.CurrentPage || pg.Total < 0 || pg.TotalPages < 0 || pg.PerPage < 0 {
+		if pg.Count != len(p.Cards)+len(p.Rejected) || pg.CurrentPage < 1 || p.Number != pg.CurrentPage || pg.Total < 0 || pg.TotalPages < 0 || pg.PerPage < 0 {
 			t.Fatalf("invariants broken: %+v with %d cards", pg, len(p.Cards))
 		}
 		for i, c := range p.Cards {
 			if c.ID == "" || len(c.Raw) == 0 || c.Raw[0] != '{' || !json.Valid(c.Raw) {
 				t.Fatalf("card %d: id %q raw %q", i, c.ID, c.Raw)
 			}
-			var v struct {
-				ID json.RawMessage `json:"id"`
+			if id, reason := itemID(c.Raw); reason != "" || id != c.ID {
+				t.Fatalf("card %d: id %q does not re-parse: %s", i, c.ID, reason)
 			}
-			if err := json.Unmarshal(c.Raw, &v); err != nil {
-				t.Fatal(err)
-			}
-			if id, err := parseCardID(v.ID); err != nil || id != c.ID {
-				t.Fatalf("card %d: id %q does not re-parse: %v", i, c.ID, err)
+		}
+		for _, r := range p.Rejected {
+			if r.Reason == "" || !json.Valid(r.Raw) {
+				t.Fatalf("rejected item %+v", r)
 			}
 		}
 	})
@@ -60,7 +59,7 @@ func FuzzDecodeAccount(f *testing.F) {
 		if scale < 0 || scale > 18 {
 			return
 		}
-		a, err := decodeAccount(body, scale)
+		a, err := decodeAccount(body, scale, nil)
 		if err != nil {
 			var pe *ProtocolError
 			if !errors.As(err, &pe) {

@@ -17,8 +17,10 @@ import (
 type Page struct {
 	// Number is the page number (equal to the requested page).
 	Number int
-	// Cards are the items, in order, each byte-exact.
+	// Cards are the items that are cards, in order, each byte-exact.
 	Cards []Card
+	// Rejected are the items that cannot be stored as cards.
+	Rejected []Rejected
 	// Pagination is meta.pagination as served with this page; total and
 	// total_pages may change during a walk.
 	Pagination Pagination
@@ -41,7 +43,7 @@ func (c *Client) Account(ctx context.Context) (*Account, error) {
 		pacer:  c.general,
 		decode: func(_ int, b []byte) error {
 			var err error
-			acct, err = decodeAccount(b, c.cfg.AmountScale)
+			acct, err = decodeAccount(b, c.cfg.AmountScale, c.scrub)
 			return err
 		},
 	})
@@ -64,7 +66,7 @@ func (c *Client) fetchPage(ctx context.Context, n int) (*Page, error) {
 		pacer:  c.general,
 		decode: func(_ int, b []byte) error {
 			var err error
-			if p, err = decodePage(b); err != nil {
+			if p, err = decodePage(b, c.scrub); err != nil {
 				return err
 			}
 			if p.Pagination.CurrentPage != n {
@@ -88,57 +90,60 @@ func (c *Client) fetchPage(ctx context.Context, n int) (*Page, error) {
 // total_pages (cards added during the walk) before it counts as a loop.
 func pageSlack(totalPages int) int { return 5 + totalPages/20 }
 
+// ErrTooManyPages is wrapped when the first page of a walk claims more pages
+// than Config.MaxPages: nothing of the walk is yielded.
+var ErrTooManyPages = errors.New("the API claims more pages than api.max_pages")
+
 // Pages walks GET /cards from page start (values below 1 mean 1), yielding
-// each page in order. It stops after the last page (current_page >=
-// total_pages, or empty data; a missing links.next before total_pages is
-// logged and the walk goes on), or with one error:
-// ErrForeignOrigin when links.next names another origin or carries
-// userinfo (before that page is yielded), ErrPaginationLoop when the
-// walk does not advance or runs past total_pages plus a slack, or the
-// request's error. Each request is built from the configured base URL;
-// links.next is only checked, never requested.
+// each page in order. Every request is built from the configured base URL:
+// links.next is never requested, only read for its page number. It stops
+// after the last page (current_page >= total_pages, or the first empty
+// page, whatever total_pages says; a missing links.next before total_pages
+// is logged and the walk goes on), or with one error: ErrTooManyPages when
+// the first page fetched claims more than MaxPages pages (before yielding
+// it), ErrPaginationLoop when the walk runs past total_pages plus a slack,
+// or the request's error. A links.next on another origin (a TLS-terminating
+// proxy writing http:// links, localhost for 127.0.0.1) is logged once per
+// walk at warn and otherwise ignored.
 func (c *Client) Pages(ctx context.Context, start int) iter.Seq2[*Page, error] {
 	return func(yield func(*Page, error) bool) {
 		if start < 1 {
 			start = 1
 		}
-		seen := make(map[int]bool)
 		limit := -1
-		warnedNoNext := false
+		var warnedNoNext, warnedForeign, warnedNextPage bool
 		for n := start; ; n++ {
 			if limit >= 0 && n > limit {
 				yield(nil, fmt.Errorf("fetch cards page %d: walk passed total_pages plus slack (%d): %w", n, limit, ErrPaginationLoop))
 				return
 			}
-			if seen[n] {
-				yield(nil, fmt.Errorf("fetch cards page %d: page seen twice: %w", n, ErrPaginationLoop))
-				return
-			}
-			seen[n] = true
 			p, err := c.fetchPage(ctx, n)
 			if err != nil {
 				yield(nil, err)
 				return
 			}
 			if limit < 0 {
-				limit = max(p.Pagination.TotalPages, start) + pageSlack(p.Pagination.TotalPages)
+				if tp := p.Pagination.TotalPages; tp > c.cfg.MaxPages {
+					yield(nil, fmt.Errorf("fetch cards page %d: total_pages is %d, more than api.max_pages %d; refusing the walk: %w",
+						n, tp, c.cfg.MaxPages, ErrTooManyPages))
+					return
+				}
+				limit = min(max(p.Pagination.TotalPages, start)+pageSlack(p.Pagination.TotalPages), c.cfg.MaxPages+pageSlack(c.cfg.MaxPages))
 			}
 			// total_pages is authoritative: a server that leaves links.next
 			// out of a middle page (links [] or {} on every page) must not
 			// end the walk early and leave the rest of the cards unsynced.
-			last := p.Pagination.CurrentPage >= p.Pagination.TotalPages || len(p.Cards) == 0
+			// An empty page ends the walk whatever total_pages claims.
+			last := p.Pagination.CurrentPage >= p.Pagination.TotalPages || p.Empty()
 			if !last && p.Pagination.Next == "" && !warnedNoNext {
 				warnedNoNext = true
 				c.log.Warn("links.next missing before the last page; continuing by total_pages",
 					"page", n, "total_pages", p.Pagination.TotalPages)
 			}
 			if p.Pagination.Next != "" {
-				if err := c.checkNext(n, p.Pagination.Next, last); err != nil {
-					yield(nil, fmt.Errorf("fetch cards page %d: %w", n, err))
-					return
-				}
+				c.readNext(n, p.Pagination.Next, last, &warnedForeign, &warnedNextPage)
 			}
-			c.log.Debug("page", "page", n, "cards", len(p.Cards), "total", p.Pagination.Total,
+			c.log.Debug("page", "page", n, "cards", len(p.Cards), "rejected", len(p.Rejected), "total", p.Pagination.Total,
 				"total_pages", p.Pagination.TotalPages, "bytes", p.BodyBytes, "duration", p.Duration)
 			if !yield(p, nil) || last {
 				return
@@ -147,29 +152,34 @@ func (c *Client) Pages(ctx context.Context, start int) iter.Seq2[*Page, error] {
 	}
 }
 
-// checkNext applies the origin rule to links.next and, unless this is the
-// last page, checks that it points forward.
-func (c *Client) checkNext(cur int, next string, last bool) error {
+// Empty reports whether the page has no items at all.
+func (p *Page) Empty() bool { return len(p.Cards) == 0 && len(p.Rejected) == 0 }
+
+// readNext looks at links.next only to tell the operator when it disagrees
+// with what the client does: another origin (never contacted: the next
+// request goes to the configured base URL) or a page number other than the
+// next one. Each is logged once per walk; neither is an error.
+func (c *Client) readNext(cur int, next string, last bool, warnedForeign, warnedPage *bool) {
 	reqURL, _ := url.Parse(c.endpoint("cards", url.Values{"page": {strconv.Itoa(cur)}}))
 	u, err := reqURL.Parse(next)
 	if err != nil {
-		return protoErr("meta.pagination.links.next", "not a URL", nil)
+		if !*warnedPage {
+			*warnedPage = true
+			c.log.Warn("links.next is not a URL; ignored (pages are requested from the configured base URL)", "page", cur)
+		}
+		return
 	}
-	if u.User != nil {
-		return fmt.Errorf("links.next carries userinfo: %w", ErrForeignOrigin)
-	}
-	if !sameOrigin(u, c.base) {
-		return fmt.Errorf("links.next points to %s://%s, not the configured origin: %w", u.Scheme, u.Host, ErrForeignOrigin)
+	if (u.User != nil || !sameOrigin(u, c.base)) && !*warnedForeign {
+		*warnedForeign = true
+		c.log.Warn("links.next names another origin; ignored (pages are requested from the configured base URL, the token goes nowhere else)",
+			"page", cur, "links_next_origin", c.scrub(u.Scheme+"://"+u.Host), "configured_origin", c.base.Scheme+"://"+c.base.Host)
 	}
 	if last {
-		return nil
+		return
 	}
-	np, err := strconv.Atoi(u.Query().Get("page"))
-	if err != nil {
-		return protoErr("meta.pagination.links.next", "has no page number", errors.New(truncate(sanitize(u.RawQuery), 80)))
+	if np, err := strconv.Atoi(u.Query().Get("page")); (err != nil || np != cur+1) && !*warnedPage {
+		*warnedPage = true
+		c.log.Warn("links.next does not name the next page; ignored (the walk goes by page number)",
+			"page", cur, "links_next_page", c.scrub(truncate(u.Query().Get("page"), 40)))
 	}
-	if np <= cur {
-		return fmt.Errorf("links.next names page %d after page %d: %w", np, cur, ErrPaginationLoop)
-	}
-	return nil
 }

@@ -3,6 +3,7 @@ package extract
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -14,39 +15,80 @@ import (
 )
 
 func TestPagesFaults(t *testing.T) {
-	t.Run("foreign links.next never contacted", func(t *testing.T) {
+	t.Run("foreign links.next is a warning, never contacted", func(t *testing.T) {
 		var other counter
 		foreign := httptest.NewServer(&other)
 		defer foreign.Close()
 		for _, u := range []string{foreign.URL, "https://evil.example", "http://user:pw@" + strings.TrimPrefix(foreign.URL, "http://")} {
-			e := newEnv(t, sim.Options{Cards: 100, Faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultForeignNext, URL: u, Pages: []int{2}}}}, nil)
+			e := newEnv(t, sim.Options{Cards: 100, Faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultForeignNext, URL: u, Pages: []int{2, 3, 4}}}}, nil)
 			pages, err := walk(t, e.c, 1)
-			if !errors.Is(err, ErrForeignOrigin) {
-				t.Fatalf("%s: err = %v, want ErrForeignOrigin", u, err)
+			if err != nil || len(pages) != 7 {
+				t.Fatalf("%s: pages %d, err = %v; want all 7 pages", u, len(pages), err)
 			}
-			if len(pages) != 1 {
-				t.Errorf("%s: pages yielded = %d, want 1 (page 2 withheld)", u, len(pages))
+			log := e.log.String()
+			if n := strings.Count(log, "links.next names another origin"); n != 1 {
+				t.Errorf("%s: %d warnings, want one per walk:\n%s", u, n, log)
 			}
-			if strings.Contains(err.Error(), "pw@") {
-				t.Errorf("error shows userinfo: %v", err)
+			if strings.Contains(log, "pw@") || strings.Contains(log, "user:") {
+				t.Errorf("log shows userinfo: %s", log)
 			}
 		}
 		if n := other.n.Load(); n != 0 {
 			t.Errorf("foreign server got %d requests", n)
 		}
 	})
-	t.Run("same-origin links.next with userinfo-free other port", func(t *testing.T) {
-		e := newEnv(t, sim.Options{Cards: 100}, nil)
-		e.sim.InjectFault(sim.Fault{Endpoint: "cards", Kind: sim.FaultForeignNext, URL: strings.Replace(e.srv.URL, "127.0.0.1", "localhost", 1), Pages: []int{1}})
-		if _, err := walk(t, e.c, 1); !errors.Is(err, ErrForeignOrigin) {
-			t.Fatalf("err = %v, want ErrForeignOrigin for another host name", err)
+	t.Run("same server under another host name or scheme", func(t *testing.T) {
+		for _, from := range []string{"http://127.0.0.1", "http://"} {
+			e := newEnv(t, sim.Options{Cards: 100}, nil)
+			to := map[string]string{"http://127.0.0.1": "http://localhost", "http://": "https://"}[from]
+			e.sim.InjectFault(sim.Fault{Endpoint: "cards", Kind: sim.FaultForeignNext, URL: strings.Replace(e.srv.URL, from, to, 1)})
+			pages, err := walk(t, e.c, 1)
+			if err != nil || len(pages) != 7 {
+				t.Fatalf("%s: pages %d, err = %v; want all 7 pages", to, len(pages), err)
+			}
+			if !strings.Contains(e.log.String(), "level=WARN") {
+				t.Errorf("no warning logged")
+			}
 		}
 	})
-	t.Run("loop", func(t *testing.T) {
+	t.Run("links.next pointing back is ignored", func(t *testing.T) {
 		e := newEnv(t, sim.Options{Cards: 100, Faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultLoopNext, LoopTo: 1, Pages: []int{3}}}}, nil)
 		pages, err := walk(t, e.c, 1)
-		if !errors.Is(err, ErrPaginationLoop) || len(pages) != 2 {
-			t.Fatalf("pages %d, err = %v; want 2 pages then ErrPaginationLoop", len(pages), err)
+		if err != nil || len(pages) != 7 {
+			t.Fatalf("pages %d, err = %v; want all 7 pages", len(pages), err)
+		}
+		if !strings.Contains(e.log.String(), "does not name the next page") {
+			t.Errorf("no warning logged:\n%s", e.log.String())
+		}
+		for p, n := range e.sim.Stats().PageRequests {
+			if n != 1 {
+				t.Errorf("page %d requested %d times", p, n)
+			}
+		}
+	})
+	t.Run("total_pages beyond api.max_pages", func(t *testing.T) {
+		c, _, _ := handlerEnv(t, pageHandler(func(n int) string { return synthPage(n, math.MaxInt32, "") }), func(c *Config) { c.MaxPages = 1000 })
+		pages, err := walk(t, c, 1)
+		if !errors.Is(err, ErrTooManyPages) || len(pages) != 0 || !strings.Contains(err.Error(), "2147483647") {
+			t.Fatalf("pages %d, err = %v; want ErrTooManyPages naming the claim before any page", len(pages), err)
+		}
+	})
+	t.Run("default api.max_pages", func(t *testing.T) {
+		c, _, _ := handlerEnv(t, pageHandler(func(n int) string { return synthPage(n, DefaultMaxPages+1, "") }), nil)
+		if _, err := walk(t, c, 1); !errors.Is(err, ErrTooManyPages) {
+			t.Fatalf("err = %v, want ErrTooManyPages", err)
+		}
+	})
+	t.Run("the first empty page ends the walk whatever total_pages says", func(t *testing.T) {
+		c, _, _ := handlerEnv(t, pageHandler(func(n int) string {
+			if n >= 3 {
+				return fmt.Sprintf(`{"data":[],"meta":{"pagination":{"total":900,"count":0,"per_page":1,"current_page":%d,"total_pages":900,"links":{}}}}`, n)
+			}
+			return synthPage(n, 900, "")
+		}), nil)
+		pages, err := walk(t, c, 1)
+		if err != nil || len(pages) != 3 {
+			t.Fatalf("pages %d, err = %v; want 2 pages and the empty third", len(pages), err)
 		}
 	})
 	t.Run("links as []", func(t *testing.T) {

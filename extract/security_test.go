@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -138,7 +139,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	check("wrong credentials", e2.c.Authenticate(t.Context()))
 
 	all := strings.Join(texts, "\n") + "\n" + e.log.String() + e2.log.String()
-	if !strings.Contains(all, "foreign origin") {
+	if !strings.Contains(all, "another origin") {
 		t.Errorf("the foreign-link path was not exercised:\n%s", all)
 	}
 	for _, secret := range []string{testPassword, tokCanary, simToken, simToken2} {
@@ -148,5 +149,59 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	}
 	if !strings.Contains(e.log.String(), "level=DEBUG") {
 		t.Error("debug log is empty: the check proves nothing")
+	}
+}
+
+// TestEchoedAuthorizationNeverLeaks attacks the error path as a hostile or
+// careless server would: its error bodies echo the Authorization header at
+// every offset from 0 to 600 bytes, followed by a tab, a quote, a newline
+// or a NUL (escaped as JSON demands), in the message and in a 422 field
+// message and key. No 8-character piece of the token, or of the password,
+// may be left in the error or the client's log, whatever truncation did.
+func TestEchoedAuthorizationNeverLeaks(t *testing.T) {
+	const token = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiI0MiJ9.c2lnbmF0dXJlLWNhbmFyeS04ZjNh"
+	terms := map[string]string{"tab": `\t`, "quote": `\"`, "newline": `\n`, "NUL": `\u0000`}
+	var offset, status int
+	var term string
+	c, _, _ := handlerEnv(t, tokenThen(`{"access_token":"`+token+`"}`, func(w http.ResponseWriter, r *http.Request) {
+		echo := strings.Repeat("x", offset) + "Authorization: " + r.Header.Get("Authorization") + term + " pw=" + testPassword + term + "tail"
+		body := `{"message":"` + echo + `"}`
+		if status == 422 {
+			body = `{"message":"The given data was invalid.","errors":{"` + echo + `":["` + echo + `"]},"status_code":422}`
+		}
+		writeJSON(w, status, body)
+	}), nil)
+	var logs bytes.Buffer
+	c.log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	pieces := func(secret string) []string {
+		var out []string
+		for i := 0; i+8 <= len(secret); i++ {
+			out = append(out, secret[i:i+8])
+		}
+		return out
+	}
+	secretPieces := append(pieces(token), pieces(testPassword)...)
+	checked := 0
+	for _, st := range []int{403, 422} {
+		for name, tm := range terms {
+			for offset = 0; offset <= 600; offset++ {
+				status, term = st, tm
+				_, err := c.Account(t.Context())
+				if err == nil {
+					t.Fatal("want an error")
+				}
+				text := err.Error() + "\n" + logs.String()
+				for _, p := range secretPieces {
+					if strings.Contains(text, p) {
+						t.Fatalf("status %d, offset %d, %s: %q of a secret leaked in %q", st, offset, name, p, text)
+					}
+				}
+				logs.Reset()
+				checked++
+			}
+		}
+	}
+	if checked != 2*4*601 {
+		t.Fatalf("checked %d bodies", checked)
 	}
 }

@@ -66,15 +66,3 @@ func BenchmarkCommitPage(b *testing.B) {
 		})
 	}
 }
-
-// BenchmarkRedact measures redaction of one ~600-byte card.
-func BenchmarkRedact(b *testing.B) {
-	r := newRedactor(nil)
-	data := cardJSON(12345, 3)
-	b.SetBytes(int64(len(data)))
-	for b.Loop() {
-		if _, _, err := r.Redact(data); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

@@ -2,6 +2,7 @@ package load
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +12,7 @@ func TestCommitPageSameTwiceChangesNothing(t *testing.T) {
 	w, _, clk := openTest(t, Options{})
 	run := startRun(t, w)
 	p := page(1, idRange(1, 15), 1, 30)
-	if got, want := commit(t, w, run, p), (PageResult{New: 15}); got != want {
+	if got, want := commit(t, w, run, p), (counts{New: 15}); got != want {
 		t.Fatalf("first commit = %+v, want %+v", got, want)
 	}
 	clk.Add(time.Minute)
@@ -20,7 +21,7 @@ func TestCommitPageSameTwiceChangesNothing(t *testing.T) {
 	// total_changes counts rows written by this connection; an unchanged
 	// card must not add to it beyond the walk/audit/checkpoint/run rows.
 	before := queryInt(t, w, "SELECT total_changes()")
-	if got, want := commit(t, w, run, p), (PageResult{Unchanged: 15}); got != want {
+	if got, want := commit(t, w, run, p), (counts{Unchanged: 15}); got != want {
 		t.Fatalf("second commit = %+v, want %+v", got, want)
 	}
 	written := queryInt(t, w, "SELECT total_changes()") - before
@@ -52,7 +53,7 @@ func TestCommitPageChangedAndNew(t *testing.T) {
 	for i := range 5 { // cards 6..10 change
 		p.Cards[i].Data = cardJSON(6+i, 2)
 	}
-	if got, want := commit(t, w, run, p), (PageResult{New: 5, Changed: 5, Unchanged: 5}); got != want {
+	if got, want := commit(t, w, run, p), (counts{New: 5, Changed: 5, Unchanged: 5}); got != want {
 		t.Fatalf("commit = %+v, want %+v", got, want)
 	}
 	if got := queryInt(t, w, "SELECT count(*) FROM card_versions WHERE card_id = '6'"); got != 2 {
@@ -80,14 +81,25 @@ func TestCommitPageChangedAndNew(t *testing.T) {
 	}
 }
 
+// TestCommitPageErrorLeavesNothing: a page that fails part-way (the disk
+// fills after some cards were written, or the run row is missing at the
+// end) leaves nothing of itself. (Odd cards are not errors: they are
+// quarantined, see TestQuarantine.)
 func TestCommitPageErrorLeavesNothing(t *testing.T) {
 	tests := []struct {
 		name   string
-		break_ func(p *Page)
+		break_ func(t *testing.T, w *Warehouse, p *Page, run *int64)
 	}{
-		{"invalid JSON mid-page", func(p *Page) { p.Cards[7].Data = []byte(`{"id":8,"broken":`) }},
-		{"empty id mid-page", func(p *Page) { p.Cards[9].ID = "" }},
-		{"unknown run", func(p *Page) {}},
+		{"disk full mid-page", func(t *testing.T, w *Warehouse, p *Page, _ *int64) {
+			for i := range p.Cards { // big cards, so the page needs new database pages
+				p.Cards[i].Data = []byte(fmt.Sprintf(`{"id":%d,"blob":"%s"}`, 16+i, strings.Repeat("z", 3000)))
+			}
+			n := queryInt(t, w, "PRAGMA page_count")
+			if _, err := w.db.ExecContext(t.Context(), fmt.Sprintf("PRAGMA max_page_count = %d", n+3)); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"unknown run", func(_ *testing.T, _ *Warehouse, _ *Page, run *int64) { *run = 999 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,13 +109,12 @@ func TestCommitPageErrorLeavesNothing(t *testing.T) {
 			p := page(2, idRange(16, 30), 1, 30)
 			p.Cards[0].Data = cardJSON(16, 1)
 			commitRun := run
-			if tt.name == "unknown run" {
-				commitRun = 999
-			} else {
-				tt.break_(&p)
-			}
+			tt.break_(t, w, &p, &commitRun)
 			if _, err := w.CommitPage(t.Context(), commitRun, p); err == nil {
 				t.Fatal("CommitPage succeeded, want error")
+			}
+			if _, err := w.db.ExecContext(t.Context(), "PRAGMA max_page_count = 4294967294"); err != nil {
+				t.Fatal(err)
 			}
 			for q, want := range map[string]int64{
 				"SELECT count(*) FROM cards":                          15,
@@ -128,7 +139,7 @@ func TestRemovalOnlyOnCompleteWalk(t *testing.T) {
 	run := startRun(t, w)
 	commit(t, w, run, page(1, idRange(1, 15), 1, 30))
 	commit(t, w, run, page(2, idRange(16, 30), 1, 30))
-	if n, err := w.FinishWalk(ctx, run, StreamCards, true); err != nil || n != 0 {
+	if n, err := finishWalk(ctx, w, run, true); err != nil || n != 0 {
 		t.Fatalf("FinishWalk = %d, %v; want 0, nil", n, err)
 	}
 
@@ -158,7 +169,7 @@ func TestRemovalOnlyOnCompleteWalk(t *testing.T) {
 	}
 
 	// An inconsistent finish marks nothing.
-	if n, err := w.FinishWalk(ctx, run3, StreamCards, false); err != nil || n != 0 {
+	if n, err := finishWalk(ctx, w, run3, false); err != nil || n != 0 {
 		t.Fatalf("inconsistent FinishWalk = %d, %v; want 0, nil", n, err)
 	}
 	if got := queryInt(t, w, "SELECT count(*) FROM cards WHERE removed_at IS NOT NULL"); got != 0 {
@@ -172,7 +183,7 @@ func TestRemovalOnlyOnCompleteWalk(t *testing.T) {
 	clk.Add(time.Hour)
 	commit(t, w, run3, page(1, idRange(1, 15), 1, 28))
 	commit(t, w, run3, page(2, idRange(16, 28), 1, 28))
-	if n, err := w.FinishWalk(ctx, run3, StreamCards, true); err != nil || n != 0 {
+	if n, err := finishWalk(ctx, w, run3, true); err != nil || n != 0 {
 		t.Fatalf("first complete walk missing 29, 30: FinishWalk = %d, %v; want 0, nil", n, err)
 	}
 	if got := queryString(t, w, "SELECT group_concat(card_id) FROM (SELECT card_id FROM removal_pending ORDER BY card_id)"); got != "29,30" {
@@ -186,7 +197,7 @@ func TestRemovalOnlyOnCompleteWalk(t *testing.T) {
 	clk.Add(time.Hour)
 	commit(t, w, run3, page(1, idRange(1, 15), 1, 28))
 	commit(t, w, run3, page(2, idRange(16, 28), 1, 28))
-	n, err := w.FinishWalk(ctx, run3, StreamCards, true)
+	n, err := finishWalk(ctx, w, run3, true)
 	if err != nil || n != 2 {
 		t.Fatalf("FinishWalk = %d, %v; want 2, nil", n, err)
 	}
@@ -214,7 +225,7 @@ func TestRemovalOnlyOnCompleteWalk(t *testing.T) {
 
 	// Card 30 comes back: new version, removed_at NULL.
 	clk.Add(time.Hour)
-	if got, want := commit(t, w, run3, page(1, []int{30}, 1, 29)), (PageResult{Changed: 1}); got != want {
+	if got, want := commit(t, w, run3, page(1, []int{30}, 1, 29)), (counts{Changed: 1}); got != want {
 		t.Errorf("returning card = %+v, want %+v", got, want)
 	}
 	if got := queryString(t, w, "SELECT change || ':' || version FROM card_versions WHERE card_id = '30' AND valid_to IS NULL"); got != "returned:3" {

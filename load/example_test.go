@@ -40,7 +40,7 @@ func TestExampleWarehouse(t *testing.T) {
 		last := 30 - 2*i
 		commit(t, w, run, page(1, idRange(1, 15), i, last))
 		commit(t, w, run, page(2, idRange(16, last), 0, last))
-		if _, err := w.FinishWalk(ctx, run, StreamCards, true); err != nil {
+		if _, err := finishWalk(ctx, w, run, true); err != nil {
 			t.Fatal(err)
 		}
 		if err := w.FinishRun(ctx, run, RunResult{Status: StatusSucceeded}); err != nil {

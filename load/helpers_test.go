@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -79,13 +80,17 @@ func startRun(t *testing.T, w *Warehouse) int64 {
 	return id
 }
 
-func commit(t *testing.T, w *Warehouse, run int64, p Page) PageResult {
+// counts is PageResult without its rejection details, so tests can compare
+// results with ==.
+type counts struct{ New, Changed, Unchanged, Rejected int }
+
+func commit(t *testing.T, w *Warehouse, run int64, p Page) counts {
 	t.Helper()
 	r, err := w.CommitPage(t.Context(), run, p)
 	if err != nil {
 		t.Fatalf("CommitPage %d: %v", p.Number, err)
 	}
-	return r
+	return counts{r.New, r.Changed, r.Unchanged, r.Rejected}
 }
 
 func queryInt(t *testing.T, w *Warehouse, q string, args ...any) int64 {
@@ -106,8 +111,6 @@ func queryString(t *testing.T, w *Warehouse, q string, args ...any) string {
 	return s
 }
 
-var _ = context.Background
-
 func readFile(t *testing.T, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -115,4 +118,31 @@ func readFile(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// finishWalk closes the walk as the worker does (guard on, no confirmation)
+// and returns how many cards it marked removed.
+func finishWalk(ctx context.Context, w *Warehouse, run int64, consistent bool) (int, error) {
+	r, err := w.FinishWalk(ctx, run, StreamCards, WalkEnd{Consistent: consistent})
+	return r.Removed, err
+}
+
+// readFileIfExists returns the file's bytes, or nil when it does not exist.
+func readFileIfExists(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// rawDB opens a database file with no warehouse logic (no migration).
+func rawDB(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
 }

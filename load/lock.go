@@ -1,62 +1,169 @@
 package load
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 )
 
-// Lock is the writer lock of one warehouse: an flock on the file path+".lock"
-// holding the owner's PID. The kernel drops it when the process dies, so a
-// crash never leaves a stale lock.
+// Lock is the writer lock of one warehouse: an flock(2) on the database
+// file itself, so every path that reaches the file (a symlink, a hard link,
+// a relative path, a bind mount) meets the same lock, and the kernel drops it
+// when the process dies, so a crash never leaves a stale lock. The holder's
+// PID is also written to <real path>.lock for people and for the error
+// message.
+//
+// flock locks are independent of the POSIX locks SQLite takes on the same
+// file on Linux, but closing any descriptor of the file drops every POSIX
+// lock the process holds on it. So a Lock keeps its descriptor open until
+// Close, and Release (flock LOCK_UN) does not close it: a daemon that keeps
+// the warehouse open takes and releases the lock around each run and closes
+// the Lock only after the warehouse.
 type Lock struct {
-	f *os.File
+	f       *os.File // the database file, flock'd while held
+	pidFile string
+	held    bool
 }
 
-// AcquireLock takes the writer lock for the warehouse at path without
-// waiting. If another process holds it, the error is a *LockedError with
-// that process's PID (errors.Is(err, ErrLocked)).
-func AcquireLock(path string) (*Lock, error) {
-	name := path + ".lock"
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o640)
+// OpenLock opens (creating it with mode if missing, exactly, whatever the
+// umask) the database file at path for locking, without taking the lock.
+func OpenLock(path string, mode os.FileMode) (*Lock, error) {
+	if mode == 0 {
+		mode = DefaultFileMode
+	}
+	if err := createFile(path, mode); err != nil {
+		return nil, fmt.Errorf("open lock: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
-		return nil, fmt.Errorf("acquire lock %s: %w", name, err)
+		return nil, fmt.Errorf("open lock: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		defer f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			b := make([]byte, 32)
-			n, _ := f.ReadAt(b, 0)
-			pid, _ := strconv.Atoi(strings.TrimSpace(string(b[:n])))
-			return nil, &LockedError{PID: pid, Path: name}
-		}
-		return nil, fmt.Errorf("acquire lock %s: %w", name, err)
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		real = path
 	}
-	if err := f.Truncate(0); err == nil {
-		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("acquire lock %s: write pid: %w", name, err)
-		}
+	if abs, err := filepath.Abs(real); err == nil {
+		real = abs
 	}
-	return &Lock{f: f}, nil
+	return &Lock{f: f, pidFile: real + ".lock"}, nil
 }
 
-// Release drops the lock. The file stays (removing it would let two
-// processes lock different inodes). Release is idempotent.
+// AcquireLock opens the lock of the warehouse at path and takes it without
+// waiting. If another process holds it, the error is a *LockedError with
+// that process's PID (errors.Is(err, ErrLocked)). Close releases and closes
+// it.
+func AcquireLock(path string) (*Lock, error) {
+	l, err := OpenLock(path, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.Acquire(); err != nil {
+		l.f.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// Acquire takes the lock without waiting.
+func (l *Lock) Acquire() error {
+	if l.held {
+		return nil
+	}
+	if err := syscall.Flock(int(l.f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return &LockedError{PID: l.holder(), Path: l.f.Name()}
+		}
+		return fmt.Errorf("acquire lock on %s: %w", l.f.Name(), err)
+	}
+	l.held = true
+	// The PID file is informative only: the flock is the lock.
+	_ = os.WriteFile(l.pidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o640)
+	return nil
+}
+
+// Release drops the lock and keeps the descriptor open (see Lock). It is
+// idempotent.
 func (l *Lock) Release() error {
+	if l == nil || !l.held {
+		return nil
+	}
+	l.held = false
+	_ = os.Truncate(l.pidFile, 0) // informative file only
+	if err := syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN); err != nil {
+		return fmt.Errorf("release lock: %w", err)
+	}
+	return nil
+}
+
+// Close releases the lock and closes its descriptor. Call it after the
+// warehouse is closed. It is idempotent.
+func (l *Lock) Close() error {
 	if l == nil || l.f == nil {
 		return nil
 	}
-	f := l.f
-	l.f = nil
-	_ = f.Truncate(0)
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_UN); err != nil {
-		f.Close()
-		return fmt.Errorf("release lock: %w", err)
+	err := l.Release()
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
 	}
-	return f.Close()
+	l.f = nil
+	return err
+}
+
+// Held reports whether this process holds the lock.
+func (l *Lock) Held() bool { return l != nil && l.held }
+
+// holder finds the PID holding an flock on the file: from /proc/locks
+// (which names the inode), else from the PID file; 0 when unknown.
+func (l *Lock) holder() int {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(l.f.Fd()), &st); err == nil {
+		if pid := flockHolder(uint64(st.Dev), st.Ino); pid > 0 {
+			return pid
+		}
+	}
+	b, err := os.ReadFile(l.pidFile)
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
+}
+
+// flockHolder reads /proc/locks for an FLOCK on dev:ino. Lines look like
+// "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF" (major:minor:inode in
+// hex for the device).
+func flockHolder(dev, ino uint64) int {
+	f, err := os.Open("/proc/locks")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	major := (dev >> 8) & 0xfff
+	minor := (dev & 0xff) | ((dev >> 12) & 0xfff00)
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		fields := strings.Fields(s.Text())
+		if len(fields) < 6 || fields[1] != "FLOCK" {
+			continue
+		}
+		id := strings.Split(fields[5], ":")
+		if len(id) != 3 {
+			continue
+		}
+		ma, err1 := strconv.ParseUint(id[0], 16, 64)
+		mi, err2 := strconv.ParseUint(id[1], 16, 64)
+		in, err3 := strconv.ParseUint(id[2], 10, 64)
+		if err1 != nil || err2 != nil || err3 != nil || ma != major || mi != minor || in != ino {
+			continue
+		}
+		if pid, err := strconv.Atoi(fields[4]); err == nil {
+			return pid
+		}
+	}
+	return 0
 }

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,7 +18,7 @@ import (
 
 	"modernc.org/sqlite"
 
-	"github.com/cardsync/cardsync/schema"
+	"github.com/cardsync/cardsync/redact"
 )
 
 // ApplicationID is written to PRAGMA application_id of every warehouse:
@@ -54,9 +53,14 @@ type Options struct {
 	// Logger receives debug and warning lines (nil: discard).
 	Logger *slog.Logger
 	// RedactFields adds JSON key names (case-insensitive) dropped at any depth
-	// from cards and account JSON, on top of cvv, cvc, cvv2, cvc2, pin,
-	// security_code and securitycode.
+	// from cards and account JSON, on top of package redact's rule (keys
+	// whose last word is cvv, cvc, cvv2, cvc2, cvn or pin, or whose last two
+	// words are security code, pin code or cvv code).
 	RedactFields []string
+	// MaxRemovedFraction is the mass-removal guard: a consistent walk that
+	// would remove more than this fraction of the live cards (and more than
+	// 10) removes nothing until confirmed. Default DefaultMaxRemovedFraction.
+	MaxRemovedFraction float64
 }
 
 // Warehouse is the SQLite warehouse. A writer (Open) holds exactly one
@@ -67,7 +71,9 @@ type Warehouse struct {
 	readOnly bool
 	now      func() time.Time
 	log      *slog.Logger
-	redact   *redactor
+	policy   *redact.Policy
+	// maxRemovedFraction is Options.MaxRemovedFraction.
+	maxRemovedFraction float64
 	// page holds CommitPage's statements, prepared once per writer.
 	page *pageStatements
 
@@ -103,6 +109,17 @@ func Open(ctx context.Context, path string, opts Options) (*Warehouse, error) {
 	}
 	if err := createFile(abs, opts.FileMode); err != nil {
 		return nil, fmt.Errorf("open warehouse %s: %w", path, err)
+	}
+	if fi, err := os.Stat(abs); err == nil && fi.Mode().Perm()&0o007 != 0 {
+		// New files get FileMode; an old one may have been made readable by
+		// everyone by hand. Card data is redacted, but it is still account
+		// data: say so at every start.
+		log := opts.Logger
+		if log == nil {
+			log = slog.New(slog.DiscardHandler)
+		}
+		log.Warn("the warehouse is readable by every local user; chmod o-rwx it (and its -wal and -shm)",
+			"path", abs, "mode", fmt.Sprintf("%04o", fi.Mode().Perm()))
 	}
 	params := []string{
 		"_pragma=busy_timeout(" + strconv.Itoa(int(busyTimeout/time.Millisecond)) + ")",
@@ -193,7 +210,11 @@ func newWarehouse(db *sql.DB, path string, ro bool, opts Options) *Warehouse {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Warehouse{db: db, path: path, readOnly: ro, now: now, log: log, redact: newRedactor(opts.RedactFields)}
+	frac := opts.MaxRemovedFraction
+	if frac <= 0 {
+		frac = DefaultMaxRemovedFraction
+	}
+	return &Warehouse{db: db, path: path, readOnly: ro, now: now, log: log, policy: redact.NewPolicy(opts.RedactFields), maxRemovedFraction: frac}
 }
 
 // dsn builds a file: URI. SQLite decodes %HH escapes in the path, and the
@@ -320,141 +341,4 @@ func isBusy(err error) bool {
 		return c == 5 || c == 6 // SQLITE_BUSY, SQLITE_LOCKED
 	}
 	return false
-}
-
-// queryer is what both *sql.DB, *sql.Conn and *sql.Tx offer.
-type queryer interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-func (w *Warehouse) versions(ctx context.Context, q queryer) (version, appID int, err error) {
-	if err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return 0, 0, fmt.Errorf("read user_version: %w", err)
-	}
-	if err := q.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
-		return 0, 0, fmt.Errorf("read application_id: %w", err)
-	}
-	return version, appID, nil
-}
-
-func checkVersions(version, appID, latest int) error {
-	if appID != 0 && appID != ApplicationID {
-		return fmt.Errorf("%w: application_id is %#x, want %#x", ErrForeignDatabase, appID, ApplicationID)
-	}
-	if version > latest {
-		return &SchemaVersionError{Database: version, Binary: latest}
-	}
-	return nil
-}
-
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-var migrationName = regexp.MustCompile(`^(\d{3})_[a-z0-9_]+\.sql$`)
-
-// migrations lists schema.Migrations in order and checks the numbering is
-// 1, 2, 3... without gaps.
-func migrations() ([]migration, error) {
-	entries, err := fs.ReadDir(schema.Migrations, ".")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, e := range entries {
-		m := migrationName.FindStringSubmatch(e.Name())
-		if m == nil {
-			return nil, fmt.Errorf("migration file %q: want NNN_name.sql", e.Name())
-		}
-		n, _ := strconv.Atoi(m[1])
-		b, err := fs.ReadFile(schema.Migrations, e.Name())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: n, name: e.Name(), sql: string(b)})
-	}
-	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
-	for i, m := range out {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("migration %s: want number %03d", m.name, i+1)
-		}
-	}
-	return out, nil
-}
-
-func latestVersion() int {
-	ms, err := migrations()
-	if err != nil {
-		return 0
-	}
-	return len(ms)
-}
-
-// SchemaVersion is the highest migration this binary carries.
-func SchemaVersion() int { return latestVersion() }
-
-// migrate applies each pending migration in its own BEGIN IMMEDIATE
-// transaction with the user_version bump inside it.
-func (w *Warehouse) migrate(ctx context.Context) error {
-	ms, err := migrations()
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	version, appID, err := w.versions(ctx, w.db)
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	if err := checkVersions(version, appID, len(ms)); err != nil {
-		return err
-	}
-	if version == 0 && appID == 0 {
-		var n int
-		if err := w.db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&n); err != nil {
-			return fmt.Errorf("migrate: %w", err)
-		}
-		if n > 0 {
-			return fmt.Errorf("migrate: %w: the file has %d schema objects and no application_id", ErrForeignDatabase, n)
-		}
-	}
-	for _, m := range ms[version:] {
-		if err := w.apply(ctx, m); err != nil {
-			return fmt.Errorf("migrate %s: %w", m.name, err)
-		}
-		w.log.Info("schema migrated", "version", m.version, "file", m.name)
-	}
-	return nil
-}
-
-func (w *Warehouse) apply(ctx context.Context, m migration) error {
-	tx, err := w.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	// Another process may have migrated between our read and BEGIN IMMEDIATE.
-	version, appID, err := w.versions(ctx, tx)
-	if err != nil {
-		return err
-	}
-	if err := checkVersions(version, appID, latestVersion()); err != nil {
-		return err
-	}
-	if version >= m.version {
-		return nil
-	}
-	if version != m.version-1 {
-		return fmt.Errorf("database at version %d, cannot apply %d", version, m.version)
-	}
-	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", ApplicationID)); err != nil {
-		return err
-	}
-	return tx.Commit()
 }

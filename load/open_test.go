@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -293,14 +294,103 @@ func TestLock(t *testing.T) {
 	if le.PID != os.Getpid() || !strings.Contains(err.Error(), fmt.Sprintf("sync in progress (pid %d)", os.Getpid())) {
 		t.Errorf("error = %q, PID %d; want our pid", err, le.PID)
 	}
-	if err := l.Release(); err != nil {
+	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
 	l2, err := AcquireLock(path)
 	if err != nil {
-		t.Fatalf("AcquireLock after Release: %v", err)
+		t.Fatalf("AcquireLock after Close: %v", err)
 	}
-	l2.Release()
+	l2.Close()
+}
+
+// TestLockHoweverThePathIsSpelled: a second writer reaching the same file
+// through a symlink, a hard link, a relative path or a symlinked directory
+// is refused like any other; a different file is not.
+func TestLockHoweverThePathIsSpelled(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "w.db")
+	l, err := AcquireLock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := os.Symlink(path, filepath.Join(dir, "sym.db")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(path, filepath.Join(dir, "hard.db")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(dir, filepath.Join(t.TempDir(), "dirlink")); err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	rel, err := filepath.Rel(wd, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, filepath.Join(dir, "sym.db"), filepath.Join(dir, "hard.db"), rel, filepath.Join(dir, ".", "w.db")} {
+		_, err := AcquireLock(p)
+		var le *LockedError
+		if !errors.As(err, &le) || le.PID != os.Getpid() {
+			t.Errorf("AcquireLock(%s) = %v, want *LockedError naming pid %d", p, err, os.Getpid())
+		}
+	}
+	other, err := AcquireLock(filepath.Join(dir, "other.db"))
+	if err != nil {
+		t.Fatalf("another file: %v", err)
+	}
+	other.Close()
+}
+
+// TestLockReleaseKeepsSQLiteLocks: releasing the writer lock between runs
+// (the daemon's pattern) must not close a descriptor of the database file,
+// since that would drop SQLite's own POSIX locks held by this process.
+func TestLockReleaseKeepsSQLiteLocks(t *testing.T) {
+	w, path, _ := openTest(t, Options{})
+	l, err := OpenLock(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := l.Acquire(); err != nil {
+			t.Fatal(err)
+		}
+		run := startRun(t, w)
+		commit(t, w, run, page(1, idRange(1, 15), 1, 15))
+		if err := l.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l.f == nil {
+		t.Fatal("Release closed the descriptor")
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWorldReadableWarehouseWarns: an existing warehouse readable by others
+// gets a warning at every open.
+func TestWorldReadableWarehouseWarns(t *testing.T) {
+	var logs strings.Builder
+	path := filepath.Join(t.TempDir(), "w.db")
+	w, err := Open(t.Context(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err = Open(t.Context(), path, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "readable by every local user") {
+		t.Errorf("no warning for a world-readable warehouse: %s", logs.String())
+	}
 }
 
 // TestLockHeldByChild re-executes the test binary as a lock holder: the
@@ -341,7 +431,7 @@ func TestLockHeldByChild(t *testing.T) {
 	if err != nil {
 		t.Fatalf("AcquireLock after the holder died: %v", err)
 	}
-	l.Release()
+	l.Close()
 }
 
 // TestLockHelperProcess is the child of TestLockHeldByChild.

@@ -83,7 +83,7 @@ func TestTwoWalkRemoval(t *testing.T) {
 						t.Fatal(err)
 					}
 				} else {
-					n, err := w.FinishWalk(ctx, run, StreamCards, wk.consistent)
+					n, err := finishWalk(ctx, w, run, wk.consistent)
 					if err != nil {
 						t.Fatal(err)
 					}

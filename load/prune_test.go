@@ -9,7 +9,7 @@ func TestPruneAudit(t *testing.T) {
 	w, _, clk := openTest(t, Options{})
 	finish := func(run int64) {
 		t.Helper()
-		if _, err := w.FinishWalk(t.Context(), run, StreamCards, true); err != nil {
+		if _, err := finishWalk(t.Context(), w, run, true); err != nil {
 			t.Fatal(err)
 		}
 		if err := w.FinishRun(t.Context(), run, RunResult{Status: StatusSucceeded}); err != nil {

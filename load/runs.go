@@ -160,7 +160,7 @@ func (w *Warehouse) FinishRun(ctx context.Context, runID int64, r RunResult) err
 	}
 	var errText, consistent any
 	if r.Error != "" {
-		errText = r.Error
+		errText = w.redactText(r.Error)
 	}
 	if r.WalkConsistent != nil {
 		consistent = boolInt(*r.WalkConsistent)
@@ -210,20 +210,23 @@ type Run struct {
 	CardsChanged   int64      `json:"cards_changed"`
 	CardsUnchanged int64      `json:"cards_unchanged"`
 	CardsRemoved   int64      `json:"cards_removed"`
+	CardsRejected  int64      `json:"cards_rejected"`
+	RemovalsHeld   int64      `json:"removals_held"`
 	Requests       int64      `json:"requests"`
 	Retries        int64      `json:"retries"`
 	RateLimited    int64      `json:"rate_limited"`
 	AuthRequests   int64      `json:"auth_requests"`
 	WalkConsistent *bool      `json:"walk_consistent"`
 	Error          string     `json:"error,omitempty"`
+	AccountError   string     `json:"account_error,omitempty"`
 	Version        string     `json:"version"`
 }
 
 // Runs returns the last n runs, newest first.
 func (w *Warehouse) Runs(ctx context.Context, n int) ([]Run, error) {
 	rows, err := w.db.QueryContext(ctx, `SELECT run_id, trigger, status, started_at, finished_at, heartbeat_at,
-			pages, cards_seen, cards_new, cards_changed, cards_unchanged, cards_removed,
-			requests, retries, rate_limited, auth_requests, walk_consistent, error, version
+			pages, cards_seen, cards_new, cards_changed, cards_unchanged, cards_removed, cards_rejected, removals_held,
+			requests, retries, rate_limited, auth_requests, walk_consistent, error, account_error, version
 		FROM sync_runs ORDER BY run_id DESC LIMIT ?`, n)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
@@ -233,16 +236,17 @@ func (w *Warehouse) Runs(ctx context.Context, n int) ([]Run, error) {
 	for rows.Next() {
 		var r Run
 		var started, heartbeat string
-		var finished, errText sql.NullString
+		var finished, errText, accountErr sql.NullString
 		var consistent sql.NullInt64
 		if err := rows.Scan(&r.ID, &r.Trigger, &r.Status, &started, &finished, &heartbeat,
-			&r.Pages, &r.CardsSeen, &r.CardsNew, &r.CardsChanged, &r.CardsUnchanged, &r.CardsRemoved,
-			&r.Requests, &r.Retries, &r.RateLimited, &r.AuthRequests, &consistent, &errText, &r.Version); err != nil {
+			&r.Pages, &r.CardsSeen, &r.CardsNew, &r.CardsChanged, &r.CardsUnchanged, &r.CardsRemoved, &r.CardsRejected, &r.RemovalsHeld,
+			&r.Requests, &r.Retries, &r.RateLimited, &r.AuthRequests, &consistent, &errText, &accountErr, &r.Version); err != nil {
 			return nil, fmt.Errorf("list runs: %w", err)
 		}
 		r.StartedAt, r.HeartbeatAt = parseTime(started), parseTime(heartbeat)
 		r.FinishedAt = parseNullTime(finished)
 		r.Error = errText.String
+		r.AccountError = accountErr.String
 		if consistent.Valid {
 			b := consistent.Int64 == 1
 			r.WalkConsistent = &b
@@ -270,9 +274,17 @@ type Status struct {
 	// PendingRemovals counts current cards the last complete, consistent
 	// walk did not list: the next one marks them removed if it misses them
 	// too.
-	PendingRemovals    int64      `json:"pending_removals"`
-	CardVersions       int64      `json:"card_versions"`
-	Snapshots          int64      `json:"snapshots"`
+	PendingRemovals int64 `json:"pending_removals"`
+	CardVersions    int64 `json:"card_versions"`
+	Snapshots       int64 `json:"snapshots"`
+	// LastSnapshotAt is when the latest account snapshot was taken.
+	LastSnapshotAt *time.Time `json:"last_snapshot_at"`
+	// RejectedCards counts distinct rejections in rejected_cards;
+	// LastRunRejected the items the last run set aside.
+	RejectedCards   int64 `json:"rejected_cards"`
+	LastRunRejected int64 `json:"last_run_rejected"`
+	// RemovalsHeld is what the guard held back in the last finished walk.
+	RemovalsHeld       int64      `json:"removals_held"`
 	LastSuccessAt      *time.Time `json:"last_success_at"`
 	LastSuccessRun     int64      `json:"last_success_run,omitempty"`
 	FailuresInARow     int        `json:"failures_in_a_row"`
@@ -295,7 +307,7 @@ func (w *Warehouse) Status(ctx context.Context) (Status, error) {
 	if st.Checkpoint, err = w.Checkpoint(ctx, StreamCards); err != nil {
 		return st, err
 	}
-	var lastSuccess, lastWalk sql.NullString
+	var lastSuccess, lastWalk, lastSnapshot sql.NullString
 	var lastSuccessRun sql.NullInt64
 	var walkConsistent sql.NullInt64
 	err = w.db.QueryRowContext(ctx, `SELECT
@@ -311,9 +323,14 @@ func (w *Warehouse) Status(ctx context.Context) (Status, error) {
 				AND run_id > coalesce((SELECT max(run_id) FROM sync_runs WHERE status = 'succeeded'), 0)),
 			(SELECT count(*) FROM sync_runs WHERE status = 'running'),
 			(SELECT outcome = 'complete' FROM sync_walks WHERE outcome IN ('complete', 'inconsistent') ORDER BY walk_id DESC LIMIT 1),
-			(SELECT finished_at FROM sync_walks WHERE outcome IN ('complete', 'inconsistent') ORDER BY walk_id DESC LIMIT 1)`).
+			(SELECT finished_at FROM sync_walks WHERE outcome IN ('complete', 'inconsistent') ORDER BY walk_id DESC LIMIT 1),
+			(SELECT max(taken_at) FROM account_snapshots),
+			(SELECT count(*) FROM rejected_cards),
+			coalesce((SELECT cards_rejected FROM sync_runs ORDER BY run_id DESC LIMIT 1), 0),
+			coalesce((SELECT removals_held FROM sync_runs WHERE walk_consistent IS NOT NULL ORDER BY run_id DESC LIMIT 1), 0)`).
 		Scan(&st.SchemaVersion, &st.Cards, &st.CurrentCards, &st.PendingRemovals, &st.CardVersions, &st.Snapshots,
-			&lastSuccessRun, &lastSuccess, &st.FailuresInARow, &st.Running, &walkConsistent, &lastWalk)
+			&lastSuccessRun, &lastSuccess, &st.FailuresInARow, &st.Running, &walkConsistent, &lastWalk,
+			&lastSnapshot, &st.RejectedCards, &st.LastRunRejected, &st.RemovalsHeld)
 	if err != nil {
 		return st, fmt.Errorf("status: %w", err)
 	}
@@ -321,6 +338,7 @@ func (w *Warehouse) Status(ctx context.Context) (Status, error) {
 	st.LastSuccessRun = lastSuccessRun.Int64
 	st.LastSuccessAt = parseNullTime(lastSuccess)
 	st.LastWalkAt = parseNullTime(lastWalk)
+	st.LastSnapshotAt = parseNullTime(lastSnapshot)
 	if walkConsistent.Valid {
 		b := walkConsistent.Int64 == 1
 		st.LastWalkConsistent = &b
@@ -337,6 +355,9 @@ type Account struct {
 	TransferAmount, ReachAmount, Authorizations, Balance, CardsBalance, AvailableRechargeBalance *money.Amount
 
 	AvailableToApplyCardCount, AppliedCardCount *int64
+	// AmountsRounded says an amount came with more decimals than the amount
+	// scale and was rounded half to even (Raw keeps the exact text).
+	AmountsRounded bool
 	// Raw is the account JSON as received; it is redacted before storage.
 	Raw []byte
 }
@@ -359,7 +380,7 @@ func (w *Warehouse) SaveAccount(ctx context.Context, runID int64, a Account) err
 	}
 	var raw any
 	if len(a.Raw) > 0 {
-		red, _, err := w.redact.Redact(a.Raw)
+		red, _, err := w.policy.JSON(a.Raw)
 		if err != nil {
 			return fmt.Errorf("save account: raw: %w: %w", ErrBadData, err)
 		}
@@ -368,15 +389,29 @@ func (w *Warehouse) SaveAccount(ctx context.Context, runID int64, a Account) err
 	err := w.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO account_snapshots (run_id, taken_at, name, email, timezone,
 				transfer_amount_minor, reach_amount_minor, authorizations_minor, balance_minor, cards_balance_minor,
-				available_recharge_balance_minor, available_to_apply_card_count, applied_card_count, raw)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				available_recharge_balance_minor, available_to_apply_card_count, applied_card_count, raw, amounts_rounded)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			runID, w.stamp(), a.Name, a.Email, a.Timezone,
 			minor[0], minor[1], minor[2], minor[3], minor[4], minor[5],
-			a.AvailableToApplyCardCount, a.AppliedCardCount, raw)
+			a.AvailableToApplyCardCount, a.AppliedCardCount, raw, boolInt(a.AmountsRounded))
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("save account: %w", err)
+	}
+	return nil
+}
+
+// RecordAccountError notes in sync_runs.account_error why the run took no
+// account snapshot (the card walk goes on without it). The text is stored
+// with card numbers masked; the caller removes secrets.
+func (w *Warehouse) RecordAccountError(ctx context.Context, runID int64, msg string) error {
+	err := w.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE sync_runs SET account_error = ? WHERE run_id = ?`, w.redactText(msg), runID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record account error of run %d: %w", runID, err)
 	}
 	return nil
 }

@@ -64,14 +64,28 @@ func (a Amount) String() string {
 // rejects empty text, signs other than a single leading minus, grouping
 // separators, NaN and infinities, and values whose minor units overflow int64.
 func Parse(s string, scale int) (Amount, error) {
+	a, _, err := parse(s, scale, false)
+	return a, err
+}
+
+// ParseRound is Parse, except that decimals beyond the scale are rounded
+// half to even instead of refused: "1234.5600000000002" at scale 2 is
+// 1234.56, "0.125" is 0.12 and "0.135" is 0.14. rounded reports whether the
+// value changed. It is for servers that send binary floating-point noise
+// (PHP's json_encode of a float); the caller keeps the exact text elsewhere.
+func ParseRound(s string, scale int) (a Amount, rounded bool, err error) {
+	return parse(s, scale, true)
+}
+
+func parse(s string, scale int, round bool) (Amount, bool, error) {
 	if scale < 0 || scale > MaxScale {
-		return Amount{}, fmt.Errorf("%w: scale %d out of range 0..%d", ErrInvalid, scale, MaxScale)
+		return Amount{}, false, fmt.Errorf("%w: scale %d out of range 0..%d", ErrInvalid, scale, MaxScale)
 	}
 	if s == "" {
-		return Amount{}, fmt.Errorf("%w: empty text", ErrInvalid)
+		return Amount{}, false, fmt.Errorf("%w: empty text", ErrInvalid)
 	}
 	if len(s) > 64 {
-		return Amount{}, fmt.Errorf("%w: %d characters is too long for an amount", ErrInvalid, len(s))
+		return Amount{}, false, fmt.Errorf("%w: %d characters is too long for an amount", ErrInvalid, len(s))
 	}
 	rest := s
 	neg := false
@@ -84,11 +98,11 @@ func Parse(s string, scale int) (Amount, error) {
 	if rest != "" && rest[0] == '.' {
 		fracPart, rest = takeDigits(rest[1:])
 		if fracPart == "" {
-			return Amount{}, fmt.Errorf("%w: %q has no digits after the decimal point", ErrInvalid, s)
+			return Amount{}, false, fmt.Errorf("%w: %q has no digits after the decimal point", ErrInvalid, s)
 		}
 	}
 	if intPart == "" {
-		return Amount{}, fmt.Errorf("%w: %q does not start with a digit", ErrInvalid, s)
+		return Amount{}, false, fmt.Errorf("%w: %q does not start with a digit", ErrInvalid, s)
 	}
 	exp := 0
 	if rest != "" && (rest[0] == 'e' || rest[0] == 'E') {
@@ -100,7 +114,7 @@ func Parse(s string, scale int) (Amount, error) {
 		}
 		digits, after := takeDigits(e)
 		if digits == "" || after != "" || len(digits) > 4 {
-			return Amount{}, fmt.Errorf("%w: %q has a malformed exponent", ErrInvalid, s)
+			return Amount{}, false, fmt.Errorf("%w: %q has a malformed exponent", ErrInvalid, s)
 		}
 		exp, _ = strconv.Atoi(digits)
 		if eneg {
@@ -109,38 +123,49 @@ func Parse(s string, scale int) (Amount, error) {
 		rest = after
 	}
 	if rest != "" {
-		return Amount{}, fmt.Errorf("%w: %q is not a plain decimal number", ErrInvalid, s)
+		return Amount{}, false, fmt.Errorf("%w: %q is not a plain decimal number", ErrInvalid, s)
 	}
-	// Value = 0.intPart fracPart digits shifted: mantissa digits m with
-	// (len(frac) - exp) decimals. Bring to exactly `scale` decimals.
+	// Value = mantissa digits m with (len(frac) - exp) decimals. Bring it to
+	// exactly `scale` decimals.
 	mant := strings.TrimLeft(intPart+fracPart, "0")
 	decimals := len(fracPart) - exp
 	shift := scale - decimals // multiply mantissa by 10^shift
+	rounded := false
 	if shift < 0 {
 		drop := -shift
-		if drop > len(mant) {
-			drop = len(mant)
+		var tail string
+		if drop >= len(mant) {
+			tail = strings.Repeat("0", drop-len(mant)) + mant
+			mant = ""
+		} else {
+			tail = mant[len(mant)-drop:]
+			mant = mant[:len(mant)-drop]
 		}
-		tail := mant[len(mant)-drop:]
 		if strings.Trim(tail, "0") != "" {
-			return Amount{}, fmt.Errorf("%w: %q has more than %d decimals", ErrInvalid, s, scale)
+			if !round {
+				return Amount{}, false, fmt.Errorf("%w: %q has more than %d decimals", ErrInvalid, s, scale)
+			}
+			rounded = true
+			if roundsUp(mant, tail) {
+				mant = incrementDigits(mant)
+			}
 		}
-		mant = mant[:len(mant)-drop]
 		shift = 0
 	}
+	mant = strings.TrimLeft(mant, "0")
 	if mant == "" {
-		return Amount{minor: 0, scale: scale}, nil
+		return Amount{minor: 0, scale: scale}, rounded, nil
 	}
 	if len(mant)+shift > 19 {
-		return Amount{}, fmt.Errorf("%w: %q does not fit in 64-bit minor units", ErrInvalid, s)
+		return Amount{}, false, fmt.Errorf("%w: %q does not fit in 64-bit minor units", ErrInvalid, s)
 	}
 	u, err := strconv.ParseUint(mant+strings.Repeat("0", shift), 10, 64)
 	if err != nil {
-		return Amount{}, fmt.Errorf("%w: %q does not fit in 64-bit minor units", ErrInvalid, s)
+		return Amount{}, false, fmt.Errorf("%w: %q does not fit in 64-bit minor units", ErrInvalid, s)
 	}
 	switch {
 	case !neg && u > math.MaxInt64, neg && u > uint64(math.MaxInt64)+1:
-		return Amount{}, fmt.Errorf("%w: %q does not fit in 64-bit minor units", ErrInvalid, s)
+		return Amount{}, false, fmt.Errorf("%w: %q does not fit in 64-bit minor units", ErrInvalid, s)
 	}
 	var minor int64
 	if neg {
@@ -148,41 +173,80 @@ func Parse(s string, scale int) (Amount, error) {
 	} else {
 		minor = int64(u)
 	}
-	return Amount{minor: minor, scale: scale}, nil
+	return Amount{minor: minor, scale: scale}, rounded, nil
+}
+
+// roundsUp decides half-to-even rounding of kept digits followed by the
+// dropped tail (not all zeros): up above one half, down below it, and at
+// exactly one half up only when the last kept digit is odd.
+func roundsUp(kept, tail string) bool {
+	switch {
+	case tail[0] > '5':
+		return true
+	case tail[0] < '5':
+		return false
+	case strings.Trim(tail[1:], "0") != "":
+		return true
+	}
+	return kept != "" && (kept[len(kept)-1]-'0')%2 == 1
+}
+
+// incrementDigits adds one to a decimal digit string ("" is 0).
+func incrementDigits(d string) string {
+	b := []byte(d)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] < '9' {
+			b[i]++
+			return string(b)
+		}
+		b[i] = '0'
+	}
+	return "1" + string(b)
 }
 
 // ParseJSON reads an amount from a JSON value: a string holding decimal text,
 // or a number. A JSON null gives (nil, nil): an unknown amount is never zero.
 // Booleans, objects, arrays and empty strings are rejected.
 func ParseJSON(raw []byte, scale int) (*Amount, error) {
+	a, _, err := parseJSON(raw, scale, false)
+	return a, err
+}
+
+// ParseJSONRound is ParseJSON with ParseRound's half-to-even rounding of
+// decimals beyond the scale; rounded reports whether the value changed.
+func ParseJSONRound(raw []byte, scale int) (a *Amount, rounded bool, err error) {
+	return parseJSON(raw, scale, true)
+}
+
+func parseJSON(raw []byte, scale int, round bool) (*Amount, bool, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
-		return nil, fmt.Errorf("%w: no JSON value", ErrInvalid)
+		return nil, false, fmt.Errorf("%w: no JSON value", ErrInvalid)
 	}
 	switch raw[0] {
 	case 'n':
 		if string(raw) == "null" {
-			return nil, nil
+			return nil, false, nil
 		}
 	case '"':
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+			return nil, false, fmt.Errorf("%w: %v", ErrInvalid, err)
 		}
-		a, err := Parse(s, scale)
+		a, rounded, err := parse(s, scale, round)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		return &a, nil
+		return &a, rounded, nil
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		if !json.Valid(raw) {
-			return nil, fmt.Errorf("%w: %q is not a JSON number", ErrInvalid, raw)
+			return nil, false, fmt.Errorf("%w: %q is not a JSON number", ErrInvalid, raw)
 		}
-		a, err := Parse(string(raw), scale)
+		a, rounded, err := parse(string(raw), scale, round)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		return &a, nil
+		return &a, rounded, nil
 	}
 	kind := "value"
 	switch raw[0] {
@@ -193,7 +257,7 @@ func ParseJSON(raw []byte, scale int) (*Amount, error) {
 	case '[':
 		kind = "array"
 	}
-	return nil, fmt.Errorf("%w: a JSON %s is not an amount", ErrInvalid, kind)
+	return nil, false, fmt.Errorf("%w: a JSON %s is not an amount", ErrInvalid, kind)
 }
 
 func takeDigits(s string) (digits, rest string) {

@@ -140,3 +140,86 @@ func FuzzParseJSON(f *testing.F) {
 		}
 	})
 }
+
+func TestParseRound(t *testing.T) {
+	tests := []struct {
+		name        string
+		in          string
+		scale       int
+		wantText    string
+		wantRounded bool
+		wantErr     string
+	}{
+		{name: "PHP float noise up", in: `1234.5600000000002`, scale: 2, wantText: "1234.56", wantRounded: true},
+		{name: "PHP float noise down", in: `0.30000000000000004`, scale: 2, wantText: "0.30", wantRounded: true},
+		{name: "noise below", in: `1234.5599999999999`, scale: 2, wantText: "1234.56", wantRounded: true},
+		{name: "exact needs no rounding", in: `"12.30"`, scale: 2, wantText: "12.30"},
+		{name: "zeros beyond scale are exact", in: `"12.3000"`, scale: 2, wantText: "12.30"},
+		{name: "half to even stays down", in: `"0.125"`, scale: 2, wantText: "0.12", wantRounded: true},
+		{name: "half to even goes up", in: `"0.135"`, scale: 2, wantText: "0.14", wantRounded: true},
+		{name: "above half", in: `"0.1251"`, scale: 2, wantText: "0.13", wantRounded: true},
+		{name: "negative half to even", in: `"-0.125"`, scale: 2, wantText: "-0.12", wantRounded: true},
+		{name: "negative up in magnitude", in: `"-2.675"`, scale: 2, wantText: "-2.68", wantRounded: true},
+		{name: "carry through nines", in: `"9.999"`, scale: 2, wantText: "10.00", wantRounded: true},
+		{name: "tiny rounds to zero", in: `1e-5`, scale: 2, wantText: "0.00", wantRounded: true},
+		{name: "half of the last unit to even zero", in: `"0.005"`, scale: 2, wantText: "0.00", wantRounded: true},
+		{name: "just over half of the last unit", in: `"0.0051"`, scale: 2, wantText: "0.01", wantRounded: true},
+		{name: "scale zero", in: `"2.5"`, scale: 0, wantText: "2", wantRounded: true},
+		{name: "scale zero odd", in: `"3.5"`, scale: 0, wantText: "4", wantRounded: true},
+		{name: "exponent with noise", in: `1.23456e2`, scale: 2, wantText: "123.46", wantRounded: true},
+		{name: "rounding into overflow", in: `"92233720368547758.079"`, scale: 2, wantText: "92233720368547758.08", wantErr: "64-bit"},
+		{name: "garbage still refused", in: `"1,5"`, scale: 2, wantErr: "not a plain decimal"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, rounded, err := ParseJSONRound([]byte(tt.in), tt.scale)
+			if tt.wantErr != "" {
+				if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want ErrInvalid containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := a.String(); got != tt.wantText || rounded != tt.wantRounded {
+				t.Errorf("got %s rounded=%v, want %s rounded=%v", got, rounded, tt.wantText, tt.wantRounded)
+			}
+			// Parse (exact) agrees whenever no rounding was needed.
+			exact, err := ParseJSON([]byte(tt.in), tt.scale)
+			if rounded != (err != nil) || (err == nil && *exact != *a) {
+				t.Errorf("ParseJSON = %v, %v; inconsistent with rounded=%v", exact, err, rounded)
+			}
+		})
+	}
+}
+
+// TestParseRoundMatchesBigRat checks half-to-even rounding against math/big
+// on many generated decimals.
+func TestParseRoundMatchesBigRat(t *testing.T) {
+	for i := range 20000 {
+		// Deterministic texts with 0..6 decimals, both signs.
+		n := int64(i)*7919 - 60000000
+		dec := i % 7
+		s := big.NewRat(n, int64(math.Pow10(dec))).FloatString(dec)
+		got, _, err := ParseRound(s, 2)
+		if err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+		// Reference: round n / 10^dec to cents, half to even.
+		r := new(big.Rat).Mul(big.NewRat(n, int64(math.Pow10(dec))), big.NewRat(100, 1))
+		q, m := new(big.Int).QuoRem(r.Num(), r.Denom(), new(big.Int))
+		twice := new(big.Int).Mul(new(big.Int).Abs(m), big.NewInt(2))
+		switch c := twice.Cmp(r.Denom()); {
+		case c > 0, c == 0 && q.Bit(0) == 1:
+			if r.Sign() < 0 {
+				q.Sub(q, big.NewInt(1))
+			} else {
+				q.Add(q, big.NewInt(1))
+			}
+		}
+		if got.Minor() != q.Int64() {
+			t.Fatalf("%s: got %d minor units, want %d", s, got.Minor(), q.Int64())
+		}
+	}
+}

@@ -29,6 +29,9 @@
 // more than 19 contiguous digits is never part of a card number; when the
 // groups of a run hold more than 19 digits, every group-aligned part of 13-19
 // digits is a candidate. Digits glued to letters count ("x4111111111111111y").
+// A run that follows a '+' is an international phone number and is left
+// alone, even when its digits happen to pass as a card number
+// ("+49 1511 2345678").
 //
 // Masking keeps the first 6 and the last 4 digits and writes '*' over the
 // digits between; separators and every other byte stay where they were. A

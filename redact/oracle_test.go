@@ -18,7 +18,11 @@ var groupRE = regexp.MustCompile(`[0-9]+`)
 // window of 13 to 19 digits of every run that IsPAN accepts.
 func remainingPANs(s string) []string {
 	var found []string
-	for _, run := range runRE.FindAllString(s, -1) {
+	for _, loc := range runRE.FindAllStringIndex(s, -1) {
+		if loc[0] > 0 && s[loc[0]-1] == '+' {
+			continue // an international phone number (see phoneRun)
+		}
+		run := s[loc[0]:loc[1]]
 		groups := groupRE.FindAllString(run, -1)
 		for from := range groups {
 			d := ""

@@ -269,6 +269,10 @@ func firstPAN[T ~string | ~[]byte](t T, json bool, gs []group) ([]group, int) {
 		}
 		var end int
 		gs, end = scanRun(t, i, gs)
+		if phoneRun(t, i) {
+			i = end
+			continue
+		}
 		if runDigits(gs) >= minPAN {
 			found := false
 			eachPAN(t, gs, func(int, int, int) bool { found = true; return false })
@@ -280,6 +284,12 @@ func firstPAN[T ~string | ~[]byte](t T, json bool, gs []group) ([]group, int) {
 	}
 	return gs, -1
 }
+
+// phoneRun reports whether the run of digits starting at t[i] follows a
+// '+': an international phone number ("+49 1511 2345678"), which can have
+// a card number's prefix, length and Luhn digit by chance but is never
+// written so as a card number. Such a run is left as it is.
+func phoneRun[T ~string | ~[]byte](t T, i int) bool { return i > 0 && t[i-1] == '+' }
 
 // escLen returns the length of a canonical JSON escape whose second byte is
 // c: \uXXXX or a two-byte escape.
@@ -308,6 +318,10 @@ func maskText(b []byte, json bool, gs []group) ([]group, bool) {
 		}
 		var end int
 		gs, end = scanRun(b, i, gs)
+		if phoneRun(b, i) {
+			i = end
+			continue
+		}
 		if runDigits(gs) >= minPAN {
 			var masked bool
 			if gs, masked = maskRegion(b[:end], i, gs); masked {
@@ -345,6 +359,10 @@ func maskRegion(b []byte, start int, gs []group) ([]group, bool) {
 			}
 			var end int
 			gs, end = scanRun(b[:to], i, gs)
+			if phoneRun(b, i) {
+				i = end
+				continue
+			}
 			if runDigits(gs) >= minPAN {
 				eachPAN(b, gs, func(first, last, n int) bool {
 					maskWindow(b, gs[first:last+1], n)

@@ -151,10 +151,12 @@ func TestPANs(t *testing.T) {
 		{"masked then digits", "4111 11** **** 1111 0000000000", "4111 11** **** 1111 0000000000"},
 		{"trailing dot", "4111111111111111.", "411111******1111."},
 		{"ms timestamp passing luhn", "1705312800009", "1705312800009"},
-		// No exception for a leading '+': a phone number whose digits are a
-		// card number's (prefix, length and Luhn) is masked, as "+4111…"
-		// would be. Most are not: see redacttest.LookAlikes.
-		{"phone number that is a card number", "+49 1511 2345678", "+49 1511 ***5678"},
+		// A run after '+' is an international phone number: one whose
+		// digits happen to be a card number's (prefix, length and Luhn) is
+		// left alone.
+		{"phone number with a card number's digits", "+49 1511 2345678", "+49 1511 2345678"},
+		{"E.164 phone with a card number's digits", "tel:+4915112345678", "tel:+4915112345678"},
+		{"card number after a plus sign and a space", "+ 4111 1111 1111 1111", "+ 4111 11** **** 1111"},
 		{"empty", "", ""},
 		{"no digits", "hello, world", "hello, world"},
 	}

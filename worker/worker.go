@@ -42,12 +42,14 @@ type Progress struct {
 }
 
 // Job runs syncs of one account into one warehouse. Its fields are set by
-// the caller; Client, Warehouse and DBPath are required.
+// the caller; Client, Warehouse and Lock are required.
 type Job struct {
 	Client    *extract.Client
 	Warehouse *load.Warehouse
-	// DBPath is the warehouse file; its writer lock sits beside it.
-	DBPath  string
+	// Lock is the warehouse's writer lock (load.OpenLock). Run takes it for
+	// the run unless the caller already holds it (a backfill takes it before
+	// opening the warehouse, so a refused process never touches the file).
+	Lock    *load.Lock
 	Logger  *slog.Logger
 	Version string
 	// Now stamps times; default time.Now.
@@ -62,16 +64,15 @@ type Job struct {
 	// AuditRetention, when positive, is how long run_pages audit rows are
 	// kept: older ones are pruned after each run.
 	AuditRetention time.Duration
-	// HoldsLock says the caller already holds the warehouse's writer lock
-	// (load.AcquireLock), taken before opening the warehouse so a refused
-	// process never touches it. Otherwise Run takes the lock itself.
-	HoldsLock bool
 }
 
 // Options change one run.
 type Options struct {
 	// Restart discards the checkpoint and walks from page 1.
 	Restart bool
+	// ConfirmRemovals lifts the mass-removal guard for this run's walk
+	// (`cardsync backfill -confirm-removals`).
+	ConfirmRemovals bool
 }
 
 // Result summarises one run.
@@ -91,16 +92,23 @@ type Result struct {
 	// walk marks them removed if it misses them too. Set when the walk
 	// finished (WalkComplete).
 	PendingRemovals int
-	Resumed         bool
-	StartPage       int
-	WalkComplete    bool
-	WalkConsistent  bool
-	Inconsistency   string
-	Requests        int64
-	Retries         int64
-	RateLimited     int64
-	AuthRequests    int64
-	Duration        time.Duration
+	// RemovalsHeld counts cards the walk missed but the mass-removal guard
+	// did not mark removed.
+	RemovalsHeld int
+	// Rejected counts page items set aside in rejected_cards.
+	Rejected int
+	// AccountError says why no account snapshot was taken ("" if it was).
+	AccountError   string
+	Resumed        bool
+	StartPage      int
+	WalkComplete   bool
+	WalkConsistent bool
+	Inconsistency  string
+	Requests       int64
+	Retries        int64
+	RateLimited    int64
+	AuthRequests   int64
+	Duration       time.Duration
 }
 
 func (j *Job) logger() *slog.Logger {
@@ -146,15 +154,17 @@ const commitTimeout = 30 * time.Second
 func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result, err error) {
 	log := j.logger()
 	start := j.now()
-	if !j.HoldsLock {
-		lock, err := load.AcquireLock(j.DBPath)
-		if err != nil {
+	if j.Lock == nil {
+		return res, fmt.Errorf("%w: no writer lock", ErrWarehouse)
+	}
+	if !j.Lock.Held() {
+		if err := j.Lock.Acquire(); err != nil {
 			if !errors.Is(err, load.ErrLocked) {
 				err = fmt.Errorf("%w: %w", ErrWarehouse, err)
 			}
 			return res, err
 		}
-		defer lock.Release()
+		defer j.Lock.Release()
 	}
 
 	w := j.Warehouse
@@ -201,8 +211,10 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 		}
 		res.Status = status
 		rr := load.RunResult{
-			Status:       status,
-			Error:        msg,
+			Status: status,
+			// The client already scrubbed upstream text where it came in;
+			// this pass catches anything else (and pieces of secrets).
+			Error:        j.Client.Scrub(msg),
 			Requests:     tail.Requests,
 			Retries:      tail.Retries,
 			RateLimited:  tail.RateLimited,
@@ -251,15 +263,8 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 	if err := j.Client.Authenticate(ctx); err != nil {
 		return res, fmt.Errorf("authenticate: %w", err)
 	}
-	acct, err := j.Client.Account(ctx)
-	if err != nil {
-		return res, fmt.Errorf("read account: %w", err)
-	}
-	if len(acct.Missing) > 0 {
-		log.Warn("account response omits fields the spec says are always present; stored as NULL", "fields", acct.Missing)
-	}
-	if err := w.SaveAccount(ctx, runID, accountSnapshot(acct)); err != nil {
-		return res, fmt.Errorf("%w: %w", ErrWarehouse, err)
+	if err := j.snapshotAccount(ctx, log, runID, &res); err != nil {
+		return res, err
 	}
 
 	if opts.Restart {
@@ -282,7 +287,44 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 	if err := j.walk(ctx, log, runID, first, delta, &res); err != nil {
 		return res, err
 	}
-	return res, j.finishWalk(ctx, log, runID, &res)
+	return res, j.finishWalk(ctx, log, runID, opts, &res)
+}
+
+// snapshotAccount reads the account and stores a snapshot. A failed read
+// (errors after retries, a body that cannot be parsed, an amount the
+// warehouse refuses) does not stop the run: the card walk goes on, no
+// snapshot is written and sync_runs.account_error says why. Only an
+// interruption or a warehouse failure is returned.
+func (j *Job) snapshotAccount(ctx context.Context, log *slog.Logger, runID int64, res *Result) error {
+	w := j.Warehouse
+	acct, err := j.Client.Account(ctx)
+	if err == nil {
+		if len(acct.Missing) > 0 {
+			log.Warn("account response omits fields the spec says are always present; stored as NULL", "fields", acct.Missing)
+		}
+		if len(acct.Rounded) > 0 {
+			log.Warn("account amounts had more decimals than api.amount_scale; rounded half to even (the snapshot's raw JSON keeps the exact text)",
+				"fields", acct.Rounded)
+		}
+		err = w.SaveAccount(ctx, runID, accountSnapshot(acct))
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, load.ErrBadData) {
+			return fmt.Errorf("%w: %w", ErrWarehouse, err)
+		}
+	}
+	if ctx.Err() != nil {
+		return err
+	}
+	res.AccountError = j.Client.Scrub("read account: " + err.Error())
+	log.Error("no account snapshot this run; the card walk goes on", "err", err)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+	defer cancel()
+	if rerr := w.RecordAccountError(cctx, runID, res.AccountError); rerr != nil {
+		return fmt.Errorf("%w: %w", ErrWarehouse, rerr)
+	}
+	return nil
 }
 
 func (j *Job) walk(ctx context.Context, log *slog.Logger, runID int64, first int, delta *statsDelta, res *Result) error {
@@ -293,6 +335,9 @@ func (j *Job) walk(ctx context.Context, log *slog.Logger, runID int64, first int
 	if every <= 0 {
 		every = 10 * time.Second
 	}
+	// One warn line per rejected card per run, even when a page is fetched
+	// twice.
+	warned := map[string]bool{}
 	for page, err := range j.Client.Pages(ctx, first) {
 		if err != nil {
 			return fmt.Errorf("walk cards: %w", err)
@@ -300,6 +345,10 @@ func (j *Job) walk(ctx context.Context, log *slog.Logger, runID int64, first int
 		cards := make([]load.Card, len(page.Cards))
 		for i, c := range page.Cards {
 			cards[i] = load.Card{ID: c.ID, Data: c.Raw}
+		}
+		rejected := make([]load.Rejection, len(page.Rejected))
+		for i, r := range page.Rejected {
+			rejected[i] = load.Rejection{Index: r.Index, CardID: r.ID, Reason: j.Client.Scrub(r.Reason), Data: r.Raw}
 		}
 		d := delta.take()
 		res.Requests += d.Requests
@@ -314,6 +363,7 @@ func (j *Job) walk(ctx context.Context, log *slog.Logger, runID int64, first int
 			TotalPages:   page.Pagination.TotalPages,
 			TotalItems:   page.Pagination.Total,
 			Cards:        cards,
+			Rejected:     rejected,
 			FetchedAt:    j.now(),
 			Duration:     page.Duration,
 			BodySHA256:   page.BodySHA256,
@@ -327,10 +377,22 @@ func (j *Job) walk(ctx context.Context, log *slog.Logger, runID int64, first int
 			return fmt.Errorf("%w: %w", ErrWarehouse, err)
 		}
 		res.Pages++
-		res.Cards += len(cards)
+		res.Cards += pr.New + pr.Changed + pr.Unchanged
 		res.New += pr.New
 		res.Changed += pr.Changed
 		res.Unchanged += pr.Unchanged
+		res.Rejected += pr.Rejected
+		for _, r := range pr.Rejections {
+			key := fmt.Sprintf("%s\x00%d:%d\x00%s", r.CardID, page.Number, r.Index, r.Reason)
+			if r.CardID != "" {
+				key = r.CardID + "\x00" + r.Reason
+			}
+			if !warned[key] {
+				warned[key] = true
+				log.Warn("card set aside in rejected_cards; the rest of the page is stored", "page", page.Number,
+					"index", r.Index, "card_id", r.CardID, "reason", r.Reason)
+			}
+		}
 		log.Debug("page committed", "page", page.Number, "total_pages", page.Pagination.TotalPages,
 			"cards", len(cards), "new", pr.New, "changed", pr.Changed, "unchanged", pr.Unchanged)
 		if now := j.now(); now.Sub(lastBeat) >= every {
@@ -357,7 +419,7 @@ func (j *Job) walk(ctx context.Context, log *slog.Logger, runID int64, first int
 // finishWalk decides whether the walk was complete and consistent and only
 // then lets the warehouse act on the cards it did not see: a first miss
 // makes a card pending, a second consecutive one marks it removed.
-func (j *Job) finishWalk(ctx context.Context, log *slog.Logger, runID int64, res *Result) error {
+func (j *Job) finishWalk(ctx context.Context, log *slog.Logger, runID int64, opts Options, res *Result) error {
 	w := j.Warehouse
 	sum, err := w.WalkSummary(ctx, Stream)
 	if err != nil {
@@ -373,19 +435,20 @@ func (j *Job) finishWalk(ctx context.Context, log *slog.Logger, runID int64, res
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
 	defer cancel()
-	removed, err := w.FinishWalk(cctx, runID, Stream, res.WalkConsistent)
+	wr, err := w.FinishWalk(cctx, runID, Stream, load.WalkEnd{Consistent: res.WalkConsistent, ConfirmRemovals: opts.ConfirmRemovals})
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrWarehouse, err)
 	}
-	res.Removed = removed
-	pending, err := w.PendingRemovals(cctx)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrWarehouse, err)
+	res.Removed = wr.Removed
+	res.RemovalsHeld = wr.Held
+	res.PendingRemovals = wr.Pending
+	if wr.Held > 0 {
+		log.Error("mass removal held: the walk did not list many live cards, so none were marked removed (an upstream glitch must not wipe the warehouse); if they are really gone, run `cardsync backfill -confirm-removals`",
+			"removals_held", wr.Held, "live_cards", wr.Live, "missed", wr.Missed)
 	}
-	res.PendingRemovals = pending
-	if pending > 0 {
+	if wr.Pending > 0 && wr.Held == 0 {
 		log.Info("cards not listed by the last complete walk; marked removed if the next consistent walk also misses them",
-			"pending_removals", pending, "removed", removed)
+			"pending_removals", wr.Pending, "removed", wr.Removed)
 	}
 	return nil
 }
@@ -419,6 +482,7 @@ func accountSnapshot(a *extract.Account) load.Account {
 		AvailableRechargeBalance:  a.AvailableRechargeBalance,
 		AvailableToApplyCardCount: a.AvailableToApplyCardCount,
 		AppliedCardCount:          a.AppliedCardCount,
+		AmountsRounded:            len(a.Rounded) > 0,
 		Raw:                       a.Raw,
 	}
 }

@@ -2,9 +2,14 @@ package worker
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -62,12 +67,17 @@ func newFixture(t *testing.T, opts sim.Options) *fixture {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "w.db")
+	lock, err := load.OpenLock(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lock.Close() })
 	wh, err := load.Open(t.Context(), path, load.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { wh.Close() })
-	return &fixture{srv: srv, wh: wh, job: &Job{Client: client, Warehouse: wh, DBPath: path, Version: "test"}}
+	return &fixture{srv: srv, wh: wh, job: &Job{Client: client, Warehouse: wh, Lock: lock, Version: "test"}}
 }
 
 func (f *fixture) currentCards(t *testing.T) int {
@@ -131,10 +141,11 @@ func extraFetches(st sim.Stats) int64 {
 
 func TestFailedRunKeepsCheckpoint(t *testing.T) {
 	f := newFixture(t, sim.Options{Seed: 4, Cards: 100})
-	f.srv.InjectFault(sim.Fault{Endpoint: sim.EndpointCards, Kind: sim.FaultForeignNext, URL: "http://127.0.0.2:9/cards?page=4", Pages: []int{3}})
+	f.srv.InjectFault(sim.Fault{Endpoint: sim.EndpointCards, Kind: sim.FaultStatus, Status: 403, Pages: []int{3}})
 	res, err := f.job.Run(t.Context(), TriggerBackfill, Options{})
-	if !errors.Is(err, extract.ErrForeignOrigin) || res.Status != "failed" {
-		t.Fatalf("run: status %q err %v, want failed with ErrForeignOrigin", res.Status, err)
+	var se *extract.StatusError
+	if !errors.As(err, &se) || se.StatusCode != 403 || res.Status != "failed" {
+		t.Fatalf("run: status %q err %v, want failed with a 403", res.Status, err)
 	}
 	cp, _ := f.wh.Checkpoint(t.Context(), Stream)
 	if cp.NextPage != 3 {
@@ -353,4 +364,134 @@ func TestRunDeadlineIsAFailure(t *testing.T) {
 	if err != nil || len(runs) != 1 || runs[0].Status != "failed" || !strings.Contains(runs[0].Error, "deadline") {
 		t.Errorf("run row %+v, %v; want failed with the deadline in its error", runs, err)
 	}
+}
+
+// TestAccountFailureDoesNotStopTheWalk: an account read that fails after
+// its retries, or whose body cannot be parsed, leaves no snapshot and a
+// reason in sync_runs.account_error; the walk runs and the run succeeds.
+func TestAccountFailureDoesNotStopTheWalk(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		fault func(f *fixture)
+		want  string
+	}{
+		{"5xx past max_wait", func(f *fixture) {
+			f.srv.InjectFault(sim.Fault{Endpoint: sim.EndpointAccount, Kind: sim.FaultStatus, Status: 503})
+		}, "503"},
+		{"unparseable amount", func(f *fixture) {
+			a := f.srv.Account()
+			bad := `"1,234.50"`
+			a.Balance = &bad
+			f.srv.SetAccount(a)
+		}, "account.balance"},
+		{"HTML instead of JSON", func(f *fixture) {
+			f.srv.InjectFault(sim.Fault{Endpoint: sim.EndpointAccount, Kind: sim.FaultHTML, Status: 500})
+		}, "not JSON"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, sim.Options{Seed: 5, Cards: 40})
+			tt.fault(f)
+			var logs strings.Builder
+			f.job.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+			res, err := f.job.Run(t.Context(), TriggerSchedule, Options{})
+			if err != nil || res.Status != "succeeded" || res.Cards != 40 {
+				t.Fatalf("run %+v err %v; want succeeded with 40 cards", res, err)
+			}
+			if !strings.Contains(res.AccountError, tt.want) {
+				t.Errorf("account error %q, want it to mention %q", res.AccountError, tt.want)
+			}
+			db := f.wh.DB()
+			var snapshots int
+			var accountErr sql.NullString
+			db.QueryRow(`SELECT count(*) FROM account_snapshots`).Scan(&snapshots)
+			db.QueryRow(`SELECT account_error FROM sync_runs WHERE run_id = ?`, res.RunID).Scan(&accountErr)
+			if snapshots != 0 || !strings.Contains(accountErr.String, tt.want) {
+				t.Errorf("snapshots %d, account_error %q; want none and the reason", snapshots, accountErr.String)
+			}
+			if !strings.Contains(logs.String(), `"level":"ERROR","msg":"no account snapshot this run; the card walk goes on"`) {
+				t.Errorf("no error line:\n%s", logs.String())
+			}
+		})
+	}
+}
+
+// TestAccountFloatNoiseIsRounded: PHP float noise in an account amount is
+// rounded half to even into *_minor, amounts_rounded marks the snapshot and
+// raw keeps the exact text.
+func TestAccountFloatNoiseIsRounded(t *testing.T) {
+	f := newFixture(t, sim.Options{Seed: 5, Cards: 3})
+	a := f.srv.Account()
+	noise, third := "1234.5600000000002", "0.30000000000000004"
+	a.Balance, a.AvailableRechargeBalance = &noise, &third
+	f.srv.SetAccount(a)
+	res, err := f.job.Run(t.Context(), TriggerSchedule, Options{})
+	if err != nil || res.AccountError != "" {
+		t.Fatalf("run %+v err %v", res, err)
+	}
+	var balance, recharge, rounded int64
+	var raw string
+	if err := f.wh.DB().QueryRow(`SELECT balance_minor, available_recharge_balance_minor, amounts_rounded, raw FROM account_snapshots`).
+		Scan(&balance, &recharge, &rounded, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if balance != 123456 || recharge != 30 || rounded != 1 || !strings.Contains(raw, noise) || !strings.Contains(raw, third) {
+		t.Errorf("balance %d recharge %d rounded %d raw %s; want 123456, 30, 1 and the exact text", balance, recharge, rounded, raw)
+	}
+}
+
+// TestRejectedCardsLoggedOncePerRun: a page item that cannot be a card is
+// quarantined and logged at warn once per run, with its reason; the run
+// succeeds with the rest of the cards.
+func TestRejectedCardsLoggedOncePerRun(t *testing.T) {
+	f := newFixture(t, sim.Options{Seed: 5, Cards: 30})
+	first := f.srv.Cards()[0].ID
+	bad := regexp.MustCompile(`"id":` + first + `,`)
+	f.job.Client = rewriteClient(t, f, func(b []byte) []byte { return bad.ReplaceAll(b, []byte(`"id":null,`)) })
+	for run := 1; run <= 2; run++ {
+		var logs strings.Builder
+		f.job.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+		res, err := f.job.Run(t.Context(), TriggerSchedule, Options{})
+		if err != nil || res.Status != "succeeded" || res.Rejected != 1 || res.Cards != 29 {
+			t.Fatalf("run %d: %+v err %v; want succeeded, 29 cards and 1 rejected", run, res, err)
+		}
+		if n := strings.Count(logs.String(), `"level":"WARN","msg":"card set aside in rejected_cards; the rest of the page is stored"`); n != 1 {
+			t.Errorf("run %d: %d warn lines, want 1:\n%s", run, n, logs.String())
+		}
+		if !strings.Contains(logs.String(), `"reason":"unusable id: id is null, not an integer or a string"`) {
+			t.Errorf("run %d: the reason is not logged:\n%s", run, logs.String())
+		}
+	}
+	var rows, times int
+	f.wh.DB().QueryRow(`SELECT count(*), max(times) FROM rejected_cards`).Scan(&rows, &times)
+	if rows != 1 || times != 2 {
+		t.Errorf("rejected_cards: %d rows, times %d; want 1 row seen twice", rows, times)
+	}
+}
+
+// rewriteClient returns a client of f's simulator whose /cards bodies pass
+// through fn.
+func rewriteClient(t *testing.T, f *fixture, fn func([]byte) []byte) *extract.Client {
+	t.Helper()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		f.srv.ServeHTTP(rec, r)
+		body := rec.Body.Bytes()
+		if r.URL.Path == "/cards" {
+			body = fn(body)
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(rec.Code)
+		w.Write(body)
+	}))
+	t.Cleanup(ts.Close)
+	c, err := extract.New(extract.Config{BaseURL: ts.URL, Email: sim.DefaultEmail, Password: sim.DefaultPassword,
+		RateLimit: extract.Rate{N: 10000, Per: time.Second}, AuthRateLimit: extract.Rate{N: 100, Per: time.Second},
+		Timeout: 5 * time.Second, MaxWait: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -148,7 +148,8 @@ func exitCode(err error) int {
 		return exitWarehouse
 	case errors.Is(err, extract.ErrUnavailable):
 		return exitUnavailable
-	case errors.As(err, &pe), errors.Is(err, extract.ErrForeignOrigin), errors.Is(err, extract.ErrPaginationLoop):
+	case errors.As(err, &pe), errors.Is(err, extract.ErrForeignOrigin), errors.Is(err, extract.ErrPaginationLoop),
+		errors.Is(err, extract.ErrTooManyPages):
 		// A foreign links.next or a pagination that does not advance is
 		// data the API sent that cardsync refuses, like malformed JSON.
 		return exitBadData
@@ -230,9 +231,9 @@ func (m *Main) logger(s Settings) *slog.Logger {
 func (m *Main) loggerTo(out io.Writer, s Settings) *slog.Logger {
 	l, err := newLoggerTo(out, m.Stderr, s.LogLevel, s.LogFormat, m.Getenv)
 	if err != nil {
-		return slog.New(slog.NewJSONHandler(m.Stderr, nil))
+		l = slog.New(slog.NewJSONHandler(m.Stderr, nil))
 	}
-	return l
+	return slog.New(newScrubHandler(l.Handler(), s.Secrets))
 }
 
 // newClient builds the API client from settings.
@@ -248,7 +249,9 @@ func newClient(s Settings, log *slog.Logger, onWait func(string, time.Duration))
 		MaxWait:       s.MaxWait,
 		MaxBodyBytes:  s.MaxBodyBytes,
 		AmountScale:   s.AmountScale,
+		MaxPages:      s.MaxPages,
 		UserAgent:     "cardsync/" + version(),
+		Secrets:       s.Secrets,
 		Logger:        log,
 		OnWait:        onWait,
 	}
@@ -262,10 +265,11 @@ func newClient(s Settings, log *slog.Logger, onWait func(string, time.Duration))
 // openWarehouse opens the warehouse for writing.
 func openWarehouse(ctx context.Context, s Settings, log *slog.Logger) (*load.Warehouse, error) {
 	w, err := load.Open(ctx, s.DBPath, load.Options{
-		FileMode:     s.FileMode,
-		Synchronous:  s.Synchronous,
-		Logger:       log,
-		RedactFields: s.RedactFields,
+		FileMode:           s.FileMode,
+		Synchronous:        s.Synchronous,
+		Logger:             log,
+		RedactFields:       s.RedactFields,
+		MaxRemovedFraction: s.MaxRemovedFraction,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: open %s: %w", worker.ErrWarehouse, s.DBPath, err)

@@ -32,6 +32,7 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 	var cf commonFlags
 	cf.register(fs)
 	restart := fs.Bool("restart", false, "discard the checkpoint and walk from page 1")
+	confirm := fs.Bool("confirm-removals", false, "apply removals the mass-removal guard held, when this walk confirms them")
 	noProgress := fs.Bool("no-progress", false, "no live progress line, even on a terminal")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -47,7 +48,7 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 		// Log lines go through the progress line so they never collide.
 		log = m.loggerTo(prog, s)
 	}
-	res, err := m.backfill(ctx, s, log, worker.TriggerBackfill, *restart, prog)
+	res, err := m.backfill(ctx, s, log, worker.TriggerBackfill, worker.Options{Restart: *restart, ConfirmRemovals: *confirm}, prog)
 	if err != nil {
 		return err
 	}
@@ -56,7 +57,7 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 }
 
 // backfill opens everything and runs one sync.
-func (m *Main) backfill(ctx context.Context, s Settings, log *slog.Logger, trigger string, restart bool, prog *progressLine) (worker.Result, error) {
+func (m *Main) backfill(ctx context.Context, s Settings, log *slog.Logger, trigger string, opts worker.Options, prog *progressLine) (worker.Result, error) {
 	var onWait func(string, time.Duration)
 	if prog != nil {
 		onWait = prog.onWait
@@ -67,14 +68,17 @@ func (m *Main) backfill(ctx context.Context, s Settings, log *slog.Logger, trigg
 	}
 	// Take the writer lock before opening: a process that must give way
 	// to a running sync exits without touching the warehouse.
-	lock, err := load.AcquireLock(s.DBPath)
+	lock, err := load.OpenLock(s.DBPath, s.FileMode)
 	if err != nil {
+		return worker.Result{}, fmt.Errorf("%w: %w", worker.ErrWarehouse, err)
+	}
+	defer lock.Close()
+	if err := lock.Acquire(); err != nil {
 		if !errors.Is(err, load.ErrLocked) {
 			err = fmt.Errorf("%w: %w", worker.ErrWarehouse, err)
 		}
 		return worker.Result{}, err
 	}
-	defer lock.Release()
 	wh, err := openWarehouse(ctx, s, log)
 	if err != nil {
 		return worker.Result{}, err
@@ -83,16 +87,15 @@ func (m *Main) backfill(ctx context.Context, s Settings, log *slog.Logger, trigg
 	job := &worker.Job{
 		Client:         client,
 		Warehouse:      wh,
-		DBPath:         s.DBPath,
+		Lock:           lock,
 		Logger:         log,
 		Version:        version(),
 		AuditRetention: s.PageAuditRetention,
-		HoldsLock:      true,
 	}
 	if prog != nil {
 		job.Progress = prog.update
 	}
-	res, err := job.Run(ctx, trigger, worker.Options{Restart: restart})
+	res, err := job.Run(ctx, trigger, opts)
 	prog.done()
 	return res, err
 }
@@ -105,10 +108,19 @@ func printSummary(w io.Writer, r worker.Result) {
 		fmt.Fprintf(w, "resumed an interrupted walk at page %d\n", r.StartPage)
 	}
 	fmt.Fprintf(w, "requests %d, retries %d, rate limited %d, token requests %d\n", r.Requests, r.Retries, r.RateLimited, r.AuthRequests)
+	if r.Rejected > 0 {
+		fmt.Fprintf(w, "%s set aside in rejected_cards (see the warnings above; the rest was stored)\n", plural(r.Rejected, "item"))
+	}
+	if r.AccountError != "" {
+		fmt.Fprintf(w, "no account snapshot this run: %s\n", r.AccountError)
+	}
+	if r.RemovalsHeld > 0 {
+		fmt.Fprintf(w, "mass removal held: %s not listed, none marked removed; if they are gone, run: cardsync backfill -confirm-removals\n", plural(r.RemovalsHeld, "card"))
+	}
 	if r.WalkComplete && !r.WalkConsistent {
 		fmt.Fprintf(w, "walk inconsistent (%s): no removals marked; the next run re-walks\n", r.Inconsistency)
 	}
-	if r.PendingRemovals > 0 {
+	if r.PendingRemovals > 0 && r.RemovalsHeld == 0 {
 		fmt.Fprintf(w, "%s not listed; marked removed if the next walk also misses %s\n", plural(r.PendingRemovals, "card"), them(r.PendingRemovals))
 	}
 }

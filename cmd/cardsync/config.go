@@ -19,6 +19,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/cardsync/cardsync/extract"
+	"github.com/cardsync/cardsync/redact"
 )
 
 // Config is the whole configuration of cardsync. It is built from
@@ -52,6 +53,7 @@ type APIConfig struct {
 	MaxWait       string `toml:"max_wait"`
 	MaxBodyBytes  int64  `toml:"max_body_bytes"`
 	AmountScale   int    `toml:"amount_scale"`
+	MaxPages      int    `toml:"max_pages"`
 }
 
 // WarehouseConfig is the [warehouse] table.
@@ -62,6 +64,8 @@ type WarehouseConfig struct {
 	RedactFields []string `toml:"redact_fields"`
 	// PageAuditRetention is how long run_pages rows are kept ("0": forever).
 	PageAuditRetention string `toml:"page_audit_retention"`
+	// MaxRemovedFraction is the mass-removal guard's threshold.
+	MaxRemovedFraction float64 `toml:"max_removed_fraction"`
 }
 
 // ScheduleConfig is the [schedule] table.
@@ -89,12 +93,14 @@ func DefaultConfig() Config {
 			MaxWait:       "5m",
 			MaxBodyBytes:  4 << 20,
 			AmountScale:   2,
+			MaxPages:      100_000,
 		},
 		Warehouse: WarehouseConfig{
 			Path:               "/var/lib/cardsync/warehouse.db",
 			FileMode:           "0640",
 			Synchronous:        "FULL",
 			PageAuditRetention: "2160h",
+			MaxRemovedFraction: 0.2,
 		},
 		Schedule: ScheduleConfig{
 			Cron:       "*/15 * * * *",
@@ -166,6 +172,11 @@ func configKeys() []configKey {
 			c.API.AmountScale = n
 			return err
 		}},
+		{name: "api.max_pages", set: func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			c.API.MaxPages = n
+			return err
+		}},
 		stringKey("warehouse.path", func(c *Config) *string { return &c.Warehouse.Path }),
 		stringKey("warehouse.file_mode", func(c *Config) *string { return &c.Warehouse.FileMode }),
 		stringKey("warehouse.synchronous", func(c *Config) *string { return &c.Warehouse.Synchronous }),
@@ -179,6 +190,11 @@ func configKeys() []configKey {
 			return nil
 		}},
 		stringKey("warehouse.page_audit_retention", func(c *Config) *string { return &c.Warehouse.PageAuditRetention }),
+		{name: "warehouse.max_removed_fraction", set: func(c *Config, v string) error {
+			f, err := strconv.ParseFloat(v, 64)
+			c.Warehouse.MaxRemovedFraction = f
+			return err
+		}},
 		stringKey("schedule.cron", func(c *Config) *string { return &c.Schedule.Cron }),
 		stringKey("schedule.timezone", func(c *Config) *string { return &c.Schedule.Timezone }),
 		{name: "schedule.run_on_start", set: func(c *Config, v string) error {
@@ -327,12 +343,14 @@ type Settings struct {
 	MaxWait       time.Duration
 	MaxBodyBytes  int64
 	AmountScale   int
+	MaxPages      int
 	DBPath        string
 	FileMode      os.FileMode
 	Synchronous   string
 	RedactFields  []string
 	// PageAuditRetention is 0 to keep run_pages forever.
 	PageAuditRetention time.Duration
+	MaxRemovedFraction float64
 	Schedule           cron.Schedule
 	CronSpec           string
 	Location           *time.Location
@@ -340,12 +358,16 @@ type Settings struct {
 	RunTimeout         time.Duration
 	LogLevel           string
 	LogFormat          string
+	// Secrets holds the password and, once the client has them, its
+	// tokens: the client scrubs upstream text with it and the log handler
+	// scrubs every line.
+	Secrets *redact.Secrets
 }
 
 // Validate checks every value and returns the parsed settings. needAPI says
 // whether the command talks to the API (and so needs a URL and password).
 func (c *Config) Validate(needAPI bool, getenv func(string) string) (Settings, error) {
-	var s Settings
+	s := Settings{Secrets: &redact.Secrets{}}
 	var err error
 	s.BaseURL = strings.TrimRight(c.API.BaseURL, "/")
 	s.Email = c.API.Email
@@ -363,6 +385,7 @@ func (c *Config) Validate(needAPI bool, getenv func(string) string) (Settings, e
 		if s.Password, err = c.loadPassword(getenv); err != nil {
 			return s, err
 		}
+		s.Secrets.Add(s.Password.Reveal())
 	}
 	if s.RateLimit, err = extract.ParseRate(c.API.RateLimit); err != nil {
 		return s, c.errorAt("api.rate_limit", "%v (want N/duration, e.g. \"180/1m\")", err)
@@ -382,6 +405,9 @@ func (c *Config) Validate(needAPI bool, getenv func(string) string) (Settings, e
 	if s.AmountScale = c.API.AmountScale; s.AmountScale < 1 || s.AmountScale > 2 {
 		return s, c.errorAt("api.amount_scale", "%d out of range 1..2 (the warehouse stores amounts in cents)", s.AmountScale)
 	}
+	if s.MaxPages = c.API.MaxPages; s.MaxPages < 1 || s.MaxPages > 10_000_000 {
+		return s, c.errorAt("api.max_pages", "%d out of range 1..10000000", s.MaxPages)
+	}
 	if s.DBPath = c.Warehouse.Path; s.DBPath == "" {
 		return s, c.errorAt("warehouse.path", "required")
 	}
@@ -389,8 +415,8 @@ func (c *Config) Validate(needAPI bool, getenv func(string) string) (Settings, e
 		return s, c.errorAt("warehouse.path", "must not contain '?' or '#'")
 	}
 	mode, err := strconv.ParseUint(c.Warehouse.FileMode, 8, 32)
-	if err != nil || mode > 0o777 || mode&0o600 != 0o600 || mode&0o002 != 0 {
-		return s, c.errorAt("warehouse.file_mode", "%q: want an octal mode with owner read/write and no world write, e.g. \"0640\"", c.Warehouse.FileMode)
+	if err != nil || mode > 0o777 || mode&0o600 != 0o600 || mode&0o027 != 0 {
+		return s, c.errorAt("warehouse.file_mode", "%q: want an octal mode with owner read/write, at most read for the group and nothing for others, e.g. \"0640\" or \"0600\"", c.Warehouse.FileMode)
 	}
 	s.FileMode = os.FileMode(mode)
 	switch s.Synchronous = strings.ToUpper(c.Warehouse.Synchronous); s.Synchronous {
@@ -399,6 +425,9 @@ func (c *Config) Validate(needAPI bool, getenv func(string) string) (Settings, e
 		return s, c.errorAt("warehouse.synchronous", "%q: want FULL, NORMAL or EXTRA", c.Warehouse.Synchronous)
 	}
 	s.RedactFields = c.Warehouse.RedactFields
+	if s.MaxRemovedFraction = c.Warehouse.MaxRemovedFraction; !(s.MaxRemovedFraction > 0 && s.MaxRemovedFraction <= 1) {
+		return s, c.errorAt("warehouse.max_removed_fraction", "%v out of range: want a fraction above 0 and at most 1, e.g. 0.2", c.Warehouse.MaxRemovedFraction)
+	}
 	if c.Warehouse.PageAuditRetention != "0" {
 		if s.PageAuditRetention, err = positiveDuration(c.Warehouse.PageAuditRetention); err != nil {
 			return s, c.errorAt("warehouse.page_audit_retention", "%v (or \"0\" to keep the audit forever)", err)

@@ -39,7 +39,8 @@ func equalConfig(a, b Config) bool {
 	return a.API == b.API && a.Schedule == b.Schedule && a.Log == b.Log &&
 		a.Warehouse.Path == b.Warehouse.Path && a.Warehouse.FileMode == b.Warehouse.FileMode &&
 		a.Warehouse.Synchronous == b.Warehouse.Synchronous &&
-		a.Warehouse.PageAuditRetention == b.Warehouse.PageAuditRetention && len(a.Warehouse.RedactFields) == len(b.Warehouse.RedactFields)
+		a.Warehouse.PageAuditRetention == b.Warehouse.PageAuditRetention && len(a.Warehouse.RedactFields) == len(b.Warehouse.RedactFields) &&
+		a.Warehouse.MaxRemovedFraction == b.Warehouse.MaxRemovedFraction
 }
 
 func writeFile(t *testing.T, name, content string, mode os.FileMode) string {
@@ -77,6 +78,13 @@ func TestConfigErrors(t *testing.T) {
 		{name: "cron TZ prefix does not panic", file: base + "[schedule]\ncron = \"TZ=UTC\"\n", wantKey: "schedule.cron", wantLine: 6, wantMsg: "timezone"},
 		{name: "bad timezone", file: base + "[schedule]\ntimezone = \"Mars/Base\"\n", wantKey: "schedule.timezone", wantLine: 6},
 		{name: "world-writable file mode", file: base + "[warehouse]\nfile_mode = \"0666\"\n", wantKey: "warehouse.file_mode", wantLine: 6},
+		{name: "world-readable file mode", file: base + "[warehouse]\nfile_mode = \"0644\"\n", wantKey: "warehouse.file_mode", wantLine: 6, wantMsg: "nothing for others"},
+		{name: "others may only execute", file: base + "[warehouse]\nfile_mode = \"0641\"\n", wantKey: "warehouse.file_mode", wantLine: 6},
+		{name: "group-writable file mode", file: base + "[warehouse]\nfile_mode = \"0660\"\n", wantKey: "warehouse.file_mode", wantLine: 6},
+		{name: "file mode from the environment", env: []string{"CARDSYNC_WAREHOUSE_FILE_MODE=0604"}, file: base, wantKey: "warehouse.file_mode", wantMsg: "nothing for others"},
+		{name: "max_removed_fraction above 1", file: base + "[warehouse]\nmax_removed_fraction = 1.5\n", wantKey: "warehouse.max_removed_fraction", wantLine: 6},
+		{name: "max_removed_fraction zero", file: base + "[warehouse]\nmax_removed_fraction = 0.0\n", wantKey: "warehouse.max_removed_fraction", wantLine: 6},
+		{name: "max_pages zero", file: base + "max_pages = 0\n", wantKey: "api.max_pages", wantLine: 5},
 		{name: "bad log level", file: base + "[log]\nlevel = \"loud\"\n", wantKey: "log.level", wantLine: 6},
 		{name: "unknown env var", file: base, env: []string{"CARDSYNC_API_BASEURL=x"}, wantKey: "CARDSYNC_API_BASEURL", wantMsg: "unknown"},
 		{name: "bad env value", file: base, env: []string{"CARDSYNC_SCHEDULE_RUN_ON_START=maybe"}, wantKey: "schedule.run_on_start", wantMsg: "bad value"},

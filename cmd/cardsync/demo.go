@@ -12,6 +12,7 @@ import (
 
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/redact"
 	"github.com/cardsync/cardsync/sim"
 	"github.com/cardsync/cardsync/worker"
 )
@@ -69,23 +70,30 @@ func (m *Main) runDemo(ctx context.Context, args []string) error {
 		MaxWait:       30 * time.Second,
 		MaxBodyBytes:  4 << 20,
 		AmountScale:   2,
+		MaxPages:      100_000,
 		DBPath:        *db,
 		FileMode:      0o640,
 		Synchronous:   "FULL",
 		LogLevel:      *logLevel,
 		LogFormat:     "auto",
+		Secrets:       &redact.Secrets{},
 	}
 	log := m.logger(s)
 	client, err := newClient(s, log, nil)
 	if err != nil {
 		return err
 	}
+	lock, err := load.AcquireLock(s.DBPath)
+	if err != nil {
+		return fmt.Errorf("%w: %w", worker.ErrWarehouse, err)
+	}
+	defer lock.Close()
 	wh, err := openWarehouse(ctx, s, log)
 	if err != nil {
 		return err
 	}
 	defer wh.Close()
-	job := &worker.Job{Client: client, Warehouse: wh, DBPath: s.DBPath, Logger: log, Version: version()}
+	job := &worker.Job{Client: client, Warehouse: wh, Lock: lock, Logger: log, Version: version()}
 
 	fmt.Fprintln(m.Stdout, "\n1) backfill:")
 	res, err := job.Run(ctx, worker.TriggerDemo, worker.Options{})
@@ -144,7 +152,7 @@ func removeDemoWarehouse(ctx context.Context, path string) error {
 	if err != nil {
 		return fmt.Errorf("refusing to replace %s: %w", path, err)
 	}
-	defer lock.Release()
+	defer lock.Close()
 	wh, err := load.OpenReadOnly(ctx, path)
 	if err != nil {
 		return &usageError{msg: fmt.Sprintf("refusing to replace %s: not a demo warehouse (%v); choose another -db", path, err)}

@@ -50,6 +50,14 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The lock's descriptor stays open for the daemon's life (closing it
+	// earlier would drop SQLite's own locks on the file); each run takes
+	// and releases the lock.
+	lock, err := load.OpenLock(s.DBPath, s.FileMode)
+	if err != nil {
+		return fmt.Errorf("%w: %w", worker.ErrWarehouse, err)
+	}
+	defer lock.Close()
 	// The daemon keeps the warehouse open between runs, so its WAL stays
 	// in place and analysts with read-only access can always open it.
 	wh, err := openWarehouse(ctx, s, log)
@@ -60,7 +68,7 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	job := &worker.Job{
 		Client:         client,
 		Warehouse:      wh,
-		DBPath:         s.DBPath,
+		Lock:           lock,
 		Logger:         log,
 		Version:        version(),
 		AuditRetention: s.PageAuditRetention,

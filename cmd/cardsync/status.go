@@ -113,13 +113,28 @@ func printStatus(w io.Writer, st load.Status, now time.Time) {
 		n := int(st.PendingRemovals)
 		fmt.Fprintf(w, "pending    %s missing from the last walk; removed if the next walk misses %s too\n", plural(n, "card"), them(n))
 	}
+	if st.RemovalsHeld > 0 {
+		fmt.Fprintf(w, "HELD       mass removal held: the last walk missed %s, none marked removed; if they are gone: cardsync backfill -confirm-removals\n",
+			plural(int(st.RemovalsHeld), "live card"))
+	}
+	if st.RejectedCards > 0 {
+		fmt.Fprintf(w, "rejected   %d distinct items in rejected_cards (%d in the last run); see SELECT * FROM rejected_cards\n", st.RejectedCards, st.LastRunRejected)
+	}
+	if st.LastSnapshotAt != nil {
+		fmt.Fprintf(w, "account    last snapshot %s (%s)\n", ago(now.Sub(*st.LastSnapshotAt)), st.LastSnapshotAt.UTC().Format(time.RFC3339))
+	} else {
+		fmt.Fprintln(w, "account    no snapshot yet")
+	}
+	if len(st.Runs) > 0 && st.Runs[0].AccountError != "" {
+		fmt.Fprintf(w, "           the last run took no snapshot: %s\n", st.Runs[0].AccountError)
+	}
 	if st.Running > 0 {
 		fmt.Fprintf(w, "running    %d run(s) marked running\n", st.Running)
 	}
 	if len(st.Runs) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nRUN  TRIGGER   STATUS       STARTED               DURATION  PAGES  CARDS  NEW  CHANGED  REMOVED  REQ  429  ERROR")
+	fmt.Fprintln(w, "\nRUN  TRIGGER   STATUS       STARTED               DURATION  PAGES  CARDS  NEW  CHANGED  REMOVED  REJ  HELD  REQ  429  ERROR")
 	for _, r := range st.Runs {
 		dur := "-"
 		if r.FinishedAt != nil {
@@ -129,9 +144,9 @@ func printStatus(w io.Writer, st load.Status, now time.Time) {
 		if len(errText) > 60 {
 			errText = errText[:57] + "..."
 		}
-		fmt.Fprintf(w, "%-4d %-9s %-12s %-21s %-9s %5d %6d %4d %8d %8d %4d %4d  %s\n", r.ID, r.Trigger, r.Status,
+		fmt.Fprintf(w, "%-4d %-9s %-12s %-21s %-9s %5d %6d %4d %8d %8d %4d %5d %4d %4d  %s\n", r.ID, r.Trigger, r.Status,
 			r.StartedAt.UTC().Format(time.RFC3339), dur, r.Pages, r.CardsSeen, r.CardsNew, r.CardsChanged, r.CardsRemoved,
-			r.Requests, r.RateLimited, strings.ReplaceAll(errText, "\n", " "))
+			r.CardsRejected, r.RemovalsHeld, r.Requests, r.RateLimited, strings.ReplaceAll(errText, "\n", " "))
 	}
 }
 

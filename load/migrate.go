@@ -1,0 +1,185 @@
+package load
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+
+	"github.com/cardsync/cardsync/schema"
+)
+
+// queryer is what both *sql.DB, *sql.Conn and *sql.Tx offer.
+type queryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (w *Warehouse) versions(ctx context.Context, q queryer) (version, appID int, err error) {
+	if err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return 0, 0, fmt.Errorf("read user_version: %w", err)
+	}
+	if err := q.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
+		return 0, 0, fmt.Errorf("read application_id: %w", err)
+	}
+	return version, appID, nil
+}
+
+func checkVersions(version, appID, latest int) error {
+	if appID != 0 && appID != ApplicationID {
+		return fmt.Errorf("%w: application_id is %#x, want %#x", ErrForeignDatabase, appID, ApplicationID)
+	}
+	if version > latest {
+		return &SchemaVersionError{Database: version, Binary: latest}
+	}
+	return nil
+}
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrationSteps are Go steps that run after a migration's SQL, in the same
+// transaction (before the user_version bump): work SQL cannot do, such as
+// re-applying the redaction policy to rows already stored.
+func (w *Warehouse) migrationSteps() map[int]func(context.Context, *sql.Tx) error {
+	return map[int]func(context.Context, *sql.Tx) error{
+		2: w.upgradeHardening,
+	}
+}
+
+var migrationName = regexp.MustCompile(`^(\d{3})_[a-z0-9_]+\.sql$`)
+
+// migrations lists schema.Migrations in order and checks the numbering is
+// 1, 2, 3... without gaps.
+func migrations() ([]migration, error) {
+	entries, err := fs.ReadDir(schema.Migrations, ".")
+	if err != nil {
+		return nil, err
+	}
+	var out []migration
+	for _, e := range entries {
+		m := migrationName.FindStringSubmatch(e.Name())
+		if m == nil {
+			return nil, fmt.Errorf("migration file %q: want NNN_name.sql", e.Name())
+		}
+		n, _ := strconv.Atoi(m[1])
+		b, err := fs.ReadFile(schema.Migrations, e.Name())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, migration{version: n, name: e.Name(), sql: string(b)})
+	}
+	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
+	for i, m := range out {
+		if m.version != i+1 {
+			return nil, fmt.Errorf("migration %s: want number %03d", m.name, i+1)
+		}
+	}
+	return out, nil
+}
+
+func latestVersion() int {
+	ms, err := migrations()
+	if err != nil {
+		return 0
+	}
+	return len(ms)
+}
+
+// SchemaVersion is the highest migration this binary carries.
+func SchemaVersion() int { return latestVersion() }
+
+// migrate applies each pending migration in its own BEGIN IMMEDIATE
+// transaction with the user_version bump inside it.
+func (w *Warehouse) migrate(ctx context.Context) error {
+	ms, err := migrations()
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	version, appID, err := w.versions(ctx, w.db)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if err := checkVersions(version, appID, len(ms)); err != nil {
+		return err
+	}
+	if version == 0 && appID == 0 {
+		var n int
+		if err := w.db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&n); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if n > 0 {
+			return fmt.Errorf("migrate: %w: the file has %d schema objects and no application_id", ErrForeignDatabase, n)
+		}
+	}
+	for _, m := range ms[version:] {
+		if err := w.apply(ctx, m); err != nil {
+			return fmt.Errorf("migrate %s: %w", m.name, err)
+		}
+		w.log.Info("schema migrated", "version", m.version, "file", m.name)
+	}
+	return nil
+}
+
+func (w *Warehouse) apply(ctx context.Context, m migration) error {
+	tx, err := w.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	// Another process may have migrated between our read and BEGIN IMMEDIATE.
+	version, appID, err := w.versions(ctx, tx)
+	if err != nil {
+		return err
+	}
+	if err := checkVersions(version, appID, latestVersion()); err != nil {
+		return err
+	}
+	if version >= m.version {
+		return nil
+	}
+	if version != m.version-1 {
+		return fmt.Errorf("database at version %d, cannot apply %d", version, m.version)
+	}
+	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+		return err
+	}
+	if step := w.migrationSteps()[m.version]; step != nil {
+		if err := step(ctx, tx); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", ApplicationID)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// LoadSQL creates the database file at path from an SQL script, such as the
+// output of sqlite3's .dump with its PRAGMA user_version and application_id:
+// tests use it to build warehouses written by earlier releases. The file
+// must not exist.
+func LoadSQL(ctx context.Context, path, script string) error {
+	if _, err := os.Stat(path); err == nil {
+		return fmt.Errorf("load SQL into %s: file exists", path)
+	}
+	db, err := sql.Open("sqlite", dsn(path, []string{"_pragma=foreign_keys(0)"}))
+	if err != nil {
+		return fmt.Errorf("load SQL into %s: %w", path, err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, script); err != nil {
+		return fmt.Errorf("load SQL into %s: %w", path, err)
+	}
+	return db.Close()
+}

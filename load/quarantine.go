@@ -1,0 +1,116 @@
+package load
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cardsync/cardsync/redact"
+)
+
+// MaxRejectedBytes bounds rejected_cards.data: a rejected item is stored
+// after redaction, cut to this many bytes.
+const MaxRejectedBytes = 64 << 10
+
+// fieldSeen is a top-level field of a stored card and the JSON type of its
+// value.
+type fieldSeen struct{ name, typ string }
+
+// redactCard applies the redaction policy to one card and returns it in
+// canonical JSON with its top-level fields. An error means the card cannot
+// be stored as it is (nested deeper than redact.MaxDepth, not UTF-8, not
+// JSON): the caller quarantines it.
+func (w *Warehouse) redactCard(doc []byte) ([]byte, []fieldSeen, error) {
+	out, fields, err := w.policy.JSON(doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	fs := make([]fieldSeen, len(fields))
+	for i, f := range fields {
+		fs[i] = fieldSeen{name: f.Name, typ: f.Type}
+	}
+	return out, fs, nil
+}
+
+// quarantine stores one rejected item, or counts a repeat of the latest
+// identical rejection (same card id, reason and data) so that an odd card
+// upstream adds no row per run.
+func (w *Warehouse) quarantine(ctx context.Context, tx *sql.Tx, runID int64, page int, r Rejection, now string) error {
+	data := w.quarantineData(r.Data)
+	sum := sha256.Sum256([]byte(data))
+	digest := hex.EncodeToString(sum[:])
+	reason := w.redactText(r.Reason)
+	var cardID any
+	if r.CardID != "" {
+		cardID = r.CardID
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE rejected_cards SET last_run_id = ?, last_rejected_at = ?, times = times + 1, page = ?
+		WHERE rejected_id = (SELECT max(rejected_id) FROM rejected_cards
+			WHERE card_id IS ? AND reason = ? AND data_sha256 = ?)`, runID, now, page, cardID, reason, digest)
+	if err != nil {
+		return fmt.Errorf("quarantine item %d: %w", r.Index, err)
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO rejected_cards (run_id, page, card_id, reason, data, rejected_at, last_run_id, last_rejected_at, data_sha256)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, runID, page, cardID, reason, data, now, runID, now, digest); err != nil {
+		return fmt.Errorf("quarantine item %d: %w", r.Index, err)
+	}
+	return nil
+}
+
+// quarantineData redacts a rejected item for storage. An item the JSON
+// policy can walk is stored redacted and canonical; one it cannot (too deep,
+// not UTF-8, not JSON) is treated as text: invalid bytes replaced, card
+// numbers masked and the values of secret-named keys replaced. The result
+// is cut to MaxRejectedBytes on a character boundary.
+func (w *Warehouse) quarantineData(raw []byte) string {
+	var s string
+	if out, _, err := w.policy.JSON(raw); err == nil {
+		s = string(out)
+	} else {
+		s = strings.ToValidUTF8(string(raw), "\uFFFD")
+		s = secretMember.ReplaceAllStringFunc(s, func(m string) string {
+			sub := secretMember.FindStringSubmatch(m)
+			if !w.policy.SecretKey(unquoteKey(sub[1])) {
+				return m
+			}
+			return `"` + sub[1] + `":"[REDACTED]"`
+		})
+		s = redact.PANs(s)
+	}
+	if len(s) <= MaxRejectedBytes {
+		return s
+	}
+	cut := MaxRejectedBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
+
+// secretMember matches a JSON member whose value is a string or a number,
+// for quarantineData's text fallback.
+var secretMember = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*)`)
+
+func unquoteKey(k string) string {
+	if !strings.Contains(k, `\`) {
+		return k
+	}
+	var s string
+	if err := json.Unmarshal([]byte(`"`+k+`"`), &s); err == nil {
+		return s
+	}
+	return k
+}
+
+// redactText masks card numbers in text the warehouse stores (reasons,
+// error messages). Secrets are the caller's to scrub; this is the last line.
+func (w *Warehouse) redactText(s string) string { return redact.PANs(s) }

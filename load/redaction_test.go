@@ -1,0 +1,206 @@
+package load
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cardsync/cardsync/redact/redacttest"
+)
+
+// TestPANCorpusNeverStored stores every card number of every network in
+// every shape, in every place a card can hold it (string values, text, keys,
+// arrays, deep nesting, JSON integers, the account's raw JSON, a rejected
+// item), then searches the database and WAL bytes: no full number is
+// there. Look-alikes are stored exactly as sent.
+func TestPANCorpusNeverStored(t *testing.T) {
+	w, path, _ := openTest(t, Options{})
+	ctx := t.Context()
+	run := startRun(t, w)
+	corpus := redacttest.PANCorpus()
+	var cards []Card
+	for i, s := range corpus {
+		text, _ := json.Marshal(s.Text)
+		nested := strings.Repeat(`{"n":`, 200) + string(text) + strings.Repeat(`}`, 200)
+		doc := fmt.Sprintf(`{"id":%d,"note":%s,"by_key":{%s:"x"},"list":[1,%s],"deep":%s`, i+1, text, text, text, nested)
+		if isAllDigits(s.Text) {
+			doc += fmt.Sprintf(`,"reference":%s,"nums":[%s]`, s.Text, s.Text)
+		}
+		cards = append(cards, Card{ID: fmt.Sprint(i + 1), Data: []byte(doc + "}")})
+	}
+	for p := 0; p*15 < len(cards); p++ {
+		hi := min((p+1)*15, len(cards))
+		pg := Page{Number: p + 1, TotalPages: (len(cards) + 14) / 15, TotalItems: len(cards), Cards: cards[p*15 : hi]}
+		if p == 0 {
+			pg.Rejected = []Rejection{{Index: 99, Reason: "test", Data: []byte(`{"pan":"` + corpus[0].Text + `"}`)}}
+		}
+		commit(t, w, run, pg)
+	}
+	raw, _ := json.Marshal(map[string]string{"note": corpus[1].Text})
+	if err := w.SaveAccount(ctx, run, Account{Raw: raw}); err != nil {
+		t.Fatal(err)
+	}
+	look := redacttest.LookAlikes()
+	var doc bytes.Buffer
+	doc.WriteString(`{"id":"look"`)
+	for i, l := range look {
+		b, _ := json.Marshal(l)
+		fmt.Fprintf(&doc, `,"s%d":%s`, i, b)
+		if isAllDigits(l) && len(l) < 25 && l[0] != '0' {
+			fmt.Fprintf(&doc, `,"n%d":%s`, i, l)
+		}
+	}
+	doc.WriteString("}")
+	commit(t, w, run, Page{Number: 99, TotalPages: 99, TotalItems: len(cards) + 1, Cards: []Card{{ID: "look", Data: doc.Bytes()}}})
+	stored := queryString(t, w, `SELECT data FROM cards WHERE card_id = 'look'`)
+	for i, l := range look {
+		var v map[string]any
+		dec := json.NewDecoder(strings.NewReader(stored))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(v[fmt.Sprintf("s%d", i)]); got != l {
+			t.Errorf("look-alike %q stored as %q", l, got)
+		}
+		if n, ok := v[fmt.Sprintf("n%d", i)]; ok && fmt.Sprint(n) != l {
+			t.Errorf("look-alike number %s stored as %v", l, n)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var files []byte
+	for _, f := range []string{path, path + "-wal"} {
+		files = append(files, readFileIfExists(t, f)...)
+	}
+	if len(files) < 10000 {
+		t.Fatalf("only %d bytes to search", len(files))
+	}
+	for _, s := range corpus {
+		if bytes.Contains(files, []byte(s.Digits)) {
+			t.Errorf("%s: %s stored", s.Name, s.Digits)
+		}
+		if s.Text != s.Digits && bytes.Contains(files, []byte(s.Text)) {
+			t.Errorf("%s: %q stored", s.Name, s.Text)
+		}
+	}
+}
+
+func isAllDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// TestUpgradeFromRelease1 opens a warehouse written by release 1 (schema 1):
+// the upgrade keeps every row, re-applies the current redaction policy to
+// what was stored (card numbers release 1 missed are masked; keys stored
+// with PHP escapes become UTF-8 so Debian's sqlite3 reads them), names the
+// flat view's columns and rebuilds it.
+func TestUpgradeFromRelease1(t *testing.T) {
+	path := release1Warehouse(t)
+	before := tableCounts(t, path)
+	w, err := Open(t.Context(), path, Options{})
+	if err != nil {
+		t.Fatalf("upgrade: %v", err)
+	}
+	defer w.Close()
+	after := tableCounts(t, path)
+	for table, n := range before {
+		if after[table] != n {
+			t.Errorf("%s: %d rows before the upgrade, %d after", table, n, after[table])
+		}
+	}
+	for _, c := range []struct{ card, has, hasNot string }{
+		{"9001", `"note":"card 4111\u00a011**\u00a0****\u00a01111 on file"`, ""},
+		{"9001", `"café":"crème"`, `\u00e9`},
+		{"9001", `"url":"https://example.com/x"`, `\/`},
+		{"9002", `"ref":"5500/00**/****/0004"`, "5500/0000"},
+		{"9002", `"reference_no":"401288******1881"`, "4012888888881881"},
+		{"9002", `"created_ms":1700000000007`, ""},
+		{"9003", `"378282*****0005"`, "378282246310005"},
+	} {
+		data := queryString(t, w, `SELECT data FROM cards WHERE card_id = ?`, c.card)
+		if !strings.Contains(data, strings.ReplaceAll(c.has, `\u00a0`, "\u00a0")) || c.hasNot != "" && strings.Contains(data, c.hasNot) {
+			t.Errorf("card %s: %s\nwant it to contain %s and not %q", c.card, data, c.has, c.hasNot)
+		}
+		if v := queryString(t, w, `SELECT data FROM card_versions WHERE card_id = ? AND valid_to IS NULL`, c.card); v != data {
+			t.Errorf("card %s: current version differs from cards.data after the upgrade", c.card)
+		}
+	}
+	if got := queryString(t, w, `SELECT json_extract(data, '$."café"') FROM cards WHERE card_id = '9001'`); got != "crème" {
+		t.Errorf("escaped key still unreadable by path: %q", got)
+	}
+	if got := queryInt(t, w, `SELECT count(*) FROM card_fields WHERE column_name IS NULL`); got != 0 {
+		t.Errorf("%d fields without a column name", got)
+	}
+	if got := queryString(t, w, `SELECT group_concat(column_name, ',') FROM card_fields WHERE lower(name) = 'status' ORDER BY rowid`); got != "status,Status_2" {
+		t.Errorf("status columns = %q, want status,Status_2 (release 1's names kept)", got)
+	}
+	var version int
+	if err := w.db.QueryRowContext(t.Context(), `PRAGMA user_version`).Scan(&version); err != nil || version != SchemaVersion() {
+		t.Errorf("user_version %d, %v; want %d", version, err, SchemaVersion())
+	}
+	w.Close()
+	for _, f := range []string{path, path + "-wal"} {
+		b := readFileIfExists(t, f)
+		for _, pan := range []string{"4111\u00a01111\u00a01111\u00a01111", "5500/0000/0000/0004", "4012888888881881", "378282246310005"} {
+			if bytes.Contains(b, []byte(pan)) {
+				t.Errorf("%s still holds %q after the upgrade", filepath.Base(f), pan)
+			}
+		}
+	}
+}
+
+// release1Warehouse builds a file from testdata/release1.sql, a dump of a
+// warehouse written by release 1.
+func release1Warehouse(t *testing.T) string {
+	t.Helper()
+	dump, err := os.ReadFile("testdata/release1.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "release1.db")
+	if err := LoadSQL(t.Context(), path, string(dump)); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// tableCounts counts the rows of every table of the file (opened raw).
+func tableCounts(t *testing.T, path string) map[string]int64 {
+	t.Helper()
+	db := rawDB(t, path)
+	defer db.Close()
+	rows, err := db.QueryContext(t.Context(), `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for rows.Next() {
+		var n string
+		rows.Scan(&n)
+		names = append(names, n)
+	}
+	rows.Close()
+	out := map[string]int64{}
+	for _, n := range names {
+		var c int64
+		if err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM `+quoteIdent(n)).Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		out[n] = c
+	}
+	return out
+}

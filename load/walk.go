@@ -1,0 +1,319 @@
+package load
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Checkpoint is where the next run resumes a stream.
+type Checkpoint struct {
+	Stream     string    `json:"stream"`
+	RunID      int64     `json:"run_id"`    // run that last moved it
+	NextPage   int       `json:"next_page"` // 0 or 1: start of a walk
+	TotalPages int       `json:"total_pages"`
+	TotalItems int       `json:"total_items"`
+	UpdatedAt  time.Time `json:"updated_at"`
+	InProgress bool      `json:"in_progress"` // a walk has committed pages and not finished
+}
+
+// WalkSummary describes the open walk of a stream over every attempt (run)
+// that committed pages to it.
+type WalkSummary struct {
+	WalkID       int64     `json:"walk_id"` // 0: no walk in progress
+	StartedAt    time.Time `json:"started_at"`
+	StartedRun   int64     `json:"started_run"`
+	Runs         int       `json:"runs"`          // distinct runs that committed pages
+	Pages        int       `json:"pages"`         // distinct page numbers committed
+	LastPage     int       `json:"last_page"`     // highest page number committed
+	TotalPages   int       `json:"total_pages"`   // last total_pages reported
+	DistinctIDs  int       `json:"distinct_ids"`  // distinct card ids seen
+	DuplicateIDs int       `json:"duplicate_ids"` // ids seen on more than one page
+	FirstTotal   int       `json:"first_total"`   // total reported by the walk's first page
+	LastTotal    int       `json:"last_total"`    // total reported by its latest page
+	TotalChanged bool      `json:"total_changed"` // some page reported a different total
+}
+
+func streamOf(s string) string {
+	if s == "" {
+		return StreamCards
+	}
+	return s
+}
+
+// Checkpoint returns where the next run resumes stream. A stream never
+// walked has NextPage 1.
+func (w *Warehouse) Checkpoint(ctx context.Context, stream string) (Checkpoint, error) {
+	stream = streamOf(stream)
+	cp := Checkpoint{Stream: stream, NextPage: 1}
+	var runID sql.NullInt64
+	var updated string
+	err := w.db.QueryRowContext(ctx, `SELECT run_id, next_page, total_pages, total_items, updated_at,
+			EXISTS (SELECT 1 FROM sync_walks WHERE stream = ?1 AND finished_at IS NULL)
+		FROM sync_checkpoints WHERE stream = ?1`, stream).
+		Scan(&runID, &cp.NextPage, &cp.TotalPages, &cp.TotalItems, &updated, &cp.InProgress)
+	if errors.Is(err, sql.ErrNoRows) {
+		return cp, nil
+	}
+	if err != nil {
+		return cp, fmt.Errorf("read checkpoint %s: %w", stream, err)
+	}
+	cp.RunID = runID.Int64
+	cp.UpdatedAt = parseTime(updated)
+	return cp, nil
+}
+
+// ResetCheckpoint abandons the open walk of stream (no removals are marked)
+// so the next run starts at page 1.
+func (w *Warehouse) ResetCheckpoint(ctx context.Context, stream string) error {
+	stream = streamOf(stream)
+	err := w.write(ctx, func(tx *sql.Tx) error {
+		now := w.stamp()
+		walkID, err := openWalk(ctx, tx, stream)
+		if err != nil {
+			return err
+		}
+		if walkID != 0 {
+			if _, err := w.closeWalk(ctx, tx, walkID, 0, "reset", WalkEnd{}, now); err != nil {
+				return err
+			}
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE sync_checkpoints SET next_page = 1, updated_at = ? WHERE stream = ?`, now, stream)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("reset checkpoint %s: %w", stream, err)
+	}
+	return nil
+}
+
+func openWalk(ctx context.Context, tx *sql.Tx, stream string) (int64, error) {
+	var id int64
+	err := tx.QueryRowContext(ctx, `SELECT walk_id FROM sync_walks WHERE stream = ? AND finished_at IS NULL`, stream).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("find open walk: %w", err)
+	}
+	return id, nil
+}
+
+// WalkSummary reports on the open walk of stream (zero WalkSummary when none).
+func (w *Warehouse) WalkSummary(ctx context.Context, stream string) (WalkSummary, error) {
+	stream = streamOf(stream)
+	var s WalkSummary
+	var started string
+	err := w.db.QueryRowContext(ctx, `SELECT walk_id, started_at, started_run, first_total, last_total
+		FROM sync_walks WHERE stream = ? AND finished_at IS NULL`, stream).
+		Scan(&s.WalkID, &started, &s.StartedRun, &s.FirstTotal, &s.LastTotal)
+	if errors.Is(err, sql.ErrNoRows) {
+		return WalkSummary{}, nil
+	}
+	if err != nil {
+		return s, fmt.Errorf("walk summary %s: %w", stream, err)
+	}
+	s.StartedAt = parseTime(started)
+	var changed int
+	err = w.db.QueryRowContext(ctx, `SELECT
+			(SELECT count(DISTINCT card_id) FROM walk_seen WHERE walk_id = ?1),
+			(SELECT count(*) FROM (SELECT card_id FROM walk_seen WHERE walk_id = ?1 GROUP BY card_id HAVING count(DISTINCT page) > 1)),
+			(SELECT count(DISTINCT page) FROM run_pages WHERE walk_id = ?1),
+			(SELECT coalesce(max(page), 0) FROM run_pages WHERE walk_id = ?1),
+			(SELECT count(DISTINCT run_id) FROM run_pages WHERE walk_id = ?1),
+			(SELECT count(*) FROM run_pages WHERE walk_id = ?1 AND total_items IS NOT ?2),
+			coalesce((SELECT total_pages FROM sync_checkpoints WHERE stream = ?3), 0)`,
+		s.WalkID, s.FirstTotal, stream).
+		Scan(&s.DistinctIDs, &s.DuplicateIDs, &s.Pages, &s.LastPage, &s.Runs, &changed, &s.TotalPages)
+	if err != nil {
+		return s, fmt.Errorf("walk summary %s: %w", stream, err)
+	}
+	s.TotalChanged = changed > 0 || s.LastTotal != s.FirstTotal
+	return s, nil
+}
+
+// DefaultMaxRemovedFraction is Options.MaxRemovedFraction's default.
+const DefaultMaxRemovedFraction = 0.2
+
+// guardMinCards: the guard never holds a removal of this many cards or fewer
+// (unless the list came back empty), whatever the fraction.
+const guardMinCards = 10
+
+// WalkEnd says how a walk ended, for FinishWalk.
+type WalkEnd struct {
+	// Consistent: every page was seen and the ids add up (the caller's
+	// checks); only then are removals acted on.
+	Consistent bool
+	// ConfirmRemovals lifts the mass-removal guard for this walk
+	// (`cardsync backfill -confirm-removals`).
+	ConfirmRemovals bool
+}
+
+// WalkResult is what FinishWalk did.
+type WalkResult struct {
+	// Removed counts cards marked removed: missed by this walk and by the
+	// previous consistent one.
+	Removed int
+	// Held counts live cards the walk missed but the mass-removal guard kept
+	// from removal (0 when the guard did not act).
+	Held int
+	// Missed counts live cards the walk did not list.
+	Missed int
+	// Live counts cards not marked removed when the walk ended.
+	Live int
+	// Pending counts cards awaiting confirmation after the walk.
+	Pending int
+}
+
+// FinishWalk closes the open walk of stream.
+//
+// One walk missing a card is not proof that it is gone: with offset
+// pagination a card removed before the cursor while another is added after
+// it shifts a listed card out of the pages read, and no count notices. So
+// removal takes two consecutive complete walks. When consistent (the caller
+// saw every page and the ids add up), a current card that no attempt of the
+// walk saw is either confirmed — it was already in removal_pending from an
+// earlier consistent walk: it gets removed_at and a closing "removed"
+// version and leaves removal_pending — or becomes pending (a removal_pending
+// row, nothing else changes). Whatever the outcome, every card the walk saw
+// leaves removal_pending, and an inconsistent walk adds and removes nothing.
+//
+// The mass-removal guard: when a consistent walk missed more than
+// Options.MaxRemovedFraction of the live cards and more than 10 of them, or
+// listed no card at all while cards are live, it marks nothing removed (an
+// upstream glitch returning an empty or truncated list must not wipe the
+// warehouse): misses still become pending, sync_runs.removals_held records
+// the count, and a walk finished with ConfirmRemovals applies them.
+// last_seen_at/last_seen_run of the cards seen are brought up to date and
+// the checkpoint goes back to page 1. With no walk open it only resets the
+// checkpoint.
+func (w *Warehouse) FinishWalk(ctx context.Context, runID int64, stream string, end WalkEnd) (WalkResult, error) {
+	stream = streamOf(stream)
+	var res WalkResult
+	err := w.write(ctx, func(tx *sql.Tx) error {
+		res = WalkResult{}
+		now := w.stamp()
+		walkID, err := openWalk(ctx, tx, stream)
+		if err != nil {
+			return err
+		}
+		if walkID != 0 {
+			outcome := "inconsistent"
+			if end.Consistent {
+				outcome = "complete"
+			}
+			if res, err = w.closeWalk(ctx, tx, walkID, runID, outcome, end, now); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE sync_runs SET cards_removed = cards_removed + ?, removals_held = ?, walk_consistent = ? WHERE run_id = ?`,
+			res.Removed, res.Held, boolInt(end.Consistent), runID); err != nil {
+			return fmt.Errorf("count run: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO sync_checkpoints (stream, run_id, next_page, updated_at) VALUES (?, ?, 1, ?)
+			ON CONFLICT (stream) DO UPDATE SET next_page = 1, run_id = excluded.run_id, updated_at = excluded.updated_at`,
+			stream, runID, now); err != nil {
+			return fmt.Errorf("reset checkpoint: %w", err)
+		}
+		return tx.QueryRowContext(ctx, `SELECT count(*) FROM removal_pending`).Scan(&res.Pending)
+	})
+	if err != nil {
+		return WalkResult{}, fmt.Errorf("finish walk %s: %w", stream, err)
+	}
+	return res, nil
+}
+
+// PendingRemovals returns how many cards are awaiting removal confirmation:
+// the last complete, consistent walk did not list them, and the next one
+// marks them removed if it misses them too.
+func (w *Warehouse) PendingRemovals(ctx context.Context) (int, error) {
+	var n int
+	if err := w.db.QueryRowContext(ctx, `SELECT count(*) FROM removal_pending`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count pending removals: %w", err)
+	}
+	return n, nil
+}
+
+// closeWalk records the walk's counts, stamps last_seen_* of the cards it
+// saw, clears them from removal_pending, applies two-walk removal when
+// consistent and the guard allows, and empties its walk_seen rows.
+func (w *Warehouse) closeWalk(ctx context.Context, tx *sql.Tx, walkID, runID int64, outcome string, end WalkEnd, now string) (WalkResult, error) {
+	var res WalkResult
+	// last_seen_* are kept out of the per-page upsert so that unchanged cards
+	// are never rewritten; one set-based update per walk brings them up to date.
+	if _, err := tx.ExecContext(ctx, `UPDATE cards SET last_seen_at = s.seen_at, last_seen_run = s.run_id
+		FROM (SELECT card_id, max(seen_at) AS seen_at, max(run_id) AS run_id FROM walk_seen WHERE walk_id = ? GROUP BY card_id) AS s
+		WHERE cards.card_id = s.card_id AND (cards.last_seen_at < s.seen_at OR cards.last_seen_run < s.run_id)`, walkID); err != nil {
+		return res, fmt.Errorf("stamp last seen: %w", err)
+	}
+	// Listed again, by any walk (even an inconsistent or reset one): alive.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM removal_pending
+		WHERE card_id IN (SELECT card_id FROM walk_seen WHERE walk_id = ?)`, walkID); err != nil {
+		return res, fmt.Errorf("clear pending removals of seen cards: %w", err)
+	}
+	// Current cards this walk did not see, and among them the ones an
+	// earlier consistent walk missed too.
+	const missed = `SELECT card_id FROM cards WHERE removed_at IS NULL
+		AND NOT EXISTS (SELECT 1 FROM walk_seen s WHERE s.walk_id = ?1 AND s.card_id = cards.card_id)`
+	var listed int
+	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM cards WHERE removed_at IS NULL), (SELECT count(*) FROM (`+missed+`)),
+			(SELECT count(*) FROM walk_seen WHERE walk_id = ?1)`, walkID).Scan(&res.Live, &res.Missed, &listed); err != nil {
+		return res, fmt.Errorf("count missed cards: %w", err)
+	}
+	if end.Consistent {
+		held := !end.ConfirmRemovals && res.Missed > 0 &&
+			(listed == 0 || res.Missed > guardMinCards && float64(res.Missed) > w.maxRemovedFraction*float64(res.Live))
+		if held {
+			res.Held = res.Missed
+		} else {
+			const gone = missed + ` AND EXISTS (SELECT 1 FROM removal_pending p WHERE p.card_id = cards.card_id AND p.walk_id < ?1)`
+			if _, err := tx.ExecContext(ctx, `UPDATE card_versions SET valid_to = ?2
+				WHERE valid_to IS NULL AND card_id IN (`+gone+`)`, walkID, now); err != nil {
+				return res, fmt.Errorf("close versions of removed cards: %w", err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO card_versions (card_id, version, valid_from, valid_to, run_id, change, data)
+				SELECT c.card_id, (SELECT max(version) FROM card_versions v WHERE v.card_id = c.card_id) + 1, ?2, NULL, ?3, 'removed', c.data
+				FROM cards c WHERE c.card_id IN (`+gone+`)`, walkID, now, runID); err != nil {
+				return res, fmt.Errorf("version removed cards: %w", err)
+			}
+			r, err := tx.ExecContext(ctx, `UPDATE cards SET removed_at = ?2 WHERE card_id IN (`+gone+`)`, walkID, now)
+			if err != nil {
+				return res, fmt.Errorf("mark removed cards: %w", err)
+			}
+			n, _ := r.RowsAffected()
+			res.Removed = int(n)
+			res.Live -= res.Removed
+			// Confirmed removals leave the pending list (their removed_at is
+			// set, so they are no longer in missed).
+			if _, err := tx.ExecContext(ctx, `DELETE FROM removal_pending WHERE EXISTS
+				(SELECT 1 FROM cards c WHERE c.card_id = removal_pending.card_id AND c.removed_at IS NOT NULL)`); err != nil {
+				return res, fmt.Errorf("clear confirmed removals: %w", err)
+			}
+		}
+		// The other misses join the pending list, held or not: a held walk
+		// still records them, so -confirm-removals can confirm them.
+		if _, err := tx.ExecContext(ctx, `INSERT INTO removal_pending (card_id, walk_id, missed_at)
+			SELECT card_id, ?1, ?2 FROM (`+missed+`) WHERE true
+			ON CONFLICT (card_id) DO NOTHING`, walkID, now); err != nil {
+			return res, fmt.Errorf("record pending removals: %w", err)
+		}
+	}
+	var finishedRun any
+	if runID != 0 {
+		finishedRun = runID
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE sync_walks SET finished_at = ?2, finished_run = ?3, outcome = ?4, removed = ?5,
+			pages = (SELECT count(DISTINCT page) FROM run_pages WHERE walk_id = ?1),
+			distinct_ids = (SELECT count(DISTINCT card_id) FROM walk_seen WHERE walk_id = ?1),
+			duplicate_ids = (SELECT count(*) FROM (SELECT card_id FROM walk_seen WHERE walk_id = ?1 GROUP BY card_id HAVING count(DISTINCT page) > 1)),
+			pending_removals = (SELECT count(*) FROM removal_pending)
+		WHERE walk_id = ?1`, walkID, now, finishedRun, outcome, res.Removed); err != nil {
+		return res, fmt.Errorf("close walk: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM walk_seen WHERE walk_id = ?`, walkID); err != nil {
+		return res, fmt.Errorf("clear walk: %w", err)
+	}
+	return res, nil
+}
