@@ -36,9 +36,17 @@ type Card struct {
 	HolderName, HolderEmail string
 	// CreatedAt and UpdatedAt are the served timestamps (UTC, whole seconds).
 	CreatedAt, UpdatedAt time.Time
+	// Odd names the oddity of an item mixed in by Options.OddData
+	// ("null-id", "nested-1100", ...); it is empty for ordinary cards. An odd
+	// item's ID is the id a client reads from it, "" when it has none a
+	// client can use, and only JSON is meaningful among the other fields.
+	Odd string
 
 	balance int64 // minor units
 	raw     []byte
+	// oddJSON renders an odd item at a revision (UpdateCard bumps it).
+	oddJSON func(rev int) string
+	oddRev  int
 }
 
 // JSON returns the exact bytes the simulator serves for this card inside
@@ -95,7 +103,7 @@ func ptr[T any](v T) *T { return &v }
 // defaultAccount is an interesting mix: a null amount, a negative amount,
 // a number with a dropped trailing zero and one with 16 significant digits.
 func defaultAccount(o Options) Account {
-	return Account{
+	a := Account{
 		Name:                      ptr("Acme Growth Ltd"),
 		Email:                     ptr(o.Email),
 		Timezone:                  ptr("Asia/Shanghai"),
@@ -108,6 +116,10 @@ func defaultAccount(o Options) Account {
 		AvailableToApplyCardCount: ptr(int64(42)),
 		AppliedCardCount:          ptr(int64(o.Cards)),
 	}
+	if o.FloatNoise {
+		a.Balance, a.AvailableRechargeBalance = ptr(noisyBalance), ptr(noisyRecharge)
+	}
+	return a
 }
 
 func appendAccountJSON(b []byte, a Account, php bool) []byte {

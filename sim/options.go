@@ -96,6 +96,18 @@ type Options struct {
 	// PHPEscaping writes JSON strings the way PHP's json_encode does by
 	// default: "/" as "\/" and non-ASCII as \uXXXX escapes.
 	PHPEscaping bool
+	// OddData mixes into the card list a fixed set of odd items a real
+	// server can send (unusual and unusable ids, items that are not objects,
+	// odd field names, deep nesting, card numbers in odd forms, look-alikes):
+	// one after every ceil(Cards/n) generated cards. Card.Odd names each.
+	OddData bool
+	// FloatNoise serves the account's number amounts as PHP serialises
+	// floats with noise: balance 1234.5600000000002, available_recharge_balance
+	// 0.30000000000000004.
+	FloatNoise bool
+	// AccountDrift changes balance and cards_balance by a seeded amount on
+	// every account read after the first, so runs see balance changes.
+	AccountDrift bool
 	// PageSize is the server-side page size (default 15); per_page is ignored.
 	PageSize int
 	// Now is the clock for token expiry, rate-limit windows and timestamps
@@ -196,6 +208,9 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.ExtraFields, "extra-fields", o.ExtraFields, "add unknown (nested) fields to every card")
 	fs.BoolVar(&o.PreviousLinks, "previous-links", o.PreviousLinks, "add links.previous on pages after the first")
 	fs.BoolVar(&o.PHPEscaping, "php-escaping", o.PHPEscaping, `escape "/" and non-ASCII in JSON strings like PHP's json_encode`)
+	fs.BoolVar(&o.OddData, "odd-data", o.OddData, "mix odd items into the cards: unusual and unusable ids, non-objects, odd field names, deep nesting, card numbers in odd forms")
+	fs.BoolVar(&o.FloatNoise, "float-noise", o.FloatNoise, "serve number amounts with PHP float noise (1234.5600000000002)")
+	fs.BoolVar(&o.AccountDrift, "account-drift", o.AccountDrift, "change balance and cards_balance on every account read after the first")
 	fs.IntVar(&o.PageSize, "page-size", o.PageSize, "server-side page size (per_page is ignored)")
 	fs.StringVar(&o.BaseURL, "base-url", o.BaseURL, "base URL for links.next (default: from the request Host)")
 	fs.Func("fault", "inject a fault (repeatable): [ENDPOINT:]KIND[=ARG][,KEY=VALUE...], e.g.\n"+

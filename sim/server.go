@@ -40,6 +40,8 @@ type Server struct {
 	faultRNG  *mrand.Rand
 	hook      func(page int)
 	st        counters
+	// accountReads counts successful GET /account, for AccountDrift.
+	accountReads int
 }
 
 type counters struct {
@@ -69,6 +71,9 @@ func New(opts Options) *Server {
 	s.cards = make([]Card, 0, o.Cards)
 	for range o.Cards {
 		s.cards = append(s.cards, s.newCardLocked(time.Time{}))
+	}
+	if o.OddData {
+		s.cards = mixOdd(s.cards)
 	}
 	for _, f := range o.Faults {
 		s.InjectFault(f)
@@ -147,6 +152,12 @@ func (s *Server) UpdateCard(id string) bool {
 	}
 	c := s.cards[i].clone()
 	s.updates++
+	if c.Odd != "" {
+		c.oddRev++
+		c.raw = []byte(c.oddJSON(c.oddRev))
+		s.cards[i] = c
+		return true
+	}
 	c.balance += 1234
 	c.Balance = formatMinor(c.balance)
 	if c.Status == "active" {
@@ -165,6 +176,9 @@ func (s *Server) UpdateCard(id string) bool {
 }
 
 func (s *Server) indexLocked(id string) int {
+	if id == "" {
+		return -1 // odd items without a usable id cannot be addressed
+	}
 	for i := range s.cards {
 		if s.cards[i].ID == id {
 			return i
@@ -400,6 +414,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveToken(w, r, now)
 	case EndpointAccount:
 		s.mu.Lock()
+		if s.accountReads++; s.opts.AccountDrift && s.accountReads > 1 {
+			driftAccount(&s.account, s.opts.Seed, s.accountReads)
+		}
 		body := appendAccountJSON(make([]byte, 0, 512), s.account, s.opts.PHPEscaping)
 		bf := s.bodyFaultsLocked(endpoint, 0)
 		s.mu.Unlock()
