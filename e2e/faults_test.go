@@ -83,9 +83,11 @@ func lastRun(t *testing.T, path string) runRow {
 	return r
 }
 
-// statusJSON is the part of `cardsync status -json` the tests read.
+// statusJSON is the part of `cardsync status -json` the tests read: the
+// first account of the document.
 type statusJSON struct {
-	Runs []struct {
+	Healthy bool `json:"healthy"`
+	Runs    []struct {
 		ID             int64  `json:"run_id"`
 		Status         string `json:"status"`
 		Retries        int64  `json:"retries"`
@@ -98,24 +100,42 @@ type statusJSON struct {
 		NextPage   int  `json:"next_page"`
 		InProgress bool `json:"in_progress"`
 	} `json:"checkpoint"`
-	RemovedCards       int64 `json:"removed_cards"`
-	PendingRemovals    int64 `json:"pending_removals"`
-	LastWalkConsistent *bool `json:"last_walk_consistent"`
+	Cards struct {
+		Removed         int64 `json:"removed"`
+		PendingRemovals int64 `json:"pending_removals"`
+	} `json:"cards"`
+	LastWalk struct {
+		Consistent *bool `json:"consistent"`
+	} `json:"last_walk"`
+	RemovedCards       int64 `json:"-"`
+	PendingRemovals    int64 `json:"-"`
+	LastWalkConsistent *bool `json:"-"`
 }
 
+// status runs `status -json`: exit 0 when healthy, 1 when not, and the
+// document must agree.
 func (d *deployment) status(t *testing.T) statusJSON {
 	t.Helper()
 	code, out, errOut := d.run("status", "-json")
-	if code != 0 {
+	if code != 0 && code != 1 {
 		t.Fatalf("status -json exit %d: %s", code, errOut)
 	}
-	var st statusJSON
-	if err := json.Unmarshal([]byte(out), &st); err != nil {
+	var doc struct {
+		SchemaVersion int          `json:"schema_version"`
+		Healthy       bool         `json:"healthy"`
+		Accounts      []statusJSON `json:"accounts"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("decode status -json: %v\n%s", err, out)
 	}
+	if doc.SchemaVersion != 1 || len(doc.Accounts) != 1 || doc.Healthy != (code == 0) || doc.Accounts[0].Healthy != doc.Healthy {
+		t.Fatalf("status -json: schema_version %d, %d accounts, healthy %v with exit %d\n%s", doc.SchemaVersion, len(doc.Accounts), doc.Healthy, code, out)
+	}
+	st := doc.Accounts[0]
 	if len(st.Runs) == 0 {
 		t.Fatalf("status -json lists no runs:\n%s", out)
 	}
+	st.RemovedCards, st.PendingRemovals, st.LastWalkConsistent = st.Cards.Removed, st.Cards.PendingRemovals, st.LastWalk.Consistent
 	return st
 }
 

@@ -135,8 +135,13 @@ func TestCanarySecrets(t *testing.T) {
 	}
 	run("check with a bad password", 3, "check")
 	d.env["CARDSYNC_API_PASSWORD"] = canary
-	run("status after failure", 0, "status")
-	run("status -json after failure", 0, "status", "-json")
+	// The last run failed: status says so and exits 1; its output shows the
+	// error in full, so it is searched for the canary too.
+	run("status after failure", 1, "status")
+	if _, out, _ := d.run("status"); !strings.HasPrefix(out, "UNHEALTHY: the last run") {
+		t.Errorf("status after a failed run does not say UNHEALTHY first:\n%s", out)
+	}
+	run("status -json after failure", 1, "status", "-json")
 
 	// The daemon: password only in the environment; it keeps the warehouse
 	// open, so the WAL stays. Look at its command line and files while it

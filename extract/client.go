@@ -49,6 +49,15 @@ func (c *Client) scrub(s string) string { return c.cfg.Secrets.Scrub(s) }
 // again before storing or logging it.
 func (c *Client) Scrub(s string) string { return c.scrub(s) }
 
+// WithLogger returns a client that logs to l and shares everything else
+// (token, pacing, counters) with c: the worker gives each run one whose
+// lines carry the run's id.
+func (c *Client) WithLogger(l *slog.Logger) *Client {
+	cp := *c
+	cp.log = l.With("component", "extract")
+	return &cp
+}
+
 // Format prints the client without any credential.
 func (c *Client) Format(f fmt.State, _ rune) {
 	if c == nil {
@@ -200,16 +209,29 @@ func (c *Client) do(ctx context.Context, r *request) (response, error) {
 		attempts  int
 		refreshed bool
 		stale     Secret
+		lastErr   error
 	)
+	// MaxWait bounds the wall time spent on this request: pacing, backoff
+	// and the failed attempts themselves, so that a failing run ends when
+	// the configuration says it does.
+	start := c.clk.Now()
+	deadline := start.Add(c.cfg.MaxWait)
 	for {
 		var tok Secret
 		if r.token {
 			var err error
 			if tok, err = c.bearer(ctx, stale); err != nil {
-				return response{}, fmt.Errorf("%s: %w", r.op, err)
+				return response{}, err
 			}
 		}
-		if err := r.pacer.wait(ctx); err != nil {
+		if next, err := r.pacer.waitUntil(ctx, deadline); err != nil {
+			if errors.Is(err, errPastDeadline) {
+				last := lastErr
+				if last == nil {
+					last = unavailable(fmt.Errorf("pacing (api.rate_limit, slowed after a 429) would wait %s", next.Round(time.Millisecond)))
+				}
+				return response{}, &WaitError{Op: r.op, Waited: c.clk.Now().Sub(start), Next: next, Attempts: attempts, Last: last}
+			}
 			return response{}, fmt.Errorf("%s: %w", r.op, err)
 		}
 		attempts++
@@ -218,6 +240,7 @@ func (c *Client) do(ctx context.Context, r *request) (response, error) {
 			r.pacer.ok()
 			return response{status: o.status, bytes: o.bytes, duration: o.duration, attempts: attempts}, nil
 		}
+		lastErr = o.err
 		if ctx.Err() != nil {
 			return response{}, fmt.Errorf("%s: %w", r.op, ctx.Err())
 		}
@@ -239,15 +262,15 @@ func (c *Client) do(ctx context.Context, r *request) (response, error) {
 		if o.hint > d {
 			d = o.hint
 		}
-		reason := "backoff after " + shortReason(o)
+		reason := shortReason(o)
 		if o.rateLimited {
 			c.stats.rateLimited.Add(1)
 			r.pacer.pause(c.clk.Now().Add(d))
-			reason = "rate limited (429)"
 		}
-		if waited+d > c.cfg.MaxWait {
-			c.log.Info("giving up", "op", r.op, "attempts", attempts, "waited", waited, "err", o.err)
-			return response{}, &WaitError{Op: r.op, Waited: waited, Next: d, Attempts: attempts, Last: o.err}
+		if now := c.clk.Now(); now.Add(d).After(deadline) {
+			// The caller logs the returned error once; this is detail.
+			c.log.Debug("giving up", "op", r.op, "attempts", attempts, "spent", now.Sub(start), "next_wait", d, "reason", reason)
+			return response{}, &WaitError{Op: r.op, Waited: now.Sub(start), Next: d, Attempts: attempts, Last: o.err}
 		}
 		c.stats.retries.Add(1)
 		c.log.Info("retrying", "op", r.op, "attempt", attempts, "wait", d.Round(time.Millisecond), "reason", reason, "err", o.err)
@@ -261,9 +284,20 @@ func (c *Client) do(ctx context.Context, r *request) (response, error) {
 	}
 }
 
+// shortReason names why an attempt is retried, for the log.
 func shortReason(o outcome) string {
-	if o.status != 0 {
+	var pe *ProtocolError
+	switch {
+	case o.rateLimited:
+		return "rate limited (429)"
+	case errors.As(o.err, &pe) && pe.Truncated:
+		return "truncated body"
+	case errors.As(o.err, &pe) && pe.Reason == "error page is not JSON":
+		return "HTML error page (status " + strconv.Itoa(o.status) + ")"
+	case o.status != 0:
 		return "status " + strconv.Itoa(o.status)
+	case errors.Is(o.err, context.DeadlineExceeded):
+		return "attempt timed out"
 	}
 	return "network error"
 }
@@ -316,7 +350,9 @@ func (c *Client) attempt(ctx context.Context, r *request, tok Secret) outcome {
 			if s := resp.StatusCode; s >= 500 || s == http.StatusTooManyRequests || s == http.StatusRequestTimeout {
 				pe.Transient = true
 				o.err, o.retry = unavailable(pe), true
-				o.rateLimited = s == http.StatusTooManyRequests
+				if o.rateLimited = s == http.StatusTooManyRequests; o.rateLimited {
+					o.err = rateLimited(pe)
+				}
 				o.hint = c.retryHint(resp.Header, s == http.StatusTooManyRequests)
 			}
 		default:
@@ -347,7 +383,7 @@ func (c *Client) attempt(ctx context.Context, r *request, tok Secret) outcome {
 		o.err, o.unauthorized = c.errorBody(s, ct, raw, tok), true
 		return o
 	case s == http.StatusTooManyRequests:
-		o.err, o.retry, o.rateLimited = unavailable(c.errorBody(s, ct, raw, tok)), true, true
+		o.err, o.retry, o.rateLimited = rateLimited(c.errorBody(s, ct, raw, tok)), true, true
 		o.hint = c.retryHint(resp.Header, true)
 		return o
 	case s == http.StatusRequestTimeout || s >= 500:

@@ -85,7 +85,7 @@ func decodeStrict(body []byte, v any) error {
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			return &ProtocolError{Reason: "truncated JSON body", Transient: true, Err: err}
+			return &ProtocolError{Reason: "truncated JSON body", Transient: true, Truncated: true, Err: err}
 		}
 		return protoErr("", "malformed JSON body", err)
 	}

@@ -20,11 +20,28 @@ var (
 	// ErrForeignOrigin: links.next or a redirect names another origin (or
 	// carries userinfo). Nothing was sent there.
 	ErrForeignOrigin = errors.New("link to a foreign origin refused")
-	// ErrPaginationLoop: the pagination does not advance (next page not
-	// after the current one, a page seen twice, or more pages than
-	// total_pages plus a slack).
+	// ErrPaginationLoop: the walk ran past total_pages plus a slack (cards
+	// added faster than they can be read, or a server that never ends).
 	ErrPaginationLoop = errors.New("pagination loop")
+	// ErrRateLimited is wrapped, with ErrUnavailable, by the error of a 429
+	// answer.
+	ErrRateLimited = errors.New("rate limited")
 )
+
+// rateLimitedError is a 429 answer: "rate limited (429): <message>". It is
+// both ErrRateLimited and ErrUnavailable (exit code 5 when it outlasts
+// api.max_wait).
+type rateLimitedError struct{ err error }
+
+func rateLimited(err error) error { return &rateLimitedError{err: err} }
+
+func (e *rateLimitedError) Error() string { return "rate limited (429): " + e.err.Error() }
+
+func (e *rateLimitedError) Unwrap() error { return e.err }
+
+func (e *rateLimitedError) Is(target error) bool {
+	return target == ErrRateLimited || target == ErrUnavailable
+}
 
 // StatusError is a permanent (never retried) HTTP error answer: a 4xx other
 // than 401 at a data endpoint, 408 and 429, or a refused redirect.
@@ -64,12 +81,12 @@ func (e *StatusError) Error() string {
 }
 
 // WaitError ends the retries of one request when the next wait would take
-// the total past Config.MaxWait. Last is the error of the last attempt; it
+// the time spent on it (pacing, backoff and attempts) past Config.MaxWait. Last is the error of the last attempt; it
 // wraps ErrUnavailable when the cause was upstream trouble.
 type WaitError struct {
 	// Op names the request, e.g. "fetch cards page 7".
 	Op string
-	// Waited is the total backoff time already spent on this request.
+	// Waited is the time already spent on this request.
 	Waited time.Duration
 	// Next is the wait that was refused (the backoff or what the server asked).
 	Next time.Duration
@@ -80,7 +97,7 @@ type WaitError struct {
 }
 
 func (e *WaitError) Error() string {
-	return fmt.Sprintf("%s: gave up after %d attempts and %s of waiting (next wait %s would pass the cap): %v",
+	return fmt.Sprintf("%s: gave up after %d attempts in %s (the next wait, %s, would pass api.max_wait): %v",
 		e.Op, e.Attempts, e.Waited.Round(time.Millisecond), e.Next.Round(time.Millisecond), e.Last)
 }
 
@@ -101,6 +118,8 @@ type ProtocolError struct {
 	Reason string
 	// Transient is true when a retry may help (HTML 5xx page, truncation).
 	Transient bool
+	// Truncated is true for a body that ended early.
+	Truncated bool
 	// Err is the underlying error, if any (e.g. wrapping money.ErrInvalid).
 	Err error
 }

@@ -2,6 +2,7 @@ package extract
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -62,31 +63,49 @@ func newPacer(r Rate, clk clock) *pacer {
 	return &pacer{clk: clk, lim: rate.NewLimiter(lim, 1), full: lim, cur: lim, per: r.N}
 }
 
+// errPastDeadline: the pacer would have to wait past the caller's deadline.
+var errPastDeadline = errors.New("pacing would wait past the deadline")
+
 // wait blocks until a request may be sent, or ctx ends.
 func (p *pacer) wait(ctx context.Context) error {
+	_, err := p.waitUntil(ctx, time.Time{})
+	return err
+}
+
+// waitUntil is wait with a deadline (zero: none): when the request could
+// only be sent after it, waitUntil returns errPastDeadline at once, with the
+// wait it would have needed, instead of sleeping.
+func (p *pacer) waitUntil(ctx context.Context, deadline time.Time) (time.Duration, error) {
 	for {
 		now := p.clk.Now()
 		p.mu.Lock()
 		nb := p.notBefore
 		p.mu.Unlock()
 		if now.Before(nb) {
+			if !deadline.IsZero() && nb.After(deadline) {
+				return nb.Sub(now), errPastDeadline
+			}
 			if err := p.clk.Sleep(ctx, nb.Sub(now)); err != nil {
-				return err
+				return 0, err
 			}
 			continue
 		}
 		r := p.lim.ReserveN(now, 1)
 		if d := r.DelayFrom(now); d > 0 {
+			if !deadline.IsZero() && now.Add(d).After(deadline) {
+				r.CancelAt(now)
+				return d, errPastDeadline
+			}
 			if err := p.clk.Sleep(ctx, d); err != nil {
 				r.CancelAt(p.clk.Now())
-				return err
+				return 0, err
 			}
 		}
 		p.mu.Lock()
 		nb = p.notBefore
 		p.mu.Unlock()
 		if !p.clk.Now().Before(nb) {
-			return nil
+			return 0, nil
 		}
 		// A 429 elsewhere paused everyone while we waited: wait again and
 		// take a fresh token so the paused callers do not fire together.

@@ -226,12 +226,44 @@ func TestRateLimitPausesOtherRequests(t *testing.T) {
 	if !errors.As(err, &we) {
 		t.Fatalf("err = %v, want *WaitError", err)
 	}
+	// With a one-second api.max_wait the walk cannot wait out the pause:
+	// it gives up at once rather than sleeping past the bound.
 	before := e.clk.Now()
+	if _, err := walk(t, e.c, 1); !errors.As(err, &we) || we.Next < 29*time.Second || e.clk.Now().Sub(before) > time.Second {
+		t.Fatalf("walk during the pause: %v after %v; want a *WaitError naming the ~30s pause, at once", err, e.clk.Now().Sub(before))
+	}
+	// With room to wait, it waits the pause out.
+	e.c.cfg.MaxWait = time.Minute
 	if _, err := walk(t, e.c, 1); err != nil {
 		t.Fatal(err)
 	}
 	if d := e.clk.Now().Sub(before); d < 29*time.Second {
 		t.Errorf("walk after a 429 started after %v, want the 30s pause", d)
+	}
+}
+
+// TestMaxWaitBoundsTheWholeRequest: api.max_wait bounds everything one
+// request spends, pacing included, not only the backoff sleeps.
+func TestMaxWaitBoundsTheWholeRequest(t *testing.T) {
+	e := newEnv(t, sim.Options{Cards: 40, Faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultStatus, Status: 503}}},
+		func(c *Config) {
+			c.MaxWait = 15 * time.Second
+			c.RateLimit = Rate{N: 1, Per: 4 * time.Second} // pacing alone takes 4s a request
+		})
+	if err := e.c.Authenticate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	before := e.clk.Now()
+	_, err := walk(t, e.c, 1)
+	var we *WaitError
+	if !errors.As(err, &we) || !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("err = %v, want a *WaitError wrapping ErrUnavailable", err)
+	}
+	if spent := e.clk.Now().Sub(before); spent > 15*time.Second {
+		t.Errorf("the request spent %v, more than api.max_wait 15s", spent)
+	}
+	if we.Waited > 15*time.Second || we.Attempts < 2 {
+		t.Errorf("WaitError %+v: want at most 15s spent over at least 2 attempts", we)
 	}
 }
 

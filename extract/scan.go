@@ -372,7 +372,7 @@ func scanDocument(body []byte) (span, error) {
 		return s, nil
 	}
 	if errors.Is(err, errTruncated) {
-		return span{}, &ProtocolError{Reason: "truncated JSON body", Transient: true, Err: err}
+		return span{}, &ProtocolError{Reason: "truncated JSON body", Transient: true, Truncated: true, Err: err}
 	}
 	return span{}, protoErr("", "malformed JSON body", err)
 }

@@ -123,7 +123,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	for _, status := range []int{401, 403, 422, 500} {
 		c, _, _ := handlerEnv(t, tokenThen(`{"access_token":"`+tokCanary+`"}`, func(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, status, `{"message":"bad `+r.Header.Get("Authorization")+` for `+testPassword+`","errors":{"`+tokCanary+`":["`+tokCanary+`"]}}`)
-		}), func(c *Config) { c.MaxWait = time.Second })
+		}), func(c *Config) { c.MaxWait, c.AuthRateLimit = time.Second, Rate{N: 100, Per: time.Second} })
 		_, err := c.Account(t.Context())
 		if err == nil || !strings.Contains(err.Error(), "bad Bearer "+redacted) {
 			t.Errorf("status %d: error %v, want the echoed token replaced by %s", status, err, redacted)

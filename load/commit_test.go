@@ -238,7 +238,7 @@ func TestRemovalOnlyOnCompleteWalk(t *testing.T) {
 	if got := queryInt(t, w, "SELECT count(*) FROM cards"); got != 30 {
 		t.Errorf("cards = %d, want 30", got)
 	}
-	st, err := w.Status(ctx)
+	st, err := w.Summary(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,9 +309,9 @@ func TestRunsLifecycle(t *testing.T) {
 	if err := w.Heartbeat(ctx, fresh); err != nil {
 		t.Fatal(err)
 	}
-	n, err := w.AbandonStale(ctx, 5*time.Minute)
-	if err != nil || n != 1 {
-		t.Fatalf("AbandonStale = %d, %v; want 1, nil", n, err)
+	ids, err := w.AbandonStale(ctx, 5*time.Minute)
+	if err != nil || len(ids) != 1 || ids[0] != stale {
+		t.Fatalf("AbandonStale = %v, %v; want [%d], nil", ids, err, stale)
 	}
 	if got := queryString(t, w, "SELECT status FROM sync_runs WHERE run_id = ?", stale); got != StatusAbandoned {
 		t.Errorf("stale run status = %q", got)
@@ -330,7 +330,7 @@ func TestRunsLifecycle(t *testing.T) {
 	if err := w.FinishRun(ctx, failed, RunResult{Status: StatusFailed, Error: "upstream down"}); err != nil {
 		t.Fatal(err)
 	}
-	st, err := w.Status(ctx)
+	st, err := w.Summary(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

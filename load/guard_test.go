@@ -63,7 +63,7 @@ func TestMassRemovalGuard(t *testing.T) {
 						i+1, n, tt.live, r.Removed, r.Held, tt.wantRemoved[i], tt.wantHeld[i])
 				}
 			}
-			st, err := w.Status(ctx)
+			st, err := w.Summary(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}

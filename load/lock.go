@@ -167,3 +167,15 @@ func flockHolder(dev, ino uint64) int {
 	}
 	return 0
 }
+
+// LockHolder reports the PID of the process holding the writer lock of the
+// warehouse at path (0 when none), read from /proc/locks without taking or
+// disturbing the lock: `cardsync status` uses it to tell a run marked
+// running by a live process from one whose process died.
+func LockHolder(path string) (int, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return 0, fmt.Errorf("lock holder of %s: %w", path, err)
+	}
+	return flockHolder(uint64(st.Dev), st.Ino), nil
+}

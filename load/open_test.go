@@ -238,7 +238,7 @@ func TestReadOnlyWhileRunningAndStopped(t *testing.T) {
 	if _, err := r.StartRun(ctx, TriggerDemo, "x"); !errors.Is(err, ErrReadOnly) {
 		t.Errorf("StartRun on read-only = %v, want ErrReadOnly", err)
 	}
-	st, err := r.Status(ctx)
+	st, err := r.Summary(ctx)
 	if err != nil || st.Cards != 30 {
 		t.Errorf("read-only Status = %+v, %v", st, err)
 	}

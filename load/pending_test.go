@@ -107,7 +107,7 @@ func TestTwoWalkRemoval(t *testing.T) {
 				if n, err := w.PendingRemovals(ctx); err != nil || int64(n) != pending {
 					t.Errorf("walk %d: PendingRemovals = %d, %v; want %d", i+1, n, err, pending)
 				}
-				if st, err := w.Status(ctx); err != nil || st.PendingRemovals != pending {
+				if st, err := w.Summary(ctx); err != nil || st.PendingRemovals != pending {
 					t.Errorf("walk %d: Status.PendingRemovals = %d, %v; want %d", i+1, st.PendingRemovals, err, pending)
 				}
 				// A pending card is still current; a removed one has a

@@ -110,12 +110,13 @@ func (w *Warehouse) Heartbeat(ctx context.Context, runID int64) error {
 
 // AbandonStale marks `running` runs whose heartbeat is at least staleAfter
 // old as `abandoned` (their checkpoint stays, so the next run resumes the
-// walk) and returns how many it marked. With staleAfter 0 it marks every
-// running run: right for a caller that holds the writer lock, since no live
-// process can be running one.
-func (w *Warehouse) AbandonStale(ctx context.Context, staleAfter time.Duration) (int, error) {
-	var n int64
+// walk) and returns their ids. With staleAfter 0 it marks every running
+// run: right for a caller that holds the writer lock, since no live process
+// can be running one.
+func (w *Warehouse) AbandonStale(ctx context.Context, staleAfter time.Duration) ([]int64, error) {
+	var ids []int64
 	err := w.write(ctx, func(tx *sql.Tx) error {
+		ids = nil
 		now := w.now()
 		// staleAfter 0: the caller holds the writer lock, so every running
 		// row is dead whatever its heartbeat says (even after the clock
@@ -124,20 +125,29 @@ func (w *Warehouse) AbandonStale(ctx context.Context, staleAfter time.Duration) 
 		if staleAfter > 0 {
 			cutoff = formatTime(now.Add(-staleAfter))
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE sync_runs
+		rows, err := tx.QueryContext(ctx, `UPDATE sync_runs
 			SET status = 'abandoned', finished_at = ?,
-			    error = coalesce(error, 'abandoned: no heartbeat since ' || heartbeat_at)
-			WHERE status = 'running' AND heartbeat_at <= ?`, formatTime(now), cutoff)
+			    error = coalesce(error, 'abandoned: the process stopped without recording the run (last heartbeat ' || heartbeat_at || ')')
+			WHERE status = 'running' AND heartbeat_at <= ?
+			RETURNING run_id`, formatTime(now), cutoff)
 		if err != nil {
 			return err
 		}
-		n, err = res.RowsAffected()
-		return err
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		return rows.Err()
 	})
 	if err != nil {
-		return 0, fmt.Errorf("abandon stale runs: %w", err)
+		return nil, fmt.Errorf("abandon stale runs: %w", err)
 	}
-	return int(n), nil
+	slices.Sort(ids)
+	return ids, nil
 }
 
 // RunResult is how a run ended. The counters are deltas not yet passed to
@@ -259,11 +269,13 @@ func (w *Warehouse) Runs(ctx context.Context, n int) ([]Run, error) {
 	return out, nil
 }
 
-// StatusRuns is how many runs Status lists.
-const StatusRuns = 10
+// SummaryRuns is how many runs Summary lists.
+const SummaryRuns = 10
 
-// Status is the warehouse summary printed by `cardsync status`.
-type Status struct {
+// Summary is what the warehouse knows about its own health: recent runs,
+// the checkpoint, row counts, freshness. `cardsync status`, `check` and the
+// daemon's health read it; package worker judges it.
+type Summary struct {
 	Path          string     `json:"path"`
 	SchemaVersion int        `json:"schema_version"`
 	Runs          []Run      `json:"runs"`
@@ -287,7 +299,9 @@ type Status struct {
 	RemovalsHeld       int64      `json:"removals_held"`
 	LastSuccessAt      *time.Time `json:"last_success_at"`
 	LastSuccessRun     int64      `json:"last_success_run,omitempty"`
-	FailuresInARow     int        `json:"failures_in_a_row"`
+	// FailuresInARow counts failed and abandoned runs since the last
+	// success; an interrupted run (SIGTERM, Ctrl-C) is not a failure.
+	FailuresInARow int `json:"failures_in_a_row"`
 	LastWalkConsistent *bool      `json:"last_walk_consistent"`
 	LastWalkAt         *time.Time `json:"last_walk_at"`
 	Running            int        `json:"running"`
@@ -295,13 +309,13 @@ type Status struct {
 	DatabaseBytes      int64      `json:"database_bytes"`
 }
 
-// Status summarises the warehouse: the last StatusRuns runs, the card
+// Summary summarises the warehouse: the last SummaryRuns runs, the card
 // checkpoint, row counts (including removals awaiting confirmation), last
 // success, failures since then and the last walk's consistency.
-func (w *Warehouse) Status(ctx context.Context) (Status, error) {
-	st := Status{Path: w.path}
+func (w *Warehouse) Summary(ctx context.Context) (Summary, error) {
+	st := Summary{Path: w.path}
 	var err error
-	if st.Runs, err = w.Runs(ctx, StatusRuns); err != nil {
+	if st.Runs, err = w.Runs(ctx, SummaryRuns); err != nil {
 		return st, err
 	}
 	if st.Checkpoint, err = w.Checkpoint(ctx, StreamCards); err != nil {
@@ -319,7 +333,7 @@ func (w *Warehouse) Status(ctx context.Context) (Status, error) {
 			(SELECT count(*) FROM account_snapshots),
 			(SELECT max(run_id) FROM sync_runs WHERE status = 'succeeded'),
 			(SELECT finished_at FROM sync_runs WHERE run_id = (SELECT max(run_id) FROM sync_runs WHERE status = 'succeeded')),
-			(SELECT count(*) FROM sync_runs WHERE status IN ('failed', 'interrupted', 'abandoned')
+			(SELECT count(*) FROM sync_runs WHERE status IN ('failed', 'abandoned')
 				AND run_id > coalesce((SELECT max(run_id) FROM sync_runs WHERE status = 'succeeded'), 0)),
 			(SELECT count(*) FROM sync_runs WHERE status = 'running'),
 			(SELECT outcome = 'complete' FROM sync_walks WHERE outcome IN ('complete', 'inconsistent') ORDER BY walk_id DESC LIMIT 1),

@@ -53,7 +53,8 @@ ALTER TABLE card_fields ADD COLUMN in_flat_view INTEGER NOT NULL DEFAULT 1
     CHECK (in_flat_view IN (0, 1));
 
 -- sync_health gains the account snapshot's age and the last run's
--- rejections and held removals.
+-- rejections and held removals; an interrupted run (SIGTERM, Ctrl-C) no
+-- longer counts as a failure in a row.
 DROP VIEW sync_health;
 CREATE VIEW sync_health AS
 WITH last_success AS (
@@ -71,7 +72,7 @@ SELECT
     (SELECT finished_at FROM sync_runs WHERE run_id = (SELECT run_id FROM last_success)) AS last_success_at,
     CAST(strftime('%s', 'now') - strftime('%s', (SELECT finished_at FROM sync_runs WHERE run_id = (SELECT run_id FROM last_success))) AS INTEGER) AS last_success_age_seconds,
     (SELECT count(*) FROM sync_runs
-      WHERE status IN ('failed', 'interrupted', 'abandoned')
+      WHERE status IN ('failed', 'abandoned')
         AND run_id > coalesce((SELECT run_id FROM last_success), 0)) AS failures_in_a_row,
     (SELECT run_id FROM last_run) AS last_run,
     (SELECT status FROM last_run) AS last_status,

@@ -64,6 +64,9 @@ type Job struct {
 	// AuditRetention, when positive, is how long run_pages audit rows are
 	// kept: older ones are pruned after each run.
 	AuditRetention time.Duration
+
+	starts  startFailures
+	pending pendingResults
 }
 
 // Options change one run.
@@ -148,156 +151,14 @@ func (d *statsDelta) take() extract.Stats {
 // run's context is cancelled, so a page in hand is committed on shutdown.
 const commitTimeout = 30 * time.Second
 
-// Run performs one sync: lock, account snapshot, card walk from the
-// checkpoint, removal bookkeeping after a complete walk (a card is marked
-// removed when two consecutive consistent walks miss it), run record.
-func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result, err error) {
-	log := j.logger()
-	start := j.now()
-	if j.Lock == nil {
-		return res, fmt.Errorf("%w: no writer lock", ErrWarehouse)
-	}
-	if !j.Lock.Held() {
-		if err := j.Lock.Acquire(); err != nil {
-			if !errors.Is(err, load.ErrLocked) {
-				err = fmt.Errorf("%w: %w", ErrWarehouse, err)
-			}
-			return res, err
-		}
-		defer j.Lock.Release()
-	}
-
-	w := j.Warehouse
-	// Holding the lock means no other process is walking: every row still
-	// marked running belongs to a process that died.
-	if n, err := w.AbandonStale(ctx, 0); err != nil {
-		return res, fmt.Errorf("%w: %w", ErrWarehouse, err)
-	} else if n > 0 {
-		log.Warn("marked stale runs abandoned", "count", n)
-	}
-	runID, err := w.StartRun(ctx, trigger, j.Version)
-	if err != nil {
-		return res, fmt.Errorf("%w: %w", ErrWarehouse, err)
-	}
-	res.RunID = runID
-	log = log.With("run_id", runID, "trigger", trigger)
-	delta := &statsDelta{c: j.Client, last: j.Client.Stats()}
-
-	defer func() {
-		res.Duration = j.now().Sub(start)
-		tail := delta.take()
-		res.Requests += tail.Requests
-		res.Retries += tail.Retries
-		res.RateLimited += tail.RateLimited
-		res.AuthRequests += tail.AuthRequests
-		status := "succeeded"
-		msg := ""
-		switch {
-		case err == nil:
-		case errors.Is(ctx.Err(), context.DeadlineExceeded):
-			// A run deadline (serve's run_timeout) is a failure, not an
-			// interruption: a run that always times out must show as failing.
-			status = "failed"
-			msg = context.Cause(ctx).Error() + ": " + err.Error()
-		case ctx.Err() != nil:
-			status = "interrupted"
-			msg = "interrupted: " + context.Cause(ctx).Error()
-			if !errors.Is(err, ErrInterrupted) {
-				err = fmt.Errorf("%w: %w", ErrInterrupted, err)
-			}
-		default:
-			status = "failed"
-			msg = err.Error()
-		}
-		res.Status = status
-		rr := load.RunResult{
-			Status: status,
-			// The client already scrubbed upstream text where it came in;
-			// this pass catches anything else (and pieces of secrets).
-			Error:        j.Client.Scrub(msg),
-			Requests:     tail.Requests,
-			Retries:      tail.Retries,
-			RateLimited:  tail.RateLimited,
-			AuthRequests: tail.AuthRequests,
-		}
-		if res.WalkComplete {
-			c := res.WalkConsistent
-			rr.WalkConsistent = &c
-		}
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
-		defer cancel()
-		if ferr := w.FinishRun(fctx, runID, rr); ferr != nil {
-			log.Error("record run result", "err", ferr)
-			if err == nil {
-				err = fmt.Errorf("%w: %w", ErrWarehouse, ferr)
-				res.Status = "failed"
-			}
-		}
-		if j.AuditRetention > 0 {
-			if n, perr := w.PruneAudit(fctx, j.now().Add(-j.AuditRetention)); perr != nil {
-				log.Warn("prune page audit", "err", perr)
-			} else if n > 0 {
-				log.Debug("pruned page audit rows", "rows", n, "older_than", j.AuditRetention)
-			}
-		}
-		if oerr := w.Optimize(fctx); oerr != nil {
-			log.Debug("wal checkpoint after run", "err", oerr)
-		}
-		attrs := []any{"status", res.Status, "pages", res.Pages, "cards", res.Cards,
-			"new", res.New, "changed", res.Changed, "unchanged", res.Unchanged, "removed", res.Removed,
-			"requests", res.Requests, "retries", res.Retries, "rate_limited", res.RateLimited,
-			"auth_requests", res.AuthRequests, "duration", res.Duration.Round(time.Millisecond)}
-		if res.WalkComplete {
-			attrs = append(attrs, "walk_consistent", res.WalkConsistent, "pending_removals", res.PendingRemovals)
-		}
-		switch {
-		case err == nil:
-			log.Info("run finished", attrs...)
-		case res.Status == "interrupted":
-			log.Warn("run interrupted; the next run resumes from the checkpoint", attrs...)
-		default:
-			log.Error("run failed; the next run resumes from the checkpoint", append(attrs, "err", err)...)
-		}
-	}()
-
-	if err := j.Client.Authenticate(ctx); err != nil {
-		return res, fmt.Errorf("authenticate: %w", err)
-	}
-	if err := j.snapshotAccount(ctx, log, runID, &res); err != nil {
-		return res, err
-	}
-
-	if opts.Restart {
-		if err := w.ResetCheckpoint(ctx, Stream); err != nil {
-			return res, fmt.Errorf("%w: %w", ErrWarehouse, err)
-		}
-	}
-	cp, err := w.Checkpoint(ctx, Stream)
-	if err != nil {
-		return res, fmt.Errorf("%w: %w", ErrWarehouse, err)
-	}
-	first := 1
-	if cp.InProgress && cp.NextPage > 1 {
-		first = cp.NextPage
-		res.Resumed = true
-		log.Info("resuming walk", "page", first, "total_pages", cp.TotalPages, "checkpoint_run", cp.RunID)
-	}
-	res.StartPage = first
-
-	if err := j.walk(ctx, log, runID, first, delta, &res); err != nil {
-		return res, err
-	}
-	return res, j.finishWalk(ctx, log, runID, opts, &res)
-}
-
 // snapshotAccount reads the account and stores a snapshot. A failed read
 // (errors after retries, a body that cannot be parsed, an amount the
 // warehouse refuses) does not stop the run: the card walk goes on, no
 // snapshot is written and sync_runs.account_error says why. Only an
 // interruption or a warehouse failure is returned.
-func (j *Job) snapshotAccount(ctx context.Context, log *slog.Logger, runID int64, res *Result) error {
+func (j *Job) snapshotAccount(ctx context.Context, client *extract.Client, log *slog.Logger, runID int64, res *Result) error {
 	w := j.Warehouse
-	acct, err := j.Client.Account(ctx)
+	acct, err := client.Account(ctx)
 	if err == nil {
 		if len(acct.Missing) > 0 {
 			log.Warn("account response omits fields the spec says are always present; stored as NULL", "fields", acct.Missing)
@@ -327,7 +188,7 @@ func (j *Job) snapshotAccount(ctx context.Context, log *slog.Logger, runID int64
 	return nil
 }
 
-func (j *Job) walk(ctx context.Context, log *slog.Logger, runID int64, first int, delta *statsDelta, res *Result) error {
+func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger, runID int64, first int, delta *statsDelta, res *Result) error {
 	w := j.Warehouse
 	walkStart := j.now()
 	lastBeat := walkStart
@@ -338,7 +199,7 @@ func (j *Job) walk(ctx context.Context, log *slog.Logger, runID int64, first int
 	// One warn line per rejected card per run, even when a page is fetched
 	// twice.
 	warned := map[string]bool{}
-	for page, err := range j.Client.Pages(ctx, first) {
+	for page, err := range client.Pages(ctx, first) {
 		if err != nil {
 			return fmt.Errorf("walk cards: %w", err)
 		}

@@ -82,7 +82,7 @@ func newFixture(t *testing.T, opts sim.Options) *fixture {
 
 func (f *fixture) currentCards(t *testing.T) int {
 	t.Helper()
-	st, err := f.wh.Status(t.Context())
+	st, err := f.wh.Summary(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

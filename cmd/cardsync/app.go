@@ -117,7 +117,11 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		return exitOK
 	}
 	code := exitCode(err)
-	fmt.Fprintf(m.Stderr, "cardsync %s: %v\n", cmd, err)
+	var silent *silentError
+	if !worker.Logged(err) && !errors.As(err, &silent) {
+		// A run's failure was logged once, with its cause, by the worker.
+		fmt.Fprintf(m.Stderr, "cardsync %s: %v\n", cmd, err)
+	}
 	return code
 }
 
@@ -131,9 +135,12 @@ func exitCode(err error) int {
 	var ce *ConfigError
 	var ue *usageError
 	var pe *extract.ProtocolError
+	var se *silentError
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.As(err, &se):
+		return se.code
 	case errors.As(err, &ce), errors.As(err, &ue):
 		return exitConfig
 	case errors.Is(err, load.ErrLocked):

@@ -74,7 +74,7 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 		return fmt.Errorf("%w: open %s read-only: %w", worker.ErrWarehouse, s.DBPath, err)
 	}
 	defer wh.Close()
-	st, err := wh.Status(ctx)
+	st, err := wh.Summary(ctx)
 	if err != nil {
 		return fmt.Errorf("%w: read status: %w", worker.ErrWarehouse, err)
 	}

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -21,28 +23,107 @@ func newLogger(w io.Writer, level, format string, getenv func(string) string) (*
 
 // newLoggerTo is newLogger writing to out while deciding the format from
 // the terminal behind term (out may wrap it, as the progress line does).
+//
+// Under journald (stderr is the journal stream systemd opened) every line
+// starts with its syslog priority ("<3>" error, "<4>" warn, "<6>" info, "<7>"
+// debug), so `journalctl -p err` finds failed runs; elsewhere lines are
+// unchanged.
 func newLoggerTo(out, term io.Writer, level, format string, getenv func(string) string) (*slog.Logger, error) {
-	w := out
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("log level %q: %w", level, err)
 	}
-	opts := &slog.HandlerOptions{Level: lvl, ReplaceAttr: redactAttr}
+	journal := underJournal(term, getenv)
+	var pw *priorityWriter
+	w := out
+	if journal {
+		pw = &priorityWriter{w: out}
+		w = pw
+	}
+	opts := &slog.HandlerOptions{Level: lvl, ReplaceAttr: replaceAttr}
+	tintOpts := &tint.Options{Level: lvl, TimeFormat: time.DateTime, ReplaceAttr: replaceAttr, NoColor: getenv("NO_COLOR") != "" || journal}
+	var h slog.Handler
 	switch strings.ToLower(format) {
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		h = slog.NewJSONHandler(w, opts)
 	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		h = slog.NewTextHandler(w, opts)
 	case "tint":
-		return slog.New(tint.NewTextHandler(w, &tint.Options{Level: lvl, TimeFormat: time.DateTime, ReplaceAttr: redactAttr, NoColor: getenv("NO_COLOR") != ""})), nil
+		h = tint.NewTextHandler(w, tintOpts)
 	case "auto", "":
-		if isTerminal(term) && !underJournal(term, getenv) {
-			return slog.New(tint.NewTextHandler(w, &tint.Options{Level: lvl, TimeFormat: time.DateTime, ReplaceAttr: redactAttr, NoColor: getenv("NO_COLOR") != ""})), nil
+		if isTerminal(term) && !journal {
+			h = tint.NewTextHandler(w, tintOpts)
+		} else {
+			h = slog.NewJSONHandler(w, opts)
 		}
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	default:
 		return nil, fmt.Errorf("log format %q: want auto, json, text or tint", format)
 	}
+	if journal {
+		h = &priorityHandler{h: h, w: pw}
+	}
+	return slog.New(h), nil
+}
+
+// replaceAttr prints durations as Go duration text ("1m0s", not
+// nanoseconds) and keeps secret-named attributes out.
+func replaceAttr(groups []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.String(a.Key, a.Value.Duration().String())
+	}
+	return redactAttr(groups, a)
+}
+
+// syslogPriority maps a level to the syslog priority journald reads from
+// a line's "<N>" prefix.
+func syslogPriority(l slog.Level) string {
+	switch {
+	case l >= slog.LevelError:
+		return "<3>"
+	case l >= slog.LevelWarn:
+		return "<4>"
+	case l >= slog.LevelInfo:
+		return "<6>"
+	}
+	return "<7>"
+}
+
+// priorityWriter writes each line with the prefix its handler set; slog's
+// handlers write one record in one Write.
+type priorityWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	prefix string
+}
+
+func (p *priorityWriter) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, p.prefix); err != nil {
+		return 0, err
+	}
+	return p.w.Write(b)
+}
+
+// priorityHandler sets the writer's prefix from each record's level.
+type priorityHandler struct {
+	h slog.Handler
+	w *priorityWriter
+}
+
+func (h *priorityHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.h.Enabled(ctx, l) }
+
+func (h *priorityHandler) Handle(ctx context.Context, r slog.Record) error {
+	h.w.mu.Lock()
+	defer h.w.mu.Unlock()
+	h.w.prefix = syslogPriority(r.Level)
+	return h.h.Handle(ctx, r)
+}
+
+func (h *priorityHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return &priorityHandler{h: h.h.WithAttrs(as), w: h.w}
+}
+
+func (h *priorityHandler) WithGroup(name string) slog.Handler {
+	return &priorityHandler{h: h.h.WithGroup(name), w: h.w}
 }
 
 // redactAttr is a backstop: attributes whose key names a secret are never

@@ -303,16 +303,23 @@ func TestChangesShowUpInCardsAndVersions(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("status exit %d\n%s\n%s", code, out, errOut)
 	}
-	var st struct {
-		Cards              int64 `json:"cards"`
-		CurrentCards       int64 `json:"current_cards"`
-		PendingRemovals    int64 `json:"pending_removals"`
-		LastWalkConsistent *bool `json:"last_walk_consistent"`
+	var doc struct {
+		Accounts []struct {
+			Cards struct {
+				Total           int64 `json:"total"`
+				Current         int64 `json:"current"`
+				PendingRemovals int64 `json:"pending_removals"`
+			} `json:"cards"`
+			LastWalk struct {
+				Consistent *bool `json:"consistent"`
+			} `json:"last_walk"`
+		} `json:"accounts"`
 	}
-	if err := json.Unmarshal([]byte(out), &st); err != nil {
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Accounts) != 1 {
 		t.Fatalf("status -json: %v\n%s", err, out)
 	}
-	if st.Cards != 41 || st.CurrentCards != 40 || st.PendingRemovals != 0 || st.LastWalkConsistent == nil || !*st.LastWalkConsistent {
+	st := doc.Accounts[0]
+	if st.Cards.Total != 41 || st.Cards.Current != 40 || st.Cards.PendingRemovals != 0 || st.LastWalk.Consistent == nil || !*st.LastWalk.Consistent {
 		t.Errorf("status = %+v, want 41 cards, 40 current, 0 pending, consistent walk", st)
 	}
 	code, out, _ = e.run(t.Context(), "status")

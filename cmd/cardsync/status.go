@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robfig/cron/v3"
+
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/worker"
 )
@@ -18,22 +20,40 @@ import (
 const statusUsage = `
 Usage: cardsync status [flags]
 
-Shows the warehouse's recent runs, the card checkpoint, row counts (with
-the cards missing from the last walk, which are marked removed only if the
-next walk misses them too), freshness ("last success 12m ago"), failures in
-a row and the consistency of the last walk. It opens the warehouse read-only, needs no password and
-makes no API request. -json prints the same for scripts and monitoring.
+Says whether the sync is healthy and why: the last run that ended succeeded
+and the last success is younger than three scheduled runs ([schedule] cron
+in the config), and no run is marked running by a process that died. It
+then shows the schedule (and whether a run is overdue), the checkpoint, row
+counts, the last account snapshot, held removals, rejected items and the
+last runs with their full errors. It opens the warehouse read-only, needs
+no password and makes no API request. -json prints the same as a JSON
+document (schema_version 1; fields described in the README).
+
+Exit codes: 0 healthy, 1 unhealthy (the first line says why), 6 the
+warehouse cannot be read, 2 a bad flag or config.
 
 Examples:
   cardsync status -config /etc/cardsync/config.toml
-  cardsync status -db ./cardsync-demo.db -json | jq .last_success_at
+  cardsync status -db ./cardsync-demo.db -json | jq .healthy
 `
+
+// errUnhealthy makes status exit 1; the reason is already printed.
+var errUnhealthy = &silentError{code: exitFailure, msg: "unhealthy"}
+
+// silentError carries an exit code for a condition the command has already
+// reported on stdout.
+type silentError struct {
+	code int
+	msg  string
+}
+
+func (e *silentError) Error() string { return e.msg }
 
 func (m *Main) runStatus(ctx context.Context, args []string) error {
 	flags := m.newFlagSet("status", statusUsage)
 	var cf commonFlags
 	cf.register(flags)
-	asJSON := flags.Bool("json", false, "print JSON")
+	asJSON := flags.Bool("json", false, "print JSON (schema_version 1)")
 	if err := parse(flags, args); err != nil {
 		return err
 	}
@@ -41,6 +61,7 @@ func (m *Main) runStatus(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	now := time.Now()
 	if _, err := os.Stat(s.DBPath); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w: %s does not exist (no sync has run yet)", worker.ErrWarehouse, s.DBPath)
 	}
@@ -49,21 +70,233 @@ func (m *Main) runStatus(ctx context.Context, args []string) error {
 		return fmt.Errorf("%w: open %s read-only: %w", worker.ErrWarehouse, s.DBPath, err)
 	}
 	defer wh.Close()
-	st, err := wh.Status(ctx)
+	sum, err := wh.Summary(ctx)
 	if err != nil {
 		return fmt.Errorf("%w: %w", worker.ErrWarehouse, err)
 	}
+	holder, _ := load.LockHolder(s.DBPath)
+	sched := inLocation{s.Schedule, s.Location}
+	h := worker.Assess(sum, sched, now, holder, s.RunTimeout)
+	rep := newStatusReport(sum, h, s, holder, now)
 	if *asJSON {
 		enc := json.NewEncoder(m.Stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		printStatus(m.Stdout, rep)
 	}
-	printStatus(m.Stdout, st, time.Now())
+	if !h.Healthy {
+		return errUnhealthy
+	}
 	return nil
 }
 
+// inLocation reads a cron schedule in the configured time zone, as the
+// daemon's scheduler does.
+type inLocation struct {
+	s   cron.Schedule
+	loc *time.Location
+}
+
+func (l inLocation) Next(t time.Time) time.Time { return l.s.Next(t.In(l.loc)) }
+
+// StatusSchemaVersion is the version of `status -json`'s document. Fields
+// are only ever added within a version.
+const StatusSchemaVersion = 1
+
+// statusReport is `status -json`. Every field is always present; times are
+// RFC 3339 UTC strings, null for "never". The accounts list has one entry
+// per synced account ("default" for the [api] table).
+type statusReport struct {
+	SchemaVersion int             `json:"schema_version"`
+	GeneratedAt   string          `json:"generated_at"`
+	Healthy       bool            `json:"healthy"`
+	Accounts      []accountStatus `json:"accounts"`
+}
+
+type accountStatus struct {
+	Account         string           `json:"account"`
+	Healthy         bool             `json:"healthy"`
+	Problems        []string         `json:"problems"`
+	Warnings        []string         `json:"warnings"`
+	Warehouse       warehouseStatus  `json:"warehouse"`
+	Schedule        scheduleStatus   `json:"schedule"`
+	LastSuccess     *successStatus   `json:"last_success"`
+	FailuresInARow  int              `json:"failures_in_a_row"`
+	Writer          writerStatus     `json:"writer"`
+	Checkpoint      checkpointStatus `json:"checkpoint"`
+	LastWalk        walkStatus       `json:"last_walk"`
+	Cards           cardsStatus      `json:"cards"`
+	AccountSnapshot snapshotStatus   `json:"account_snapshot"`
+	RejectedItems   rejectedStatus   `json:"rejected_items"`
+	RemovalsHeld    int64            `json:"removals_held"`
+	Runs            []runStatus      `json:"runs"`
+}
+
+type warehouseStatus struct {
+	Path          string `json:"path"`
+	SchemaVersion int    `json:"schema_version"`
+	DatabaseBytes int64  `json:"database_bytes"`
+	WALBytes      int64  `json:"wal_bytes"`
+}
+
+type scheduleStatus struct {
+	Cron       string  `json:"cron"`
+	Timezone   string  `json:"timezone"`
+	NextDueAt  *string `json:"next_due_at"`
+	Overdue    bool    `json:"overdue"`
+	StaleAfter *string `json:"stale_after"`
+}
+
+type successStatus struct {
+	RunID      int64  `json:"run_id"`
+	FinishedAt string `json:"finished_at"`
+	AgeSeconds int64  `json:"age_seconds"`
+}
+
+type writerStatus struct {
+	// PID holds the warehouse lock (a run in progress), or null.
+	PID      *int    `json:"pid"`
+	DeadRuns []int64 `json:"dead_runs"`
+}
+
+type checkpointStatus struct {
+	InProgress bool    `json:"in_progress"`
+	NextPage   int     `json:"next_page"`
+	TotalPages int     `json:"total_pages"`
+	RunID      *int64  `json:"run_id"`
+	UpdatedAt  *string `json:"updated_at"`
+}
+
+type walkStatus struct {
+	Consistent *bool   `json:"consistent"`
+	FinishedAt *string `json:"finished_at"`
+}
+
+type cardsStatus struct {
+	Total           int64 `json:"total"`
+	Current         int64 `json:"current"`
+	Removed         int64 `json:"removed"`
+	PendingRemovals int64 `json:"pending_removals"`
+	Versions        int64 `json:"versions"`
+}
+
+type snapshotStatus struct {
+	Count      int64   `json:"count"`
+	LastAt     *string `json:"last_at"`
+	AgeSeconds *int64  `json:"age_seconds"`
+}
+
+type rejectedStatus struct {
+	Distinct int64 `json:"distinct"`
+	LastRun  int64 `json:"last_run"`
+}
+
+type runStatus struct {
+	RunID          int64   `json:"run_id"`
+	Trigger        string  `json:"trigger"`
+	Status         string  `json:"status"`
+	StartedAt      string  `json:"started_at"`
+	FinishedAt     *string `json:"finished_at"`
+	HeartbeatAt    string  `json:"heartbeat_at"`
+	DurationSecs   *int64  `json:"duration_seconds"`
+	Pages          int64   `json:"pages"`
+	CardsSeen      int64   `json:"cards_seen"`
+	CardsNew       int64   `json:"cards_new"`
+	CardsChanged   int64   `json:"cards_changed"`
+	CardsUnchanged int64   `json:"cards_unchanged"`
+	CardsRemoved   int64   `json:"cards_removed"`
+	CardsRejected  int64   `json:"cards_rejected"`
+	RemovalsHeld   int64   `json:"removals_held"`
+	Requests       int64   `json:"requests"`
+	Retries        int64   `json:"retries"`
+	RateLimited    int64   `json:"rate_limited"`
+	AuthRequests   int64   `json:"auth_requests"`
+	WalkConsistent *bool   `json:"walk_consistent"`
+	Error          *string `json:"error"`
+	AccountError   *string `json:"account_error"`
+	Version        string  `json:"version"`
+}
+
+func rfc(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func rfcPtr(t *time.Time) *string {
+	if t == nil || t.IsZero() {
+		return nil
+	}
+	s := rfc(*t)
+	return &s
+}
+
+func strPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func newStatusReport(sum load.Summary, h worker.Health, s Settings, holder int, now time.Time) statusReport {
+	a := accountStatus{
+		Account:  "default",
+		Healthy:  h.Healthy,
+		Problems: append([]string{}, h.Problems...),
+		Warnings: append([]string{}, h.Warnings...),
+		Warehouse: warehouseStatus{Path: sum.Path, SchemaVersion: sum.SchemaVersion,
+			DatabaseBytes: sum.DatabaseBytes, WALBytes: sum.WALBytes},
+		Schedule: scheduleStatus{Cron: s.CronSpec, Timezone: s.Location.String(), Overdue: h.Overdue,
+			NextDueAt: rfcPtr(&h.NextDue), StaleAfter: rfcPtr(&h.StaleAfter)},
+		FailuresInARow: sum.FailuresInARow,
+		Writer:         writerStatus{DeadRuns: append([]int64{}, h.DeadRuns...)},
+		Checkpoint: checkpointStatus{InProgress: sum.Checkpoint.InProgress, NextPage: sum.Checkpoint.NextPage,
+			TotalPages: sum.Checkpoint.TotalPages, UpdatedAt: rfcPtr(&sum.Checkpoint.UpdatedAt)},
+		LastWalk: walkStatus{Consistent: sum.LastWalkConsistent, FinishedAt: rfcPtr(sum.LastWalkAt)},
+		Cards: cardsStatus{Total: sum.Cards, Current: sum.CurrentCards, Removed: sum.RemovedCards,
+			PendingRemovals: sum.PendingRemovals, Versions: sum.CardVersions},
+		AccountSnapshot: snapshotStatus{Count: sum.Snapshots, LastAt: rfcPtr(sum.LastSnapshotAt)},
+		RejectedItems:   rejectedStatus{Distinct: sum.RejectedCards, LastRun: sum.LastRunRejected},
+		RemovalsHeld:    sum.RemovalsHeld,
+		Runs:            []runStatus{},
+	}
+	if holder > 0 {
+		a.Writer.PID = &holder
+	}
+	if sum.Checkpoint.RunID != 0 {
+		id := sum.Checkpoint.RunID
+		a.Checkpoint.RunID = &id
+	}
+	if sum.LastSuccessAt != nil {
+		a.LastSuccess = &successStatus{RunID: sum.LastSuccessRun, FinishedAt: rfc(*sum.LastSuccessAt),
+			AgeSeconds: int64(now.Sub(*sum.LastSuccessAt).Seconds())}
+	}
+	if sum.LastSnapshotAt != nil {
+		age := int64(now.Sub(*sum.LastSnapshotAt).Seconds())
+		a.AccountSnapshot.AgeSeconds = &age
+	}
+	for _, r := range sum.Runs {
+		rs := runStatus{RunID: r.ID, Trigger: r.Trigger, Status: r.Status, StartedAt: rfc(r.StartedAt),
+			FinishedAt: rfcPtr(r.FinishedAt), HeartbeatAt: rfc(r.HeartbeatAt), Pages: r.Pages, CardsSeen: r.CardsSeen,
+			CardsNew: r.CardsNew, CardsChanged: r.CardsChanged, CardsUnchanged: r.CardsUnchanged,
+			CardsRemoved: r.CardsRemoved, CardsRejected: r.CardsRejected, RemovalsHeld: r.RemovalsHeld,
+			Requests: r.Requests, Retries: r.Retries, RateLimited: r.RateLimited, AuthRequests: r.AuthRequests,
+			WalkConsistent: r.WalkConsistent, Error: strPtr(r.Error), AccountError: strPtr(r.AccountError), Version: r.Version}
+		if r.FinishedAt != nil {
+			d := int64(r.FinishedAt.Sub(r.StartedAt).Seconds())
+			rs.DurationSecs = &d
+		}
+		for _, dead := range h.DeadRuns {
+			if dead == r.ID {
+				rs.Status = "dead"
+			}
+		}
+		a.Runs = append(a.Runs, rs)
+	}
+	return statusReport{SchemaVersion: StatusSchemaVersion, GeneratedAt: rfc(now), Healthy: h.Healthy, Accounts: []accountStatus{a}}
+}
+
 // statusOneLine is the short form used by check.
-func statusOneLine(st load.Status) string {
+func statusOneLine(st load.Summary) string {
 	fresh := "no successful run yet"
 	if st.LastSuccessAt != nil {
 		fresh = "last success " + ago(time.Since(*st.LastSuccessAt))
@@ -83,70 +316,100 @@ func ago(d time.Duration) string {
 	return fmt.Sprintf("%.1f days ago", d.Hours()/24)
 }
 
-func printStatus(w io.Writer, st load.Status, now time.Time) {
-	fmt.Fprintf(w, "warehouse  %s (schema v%d, %s, WAL %s)\n", st.Path, st.SchemaVersion, bytesText(st.DatabaseBytes), bytesText(st.WALBytes))
-	if st.LastSuccessAt != nil {
-		fmt.Fprintf(w, "freshness  last success %s (run %d, %s)\n", ago(now.Sub(*st.LastSuccessAt)), st.LastSuccessRun, st.LastSuccessAt.UTC().Format(time.RFC3339))
-	} else {
-		fmt.Fprintln(w, "freshness  no successful run yet")
-	}
-	if st.FailuresInARow > 0 {
-		fmt.Fprintf(w, "failures   %d in a row since the last success\n", st.FailuresInARow)
-	}
-	switch {
-	case st.LastWalkConsistent == nil:
-		fmt.Fprintln(w, "last walk  none finished yet")
-	case *st.LastWalkConsistent:
-		fmt.Fprintln(w, "last walk  complete and consistent")
-	default:
-		fmt.Fprintln(w, "last walk  INCONSISTENT: cards changed upstream during the walk; no removals were marked")
-	}
-	cp := st.Checkpoint
-	if cp.InProgress {
-		fmt.Fprintf(w, "checkpoint walk in progress: next page %d of %d (run %d); the next run resumes there\n", cp.NextPage, cp.TotalPages, cp.RunID)
-	} else {
-		fmt.Fprintln(w, "checkpoint no walk in progress; the next run starts at page 1")
-	}
-	fmt.Fprintf(w, "cards      %d (%d current, %d removed, %d pending), %d versions, %d account snapshots\n",
-		st.Cards, st.CurrentCards, st.RemovedCards, st.PendingRemovals, st.CardVersions, st.Snapshots)
-	if st.PendingRemovals > 0 {
-		n := int(st.PendingRemovals)
-		fmt.Fprintf(w, "pending    %s missing from the last walk; removed if the next walk misses %s too\n", plural(n, "card"), them(n))
-	}
-	if st.RemovalsHeld > 0 {
-		fmt.Fprintf(w, "HELD       mass removal held: the last walk missed %s, none marked removed; if they are gone: cardsync backfill -confirm-removals\n",
-			plural(int(st.RemovalsHeld), "live card"))
-	}
-	if st.RejectedCards > 0 {
-		fmt.Fprintf(w, "rejected   %d distinct items in rejected_cards (%d in the last run); see SELECT * FROM rejected_cards\n", st.RejectedCards, st.LastRunRejected)
-	}
-	if st.LastSnapshotAt != nil {
-		fmt.Fprintf(w, "account    last snapshot %s (%s)\n", ago(now.Sub(*st.LastSnapshotAt)), st.LastSnapshotAt.UTC().Format(time.RFC3339))
-	} else {
-		fmt.Fprintln(w, "account    no snapshot yet")
-	}
-	if len(st.Runs) > 0 && st.Runs[0].AccountError != "" {
-		fmt.Fprintf(w, "           the last run took no snapshot: %s\n", st.Runs[0].AccountError)
-	}
-	if st.Running > 0 {
-		fmt.Fprintf(w, "running    %d run(s) marked running\n", st.Running)
-	}
-	if len(st.Runs) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "\nRUN  TRIGGER   STATUS       STARTED               DURATION  PAGES  CARDS  NEW  CHANGED  REMOVED  REJ  HELD  REQ  429  ERROR")
-	for _, r := range st.Runs {
-		dur := "-"
-		if r.FinishedAt != nil {
-			dur = r.FinishedAt.Sub(r.StartedAt).Round(time.Second).String()
+// printStatus prints the report for people. The first line says healthy
+// or why not.
+func printStatus(w io.Writer, rep statusReport) {
+	for _, a := range rep.Accounts {
+		if a.Healthy {
+			line := "healthy"
+			if a.LastSuccess != nil {
+				line += fmt.Sprintf(": last success %s (run %d)", ago(time.Duration(a.LastSuccess.AgeSeconds)*time.Second), a.LastSuccess.RunID)
+			}
+			fmt.Fprintln(w, line)
+		} else {
+			fmt.Fprintf(w, "UNHEALTHY: %s\n", a.Problems[0])
+			for _, p := range a.Problems[1:] {
+				fmt.Fprintf(w, "           %s\n", p)
+			}
 		}
-		errText := r.Error
-		if len(errText) > 60 {
-			errText = errText[:57] + "..."
+		for _, warn := range a.Warnings {
+			fmt.Fprintf(w, "warning    %s\n", warn)
 		}
-		fmt.Fprintf(w, "%-4d %-9s %-12s %-21s %-9s %5d %6d %4d %8d %8d %4d %5d %4d %4d  %s\n", r.ID, r.Trigger, r.Status,
-			r.StartedAt.UTC().Format(time.RFC3339), dur, r.Pages, r.CardsSeen, r.CardsNew, r.CardsChanged, r.CardsRemoved,
-			r.CardsRejected, r.RemovalsHeld, r.Requests, r.RateLimited, strings.ReplaceAll(errText, "\n", " "))
+		fmt.Fprintf(w, "\nwarehouse  %s (schema v%d, %s, WAL %s)\n", a.Warehouse.Path, a.Warehouse.SchemaVersion,
+			bytesText(a.Warehouse.DatabaseBytes), bytesText(a.Warehouse.WALBytes))
+		sched := fmt.Sprintf("schedule   %q in %s", a.Schedule.Cron, a.Schedule.Timezone)
+		if a.Schedule.NextDueAt != nil {
+			sched += "; next run due " + *a.Schedule.NextDueAt
+		}
+		if a.Schedule.Overdue {
+			sched += " (OVERDUE)"
+		}
+		fmt.Fprintln(w, sched)
+		if a.LastSuccess != nil {
+			fmt.Fprintf(w, "freshness  last success %s (run %d, %s)\n", ago(time.Duration(a.LastSuccess.AgeSeconds)*time.Second), a.LastSuccess.RunID, a.LastSuccess.FinishedAt)
+		} else {
+			fmt.Fprintln(w, "freshness  no successful run yet")
+		}
+		if a.FailuresInARow > 0 {
+			fmt.Fprintf(w, "failures   %d in a row since the last success\n", a.FailuresInARow)
+		}
+		if a.Writer.PID != nil {
+			fmt.Fprintf(w, "writer     process %d holds the warehouse (a run is in progress)\n", *a.Writer.PID)
+		}
+		switch {
+		case a.LastWalk.Consistent == nil:
+			fmt.Fprintln(w, "last walk  none finished yet")
+		case *a.LastWalk.Consistent:
+			fmt.Fprintln(w, "last walk  complete and consistent")
+		default:
+			fmt.Fprintln(w, "last walk  INCONSISTENT: cards changed upstream during the walk; no removals were marked")
+		}
+		cp := a.Checkpoint
+		if cp.InProgress && cp.RunID != nil {
+			fmt.Fprintf(w, "checkpoint walk in progress: next page %d of %d (run %d); the next run resumes there\n", cp.NextPage, cp.TotalPages, *cp.RunID)
+		} else {
+			fmt.Fprintln(w, "checkpoint no walk in progress; the next run starts at page 1")
+		}
+		c := a.Cards
+		fmt.Fprintf(w, "cards      %d (%d current, %d removed, %d pending removal), %d versions\n", c.Total, c.Current, c.Removed, c.PendingRemovals, c.Versions)
+		if c.PendingRemovals > 0 && a.RemovalsHeld == 0 {
+			n := int(c.PendingRemovals)
+			fmt.Fprintf(w, "pending    %s missing from the last walk; removed if the next walk misses %s too\n", plural(n, "card"), them(n))
+		}
+		if a.RemovalsHeld > 0 {
+			fmt.Fprintf(w, "HELD       mass removal held: the last walk missed %s, none marked removed; if they are gone: cardsync backfill -confirm-removals\n",
+				plural(int(a.RemovalsHeld), "live card"))
+		}
+		if a.RejectedItems.Distinct > 0 {
+			fmt.Fprintf(w, "rejected   %d distinct items in rejected_cards (%d in the last run); see SELECT * FROM rejected_cards\n", a.RejectedItems.Distinct, a.RejectedItems.LastRun)
+		}
+		if a.AccountSnapshot.LastAt != nil {
+			fmt.Fprintf(w, "account    %d snapshots, the last %s (%s)\n", a.AccountSnapshot.Count, ago(time.Duration(*a.AccountSnapshot.AgeSeconds)*time.Second), *a.AccountSnapshot.LastAt)
+		} else {
+			fmt.Fprintln(w, "account    no snapshot yet")
+		}
+		if len(a.Runs) == 0 {
+			continue
+		}
+		fmt.Fprintln(w, "\nRUN  TRIGGER   STATUS       STARTED               DURATION  PAGES  CARDS  NEW  CHANGED  REMOVED  REJ  HELD  REQ  429")
+		for _, r := range a.Runs {
+			dur := "-"
+			if r.DurationSecs != nil {
+				dur = (time.Duration(*r.DurationSecs) * time.Second).String()
+			}
+			fmt.Fprintf(w, "%-4d %-9s %-12s %-21s %-9s %5d %6d %4d %8d %8d %4d %5d %4d %4d\n", r.RunID, r.Trigger, r.Status,
+				r.StartedAt, dur, r.Pages, r.CardsSeen, r.CardsNew, r.CardsChanged, r.CardsRemoved,
+				r.CardsRejected, r.RemovalsHeld, r.Requests, r.RateLimited)
+		}
+		// Errors in full, never cut: the cause is usually at the end.
+		for _, r := range a.Runs {
+			if r.Error != nil {
+				fmt.Fprintf(w, "run %d %s: %s\n", r.RunID, r.Status, strings.ReplaceAll(*r.Error, "\n", " "))
+			}
+			if r.AccountError != nil {
+				fmt.Fprintf(w, "run %d took no account snapshot: %s\n", r.RunID, *r.AccountError)
+			}
+		}
 	}
 }
 

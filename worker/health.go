@@ -1,0 +1,111 @@
+package worker
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/cardsync/cardsync/load"
+)
+
+// Schedule is when runs are due (robfig/cron's Schedule is one).
+type Schedule interface {
+	Next(time.Time) time.Time
+}
+
+// Health is the judgement of one warehouse's state, as `cardsync status`
+// and the daemon's health endpoint report it.
+type Health struct {
+	// Healthy: the last run that ended succeeded (an interrupted run does
+	// not count), no run is marked running by a dead process, and the last
+	// success is younger than three scheduled runs.
+	Healthy bool
+	// Problems say why not, most important first; Warnings are worth a look
+	// but do not make the warehouse unhealthy.
+	Problems, Warnings []string
+	// NextDue is when the schedule expects the next run (after the newest
+	// run's start, or after now when there is none); Overdue says that a
+	// whole scheduled slot went by without a run starting.
+	NextDue time.Time
+	Overdue bool
+	// StaleAfter is when the last success becomes too old (three scheduled
+	// runs after it); zero when there is no success.
+	StaleAfter time.Time
+	// DeadRuns are runs marked running whose process is gone (no process
+	// holds the warehouse lock) or stuck past the run timeout.
+	DeadRuns []int64
+}
+
+// Assess judges a warehouse summary at now. sched may be nil (no schedule
+// known: freshness and overdue are not judged). lockHolder is the PID
+// holding the writer lock (0: none); runTimeout bounds a live run (0: no
+// bound).
+func Assess(s load.Summary, sched Schedule, now time.Time, lockHolder int, runTimeout time.Duration) Health {
+	var h Health
+	ago := func(t time.Time) string { return now.Sub(t).Round(time.Second).String() + " ago" }
+	var lastEnded *load.Run
+	for i := range s.Runs {
+		r := &s.Runs[i]
+		if r.Status == load.StatusRunning {
+			switch {
+			case lockHolder == 0:
+				h.DeadRuns = append(h.DeadRuns, r.ID)
+				h.Problems = append(h.Problems, fmt.Sprintf("run %d is marked running but no cardsync process holds the warehouse: it died (killed, out of memory, power loss); the next run marks it abandoned and resumes its walk", r.ID))
+			case runTimeout > 0 && now.Sub(r.HeartbeatAt) > runTimeout:
+				h.DeadRuns = append(h.DeadRuns, r.ID)
+				h.Problems = append(h.Problems, fmt.Sprintf("run %d of process %d has made no progress since %s (more than run_timeout %s): stuck", r.ID, lockHolder, r.HeartbeatAt.UTC().Format(time.RFC3339), runTimeout))
+			}
+			continue
+		}
+		if r.Status == load.StatusInterrupted {
+			continue
+		}
+		if lastEnded == nil {
+			lastEnded = r
+		}
+	}
+	if lastEnded != nil && lastEnded.Status != load.StatusSucceeded {
+		end := lastEnded.StartedAt
+		if lastEnded.FinishedAt != nil {
+			end = *lastEnded.FinishedAt
+		}
+		h.Problems = append(h.Problems, fmt.Sprintf("the last run (%d) %s %s: %s", lastEnded.ID, lastEnded.Status, ago(end), lastEnded.Error))
+	}
+	if s.LastSuccessAt == nil {
+		h.Problems = append(h.Problems, "no successful run yet")
+	} else if sched != nil {
+		t := *s.LastSuccessAt
+		for range 3 {
+			t = sched.Next(t)
+		}
+		h.StaleAfter = t
+		if now.After(t) {
+			h.Problems = append(h.Problems, fmt.Sprintf("the last success (run %d) was %s, more than three scheduled runs ago", s.LastSuccessRun, ago(*s.LastSuccessAt)))
+		}
+	}
+	if sched != nil {
+		from := now
+		if len(s.Runs) > 0 {
+			from = s.Runs[0].StartedAt
+		}
+		h.NextDue = sched.Next(from)
+		if after := sched.Next(h.NextDue); now.After(after) {
+			h.Overdue = true
+			h.Warnings = append(h.Warnings, fmt.Sprintf("overdue: the schedule expected a run at %s and none has started since %s; is `cardsync serve` running?",
+				h.NextDue.UTC().Format(time.RFC3339), from.UTC().Format(time.RFC3339)))
+		}
+	}
+	if s.RemovalsHeld > 0 {
+		h.Warnings = append(h.Warnings, fmt.Sprintf("mass removal held: the last walk missed %d live cards and marked none removed; if they are gone: cardsync backfill -confirm-removals", s.RemovalsHeld))
+	}
+	if s.LastRunRejected > 0 {
+		h.Warnings = append(h.Warnings, fmt.Sprintf("the last run set %d items aside in rejected_cards", s.LastRunRejected))
+	}
+	if len(s.Runs) > 0 && s.Runs[0].AccountError != "" {
+		h.Warnings = append(h.Warnings, "the last run took no account snapshot: "+s.Runs[0].AccountError)
+	}
+	if s.LastWalkConsistent != nil && !*s.LastWalkConsistent {
+		h.Warnings = append(h.Warnings, "the last walk was inconsistent (cards changed upstream while it ran): no removals were marked")
+	}
+	h.Healthy = len(h.Problems) == 0
+	return h
+}

@@ -1,0 +1,89 @@
+package worker
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cardsync/cardsync/load"
+)
+
+// every is a fixed-interval schedule.
+type every time.Duration
+
+func (e every) Next(t time.Time) time.Time {
+	return t.Truncate(time.Duration(e)).Add(time.Duration(e))
+}
+
+func TestAssess(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return now.Add(-d) }
+	ptr := func(t time.Time) *time.Time { return &t }
+	run := func(id int64, status string, started time.Duration, errText string) load.Run {
+		r := load.Run{ID: id, Status: status, StartedAt: at(started), HeartbeatAt: at(started - time.Minute), Error: errText}
+		if status != load.StatusRunning {
+			r.FinishedAt = ptr(at(started - 2*time.Minute))
+		}
+		return r
+	}
+	yes, no := true, false
+	tests := []struct {
+		name       string
+		sum        load.Summary
+		lockHolder int
+		healthy    bool
+		problem    string // in the first problem
+		warning    string // in some warning
+		overdue    bool
+		deadRuns   int
+		noSchedule bool
+	}{
+		{name: "fresh success", sum: load.Summary{Runs: []load.Run{run(3, "succeeded", 10*time.Minute, "")}, LastSuccessAt: ptr(at(8 * time.Minute)), LastSuccessRun: 3},
+			healthy: true},
+		{name: "never succeeded", sum: load.Summary{}, problem: "no successful run yet"},
+		{name: "last run failed, cause in full", sum: load.Summary{
+			Runs:          []load.Run{run(4, "failed", 5*time.Minute, "walk cards: fetch cards page 7: gave up after 3 attempts in 5m0s: service unavailable: status 503: Service Unavailable"), run(3, "succeeded", 20*time.Minute, "")},
+			LastSuccessAt: ptr(at(18 * time.Minute)), LastSuccessRun: 3},
+			problem: "the last run (4) failed 3m0s ago: walk cards: fetch cards page 7: gave up after 3 attempts in 5m0s: service unavailable: status 503: Service Unavailable"},
+		{name: "an interrupted run is not a failure", sum: load.Summary{
+			Runs:          []load.Run{run(4, "interrupted", 5*time.Minute, "interrupted: received terminated"), run(3, "succeeded", 20*time.Minute, "")},
+			LastSuccessAt: ptr(at(18 * time.Minute)), LastSuccessRun: 3},
+			healthy: true},
+		{name: "stale success", sum: load.Summary{Runs: []load.Run{run(3, "succeeded", 70*time.Minute, "")}, LastSuccessAt: ptr(at(68 * time.Minute)), LastSuccessRun: 3},
+			problem: "more than three scheduled runs ago", warning: "overdue", overdue: true},
+		{name: "overdue by one slot is a warning", sum: load.Summary{Runs: []load.Run{run(3, "succeeded", 32*time.Minute, "")}, LastSuccessAt: ptr(at(30 * time.Minute)), LastSuccessRun: 3},
+			healthy: true, warning: "overdue", overdue: true},
+		{name: "running with a live writer", sum: load.Summary{Runs: []load.Run{run(5, "running", 2*time.Minute, ""), run(4, "succeeded", 15*time.Minute, "")}, LastSuccessAt: ptr(at(13 * time.Minute)), LastSuccessRun: 4},
+			lockHolder: 4242, healthy: true},
+		{name: "running but the process died", sum: load.Summary{Runs: []load.Run{run(5, "running", 2*time.Minute, ""), run(4, "succeeded", 15*time.Minute, "")}, LastSuccessAt: ptr(at(13 * time.Minute)), LastSuccessRun: 4},
+			problem: "run 5 is marked running but no cardsync process holds the warehouse", deadRuns: 1},
+		{name: "running and stuck past the run timeout", sum: load.Summary{Runs: []load.Run{run(5, "running", 3*time.Hour, ""), run(4, "succeeded", 15*time.Minute, "")}, LastSuccessAt: ptr(at(13 * time.Minute)), LastSuccessRun: 4},
+			lockHolder: 4242, problem: "stuck", deadRuns: 1, overdue: true, warning: "overdue"},
+		{name: "warnings do not make it unhealthy", sum: load.Summary{Runs: []load.Run{{ID: 3, Status: "succeeded", StartedAt: at(10 * time.Minute), HeartbeatAt: at(9 * time.Minute), FinishedAt: ptr(at(8 * time.Minute)), AccountError: "read account: status 500"}},
+			LastSuccessAt: ptr(at(8 * time.Minute)), LastSuccessRun: 3, RemovalsHeld: 90, LastRunRejected: 2, LastWalkConsistent: &no},
+			healthy: true, warning: "mass removal held"},
+		{name: "no schedule known", sum: load.Summary{Runs: []load.Run{run(3, "succeeded", 70*time.Hour, "")}, LastSuccessAt: ptr(at(70 * time.Hour)), LastSuccessRun: 3, LastWalkConsistent: &yes},
+			healthy: true, noSchedule: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var sched Schedule = every(15 * time.Minute)
+			if tt.noSchedule {
+				sched = nil
+			}
+			h := Assess(tt.sum, sched, now, tt.lockHolder, 2*time.Hour)
+			if h.Healthy != tt.healthy {
+				t.Errorf("healthy = %v, want %v (problems %q)", h.Healthy, tt.healthy, h.Problems)
+			}
+			if tt.problem != "" && (len(h.Problems) == 0 || !strings.Contains(h.Problems[0], tt.problem)) {
+				t.Errorf("problems %q, want the first to contain %q", h.Problems, tt.problem)
+			}
+			if tt.warning != "" && !strings.Contains(strings.Join(h.Warnings, "\n"), tt.warning) {
+				t.Errorf("warnings %q, want one containing %q", h.Warnings, tt.warning)
+			}
+			if h.Overdue != tt.overdue || len(h.DeadRuns) != tt.deadRuns {
+				t.Errorf("overdue %v dead runs %v; want %v and %d", h.Overdue, h.DeadRuns, tt.overdue, tt.deadRuns)
+			}
+		})
+	}
+}

@@ -1,0 +1,216 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/cardsync/cardsync/extract"
+	"github.com/cardsync/cardsync/load"
+)
+
+// LoggedError is returned by Run for a failure Run has already logged at
+// error level with its cause: a caller that also prints errors can skip it
+// and still branch on the error it wraps.
+type LoggedError struct{ Err error }
+
+// Error implements error.
+func (e *LoggedError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the logged error.
+func (e *LoggedError) Unwrap() error { return e.Err }
+
+// Logged reports whether err was already logged by Run.
+func Logged(err error) bool {
+	var le *LoggedError
+	return errors.As(err, &le)
+}
+
+// startFailures counts runs that failed before their sync_runs row existed
+// (lock, warehouse refusing the first writes), for the daemon's health.
+type startFailures struct{ n atomic.Int64 }
+
+// StartFailures returns how many runs of this Job could not start: the
+// warehouse lock could not be taken for another reason than a running sync,
+// or the warehouse refused the run's first writes. Each was logged at error
+// level with its cause.
+func (j *Job) StartFailures() int64 { return j.starts.n.Load() }
+
+// Run performs one sync: lock, stale-run recovery, the run row, a start
+// line, authentication, the account snapshot, the card walk from the
+// checkpoint, removal bookkeeping after a complete walk (a card is marked
+// removed when two consecutive consistent walks miss it), the run's result
+// and an end line. Every line it and the client log carries the run's id. A
+// failure before the run row exists is logged at error level and counted
+// (StartFailures); another sync holding the lock is logged at warn.
+func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result, err error) {
+	log := j.logger().With("trigger", trigger)
+	start := j.now()
+	if j.Lock == nil {
+		return res, fmt.Errorf("%w: no writer lock", ErrWarehouse)
+	}
+	if !j.Lock.Held() {
+		if err := j.Lock.Acquire(); err != nil {
+			if errors.Is(err, load.ErrLocked) {
+				log.Warn("run skipped: another sync holds the warehouse", "err", err)
+				return res, &LoggedError{err}
+			}
+			return res, j.startFailed(log, "take the warehouse lock", fmt.Errorf("%w: %w", ErrWarehouse, err))
+		}
+		defer j.Lock.Release()
+	}
+
+	w := j.Warehouse
+	if err := j.recordPending(ctx, log); err != nil {
+		return res, j.startFailed(log, "record the result of an earlier run", err)
+	}
+	// Holding the lock means no other process is walking: every row still
+	// marked running belongs to a process that died.
+	stale, err := w.AbandonStale(ctx, 0)
+	if err != nil {
+		return res, j.startFailed(log, "mark stale runs", fmt.Errorf("%w: %w", ErrWarehouse, err))
+	}
+	if len(stale) > 0 {
+		log.Warn("runs left running by a process that died marked abandoned; the walk resumes from their checkpoint", "run_ids", stale)
+	}
+	runID, err := w.StartRun(ctx, trigger, j.Version)
+	if err != nil {
+		return res, j.startFailed(log, "record the run", fmt.Errorf("%w: %w", ErrWarehouse, err))
+	}
+	res.RunID = runID
+	log = log.With("run_id", runID)
+	client := j.Client.WithLogger(log)
+	delta := &statsDelta{c: j.Client, last: j.Client.Stats()}
+	defer func() { err = j.end(ctx, log, runID, start, delta, &res, err) }()
+
+	if opts.Restart {
+		if err := w.ResetCheckpoint(ctx, Stream); err != nil {
+			return res, fmt.Errorf("%w: %w", ErrWarehouse, err)
+		}
+	}
+	cp, err := w.Checkpoint(ctx, Stream)
+	if err != nil {
+		return res, fmt.Errorf("%w: %w", ErrWarehouse, err)
+	}
+	first := 1
+	if cp.InProgress && cp.NextPage > 1 {
+		first = cp.NextPage
+		res.Resumed = true
+	}
+	res.StartPage = first
+	startAttrs := []any{"first_page", first, "version", j.Version}
+	if res.Resumed {
+		startAttrs = append(startAttrs, "resumes_walk_of_run", cp.RunID, "total_pages", cp.TotalPages)
+	}
+	if opts.Restart {
+		startAttrs = append(startAttrs, "restart", true)
+	}
+	if opts.ConfirmRemovals {
+		startAttrs = append(startAttrs, "confirm_removals", true)
+	}
+	log.Info("run started", startAttrs...)
+
+	if err := client.Authenticate(ctx); err != nil {
+		return res, err
+	}
+	if err := j.snapshotAccount(ctx, client, log, runID, &res); err != nil {
+		return res, err
+	}
+	if err := j.walk(ctx, client, log, runID, first, delta, &res); err != nil {
+		return res, err
+	}
+	return res, j.finishWalk(ctx, log, runID, opts, &res)
+}
+
+// startFailed logs a failure that came before the run row existed, counts
+// it, and returns it marked as logged.
+func (j *Job) startFailed(log *slog.Logger, what string, err error) error {
+	j.starts.n.Add(1)
+	log.Error("run could not start: "+what+" failed", "err", err)
+	return &LoggedError{err}
+}
+
+// end records how the run ended (with retries), prunes the audit,
+// checkpoints the WAL and logs the end line. It returns the run's error,
+// marked as logged.
+func (j *Job) end(ctx context.Context, log *slog.Logger, runID int64, start time.Time, delta *statsDelta, res *Result, err error) error {
+	w := j.Warehouse
+	res.Duration = j.now().Sub(start)
+	tail := delta.take()
+	res.Requests += tail.Requests
+	res.Retries += tail.Retries
+	res.RateLimited += tail.RateLimited
+	res.AuthRequests += tail.AuthRequests
+	status := load.StatusSucceeded
+	msg := ""
+	switch {
+	case err == nil:
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		// A run deadline (serve's run_timeout) is a failure, not an
+		// interruption: a run that always times out must show as failing.
+		status = load.StatusFailed
+		msg = context.Cause(ctx).Error() + ": " + err.Error()
+	case ctx.Err() != nil:
+		status = load.StatusInterrupted
+		msg = "interrupted: " + context.Cause(ctx).Error()
+		if !errors.Is(err, ErrInterrupted) {
+			err = fmt.Errorf("%w: %w", ErrInterrupted, err)
+		}
+	default:
+		status = load.StatusFailed
+		msg = err.Error()
+	}
+	res.Status = status
+	rr := load.RunResult{
+		Status: status,
+		// The client already scrubbed upstream text where it came in;
+		// this pass catches anything else (and pieces of secrets).
+		Error:        j.Client.Scrub(msg),
+		Requests:     tail.Requests,
+		Retries:      tail.Retries,
+		RateLimited:  tail.RateLimited,
+		AuthRequests: tail.AuthRequests,
+	}
+	if res.WalkComplete {
+		c := res.WalkConsistent
+		rr.WalkConsistent = &c
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+	defer cancel()
+	if ferr := j.record(fctx, log, runID, rr); ferr != nil && err == nil {
+		err = fmt.Errorf("%w: %w", ErrWarehouse, ferr)
+		res.Status = load.StatusFailed
+	}
+	if j.AuditRetention > 0 {
+		if n, perr := w.PruneAudit(fctx, j.now().Add(-j.AuditRetention)); perr != nil {
+			log.Warn("prune page audit", "err", perr)
+		} else if n > 0 {
+			log.Debug("pruned page audit rows", "rows", n, "older_than", j.AuditRetention)
+		}
+	}
+	if oerr := w.Optimize(fctx); oerr != nil {
+		log.Debug("wal checkpoint after run", "err", oerr)
+	}
+	attrs := []any{"status", res.Status, "pages", res.Pages, "cards", res.Cards,
+		"new", res.New, "changed", res.Changed, "unchanged", res.Unchanged, "removed", res.Removed,
+		"rejected", res.Rejected, "requests", res.Requests, "retries", res.Retries, "rate_limited", res.RateLimited,
+		"auth_requests", res.AuthRequests, "duration", res.Duration.Round(time.Millisecond)}
+	if res.WalkComplete {
+		attrs = append(attrs, "walk_consistent", res.WalkConsistent, "pending_removals", res.PendingRemovals, "removals_held", res.RemovalsHeld)
+	}
+	switch {
+	case err == nil:
+		log.Info("run finished", attrs...)
+		return nil
+	case res.Status == load.StatusInterrupted:
+		log.Warn("run interrupted; the next run resumes from the checkpoint", attrs...)
+	case errors.Is(err, extract.ErrUnauthenticated):
+		log.Error("run failed: the API refused the credentials; check api.email, the password and that the user is an Administrator", append(attrs, "err", err)...)
+	default:
+		log.Error("run failed; the next run resumes from the checkpoint", append(attrs, "err", err)...)
+	}
+	return &LoggedError{err}
+}
