@@ -426,7 +426,7 @@ func TestTwoWriters(t *testing.T) {
 		// The daemon's start-up run finds the lock taken and skips; the
 		// daemon itself keeps serving (the next schedule tick will run).
 		pollUntil(t, 20*time.Second, "the daemon to skip its run", func() bool {
-			return strings.Contains(stderrSoFar(serve), "scheduled run skipped")
+			return strings.Contains(stderrSoFar(serve), "run skipped: another sync holds the warehouse")
 		}, serve, bf)
 		if code := bf.wait(t, time.Minute); code != 0 {
 			t.Fatalf("backfill exit %d\n%s", code, lastLines(bf.stderr.String()))

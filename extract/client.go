@@ -81,7 +81,25 @@ type Stats struct {
 
 type counters struct {
 	requests, retries, rateLimited, authRequests atomic.Int64
+	// busyUntil is when the requests in flight must have ended (unix
+	// nanoseconds): a request started at t ends by t + MaxWait + Timeout.
+	busyUntil atomic.Int64
 }
+
+// BusyUntil returns when every request in flight through this client must
+// have ended, whatever the server does: its start plus api.max_wait plus
+// one attempt's timeout. A run past it without progress is stuck. It is
+// the zero time when no request was ever made.
+func (c *Client) BusyUntil() time.Time {
+	n := c.stats.busyUntil.Load()
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+// Timeout returns the deadline of one attempt (api.timeout).
+func (c *Client) Timeout() time.Duration { return c.cfg.Timeout }
 
 // Stats returns the running totals.
 func (c *Client) Stats() Stats {
@@ -216,6 +234,9 @@ func (c *Client) do(ctx context.Context, r *request) (response, error) {
 	// the configuration says it does.
 	start := c.clk.Now()
 	deadline := start.Add(c.cfg.MaxWait)
+	until := time.Now().Add(c.cfg.MaxWait + c.cfg.Timeout).UnixNano()
+	for cur := c.stats.busyUntil.Load(); until > cur && !c.stats.busyUntil.CompareAndSwap(cur, until); cur = c.stats.busyUntil.Load() {
+	}
 	for {
 		var tok Secret
 		if r.token {

@@ -112,6 +112,7 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 		startAttrs = append(startAttrs, "confirm_removals", true)
 	}
 	log.Info("run started", startAttrs...)
+	j.markProgress()
 
 	if err := client.Authenticate(ctx); err != nil {
 		return res, err
@@ -119,6 +120,7 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 	if err := j.snapshotAccount(ctx, client, log, runID, &res); err != nil {
 		return res, err
 	}
+	j.markProgress()
 	if err := j.walk(ctx, client, log, runID, first, delta, &res); err != nil {
 		return res, err
 	}

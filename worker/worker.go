@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/cardsync/cardsync/extract"
@@ -67,6 +68,24 @@ type Job struct {
 
 	starts  startFailures
 	pending pendingResults
+	// progress is when the current run last moved (unix nanoseconds).
+	progress atomic.Int64
+}
+
+// markProgress notes that the run in progress moved on (a page committed,
+// the account read), for the daemon's watchdog.
+func (j *Job) markProgress() { j.progress.Store(time.Now().UnixNano()) }
+
+// ProgressDeadline returns when the run in progress must next show
+// progress: the end of the client's request in flight, or a commit's worth
+// of time after the last progress, whichever is later. The daemon stops
+// feeding systemd's watchdog past it.
+func (j *Job) ProgressDeadline() time.Time {
+	d := time.Unix(0, j.progress.Load()).Add(commitTimeout + j.Client.Timeout())
+	if b := j.Client.BusyUntil(); b.After(d) {
+		d = b
+	}
+	return d
 }
 
 // Options change one run.
@@ -237,6 +256,7 @@ func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrWarehouse, err)
 		}
+		j.markProgress()
 		res.Pages++
 		res.Cards += pr.New + pr.Changed + pr.Unchanged
 		res.New += pr.New

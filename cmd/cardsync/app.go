@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cardsync/cardsync/extract"
@@ -40,8 +41,12 @@ type Main struct {
 	Getenv  func(string) string
 	Environ func() []string
 	// Signals, when false, makes commands rely on the ctx passed to Run
-	// alone (tests); true installs SIGINT/SIGTERM handling.
+	// alone (tests); true installs SIGINT/SIGTERM handling (and SIGHUP:
+	// reload for serve, an interruption for the other commands).
 	Signals bool
+	// Hup, when set, delivers serve's reload requests instead of SIGHUP
+	// (tests).
+	Hup <-chan struct{}
 }
 
 // NewMain returns a Main wired to the process.
@@ -83,7 +88,13 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	cmd, rest := args[0], args[1:]
 	if m.Signals {
 		var stop func()
-		ctx, stop = signalContext(ctx, func(s string) { fmt.Fprintln(m.Stderr, s) })
+		sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+		if cmd != "serve" {
+			// A closed terminal must not leave a run marked running: it
+			// interrupts cleanly like Ctrl-C. serve reloads on SIGHUP.
+			sigs = append(sigs, syscall.SIGHUP)
+		}
+		ctx, stop = signalContext(ctx, func(s string) { fmt.Fprintln(m.Stderr, s) }, sigs...)
 		defer stop()
 	}
 	var err error

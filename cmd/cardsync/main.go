@@ -6,7 +6,6 @@ import (
 	"context"
 	"os"
 	"os/signal"
-	"syscall"
 )
 
 func main() {
@@ -14,12 +13,12 @@ func main() {
 	os.Exit(m.Run(context.Background(), os.Args[1:]))
 }
 
-// signalContext returns a context cancelled by the first SIGINT or SIGTERM;
-// a second signal exits at once, as litestream does.
-func signalContext(ctx context.Context, stderr func(string)) (context.Context, func()) {
+// signalContext returns a context cancelled by the first of sigs; a second
+// signal exits at once, as litestream does.
+func signalContext(ctx context.Context, stderr func(string), sigs ...os.Signal) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(ch, sigs...)
 	done := make(chan struct{})
 	go func() {
 		select {

@@ -2,14 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
 	"time"
 
-	"github.com/robfig/cron/v3"
-
+	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/worker"
 )
@@ -20,18 +21,19 @@ Usage: cardsync serve [flags]
 Runs the daemon: syncs on the [schedule] cron (5 fields, or "@every 15m"),
 in [schedule] timezone, never two runs at once, plus one run at start when
 [schedule] run_on_start is true. Under systemd (Type=notify) it reports
-READY=1, STATUS=, WATCHDOG=1 and STOPPING=1. SIGTERM or SIGINT stops the
-scheduler, lets the page in hand commit, records the run as interrupted and
-exits 0; a second signal exits at once.
+READY=1, STATUS=, STOPPING=1 and feeds the watchdog while it makes progress.
+
+Signals: SIGTERM or SIGINT stops the scheduler, lets the page in hand
+commit, records the run as interrupted and exits 0 (a second one exits at
+once). SIGHUP re-reads the configuration (file, CARDSYNC_* environment,
+flags) and uses it from the next run on; an invalid file keeps the current
+configuration and logs why. [warehouse] changes need a restart.
 
 Examples:
   cardsync serve -config /etc/cardsync/config.toml
   CARDSYNC_SCHEDULE_CRON='@every 5m' cardsync serve -config cardsync.toml
+  systemctl reload cardsync    # after editing /etc/cardsync/config.toml
 `
-
-// stopTimeout bounds how long serve waits for a running sync after a
-// signal; systemd's TimeoutStopSec in the shipped unit is 30s.
-const stopTimeout = 20 * time.Second
 
 func (m *Main) runServe(ctx context.Context, args []string) error {
 	fs := m.newFlagSet("serve", serveUsage)
@@ -55,108 +57,121 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	// and releases the lock.
 	lock, err := load.OpenLock(s.DBPath, s.FileMode)
 	if err != nil {
-		return fmt.Errorf("%w: %w", worker.ErrWarehouse, err)
+		err = fmt.Errorf("%w: %w", worker.ErrWarehouse, err)
+		log.Error("cannot start: the warehouse lock cannot be opened", "err", err)
+		return &worker.LoggedError{Err: err}
 	}
 	defer lock.Close()
 	// The daemon keeps the warehouse open between runs, so its WAL stays
 	// in place and analysts with read-only access can always open it.
 	wh, err := openWarehouse(ctx, s, log)
 	if err != nil {
-		return err
+		log.Error("cannot start: the warehouse cannot be opened", "err", err)
+		return &worker.LoggedError{Err: err}
 	}
 	defer wh.Close()
-	job := &worker.Job{
-		Client:         client,
-		Warehouse:      wh,
-		Lock:           lock,
-		Logger:         log,
-		Version:        version(),
-		AuditRetention: s.PageAuditRetention,
-		Status:         func(st string) { _ = notify.Send("STATUS=" + st) },
-	}
-	runCtx, cancelRuns := context.WithCancelCause(context.WithoutCancel(ctx))
-	defer cancelRuns(nil)
-	// running is held for the length of a run; stopping takes it to wait
-	// for the run in progress and to keep new ones from starting.
-	var running sync.Mutex
-	closed := false
-	runOnce := func() {
-		running.Lock()
-		defer running.Unlock()
-		if closed || runCtx.Err() != nil {
-			return
-		}
-		rctx, cancel := context.WithTimeoutCause(runCtx, s.RunTimeout, fmt.Errorf("run exceeded [schedule] run_timeout %s", s.RunTimeout))
-		defer cancel()
-		_ = notify.Send("STATUS=syncing")
-		res, err := job.Run(rctx, worker.TriggerSchedule, worker.Options{})
-		switch {
-		case errors.Is(err, load.ErrLocked):
-			log.Warn("scheduled run skipped: another sync holds the warehouse", "err", err)
-			_ = notify.Send("STATUS=skipped: another sync holds the warehouse")
-		case err != nil:
-			_ = notify.Send(fmt.Sprintf("STATUS=last run %d %s", res.RunID, res.Status))
-		default:
-			_ = notify.Send(fmt.Sprintf("STATUS=last run %d succeeded at %s: %d cards", res.RunID, time.Now().UTC().Format(time.RFC3339), res.Cards))
+	newJob := func(s Settings, client *extract.Client, log *slog.Logger) *worker.Job {
+		return &worker.Job{
+			Client:         client,
+			Warehouse:      wh,
+			Lock:           lock,
+			Logger:         log,
+			Version:        version(),
+			AuditRetention: s.PageAuditRetention,
+			Status:         func(st string) { _ = notify.Send("STATUS=" + st) },
 		}
 	}
-	cl := cronLogger{log}
-	c := cron.New(cron.WithLocation(s.Location), cron.WithLogger(cl))
-	// Order matters: SkipIfStillRunning outermost, so a recovered panic
-	// still releases its slot (robfig/cron v3.0.1). The same wrapped job
-	// serves the schedule and run_on_start, so they never overlap.
-	wrapped := cron.NewChain(cron.SkipIfStillRunning(cl), cron.Recover(cl)).Then(cron.FuncJob(runOnce))
-	c.Schedule(s.Schedule, wrapped)
-	c.Start()
-	next := c.Entries()[0].Next
-	log.Info("cardsync serving", "version", version(), "schedule", s.CronSpec, "timezone", s.Location.String(),
-		"next_run", next.UTC().Format(time.RFC3339), "warehouse", s.DBPath, "api", s.BaseURL)
-	if s.RunOnStart {
-		go wrapped.Run()
-	}
-	_ = notify.Send("READY=1")
-	_ = notify.Send("STATUS=idle; next run " + next.UTC().Format(time.RFC3339))
-	if iv := notify.WatchdogInterval(); iv > 0 {
+	hup := m.Hup
+	if hup == nil && m.Signals {
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, syscall.SIGHUP)
+		defer signal.Stop(ch)
+		fwd := make(chan struct{}, 1)
 		go func() {
-			t := time.NewTicker(iv)
-			defer t.Stop()
-			for {
+			for range ch {
 				select {
-				case <-ctx.Done():
-					return
-				case <-t.C:
-					_ = notify.Send("WATCHDOG=1")
+				case fwd <- struct{}{}:
+				default:
 				}
 			}
 		}()
+		hup = fwd
 	}
-	<-ctx.Done()
-	log.Info("stopping", "cause", context.Cause(ctx))
-	_ = notify.Send("STOPPING=1")
-	stopped := c.Stop()
-	cancelRuns(context.Cause(ctx))
-	waitDone := make(chan struct{})
-	go func() {
-		running.Lock()
-		closed = true
-		running.Unlock()
-		<-stopped.Done()
-		close(waitDone)
-	}()
-	select {
-	case <-waitDone:
-		log.Info("stopped cleanly")
-	case <-time.After(stopTimeout):
-		log.Error("a run did not stop in time; exiting anyway", "timeout", stopTimeout)
-		return fmt.Errorf("a run did not stop within %s; the next run marks it abandoned and resumes its walk", stopTimeout)
+	current := s
+	d := &worker.Daemon{
+		Job:        newJob(s, client, log),
+		Schedule:   inLocation{s.Schedule, s.Location},
+		RunOnStart: s.RunOnStart,
+		RunTimeout: s.RunTimeout,
+		Logger:     log,
+		Notify:     notify.Send,
+		Watchdog:   notify.WatchdogInterval(),
+		Hup:        hup,
+		Reload: func(ctx context.Context) (worker.Config, error) {
+			next, err := m.settings(cf, true)
+			if err != nil {
+				return worker.Config{}, err
+			}
+			changes, restart := settingsChanges(current, next)
+			nlog := m.logger(next)
+			c := client
+			if apiChanged(current, next) {
+				if c, err = newClient(next, nlog, nil); err != nil {
+					return worker.Config{}, err
+				}
+				client = c
+			}
+			if len(restart) > 0 {
+				nlog.Warn("these keys changed but need a restart to take effect", "keys", restart)
+			}
+			current = next
+			return worker.Config{Job: newJob(next, c, nlog), Schedule: inLocation{next.Schedule, next.Location},
+				RunTimeout: next.RunTimeout, Logger: nlog, Changes: strings.Join(changes, ", ")}, nil
+		},
 	}
+	log.Info("cardsync serving", "version", version(), "schedule", s.CronSpec, "timezone", s.Location.String(),
+		"next_run", d.Schedule.Next(time.Now()).UTC().Format(time.RFC3339), "warehouse", s.DBPath, "api", s.BaseURL,
+		"run_on_start", s.RunOnStart)
+	if err := d.Run(ctx); err != nil {
+		return &worker.LoggedError{Err: err}
+	}
+	log.Info("stopped cleanly")
 	return nil
 }
 
-// cronLogger adapts slog to cron.Logger; cron's chatty info goes to debug.
-type cronLogger struct{ l *slog.Logger }
+// apiChanged reports whether the client must be rebuilt (it would lose its
+// token otherwise kept across runs).
+func apiChanged(a, b Settings) bool {
+	return a.BaseURL != b.BaseURL || a.Email != b.Email || a.Password != b.Password || a.TokenField != b.TokenField ||
+		a.RateLimit != b.RateLimit || a.AuthRateLimit != b.AuthRateLimit || a.Timeout != b.Timeout || a.MaxWait != b.MaxWait ||
+		a.MaxBodyBytes != b.MaxBodyBytes || a.AmountScale != b.AmountScale || a.MaxPages != b.MaxPages
+}
 
-func (c cronLogger) Info(msg string, kv ...any) { c.l.Debug("cron: "+msg, kv...) }
-func (c cronLogger) Error(err error, msg string, kv ...any) {
-	c.l.Error("cron: "+msg, append(kv, "err", err)...)
+// settingsChanges lists the keys a reload changes, and those among them
+// that only take effect after a restart ([warehouse]).
+func settingsChanges(a, b Settings) (changed, restart []string) {
+	add := func(key string, differs, needsRestart bool) {
+		if !differs {
+			return
+		}
+		changed = append(changed, key)
+		if needsRestart {
+			restart = append(restart, key)
+		}
+	}
+	add("api", apiChanged(a, b), false)
+	add("schedule.cron", a.CronSpec != b.CronSpec, false)
+	add("schedule.timezone", a.Location.String() != b.Location.String(), false)
+	add("schedule.run_timeout", a.RunTimeout != b.RunTimeout, false)
+	add("log", a.LogLevel != b.LogLevel || a.LogFormat != b.LogFormat, false)
+	add("warehouse.page_audit_retention", a.PageAuditRetention != b.PageAuditRetention, false)
+	add("warehouse.path", a.DBPath != b.DBPath, true)
+	add("warehouse.file_mode", a.FileMode != b.FileMode, true)
+	add("warehouse.synchronous", a.Synchronous != b.Synchronous, true)
+	add("warehouse.redact_fields", strings.Join(a.RedactFields, ",") != strings.Join(b.RedactFields, ","), true)
+	add("warehouse.max_removed_fraction", a.MaxRemovedFraction != b.MaxRemovedFraction, true)
+	if len(changed) == 0 {
+		changed = []string{"nothing"}
+	}
+	return changed, restart
 }

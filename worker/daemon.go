@@ -1,0 +1,247 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Daemon runs a Job on a schedule until its context ends: `cardsync serve`.
+// Runs happen one at a time in the daemon's loop, so they never overlap; a
+// run due while another runs is skipped. SIGHUP (Hup) reloads the
+// configuration between runs. Under systemd it reports READY=1, STATUS=,
+// STOPPING=1 and feeds the watchdog only while it makes progress.
+type Daemon struct {
+	// Job is what each run does. Reload may replace it between runs.
+	Job *Job
+	// Schedule says when runs are due, in the configured time zone.
+	Schedule Schedule
+	// RunOnStart runs once at start, before the first scheduled run.
+	RunOnStart bool
+	// RunTimeout bounds one run; a run past it is cancelled and failed.
+	RunTimeout time.Duration
+	// Logger receives the daemon's own lines (runs log through Job.Logger).
+	Logger *slog.Logger
+	// Notify sends one sd_notify state ("READY=1"); nil sends nothing.
+	Notify func(state string) error
+	// Watchdog is how often WATCHDOG=1 is sent while the daemon makes
+	// progress (half of systemd's WatchdogSec); 0 sends none.
+	Watchdog time.Duration
+	// Hup delivers reload requests (SIGHUP).
+	Hup <-chan struct{}
+	// Reload builds the configuration to use from the next run on; an error
+	// keeps the current one. nil: reload requests are logged and ignored.
+	Reload func(ctx context.Context) (Config, error)
+	// StopTimeout bounds how long a stop waits for the run in progress
+	// (systemd's TimeoutStopSec is 30s in the shipped unit).
+	StopTimeout time.Duration
+
+	running atomic.Bool
+	mu      sync.Mutex // guards the fields Reload replaces
+}
+
+// Config is what a reload replaces.
+type Config struct {
+	Job        *Job
+	Schedule   Schedule
+	RunTimeout time.Duration
+	Logger     *slog.Logger
+	// Changes describes what changed, for the log line.
+	Changes string
+}
+
+// DefaultStopTimeout is Daemon.StopTimeout's default.
+const DefaultStopTimeout = 20 * time.Second
+
+func (d *Daemon) logger() *slog.Logger {
+	if d.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return d.Logger
+}
+
+func (d *Daemon) notify(state string) {
+	if d.Notify != nil {
+		_ = d.Notify(state)
+	}
+}
+
+// current returns the configuration in use.
+func (d *Daemon) current() (*Job, Schedule, time.Duration, *slog.Logger) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.Job, d.Schedule, d.RunTimeout, d.logger()
+}
+
+// Run runs the daemon until ctx ends. It returns nil after a clean stop,
+// and an error when the run in progress did not stop within StopTimeout.
+func (d *Daemon) Run(ctx context.Context) error {
+	if d.Job == nil || d.Schedule == nil {
+		return errors.New("daemon: no job or schedule")
+	}
+	stopTimeout := d.StopTimeout
+	if stopTimeout <= 0 {
+		stopTimeout = DefaultStopTimeout
+	}
+	if d.Watchdog > 0 {
+		go d.feedWatchdog(ctx)
+	}
+	d.notify("READY=1")
+	pendingReload := false
+	if d.RunOnStart {
+		if err := d.runOnce(ctx, stopTimeout, &pendingReload); err != nil {
+			return err
+		}
+	}
+	for {
+		if pendingReload {
+			pendingReload = false
+			d.reload(ctx)
+		}
+		_, sched, _, log := d.current()
+		now := time.Now()
+		next := sched.Next(now)
+		d.notify("STATUS=idle; next run " + next.UTC().Format(time.RFC3339))
+		log.Debug("waiting for the next scheduled run", "next_run", next.UTC().Format(time.RFC3339))
+		timer := time.NewTimer(next.Sub(now))
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			d.stopping(ctx)
+			return nil
+		case <-d.Hup:
+			timer.Stop()
+			pendingReload = true
+		case <-timer.C:
+			if err := d.runOnce(ctx, stopTimeout, &pendingReload); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (d *Daemon) stopping(ctx context.Context) {
+	d.logger().Info("stopping", "cause", context.Cause(ctx))
+	d.notify("STOPPING=1")
+}
+
+// runOnce runs the job once and waits for it; a reload request meanwhile
+// is kept for after the run. When ctx ends, the run is cancelled (it
+// commits the page in hand and is recorded interrupted) and waited for at
+// most stopTimeout.
+func (d *Daemon) runOnce(ctx context.Context, stopTimeout time.Duration, pendingReload *bool) error {
+	job, _, runTimeout, log := d.current()
+	if ctx.Err() != nil {
+		return nil
+	}
+	rctx, cancel := context.WithTimeoutCause(ctx, runTimeout, fmt.Errorf("run exceeded [schedule] run_timeout %s", runTimeout))
+	defer cancel()
+	d.notify("STATUS=syncing")
+	d.running.Store(true)
+	done := make(chan struct{})
+	var res Result
+	var err error
+	go func() {
+		defer close(done)
+		defer d.running.Store(false)
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("run panicked: %v", p)
+				log.Error("run panicked; the daemon goes on and the next run marks it abandoned", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			}
+		}()
+		res, err = job.Run(rctx, TriggerSchedule, Options{})
+	}()
+	for {
+		select {
+		case <-done:
+			d.afterRun(res, err)
+			return nil
+		case <-d.Hup:
+			*pendingReload = true
+			log.Info("reload requested; it is applied when the run in progress ends")
+		case <-ctx.Done():
+			d.stopping(ctx)
+			t := time.NewTimer(stopTimeout)
+			defer t.Stop()
+			select {
+			case <-done:
+				log.Info("stopped cleanly")
+				return nil
+			case <-t.C:
+				log.Error("a run did not stop in time; exiting anyway", "timeout", stopTimeout)
+				return fmt.Errorf("a run did not stop within %s; the next run marks it abandoned and resumes its walk", stopTimeout)
+			}
+		}
+	}
+}
+
+func (d *Daemon) afterRun(res Result, err error) {
+	switch {
+	case err == nil:
+		d.notify(fmt.Sprintf("STATUS=last run %d succeeded at %s: %d cards", res.RunID, time.Now().UTC().Format(time.RFC3339), res.Cards))
+	case res.RunID == 0:
+		d.notify("STATUS=last run could not start: " + err.Error())
+	default:
+		d.notify(fmt.Sprintf("STATUS=last run %d %s", res.RunID, res.Status))
+	}
+}
+
+// reload asks for a new configuration and applies it; a failed reload
+// keeps the current configuration and says why.
+func (d *Daemon) reload(ctx context.Context) {
+	log := d.logger()
+	if d.Reload == nil {
+		log.Warn("reload requested but not supported; restart to apply a new configuration")
+		return
+	}
+	cfg, err := d.Reload(ctx)
+	if err != nil {
+		log.Error("reload failed; the current configuration stays in use", "err", err)
+		d.notify("STATUS=reload failed: " + err.Error())
+		return
+	}
+	d.mu.Lock()
+	if cfg.Job != nil {
+		d.Job = cfg.Job
+	}
+	if cfg.Schedule != nil {
+		d.Schedule = cfg.Schedule
+	}
+	if cfg.RunTimeout > 0 {
+		d.RunTimeout = cfg.RunTimeout
+	}
+	if cfg.Logger != nil {
+		d.Logger = cfg.Logger
+	}
+	d.mu.Unlock()
+	d.logger().Info("configuration reloaded", "changes", cfg.Changes)
+}
+
+// feedWatchdog sends WATCHDOG=1 every d.Watchdog while the daemon makes
+// progress: idle between runs, or in a run that is within the time its
+// current request or last commit may take. A run stuck past that stops the
+// pings, and systemd restarts the service.
+func (d *Daemon) feedWatchdog(ctx context.Context) {
+	t := time.NewTicker(d.Watchdog)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			job, _, _, log := d.current()
+			if !d.running.Load() || now.Before(job.ProgressDeadline()) {
+				d.notify("WATCHDOG=1")
+				continue
+			}
+			log.Error("the run in progress has made no progress in the time its requests may take; not feeding the watchdog",
+				"progress_deadline", job.ProgressDeadline().UTC().Format(time.RFC3339))
+		}
+	}
+}
