@@ -296,12 +296,12 @@ type Summary struct {
 	RejectedCards   int64 `json:"rejected_cards"`
 	LastRunRejected int64 `json:"last_run_rejected"`
 	// RemovalsHeld is what the guard held back in the last finished walk.
-	RemovalsHeld       int64      `json:"removals_held"`
-	LastSuccessAt      *time.Time `json:"last_success_at"`
-	LastSuccessRun     int64      `json:"last_success_run,omitempty"`
+	RemovalsHeld   int64      `json:"removals_held"`
+	LastSuccessAt  *time.Time `json:"last_success_at"`
+	LastSuccessRun int64      `json:"last_success_run,omitempty"`
 	// FailuresInARow counts failed and abandoned runs since the last
 	// success; an interrupted run (SIGTERM, Ctrl-C) is not a failure.
-	FailuresInARow int `json:"failures_in_a_row"`
+	FailuresInARow     int        `json:"failures_in_a_row"`
 	LastWalkConsistent *bool      `json:"last_walk_consistent"`
 	LastWalkAt         *time.Time `json:"last_walk_at"`
 	Running            int        `json:"running"`
