@@ -114,6 +114,27 @@ func (l *Lock) Close() error {
 	return err
 }
 
+// Reopen moves a held lock to the file the path names now (after the
+// warehouse file was written back or replaced, see Warehouse.Verify): the
+// old descriptor is closed and the new file locked. If another process
+// holds the new file, the error wraps ErrLocked and the lock is not held.
+func (l *Lock) Reopen() error {
+	path := l.f.Name()
+	held := l.held
+	if err := l.Close(); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return fmt.Errorf("reopen lock: %w", err)
+	}
+	l.f = f
+	if held {
+		return l.Acquire()
+	}
+	return nil
+}
+
 // Held reports whether this process holds the lock.
 func (l *Lock) Held() bool { return l != nil && l.held }
 

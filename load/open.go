@@ -76,6 +76,12 @@ type Warehouse struct {
 	maxRemovedFraction float64
 	// page holds CommitPage's statements, prepared once per writer.
 	page *pageStatements
+	// opts, syncMode and id are what a writer needs to reconnect: the
+	// options it was opened with and the file (device, inode) it has open.
+	opts      Options
+	syncMode  string
+	id        fileID
+	immutable bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -121,38 +127,9 @@ func Open(ctx context.Context, path string, opts Options) (*Warehouse, error) {
 		log.Warn("the warehouse is readable by every local user; chmod o-rwx it (and its -wal and -shm)",
 			"path", abs, "mode", fmt.Sprintf("%04o", fi.Mode().Perm()))
 	}
-	params := []string{
-		"_pragma=busy_timeout(" + strconv.Itoa(int(busyTimeout/time.Millisecond)) + ")",
-		"_pragma=journal_mode(WAL)",
-		"_pragma=foreign_keys(1)",
-		"_pragma=synchronous(" + syncMode + ")",
-		"_pragma=journal_size_limit(" + strconv.Itoa(journalSizeLimit) + ")",
-		"_pragma=trusted_schema(0)",
-		"_txlock=immediate",
-		"_time_format=sqlite",
-	}
-	db, err := sql.Open("sqlite", dsn(abs, params))
-	if err != nil {
-		return nil, fmt.Errorf("open warehouse %s: %w", path, err)
-	}
-	// One writer connection, kept for the life of the Warehouse: SQLite
-	// allows one writer anyway, and keeping it open keeps -wal/-shm in place
-	// for read-only analysts.
-	db.SetMaxOpenConns(1)
-	db.SetMaxIdleConns(1)
-	db.SetConnMaxLifetime(0)
-	db.SetConnMaxIdleTime(0)
-	w := newWarehouse(db, abs, false, opts)
-	if err := w.setupWriter(ctx, syncMode); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open warehouse %s: %w", path, err)
-	}
-	if err := w.migrate(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open warehouse %s: %w", path, err)
-	}
-	if w.page, err = preparePageStatements(ctx, db); err != nil {
-		db.Close()
+	w := newWarehouse(nil, abs, false, opts)
+	w.syncMode = syncMode
+	if err := w.connect(ctx); err != nil {
 		return nil, fmt.Errorf("open warehouse %s: %w", path, err)
 	}
 	return w, nil
@@ -170,6 +147,33 @@ func OpenReadOnly(ctx context.Context, path string) (*Warehouse, error) {
 	if _, err := os.Stat(abs); err != nil {
 		return nil, fmt.Errorf("open warehouse read-only %s: %w", path, err)
 	}
+	w, err := openReadOnly(ctx, abs, false)
+	if err != nil && immutableIsSafe(abs) {
+		// A read-write open by someone else while the daemon was stopped
+		// removed -wal and -shm, and this user cannot create them. With no
+		// writer running and no WAL content, the file alone is the whole
+		// database: read it as immutable.
+		if wi, ierr := openReadOnly(ctx, abs, true); ierr == nil {
+			return wi, nil
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open warehouse read-only %s: %w", path, err)
+	}
+	return w, nil
+}
+
+// immutableIsSafe: no process holds the writer lock and there is no WAL
+// content that an immutable open would miss.
+func immutableIsSafe(path string) bool {
+	if pid, err := LockHolder(path); err != nil || pid != 0 {
+		return false
+	}
+	fi, err := os.Stat(path + "-wal")
+	return errors.Is(err, fs.ErrNotExist) || err == nil && fi.Size() == 0
+}
+
+func openReadOnly(ctx context.Context, abs string, immutable bool) (*Warehouse, error) {
 	params := []string{
 		"mode=ro",
 		"_pragma=busy_timeout(" + strconv.Itoa(int(busyTimeout/time.Millisecond)) + ")",
@@ -177,12 +181,16 @@ func OpenReadOnly(ctx context.Context, path string) (*Warehouse, error) {
 		"_pragma=query_only(1)",
 		"_time_format=sqlite",
 	}
+	if immutable {
+		params = append(params, "immutable=1")
+	}
 	db, err := sql.Open("sqlite", dsn(abs, params))
 	if err != nil {
-		return nil, fmt.Errorf("open warehouse read-only %s: %w", path, err)
+		return nil, err
 	}
 	db.SetMaxOpenConns(4)
 	w := newWarehouse(db, abs, true, Options{})
+	w.immutable = immutable
 	version, appID, err := w.versions(ctx, db)
 	if err == nil {
 		err = checkVersions(version, appID, latestVersion())
@@ -196,10 +204,15 @@ func OpenReadOnly(ctx context.Context, path string) (*Warehouse, error) {
 	}
 	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open warehouse read-only %s: %w", path, err)
+		return nil, err
 	}
 	return w, nil
 }
+
+// Immutable reports whether a read-only warehouse had to be opened as
+// immutable: its -wal and -shm were missing (see OpenReadOnly). A writer
+// (`cardsync check` or the next run, as the service user) recreates them.
+func (w *Warehouse) Immutable() bool { return w.immutable }
 
 func newWarehouse(db *sql.DB, path string, ro bool, opts Options) *Warehouse {
 	now := opts.Now
@@ -214,7 +227,8 @@ func newWarehouse(db *sql.DB, path string, ro bool, opts Options) *Warehouse {
 	if frac <= 0 {
 		frac = DefaultMaxRemovedFraction
 	}
-	return &Warehouse{db: db, path: path, readOnly: ro, now: now, log: log, policy: redact.NewPolicy(opts.RedactFields), maxRemovedFraction: frac}
+	return &Warehouse{db: db, path: path, readOnly: ro, now: now, log: log, policy: redact.NewPolicy(opts.RedactFields),
+		maxRemovedFraction: frac, opts: opts}
 }
 
 // dsn builds a file: URI. SQLite decodes %HH escapes in the path, and the
@@ -264,14 +278,23 @@ func (w *Warehouse) setupWriter(ctx context.Context, syncMode string) error {
 	if want := map[string]int{"OFF": 0, "NORMAL": 1, "FULL": 2, "EXTRA": 3}[syncMode]; sync != want {
 		return fmt.Errorf("synchronous is %d, want %d (%s)", sync, want, syncMode)
 	}
+	return w.persistWAL(ctx)
+}
+
+// persistWAL sets SQLITE_FCNTL_PERSIST_WAL on the connection: the last
+// writer close keeps -wal (truncated) and -shm, so an analyst without write
+// access to the directory can still open the database read-only while the
+// worker is stopped. It also puts the database in WAL mode.
+func (w *Warehouse) persistWAL(ctx context.Context) error {
 	conn, err := w.db.Conn(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	// Persistent WAL: the last writer close keeps -wal (truncated) and -shm,
-	// so an analyst without write access to the directory can still open the
-	// database read-only while the worker is stopped.
+	var mode string
+	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
+		return err
+	}
 	return conn.Raw(func(dc any) error {
 		fc, ok := dc.(sqlite.FileControl)
 		if !ok {

@@ -64,6 +64,22 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 	}
 
 	w := j.Warehouse
+	// The path must still name the file open here, and it must be
+	// writable: a warehouse deleted, replaced or made read-only under a
+	// running daemon is repaired now, loudly, instead of failing silently.
+	ev, msg, err := w.Verify(ctx)
+	if err != nil {
+		return res, j.startFailed(log, "check the warehouse file", fmt.Errorf("%w: %w", ErrWarehouse, err))
+	}
+	switch {
+	case ev == load.FileReopened:
+		log.Warn(msg)
+	case ev.Changed():
+		log.Error(msg)
+		if err := j.Lock.Reopen(); err != nil {
+			return res, j.startFailed(log, "lock the warehouse file now at "+w.Path(), fmt.Errorf("%w: %w", ErrWarehouse, err))
+		}
+	}
 	if err := j.recordPending(ctx, log); err != nil {
 		return res, j.startFailed(log, "record the result of an earlier run", err)
 	}

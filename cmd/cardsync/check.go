@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/worker"
@@ -15,25 +16,40 @@ import (
 const checkUsage = `
 Usage: cardsync check [flags]
 
-Checks a deployment without writing anything: validates the configuration,
-reaches the API, authenticates (one token request), reads /account, and
-opens the warehouse read-only. It prints what it found and exits non-zero
-on the first problem (exit codes as for backfill).
+Checks a deployment without storing anything: validates the configuration,
+reaches the API, authenticates (one token request), reads /account, opens
+the warehouse read-only and proves it could write it (takes the writer lock
+and rolls back a write transaction; this also recreates the -wal and -shm
+files that analysts need if a manual read-write open removed them). It
+prints what it found and exits non-zero on the first problem (exit codes as
+for backfill), within -timeout.
 
 Examples:
   cardsync check -config /etc/cardsync/config.toml
-  CARDSYNC_API_PASSWORD=... cardsync check -config cardsync.toml
+  CARDSYNC_API_PASSWORD=... cardsync check -config cardsync.toml -timeout 10s
 `
 
 func (m *Main) runCheck(ctx context.Context, args []string) error {
 	flags := m.newFlagSet("check", checkUsage)
 	var cf commonFlags
 	cf.register(flags)
+	timeout := flags.Duration("timeout", 30*time.Second, "give up after this long (a dead API is reported within it)")
 	if err := parse(flags, args); err != nil {
 		return err
 	}
+	if *timeout <= 0 {
+		return &usageError{msg: "-timeout must be positive"}
+	}
 	s, err := m.settings(cf, true)
 	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, *timeout, fmt.Errorf("check gave up after -timeout %s", *timeout))
+	defer cancel()
+	withCause := func(err error) error {
+		if cause := context.Cause(ctx); cause != nil && errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("%w: %w", cause, err)
+		}
 		return err
 	}
 	ok := func(format string, a ...any) { fmt.Fprintf(m.Stdout, "ok    "+format+"\n", a...) }
@@ -44,12 +60,12 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 		return err
 	}
 	if err := client.Authenticate(ctx); err != nil {
-		return fmt.Errorf("authenticate at %s: %w", s.BaseURL, err)
+		return withCause(err)
 	}
 	ok("authenticated as %s", s.Email)
 	acct, err := client.Account(ctx)
 	if err != nil {
-		return fmt.Errorf("read account: %w", err)
+		return withCause(err)
 	}
 	name := "(null)"
 	if acct.Name != nil {
@@ -63,21 +79,32 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 
 	if _, err := os.Stat(s.DBPath); errors.Is(err, fs.ErrNotExist) {
 		dir := filepath.Dir(s.DBPath)
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return fmt.Errorf("%w: warehouse directory %s does not exist", worker.ErrWarehouse, dir)
+		probe, err := os.CreateTemp(dir, ".cardsync-check-*")
+		if err != nil {
+			return fmt.Errorf("%w: warehouse directory %s is not usable: %w", worker.ErrWarehouse, dir, err)
 		}
-		ok("warehouse %s does not exist yet; the first run creates it", s.DBPath)
+		probe.Close()
+		os.Remove(probe.Name())
+		ok("warehouse %s does not exist yet; its directory is writable and the first run creates it", s.DBPath)
 		return nil
 	}
 	wh, err := load.OpenReadOnly(ctx, s.DBPath)
 	if err != nil {
 		return fmt.Errorf("%w: open %s read-only: %w", worker.ErrWarehouse, s.DBPath, err)
 	}
-	defer wh.Close()
-	st, err := wh.Summary(ctx)
+	sum, err := wh.Summary(ctx)
+	wh.Close()
 	if err != nil {
 		return fmt.Errorf("%w: read status: %w", worker.ErrWarehouse, err)
 	}
-	ok("warehouse %s readable: %s", s.DBPath, statusOneLine(st))
+	ok("warehouse %s readable: %s", s.DBPath, statusOneLine(sum))
+	switch err := load.CheckWritable(ctx, s.DBPath); {
+	case err == nil:
+		ok("warehouse writable: took the writer lock and rolled back a write transaction")
+	case errors.Is(err, load.ErrLocked):
+		ok("warehouse held by a running sync (%v): not probed for writing", err)
+	default:
+		return fmt.Errorf("%w: %w", worker.ErrWarehouse, err)
+	}
 	return nil
 }

@@ -1,0 +1,325 @@
+package load
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"modernc.org/sqlite"
+)
+
+// fileID identifies a file: its device and inode.
+type fileID struct{ dev, ino uint64 }
+
+func statID(path string) (fileID, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return fileID{}, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	return fileID{dev: uint64(st.Dev), ino: st.Ino}, nil
+}
+
+// writerParams are the writer connection's pragmas, in the DSN so that
+// every connection the pool makes gets them.
+func writerParams(syncMode string) []string {
+	return []string{
+		"_pragma=busy_timeout(" + strconv.Itoa(int(busyTimeout/time.Millisecond)) + ")",
+		"_pragma=journal_mode(WAL)",
+		"_pragma=foreign_keys(1)",
+		"_pragma=synchronous(" + syncMode + ")",
+		"_pragma=journal_size_limit(" + strconv.Itoa(journalSizeLimit) + ")",
+		"_pragma=trusted_schema(0)",
+		"_txlock=immediate",
+		"_time_format=sqlite",
+	}
+}
+
+// connect opens the writer connection on w.path: pragmas checked,
+// persistent WAL, migrations, prepared statements, and the file's identity
+// recorded.
+func (w *Warehouse) connect(ctx context.Context) error {
+	db, err := sql.Open("sqlite", dsn(w.path, writerParams(w.syncMode)))
+	if err != nil {
+		return err
+	}
+	// One writer connection, kept for the life of the Warehouse: SQLite
+	// allows one writer anyway, and keeping it open keeps -wal/-shm in place
+	// for read-only analysts.
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	w.db = db
+	fail := func(err error) error {
+		db.Close()
+		w.db = nil
+		return err
+	}
+	if err := w.setupWriter(ctx, w.syncMode); err != nil {
+		return fail(err)
+	}
+	if err := w.migrate(ctx); err != nil {
+		return fail(err)
+	}
+	if w.page, err = preparePageStatements(ctx, db); err != nil {
+		return fail(err)
+	}
+	if w.id, err = statID(w.path); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// reconnect closes the writer connection and opens a new one on w.path.
+func (w *Warehouse) reconnect(ctx context.Context) error {
+	w.page.close()
+	if err := w.db.Close(); err != nil {
+		w.log.Warn("close the old connection", "err", err)
+	}
+	if err := w.connect(ctx); err != nil {
+		return fmt.Errorf("reopen warehouse %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// FileEvent says what Verify found and did.
+type FileEvent int
+
+const (
+	// FileOK: the path names the open file and it is writable.
+	FileOK FileEvent = iota
+	// FileReopened: the connection had the file read-only (its permissions
+	// had changed); it was reopened read-write.
+	FileReopened
+	// FileWrittenBack: the file had been deleted; the open database was
+	// written back to the path. Nothing is lost.
+	FileWrittenBack
+	// FileSwitched: the path now names another cardsync warehouse (a
+	// restore, an operator's copy); the writer now uses it.
+	FileSwitched
+	// FileMovedAside: the path named a file that is not a cardsync
+	// warehouse; it was moved aside (to <path>.replaced-<time>) and the open
+	// database written back.
+	FileMovedAside
+)
+
+// Changed reports whether the writer now has another file open: the
+// caller's writer lock must follow it (Lock.Reopen).
+func (e FileEvent) Changed() bool { return e >= FileWrittenBack }
+
+// ErrNotWritable is wrapped when the warehouse file cannot be written by
+// this process.
+var ErrNotWritable = errors.New("the warehouse file is not writable")
+
+// Verify checks, before a run writes, that the path still names the file
+// this writer has open and that it can write it, and repairs what it can:
+// a connection left read-only is reopened read-write; a deleted file is
+// written back from the open database (VACUUM INTO a temporary file, then
+// rename); a file replaced by another warehouse is adopted; one replaced by
+// anything else is moved aside and the open database written back. The
+// message says what happened, for the log.
+func (w *Warehouse) Verify(ctx context.Context) (FileEvent, string, error) {
+	if w.readOnly {
+		return FileOK, "", ErrReadOnly
+	}
+	id, err := statID(w.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := w.writeBack(ctx); err != nil {
+			return FileOK, "", fmt.Errorf("the warehouse file was deleted and could not be written back: %w", err)
+		}
+		return FileWrittenBack, "the warehouse file was deleted while cardsync had it open; the open database was written back to " + w.path + ": nothing is lost", nil
+	case err != nil:
+		return FileOK, "", fmt.Errorf("check the warehouse file: %w", err)
+	case id != w.id:
+		// Our WAL may still sit at <path>-wal: empty it before anything
+		// opens the file now at the path, or SQLite would read our frames
+		// as that file's.
+		w.checkpointTruncate(ctx)
+		if isWarehouse(ctx, w.path) {
+			if err := w.reconnect(ctx); err != nil {
+				return FileOK, "", err
+			}
+			return FileSwitched, "the warehouse file was replaced by another cardsync warehouse (a restore?); cardsync now writes to it", nil
+		}
+		aside := w.path + ".replaced-" + time.Now().UTC().Format("20060102T150405Z")
+		if err := os.Rename(w.path, aside); err != nil {
+			return FileOK, "", fmt.Errorf("move aside the file that replaced the warehouse: %w", err)
+		}
+		// A -wal that is not empty after our checkpoint belongs to the
+		// foreign file: it goes aside with it.
+		if fi, err := os.Stat(w.path + "-wal"); err == nil && fi.Size() > 0 {
+			_ = os.Rename(w.path+"-wal", aside+"-wal")
+		}
+		if err := w.writeBack(ctx); err != nil {
+			return FileOK, "", fmt.Errorf("write back the warehouse: %w", err)
+		}
+		return FileMovedAside, "the warehouse file was replaced by a file that is not a cardsync warehouse; it was moved to " + aside +
+			" and the open database written back to " + w.path + ": nothing is lost", nil
+	}
+	if err := w.probeWrite(ctx); err == nil {
+		return FileOK, "", nil
+	} else if !isReadOnly(err) {
+		return FileOK, "", fmt.Errorf("check the warehouse is writable: %w", err)
+	}
+	// SQLite opens a file it may not write read-only without a word; the
+	// permissions may have been fixed since.
+	if err := w.reconnect(ctx); err != nil {
+		return FileOK, "", fmt.Errorf("%w: %w", ErrNotWritable, err)
+	}
+	if err := w.probeWrite(ctx); err != nil {
+		return FileOK, "", fmt.Errorf("%w (%s as uid %d): %w", ErrNotWritable, w.path, os.Getuid(), err)
+	}
+	return FileReopened, "the warehouse connection was read-only (the file's permissions had changed); it was reopened read-write", nil
+}
+
+// checkpointTruncate moves the WAL's frames into the database and
+// empties the WAL, giving up quietly when a reader holds a snapshot.
+func (w *Warehouse) checkpointTruncate(ctx context.Context) {
+	var busy, logPages, ckpt int
+	if err := w.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logPages, &ckpt); err != nil || busy != 0 {
+		w.log.Warn("could not empty the WAL before checking the replaced file", "err", err, "busy", busy)
+	}
+}
+
+// probeWrite starts a write transaction and rolls it back.
+func (w *Warehouse) probeWrite(ctx context.Context) error {
+	tx, err := w.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	// BEGIN IMMEDIATE takes the write lock; a write proves the file is
+	// writable (a read-only connection refuses it).
+	if _, err := tx.ExecContext(ctx, `UPDATE sync_checkpoints SET stream = stream WHERE 0`); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `PRAGMA user_version = `+strconv.Itoa(latestVersion()))
+	return err
+}
+
+func isReadOnly(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == 8 // SQLITE_READONLY
+}
+
+// isWarehouse reports whether the file at path is a cardsync warehouse.
+func isWarehouse(ctx context.Context, path string) bool {
+	db, err := sql.Open("sqlite", dsn(path, []string{"mode=ro", "_pragma=busy_timeout(1000)"}))
+	if err != nil {
+		return false
+	}
+	defer db.Close()
+	var appID int
+	return db.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID) == nil && appID == ApplicationID
+}
+
+// writeBack writes the open database to w.path again: VACUUM INTO a
+// temporary file beside it (a consistent copy, read from the open
+// connection, WAL included), file mode and fsync, then the connection is
+// closed, the stale -wal and -shm removed and the copy renamed into place,
+// and the connection reopened on it.
+func (w *Warehouse) writeBack(ctx context.Context) error {
+	tmp := w.path + ".writeback-" + strconv.Itoa(os.Getpid())
+	_ = os.Remove(tmp)
+	if err := w.snapshotTo(ctx, tmp); err != nil {
+		return err
+	}
+	w.page.close()
+	if err := w.db.Close(); err != nil {
+		w.log.Warn("close the connection to the deleted file", "err", err)
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if err := os.Remove(w.path + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, w.path); err != nil {
+		return err
+	}
+	if err := syncDir(filepath.Dir(w.path)); err != nil {
+		return err
+	}
+	return w.connect(ctx)
+}
+
+// snapshotTo writes a consistent copy of the database to path (which must
+// not exist) with VACUUM INTO, gives it the warehouse's file mode and
+// fsyncs it. The copy is not a WAL database until opened by a writer.
+func (w *Warehouse) snapshotTo(ctx context.Context, path string) error {
+	if _, err := w.db.ExecContext(ctx, `VACUUM INTO ?`, path); err != nil {
+		_ = os.Remove(path)
+		return fmt.Errorf("vacuum into %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	mode := w.opts.FileMode
+	if mode == 0 {
+		mode = DefaultFileMode
+	}
+	if err := f.Chmod(mode); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// syncDir fsyncs a directory, so a rename in it is durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// CheckWritable proves that this process could sync the warehouse at path
+// without writing anything: it takes the writer lock (ErrLocked when a sync
+// holds it) and opens the file read-write for a write transaction that it
+// rolls back. The connection keeps a persistent WAL, so a -wal and -shm
+// that a manual read-write open removed are back afterwards and read-only
+// analysts can open the file again. A file that does not exist yet is not
+// created.
+func CheckWritable(ctx context.Context, path string) error {
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("check writable: %w", err)
+	}
+	l, err := AcquireLock(path)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	db, err := sql.Open("sqlite", dsn(path, []string{"mode=rw", "_pragma=busy_timeout(2000)", "_txlock=immediate"}))
+	if err != nil {
+		return fmt.Errorf("check writable: %w", err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	w := &Warehouse{db: db, path: path}
+	if err := w.persistWAL(ctx); err != nil {
+		return fmt.Errorf("check writable: %w", err)
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNotWritable, err)
+	}
+	defer tx.Rollback()
+	var v int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotWritable, err)
+	}
+	if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(v)); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotWritable, err)
+	}
+	return nil
+}
