@@ -15,6 +15,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -35,6 +36,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "cardsync")
+	// Other uids (the service user of the permission tests) must reach it.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	build := exec.Command("go", "build", "-trimpath", "-o", binary, "../cmd/cardsync")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0") // the documented build
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
@@ -101,6 +107,8 @@ type deployment struct {
 	dir string
 	db  string
 	env map[string]string
+	// cred, when set, runs the binary as that user (root only).
+	cred *syscall.Credential
 }
 
 func newDeployment(t *testing.T, up *upstream) *deployment {
@@ -124,7 +132,10 @@ func newDeployment(t *testing.T, up *upstream) *deployment {
 }
 
 func (d *deployment) environ() []string {
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + d.dir}
+	env := []string{"PATH=" + os.Getenv("PATH")}
+	if _, ok := d.env["HOME"]; !ok {
+		env = append(env, "HOME="+d.dir)
+	}
 	for k, v := range d.env {
 		env = append(env, k+"="+v)
 	}
@@ -136,6 +147,9 @@ func (d *deployment) environ() []string {
 func (d *deployment) command(ctx context.Context, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Env = d.environ()
+	if d.cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: d.cred}
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &lockedWriter{w: &stdout}, &lockedWriter{w: &stderr}
 	return cmd, &stdout, &stderr
@@ -331,4 +345,56 @@ func extraFetches(st sim.Stats) int64 {
 		}
 	}
 	return n
+}
+
+// requireRoot skips a test that must switch users when not run as root,
+// except in CI (CARDSYNC_REQUIRE_TOOLS set), where it fails: CI runs as
+// root, and a check that never runs proves nothing.
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return
+	}
+	if os.Getenv("CARDSYNC_REQUIRE_TOOLS") != "" {
+		t.Fatal("this test switches users and needs root; CI must run it")
+	}
+	t.Skip("needs root to run the binary as a non-root service user")
+}
+
+// Service and analyst ids of the permission tests: plain numbers, no
+// passwd entries needed.
+const (
+	serviceUID = 40001
+	serviceGID = 40001 // the analysts' read group, as in the unit
+	analystUID = 40002
+)
+
+// stateDir makes a state directory like the unit's StateDirectory=:
+// owned by the service user, setgid, 2750. It lives outside t.TempDir (whose
+// parents are 0700) so the other uids can reach it.
+func stateDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "cardsync-state-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chown(dir, serviceUID, serviceGID); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o750|os.ModeSetgid); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// asService makes the deployment run as the service user with its
+// warehouse in a state directory of its own.
+func (d *deployment) asService(t *testing.T) {
+	t.Helper()
+	dir := stateDir(t)
+	d.db = filepath.Join(dir, "warehouse.db")
+	d.env["CARDSYNC_WAREHOUSE_PATH"] = d.db
+	d.env["HOME"] = dir
+	d.cred = &syscall.Credential{Uid: serviceUID, Gid: serviceGID}
 }

@@ -23,8 +23,10 @@ type Health struct {
 	// but do not make the warehouse unhealthy.
 	Problems, Warnings []string
 	// NextDue is when the schedule expects the next run (after the newest
-	// run's start, or after now when there is none); Overdue says that a
-	// whole scheduled slot went by without a run starting.
+	// run's start, or after now when there is none); Overdue says that two
+	// more scheduled slots went by with no run started and no sync holding
+	// the warehouse: the daemon is stopped, or failing before it can record
+	// a run.
 	NextDue time.Time
 	Overdue bool
 	// StaleAfter is when the last success becomes too old (three scheduled
@@ -88,9 +90,9 @@ func Assess(s load.Summary, sched Schedule, now time.Time, lockHolder int, runTi
 			from = s.Runs[0].StartedAt
 		}
 		h.NextDue = sched.Next(from)
-		if after := sched.Next(h.NextDue); now.After(after) {
+		if after := sched.Next(sched.Next(h.NextDue)); now.After(after) && lockHolder == 0 {
 			h.Overdue = true
-			h.Warnings = append(h.Warnings, fmt.Sprintf("overdue: the schedule expected a run at %s and none has started since %s; is `cardsync serve` running?",
+			h.Problems = append(h.Problems, fmt.Sprintf("overdue: the schedule expected a run at %s and none has started since %s; is `cardsync serve` running? (its log says why a run could not start)",
 				h.NextDue.UTC().Format(time.RFC3339), from.UTC().Format(time.RFC3339)))
 		}
 	}

@@ -123,7 +123,7 @@ type accountStatus struct {
 	Warnings        []string         `json:"warnings"`
 	Warehouse       warehouseStatus  `json:"warehouse"`
 	Schedule        scheduleStatus   `json:"schedule"`
-	LastSuccess     *successStatus   `json:"last_success"`
+	LastSuccess     successStatus    `json:"last_success"`
 	FailuresInARow  int              `json:"failures_in_a_row"`
 	Writer          writerStatus     `json:"writer"`
 	Checkpoint      checkpointStatus `json:"checkpoint"`
@@ -151,9 +151,9 @@ type scheduleStatus struct {
 }
 
 type successStatus struct {
-	RunID      int64  `json:"run_id"`
-	FinishedAt string `json:"finished_at"`
-	AgeSeconds int64  `json:"age_seconds"`
+	RunID      *int64  `json:"run_id"`
+	FinishedAt *string `json:"finished_at"`
+	AgeSeconds *int64  `json:"age_seconds"`
 }
 
 type writerStatus struct {
@@ -267,8 +267,8 @@ func newStatusReport(sum load.Summary, h worker.Health, s Settings, holder int, 
 		a.Checkpoint.RunID = &id
 	}
 	if sum.LastSuccessAt != nil {
-		a.LastSuccess = &successStatus{RunID: sum.LastSuccessRun, FinishedAt: rfc(*sum.LastSuccessAt),
-			AgeSeconds: int64(now.Sub(*sum.LastSuccessAt).Seconds())}
+		id, age := sum.LastSuccessRun, int64(now.Sub(*sum.LastSuccessAt).Seconds())
+		a.LastSuccess = successStatus{RunID: &id, FinishedAt: rfcPtr(sum.LastSuccessAt), AgeSeconds: &age}
 	}
 	if sum.LastSnapshotAt != nil {
 		age := int64(now.Sub(*sum.LastSnapshotAt).Seconds())
@@ -322,8 +322,8 @@ func printStatus(w io.Writer, rep statusReport) {
 	for _, a := range rep.Accounts {
 		if a.Healthy {
 			line := "healthy"
-			if a.LastSuccess != nil {
-				line += fmt.Sprintf(": last success %s (run %d)", ago(time.Duration(a.LastSuccess.AgeSeconds)*time.Second), a.LastSuccess.RunID)
+			if ls := a.LastSuccess; ls.RunID != nil {
+				line += fmt.Sprintf(": last success %s (run %d)", ago(time.Duration(*ls.AgeSeconds)*time.Second), *ls.RunID)
 			}
 			fmt.Fprintln(w, line)
 		} else {
@@ -345,8 +345,8 @@ func printStatus(w io.Writer, rep statusReport) {
 			sched += " (OVERDUE)"
 		}
 		fmt.Fprintln(w, sched)
-		if a.LastSuccess != nil {
-			fmt.Fprintf(w, "freshness  last success %s (run %d, %s)\n", ago(time.Duration(a.LastSuccess.AgeSeconds)*time.Second), a.LastSuccess.RunID, a.LastSuccess.FinishedAt)
+		if ls := a.LastSuccess; ls.RunID != nil {
+			fmt.Fprintf(w, "freshness  last success %s (run %d, %s)\n", ago(time.Duration(*ls.AgeSeconds)*time.Second), *ls.RunID, *ls.FinishedAt)
 		} else {
 			fmt.Fprintln(w, "freshness  no successful run yet")
 		}

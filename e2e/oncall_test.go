@@ -1,0 +1,511 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cardsync/cardsync/sim"
+)
+
+// countRuns counts sync_runs rows, or -1 while the warehouse is not there.
+func countRuns(t *testing.T, path, where string) int64 {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
+	if err != nil {
+		return -1
+	}
+	defer db.Close()
+	var n int64
+	if err := db.QueryRow(`SELECT count(*) FROM sync_runs ` + where).Scan(&n); err != nil {
+		return -1
+	}
+	return n
+}
+
+// TestReadOnlyWarehouseIsLoud: a root backfill creates the warehouse, so the
+// daemon, started as the non-root service user, can only read it (SQLite
+// opens such a file read-only without a word). Every scheduled run then
+// logs an error line with the cause, `status` turns unhealthy (overdue) and
+// `check` fails; once the files are given back to the service user, the
+// next run reopens the file read-write and succeeds without a restart.
+func TestReadOnlyWarehouseIsLoud(t *testing.T) {
+	requireRoot(t)
+	up := newUpstream(t, sim.Options{Seed: 71, Cards: 40})
+	d := newDeployment(t, up)
+	d.asService(t)
+	cred := d.cred
+	d.cred = nil // root
+	d.backfillOK(t)
+	d.cred = cred
+	d.env["CARDSYNC_SCHEDULE_CRON"] = "@every 1s"
+	d.env["CARDSYNC_SCHEDULE_RUN_ON_START"] = "true"
+	d.env["CARDSYNC_LOG_LEVEL"] = "info"
+	serve := d.startBG("serve")
+	defer func() {
+		if t.Failed() {
+			t.Log(lastLines(stderrSoFar(serve)))
+		}
+	}()
+	pollUntil(t, 30*time.Second, "three runs that could not start", func() bool {
+		return strings.Count(stderrSoFar(serve), "run could not start") >= 3
+	}, serve)
+	lines := stderrSoFar(serve)
+	if !strings.Contains(lines, `"level":"ERROR","msg":"run could not start: check the warehouse file failed"`) || !strings.Contains(lines, "not writable") {
+		t.Errorf("no error line naming the cause:\n%s", lastLines(lines))
+	}
+	time.Sleep(3 * time.Second) // two whole schedule slots with no run recorded
+	code, out, errOut := d.run("status")
+	if code != 1 || !strings.HasPrefix(out, "UNHEALTHY: ") || !strings.Contains(out, "overdue: the schedule expected a run") {
+		t.Errorf("status exit %d, want 1, unhealthy and overdue:\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := d.run("check"); code != 6 || !strings.Contains(out+errOut, "not writable") {
+		t.Errorf("check exit %d, want 6 and not writable:\n%s%s", code, out, errOut)
+	}
+	for _, f := range []string{d.db, d.db + "-wal", d.db + "-shm"} {
+		if err := os.Chown(f, serviceUID, serviceGID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ok := countRuns(t, d.db, `WHERE status = 'succeeded'`)
+	pollUntil(t, 30*time.Second, "a successful run after the fix, without a restart", func() bool {
+		return countRuns(t, d.db, `WHERE status = 'succeeded'`) > ok
+	}, serve)
+	if !strings.Contains(stderrSoFar(serve), "reopened read-write") {
+		t.Errorf("no line says the connection was reopened read-write:\n%s", lastLines(stderrSoFar(serve)))
+	}
+	stopDaemon(t, serve)
+	if code, out, _ := d.run("status"); code != 0 {
+		t.Errorf("status after recovery: exit %d\n%s", code, out)
+	}
+	assertTruth(t, up, d.db)
+}
+
+// TestWarehouseDeletedWhileServing deletes the warehouse under a running
+// daemon: the next run says so at error level, writes the open database
+// back, and goes on; after the stop every run and card is in the file.
+func TestWarehouseDeletedWhileServing(t *testing.T) {
+	for _, what := range []string{"the database file", "the database, -wal and -shm"} {
+		t.Run(what, func(t *testing.T) {
+			up := newUpstream(t, sim.Options{Seed: 72, Cards: 60})
+			d := newDeployment(t, up)
+			d.env["CARDSYNC_SCHEDULE_CRON"] = "@every 1s"
+			d.env["CARDSYNC_SCHEDULE_RUN_ON_START"] = "true"
+			d.env["CARDSYNC_LOG_LEVEL"] = "info"
+			serve := d.startBG("serve")
+			pollUntil(t, 30*time.Second, "two successful runs", func() bool { return countRuns(t, d.db, `WHERE status = 'succeeded'`) >= 2 }, serve)
+			up.UpdateCard(up.Cards()[3].ID)
+			remove := []string{d.db}
+			if strings.Contains(what, "-wal") {
+				remove = append(remove, d.db+"-wal", d.db+"-shm")
+			}
+			for _, f := range remove {
+				if err := os.Remove(f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pollUntil(t, 30*time.Second, "the write-back and two more runs", func() bool {
+				return strings.Contains(stderrSoFar(serve), "written back") && countRuns(t, d.db, `WHERE status = 'succeeded'`) >= 4
+			}, serve)
+			stopDaemon(t, serve)
+			lines := stderrSoFar(serve)
+			if !strings.Contains(lines, `"level":"ERROR","msg":"the warehouse file was deleted while cardsync had it open; the open database was written back`) {
+				t.Errorf("no error line for the deletion:\n%s", lastLines(lines))
+			}
+			db := openRO(t, d.db)
+			if first := queryInt(t, db, `SELECT min(run_id) FROM sync_runs`); first != 1 {
+				t.Errorf("the history lost its first runs (first run id %d)", first)
+			}
+			if n := queryInt(t, db, `SELECT count(*) FROM sync_runs WHERE status = 'running'`); n != 0 {
+				t.Errorf("%d runs left running after a clean stop", n)
+			}
+			assertTruth(t, up, d.db)
+		})
+	}
+}
+
+// TestSIGHUPReloads edits the config file under a running daemon and sends
+// SIGHUP: the new schedule and log level apply from the next run; an
+// invalid file keeps the running configuration and logs why; SIGHUP never
+// leaves a run marked running; SIGTERM still stops cleanly.
+func TestSIGHUPReloads(t *testing.T) {
+	up := newUpstream(t, sim.Options{Seed: 73, Cards: 30})
+	d := newDeployment(t, up)
+	cfg := filepath.Join(d.dir, "cardsync.toml")
+	write := func(body string) {
+		if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	delete(d.env, "CARDSYNC_LOG_LEVEL")
+	write("[schedule]\ncron = \"@every 1h\"\nrun_on_start = true\n[log]\nlevel = \"info\"\n")
+	serve := d.startBG("serve", "-config", cfg)
+	pollUntil(t, 30*time.Second, "the start-up run", func() bool { return countRuns(t, d.db, `WHERE status = 'succeeded'`) == 1 }, serve)
+	write("[schedule]\ncron = \"@every 1s\"\nrun_on_start = true\n[log]\nlevel = \"debug\"\n")
+	if err := serve.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	pollUntil(t, 30*time.Second, "runs on the reloaded schedule", func() bool { return countRuns(t, d.db, `WHERE status = 'succeeded'`) >= 3 }, serve)
+	lines := stderrSoFar(serve)
+	if !regexp.MustCompile(`"msg":"configuration reloaded","changes":"schedule.cron, log"`).MatchString(lines) {
+		t.Errorf("no reload line naming the changes:\n%s", lastLines(lines))
+	}
+	if !strings.Contains(lines, `"level":"DEBUG"`) {
+		t.Errorf("the reloaded log level did not apply:\n%s", lastLines(lines))
+	}
+	write("[schedule]\ncron = \"61 * * * *\"\n")
+	if err := serve.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	pollUntil(t, 30*time.Second, "the failed reload to be logged", func() bool {
+		return strings.Contains(stderrSoFar(serve), `"msg":"reload failed; the current configuration stays in use"`)
+	}, serve)
+	if !strings.Contains(stderrSoFar(serve), "cardsync.toml:2") {
+		t.Errorf("the failed reload does not name the file and line:\n%s", lastLines(stderrSoFar(serve)))
+	}
+	n := countRuns(t, d.db, `WHERE status = 'succeeded'`)
+	pollUntil(t, 30*time.Second, "runs going on after the failed reload", func() bool { return countRuns(t, d.db, `WHERE status = 'succeeded'`) >= n+2 }, serve)
+	stopDaemon(t, serve)
+	if n := countRuns(t, d.db, `WHERE status = 'running'`); n != 0 {
+		t.Errorf("%d runs left running", n)
+	}
+}
+
+// TestJournalPriorities: with JOURNAL_STREAM naming stderr (as systemd sets
+// it for a unit logging to the journal), every line starts with its syslog
+// priority, so `journalctl -p err` shows failed runs; without it, output is
+// unchanged.
+func TestJournalPriorities(t *testing.T) {
+	up := newUpstream(t, sim.Options{Seed: 74, Cards: 30})
+	d := newDeployment(t, up)
+	run := func(journal bool, env map[string]string) []string {
+		t.Helper()
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		cmd, _, _ := d.command(ctx, "backfill")
+		cmd.Stderr = w
+		for k, v := range env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		if journal {
+			var st syscall.Stat_t
+			if err := syscall.Fstat(int(w.Fd()), &st); err != nil {
+				t.Fatal(err)
+			}
+			cmd.Env = append(cmd.Env, fmt.Sprintf("JOURNAL_STREAM=%d:%d", st.Dev, st.Ino))
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		var lines []string
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			lines = append(lines, sc.Text())
+		}
+		_ = cmd.Wait()
+		return lines
+	}
+	prio := regexp.MustCompile(`^<([0-7])>\{"time":.*"level":"([A-Z]+)"`)
+	want := map[string]string{"DEBUG": "7", "INFO": "6", "WARN": "4", "ERROR": "3"}
+	check := func(lines []string, wantLevels ...string) {
+		t.Helper()
+		seen := map[string]bool{}
+		for _, l := range lines {
+			m := prio.FindStringSubmatch(l)
+			if m == nil || want[m[2]] != m[1] {
+				t.Errorf("line without its priority prefix: %q", l)
+				continue
+			}
+			seen[m[2]] = true
+		}
+		for _, lv := range wantLevels {
+			if !seen[lv] {
+				t.Errorf("no %s line seen in %d lines", lv, len(lines))
+			}
+		}
+	}
+	check(run(true, nil), "DEBUG", "INFO")
+	check(run(true, map[string]string{"CARDSYNC_API_PASSWORD": "wrong"}), "ERROR")
+	for _, l := range run(false, nil) {
+		if strings.HasPrefix(l, "<") {
+			t.Errorf("a prefix without JOURNAL_STREAM: %q", l)
+		}
+	}
+}
+
+// TestStatusTellsTheTruth: exit 0 only when healthy; a failed run makes it
+// exit 1 with the full cause on the first line; a SIGKILLed daemon's run
+// shows as dead; the warehouse unreadable exits 6; -json always has the
+// documented fields, null for never.
+func TestStatusTellsTheTruth(t *testing.T) {
+	up := newUpstream(t, sim.Options{Seed: 75, Cards: 600})
+	d := newDeployment(t, up)
+	if code, _, _ := d.run("status"); code != 6 {
+		t.Errorf("status before any sync: exit %d, want 6", code)
+	}
+	d.backfillOK(t)
+	if code, out, _ := d.run("status"); code != 0 || !strings.HasPrefix(out, "healthy: last success") {
+		t.Errorf("status after a success: exit %d\n%s", code, out)
+	}
+	checkStatusSchema(t, d)
+
+	up.InjectFault(sim.Fault{Endpoint: "cards", Kind: sim.FaultStatus, Status: 403, Pages: []int{2}})
+	d.run("backfill")
+	code, out, _ := d.run("status")
+	if code != 1 || !strings.HasPrefix(out, "UNHEALTHY: the last run (2) failed") || !strings.Contains(strings.SplitN(out, "\n", 2)[0], "status 403") {
+		t.Errorf("status after a failure: exit %d, want 1 and the cause on the first line:\n%s", code, out)
+	}
+	up.ClearFaults()
+
+	// A daemon killed mid-run leaves its run marked running: status shows it
+	// dead, since no process holds the warehouse.
+	d.env["CARDSYNC_API_RATE_LIMIT"] = "20/1s"
+	d.env["CARDSYNC_SCHEDULE_RUN_ON_START"] = "true"
+	serve := d.startBG("serve")
+	pollUntil(t, 30*time.Second, "a run in progress", func() bool { return countRuns(t, d.db, `WHERE status = 'running'`) == 1 }, serve)
+	if code, out, _ := d.run("status"); code != 1 || !strings.Contains(out, "writer     process") {
+		t.Logf("status during a live run (exit %d):\n%s", code, out)
+	}
+	_ = serve.cmd.Process.Kill()
+	<-serve.done
+	code, out, _ = d.run("status")
+	if code != 1 || !strings.Contains(out, "is marked running but no cardsync process holds the warehouse") || !strings.Contains(out, " dead ") {
+		t.Errorf("status after SIGKILL: exit %d, want 1 and the run shown dead:\n%s", code, out)
+	}
+	checkStatusSchema(t, d)
+	if err := os.Chmod(d.db, 0); err == nil && os.Geteuid() != 0 {
+		if code, _, _ := d.run("status"); code != 6 {
+			t.Errorf("status on an unreadable warehouse: exit %d, want 6", code)
+		}
+	}
+	os.Chmod(d.db, 0o640)
+}
+
+// checkStatusSchema runs `status -json` and checks it against the schema
+// the README documents: the same fields every time, their JSON types, null
+// only where the README says a field can be null.
+func checkStatusSchema(t *testing.T, d *deployment) {
+	t.Helper()
+	_, out, _ := d.run("status", "-json")
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("status -json: %v\n%s", err, out)
+	}
+	schema := readmeStatusSchema(t)
+	for path, typ := range schema {
+		got, ok := lookupJSON(doc, path)
+		if !ok {
+			t.Errorf("status -json lacks %s", path)
+			continue
+		}
+		if got == emptyList {
+			continue // nothing in the list to check
+		}
+		if !jsonTypeMatches(got, typ) {
+			t.Errorf("status -json %s = %v, want %s", path, got, typ)
+		}
+	}
+	var extra []string
+	collectPaths("", doc, func(p string) {
+		if _, ok := schema[p]; !ok {
+			extra = append(extra, p)
+		}
+	})
+	if len(extra) > 0 {
+		t.Errorf("status -json has fields the README does not document: %v", extra)
+	}
+}
+
+// readmeStatusSchema reads the README's status -json field table: lines
+// "| `path` | type | meaning |".
+func readmeStatusSchema(t *testing.T) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(b), "<!-- status-json-schema -->")
+	if !ok {
+		t.Fatal("README has no status -json schema table")
+	}
+	table, _, _ := strings.Cut(after, "<!-- /status-json-schema -->")
+	row := regexp.MustCompile("(?m)^\\| `([^`]+)` \\| ([a-z ,|]+?) \\|")
+	out := map[string]string{}
+	for _, m := range row.FindAllStringSubmatch(table, -1) {
+		out[m[1]] = strings.TrimSpace(m[2])
+	}
+	if len(out) < 40 {
+		t.Fatalf("README status -json table has %d fields", len(out))
+	}
+	return out
+}
+
+// emptyList is what lookupJSON returns for a path under an empty list.
+var emptyList = new(int)
+
+func lookupJSON(doc any, path string) (any, bool) {
+	cur := doc
+	for _, part := range strings.Split(strings.TrimPrefix(path, "."), ".") {
+		arr := strings.HasSuffix(part, "[]")
+		part = strings.TrimSuffix(part, "[]")
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[part]; !ok {
+			return nil, false
+		}
+		if arr {
+			a, ok := cur.([]any)
+			if !ok {
+				return nil, false
+			}
+			if len(a) == 0 {
+				return emptyList, true
+			}
+			cur = a[0]
+		}
+	}
+	return cur, true
+}
+
+// collectPaths calls fn with every leaf path of doc, in the README's form.
+func collectPaths(prefix string, v any, fn func(string)) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			collectPaths(prefix+"."+k, val, fn)
+		}
+	case []any:
+		for _, e := range x {
+			if _, ok := e.(map[string]any); ok {
+				collectPaths(prefix+"[]", e, fn)
+			} else {
+				fn(prefix + "[]")
+			}
+		}
+	default:
+		fn(prefix)
+	}
+}
+
+func jsonTypeMatches(v any, typ string) bool {
+	for _, t := range strings.Split(typ, " or ") {
+		switch strings.TrimSpace(t) {
+		case "null":
+			if v == nil {
+				return true
+			}
+		case "string":
+			if _, ok := v.(string); ok {
+				return true
+			}
+		case "number", "integer":
+			if _, ok := v.(float64); ok {
+				return true
+			}
+		case "boolean":
+			if _, ok := v.(bool); ok {
+				return true
+			}
+		case "array", "array of strings", "array of integers":
+			if _, ok := v.([]any); ok {
+				return true
+			}
+		}
+	}
+	return v == nil && strings.Contains(typ, "null")
+}
+
+// TestMaxWaitBoundsAFailingRun: with api.max_wait 3s and a server that is
+// slow and failing, the run gives up within about max_wait plus one
+// attempt, not several times over.
+func TestMaxWaitBoundsAFailingRun(t *testing.T) {
+	up := newUpstream(t, sim.Options{Seed: 76, Cards: 30, Faults: []sim.Fault{
+		{Endpoint: "cards", Kind: sim.FaultLatency, Latency: 700 * time.Millisecond},
+		{Endpoint: "cards", Kind: sim.FaultStatus, Status: 503},
+	}})
+	d := newDeployment(t, up)
+	d.env["CARDSYNC_API_MAX_WAIT"] = "3s"
+	d.env["CARDSYNC_API_TIMEOUT"] = "2s"
+	d.env["CARDSYNC_API_RATE_LIMIT"] = "2/1s"
+	start := time.Now()
+	code, _, errOut := d.run("backfill")
+	spent := time.Since(start)
+	if code != 5 {
+		t.Fatalf("backfill exit %d, want 5\n%s", code, lastLines(errOut))
+	}
+	// 3s of max_wait + one 2s attempt + start-up; before the fix a run spent
+	// max_wait in backoff alone, plus every attempt and pacing wait.
+	if spent > 8*time.Second {
+		t.Errorf("the failing run took %v with api.max_wait 3s", spent)
+	}
+	if !strings.Contains(errOut, "would pass api.max_wait") {
+		t.Errorf("no error naming api.max_wait:\n%s", lastLines(errOut))
+	}
+}
+
+// TestAnalystAfterManualReadWriteOpen: a root sqlite3 opening the warehouse
+// read-write while the daemon is stopped removes -wal and -shm on close. A
+// non-root analyst's `cardsync status` still reads it (immutable, nothing
+// writes); `cardsync check` as the service user brings the files back, and
+// the analyst's own sqlite3 mode=ro works again.
+func TestAnalystAfterManualReadWriteOpen(t *testing.T) {
+	requireRoot(t)
+	cli, err := exec.LookPath("sqlite3")
+	if err != nil {
+		t.Fatal("sqlite3 CLI not installed")
+	}
+	up := newUpstream(t, sim.Options{Seed: 77, Cards: 30})
+	d := newDeployment(t, up)
+	d.asService(t)
+	d.backfillOK(t)
+	if out, err := exec.Command(cli, d.db, "SELECT count(*) FROM cards").CombinedOutput(); err != nil {
+		t.Fatalf("root sqlite3: %v %s", err, out)
+	}
+	if _, err := os.Stat(d.db + "-shm"); err == nil {
+		t.Fatal("-shm still there after a plain read-write open: the scenario does not happen")
+	}
+	analyst := *d
+	analyst.cred = &syscall.Credential{Uid: analystUID, Gid: analystUID, Groups: []uint32{serviceGID}}
+	code, out, errOut := analyst.run("status")
+	if code != 0 || !strings.Contains(out, "healthy") {
+		t.Errorf("analyst status without -wal/-shm: exit %d\n%s%s", code, out, errOut)
+	}
+	ro := func() (string, error) {
+		cmd := exec.Command(cli, "file:"+d.db+"?mode=ro", "SELECT count(*) FROM cards")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: analyst.cred}
+		o, err := cmd.CombinedOutput()
+		return string(o), err
+	}
+	if out, err := ro(); err == nil {
+		t.Logf("analyst sqlite3 mode=ro worked without -shm (%s): nothing to fix on this SQLite", strings.TrimSpace(out))
+	}
+	if code, out, errOut := d.run("check"); code != 0 || !strings.Contains(out, "warehouse writable") {
+		t.Fatalf("service check: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, s := range []string{"-wal", "-shm"} {
+		if _, err := os.Stat(d.db + s); err != nil {
+			t.Errorf("check did not bring %s back: %v", s, err)
+		}
+	}
+	if out, err := ro(); err != nil || strings.TrimSpace(out) != "30" {
+		t.Errorf("analyst sqlite3 mode=ro after check: %q, %v; want 30", out, err)
+	}
+}
