@@ -250,11 +250,34 @@ func (c *Config) decodeFile(path string) error {
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
 			row, _ := de.Position()
-			return &ConfigError{File: path, Line: row, Key: strings.Join(de.Key(), "."), Msg: de.Error()}
+			key := strings.Join(de.Key(), ".")
+			return &ConfigError{File: path, Line: row, Key: key, Msg: typeMessage(de.Error())}
 		}
 		return &ConfigError{File: path, Msg: err.Error()}
 	}
 	return nil
+}
+
+// typeMismatch matches go-toml's message for a value of the wrong type,
+// which names Go types ("struct field main.APIConfig.Timeout of type
+// string"): not something to show a user.
+var typeMismatch = regexp.MustCompile(`cannot decode TOML (\w+) into .* of type (\S+)`)
+
+// typeMessage says in TOML terms what a key wants when the file gave it a
+// value of another type.
+func typeMessage(msg string) string {
+	m := typeMismatch.FindStringSubmatch(msg)
+	if m == nil {
+		return strings.TrimPrefix(msg, "toml: ")
+	}
+	want := map[string]string{
+		"string": `a quoted string (for example "30s")`, "int": "an integer", "int64": "an integer",
+		"bool": "true or false", "float64": "a number", "[]string": `a list of strings (for example ["a", "b"])`,
+	}[m[2]]
+	if want == "" {
+		want = "another type"
+	}
+	return fmt.Sprintf("got a TOML %s, want %s", m[1], want)
 }
 
 func (c *Config) applyEnv(environ []string) error {
@@ -388,10 +411,10 @@ func (c *Config) Validate(needAPI bool, getenv func(string) string) (Settings, e
 		s.Secrets.Add(s.Password.Reveal())
 	}
 	if s.RateLimit, err = extract.ParseRate(c.API.RateLimit); err != nil {
-		return s, c.errorAt("api.rate_limit", "%v (want N/duration, e.g. \"180/1m\")", err)
+		return s, c.errorAt("api.rate_limit", "%v", err)
 	}
 	if s.AuthRateLimit, err = extract.ParseRate(c.API.AuthRateLimit); err != nil {
-		return s, c.errorAt("api.auth_rate_limit", "%v (want N/duration, e.g. \"10/1m\")", err)
+		return s, c.errorAt("api.auth_rate_limit", "%v", err)
 	}
 	if s.Timeout, err = positiveDuration(c.API.Timeout); err != nil {
 		return s, c.errorAt("api.timeout", "%v", err)

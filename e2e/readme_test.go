@@ -1,0 +1,213 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cardsync/cardsync/sim"
+)
+
+// readmeBlock is one fenced code block of README.md.
+type readmeBlock struct {
+	lang string
+	line int // of the opening fence
+	text string
+}
+
+func readmeBlocks(t *testing.T) []readmeBlock {
+	t.Helper()
+	f, err := os.Open("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []readmeBlock
+	var cur *readmeBlock
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case cur == nil && strings.HasPrefix(trimmed, "```"):
+			cur = &readmeBlock{lang: strings.TrimPrefix(trimmed, "```"), line: n}
+		case cur != nil && trimmed == "```":
+			out = append(out, *cur)
+			cur = nil
+		case cur != nil:
+			cur.text += strings.TrimPrefix(line, "  ") + "\n"
+		}
+	}
+	return out
+}
+
+// sqlStatements splits a block of SQL into statements, dropping comments.
+func sqlStatements(text string) []string {
+	var out []string
+	var cur strings.Builder
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "--") || strings.TrimSpace(line) == "" {
+			continue
+		}
+		cur.WriteString(line + "\n")
+		if strings.HasSuffix(strings.TrimSpace(line), ";") {
+			out = append(out, strings.TrimSpace(cur.String()))
+			cur.Reset()
+		}
+	}
+	if s := strings.TrimSpace(cur.String()); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// The README's production paths, replaced by the test's.
+const (
+	readmeConfig    = "/etc/cardsync/config.toml"
+	readmeWarehouse = "/var/lib/cardsync/warehouse.db"
+)
+
+// TestREADME runs every SQL query and every shell command of README.md.
+// The queries run first, through the system sqlite3 CLI (what analysts
+// use; Debian 12 ships 3.40), against a warehouse built by simulator runs
+// with card changes, removals (one confirmed, one pending), a failed run,
+// odd data (rejected items, rounded amounts) and moving balances: each must
+// succeed and return rows. Then every ```sh block runs as a bash script,
+// with /etc/cardsync/config.toml and /var/lib/cardsync/warehouse.db pointing
+// at that deployment and `cardsync` on PATH: blocks that use `go` run in the
+// repository (the build and the demo write only git-ignored files there),
+// the others in a scratch directory. The one command not run is `go test
+// ./...`: it is the suite this test belongs to, run by CI itself. Host
+// administration (journalctl, systemctl) is shown in ```text blocks.
+func TestREADME(t *testing.T) {
+	cli, err := exec.LookPath("sqlite3")
+	if err != nil {
+		if os.Getenv("CARDSYNC_REQUIRE_TOOLS") != "" {
+			t.Fatal("sqlite3 CLI not installed and CARDSYNC_REQUIRE_TOOLS is set")
+		}
+		t.Skip("sqlite3 CLI not installed")
+	}
+	blocks := readmeBlocks(t)
+	up := newUpstream(t, sim.Options{Seed: 81, Cards: 300, OddData: true, FloatNoise: true, AccountDrift: true, ExtraFields: true})
+	d := newDeployment(t, up)
+	d.backfillOK(t)
+	var ordinary []sim.Card
+	for _, c := range up.Cards() {
+		if c.Odd == "" {
+			ordinary = append(ordinary, c)
+		}
+	}
+	for _, c := range ordinary[:3] {
+		up.UpdateCard(c.ID)
+	}
+	up.RemoveCard(ordinary[10].ID)
+	up.RemoveCard(ordinary[20].ID)
+	up.AddCard()
+	d.backfillOK(t)
+	d.backfillOK(t) // the two removals confirmed
+	up.InjectFault(sim.Fault{Endpoint: "cards", Kind: sim.FaultStatus, Status: 403, Pages: []int{2}})
+	if code, _, _ := d.run("backfill"); code == 0 {
+		t.Fatal("the failing run succeeded")
+	}
+	up.ClearFaults()
+	up.RemoveCard(ordinary[30].ID)
+	d.backfillOK(t) // resumes the failed walk: the removal shifted cards, so it is inconsistent
+	d.backfillOK(t) // a consistent walk: one removal pending
+	if n := queryInt(t, openRO(t, d.db), `SELECT count(*) FROM removal_pending`); n != 1 {
+		t.Fatalf("%d pending removals in the fixture, want 1", n)
+	}
+
+	t.Run("sql", func(t *testing.T) {
+		n := 0
+		for _, b := range blocks {
+			if b.lang != "sql" {
+				continue
+			}
+			for _, q := range sqlStatements(b.text) {
+				n++
+				ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+				out, err := exec.CommandContext(ctx, cli, "-bail", "-readonly", "file:"+d.db+"?mode=ro", q).CombinedOutput()
+				cancel()
+				if err != nil {
+					t.Errorf("README.md:%d: %s\n%v: %s", b.line, q, err, out)
+					continue
+				}
+				if strings.TrimSpace(string(out)) == "" {
+					t.Errorf("README.md:%d: no rows from\n%s", b.line, q)
+				}
+			}
+		}
+		if n < 12 {
+			t.Errorf("only %d SQL statements found in README.md", n)
+		}
+	})
+
+	t.Run("sh", func(t *testing.T) {
+		cfg := filepath.Join(d.dir, "config.toml")
+		pw := filepath.Join(d.dir, "api-password")
+		if err := os.WriteFile(pw, []byte(sim.DefaultPassword+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cfg, []byte(fmt.Sprintf("[api]\nbase_url = %q\nemail = %q\npassword_file = %q\nrate_limit = \"1000/1s\"\nauth_rate_limit = \"100/1s\"\n[warehouse]\npath = %q\n",
+			up.URL, sim.DefaultEmail, pw, d.db)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		repo, err := filepath.Abs("..")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(filepath.Join(repo, "cardsync")) })
+		scratch := t.TempDir()
+		goTest := regexp.MustCompile(`(?m)^go test \./\.\.\.(\s.*)?$`)
+		n := 0
+		for _, b := range blocks {
+			if b.lang != "sh" {
+				continue
+			}
+			script := goTest.ReplaceAllString(b.text, "# (go test ./... is CI's own step)")
+			script = strings.ReplaceAll(script, readmeConfig, cfg)
+			script = strings.ReplaceAll(script, readmeWarehouse, d.db)
+			usesGo := regexp.MustCompile(`(?m)^(CGO_ENABLED=0 )?go `).MatchString(script)
+			if usesGo && testing.Short() {
+				t.Logf("README.md:%d: skipped in -short mode (builds and benchmarks)", b.line)
+				continue
+			}
+			n++
+			dir := scratch
+			if usesGo {
+				dir = repo
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+			cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+			cmd.Dir = dir
+			cmd.Env = []string{"PATH=" + filepath.Dir(binary) + ":" + os.Getenv("PATH"), "HOME=" + scratch,
+				"GOCACHE=" + goEnv("GOCACHE"), "GOPATH=" + goEnv("GOPATH"), "GOFLAGS=" + os.Getenv("GOFLAGS")}
+			start := time.Now()
+			out, err := cmd.CombinedOutput()
+			cancel()
+			if err != nil {
+				t.Errorf("README.md:%d: %v after %v\n%s\n--- output:\n%s", b.line, err, time.Since(start).Round(time.Millisecond), script, lastLines(string(out)))
+				continue
+			}
+			t.Logf("README.md:%d: ok in %v", b.line, time.Since(start).Round(time.Millisecond))
+		}
+		if n == 0 {
+			t.Error("no shell block ran")
+		}
+	})
+}
+
+func goEnv(key string) string {
+	out, err := exec.Command("go", "env", key).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
