@@ -34,6 +34,8 @@ type WalkSummary struct {
 	FirstTotal   int       `json:"first_total"`   // total reported by the walk's first page
 	LastTotal    int       `json:"last_total"`    // total reported by its latest page
 	TotalChanged bool      `json:"total_changed"` // some page reported a different total
+	MinTotal     int       `json:"min_total"`     // the smallest total any page reported
+	MaxTotal     int       `json:"max_total"`     // the largest
 }
 
 func streamOf(s string) string {
@@ -124,9 +126,11 @@ func (w *Warehouse) WalkSummary(ctx context.Context, stream string) (WalkSummary
 			(SELECT coalesce(max(page), 0) FROM run_pages WHERE walk_id = ?1),
 			(SELECT count(DISTINCT run_id) FROM run_pages WHERE walk_id = ?1),
 			(SELECT count(*) FROM run_pages WHERE walk_id = ?1 AND total_items IS NOT ?2),
+			coalesce((SELECT min(total_items) FROM run_pages WHERE walk_id = ?1), ?2),
+			coalesce((SELECT max(total_items) FROM run_pages WHERE walk_id = ?1), ?2),
 			coalesce((SELECT total_pages FROM sync_checkpoints WHERE stream = ?3), 0)`,
 		s.WalkID, s.FirstTotal, stream).
-		Scan(&s.DistinctIDs, &s.DuplicateIDs, &s.Pages, &s.LastPage, &s.Runs, &changed, &s.TotalPages)
+		Scan(&s.DistinctIDs, &s.DuplicateIDs, &s.Pages, &s.LastPage, &s.Runs, &changed, &s.MinTotal, &s.MaxTotal, &s.TotalPages)
 	if err != nil {
 		return s, fmt.Errorf("walk summary %s: %w", stream, err)
 	}

@@ -312,7 +312,7 @@ func (j *Job) finishWalk(ctx context.Context, log *slog.Logger, runID int64, opt
 	if !res.WalkConsistent {
 		log.Warn("walk inconsistent: the card list changed while it was read; no removals marked, the next run re-walks",
 			"reason", res.Inconsistency, "distinct_ids", sum.DistinctIDs, "duplicate_ids", sum.DuplicateIDs,
-			"first_total", sum.FirstTotal, "last_total", sum.LastTotal)
+			"first_total", sum.FirstTotal, "last_total", sum.LastTotal, "min_total", sum.MinTotal, "max_total", sum.MaxTotal)
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
 	defer cancel()
@@ -341,7 +341,8 @@ func inconsistency(s load.WalkSummary) string {
 	case s.WalkID == 0:
 		return "no page was committed in this walk"
 	case s.TotalChanged:
-		return fmt.Sprintf("total changed during the walk (first %d, last %d)", s.FirstTotal, s.LastTotal)
+		return fmt.Sprintf("the card total changed during the walk: the first page said %d, pages said between %d and %d, the last %d",
+			s.FirstTotal, min(s.MinTotal, s.FirstTotal), max(s.MaxTotal, s.FirstTotal), s.LastTotal)
 	case s.DuplicateIDs > 0:
 		return fmt.Sprintf("%d card ids appeared on more than one page", s.DuplicateIDs)
 	case s.DistinctIDs != s.LastTotal:
