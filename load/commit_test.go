@@ -163,7 +163,7 @@ func TestRemovalOnlyOnCompleteWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := WalkSummary{WalkID: sum.WalkID, StartedAt: sum.StartedAt, StartedRun: run2, Runs: 2, Pages: 2, LastPage: 2,
-		TotalPages: 2, DistinctIDs: 28, DuplicateIDs: 1, FirstTotal: 28, LastTotal: 28}
+		TotalPages: 2, DistinctIDs: 28, DuplicateIDs: 1, FirstTotal: 28, LastTotal: 28, MinTotal: 28, MaxTotal: 28}
 	if sum != want {
 		t.Errorf("WalkSummary = %+v\nwant %+v", sum, want)
 	}
