@@ -1,0 +1,175 @@
+package sim
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// bodyFaults are the faults a request drew that change a successful reply.
+type bodyFaults struct {
+	truncate  bool
+	trickle   *Fault
+	oversize  int
+	foreign   string
+	loopTo    int
+	linksArr  bool
+	totalDiff int
+	any       bool
+}
+
+func (s *Server) bodyFaultsLocked(endpoint string, page int) bodyFaults {
+	var bf bodyFaults
+	for _, fs := range s.faults {
+		if fs.f.Kind.preFault() {
+			continue
+		}
+		if endpoint != EndpointCards {
+			switch fs.f.Kind {
+			case FaultForeignNext, FaultLoopNext, FaultLinksArray, FaultTotalChange:
+				continue
+			}
+		}
+		if !fs.take(endpoint, page, s.faultRNG) {
+			continue
+		}
+		s.st.faults++
+		bf.any = true
+		f := fs.f
+		switch f.Kind {
+		case FaultTruncate:
+			bf.truncate = true
+		case FaultTrickle:
+			bf.trickle = &f
+		case FaultOversize:
+			bf.oversize = f.PadBytes
+			if bf.oversize == 0 {
+				bf.oversize = 8 << 20
+			}
+		case FaultForeignNext:
+			bf.foreign = f.URL
+		case FaultLoopNext:
+			bf.loopTo = max(f.LoopTo, 1)
+		case FaultLinksArray:
+			bf.linksArr = true
+		case FaultTotalChange:
+			bf.totalDiff = f.TotalDelta
+			if bf.totalDiff == 0 {
+				bf.totalDiff = 7
+			}
+		}
+	}
+	return bf
+}
+
+func (s *Server) serveCards(w http.ResponseWriter, r *http.Request, page int) {
+	ps := s.opts.PageSize
+	s.mu.Lock()
+	total := len(s.cards)
+	lo := total
+	if page-1 <= total/ps { // avoids overflow on huge page numbers
+		lo = min((page-1)*ps, total)
+	}
+	hi := min(lo+ps, total)
+	items := make([][]byte, 0, hi-lo)
+	size := 0
+	for _, c := range s.cards[lo:hi] {
+		items = append(items, c.raw) // raw slices are never modified in place
+		size += len(c.raw) + 1
+	}
+	bf := s.bodyFaultsLocked(EndpointCards, page)
+	hook := s.hook
+	s.mu.Unlock()
+
+	servedTotal := total + bf.totalDiff
+	if servedTotal < 0 {
+		servedTotal = 0
+	}
+	totalPages := max((servedTotal+ps-1)/ps, 1)
+	php := s.opts.PHPEscaping
+
+	b := make([]byte, 0, size+256)
+	b = append(b, `{"data":[`...)
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, it...)
+	}
+	b = append(b, `],"meta":{"pagination":{"total":`...)
+	b = strconv.AppendInt(b, int64(servedTotal), 10)
+	b = append(b, `,"count":`...)
+	b = strconv.AppendInt(b, int64(len(items)), 10)
+	b = append(b, `,"per_page":`...)
+	b = strconv.AppendInt(b, int64(ps), 10)
+	b = append(b, `,"current_page":`...)
+	b = strconv.AppendInt(b, int64(page), 10)
+	b = append(b, `,"total_pages":`...)
+	b = strconv.AppendInt(b, int64(totalPages), 10)
+	b = append(b, `,"links":`...)
+	prev := s.opts.PreviousLinks && page > 1
+	next := page < totalPages
+	switch {
+	case !prev && !next && bf.linksArr:
+		b = append(b, "[]"...)
+	case !prev && !next:
+		b = append(b, "{}"...)
+	default:
+		b = append(b, '{')
+		if prev {
+			b = append(b, `"previous":`...)
+			b = appendString(b, s.pageURL(r, "", page-1), php)
+		}
+		if next {
+			if prev {
+				b = append(b, ',')
+			}
+			target := page + 1
+			if bf.loopTo > 0 {
+				target = bf.loopTo
+			}
+			b = append(b, `"next":`...)
+			b = appendString(b, s.pageURL(r, bf.foreign, target), php)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, "}}}"...)
+
+	if hook != nil {
+		hook(page)
+	}
+	s.writeOK(w, r, http.StatusOK, b, bf)
+}
+
+// appendPadding adds ,"padding":"xxx..." of n bytes before the final brace.
+func appendPadding(b []byte, n int) []byte {
+	b = append(b, `,"padding":"`...)
+	for range n {
+		b = append(b, 'x')
+	}
+	return append(b, '"')
+}
+
+// pageURL is the absolute URL of the same path and query with page set.
+func (s *Server) pageURL(r *http.Request, base string, page int) string {
+	q := r.URL.Query()
+	q.Set("page", strconv.Itoa(page))
+	path := r.URL.Path
+	if base == "" {
+		base = s.opts.BaseURL
+	} else if u, err := url.Parse(base); err == nil && u.Path != "" && u.Path != "/" {
+		path = u.Path
+		base = strings.TrimSuffix(u.Scheme+"://"+u.Host, "/")
+	} else {
+		base = strings.TrimRight(base, "/")
+	}
+	if base == "" {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		base = scheme + "://" + r.Host
+	}
+	return base + path + "?" + q.Encode()
+}
