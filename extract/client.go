@@ -122,11 +122,11 @@ func (c *Client) Stats() Stats {
 func New(cfg Config) (*Client, error) {
 	cfg = cfg.withDefaults()
 	cfg.Secrets.Add(cfg.Password.Reveal())
-	base, err := parseBaseURL(cfg.BaseURL)
-	if err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("extract config: %w", err)
 	}
-	if err := cfg.validate(); err != nil {
+	base, err := parseBaseURL(cfg.BaseURL)
+	if err != nil {
 		return nil, fmt.Errorf("extract config: %w", err)
 	}
 	rt := cfg.Transport

@@ -20,8 +20,21 @@ type Rate struct {
 	Per time.Duration
 }
 
-// String formats the rate as ParseRate reads it, e.g. "180/1m0s".
-func (r Rate) String() string { return strconv.Itoa(r.N) + "/" + r.Per.String() }
+// String formats the rate as ParseRate reads it, e.g. "180/1m".
+func (r Rate) String() string { return strconv.Itoa(r.N) + "/" + FormatDuration(r.Per) }
+
+// FormatDuration writes d as time.Duration.String does, without the zero
+// units it appends: "1m" for a minute, "1h30m" for an hour and a half.
+func FormatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
 
 // interval is the time between two requests at exactly this rate.
 func (r Rate) interval() time.Duration { return r.Per / time.Duration(r.N) }
@@ -59,6 +72,15 @@ const (
 	DefaultMaxBodyBytes = 4 << 20
 	DefaultAmountScale  = 2
 	DefaultMaxPages     = 100_000
+	// MinAmountScale and MaxAmountScale bound Config.AmountScale: amounts
+	// end up in cents, so more decimals than 2 could not be stored.
+	MinAmountScale = 1
+	MaxAmountScale = 2
+	// MaxMaxPages bounds Config.MaxPages.
+	MaxMaxPages = 10_000_000
+	// MinMaxBodyBytes and MaxMaxBodyBytes bound Config.MaxBodyBytes.
+	MinMaxBodyBytes = 64 << 10
+	MaxMaxBodyBytes = 1 << 30
 	DefaultUserAgent    = "cardsync/dev"
 )
 
@@ -151,8 +173,14 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// parseBaseURL checks the base URL: https, or http to a loopback host; no
-// userinfo, query or fragment.
+// CheckBaseURL is the one rule for the API's base URL: https, or plain
+// http to a loopback host (the simulator); no userinfo, query or fragment.
+func CheckBaseURL(s string) error {
+	_, err := parseBaseURL(s)
+	return err
+}
+
+// parseBaseURL checks the base URL (see CheckBaseURL) and normalises it.
 func parseBaseURL(s string) (*url.URL, error) {
 	if s == "" {
 		return nil, errors.New("base url is empty")
@@ -173,7 +201,7 @@ func parseBaseURL(s string) (*url.URL, error) {
 	switch strings.ToLower(u.Scheme) {
 	case "https":
 	case "http":
-		if !isLoopback(u.Hostname()) {
+		if !IsLoopback(u.Hostname()) {
 			return nil, fmt.Errorf("base url %q: plain http is allowed only for loopback hosts", u.Redacted())
 		}
 	default:
@@ -185,7 +213,9 @@ func parseBaseURL(s string) (*url.URL, error) {
 	return u, nil
 }
 
-func isLoopback(host string) bool {
+// IsLoopback reports whether host is localhost or a loopback address
+// (127.0.0.0/8, ::1).
+func IsLoopback(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}
@@ -193,25 +223,48 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// validate checks the fields that have no default.
-func (c Config) validate() error {
+// CheckAmountScale is the one rule for Config.AmountScale.
+func CheckAmountScale(n int) error {
+	if n < MinAmountScale || n > MaxAmountScale {
+		return fmt.Errorf("%d out of range %d..%d (amounts are stored in cents)", n, MinAmountScale, MaxAmountScale)
+	}
+	return nil
+}
+
+// CheckRate is the one rule for a rate limit: a positive count in a
+// positive window, with a spacing above zero.
+func CheckRate(r Rate) error {
+	if r.N <= 0 || r.Per <= 0 || r.interval() <= 0 {
+		return fmt.Errorf("%v is not a positive rate", r)
+	}
+	return nil
+}
+
+// Validate checks a Config as New would use it (after its defaults):
+// every error, joined, each naming its field.
+func (c Config) Validate() error {
+	c = c.withDefaults()
 	var errs []error
-	if strings.TrimSpace(c.Email) == "" {
-		errs = append(errs, errors.New("email is empty"))
-	}
-	if c.Password == "" {
-		errs = append(errs, errors.New("password is empty"))
-	}
-	for _, r := range []struct {
-		name string
-		r    Rate
-	}{{"rate limit", c.RateLimit}, {"auth rate limit", c.AuthRateLimit}} {
-		if r.r.N <= 0 || r.r.Per <= 0 || r.r.interval() <= 0 {
-			errs = append(errs, fmt.Errorf("%s %v is not a positive rate", r.name, r.r))
+	add := func(field string, err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", field, err))
 		}
 	}
-	if c.AmountScale < 0 || c.AmountScale > 18 {
-		errs = append(errs, fmt.Errorf("amount scale %d out of range 0..18", c.AmountScale))
+	add("BaseURL", CheckBaseURL(c.BaseURL))
+	if strings.TrimSpace(c.Email) == "" {
+		add("Email", errors.New("empty"))
+	}
+	if c.Password == "" {
+		add("Password", errors.New("empty"))
+	}
+	add("RateLimit", CheckRate(c.RateLimit))
+	add("AuthRateLimit", CheckRate(c.AuthRateLimit))
+	add("AmountScale", CheckAmountScale(c.AmountScale))
+	if c.MaxBodyBytes < MinMaxBodyBytes || c.MaxBodyBytes > MaxMaxBodyBytes {
+		add("MaxBodyBytes", fmt.Errorf("%d out of range %d..%d", c.MaxBodyBytes, MinMaxBodyBytes, MaxMaxBodyBytes))
+	}
+	if c.MaxPages < 1 || c.MaxPages > MaxMaxPages {
+		add("MaxPages", fmt.Errorf("%d out of range 1..%d", c.MaxPages, MaxMaxPages))
 	}
 	return errors.Join(errs...)
 }

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -99,16 +98,11 @@ func (w *Warehouse) DB() *sql.DB { return w.db }
 // default and BEGIN IMMEDIATE transactions. Callers that write should hold
 // AcquireLock(path) first so two processes never walk at once.
 func Open(ctx context.Context, path string, opts Options) (*Warehouse, error) {
-	if opts.FileMode == 0 {
-		opts.FileMode = DefaultFileMode
-	}
-	if opts.Synchronous == "" {
-		opts.Synchronous = DefaultSynchronous
+	opts = opts.withDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("open warehouse: %w", err)
 	}
 	syncMode := strings.ToUpper(opts.Synchronous)
-	if !slices.Contains([]string{"OFF", "NORMAL", "FULL", "EXTRA"}, syncMode) {
-		return nil, fmt.Errorf("open warehouse: synchronous %q: want OFF, NORMAL, FULL or EXTRA", opts.Synchronous)
-	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("open warehouse %s: %w", path, err)
@@ -223,10 +217,7 @@ func newWarehouse(db *sql.DB, path string, ro bool, opts Options) *Warehouse {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	frac := opts.MaxRemovedFraction
-	if frac <= 0 {
-		frac = DefaultMaxRemovedFraction
-	}
+	frac := opts.withDefaults().MaxRemovedFraction
 	return &Warehouse{db: db, path: path, readOnly: ro, now: now, log: log, policy: redact.NewPolicy(opts.RedactFields),
 		maxRemovedFraction: frac, opts: opts}
 }

@@ -1,0 +1,164 @@
+// Package config loads cardsync's configuration: defaults, then the TOML
+// file, then CARDSYNC_* environment variables, then command-line flags. It
+// records where every value came from (a default, file:line, a variable, a
+// flag), so that every error names its source, and turns the text values
+// into Settings. It owns the file's shape and the sources, nothing else:
+// each value is checked by the package it configures (extract.CheckBaseURL,
+// extract.CheckRate, load.CheckFileMode, ...), and the defaults are theirs.
+// It must not open the warehouse or speak HTTP.
+package config
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cardsync/cardsync/extract"
+	"github.com/cardsync/cardsync/load"
+)
+
+// File is the TOML file's shape. Unknown keys are an error.
+type File struct {
+	API       API       `toml:"api"`
+	Warehouse Warehouse `toml:"warehouse"`
+	Schedule  Schedule  `toml:"schedule"`
+	Log       Log       `toml:"log"`
+}
+
+// API is the [api] table.
+type API struct {
+	BaseURL       string `toml:"base_url"`
+	Email         string `toml:"email"`
+	PasswordFile  string `toml:"password_file"`
+	TokenField    string `toml:"token_field"`
+	RateLimit     string `toml:"rate_limit"`
+	AuthRateLimit string `toml:"auth_rate_limit"`
+	Timeout       string `toml:"timeout"`
+	MaxWait       string `toml:"max_wait"`
+	MaxBodyBytes  int64  `toml:"max_body_bytes"`
+	AmountScale   int    `toml:"amount_scale"`
+	MaxPages      int    `toml:"max_pages"`
+}
+
+// Warehouse is the [warehouse] table.
+type Warehouse struct {
+	Path         string   `toml:"path"`
+	FileMode     string   `toml:"file_mode"`
+	Synchronous  string   `toml:"synchronous"`
+	RedactFields []string `toml:"redact_fields"`
+	// PageAuditRetention is how long run_pages rows are kept ("0": forever).
+	PageAuditRetention string `toml:"page_audit_retention"`
+	// MaxRemovedFraction is the mass-removal guard's threshold.
+	MaxRemovedFraction float64 `toml:"max_removed_fraction"`
+}
+
+// Schedule is the [schedule] table.
+type Schedule struct {
+	Cron       string `toml:"cron"`
+	Timezone   string `toml:"timezone"`
+	RunOnStart bool   `toml:"run_on_start"`
+	RunTimeout string `toml:"run_timeout"`
+}
+
+// Log is the [log] table.
+type Log struct {
+	Level  string `toml:"level"`
+	Format string `toml:"format"`
+}
+
+// Default returns the configuration used where nothing overrides it. The
+// values come from the packages that own them.
+func Default() File {
+	return File{
+		API: API{
+			RateLimit:     extract.DefaultRateLimit.String(),
+			AuthRateLimit: extract.DefaultAuthRateLimit.String(),
+			Timeout:       extract.FormatDuration(extract.DefaultTimeout),
+			MaxWait:       extract.FormatDuration(extract.DefaultMaxWait),
+			MaxBodyBytes:  extract.DefaultMaxBodyBytes,
+			AmountScale:   extract.DefaultAmountScale,
+			MaxPages:      extract.DefaultMaxPages,
+		},
+		Warehouse: Warehouse{
+			Path:               DefaultWarehousePath,
+			FileMode:           fmt.Sprintf("%04o", load.DefaultFileMode),
+			Synchronous:        load.DefaultSynchronous,
+			PageAuditRetention: DefaultPageAuditRetention,
+			MaxRemovedFraction: load.DefaultMaxRemovedFraction,
+		},
+		Schedule: Schedule{
+			Cron:       DefaultCron,
+			Timezone:   "UTC",
+			RunOnStart: true,
+			RunTimeout: DefaultRunTimeout,
+		},
+		Log: Log{Level: "info", Format: "auto"},
+	}
+}
+
+// Defaults of keys no other package owns.
+const (
+	DefaultWarehousePath      = "/var/lib/cardsync/warehouse.db"
+	DefaultPageAuditRetention = "2160h"
+	DefaultCron               = "*/15 * * * *"
+	DefaultRunTimeout         = "2h"
+)
+
+// SourceKind says where a value came from.
+type SourceKind int
+
+// Where values come from, in order of precedence (later wins).
+const (
+	FromDefault SourceKind = iota
+	FromFile
+	FromEnv
+	FromFlag
+)
+
+// Source is where one value came from.
+type Source struct {
+	Kind SourceKind
+	// Name is the file, the environment variable or the flag.
+	Name string
+	// Line is the file line, when known.
+	Line int
+}
+
+// String names the source as an error shows it: "default",
+// "cardsync.toml:7", "environment variable CARDSYNC_LOG_LEVEL", "flag
+// -log-level".
+func (s Source) String() string {
+	switch s.Kind {
+	case FromFile:
+		if s.Line > 0 {
+			return fmt.Sprintf("%s:%d", s.Name, s.Line)
+		}
+		return s.Name
+	case FromEnv:
+		return "environment variable " + s.Name
+	case FromFlag:
+		return "flag -" + s.Name
+	}
+	return "default"
+}
+
+// Error is a configuration problem: the key, where its value came from,
+// and what is wrong.
+type Error struct {
+	Key    string // dotted key, e.g. "api.rate_limit"
+	Source Source
+	Msg    string
+}
+
+// Error implements error: "config: cardsync.toml:7: log.level: ...".
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("config: ")
+	if e.Source.Kind != FromDefault || e.Source.Name != "" {
+		b.WriteString(e.Source.String() + ": ")
+	}
+	if e.Key != "" {
+		b.WriteString(e.Key + ": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}

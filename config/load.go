@@ -1,0 +1,279 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/cardsync/cardsync/extract"
+)
+
+// Config is a loaded configuration: the values and where each came from.
+type Config struct {
+	File
+	// Path is the file it was read from ("" when none).
+	Path    string
+	sources map[string]Source
+	// password came from CARDSYNC_API_PASSWORD: never a file key or a flag.
+	password extract.Secret
+}
+
+// Source returns where the value of a dotted key came from.
+func (c *Config) Source(key string) Source {
+	if s, ok := c.sources[key]; ok {
+		return s
+	}
+	return Source{Kind: FromDefault}
+}
+
+// fail builds the error for a bad value of key, naming its source.
+func (c *Config) fail(key, format string, args ...any) *Error {
+	return &Error{Key: key, Source: c.Source(key), Msg: fmt.Sprintf(format, args...)}
+}
+
+// Override is a value from a command-line flag.
+type Override struct {
+	Key   string // dotted key, e.g. "warehouse.path"
+	Flag  string // flag name without the dash, e.g. "db"
+	Value string
+}
+
+// PasswordEnv is the one environment variable that is not a file key.
+const PasswordEnv = "CARDSYNC_API_PASSWORD"
+
+// ConfigEnv names the config file when -config is not given.
+const ConfigEnv = "CARDSYNC_CONFIG"
+
+// Load reads the configuration: defaults, then the file at path (if not
+// empty), then the CARDSYNC_* variables of environ, then the flags. It does
+// not validate values; Settings does.
+func Load(path string, environ []string, flags ...Override) (*Config, error) {
+	c := &Config{File: Default(), sources: map[string]Source{}}
+	if path != "" {
+		if err := c.decodeFile(path); err != nil {
+			return c, err
+		}
+	}
+	if err := c.applyEnv(environ); err != nil {
+		return c, err
+	}
+	for _, f := range flags {
+		k, ok := keyByName(f.Key)
+		if !ok {
+			return c, &Error{Key: f.Key, Source: Source{Kind: FromFlag, Name: f.Flag}, Msg: "not a configuration key"}
+		}
+		c.sources[f.Key] = Source{Kind: FromFlag, Name: f.Flag}
+		if err := k.set(&c.File, f.Value); err != nil {
+			return c, c.fail(f.Key, "%q: %v", f.Value, err)
+		}
+	}
+	return c, nil
+}
+
+func (c *Config) decodeFile(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return &Error{Source: Source{Kind: FromFile, Name: path}, Msg: err.Error()}
+	}
+	c.Path = path
+	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
+	if err := dec.Decode(&c.File); err != nil {
+		var strict *toml.StrictMissingError
+		if errors.As(err, &strict) && len(strict.Errors) > 0 {
+			first := strict.Errors[0]
+			row, _ := first.Position()
+			key := strings.Join(first.Key(), ".")
+			return &Error{Key: key, Source: Source{Kind: FromFile, Name: path, Line: row}, Msg: fmt.Sprintf("unknown key %q", key)}
+		}
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			row, _ := de.Position()
+			return &Error{Key: strings.Join(de.Key(), "."), Source: Source{Kind: FromFile, Name: path, Line: row}, Msg: typeMessage(de.Error())}
+		}
+		return &Error{Source: Source{Kind: FromFile, Name: path}, Msg: err.Error()}
+	}
+	for key, line := range keyLines(string(data)) {
+		c.sources[key] = Source{Kind: FromFile, Name: path, Line: line}
+	}
+	return nil
+}
+
+// keyLines finds the line of every "key = value" in a TOML text, by table.
+func keyLines(text string) map[string]int {
+	out := map[string]int{}
+	table := ""
+	assign := regexp.MustCompile(`^\s*"?([A-Za-z0-9_-]+)"?\s*=`)
+	for i, line := range strings.Split(text, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if strings.HasPrefix(trimmed, "[") {
+			table = strings.Trim(strings.SplitN(trimmed, "#", 2)[0], "[] \t")
+			continue
+		}
+		if m := assign.FindStringSubmatch(line); m != nil {
+			key := m[1]
+			if table != "" {
+				key = table + "." + key
+			}
+			if _, seen := out[key]; !seen {
+				out[key] = i + 1
+			}
+		}
+	}
+	return out
+}
+
+// typeMismatch matches go-toml's message for a value of the wrong type,
+// which names Go types ("struct field config.API.Timeout of type string").
+var typeMismatch = regexp.MustCompile(`cannot decode TOML (\w+) into .* of type (\S+)`)
+
+// typeMessage says in TOML terms what a key wants when the file gave it a
+// value of another type.
+func typeMessage(msg string) string {
+	m := typeMismatch.FindStringSubmatch(msg)
+	if m == nil {
+		return strings.TrimPrefix(msg, "toml: ")
+	}
+	want := map[string]string{
+		"string": `a quoted string (for example "30s")`, "int": "an integer", "int64": "an integer",
+		"bool": "true or false", "float64": "a number", "[]string": `a list of strings (for example ["a", "b"])`,
+	}[m[2]]
+	if want == "" {
+		want = "another type"
+	}
+	return fmt.Sprintf("got a TOML %s, want %s", m[1], want)
+}
+
+// EnvName maps a dotted key to its environment variable.
+func EnvName(key string) string {
+	return "CARDSYNC_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+func (c *Config) applyEnv(environ []string) error {
+	var names []string
+	values := map[string]string{}
+	for _, kv := range environ {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || !strings.HasPrefix(name, "CARDSYNC_") || name == ConfigEnv {
+			continue
+		}
+		names = append(names, name)
+		values[name] = value
+	}
+	sort.Strings(names)
+	byEnv := map[string]key{}
+	for _, k := range keys() {
+		byEnv[EnvName(k.name)] = k
+	}
+	for _, name := range names {
+		if name == PasswordEnv {
+			c.password = extract.Secret(values[name])
+			continue
+		}
+		k, ok := byEnv[name]
+		if !ok {
+			return &Error{Source: Source{Kind: FromEnv, Name: name}, Msg: "unknown CARDSYNC_ variable (typo?)"}
+		}
+		c.sources[k.name] = Source{Kind: FromEnv, Name: name}
+		if err := k.set(&c.File, values[name]); err != nil {
+			return c.fail(k.name, "%q: %v", values[name], err)
+		}
+	}
+	return nil
+}
+
+// key binds one dotted key to a setter from text (environment, flags).
+type key struct {
+	name string
+	set  func(f *File, v string) error
+}
+
+func stringKey(name string, field func(f *File) *string) key {
+	return key{name: name, set: func(f *File, v string) error { *field(f) = v; return nil }}
+}
+
+func intKey[T int | int64](name string, field func(f *File) *T) key {
+	return key{name: name, set: func(f *File, v string) error {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return errors.New("want an integer")
+		}
+		*field(f) = T(n)
+		return nil
+	}}
+}
+
+// keys lists every key the environment and flags may set, in file order.
+func keys() []key {
+	return []key{
+		stringKey("api.base_url", func(f *File) *string { return &f.API.BaseURL }),
+		stringKey("api.email", func(f *File) *string { return &f.API.Email }),
+		stringKey("api.password_file", func(f *File) *string { return &f.API.PasswordFile }),
+		stringKey("api.token_field", func(f *File) *string { return &f.API.TokenField }),
+		stringKey("api.rate_limit", func(f *File) *string { return &f.API.RateLimit }),
+		stringKey("api.auth_rate_limit", func(f *File) *string { return &f.API.AuthRateLimit }),
+		stringKey("api.timeout", func(f *File) *string { return &f.API.Timeout }),
+		stringKey("api.max_wait", func(f *File) *string { return &f.API.MaxWait }),
+		intKey("api.max_body_bytes", func(f *File) *int64 { return &f.API.MaxBodyBytes }),
+		intKey("api.amount_scale", func(f *File) *int { return &f.API.AmountScale }),
+		intKey("api.max_pages", func(f *File) *int { return &f.API.MaxPages }),
+		stringKey("warehouse.path", func(f *File) *string { return &f.Warehouse.Path }),
+		stringKey("warehouse.file_mode", func(f *File) *string { return &f.Warehouse.FileMode }),
+		stringKey("warehouse.synchronous", func(f *File) *string { return &f.Warehouse.Synchronous }),
+		{name: "warehouse.redact_fields", set: func(f *File, v string) error {
+			f.Warehouse.RedactFields = nil
+			for _, s := range strings.Split(v, ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					f.Warehouse.RedactFields = append(f.Warehouse.RedactFields, s)
+				}
+			}
+			return nil
+		}},
+		stringKey("warehouse.page_audit_retention", func(f *File) *string { return &f.Warehouse.PageAuditRetention }),
+		{name: "warehouse.max_removed_fraction", set: func(f *File, v string) error {
+			x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				return errors.New("want a number")
+			}
+			f.Warehouse.MaxRemovedFraction = x
+			return nil
+		}},
+		stringKey("schedule.cron", func(f *File) *string { return &f.Schedule.Cron }),
+		stringKey("schedule.timezone", func(f *File) *string { return &f.Schedule.Timezone }),
+		{name: "schedule.run_on_start", set: func(f *File, v string) error {
+			b, err := strconv.ParseBool(strings.TrimSpace(v))
+			if err != nil {
+				return errors.New("want true or false")
+			}
+			f.Schedule.RunOnStart = b
+			return nil
+		}},
+		stringKey("schedule.run_timeout", func(f *File) *string { return &f.Schedule.RunTimeout }),
+		stringKey("log.level", func(f *File) *string { return &f.Log.Level }),
+		stringKey("log.format", func(f *File) *string { return &f.Log.Format }),
+	}
+}
+
+// Keys returns every dotted key, in file order.
+func Keys() []string {
+	var out []string
+	for _, k := range keys() {
+		out = append(out, k.name)
+	}
+	return out
+}
+
+func keyByName(name string) (key, bool) {
+	for _, k := range keys() {
+		if k.name == name {
+			return k, true
+		}
+	}
+	return key{}, false
+}
