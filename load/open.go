@@ -61,6 +61,11 @@ type Options struct {
 	// would remove more than this fraction of the live cards (and more than
 	// 10) removes nothing until confirmed. Default DefaultMaxRemovedFraction.
 	MaxRemovedFraction float64
+	// BatchPages and BatchDelay bound how many pages that change nothing a
+	// WalkWriter holds before committing them (default DefaultBatchPages),
+	// and for how long after the first of them (default DefaultBatchDelay).
+	BatchPages int
+	BatchDelay time.Duration
 }
 
 // Warehouse is the SQLite warehouse. A writer (Open) holds exactly one
@@ -76,6 +81,8 @@ type Warehouse struct {
 	maxRemovedFraction float64
 	// page holds CommitPage's statements, prepared once per writer.
 	page *pageStatements
+	// batch is Options.BatchPages and BatchDelay with defaults applied.
+	batch batchLimits
 
 	closeOnce sync.Once
 	closeErr  error
@@ -214,7 +221,8 @@ func newWarehouse(db *sql.DB, path string, ro bool, opts Options) *Warehouse {
 	if frac <= 0 {
 		frac = DefaultMaxRemovedFraction
 	}
-	return &Warehouse{db: db, path: path, readOnly: ro, now: now, log: log, policy: redact.NewPolicy(opts.RedactFields), maxRemovedFraction: frac}
+	return &Warehouse{db: db, path: path, readOnly: ro, now: now, log: log, policy: redact.NewPolicy(opts.RedactFields), maxRemovedFraction: frac,
+		batch: newBatchLimits(opts.BatchPages, opts.BatchDelay)}
 }
 
 // dsn builds a file: URI. SQLite decodes %HH escapes in the path, and the

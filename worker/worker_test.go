@@ -322,11 +322,26 @@ func TestAuditRetentionPrunesOldRuns(t *testing.T) {
 	if _, err := db.ExecContext(t.Context(), `UPDATE sync_runs SET started_at = '2025-12-31T20:00:00Z' WHERE run_id = 1`); err != nil {
 		t.Fatal(err)
 	}
+	// Only a page that changes something gets an audit row: change a card
+	// on each of the two pages.
+	cards := f.srv.Cards()
+	for _, c := range []sim.Card{cards[0], cards[15]} {
+		if !f.srv.UpdateCard(c.ID) {
+			t.Fatalf("card %s not in the simulator", c.ID)
+		}
+	}
 	if _, err := f.job.Run(t.Context(), TriggerSchedule, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := count(); got != 2 {
 		t.Errorf("%d audit rows after the second run, want only its own 2 (the first run is 4h old, retention 1h)", got)
+	}
+	// A third run finds nothing new: no audit row, the second run's stay.
+	if _, err := f.job.Run(t.Context(), TriggerSchedule, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(); got != 2 {
+		t.Errorf("%d audit rows after a run that changed nothing, want the second run's 2", got)
 	}
 }
 
