@@ -3,9 +3,7 @@ package load
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -101,100 +99,6 @@ func (b *Batch) add(p *preparedPage) {
 	b.Rejected += p.res.Rejected
 }
 
-const (
-	// sqlCardHashes compares a page's cards with the warehouse in one
-	// query: ?1 is the JSON array of the page's ids.
-	sqlCardHashes = `SELECT card_id, data_hash, removed_at IS NOT NULL FROM card_state
-		WHERE card_id IN (SELECT value FROM json_each(?1))`
-	// sqlCardGet re-reads, inside the write transaction, a card about to be
-	// written. A row stored without a hash is compared by its data.
-	sqlCardGet = `SELECT data_hash, removed_at IS NOT NULL, CASE WHEN data_hash IS NULL THEN data = ?2 ELSE 0 END,
-		(SELECT max(version) FROM card_versions WHERE card_id = ?1)
-		FROM card_state WHERE card_id = ?1`
-	sqlCardUpsert = `INSERT INTO card_state (card_id, data, first_seen_at, last_seen_at, updated_at, removed_at, first_seen_run, last_seen_run, data_hash)
-		VALUES (?1, ?2, ?3, ?3, ?3, NULL, ?4, ?4, ?5)
-		ON CONFLICT (card_id) DO UPDATE SET
-			data = excluded.data,
-			data_hash = excluded.data_hash,
-			updated_at = CASE WHEN card_state.data IS NOT excluded.data THEN excluded.updated_at ELSE card_state.updated_at END,
-			removed_at = NULL,
-			last_seen_at = excluded.last_seen_at,
-			last_seen_run = excluded.last_seen_run`
-	sqlCardRehash    = `UPDATE card_state SET data_hash = ?2 WHERE card_id = ?1`
-	sqlVersionClose  = `UPDATE card_versions SET valid_to = ? WHERE card_id = ? AND valid_to IS NULL`
-	sqlVersionInsert = `INSERT INTO card_versions (card_id, version, valid_from, valid_to, run_id, change, data)
-		VALUES (?, ?, ?, NULL, ?, ?, ?)`
-	sqlSeen = `INSERT INTO walk_seen (walk_id, page, run_id, ids) VALUES (?1, ?2, ?3, ?4)
-		ON CONFLICT (walk_id, page) DO UPDATE SET run_id = excluded.run_id, ids = excluded.ids`
-	sqlWalkUpdate = `UPDATE sync_walks SET
-			last_total = ?2,
-			pages = (SELECT count(*) FROM walk_seen WHERE walk_id = ?1),
-			last_page = max(last_page, ?3),
-			runs = runs + (last_run IS NOT ?4),
-			last_run = ?4,
-			total_changed = max(total_changed, ?5)
-		WHERE walk_id = ?1`
-	sqlAudit = `INSERT INTO run_pages (run_id, stream, page, walk_id, fetched_at, committed_at,
-				items, total_items, total_pages, duration_ms, body_sha256, cards_new, cards_changed, cards_unchanged)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (run_id, stream, page) DO UPDATE SET
-				walk_id = excluded.walk_id, fetched_at = excluded.fetched_at, committed_at = excluded.committed_at,
-				items = excluded.items, total_items = excluded.total_items, total_pages = excluded.total_pages,
-				duration_ms = excluded.duration_ms, body_sha256 = excluded.body_sha256, cards_new = excluded.cards_new,
-				cards_changed = excluded.cards_changed, cards_unchanged = excluded.cards_unchanged`
-	sqlCheckpoint = `INSERT INTO sync_checkpoints (stream, run_id, next_page, total_pages, total_items, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?)
-			ON CONFLICT (stream) DO UPDATE SET run_id = excluded.run_id, next_page = excluded.next_page,
-				total_pages = excluded.total_pages, total_items = excluded.total_items, updated_at = excluded.updated_at`
-	sqlRunCount = `UPDATE sync_runs SET
-				pages = pages + ?, cards_seen = cards_seen + ?, cards_new = cards_new + ?,
-				cards_changed = cards_changed + ?, cards_unchanged = cards_unchanged + ?,
-				cards_rejected = cards_rejected + ?,
-				requests = requests + ?, retries = retries + ?, rate_limited = rate_limited + ?,
-				auth_requests = auth_requests + ?, heartbeat_at = ?
-			WHERE run_id = ?`
-)
-
-// pageStatements are the statements a commit runs for every page and
-// card. They are prepared once when the writer opens: parsing them again
-// for every page cost about a sixth of CommitPage's CPU. Inside a
-// transaction, tx.StmtContext reuses them on the one writer connection.
-type pageStatements struct {
-	cardHashes, cardGet, cardUpsert, cardRehash, versionClose, versionInsert, seen *sql.Stmt
-	walkUpdate, audit, checkpoint, runCount                                        *sql.Stmt
-}
-
-func (ps *pageStatements) all() []**sql.Stmt {
-	return []**sql.Stmt{&ps.cardHashes, &ps.cardGet, &ps.cardUpsert, &ps.cardRehash, &ps.versionClose, &ps.versionInsert,
-		&ps.seen, &ps.walkUpdate, &ps.audit, &ps.checkpoint, &ps.runCount}
-}
-
-func preparePageStatements(ctx context.Context, db *sql.DB) (*pageStatements, error) {
-	ps := &pageStatements{}
-	text := []string{sqlCardHashes, sqlCardGet, sqlCardUpsert, sqlCardRehash, sqlVersionClose, sqlVersionInsert,
-		sqlSeen, sqlWalkUpdate, sqlAudit, sqlCheckpoint, sqlRunCount}
-	for i, dst := range ps.all() {
-		st, err := db.PrepareContext(ctx, text[i])
-		if err != nil {
-			ps.close()
-			return nil, fmt.Errorf("prepare: %w", err)
-		}
-		*dst = st
-	}
-	return ps, nil
-}
-
-func (ps *pageStatements) close() {
-	if ps == nil {
-		return
-	}
-	for _, st := range ps.all() {
-		if *st != nil {
-			(*st).Close()
-		}
-	}
-}
-
 // CommitPage stores one page now, in one transaction: card writes
 // (unchanged cards cost a hash compare, not a write), versions for new,
 // changed and returned cards, rejected items in rejected_cards, the page's
@@ -210,7 +114,7 @@ func (w *Warehouse) CommitPage(ctx context.Context, runID int64, p Page) (PageRe
 	if err != nil {
 		return PageResult{}, fmt.Errorf("commit page %d: %w", p.Number, err)
 	}
-	b, err := w.commitBatch(ctx, runID, streamOf(p.Stream), []*preparedPage{pp})
+	b, err := w.commitBatch(ctx, runID, streamOf(p.Stream), []*preparedPage{pp}, &walkState{})
 	if err != nil {
 		return PageResult{}, fmt.Errorf("commit page %d: %w", p.Number, err)
 	}
@@ -235,8 +139,9 @@ type preparedPage struct {
 	// ids is the JSON array of the ids the page listed, rejected items
 	// included (walk_seen.ids).
 	ids string
-	// writes are the cards to store: new, changed or returned.
-	writes []cardWrite
+	// fresh are the new cards (the warehouse has no row for them) and
+	// writes the changed and returned ones.
+	fresh, writes []cardWrite
 	// rejected are the items to quarantine, Data included.
 	rejected []Rejection
 	fields   fieldSet
@@ -244,7 +149,9 @@ type preparedPage struct {
 }
 
 // changes says whether committing the page writes more than bookkeeping.
-func (p *preparedPage) changes() bool { return len(p.writes) > 0 || len(p.rejected) > 0 }
+func (p *preparedPage) changes() bool {
+	return len(p.fresh) > 0 || len(p.writes) > 0 || len(p.rejected) > 0
+}
 
 // cardWrite is a card to store and why.
 type cardWrite struct {
@@ -295,13 +202,13 @@ func (w *Warehouse) preparePage(ctx context.Context, p Page) (*preparedPage, err
 			continue
 		}
 		first[c.ID] = i
-		data, fields, err := w.redactCard(c.Data)
+		data, fields, err := w.policy.JSON(c.Data)
 		if err != nil {
 			rejected = append(rejected, Rejection{Index: i, CardID: c.ID, Reason: "cannot be stored: " + err.Error(), Data: c.Data})
 			continue
 		}
 		for _, f := range fields {
-			pp.fields.add(f.name, f.typ)
+			pp.fields.add(f.Name, f.Type)
 		}
 		cards = append(cards, redacted{id: c.ID, data: data, hash: dataHash(data)})
 		ids = append(ids, c.ID)
@@ -316,11 +223,7 @@ func (w *Warehouse) preparePage(ctx context.Context, p Page) (*preparedPage, err
 		}
 		ids = append(ids, id)
 	}
-	b, err := json.Marshal(ids)
-	if err != nil {
-		return nil, fmt.Errorf("page ids: %w", err)
-	}
-	pp.ids = string(b)
+	pp.ids = jsonStrings(ids)
 	pp.cards = len(cards)
 	pp.rejected = rejected
 	pp.res.Rejected = len(rejected)
@@ -332,26 +235,8 @@ func (w *Warehouse) preparePage(ctx context.Context, p Page) (*preparedPage, err
 		return pp, nil
 	}
 
-	type stored struct {
-		hash    []byte
-		removed bool
-	}
-	have := make(map[string]stored, len(cards))
-	rows, err := w.page.cardHashes.QueryContext(ctx, pp.ids)
+	have, err := w.storedCards(ctx, pp.ids)
 	if err != nil {
-		return nil, fmt.Errorf("compare cards: %w", err)
-	}
-	for rows.Next() {
-		var id string
-		var s stored
-		if err := rows.Scan(&id, &s.hash, &s.removed); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("compare cards: %w", err)
-		}
-		have[id] = s
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("compare cards: %w", err)
 	}
 	for _, c := range cards {
@@ -370,193 +255,76 @@ func (w *Warehouse) preparePage(ctx context.Context, p Page) (*preparedPage, err
 		default:
 			pp.res.Unchanged++
 		}
-		if change != "" {
+		switch change {
+		case "new":
+			pp.fresh = append(pp.fresh, cardWrite{id: c.id, data: string(c.data), hash: c.hash, change: change})
+		case "":
+		default:
 			pp.writes = append(pp.writes, cardWrite{id: c.id, data: string(c.data), hash: c.hash, change: change})
 		}
 	}
 	return pp, nil
 }
 
-// commitBatch commits pages (in the order given) in one transaction: the
-// cards they write, their seen ids, the walk's running summary, the
-// checkpoint after the last of them and the run's counters, once.
-func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string, pages []*preparedPage) (Batch, error) {
-	var batch Batch
-	if len(pages) == 0 {
-		return batch, nil
-	}
-	err := w.write(ctx, func(tx *sql.Tx) error {
-		batch = Batch{}
-		now := w.stamp()
-		last := pages[len(pages)-1]
-		walkID, firstTotal, err := openWalkTotal(ctx, tx, stream)
-		if err != nil {
-			return err
-		}
-		if walkID == 0 {
-			firstTotal = pages[0].totalItems
-			r, err := tx.ExecContext(ctx, `INSERT INTO sync_walks (stream, started_at, started_run, first_total, last_total)
-				VALUES (?, ?, ?, ?, ?)`, stream, now, runID, firstTotal, firstTotal)
-			if err != nil {
-				return fmt.Errorf("start walk: %w", err)
-			}
-			if walkID, err = r.LastInsertId(); err != nil {
-				return err
-			}
-		}
-		seen := tx.StmtContext(ctx, w.page.seen)
-		var fields fieldSet
-		totalChanged, maxPage := false, 0
-		var requests, retries, limited, auth int64
-		for _, p := range pages {
-			if p.changes() {
-				if err := w.writePage(ctx, tx, runID, stream, walkID, p, now); err != nil {
-					return err
-				}
-			}
-			if _, err := seen.ExecContext(ctx, walkID, p.number, runID, p.ids); err != nil {
-				return fmt.Errorf("page %d: seen ids: %w", p.number, err)
-			}
-			fields.merge(&p.fields)
-			totalChanged = totalChanged || p.totalItems != firstTotal
-			maxPage = max(maxPage, p.number)
-			requests += p.requests
-			retries += p.retries
-			limited += p.limited
-			auth += p.authRequests
-			batch.add(p)
-		}
-		if err := w.recordFields(ctx, tx, runID, now, fields.order, fields.types); err != nil {
-			return err
-		}
-		if _, err := tx.StmtContext(ctx, w.page.walkUpdate).ExecContext(ctx,
-			walkID, last.totalItems, maxPage, runID, boolInt(totalChanged)); err != nil {
-			return fmt.Errorf("update walk: %w", err)
-		}
-		if _, err := tx.StmtContext(ctx, w.page.checkpoint).ExecContext(ctx,
-			stream, runID, last.number+1, last.totalPages, last.totalItems, now); err != nil {
-			return fmt.Errorf("advance checkpoint: %w", err)
-		}
-		r, err := tx.StmtContext(ctx, w.page.runCount).ExecContext(ctx,
-			batch.Pages, batch.Cards, batch.New, batch.Changed, batch.Unchanged, batch.Rejected,
-			requests, retries, limited, auth, now, runID)
-		if err != nil {
-			return fmt.Errorf("count run: %w", err)
-		}
-		if n, _ := r.RowsAffected(); n == 0 {
-			return fmt.Errorf("run %d does not exist", runID)
-		}
-		return nil
-	})
-	if err != nil {
-		return Batch{}, err
-	}
-	return batch, nil
+// storedCard is what the warehouse holds of a card, for the comparison.
+type storedCard struct {
+	hash    []byte
+	removed bool
 }
 
-// writePage stores a page's new, changed and returned cards with their
-// versions, quarantines its rejected items and writes its audit row. A card
-// found unchanged after all (stored before data_hash existed) only gets its
-// hash; the page's counts follow.
-func (w *Warehouse) writePage(ctx context.Context, tx *sql.Tx, runID int64, stream string, walkID int64, p *preparedPage, now string) error {
-	get, upsert := tx.StmtContext(ctx, w.page.cardGet), tx.StmtContext(ctx, w.page.cardUpsert)
-	vclose, vinsert := tx.StmtContext(ctx, w.page.versionClose), tx.StmtContext(ctx, w.page.versionInsert)
-	res := &p.res
-	for _, c := range p.writes {
-		var hash []byte
-		var removed, sameData bool
-		var version sql.NullInt64
-		err := get.QueryRowContext(ctx, c.id, c.data).Scan(&hash, &removed, &sameData, &version)
-		exists := err == nil
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("card %s: read: %w", c.id, err)
+// storedCards reads the hash and removal of the stored cards among ids (a
+// JSON array) in one query. Measured on a 15-card page of a 9,000-card
+// warehouse: ~50 µs, against ~65 µs for card_id IN (?, ...) with 15
+// bound ids and ~130 µs for 15 single-row lookups.
+func (w *Warehouse) storedCards(ctx context.Context, ids string) (map[string]storedCard, error) {
+	have := map[string]storedCard{}
+	rows, err := w.page.cardHashes.QueryContext(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var s storedCard
+		if err := rows.Scan(&id, &s.hash, &s.removed); err != nil {
+			return nil, err
 		}
-		change := ""
-		switch {
-		case !exists:
-			change = "new"
-		case removed:
-			change = "returned"
-		case hash == nil && sameData:
-			if _, err := tx.StmtContext(ctx, w.page.cardRehash).ExecContext(ctx, c.id, c.hash); err != nil {
-				return fmt.Errorf("card %s: hash: %w", c.id, err)
-			}
-		case string(hash) != string(c.hash):
-			change = "changed"
+		have[id] = s
+	}
+	return have, rows.Err()
+}
+
+// jsonStrings encodes ss as a JSON array of strings. Card ids are usually
+// plain text, written as they are; anything else goes through
+// encoding/json.
+func jsonStrings(ss []string) string {
+	b := make([]byte, 0, 16*len(ss)+2)
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		if change != c.change {
-			// Counted as c.change when the page was compared; the write
-			// transaction has the last word.
-			res.count(c.change, -1)
-			res.count(change, +1)
-		}
-		if change == "" {
+		if plainJSON(s) {
+			b = append(b, '"')
+			b = append(b, s...)
+			b = append(b, '"')
 			continue
 		}
-		if _, err := upsert.ExecContext(ctx, c.id, c.data, now, runID, c.hash); err != nil {
-			return fmt.Errorf("card %s: upsert: %w", c.id, err)
-		}
-		if exists {
-			if _, err := vclose.ExecContext(ctx, now, c.id); err != nil {
-				return fmt.Errorf("card %s: close version: %w", c.id, err)
-			}
-		}
-		if _, err := vinsert.ExecContext(ctx, c.id, version.Int64+1, now, runID, change, c.data); err != nil {
-			return fmt.Errorf("card %s: version: %w", c.id, err)
-		}
+		q, _ := json.Marshal(s) // a string always encodes
+		b = append(b, q...)
 	}
-	for _, r := range p.rejected {
-		if err := w.quarantine(ctx, tx, runID, p.number, r, now); err != nil {
-			return err
-		}
-	}
-	if _, err := tx.StmtContext(ctx, w.page.audit).ExecContext(ctx,
-		runID, stream, p.number, walkID, formatTime(p.fetchedAt), now,
-		p.items, p.totalItems, p.totalPages, p.duration.Milliseconds(), p.bodySHA256,
-		res.New, res.Changed, res.Unchanged); err != nil {
-		return fmt.Errorf("audit page: %w", err)
-	}
-	return nil
+	return string(append(b, ']'))
 }
 
-// count adds d to the counter of a change ("" is unchanged).
-func (r *PageResult) count(change string, d int) {
-	switch change {
-	case "new":
-		r.New += d
-	case "changed", "returned":
-		r.Changed += d
-	default:
-		r.Unchanged += d
-	}
-}
-
-// fieldSet collects top-level fields and their JSON types in order of first
-// appearance.
-type fieldSet struct {
-	order []string
-	types map[string]map[string]bool
-}
-
-func (s *fieldSet) add(name, typ string) {
-	if s.types == nil {
-		s.types = map[string]map[string]bool{}
-	}
-	t := s.types[name]
-	if t == nil {
-		t = map[string]bool{}
-		s.types[name] = t
-		s.order = append(s.order, name)
-	}
-	t[typ] = true
-}
-
-func (s *fieldSet) merge(o *fieldSet) {
-	for _, name := range o.order {
-		for typ := range o.types[name] {
-			s.add(name, typ)
+// plainJSON says whether s can stand between JSON quotes as it is: printable
+// ASCII without a quote or a backslash.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
 		}
 	}
+	return true
 }
 
 // anonymousID stands for a rejected item with no readable id in walk_seen.

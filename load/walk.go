@@ -127,8 +127,7 @@ func (w *Warehouse) WalkSummary(ctx context.Context, stream string) (WalkSummary
 		return s, fmt.Errorf("walk summary %s: %w", stream, err)
 	}
 	s.StartedAt = parseTime(started)
-	if err := w.db.QueryRowContext(ctx, `SELECT `+sqlDistinctIDs+`, `+sqlDuplicateIDs, s.WalkID).
-		Scan(&s.DistinctIDs, &s.DuplicateIDs); err != nil {
+	if s.DistinctIDs, s.DuplicateIDs, err = walkIDCounts(ctx, w.db, s.WalkID); err != nil {
 		return s, fmt.Errorf("walk summary %s: %w", stream, err)
 	}
 	s.TotalChanged = s.TotalChanged || s.LastTotal != s.FirstTotal
@@ -139,12 +138,21 @@ func (w *Warehouse) WalkSummary(ctx context.Context, stream string) (WalkSummary
 // array; SQLite sorts or indexes the values in its own cache (spilling to
 // a temporary file), so memory does not grow with the number of cards.
 const (
-	sqlSeenIDs      = `SELECT j.value FROM walk_seen s, json_each(s.ids) j WHERE s.walk_id = ?1`
-	sqlDistinctIDs  = `(SELECT count(DISTINCT j.value) FROM walk_seen s, json_each(s.ids) j WHERE s.walk_id = ?1)`
-	sqlDuplicateIDs = `(SELECT count(*) FROM (SELECT j.value FROM walk_seen s, json_each(s.ids) j WHERE s.walk_id = ?1
-		GROUP BY j.value HAVING count(DISTINCT s.page) > 1))`
+	sqlSeenIDs   = `SELECT j.value FROM walk_seen s, json_each(s.ids) j WHERE s.walk_id = ?1`
 	sqlListedIDs = `(SELECT coalesce(sum(json_array_length(ids)), 0) FROM walk_seen WHERE walk_id = ?1)`
 )
+
+// walkIDCounts counts, in one pass over the walk's seen ids, the distinct
+// ids and those listed on more than one page.
+func walkIDCounts(ctx context.Context, q queryer, walkID int64) (distinct, duplicates int, err error) {
+	err = q.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(pages > 1), 0) FROM (
+			SELECT count(DISTINCT s.page) AS pages FROM walk_seen s, json_each(s.ids) j
+			WHERE s.walk_id = ?1 GROUP BY j.value)`, walkID).Scan(&distinct, &duplicates)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count the walk's ids: %w", err)
+	}
+	return distinct, duplicates, nil
+}
 
 // DefaultMaxRemovedFraction is Options.MaxRemovedFraction's default.
 const DefaultMaxRemovedFraction = 0.2
@@ -269,31 +277,38 @@ func (w *Warehouse) closeWalk(ctx context.Context, tx *sql.Tx, walkID, runID int
 		return res, fmt.Errorf("read walk: %w", err)
 	}
 	// Listed again, by any walk (even an inconsistent or reset one): alive.
-	if _, err := tx.ExecContext(ctx, `UPDATE card_state SET last_seen_at = ?2, last_seen_run = ?3
-		WHERE card_id IN (SELECT card_id FROM removal_pending WHERE card_id IN (`+sqlSeenIDs+`))`,
-		walkID, now, closingRun); err != nil {
-		return res, fmt.Errorf("stamp pending cards listed again: %w", err)
+	var pending, cleared int64
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM removal_pending`).Scan(&pending); err != nil {
+		return res, fmt.Errorf("count pending removals: %w", err)
 	}
-	r, err := tx.ExecContext(ctx, `DELETE FROM removal_pending WHERE card_id IN (`+sqlSeenIDs+`)`, walkID)
-	if err != nil {
-		return res, fmt.Errorf("clear pending removals of seen cards: %w", err)
+	if pending > 0 {
+		if _, err := tx.ExecContext(ctx, `UPDATE card_state SET last_seen_at = ?2, last_seen_run = ?3
+			WHERE card_id IN (SELECT card_id FROM removal_pending WHERE card_id IN (`+sqlSeenIDs+`))`,
+			walkID, now, closingRun); err != nil {
+			return res, fmt.Errorf("stamp pending cards listed again: %w", err)
+		}
+		r, err := tx.ExecContext(ctx, `DELETE FROM removal_pending WHERE card_id IN (`+sqlSeenIDs+`)`, walkID)
+		if err != nil {
+			return res, fmt.Errorf("clear pending removals of seen cards: %w", err)
+		}
+		cleared, _ = r.RowsAffected()
 	}
-	cleared, _ := r.RowsAffected()
-	// Current cards this walk did not see, and among them the ones an
-	// earlier consistent walk missed too.
+	// Current cards this walk did not see (one pass over card_state), and
+	// among them the ones an earlier consistent walk missed too.
 	const missed = `SELECT card_id FROM card_state WHERE removed_at IS NULL AND card_id NOT IN (` + sqlSeenIDs + `)`
 	var listed int
-	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM card_state WHERE removed_at IS NULL), (SELECT count(*) FROM (`+missed+`)), `+sqlListedIDs,
+	if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(card_id NOT IN (`+sqlSeenIDs+`)), 0), `+sqlListedIDs+`
+		FROM card_state WHERE removed_at IS NULL`,
 		walkID).Scan(&res.Live, &res.Missed, &listed); err != nil {
 		return res, fmt.Errorf("count missed cards: %w", err)
 	}
 	var added int64
-	if end.Consistent {
+	if end.Consistent && res.Missed > 0 {
 		held := !end.ConfirmRemovals && res.Missed > 0 &&
 			(listed == 0 || res.Missed > guardMinCards && float64(res.Missed) > w.maxRemovedFraction*float64(res.Live))
 		if held {
 			res.Held = res.Missed
-		} else {
+		} else if pending > cleared {
 			const gone = missed + ` AND card_id IN (SELECT card_id FROM removal_pending WHERE walk_id < ?1)`
 			if _, err := tx.ExecContext(ctx, `UPDATE card_versions SET valid_to = ?2
 				WHERE valid_to IS NULL AND card_id IN (`+gone+`)`, walkID, now); err != nil {
@@ -343,11 +358,13 @@ func (w *Warehouse) closeWalk(ctx context.Context, tx *sql.Tx, walkID, runID int
 	if runID != 0 {
 		finishedRun = runID
 	}
+	distinct, duplicates, err := walkIDCounts(ctx, tx, walkID)
+	if err != nil {
+		return res, err
+	}
 	if _, err := tx.ExecContext(ctx, `UPDATE sync_walks SET finished_at = ?2, finished_run = ?3, outcome = ?4, removed = ?5,
-			distinct_ids = `+sqlDistinctIDs+`,
-			duplicate_ids = `+sqlDuplicateIDs+`,
-			pending_removals = (SELECT count(*) FROM removal_pending)
-		WHERE walk_id = ?1`, walkID, now, finishedRun, outcome, res.Removed); err != nil {
+			distinct_ids = ?6, duplicate_ids = ?7, pending_removals = (SELECT count(*) FROM removal_pending)
+		WHERE walk_id = ?1`, walkID, now, finishedRun, outcome, res.Removed, distinct, duplicates); err != nil {
 		return res, fmt.Errorf("close walk: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM walk_seen WHERE walk_id = ?`, walkID); err != nil {

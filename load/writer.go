@@ -53,9 +53,12 @@ type WalkWriter struct {
 
 	buf      []*preparedPage
 	bufSince time.Time
+	// state is what the writer's commits learnt: the open walk and the
+	// fields this run recorded.
+	state walkState
 	// known are the fields and JSON types card_fields holds, read at the
 	// first Add and kept up to date with every commit.
-	known map[string]map[string]bool
+	known map[string]typeMask
 }
 
 // NewWalkWriter returns a WalkWriter for the run's walk of stream
@@ -128,12 +131,12 @@ func (ww *WalkWriter) Flush(ctx context.Context) error {
 }
 
 func (ww *WalkWriter) commit(ctx context.Context) (Batch, error) {
-	b, err := ww.w.commitBatch(ctx, ww.runID, ww.stream, ww.buf)
+	b, err := ww.w.commitBatch(ctx, ww.runID, ww.stream, ww.buf, &ww.state)
 	if err != nil {
 		return Batch{}, err
 	}
 	for _, p := range ww.buf {
-		ww.learn(&p.fields)
+		p.fields.into(ww.known)
 	}
 	clear(ww.buf)
 	ww.buf = ww.buf[:0]
@@ -150,15 +153,14 @@ func (ww *WalkWriter) loadFields(ctx context.Context) error {
 		return fmt.Errorf("read fields: %w", err)
 	}
 	defer rows.Close()
-	known := map[string]map[string]bool{}
+	known := map[string]typeMask{}
 	for rows.Next() {
 		var name, types string
 		if err := rows.Scan(&name, &types); err != nil {
 			return fmt.Errorf("read fields: %w", err)
 		}
-		known[name] = map[string]bool{}
 		for t := range strings.SplitSeq(types, ",") {
-			known[name][t] = true
+			known[name] |= typeBit(t)
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -170,30 +172,4 @@ func (ww *WalkWriter) loadFields(ctx context.Context) error {
 
 // newFields says whether s holds a field or a JSON type of a field that
 // card_fields does not.
-func (ww *WalkWriter) newFields(s *fieldSet) bool {
-	for name, types := range s.types {
-		k := ww.known[name]
-		if k == nil {
-			return true
-		}
-		for t := range types {
-			if !k[t] {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func (ww *WalkWriter) learn(s *fieldSet) {
-	for name, types := range s.types {
-		k := ww.known[name]
-		if k == nil {
-			k = map[string]bool{}
-			ww.known[name] = k
-		}
-		for t := range types {
-			k[t] = true
-		}
-	}
-}
+func (ww *WalkWriter) newFields(s *fieldSet) bool { return !s.within(ww.known) }

@@ -105,18 +105,20 @@ func TestInterruptedRunResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The cancel comes while page 3 is being served, so page 3 never
-	// arrives: pages 1 and 2 are committed.
-	if !cp.InProgress || cp.NextPage != 3 {
-		t.Fatalf("checkpoint %+v, want next page 3 in progress", cp)
+	// The cancel comes while page 3 is being served: pages 1 and 2 are
+	// committed, and page 3 too when its response reaches the client before
+	// the cancel does (a race on loopback: about one run in twenty).
+	if !cp.InProgress || cp.NextPage != res.Pages+1 || cp.NextPage < 3 || cp.NextPage > 4 {
+		t.Fatalf("checkpoint %+v after %d committed pages, want next page 3 (or 4) in progress", cp, res.Pages)
 	}
+	next := cp.NextPage
 	f.srv.OnPageServed(nil)
 	res, err = f.job.Run(t.Context(), TriggerBackfill, Options{})
 	if err != nil {
 		t.Fatalf("resumed run: %v", err)
 	}
-	if !res.Resumed || res.StartPage != 3 || res.Pages != 5 {
-		t.Errorf("resumed run %+v, want resume at page 3 with 5 pages", res)
+	if !res.Resumed || res.StartPage != next || res.Pages != 8-next {
+		t.Errorf("resumed run %+v, want resume at page %d with %d pages", res, next, 8-next)
 	}
 	if !res.WalkConsistent {
 		t.Errorf("a resumed walk of an unchanged account must be consistent: %s", res.Inconsistency)
