@@ -378,35 +378,44 @@ func (w *Warehouse) closeWalk(ctx context.Context, tx *sql.Tx, walkID, runID int
 	return res, nil
 }
 
-// foldWalk merges a closed, complete walk that changed nothing into the
-// walk before it, when that one is complete too, removed nothing and looks
-// the same (totals, pages, distinct and duplicated ids, pending removals),
-// and no page of this walk changed anything (no run_pages row): the earlier
-// row gains walks + 1 and this walk's finish, and this walk's row goes. A
-// warehouse synced every 15 minutes with nothing changing upstream thus
-// keeps one sync_walks row, not 96 more a day. The caller checked that the
-// walk removed nothing and neither added nor cleared pending removals.
+// foldWalk merges a closed, complete walk that wrote no card into the walk
+// before it, when that one is complete too, removed nothing and looks the
+// same (totals, pages, distinct and duplicated ids, pending removals): the
+// earlier row gains walks + 1 and this walk's finish, and this walk's row
+// goes. A warehouse synced every 15 minutes with nothing changing upstream
+// thus keeps one sync_walks row, not 96 more a day. A page that only set
+// aside rejected items (an odd card upstream, rejected again every run)
+// does not stop the fold: its run_pages row moves to the earlier walk. The
+// caller checked that the walk removed nothing and neither added nor
+// cleared pending removals.
 func foldWalk(ctx context.Context, tx *sql.Tx, walkID int64) error {
-	r, err := tx.ExecContext(ctx, `UPDATE sync_walks AS p SET
-			finished_at = c.finished_at, finished_run = c.finished_run,
-			walks = p.walks + c.walks, runs = p.runs + c.runs, last_run = c.last_run
-		FROM sync_walks AS c
+	var prev int64
+	err := tx.QueryRowContext(ctx, `SELECT p.walk_id FROM sync_walks AS p, sync_walks AS c
 		WHERE c.walk_id = ?1
 		  AND p.walk_id = (SELECT max(walk_id) FROM sync_walks WHERE stream = c.stream AND walk_id < ?1)
 		  AND p.outcome = 'complete' AND c.outcome = 'complete' AND p.removed = 0 AND c.removed = 0
 		  AND p.first_total = c.first_total AND p.last_total = c.last_total AND c.total_changed = 0
 		  AND p.pages = c.pages AND p.distinct_ids = c.distinct_ids AND p.duplicate_ids = c.duplicate_ids
 		  AND p.pending_removals = c.pending_removals
-		  AND NOT EXISTS (SELECT 1 FROM run_pages WHERE walk_id = ?1)
-		  AND NOT EXISTS (SELECT 1 FROM removal_pending WHERE walk_id = ?1)`, walkID)
+		  AND NOT EXISTS (SELECT 1 FROM run_pages WHERE walk_id = ?1 AND (cards_new > 0 OR cards_changed > 0))
+		  AND NOT EXISTS (SELECT 1 FROM removal_pending WHERE walk_id = ?1)`, walkID).Scan(&prev)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("fold walk: %w", err)
 	}
-	if n, _ := r.RowsAffected(); n == 0 {
-		return nil
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM sync_walks WHERE walk_id = ?`, walkID); err != nil {
-		return fmt.Errorf("fold walk: %w", err)
+	for _, q := range []string{
+		`UPDATE sync_walks AS p SET
+			finished_at = c.finished_at, finished_run = c.finished_run,
+			walks = p.walks + c.walks, runs = p.runs + c.runs, last_run = c.last_run
+		FROM sync_walks AS c WHERE p.walk_id = ?1 AND c.walk_id = ?2`,
+		`UPDATE run_pages SET walk_id = ?1 WHERE walk_id = ?2`,
+		`DELETE FROM sync_walks WHERE walk_id = ?2`,
+	} {
+		if _, err := tx.ExecContext(ctx, q, prev, walkID); err != nil {
+			return fmt.Errorf("fold walk: %w", err)
+		}
 	}
 	return nil
 }
