@@ -202,13 +202,13 @@ func (w *Warehouse) preparePage(ctx context.Context, p Page) (*preparedPage, err
 			continue
 		}
 		first[c.ID] = i
-		data, fields, err := w.policy.JSON(c.Data)
+		data, fields, err := w.redactCard(c.Data)
 		if err != nil {
 			rejected = append(rejected, Rejection{Index: i, CardID: c.ID, Reason: "cannot be stored: " + err.Error(), Data: c.Data})
 			continue
 		}
 		for _, f := range fields {
-			pp.fields.add(f.Name, f.Type)
+			pp.fields.add(f.name, f.typ)
 		}
 		cards = append(cards, redacted{id: c.ID, data: data, hash: dataHash(data)})
 		ids = append(ids, c.ID)

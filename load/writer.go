@@ -133,6 +133,9 @@ func (ww *WalkWriter) Flush(ctx context.Context) error {
 func (ww *WalkWriter) commit(ctx context.Context) (Batch, error) {
 	b, err := ww.w.commitBatch(ctx, ww.runID, ww.stream, ww.buf, &ww.state)
 	if err != nil {
+		// Look the walk up again next time: the error may be that it
+		// closed under the writer.
+		ww.state.walkID = 0
 		return Batch{}, err
 	}
 	for _, p := range ww.buf {
