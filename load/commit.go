@@ -3,9 +3,12 @@ package load
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -192,6 +195,7 @@ func (w *Warehouse) preparePage(ctx context.Context, p Page) (*preparedPage, err
 	ids := make([]string, 0, pp.items)
 	rejected := append([]Rejection(nil), p.Rejected...)
 	first := make(map[string]int, len(p.Cards))
+	var lastFields []fieldSeen
 	for i, c := range p.Cards {
 		if c.ID == "" {
 			rejected = append(rejected, Rejection{Index: i, Reason: "empty card id", Data: c.Data})
@@ -207,8 +211,14 @@ func (w *Warehouse) preparePage(ctx context.Context, p Page) (*preparedPage, err
 			rejected = append(rejected, Rejection{Index: i, CardID: c.ID, Reason: "cannot be stored: " + err.Error(), Data: c.Data})
 			continue
 		}
-		for _, f := range fields {
-			pp.fields.add(f.name, f.typ)
+		// Cards of one API mostly share their fields, in the same order:
+		// only a card whose list differs from the previous one's adds to
+		// the set.
+		if !slices.Equal(fields, lastFields) {
+			for _, f := range fields {
+				pp.fields.add(f.name, f.typ)
+			}
+			lastFields = fields
 		}
 		cards = append(cards, redacted{id: c.ID, data: data, hash: dataHash(data)})
 		ids = append(ids, c.ID)
@@ -235,15 +245,15 @@ func (w *Warehouse) preparePage(ctx context.Context, p Page) (*preparedPage, err
 		return pp, nil
 	}
 
-	have, err := w.storedCards(ctx, pp.ids)
+	have, err := w.storedCards(ctx, pp.ids, len(cards))
 	if err != nil {
 		return nil, fmt.Errorf("compare cards: %w", err)
 	}
-	for _, c := range cards {
-		s, ok := have[c.id]
+	for i, c := range cards {
+		s := have[i]
 		change := ""
 		switch {
-		case !ok:
+		case !s.exists:
 			change = "new"
 			pp.res.New++
 		case s.removed:
@@ -268,30 +278,44 @@ func (w *Warehouse) preparePage(ctx context.Context, p Page) (*preparedPage, err
 
 // storedCard is what the warehouse holds of a card, for the comparison.
 type storedCard struct {
-	hash    []byte
-	removed bool
+	exists, removed bool
+	hash            []byte // nil when stored without one
 }
 
-// storedCards reads the hash and removal of the stored cards among ids (a
-// JSON array) in one query. Measured on a 15-card page of a 9,000-card
-// warehouse: ~50 µs, against ~65 µs for card_id IN (?, ...) with 15
-// bound ids and ~130 µs for 15 single-row lookups.
-func (w *Warehouse) storedCards(ctx context.Context, ids string) (map[string]storedCard, error) {
-	have := map[string]storedCard{}
-	rows, err := w.page.cardHashes.QueryContext(ctx, ids)
-	if err != nil {
+// storedCards reads, for the first n ids of the JSON array ids, whether the
+// card is stored, removed, and its data_hash, in one query that returns
+// one row: measured on a 15-card page of a 9,000-card warehouse, ~41 µs,
+// against ~55 µs for the same query returning a row per card, ~65 µs for
+// card_id IN (?, ...) with 15 bound ids and ~130 µs for 15 single-row
+// lookups. Each card is a letter (n: not stored, r: removed, c: current)
+// and its hash in hex, comma-separated in the order of ids.
+func (w *Warehouse) storedCards(ctx context.Context, ids string, n int) ([]storedCard, error) {
+	var list string
+	if err := w.page.cardHashes.QueryRowContext(ctx, ids).Scan(&list); err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		var s storedCard
-		if err := rows.Scan(&id, &s.hash, &s.removed); err != nil {
-			return nil, err
+	out := make([]storedCard, 0, n)
+	for item := range strings.SplitSeq(list, ",") {
+		if len(out) == n {
+			break
 		}
-		have[id] = s
+		if item == "" {
+			return nil, fmt.Errorf("stored cards: empty item in %q", list)
+		}
+		s := storedCard{exists: item[0] != 'n', removed: item[0] == 'r'}
+		if len(item) > 1 {
+			h, err := hex.DecodeString(item[1:])
+			if err != nil {
+				return nil, fmt.Errorf("stored cards: %w", err)
+			}
+			s.hash = h
+		}
+		out = append(out, s)
 	}
-	return have, rows.Err()
+	if len(out) != n {
+		return nil, fmt.Errorf("stored cards: %d of %d cards answered", len(out), n)
+	}
+	return out, nil
 }
 
 // jsonStrings encodes ss as a JSON array of strings. Card ids are usually

@@ -11,9 +11,12 @@ import (
 
 const (
 	// sqlCardHashes compares a page's cards with the warehouse in one
-	// query: ?1 is the JSON array of the page's ids.
-	sqlCardHashes = `SELECT card_id, data_hash, removed_at IS NOT NULL FROM card_state
-		WHERE card_id IN (SELECT value FROM json_each(?1))`
+	// query and one row: ?1 is the JSON array of the page's ids (see
+	// storedCards).
+	sqlCardHashes = `SELECT coalesce(group_concat(
+			CASE WHEN c.card_id IS NULL THEN 'n' WHEN c.removed_at IS NOT NULL THEN 'r' ELSE 'c' END || coalesce(hex(c.data_hash), ''),
+			',' ORDER BY j.key), '')
+		FROM json_each(?1) j LEFT JOIN card_state c ON c.card_id = j.value`
 	// sqlCardGet re-reads, inside the write transaction, a stored card about
 	// to be written. A row stored without a hash is compared by its data.
 	sqlCardGet = `SELECT data_hash, removed_at IS NOT NULL, CASE WHEN data_hash IS NULL THEN data = ?2 ELSE 0 END,

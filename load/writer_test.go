@@ -353,3 +353,27 @@ func TestWalkWriterRejectsOtherStream(t *testing.T) {
 		t.Error("a page of another stream was taken")
 	}
 }
+
+// TestFieldSetTypes: field types go through bit masks and come back as the
+// names card_fields stores.
+func TestFieldSetTypes(t *testing.T) {
+	for i, name := range jsonTypes {
+		if got := typeBit(name); got != 1<<i {
+			t.Errorf("typeBit(%q) = %b, want %b", name, got, 1<<i)
+		}
+	}
+	var s fieldSet
+	s.add("a", "string")
+	s.add("a", "null")
+	s.add("b", "object")
+	got := s.typeSets()
+	if len(got) != 2 || !got["a"]["string"] || !got["a"]["null"] || len(got["a"]) != 2 || !got["b"]["object"] || len(got["b"]) != 1 {
+		t.Errorf("typeSets = %v", got)
+	}
+	if !s.within(map[string]typeMask{"a": typeBit("string") | typeBit("null") | typeBit("number"), "b": typeBit("object")}) {
+		t.Error("a subset is not within its superset")
+	}
+	if s.within(map[string]typeMask{"a": typeBit("string"), "b": typeBit("object")}) {
+		t.Error("a new type of a known field is within")
+	}
+}
