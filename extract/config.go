@@ -79,9 +79,9 @@ const (
 	// MaxMaxPages bounds Config.MaxPages.
 	MaxMaxPages = 10_000_000
 	// MinMaxBodyBytes and MaxMaxBodyBytes bound Config.MaxBodyBytes.
-	MinMaxBodyBytes = 64 << 10
-	MaxMaxBodyBytes = 1 << 30
-	DefaultUserAgent    = "cardsync/dev"
+	MinMaxBodyBytes  = 64 << 10
+	MaxMaxBodyBytes  = 1 << 30
+	DefaultUserAgent = "cardsync/dev"
 )
 
 // DefaultRateLimit and DefaultAuthRateLimit are the service's documented limits.

@@ -2,15 +2,18 @@ package load
 
 import (
 	"context"
-	"database/sql"
-	"errors"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
-// Page is one fetched page of a stream, committed by CommitPage in one
-// transaction.
+// Page is one fetched page of a stream, committed by a WalkWriter (or
+// CommitPage) in one transaction with the pages buffered before it.
 type Page struct {
 	Stream     string // default StreamCards
 	Number     int    // 1-based page number
@@ -23,7 +26,7 @@ type Page struct {
 	FetchedAt  time.Time
 	Duration   time.Duration
 	BodySHA256 string // hex
-	// Counters since the previous commit, added to the run's totals.
+	// Counters since the previous page, added to the run's totals.
 	Requests, Retries, RateLimited, AuthRequests int64
 }
 
@@ -49,7 +52,8 @@ type Rejection struct {
 	Data []byte
 }
 
-// PageResult counts what CommitPage did with a page's cards. Returned cards
+// PageResult says what became of one page: how its cards compare with the
+// warehouse, and what the call that returned it committed. Returned cards
 // (listed again after being marked removed) count as Changed.
 type PageResult struct {
 	New       int `json:"new"`
@@ -57,249 +61,294 @@ type PageResult struct {
 	Unchanged int `json:"unchanged"`
 	// Rejected counts the items stored in rejected_cards: those handed in
 	// with the page and the cards the warehouse could not store (nested
-	// deeper than SQLite's JSON allows, not UTF-8).
+	// deeper than SQLite's JSON allows, not UTF-8, an id used twice).
 	Rejected int `json:"rejected"`
 	// Rejections are those items, with Data nil.
 	Rejections []Rejection `json:"-"`
+	// Committed is what the call made durable: this page together with
+	// the pages buffered before it, or nothing (Pages 0) when the page was
+	// buffered because it changes nothing.
+	Committed Batch `json:"committed"`
 }
 
-const (
-	sqlCardGet = `SELECT data, removed_at IS NOT NULL,
-		(SELECT max(version) FROM card_versions WHERE card_id = ?1)
-		FROM cards WHERE card_id = ?1`
-	// The WHERE clause keeps unchanged rows untouched (no write at all).
-	sqlCardUpsert = `INSERT INTO cards (card_id, data, first_seen_at, last_seen_at, updated_at, removed_at, first_seen_run, last_seen_run)
-		VALUES (?1, ?2, ?3, ?3, ?3, NULL, ?4, ?4)
-		ON CONFLICT (card_id) DO UPDATE SET
-			data = excluded.data,
-			updated_at = CASE WHEN cards.data IS NOT excluded.data THEN excluded.updated_at ELSE cards.updated_at END,
-			removed_at = NULL,
-			last_seen_at = excluded.last_seen_at,
-			last_seen_run = excluded.last_seen_run
-		WHERE cards.data IS NOT excluded.data OR cards.removed_at IS NOT NULL`
-	sqlVersionClose  = `UPDATE card_versions SET valid_to = ? WHERE card_id = ? AND valid_to IS NULL`
-	sqlVersionInsert = `INSERT INTO card_versions (card_id, version, valid_from, valid_to, run_id, change, data)
-		VALUES (?, ?, ?, NULL, ?, ?, ?)`
-	sqlSeen = `INSERT INTO walk_seen (walk_id, card_id, page, run_id, seen_at) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT DO NOTHING`
-	sqlWalkTotal = `UPDATE sync_walks SET last_total = ? WHERE walk_id = ? AND last_total IS NOT ?`
-	sqlAudit     = `INSERT INTO run_pages (run_id, stream, page, walk_id, fetched_at, committed_at,
-				items, total_items, total_pages, duration_ms, body_sha256, cards_new, cards_changed, cards_unchanged)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (run_id, stream, page) DO UPDATE SET
-				walk_id = excluded.walk_id, fetched_at = excluded.fetched_at, committed_at = excluded.committed_at,
-				items = excluded.items, total_items = excluded.total_items, total_pages = excluded.total_pages,
-				duration_ms = excluded.duration_ms, body_sha256 = excluded.body_sha256, cards_new = excluded.cards_new,
-				cards_changed = excluded.cards_changed, cards_unchanged = excluded.cards_unchanged`
-	sqlCheckpoint = `INSERT INTO sync_checkpoints (stream, run_id, next_page, total_pages, total_items, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?)
-			ON CONFLICT (stream) DO UPDATE SET run_id = excluded.run_id, next_page = excluded.next_page,
-				total_pages = excluded.total_pages, total_items = excluded.total_items, updated_at = excluded.updated_at`
-	sqlRunCount = `UPDATE sync_runs SET
-				pages = pages + 1, cards_seen = cards_seen + ?, cards_new = cards_new + ?,
-				cards_changed = cards_changed + ?, cards_unchanged = cards_unchanged + ?,
-				cards_rejected = cards_rejected + ?,
-				requests = requests + ?, retries = retries + ?, rate_limited = rate_limited + ?,
-				auth_requests = auth_requests + ?, heartbeat_at = ?
-			WHERE run_id = ?`
-)
-
-// pageStatements are the statements CommitPage runs for every page and
-// card. They are prepared once when the writer opens: parsing them again
-// for every page cost about a sixth of CommitPage's CPU. Inside a
-// transaction, tx.StmtContext reuses them on the one writer connection.
-type pageStatements struct {
-	cardGet, cardUpsert, versionClose, versionInsert, seen *sql.Stmt
-	walkTotal, audit, checkpoint, runCount                 *sql.Stmt
+// Batch is what one commit made durable: consecutive pages, committed in
+// one transaction together with the checkpoint that follows them.
+type Batch struct {
+	Pages     int `json:"pages"`
+	FirstPage int `json:"first_page"`
+	LastPage  int `json:"last_page"`
+	// TotalPages and TotalItems are what the last page reported.
+	TotalPages int `json:"total_pages"`
+	TotalItems int `json:"total_items"`
+	// Cards counts the cards stored or compared (rejected items excluded).
+	Cards     int `json:"cards"`
+	New       int `json:"new"`
+	Changed   int `json:"changed"`
+	Unchanged int `json:"unchanged"`
+	Rejected  int `json:"rejected"`
 }
 
-func preparePageStatements(ctx context.Context, db *sql.DB) (*pageStatements, error) {
-	ps := &pageStatements{}
-	for _, s := range []struct {
-		dst **sql.Stmt
-		sql string
-	}{
-		{&ps.cardGet, sqlCardGet}, {&ps.cardUpsert, sqlCardUpsert}, {&ps.versionClose, sqlVersionClose},
-		{&ps.versionInsert, sqlVersionInsert}, {&ps.seen, sqlSeen}, {&ps.walkTotal, sqlWalkTotal},
-		{&ps.audit, sqlAudit}, {&ps.checkpoint, sqlCheckpoint}, {&ps.runCount, sqlRunCount},
-	} {
-		st, err := db.PrepareContext(ctx, s.sql)
-		if err != nil {
-			ps.close()
-			return nil, fmt.Errorf("prepare: %w", err)
-		}
-		*s.dst = st
+func (b *Batch) add(p *preparedPage) {
+	if b.Pages == 0 {
+		b.FirstPage = p.number
 	}
-	return ps, nil
+	b.Pages++
+	b.LastPage = p.number
+	b.TotalPages, b.TotalItems = p.totalPages, p.totalItems
+	b.Cards += p.cards
+	b.New += p.res.New
+	b.Changed += p.res.Changed
+	b.Unchanged += p.res.Unchanged
+	b.Rejected += p.res.Rejected
 }
 
-func (ps *pageStatements) close() {
-	if ps == nil {
-		return
-	}
-	for _, st := range []*sql.Stmt{ps.cardGet, ps.cardUpsert, ps.versionClose, ps.versionInsert, ps.seen,
-		ps.walkTotal, ps.audit, ps.checkpoint, ps.runCount} {
-		if st != nil {
-			st.Close()
-		}
-	}
-}
-
-// CommitPage stores one page in one transaction: card upserts (unchanged
-// cards are not rewritten), versions for new, changed and returned cards,
-// rejected items in rejected_cards, the walk's seen ids (rejected items
-// included), new top-level fields (regenerating cards_flat), the run_pages
-// audit row, the checkpoint (next page = Number+1) and the run's counters.
-// A card the warehouse cannot store is quarantined, never an error: the rest
-// of its page commits. On error nothing is stored. Committing the same page
-// twice reports its cards unchanged the second time.
+// CommitPage stores one page now, in one transaction: card writes
+// (unchanged cards cost a hash compare, not a write), versions for new,
+// changed and returned cards, rejected items in rejected_cards, the page's
+// seen ids (rejected items included), new top-level fields (regenerating
+// cards_flat), a run_pages audit row when the page changed something, the
+// checkpoint (next page = Number+1) and the run's counters. A card the
+// warehouse cannot store is quarantined, never an error: the rest of its
+// page commits. On error nothing is stored. Committing the same page twice
+// reports its cards unchanged the second time. A walk uses a WalkWriter,
+// which commits pages that change nothing in batches.
 func (w *Warehouse) CommitPage(ctx context.Context, runID int64, p Page) (PageResult, error) {
-	var res PageResult
-	stream := streamOf(p.Stream)
+	pp, err := w.preparePage(ctx, p)
+	if err != nil {
+		return PageResult{}, fmt.Errorf("commit page %d: %w", p.Number, err)
+	}
+	b, err := w.commitBatch(ctx, runID, streamOf(p.Stream), []*preparedPage{pp}, &walkState{})
+	if err != nil {
+		return PageResult{}, fmt.Errorf("commit page %d: %w", p.Number, err)
+	}
+	res := pp.res
+	res.Committed = b
+	return res, nil
+}
+
+// preparedPage is a page redacted and compared with the warehouse, ready to
+// commit. A page that changes nothing keeps only its ids and counters.
+type preparedPage struct {
+	number, totalPages, totalItems int
+	fetchedAt                      time.Time
+	duration                       time.Duration
+	bodySHA256                     string
+	requests, retries, limited     int64
+	authRequests                   int64
+	// items is how many items the page held (cards and rejected).
+	items int
+	// cards counts the cards stored or compared (sync_runs.cards_seen).
+	cards int
+	// ids is the JSON array of the ids the page listed, rejected items
+	// included (walk_seen.ids).
+	ids string
+	// fresh are the new cards (the warehouse has no row for them) and
+	// writes the changed and returned ones.
+	fresh, writes []cardWrite
+	// rejected are the items to quarantine, Data included.
+	rejected []Rejection
+	fields   fieldSet
+	res      PageResult
+}
+
+// changes says whether committing the page writes more than bookkeeping.
+func (p *preparedPage) changes() bool {
+	return len(p.fresh) > 0 || len(p.writes) > 0 || len(p.rejected) > 0
+}
+
+// cardWrite is a card to store and why.
+type cardWrite struct {
+	id     string
+	data   string // redacted, canonical JSON
+	hash   []byte
+	change string // new, changed, returned (as classified before the write)
+}
+
+// hashLen is how many bytes of SHA-256 card_state.data_hash keeps: 128 bits
+// tell two versions of a card apart with no practical chance of a collision.
+const hashLen = 16
+
+func dataHash(data []byte) []byte {
+	sum := sha256.Sum256(data)
+	return sum[:hashLen:hashLen]
+}
+
+// preparePage redacts the page's cards (pure, outside any transaction),
+// sets aside what cannot be stored, and compares the cards with the
+// warehouse in one query.
+func (w *Warehouse) preparePage(ctx context.Context, p Page) (*preparedPage, error) {
 	if p.Number < 1 {
-		return res, fmt.Errorf("commit page %d: page numbers start at 1", p.Number)
+		return nil, fmt.Errorf("page numbers start at 1, got %d", p.Number)
 	}
-	// Redaction is pure: do it before the write transaction.
-	type prepared struct {
-		id     string
-		data   []byte
-		fields []fieldSeen
+	pp := &preparedPage{
+		number: p.Number, totalPages: p.TotalPages, totalItems: p.TotalItems,
+		fetchedAt: orNow(p.FetchedAt, w.now), duration: p.Duration, bodySHA256: p.BodySHA256,
+		requests: p.Requests, retries: p.Retries, limited: p.RateLimited, authRequests: p.AuthRequests,
+		items: len(p.Cards) + len(p.Rejected),
 	}
-	cards := make([]prepared, 0, len(p.Cards))
+	type redacted struct {
+		id   string
+		data []byte
+		hash []byte
+	}
+	cards := make([]redacted, 0, len(p.Cards))
+	ids := make([]string, 0, pp.items)
 	rejected := append([]Rejection(nil), p.Rejected...)
+	first := make(map[string]int, len(p.Cards))
+	var lastFields []fieldSeen
 	for i, c := range p.Cards {
 		if c.ID == "" {
 			rejected = append(rejected, Rejection{Index: i, Reason: "empty card id", Data: c.Data})
 			continue
 		}
+		if j, dup := first[c.ID]; dup {
+			rejected = append(rejected, Rejection{Index: i, CardID: c.ID, Reason: fmt.Sprintf("card id already used by data[%d] on this page", j), Data: c.Data})
+			continue
+		}
+		first[c.ID] = i
 		data, fields, err := w.redactCard(c.Data)
 		if err != nil {
 			rejected = append(rejected, Rejection{Index: i, CardID: c.ID, Reason: "cannot be stored: " + err.Error(), Data: c.Data})
 			continue
 		}
-		cards = append(cards, prepared{id: c.ID, data: data, fields: fields})
+		// Cards of one API mostly share their fields, in the same order:
+		// only a card whose list differs from the previous one's adds to
+		// the set.
+		if !slices.Equal(fields, lastFields) {
+			for _, f := range fields {
+				pp.fields.add(f.name, f.typ)
+			}
+			lastFields = fields
+		}
+		cards = append(cards, redacted{id: c.ID, data: data, hash: dataHash(data)})
+		ids = append(ids, c.ID)
 	}
-	err := w.write(ctx, func(tx *sql.Tx) error {
-		res = PageResult{}
-		now := w.stamp()
-		walkID, err := openWalk(ctx, tx, stream)
-		if err != nil {
-			return err
+	for _, r := range rejected {
+		// A rejected item counts as listed: by its id when it has one, else
+		// by its place, so that the walk's distinct count still adds up to
+		// the API's total.
+		id := r.CardID
+		if id == "" {
+			id = anonymousID(p.Number, r.Index)
 		}
-		if walkID == 0 {
-			r, err := tx.ExecContext(ctx, `INSERT INTO sync_walks (stream, started_at, started_run, first_total, last_total)
-				VALUES (?, ?, ?, ?, ?)`, stream, now, runID, p.TotalItems, p.TotalItems)
-			if err != nil {
-				return fmt.Errorf("start walk: %w", err)
-			}
-			if walkID, err = r.LastInsertId(); err != nil {
-				return err
-			}
-		} else if _, err := tx.StmtContext(ctx, w.page.walkTotal).ExecContext(ctx, p.TotalItems, walkID, p.TotalItems); err != nil {
-			return fmt.Errorf("update walk: %w", err)
-		}
+		ids = append(ids, id)
+	}
+	pp.ids = jsonStrings(ids)
+	pp.cards = len(cards)
+	pp.rejected = rejected
+	pp.res.Rejected = len(rejected)
+	for _, r := range rejected {
+		r.Data = nil
+		pp.res.Rejections = append(pp.res.Rejections, r)
+	}
+	if len(cards) == 0 {
+		return pp, nil
+	}
 
-		// Statements bound to the transaction are closed with it.
-		get, upsert := tx.StmtContext(ctx, w.page.cardGet), tx.StmtContext(ctx, w.page.cardUpsert)
-		vclose, vinsert := tx.StmtContext(ctx, w.page.versionClose), tx.StmtContext(ctx, w.page.versionInsert)
-		seen := tx.StmtContext(ctx, w.page.seen)
-
-		fields := map[string]map[string]bool{}
-		var order []string
-		for _, c := range cards {
-			for _, f := range c.fields {
-				if fields[f.name] == nil {
-					fields[f.name] = map[string]bool{}
-					order = append(order, f.name)
-				}
-				fields[f.name][f.typ] = true
-			}
-			var old sql.NullString
-			var removed bool
-			var version sql.NullInt64
-			err = get.QueryRowContext(ctx, c.id).Scan(&old, &removed, &version)
-			exists := err == nil
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("card %s: read: %w", c.id, err)
-			}
-			change := ""
-			switch {
-			case !exists:
-				change = "new"
-				res.New++
-			case removed:
-				change = "returned"
-				res.Changed++
-			case old.String != string(c.data):
-				change = "changed"
-				res.Changed++
-			default:
-				res.Unchanged++
-			}
-			if change != "" {
-				if _, err := upsert.ExecContext(ctx, c.id, string(c.data), now, runID); err != nil {
-					return fmt.Errorf("card %s: upsert: %w", c.id, err)
-				}
-				if exists {
-					if _, err := vclose.ExecContext(ctx, now, c.id); err != nil {
-						return fmt.Errorf("card %s: close version: %w", c.id, err)
-					}
-				}
-				if _, err := vinsert.ExecContext(ctx, c.id, version.Int64+1, now, runID, change, string(c.data)); err != nil {
-					return fmt.Errorf("card %s: version: %w", c.id, err)
-				}
-			}
-			if _, err := seen.ExecContext(ctx, walkID, c.id, p.Number, runID, now); err != nil {
-				return fmt.Errorf("card %s: seen: %w", c.id, err)
-			}
-		}
-		for _, r := range rejected {
-			if err := w.quarantine(ctx, tx, runID, p.Number, r, now); err != nil {
-				return err
-			}
-			// A rejected item counts as listed: by its id when it has one,
-			// else by its place, so that the walk's distinct count still
-			// adds up to the API's total.
-			id := r.CardID
-			if id == "" {
-				id = anonymousID(p.Number, r.Index)
-			}
-			if _, err := seen.ExecContext(ctx, walkID, id, p.Number, runID, now); err != nil {
-				return fmt.Errorf("rejected item %d: seen: %w", r.Index, err)
-			}
-			r.Data = nil
-			res.Rejections = append(res.Rejections, r)
-		}
-		res.Rejected = len(res.Rejections)
-		if err := w.recordFields(ctx, tx, runID, now, order, fields); err != nil {
-			return err
-		}
-
-		if _, err := tx.StmtContext(ctx, w.page.audit).ExecContext(ctx,
-			runID, stream, p.Number, walkID, formatTime(orNow(p.FetchedAt, w.now)), now,
-			len(p.Cards)+len(p.Rejected), p.TotalItems, p.TotalPages, p.Duration.Milliseconds(), p.BodySHA256,
-			res.New, res.Changed, res.Unchanged); err != nil {
-			return fmt.Errorf("audit page: %w", err)
-		}
-		if _, err := tx.StmtContext(ctx, w.page.checkpoint).ExecContext(ctx,
-			stream, runID, p.Number+1, p.TotalPages, p.TotalItems, now); err != nil {
-			return fmt.Errorf("advance checkpoint: %w", err)
-		}
-		r, err := tx.StmtContext(ctx, w.page.runCount).ExecContext(ctx,
-			len(cards), res.New, res.Changed, res.Unchanged, len(rejected),
-			p.Requests, p.Retries, p.RateLimited, p.AuthRequests, now, runID)
-		if err != nil {
-			return fmt.Errorf("count run: %w", err)
-		}
-		if n, _ := r.RowsAffected(); n == 0 {
-			return fmt.Errorf("run %d does not exist", runID)
-		}
-		return nil
-	})
+	have, err := w.storedCards(ctx, pp.ids, len(cards))
 	if err != nil {
-		return PageResult{}, fmt.Errorf("commit page %d: %w", p.Number, err)
+		return nil, fmt.Errorf("compare cards: %w", err)
 	}
-	return res, nil
+	for i, c := range cards {
+		s := have[i]
+		change := ""
+		switch {
+		case !s.exists:
+			change = "new"
+			pp.res.New++
+		case s.removed:
+			change = "returned"
+			pp.res.Changed++
+		case string(s.hash) != string(c.hash):
+			change = "changed"
+			pp.res.Changed++
+		default:
+			pp.res.Unchanged++
+		}
+		switch change {
+		case "new":
+			pp.fresh = append(pp.fresh, cardWrite{id: c.id, data: string(c.data), hash: c.hash, change: change})
+		case "":
+		default:
+			pp.writes = append(pp.writes, cardWrite{id: c.id, data: string(c.data), hash: c.hash, change: change})
+		}
+	}
+	return pp, nil
+}
+
+// storedCard is what the warehouse holds of a card, for the comparison.
+type storedCard struct {
+	exists, removed bool
+	hash            []byte // nil when stored without one
+}
+
+// storedCards reads, for the first n ids of the JSON array ids, whether the
+// card is stored, removed, and its data_hash, in one query that returns
+// one row: measured on a 15-card page of a 9,000-card warehouse, ~41 µs,
+// against ~55 µs for the same query returning a row per card, ~65 µs for
+// card_id IN (?, ...) with 15 bound ids and ~130 µs for 15 single-row
+// lookups. Each card is a letter (n: not stored, r: removed, c: current)
+// and its hash in hex, comma-separated in the order of ids.
+func (w *Warehouse) storedCards(ctx context.Context, ids string, n int) ([]storedCard, error) {
+	var list string
+	if err := w.page.cardHashes.QueryRowContext(ctx, ids).Scan(&list); err != nil {
+		return nil, err
+	}
+	out := make([]storedCard, 0, n)
+	for item := range strings.SplitSeq(list, ",") {
+		if len(out) == n {
+			break
+		}
+		if item == "" {
+			return nil, fmt.Errorf("stored cards: empty item in %q", list)
+		}
+		s := storedCard{exists: item[0] != 'n', removed: item[0] == 'r'}
+		if len(item) > 1 {
+			h, err := hex.DecodeString(item[1:])
+			if err != nil {
+				return nil, fmt.Errorf("stored cards: %w", err)
+			}
+			s.hash = h
+		}
+		out = append(out, s)
+	}
+	if len(out) != n {
+		return nil, fmt.Errorf("stored cards: %d of %d cards answered", len(out), n)
+	}
+	return out, nil
+}
+
+// jsonStrings encodes ss as a JSON array of strings. Card ids are usually
+// plain text, written as they are; anything else goes through
+// encoding/json.
+func jsonStrings(ss []string) string {
+	b := make([]byte, 0, 16*len(ss)+2)
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if plainJSON(s) {
+			b = append(b, '"')
+			b = append(b, s...)
+			b = append(b, '"')
+			continue
+		}
+		q, _ := json.Marshal(s) // a string always encodes
+		b = append(b, q...)
+	}
+	return string(append(b, ']'))
+}
+
+// plainJSON says whether s can stand between JSON quotes as it is: printable
+// ASCII without a quote or a backslash.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // anonymousID stands for a rejected item with no readable id in walk_seen.

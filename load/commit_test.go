@@ -122,7 +122,8 @@ func TestCommitPageErrorLeavesNothing(t *testing.T) {
 				"SELECT count(*) FROM run_pages":                      1,
 				"SELECT next_page FROM sync_checkpoints":              2,
 				"SELECT pages FROM sync_runs":                         1,
-				"SELECT count(*) FROM walk_seen":                      15,
+				"SELECT count(*) FROM walk_seen":                      1,
+				"SELECT json_array_length(ids) FROM walk_seen":        15,
 				"SELECT count(*) FROM card_fields WHERE last_run = 1": queryInt(t, w, "SELECT count(*) FROM card_fields"),
 			} {
 				if got := queryInt(t, w, q); got != want {

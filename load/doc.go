@@ -10,12 +10,29 @@
 // synchronous FULL by default, journal_size_limit 64 MiB, trusted_schema OFF,
 // _txlock=immediate (every write is BEGIN IMMEDIATE) and _time_format=sqlite.
 // Every time is stored as UTC text YYYY-MM-DDTHH:MM:SSZ from Options.Now.
-// A page is one transaction (CommitPage): cards, versions, the walk's seen
-// ids, card_fields/cards_flat, the run_pages audit row, the checkpoint and
-// the run's counters commit together or not at all. Unchanged cards are not
-// written at all; last_seen_at/last_seen_run of the cards a walk saw are
-// brought up to date once, set-based, when the walk finishes (FinishWalk or
-// ResetCheckpoint), so during a walk they show the previous walk.
+//
+// A walk's pages go through a WalkWriter. Each page is redacted and its
+// cards compared with the warehouse by hash (card_state.data_hash, one query
+// per page, no write). A page that changes something (a new, changed or
+// returned card, a rejected item, a new field) commits at once, in one
+// transaction with the pages buffered before it: cards, versions, the pages'
+// seen ids (walk_seen, one row per page), card_fields/cards_flat, a run_pages
+// audit row for each page that changed something, the walk's running
+// summary, the checkpoint and the run's counters, together or not at all.
+// Pages that change nothing are buffered (their seen ids and counters only)
+// and committed in batches of Options.BatchPages, or after
+// Options.BatchDelay, or on Flush, so a run that finds nothing new costs a
+// few transactions, not one per page; after a crash at most one batch of
+// such pages is fetched again. Unchanged cards are never written, and no
+// card row is written when a walk finishes either: the cards view derives
+// last_seen_at/last_seen_run of current cards from the last complete walk,
+// so during a walk they show the previous complete walk.
+//
+// Nothing grows with each run except sync_runs and account_snapshots: a
+// complete walk that changed nothing is folded into the sync_walks row of
+// the identical walk before it, walk_seen is emptied when a walk closes, and
+// run_pages only records pages that changed something (and is pruned by
+// PruneAudit).
 //
 // # Removals
 //

@@ -50,6 +50,7 @@ type migration struct {
 func (w *Warehouse) migrationSteps() map[int]func(context.Context, *sql.Tx) error {
 	return map[int]func(context.Context, *sql.Tx) error{
 		2: w.upgradeHardening,
+		3: w.upgradeRunCost,
 	}
 }
 

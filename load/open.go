@@ -60,6 +60,11 @@ type Options struct {
 	// would remove more than this fraction of the live cards (and more than
 	// 10) removes nothing until confirmed. Default DefaultMaxRemovedFraction.
 	MaxRemovedFraction float64
+	// BatchPages and BatchDelay bound how many pages that change nothing a
+	// WalkWriter holds before committing them (default DefaultBatchPages),
+	// and for how long after the first of them (default DefaultBatchDelay).
+	BatchPages int
+	BatchDelay time.Duration
 }
 
 // Warehouse is the SQLite warehouse. A writer (Open) holds exactly one
@@ -81,6 +86,8 @@ type Warehouse struct {
 	syncMode  string
 	id        fileID
 	immutable bool
+	// batch is Options.BatchPages and BatchDelay with defaults applied.
+	batch batchLimits
 
 	closeOnce sync.Once
 	closeErr  error
@@ -219,7 +226,7 @@ func newWarehouse(db *sql.DB, path string, ro bool, opts Options) *Warehouse {
 	}
 	frac := opts.withDefaults().MaxRemovedFraction
 	return &Warehouse{db: db, path: path, readOnly: ro, now: now, log: log, policy: redact.NewPolicy(opts.RedactFields),
-		maxRemovedFraction: frac, opts: opts}
+		maxRemovedFraction: frac, opts: opts, batch: newBatchLimits(opts.BatchPages, opts.BatchDelay)}
 }
 
 // dsn builds a file: URI. SQLite decodes %HH escapes in the path, and the

@@ -123,17 +123,61 @@ func isAllDigits(s string) bool {
 func TestUpgradeFromRelease1(t *testing.T) {
 	path := release1Warehouse(t)
 	before := tableCounts(t, path)
+	lastSeen := lastSeenByCard(t, path)
 	w, err := Open(t.Context(), path, Options{})
 	if err != nil {
 		t.Fatalf("upgrade: %v", err)
 	}
 	defer w.Close()
 	after := tableCounts(t, path)
+	// Schema 3 renamed the cards table to card_state (cards is a view of
+	// it) and made walk_seen one row per page; release 1 left it empty.
+	renamed := map[string]string{"cards": "card_state"}
 	for table, n := range before {
-		if after[table] != n {
-			t.Errorf("%s: %d rows before the upgrade, %d after", table, n, after[table])
+		now, ok := renamed[table]
+		if !ok {
+			now = table
+		}
+		if after[now] != n {
+			t.Errorf("%s: %d rows before the upgrade, %d in %s after", table, n, after[now], now)
 		}
 	}
+	// Schema 3: the cards view answers for every card, with the same
+	// last_seen_* for removed and pending cards and the same or later for
+	// current ones; every card has its hash.
+	if got := queryInt(t, w, `SELECT count(*) FROM cards`); got != before["cards"] {
+		t.Errorf("cards view: %d rows, want %d", got, before["cards"])
+	}
+	for id, was := range lastSeen {
+		var at string
+		var run int64
+		var current bool
+		if err := w.db.QueryRowContext(t.Context(), `SELECT last_seen_at, last_seen_run, removed_at IS NULL AND card_id NOT IN (SELECT card_id FROM removal_pending)
+			FROM cards WHERE card_id = ?`, id).Scan(&at, &run, &current); err != nil {
+			t.Fatalf("card %s: %v", id, err)
+		}
+		switch {
+		case current && (run < was.run || at < was.at):
+			t.Errorf("card %s: last seen %s (run %d) after the upgrade, %s (run %d) before: want the same or later", id, at, run, was.at, was.run)
+		case !current && (run != was.run || at != was.at):
+			t.Errorf("removed or pending card %s: last seen %s (run %d) after the upgrade, %s (run %d) before", id, at, run, was.at, was.run)
+		}
+	}
+	rows, err := w.db.QueryContext(t.Context(), `SELECT card_id, data, data_hash FROM card_state`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id, data string
+		var hash []byte
+		if err := rows.Scan(&id, &data, &hash); err != nil {
+			t.Fatal(err)
+		}
+		if want := dataHash([]byte(data)); !bytes.Equal(hash, want) {
+			t.Errorf("card %s: data_hash %x, want %x", id, hash, want)
+		}
+	}
+	rows.Close()
 	for _, c := range []struct{ card, has, hasNot string }{
 		{"9001", `"note":"card 4111\u00a011**\u00a0****\u00a01111 on file"`, ""},
 		{"9001", `"café":"crème"`, `\u00e9`},
@@ -188,6 +232,37 @@ func release1Warehouse(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+type seenAt struct {
+	at  string
+	run int64
+}
+
+// lastSeenByCard reads last_seen_at/last_seen_run of every card of the
+// file (opened raw), before an upgrade.
+func lastSeenByCard(t *testing.T, path string) map[string]seenAt {
+	t.Helper()
+	db := rawDB(t, path)
+	defer db.Close()
+	rows, err := db.QueryContext(t.Context(), `SELECT card_id, last_seen_at, last_seen_run FROM cards`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]seenAt{}
+	for rows.Next() {
+		var id string
+		var s seenAt
+		if err := rows.Scan(&id, &s.at, &s.run); err != nil {
+			t.Fatal(err)
+		}
+		out[id] = s
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // tableCounts counts the rows of every table of the file (opened raw).

@@ -89,7 +89,7 @@ func (w *Warehouse) upgradeHardening(ctx context.Context, tx *sql.Tx) error {
 			return fmt.Errorf("upgrade card_fields: %w", err)
 		}
 	}
-	return regenerateFlat(ctx, tx)
+	return regenerateFlatFrom(ctx, tx, "cards")
 }
 
 // rewriteColumn applies fn to every non-NULL value of table.column and

@@ -92,25 +92,36 @@ func (w *Warehouse) ResetCheckpoint(ctx context.Context, stream string) error {
 }
 
 func openWalk(ctx context.Context, tx *sql.Tx, stream string) (int64, error) {
-	var id int64
-	err := tx.QueryRowContext(ctx, `SELECT walk_id FROM sync_walks WHERE stream = ? AND finished_at IS NULL`, stream).Scan(&id)
+	id, _, err := openWalkTotal(ctx, tx, stream)
+	return id, err
+}
+
+// openWalkTotal returns the open walk of stream (0 when none) and the total
+// its first page reported.
+func openWalkTotal(ctx context.Context, tx *sql.Tx, stream string) (id int64, firstTotal int, err error) {
+	err = tx.QueryRowContext(ctx, `SELECT walk_id, first_total FROM sync_walks WHERE stream = ? AND finished_at IS NULL`, stream).Scan(&id, &firstTotal)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
+		return 0, 0, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("find open walk: %w", err)
+		return 0, 0, fmt.Errorf("find open walk: %w", err)
 	}
-	return id, nil
+	return id, firstTotal, nil
 }
 
 // WalkSummary reports on the open walk of stream (zero WalkSummary when none).
+// The running counts come from sync_walks, kept up to date by every commit;
+// the distinct and duplicated ids are counted over the walk's seen ids.
 func (w *Warehouse) WalkSummary(ctx context.Context, stream string) (WalkSummary, error) {
 	stream = streamOf(stream)
 	var s WalkSummary
 	var started string
-	err := w.db.QueryRowContext(ctx, `SELECT walk_id, started_at, started_run, first_total, last_total
-		FROM sync_walks WHERE stream = ? AND finished_at IS NULL`, stream).
-		Scan(&s.WalkID, &started, &s.StartedRun, &s.FirstTotal, &s.LastTotal)
+	err := w.db.QueryRowContext(ctx, `SELECT walk_id, started_at, started_run, first_total, last_total,
+			pages, last_page, runs, total_changed, coalesce(min_total, first_total), coalesce(max_total, first_total),
+			coalesce((SELECT total_pages FROM sync_checkpoints WHERE stream = ?1), 0)
+		FROM sync_walks WHERE stream = ?1 AND finished_at IS NULL`, stream).
+		Scan(&s.WalkID, &started, &s.StartedRun, &s.FirstTotal, &s.LastTotal,
+			&s.Pages, &s.LastPage, &s.Runs, &s.TotalChanged, &s.MinTotal, &s.MaxTotal, &s.TotalPages)
 	if errors.Is(err, sql.ErrNoRows) {
 		return WalkSummary{}, nil
 	}
@@ -118,24 +129,31 @@ func (w *Warehouse) WalkSummary(ctx context.Context, stream string) (WalkSummary
 		return s, fmt.Errorf("walk summary %s: %w", stream, err)
 	}
 	s.StartedAt = parseTime(started)
-	var changed int
-	err = w.db.QueryRowContext(ctx, `SELECT
-			(SELECT count(DISTINCT card_id) FROM walk_seen WHERE walk_id = ?1),
-			(SELECT count(*) FROM (SELECT card_id FROM walk_seen WHERE walk_id = ?1 GROUP BY card_id HAVING count(DISTINCT page) > 1)),
-			(SELECT count(DISTINCT page) FROM run_pages WHERE walk_id = ?1),
-			(SELECT coalesce(max(page), 0) FROM run_pages WHERE walk_id = ?1),
-			(SELECT count(DISTINCT run_id) FROM run_pages WHERE walk_id = ?1),
-			(SELECT count(*) FROM run_pages WHERE walk_id = ?1 AND total_items IS NOT ?2),
-			coalesce((SELECT min(total_items) FROM run_pages WHERE walk_id = ?1), ?2),
-			coalesce((SELECT max(total_items) FROM run_pages WHERE walk_id = ?1), ?2),
-			coalesce((SELECT total_pages FROM sync_checkpoints WHERE stream = ?3), 0)`,
-		s.WalkID, s.FirstTotal, stream).
-		Scan(&s.DistinctIDs, &s.DuplicateIDs, &s.Pages, &s.LastPage, &s.Runs, &changed, &s.MinTotal, &s.MaxTotal, &s.TotalPages)
-	if err != nil {
+	if s.DistinctIDs, s.DuplicateIDs, err = walkIDCounts(ctx, w.db, s.WalkID); err != nil {
 		return s, fmt.Errorf("walk summary %s: %w", stream, err)
 	}
-	s.TotalChanged = changed > 0 || s.LastTotal != s.FirstTotal
+	s.TotalChanged = s.TotalChanged || s.LastTotal != s.FirstTotal
 	return s, nil
+}
+
+// Set-based views of the ids walk ?1 saw. json_each unpacks each page's
+// array; SQLite sorts or indexes the values in its own cache (spilling to
+// a temporary file), so memory does not grow with the number of cards.
+const (
+	sqlSeenIDs   = `SELECT j.value FROM walk_seen s, json_each(s.ids) j WHERE s.walk_id = ?1`
+	sqlListedIDs = `(SELECT coalesce(sum(json_array_length(ids)), 0) FROM walk_seen WHERE walk_id = ?1)`
+)
+
+// walkIDCounts counts, in one pass over the walk's seen ids, the distinct
+// ids and those listed on more than one page.
+func walkIDCounts(ctx context.Context, q queryer, walkID int64) (distinct, duplicates int, err error) {
+	err = q.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(pages > 1), 0) FROM (
+			SELECT count(DISTINCT s.page) AS pages FROM walk_seen s, json_each(s.ids) j
+			WHERE s.walk_id = ?1 GROUP BY j.value)`, walkID).Scan(&distinct, &duplicates)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count the walk's ids: %w", err)
+	}
+	return distinct, duplicates, nil
 }
 
 // DefaultMaxRemovedFraction is Options.MaxRemovedFraction's default.
@@ -190,9 +208,9 @@ type WalkResult struct {
 // upstream glitch returning an empty or truncated list must not wipe the
 // warehouse): misses still become pending, sync_runs.removals_held records
 // the count, and a walk finished with ConfirmRemovals applies them.
-// last_seen_at/last_seen_run of the cards seen are brought up to date and
-// the checkpoint goes back to page 1. With no walk open it only resets the
-// checkpoint.
+// The checkpoint goes back to page 1. With no walk open it only resets the
+// checkpoint. Call WalkWriter.Flush first: FinishWalk closes the walk as
+// committed.
 func (w *Warehouse) FinishWalk(ctx context.Context, runID int64, stream string, end WalkEnd) (WalkResult, error) {
 	stream = streamOf(stream)
 	var res WalkResult
@@ -240,49 +258,70 @@ func (w *Warehouse) PendingRemovals(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// closeWalk records the walk's counts, stamps last_seen_* of the cards it
-// saw, clears them from removal_pending, applies two-walk removal when
-// consistent and the guard allows, and empties its walk_seen rows.
+// closeWalk records the walk's counts, clears the cards it listed from
+// removal_pending, applies two-walk removal when consistent and the guard
+// allows, empties its walk_seen rows, and folds a complete walk that changed
+// nothing into the walk before it (foldWalk).
+//
+// No card row is written for the cards the walk listed: the cards view
+// derives last_seen_at/last_seen_run of a current card from the last
+// complete walk. Only cards whose standing changes are written: a pending
+// card listed again is stamped with this walk's close (its stored values
+// were frozen when it went pending), and a card that goes pending has its
+// stored values moved to the last complete walk that did list it.
 func (w *Warehouse) closeWalk(ctx context.Context, tx *sql.Tx, walkID, runID int64, outcome string, end WalkEnd, now string) (WalkResult, error) {
 	var res WalkResult
-	// last_seen_* are kept out of the per-page upsert so that unchanged cards
-	// are never rewritten; one set-based update per walk brings them up to date.
-	if _, err := tx.ExecContext(ctx, `UPDATE cards SET last_seen_at = s.seen_at, last_seen_run = s.run_id
-		FROM (SELECT card_id, max(seen_at) AS seen_at, max(run_id) AS run_id FROM walk_seen WHERE walk_id = ? GROUP BY card_id) AS s
-		WHERE cards.card_id = s.card_id AND (cards.last_seen_at < s.seen_at OR cards.last_seen_run < s.run_id)`, walkID); err != nil {
-		return res, fmt.Errorf("stamp last seen: %w", err)
+	// The run that closes the walk; a reset has none, so the last run that
+	// committed pages to it stands in.
+	var closingRun int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(nullif(?2, 0), last_run, started_run) FROM sync_walks WHERE walk_id = ?1`,
+		walkID, runID).Scan(&closingRun); err != nil {
+		return res, fmt.Errorf("read walk: %w", err)
 	}
 	// Listed again, by any walk (even an inconsistent or reset one): alive.
-	if _, err := tx.ExecContext(ctx, `DELETE FROM removal_pending
-		WHERE card_id IN (SELECT card_id FROM walk_seen WHERE walk_id = ?)`, walkID); err != nil {
-		return res, fmt.Errorf("clear pending removals of seen cards: %w", err)
+	var pending, cleared int64
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM removal_pending`).Scan(&pending); err != nil {
+		return res, fmt.Errorf("count pending removals: %w", err)
 	}
-	// Current cards this walk did not see, and among them the ones an
-	// earlier consistent walk missed too.
-	const missed = `SELECT card_id FROM cards WHERE removed_at IS NULL
-		AND NOT EXISTS (SELECT 1 FROM walk_seen s WHERE s.walk_id = ?1 AND s.card_id = cards.card_id)`
+	if pending > 0 {
+		if _, err := tx.ExecContext(ctx, `UPDATE card_state SET last_seen_at = ?2, last_seen_run = ?3
+			WHERE card_id IN (SELECT card_id FROM removal_pending WHERE card_id IN (`+sqlSeenIDs+`))`,
+			walkID, now, closingRun); err != nil {
+			return res, fmt.Errorf("stamp pending cards listed again: %w", err)
+		}
+		r, err := tx.ExecContext(ctx, `DELETE FROM removal_pending WHERE card_id IN (`+sqlSeenIDs+`)`, walkID)
+		if err != nil {
+			return res, fmt.Errorf("clear pending removals of seen cards: %w", err)
+		}
+		cleared, _ = r.RowsAffected()
+	}
+	// Current cards this walk did not see (one pass over card_state), and
+	// among them the ones an earlier consistent walk missed too.
+	const missed = `SELECT card_id FROM card_state WHERE removed_at IS NULL AND card_id NOT IN (` + sqlSeenIDs + `)`
 	var listed int
-	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM cards WHERE removed_at IS NULL), (SELECT count(*) FROM (`+missed+`)),
-			(SELECT count(*) FROM walk_seen WHERE walk_id = ?1)`, walkID).Scan(&res.Live, &res.Missed, &listed); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(card_id NOT IN (`+sqlSeenIDs+`)), 0), `+sqlListedIDs+`
+		FROM card_state WHERE removed_at IS NULL`,
+		walkID).Scan(&res.Live, &res.Missed, &listed); err != nil {
 		return res, fmt.Errorf("count missed cards: %w", err)
 	}
-	if end.Consistent {
+	var added int64
+	if end.Consistent && res.Missed > 0 {
 		held := !end.ConfirmRemovals && res.Missed > 0 &&
 			(listed == 0 || res.Missed > guardMinCards && float64(res.Missed) > w.maxRemovedFraction*float64(res.Live))
 		if held {
 			res.Held = res.Missed
-		} else {
-			const gone = missed + ` AND EXISTS (SELECT 1 FROM removal_pending p WHERE p.card_id = cards.card_id AND p.walk_id < ?1)`
+		} else if pending > cleared {
+			const gone = missed + ` AND card_id IN (SELECT card_id FROM removal_pending WHERE walk_id < ?1)`
 			if _, err := tx.ExecContext(ctx, `UPDATE card_versions SET valid_to = ?2
 				WHERE valid_to IS NULL AND card_id IN (`+gone+`)`, walkID, now); err != nil {
 				return res, fmt.Errorf("close versions of removed cards: %w", err)
 			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO card_versions (card_id, version, valid_from, valid_to, run_id, change, data)
 				SELECT c.card_id, (SELECT max(version) FROM card_versions v WHERE v.card_id = c.card_id) + 1, ?2, NULL, ?3, 'removed', c.data
-				FROM cards c WHERE c.card_id IN (`+gone+`)`, walkID, now, runID); err != nil {
+				FROM card_state c WHERE c.card_id IN (`+gone+`)`, walkID, now, runID); err != nil {
 				return res, fmt.Errorf("version removed cards: %w", err)
 			}
-			r, err := tx.ExecContext(ctx, `UPDATE cards SET removed_at = ?2 WHERE card_id IN (`+gone+`)`, walkID, now)
+			r, err := tx.ExecContext(ctx, `UPDATE card_state SET removed_at = ?2 WHERE card_id IN (`+gone+`)`, walkID, now)
 			if err != nil {
 				return res, fmt.Errorf("mark removed cards: %w", err)
 			}
@@ -291,33 +330,94 @@ func (w *Warehouse) closeWalk(ctx context.Context, tx *sql.Tx, walkID, runID int
 			res.Live -= res.Removed
 			// Confirmed removals leave the pending list (their removed_at is
 			// set, so they are no longer in missed).
-			if _, err := tx.ExecContext(ctx, `DELETE FROM removal_pending WHERE EXISTS
-				(SELECT 1 FROM cards c WHERE c.card_id = removal_pending.card_id AND c.removed_at IS NOT NULL)`); err != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM removal_pending WHERE card_id IN
+				(SELECT p.card_id FROM removal_pending p JOIN card_state c USING (card_id) WHERE c.removed_at IS NOT NULL)`); err != nil {
 				return res, fmt.Errorf("clear confirmed removals: %w", err)
 			}
 		}
 		// The other misses join the pending list, held or not: a held walk
 		// still records them, so -confirm-removals can confirm them.
-		if _, err := tx.ExecContext(ctx, `INSERT INTO removal_pending (card_id, walk_id, missed_at)
+		r, err := tx.ExecContext(ctx, `INSERT INTO removal_pending (card_id, walk_id, missed_at)
 			SELECT card_id, ?1, ?2 FROM (`+missed+`) WHERE true
-			ON CONFLICT (card_id) DO NOTHING`, walkID, now); err != nil {
+			ON CONFLICT (card_id) DO NOTHING`, walkID, now)
+		if err != nil {
 			return res, fmt.Errorf("record pending removals: %w", err)
+		}
+		added, _ = r.RowsAffected()
+		// A card going pending keeps, as last seen, the last complete walk
+		// that listed it: the one before this walk (still open here).
+		if added > 0 {
+			if _, err := tx.ExecContext(ctx, `UPDATE card_state SET last_seen_at = w.finished_at, last_seen_run = w.finished_run
+				FROM (SELECT finished_at, finished_run FROM sync_walks
+					WHERE outcome = 'complete' AND finished_run IS NOT NULL ORDER BY walk_id DESC LIMIT 1) AS w
+				WHERE card_state.card_id IN (SELECT card_id FROM removal_pending WHERE walk_id = ?1)
+				  AND (w.finished_run, w.finished_at) > (card_state.last_seen_run, card_state.last_seen_at)`, walkID); err != nil {
+				return res, fmt.Errorf("freeze last seen of pending cards: %w", err)
+			}
 		}
 	}
 	var finishedRun any
 	if runID != 0 {
 		finishedRun = runID
 	}
+	distinct, duplicates, err := walkIDCounts(ctx, tx, walkID)
+	if err != nil {
+		return res, err
+	}
 	if _, err := tx.ExecContext(ctx, `UPDATE sync_walks SET finished_at = ?2, finished_run = ?3, outcome = ?4, removed = ?5,
-			pages = (SELECT count(DISTINCT page) FROM run_pages WHERE walk_id = ?1),
-			distinct_ids = (SELECT count(DISTINCT card_id) FROM walk_seen WHERE walk_id = ?1),
-			duplicate_ids = (SELECT count(*) FROM (SELECT card_id FROM walk_seen WHERE walk_id = ?1 GROUP BY card_id HAVING count(DISTINCT page) > 1)),
-			pending_removals = (SELECT count(*) FROM removal_pending)
-		WHERE walk_id = ?1`, walkID, now, finishedRun, outcome, res.Removed); err != nil {
+			distinct_ids = ?6, duplicate_ids = ?7, pending_removals = (SELECT count(*) FROM removal_pending)
+		WHERE walk_id = ?1`, walkID, now, finishedRun, outcome, res.Removed, distinct, duplicates); err != nil {
 		return res, fmt.Errorf("close walk: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM walk_seen WHERE walk_id = ?`, walkID); err != nil {
 		return res, fmt.Errorf("clear walk: %w", err)
 	}
+	if outcome == "complete" && res.Removed == 0 && added == 0 && cleared == 0 {
+		if err := foldWalk(ctx, tx, walkID); err != nil {
+			return res, err
+		}
+	}
 	return res, nil
+}
+
+// foldWalk merges a closed, complete walk that wrote no card into the walk
+// before it, when that one is complete too, removed nothing and looks the
+// same (totals, pages, distinct and duplicated ids, pending removals): the
+// earlier row gains walks + 1 and this walk's finish, and this walk's row
+// goes. A warehouse synced every 15 minutes with nothing changing upstream
+// thus keeps one sync_walks row, not 96 more a day. A page that only set
+// aside rejected items (an odd card upstream, rejected again every run)
+// does not stop the fold: its run_pages row moves to the earlier walk. The
+// caller checked that the walk removed nothing and neither added nor
+// cleared pending removals.
+func foldWalk(ctx context.Context, tx *sql.Tx, walkID int64) error {
+	var prev int64
+	err := tx.QueryRowContext(ctx, `SELECT p.walk_id FROM sync_walks AS p, sync_walks AS c
+		WHERE c.walk_id = ?1
+		  AND p.walk_id = (SELECT max(walk_id) FROM sync_walks WHERE stream = c.stream AND walk_id < ?1)
+		  AND p.outcome = 'complete' AND c.outcome = 'complete' AND p.removed = 0 AND c.removed = 0
+		  AND p.first_total = c.first_total AND p.last_total = c.last_total AND c.total_changed = 0
+		  AND p.pages = c.pages AND p.distinct_ids = c.distinct_ids AND p.duplicate_ids = c.duplicate_ids
+		  AND p.pending_removals = c.pending_removals
+		  AND NOT EXISTS (SELECT 1 FROM run_pages WHERE walk_id = ?1 AND (cards_new > 0 OR cards_changed > 0))
+		  AND NOT EXISTS (SELECT 1 FROM removal_pending WHERE walk_id = ?1)`, walkID).Scan(&prev)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("fold walk: %w", err)
+	}
+	for _, q := range []string{
+		`UPDATE sync_walks AS p SET
+			finished_at = c.finished_at, finished_run = c.finished_run,
+			walks = p.walks + c.walks, runs = p.runs + c.runs, last_run = c.last_run
+		FROM sync_walks AS c WHERE p.walk_id = ?1 AND c.walk_id = ?2`,
+		`UPDATE run_pages SET walk_id = ?1 WHERE walk_id = ?2`,
+		`DELETE FROM sync_walks WHERE walk_id = ?2`,
+	} {
+		if _, err := tx.ExecContext(ctx, q, prev, walkID); err != nil {
+			return fmt.Errorf("fold walk: %w", err)
+		}
+	}
+	return nil
 }

@@ -30,7 +30,8 @@ var ErrWarehouse = errors.New("warehouse error")
 // cancelled (SIGTERM, Ctrl-C); the checkpoint is kept for the next run.
 var ErrInterrupted = errors.New("run interrupted")
 
-// Progress is reported after each committed page.
+// Progress is reported after each commit: a page that changed something,
+// or a batch of pages that changed nothing (Page is the last of them).
 type Progress struct {
 	RunID      int64
 	Page       int
@@ -58,7 +59,7 @@ type Job struct {
 	// HeartbeatEvery is how often a long page wait refreshes heartbeat_at;
 	// default 10s.
 	HeartbeatEvery time.Duration
-	// Progress, if set, is called after every committed page.
+	// Progress, if set, is called after every commit of pages.
 	Progress func(Progress)
 	// Status, if set, gets a short human status line ("page 37/120").
 	Status func(string)
@@ -207,7 +208,7 @@ func (j *Job) snapshotAccount(ctx context.Context, client *extract.Client, log *
 	return nil
 }
 
-func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger, runID int64, first int, delta *statsDelta, res *Result) error {
+func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger, runID int64, first int, delta *statsDelta, res *Result) (err error) {
 	w := j.Warehouse
 	walkStart := j.now()
 	lastBeat := walkStart
@@ -215,6 +216,51 @@ func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger
 	if every <= 0 {
 		every = 10 * time.Second
 	}
+	// Pages that change nothing are buffered and committed in batches; a
+	// page with changes commits at once with the pages before it.
+	ww := w.NewWalkWriter(runID, Stream)
+	committed := func(b load.Batch) {
+		if b.Pages == 0 {
+			return
+		}
+		res.Pages += b.Pages
+		res.Cards += b.New + b.Changed + b.Unchanged
+		res.New += b.New
+		res.Changed += b.Changed
+		res.Unchanged += b.Unchanged
+		res.Rejected += b.Rejected
+		log.Debug("pages committed", "first_page", b.FirstPage, "last_page", b.LastPage, "total_pages", b.TotalPages,
+			"cards", b.Cards, "new", b.New, "changed", b.Changed, "unchanged", b.Unchanged)
+		if j.Progress != nil {
+			j.Progress(Progress{RunID: runID, Page: b.LastPage, TotalPages: b.TotalPages,
+				TotalItems: b.TotalItems, Cards: res.Cards, Elapsed: j.now().Sub(walkStart),
+				Resumed: res.Resumed, StartPage: res.StartPage})
+		}
+		if j.Status != nil {
+			j.Status(fmt.Sprintf("run %d: page %d/%d", runID, b.LastPage, b.TotalPages))
+		}
+	}
+	// Whatever ends the walk (its last page, a shutdown, a fetch error), the
+	// batch in hand commits, as a page in hand always did; not after a
+	// warehouse error, which the next commit would likely meet again.
+	warehouseErr := false
+	defer func() {
+		if warehouseErr {
+			return
+		}
+		b := ww.Buffered()
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+		defer cancel()
+		if ferr := ww.Flush(cctx); ferr != nil {
+			if err == nil {
+				err = fmt.Errorf("%w: %w", ErrWarehouse, ferr)
+			} else {
+				log.Error("commit the pages in hand", "err", ferr)
+			}
+			return
+		}
+		committed(b)
+	}()
 	// One warn line per rejected card per run, even when a page is fetched
 	// twice.
 	warned := map[string]bool{}
@@ -235,9 +281,9 @@ func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger
 		res.Retries += d.Retries
 		res.RateLimited += d.RateLimited
 		res.AuthRequests += d.AuthRequests
-		// The page is in hand: commit it even if a shutdown began meanwhile.
+		// The page is in hand: take it even if a shutdown began meanwhile.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
-		pr, err := w.CommitPage(cctx, runID, load.Page{
+		pr, err := ww.Add(cctx, load.Page{
 			Stream:       Stream,
 			Number:       page.Number,
 			TotalPages:   page.Pagination.TotalPages,
@@ -254,15 +300,10 @@ func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger
 		})
 		cancel()
 		if err != nil {
+			warehouseErr = true
 			return fmt.Errorf("%w: %w", ErrWarehouse, err)
 		}
 		j.markProgress()
-		res.Pages++
-		res.Cards += pr.New + pr.Changed + pr.Unchanged
-		res.New += pr.New
-		res.Changed += pr.Changed
-		res.Unchanged += pr.Unchanged
-		res.Rejected += pr.Rejected
 		for _, r := range pr.Rejections {
 			key := fmt.Sprintf("%s\x00%d:%d\x00%s", r.CardID, page.Number, r.Index, r.Reason)
 			if r.CardID != "" {
@@ -274,21 +315,16 @@ func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger
 					"index", r.Index, "card_id", r.CardID, "reason", r.Reason)
 			}
 		}
-		log.Debug("page committed", "page", page.Number, "total_pages", page.Pagination.TotalPages,
-			"cards", len(cards), "new", pr.New, "changed", pr.Changed, "unchanged", pr.Unchanged)
+		log.Debug("page read", "page", page.Number, "total_pages", page.Pagination.TotalPages,
+			"cards", len(cards), "new", pr.New, "changed", pr.Changed, "unchanged", pr.Unchanged,
+			"committed_pages", pr.Committed.Pages)
+		committed(pr.Committed)
 		if now := j.now(); now.Sub(lastBeat) >= every {
 			lastBeat = now
 			if err := w.Heartbeat(ctx, runID); err != nil && ctx.Err() == nil {
+				warehouseErr = true
 				return fmt.Errorf("%w: %w", ErrWarehouse, err)
 			}
-		}
-		if j.Progress != nil {
-			j.Progress(Progress{RunID: runID, Page: page.Number, TotalPages: page.Pagination.TotalPages,
-				TotalItems: page.Pagination.Total, Cards: res.Cards, Elapsed: j.now().Sub(walkStart),
-				Resumed: res.Resumed, StartPage: res.StartPage})
-		}
-		if j.Status != nil {
-			j.Status(fmt.Sprintf("run %d: page %d/%d", runID, page.Number, page.Pagination.TotalPages))
 		}
 		if ctx.Err() != nil {
 			return context.Cause(ctx)

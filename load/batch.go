@@ -1,0 +1,318 @@
+package load
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// walkState is what a WalkWriter remembers between its commits so that a
+// batch does not look it up again: the open walk and the fields this run
+// has already recorded. The zero value knows nothing (CommitPage).
+type walkState struct {
+	walkID     int64
+	firstTotal int
+	// fields are the fields and JSON types card_fields holds with
+	// last_run = this run; nil: unknown, record every batch's fields.
+	fields map[string]typeMask
+}
+
+// commitBatch commits pages (in the order given) in one transaction: the
+// cards they write, their seen ids, the walk's running summary, the
+// checkpoint after the last of them and the run's counters, once. st
+// carries what the caller's earlier commits learnt; it is updated only when
+// the transaction commits.
+func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string, pages []*preparedPage, st *walkState) (Batch, error) {
+	var batch Batch
+	if len(pages) == 0 {
+		return batch, nil
+	}
+	// Multi-row statements are prepared before the transaction: inside it
+	// the one connection is taken.
+	for _, p := range pages {
+		for n := len(p.fresh); n > 0; n -= maxNewRows {
+			if _, _, err := w.page.insertNew(ctx, w.db, min(n, maxNewRows)); err != nil {
+				return batch, err
+			}
+		}
+	}
+	var fields fieldSet
+	for _, p := range pages {
+		fields.merge(&p.fields)
+	}
+	recordFields := st.fields == nil || !fields.within(st.fields)
+	next := *st
+	err := w.write(ctx, func(tx *sql.Tx) error {
+		batch = Batch{}
+		next = *st
+		now := w.stamp()
+		last := pages[len(pages)-1]
+		if next.walkID == 0 {
+			walkID, firstTotal, err := openWalkTotal(ctx, tx, stream)
+			if err != nil {
+				return err
+			}
+			if walkID == 0 {
+				firstTotal = pages[0].totalItems
+				r, err := tx.ExecContext(ctx, `INSERT INTO sync_walks (stream, started_at, started_run, first_total, last_total, min_total, max_total)
+					VALUES (?, ?, ?, ?, ?, ?, ?)`, stream, now, runID, firstTotal, firstTotal, firstTotal, firstTotal)
+				if err != nil {
+					return fmt.Errorf("start walk: %w", err)
+				}
+				if walkID, err = r.LastInsertId(); err != nil {
+					return err
+				}
+			}
+			next.walkID, next.firstTotal = walkID, firstTotal
+		}
+		seenInsert := tx.StmtContext(ctx, w.page.seenInsert)
+		totalChanged, maxPage, newPages := false, 0, 0
+		minTotal, maxTotal := pages[0].totalItems, pages[0].totalItems
+		var requests, retries, limited, auth int64
+		for _, p := range pages {
+			if p.changes() {
+				if err := w.writePage(ctx, tx, runID, stream, next.walkID, p, now); err != nil {
+					return err
+				}
+			}
+			r, err := seenInsert.ExecContext(ctx, next.walkID, p.number, runID, p.ids)
+			if err != nil {
+				return fmt.Errorf("page %d: seen ids: %w", p.number, err)
+			}
+			if n, _ := r.RowsAffected(); n == 1 {
+				newPages++
+			} else if _, err := tx.StmtContext(ctx, w.page.seenUpdate).ExecContext(ctx, next.walkID, p.number, runID, p.ids); err != nil {
+				return fmt.Errorf("page %d: seen ids: %w", p.number, err)
+			}
+			totalChanged = totalChanged || p.totalItems != next.firstTotal
+			minTotal, maxTotal = min(minTotal, p.totalItems), max(maxTotal, p.totalItems)
+			maxPage = max(maxPage, p.number)
+			requests += p.requests
+			retries += p.retries
+			limited += p.limited
+			auth += p.authRequests
+			batch.add(p)
+		}
+		if recordFields {
+			if err := w.recordFields(ctx, tx, runID, now, fields.order, fields.typeSets()); err != nil {
+				return err
+			}
+		}
+		r, err := tx.StmtContext(ctx, w.page.walkUpdate).ExecContext(ctx,
+			next.walkID, last.totalItems, maxPage, runID, newPages, boolInt(totalChanged), minTotal, maxTotal)
+		if err != nil {
+			return fmt.Errorf("update walk: %w", err)
+		}
+		if n, _ := r.RowsAffected(); n != 1 {
+			return fmt.Errorf("walk %d is no longer open (finished or reset under its writer)", next.walkID)
+		}
+		if _, err := tx.StmtContext(ctx, w.page.checkpoint).ExecContext(ctx,
+			stream, runID, last.number+1, last.totalPages, last.totalItems, now); err != nil {
+			return fmt.Errorf("advance checkpoint: %w", err)
+		}
+		r, err = tx.StmtContext(ctx, w.page.runCount).ExecContext(ctx,
+			batch.Pages, batch.Cards, batch.New, batch.Changed, batch.Unchanged, batch.Rejected,
+			requests, retries, limited, auth, now, runID)
+		if err != nil {
+			return fmt.Errorf("count run: %w", err)
+		}
+		if n, _ := r.RowsAffected(); n == 0 {
+			return fmt.Errorf("run %d does not exist", runID)
+		}
+		return nil
+	})
+	if err != nil {
+		return Batch{}, err
+	}
+	if recordFields {
+		if next.fields == nil {
+			next.fields = map[string]typeMask{}
+		}
+		fields.into(next.fields)
+	}
+	*st = next
+	return batch, nil
+}
+
+// writePage stores a page's new cards (two multi-row inserts) and its
+// changed and returned cards (re-read in the transaction, which has the
+// last word: a card found unchanged after all, stored before data_hash
+// existed, only gets its hash), with their versions, quarantines its
+// rejected items and writes its audit row.
+func (w *Warehouse) writePage(ctx context.Context, tx *sql.Tx, runID int64, stream string, walkID int64, p *preparedPage, now string) error {
+	for rest := p.fresh; len(rest) > 0; {
+		n := min(len(rest), maxNewRows)
+		cards, versions, err := w.page.insertNew(ctx, w.db, n)
+		if err != nil {
+			return err
+		}
+		args := make([]any, 0, 2+3*n)
+		args = append(args, now, runID)
+		for _, c := range rest[:n] {
+			args = append(args, c.id, c.hash, c.data)
+		}
+		if _, err := tx.StmtContext(ctx, cards).ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("insert %d new cards: %w", n, err)
+		}
+		if _, err := tx.StmtContext(ctx, versions).ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("version %d new cards: %w", n, err)
+		}
+		rest = rest[n:]
+	}
+	res := &p.res
+	if len(p.writes) > 0 {
+		get, upsert := tx.StmtContext(ctx, w.page.cardGet), tx.StmtContext(ctx, w.page.cardUpsert)
+		vclose, vinsert := tx.StmtContext(ctx, w.page.versionClose), tx.StmtContext(ctx, w.page.versionInsert)
+		for _, c := range p.writes {
+			var hash []byte
+			var removed, sameData bool
+			var version sql.NullInt64
+			err := get.QueryRowContext(ctx, c.id, c.data).Scan(&hash, &removed, &sameData, &version)
+			exists := err == nil
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("card %s: read: %w", c.id, err)
+			}
+			change := ""
+			switch {
+			case !exists:
+				change = "new"
+			case removed:
+				change = "returned"
+			case hash == nil && sameData:
+				if _, err := tx.StmtContext(ctx, w.page.cardRehash).ExecContext(ctx, c.id, c.hash); err != nil {
+					return fmt.Errorf("card %s: hash: %w", c.id, err)
+				}
+			case string(hash) != string(c.hash):
+				change = "changed"
+			}
+			if change != c.change {
+				// Counted as c.change when the page was compared; the write
+				// transaction has the last word.
+				res.count(c.change, -1)
+				res.count(change, +1)
+			}
+			if change == "" {
+				continue
+			}
+			if _, err := upsert.ExecContext(ctx, c.id, c.data, now, runID, c.hash); err != nil {
+				return fmt.Errorf("card %s: upsert: %w", c.id, err)
+			}
+			if exists {
+				if _, err := vclose.ExecContext(ctx, now, c.id); err != nil {
+					return fmt.Errorf("card %s: close version: %w", c.id, err)
+				}
+			}
+			if _, err := vinsert.ExecContext(ctx, c.id, version.Int64+1, now, runID, change, c.data); err != nil {
+				return fmt.Errorf("card %s: version: %w", c.id, err)
+			}
+		}
+	}
+	for _, r := range p.rejected {
+		if err := w.quarantine(ctx, tx, runID, p.number, r, now); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.StmtContext(ctx, w.page.audit).ExecContext(ctx,
+		runID, stream, p.number, walkID, formatTime(p.fetchedAt), now,
+		p.items, p.totalItems, p.totalPages, p.duration.Milliseconds(), p.bodySHA256,
+		res.New, res.Changed, res.Unchanged); err != nil {
+		return fmt.Errorf("audit page: %w", err)
+	}
+	return nil
+}
+
+// count adds d to the counter of a change ("" is unchanged).
+func (r *PageResult) count(change string, d int) {
+	switch change {
+	case "new":
+		r.New += d
+	case "changed", "returned":
+		r.Changed += d
+	default:
+		r.Unchanged += d
+	}
+}
+
+// fieldSet collects top-level fields and their JSON types in order of first
+// appearance. A set of types is a bit mask over jsonTypes.
+type fieldSet struct {
+	order []string
+	types map[string]typeMask
+}
+
+// typeMask is a set of JSON types, one bit per jsonTypes entry.
+type typeMask uint8
+
+// jsonTypes are the JSON types package redact reports, in card_fields'
+// sorted order.
+var jsonTypes = [...]string{"array", "boolean", "null", "number", "object", "string"}
+
+func typeBit(t string) typeMask {
+	switch t {
+	case "array":
+		return 1 << 0
+	case "boolean":
+		return 1 << 1
+	case "null":
+		return 1 << 2
+	case "number":
+		return 1 << 3
+	case "object":
+		return 1 << 4
+	case "string":
+		return 1 << 5
+	}
+	return 1 << len(jsonTypes) // not a JSON type: never matches a known one
+}
+
+func (s *fieldSet) add(name, typ string) { s.addMask(name, typeBit(typ)) }
+
+func (s *fieldSet) addMask(name string, m typeMask) {
+	if s.types == nil {
+		s.types = map[string]typeMask{}
+	}
+	old, ok := s.types[name]
+	if !ok {
+		s.order = append(s.order, name)
+	}
+	s.types[name] = old | m
+}
+
+func (s *fieldSet) merge(o *fieldSet) {
+	for _, name := range o.order {
+		s.addMask(name, o.types[name])
+	}
+}
+
+// within says whether every field and type of s is in known.
+func (s *fieldSet) within(known map[string]typeMask) bool {
+	for name, m := range s.types {
+		if k, ok := known[name]; !ok || m&^k != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// into adds every field and type of s to known.
+func (s *fieldSet) into(known map[string]typeMask) {
+	for name, m := range s.types {
+		known[name] |= m
+	}
+}
+
+// typeSets is the form recordFields takes: field -> set of type names.
+func (s *fieldSet) typeSets() map[string]map[string]bool {
+	out := make(map[string]map[string]bool, len(s.types))
+	for name, m := range s.types {
+		set := map[string]bool{}
+		for i, t := range jsonTypes {
+			if m&(1<<i) != 0 {
+				set[t] = true
+			}
+		}
+		out[name] = set
+	}
+	return out
+}

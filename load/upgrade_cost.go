@@ -1,0 +1,51 @@
+package load
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// hashChunk is how many card rows upgradeRunCost hashes per query, so the
+// upgrade's memory does not grow with the warehouse.
+const hashChunk = 1000
+
+// upgradeRunCost is migration 3's Go step: SQL has no SHA-256, so it fills
+// card_state.data_hash for the rows already stored, in chunks of hashChunk
+// cards in card_id order, and rebuilds cards_flat over card_state.
+func (w *Warehouse) upgradeRunCost(ctx context.Context, tx *sql.Tx) error {
+	after := ""
+	for {
+		rows, err := tx.QueryContext(ctx, `SELECT card_id, data FROM card_state WHERE card_id > ? ORDER BY card_id LIMIT ?`, after, hashChunk)
+		if err != nil {
+			return fmt.Errorf("hash cards: %w", err)
+		}
+		type card struct {
+			id   string
+			hash []byte
+		}
+		var chunk []card
+		for rows.Next() {
+			var id, data string
+			if err := rows.Scan(&id, &data); err != nil {
+				rows.Close()
+				return fmt.Errorf("hash cards: %w", err)
+			}
+			chunk = append(chunk, card{id, dataHash([]byte(data))})
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("hash cards: %w", err)
+		}
+		for _, c := range chunk {
+			if _, err := tx.ExecContext(ctx, `UPDATE card_state SET data_hash = ? WHERE card_id = ?`, c.hash, c.id); err != nil {
+				return fmt.Errorf("hash card %s: %w", c.id, err)
+			}
+		}
+		if len(chunk) < hashChunk {
+			break
+		}
+		after = chunk[len(chunk)-1].id
+	}
+	return regenerateFlat(ctx, tx)
+}
