@@ -23,7 +23,7 @@ const sqliteFull = 13
 
 // newJob builds a worker.Job the way cmd/cardsync's backfill does, against
 // the simulator and the warehouse at path, in this process.
-func newJob(t *testing.T, up *upstream, path string) *worker.Job {
+func newJob(t *testing.T, up *upstream, path string, opts load.Options) *worker.Job {
 	t.Helper()
 	client, err := extract.New(extract.Config{
 		BaseURL:       up.URL,
@@ -42,7 +42,7 @@ func newJob(t *testing.T, up *upstream, path string) *worker.Job {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { lock.Close() })
-	wh, err := load.Open(t.Context(), path, load.Options{})
+	wh, err := load.Open(t.Context(), path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,19 +50,40 @@ func newJob(t *testing.T, up *upstream, path string) *worker.Job {
 	return &worker.Job{Client: client, Warehouse: wh, Lock: lock, Version: "e2e"}
 }
 
-// TestDiskFullMaxPageCount caps the warehouse a few pages above its size
+// TestDiskFullMaxPageCount caps the warehouse some pages above its size
 // (PRAGMA max_page_count on the writer's single connection): the run fails
 // with a warehouse error (SQLITE_FULL), the checkpoint is the last committed
 // page and matches the rows, the file is intact; with the cap raised the
-// next run resumes there and ends equal to the simulator.
+// next run resumes there and ends equal to the simulator, having fetched
+// again at most the batch that did not fit. It runs with every page that
+// changes something committed at once (commit_delay "0") and with the
+// default batches of up to load.DefaultBatchPages pages.
 func TestDiskFullMaxPageCount(t *testing.T) {
-	cards := 1500
+	for _, tt := range []struct {
+		name string
+		opts load.Options
+		// headroom is the cap above the empty warehouse's size, in
+		// database pages: room for some commits, not for the walk.
+		headroom   int64
+		maxRefetch int64
+	}{
+		{name: "page by page", opts: load.Options{ChangeDelay: -1}, headroom: 40, maxRefetch: 1},
+		{name: "batches", opts: load.Options{}, headroom: 250, maxRefetch: load.DefaultBatchPages},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			testDiskFullMaxPageCount(t, tt.opts, tt.headroom, tt.maxRefetch)
+		})
+	}
+}
+
+func testDiskFullMaxPageCount(t *testing.T, opts load.Options, headroom, maxRefetch int64) {
+	cards := 3000
 	if testing.Short() {
-		cards = 600
+		cards = 1500 // 100 pages: room for two batches before the cap
 	}
 	up := newUpstream(t, sim.Options{Seed: 41, Cards: cards, Limit: 5000})
 	path := filepath.Join(t.TempDir(), "warehouse.db")
-	job := newJob(t, up, path)
+	job := newJob(t, up, path, opts)
 	db := job.Warehouse.DB()
 	pageCount := func() int64 {
 		var n int64
@@ -74,7 +95,7 @@ func TestDiskFullMaxPageCount(t *testing.T) {
 	start := pageCount()
 	// The writer holds exactly one connection, so the pragma sticks.
 	var limit int64
-	if err := db.QueryRow(`PRAGMA max_page_count = ` + strconv.FormatInt(start+40, 10)).Scan(&limit); err != nil {
+	if err := db.QueryRow(`PRAGMA max_page_count = ` + strconv.FormatInt(start+headroom, 10)).Scan(&limit); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("page_count %d, max_page_count %d", start, limit)
@@ -122,14 +143,15 @@ func TestDiskFullMaxPageCount(t *testing.T) {
 		t.Errorf("second run resumed=%v at page %d, want a resume at %d", res.Resumed, res.StartPage, next)
 	}
 	assertTruth(t, up, path)
-	if n := extraFetches(up.Stats()); n > 1 {
-		t.Errorf("%d pages fetched twice, want <= 1 (the page that did not fit)", n)
+	if n := extraFetches(up.Stats()); n > maxRefetch {
+		t.Errorf("%d pages fetched twice, want <= %d (the batch that did not fit)", n, maxRefetch)
 	}
 }
 
 // TestDiskFullTmpfs runs the binary with its warehouse on a 512 KiB tmpfs
-// (root only): the backfill exits 6 (warehouse error) saying the disk is
-// full, the warehouse is intact with its committed rows matching the
+// (root only), committing every page with new cards at once
+// (warehouse.commit_delay "0"; TestDiskFullMaxPageCount covers batches):
+// the backfill exits 6 (warehouse error) saying the disk is full, the warehouse is intact with its committed rows matching the
 // checkpoint; after the filesystem grows, the next backfill resumes and
 // ends equal to the simulator.
 func TestDiskFullTmpfs(t *testing.T) {
@@ -155,6 +177,7 @@ func TestDiskFullTmpfs(t *testing.T) {
 	d.db = filepath.Join(mnt, "warehouse.db")
 	d.env["CARDSYNC_WAREHOUSE_PATH"] = d.db
 	d.env["CARDSYNC_LOG_LEVEL"] = "info"
+	d.env["CARDSYNC_WAREHOUSE_COMMIT_DELAY"] = "0"
 
 	code, stdout, stderr := d.run("backfill")
 	if code != 6 {

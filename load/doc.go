@@ -13,17 +13,19 @@
 //
 // A walk's pages go through a WalkWriter. Each page is redacted and its
 // cards compared with the warehouse by hash (card_state.data_hash, one query
-// per page, no write). A page that changes something (a new, changed or
-// returned card, a rejected item, a new field) commits at once, in one
-// transaction with the pages buffered before it: cards, versions, the pages'
-// seen ids (walk_seen, one row per page), card_fields/cards_flat, a run_pages
-// audit row for each page that changed something, the walk's running
-// summary, the checkpoint and the run's counters, together or not at all.
-// Pages that change nothing are buffered (their seen ids and counters only)
-// and committed in batches of Options.BatchPages, or after
-// Options.BatchDelay, or on Flush, so a run that finds nothing new costs a
-// few transactions, not one per page; after a crash at most one batch of
-// such pages is fetched again. Unchanged cards are never written, and no
+// per page, no write). Pages are committed several to a transaction: cards,
+// versions, the pages' seen ids (walk_seen, one row per page),
+// card_fields/cards_flat, a run_pages audit row for each page that changed
+// something, the walk's running summary, the checkpoint and the run's
+// counters, together or not at all. A batch commits when it holds
+// Options.BatchPages pages, when Options.BatchDelay has passed since its
+// first page, when Options.ChangeDelay (a second) has passed since its first
+// page that changes something (a new, changed or returned card, a rejected
+// item, a new field), or on Flush. A run that finds nothing new costs a few
+// transactions, not one per page; at the API's pace a change is committed
+// within about a second; after a crash at most one batch is fetched again,
+// and since the checkpoint commits with the pages it covers, nothing is lost
+// or applied twice. Unchanged cards are never written, and no
 // card row is written when a walk finishes either: the cards view derives
 // last_seen_at/last_seen_run of current cards from the last complete walk,
 // so during a walk they show the previous complete walk.

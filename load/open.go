@@ -60,11 +60,16 @@ type Options struct {
 	// would remove more than this fraction of the live cards (and more than
 	// 10) removes nothing until confirmed. Default DefaultMaxRemovedFraction.
 	MaxRemovedFraction float64
-	// BatchPages and BatchDelay bound how many pages that change nothing a
-	// WalkWriter holds before committing them (default DefaultBatchPages),
-	// and for how long after the first of them (default DefaultBatchDelay).
-	BatchPages int
-	BatchDelay time.Duration
+	// BatchPages, BatchDelay and ChangeDelay bound a WalkWriter's batch of
+	// pages: how many it holds before committing them (default
+	// DefaultBatchPages), for how long after the first of them (default
+	// DefaultBatchDelay), and for how long after the first page that changes
+	// something (default DefaultChangeDelay; negative: such a page commits at
+	// once, with the pages buffered before it). BatchPages 1 commits every
+	// page in its own transaction.
+	BatchPages  int
+	BatchDelay  time.Duration
+	ChangeDelay time.Duration
 }
 
 // Warehouse is the SQLite warehouse. A writer (Open) holds exactly one
@@ -86,7 +91,8 @@ type Warehouse struct {
 	syncMode  string
 	id        fileID
 	immutable bool
-	// batch is Options.BatchPages and BatchDelay with defaults applied.
+	// batch is Options.BatchPages, BatchDelay and ChangeDelay with defaults
+	// applied.
 	batch batchLimits
 
 	closeOnce sync.Once
@@ -226,7 +232,7 @@ func newWarehouse(db *sql.DB, path string, ro bool, opts Options) *Warehouse {
 	}
 	frac := opts.withDefaults().MaxRemovedFraction
 	return &Warehouse{db: db, path: path, readOnly: ro, now: now, log: log, policy: redact.NewPolicy(opts.RedactFields),
-		maxRemovedFraction: frac, opts: opts, batch: newBatchLimits(opts.BatchPages, opts.BatchDelay)}
+		maxRemovedFraction: frac, opts: opts, batch: newBatchLimits(opts.BatchPages, opts.BatchDelay, opts.ChangeDelay)}
 }
 
 // dsn builds a file: URI. SQLite decodes %HH escapes in the path, and the

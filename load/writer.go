@@ -7,42 +7,49 @@ import (
 	"time"
 )
 
-// Defaults for Options.BatchPages and Options.BatchDelay.
+// Defaults for Options.BatchPages, Options.BatchDelay and
+// Options.ChangeDelay.
 const (
-	DefaultBatchPages = 50
-	DefaultBatchDelay = 5 * time.Second
+	DefaultBatchPages  = 50
+	DefaultBatchDelay  = 5 * time.Second
+	DefaultChangeDelay = time.Second
 )
 
-// batchLimits bounds a WalkWriter's buffer of pages that change nothing.
+// batchLimits bounds a WalkWriter's buffer.
 type batchLimits struct {
-	pages int
-	delay time.Duration
+	pages       int
+	delay       time.Duration
+	changeDelay time.Duration
 }
 
-func newBatchLimits(pages int, delay time.Duration) batchLimits {
+func newBatchLimits(pages int, delay, changeDelay time.Duration) batchLimits {
 	if pages <= 0 {
 		pages = DefaultBatchPages
 	}
 	if delay <= 0 {
 		delay = DefaultBatchDelay
 	}
-	return batchLimits{pages: pages, delay: delay}
+	if changeDelay == 0 {
+		changeDelay = DefaultChangeDelay
+	}
+	return batchLimits{pages: pages, delay: delay, changeDelay: changeDelay}
 }
 
-// WalkWriter commits one run's pages of one stream. Most runs list exactly
-// what the warehouse holds, and a page that changes nothing need not cost a
-// transaction of its own: such pages are buffered (their seen ids and
-// counters only) and committed together, when the buffer holds
-// Options.BatchPages pages, when Options.BatchDelay has passed since the
-// first of them (checked as pages arrive), or on Flush. A page that changes
-// something (a new, changed or returned card, a rejected item, a field or
-// JSON type not seen before) commits at once, with every page buffered
-// before it, in one transaction.
+// WalkWriter commits one run's pages of one stream, several pages to a
+// transaction. Most runs list exactly what the warehouse holds, and a page
+// that changes nothing need not cost a transaction (and an fsync) of its
+// own: pages are buffered and committed together when the buffer holds
+// Options.BatchPages pages, when Options.BatchDelay has passed since its
+// first page, when Options.ChangeDelay has passed since its first page that
+// changes something (a new, changed or returned card, a rejected item, a
+// field or JSON type not seen before), or on Flush. Times are checked as
+// pages arrive. At the API's pace (3 pages a second) a page with changes is
+// committed within about a second; a backfill without pacing commits 50
+// pages at a time.
 //
 // The checkpoint moves in the same transaction as the pages it covers, so
 // after a crash the next run resumes at the first page not committed: at
-// most one batch of pages that changed nothing is fetched again, and no page
-// with changes is lost or applied twice.
+// most one batch is fetched again, and no page is lost or applied twice.
 //
 // A WalkWriter is not safe for concurrent use. Call Flush before FinishWalk
 // and before giving up on a walk (a shutdown lets the batch in hand commit).
@@ -53,6 +60,9 @@ type WalkWriter struct {
 
 	buf      []*preparedPage
 	bufSince time.Time
+	// changeSince is when the first page with changes joined the buffer
+	// (zero: none has).
+	changeSince time.Time
 	// state is what the writer's commits learnt: the open walk and the
 	// fields this run recorded.
 	state walkState
@@ -93,8 +103,12 @@ func (ww *WalkWriter) Add(ctx context.Context, p Page) (PageResult, error) {
 		ww.bufSince = now
 	}
 	ww.buf = append(ww.buf, pp)
-	quiet := !pp.changes() && !ww.newFields(&pp.fields)
-	if quiet && len(ww.buf) < ww.w.batch.pages && now.Sub(ww.bufSince) < ww.w.batch.delay {
+	if (pp.changes() || ww.newFields(&pp.fields)) && ww.changeSince.IsZero() {
+		ww.changeSince = now
+	}
+	full := len(ww.buf) >= ww.w.batch.pages || now.Sub(ww.bufSince) >= ww.w.batch.delay ||
+		!ww.changeSince.IsZero() && now.Sub(ww.changeSince) >= ww.w.batch.changeDelay
+	if !full {
 		return pp.res, nil
 	}
 	b, err := ww.commit(ctx)
@@ -143,6 +157,7 @@ func (ww *WalkWriter) commit(ctx context.Context) (Batch, error) {
 	}
 	clear(ww.buf)
 	ww.buf = ww.buf[:0]
+	ww.changeSince = time.Time{}
 	return b, nil
 }
 

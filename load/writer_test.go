@@ -75,24 +75,35 @@ func TestWalkWriterBatches(t *testing.T) {
 		{name: "the delay counts from the first buffered page", opts: Options{BatchPages: 50, BatchDelay: 10 * time.Second},
 			steps:    []step{{advance: time.Hour}, {advance: 9 * time.Second}, {advance: time.Second, wantCommitted: []int{1, 2, 3}}},
 			wantNext: 4},
-		{name: "a changed page commits its buffered predecessors", opts: Options{BatchPages: 50},
-			steps:     []step{{}, {}, {kind: changed, wantCommitted: []int{1, 2, 3}}, {}},
-			wantNext:  4,
+		{name: "a changed page waits for ChangeDelay", opts: Options{BatchPages: 50, ChangeDelay: 2 * time.Second},
+			steps: []step{{}, {}, {kind: changed}, {advance: time.Second},
+				{advance: time.Second, wantCommitted: []int{1, 2, 3, 4, 5}}},
+			wantNext:  6,
 			wantAudit: []int{3}},
-		{name: "a new card commits at once", opts: Options{BatchPages: 50},
-			steps:     []step{{kind: fresh, wantCommitted: []int{1}}, {}, {kind: fresh, wantCommitted: []int{2, 3}}},
+		{name: "ChangeDelay counts from the first page with changes", opts: Options{BatchPages: 50, BatchDelay: time.Hour, ChangeDelay: 2 * time.Second},
+			steps: []step{{advance: time.Minute}, {kind: fresh, advance: time.Minute}, {kind: fresh, advance: time.Second},
+				{advance: time.Second, wantCommitted: []int{1, 2, 3, 4}}, {kind: fresh, advance: time.Second}},
+			wantNext:  5,
+			wantAudit: []int{2, 3}},
+		{name: "new cards wait for BatchPages", opts: Options{BatchPages: 2, ChangeDelay: time.Hour},
+			steps:     []step{{kind: fresh}, {wantCommitted: []int{1, 2}}, {kind: fresh}, {kind: fresh, wantCommitted: []int{3, 4}}},
+			wantNext:  5,
+			wantAudit: []int{1, 3, 4}},
+		{name: "a rejected item is a change", opts: Options{BatchPages: 50, ChangeDelay: time.Second},
+			steps:     []step{{}, {kind: rejected}, {advance: time.Second, wantCommitted: []int{1, 2, 3}}},
 			wantNext:  4,
-			wantAudit: []int{1, 3}},
-		{name: "a rejected item commits at once", opts: Options{BatchPages: 50},
-			steps:     []step{{}, {kind: rejected, wantCommitted: []int{1, 2}}},
-			wantNext:  3,
 			wantAudit: []int{2}},
+		{name: "Flush commits changes in hand", opts: Options{BatchPages: 50},
+			steps: []step{{kind: fresh}, {kind: changed}}, flush: true,
+			wantNext:  3,
+			wantAudit: []int{1, 2}},
 		{name: "Flush commits the buffer", opts: Options{BatchPages: 50},
 			steps: []step{{}, {}, {}}, flush: true,
 			wantNext: 4},
 		{name: "BatchPages 1 commits every page", opts: Options{BatchPages: 1},
-			steps:    []step{{wantCommitted: []int{1}}, {wantCommitted: []int{2}}},
-			wantNext: 3},
+			steps:     []step{{wantCommitted: []int{1}}, {kind: fresh, wantCommitted: []int{2}}},
+			wantNext:  3,
+			wantAudit: []int{2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -187,7 +198,7 @@ func TestWalkWriterBatches(t *testing.T) {
 // TestWalkWriterResumeAfterKill drops a writer without Flush, as a SIGKILL
 // would: the checkpoint points at the first page not committed, every
 // change committed is there exactly once, and adding the lost pages again
-// changes nothing.
+// applies exactly the changes the dropped batch held, once.
 func TestWalkWriterResumeAfterKill(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -198,7 +209,8 @@ func TestWalkWriterResumeAfterKill(t *testing.T) {
 		{name: "between batches", kinds: []pageKind{same, same, same}, wantNext: 3},
 		{name: "after a changed page", kinds: []pageKind{same, changed, same}, wantNext: 3},
 		{name: "nothing committed", kinds: []pageKind{same}, wantNext: 1},
-		{name: "after a full batch and a new card", kinds: []pageKind{same, same, fresh, same}, wantNext: 4},
+		{name: "a new card in the batch in hand", kinds: []pageKind{same, same, fresh}, wantNext: 3},
+		{name: "after a full batch with a new card", kinds: []pageKind{same, same, fresh, same}, wantNext: 5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -243,6 +255,7 @@ func TestWalkWriterResumeAfterKill(t *testing.T) {
 			}
 			run2 := startRun(t, w)
 			ww = w.NewWalkWriter(run2, StreamCards)
+			lost := 0 // changes that were in the batch the kill dropped
 			for n := cp.NextPage; n <= pages; n++ {
 				kind := same
 				if n <= len(tt.kinds) {
@@ -252,8 +265,15 @@ func TestWalkWriterResumeAfterKill(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if n <= len(tt.kinds) && (res.New != 0 || res.Changed != 0) {
-					t.Errorf("page %d fetched again: %+v, want no change (it changed nothing the first time)", n, res)
+				// A page fetched again was not committed before the kill:
+				// its change (if it has one) is applied now, once.
+				want := 0
+				if kind == changed || kind == fresh {
+					want = 1
+					lost++
+				}
+				if n <= len(tt.kinds) && res.New+res.Changed != want {
+					t.Errorf("page %d fetched again: %+v, want %d new or changed cards", n, res, want)
 				}
 			}
 			if err := ww.Flush(ctx); err != nil {
@@ -266,11 +286,17 @@ func TestWalkWriterResumeAfterKill(t *testing.T) {
 			if sum.Pages != pages || sum.DuplicateIDs != 0 || sum.DistinctIDs != 15*pages || sum.TotalChanged {
 				t.Errorf("resumed walk summary %+v, want %d pages, %d distinct ids", sum, pages, 15*pages)
 			}
-			if got := queryInt(t, w, `SELECT count(*) FROM card_versions`); got != versions {
-				t.Errorf("%d versions after resuming, %d before the kill: a change was lost or applied twice", got, versions)
+			if got := queryInt(t, w, `SELECT count(*) FROM card_versions`); got != versions+int64(lost) {
+				t.Errorf("%d versions after resuming, %d before the kill and %d changes fetched again: a change was lost or applied twice", got, versions, lost)
 			}
-			if got := queryInt(t, w, `SELECT count(*) FROM card_state`); got != cardRows {
-				t.Errorf("%d cards after resuming, %d before the kill", got, cardRows)
+			wantCards := cardRows
+			for n, k := range tt.kinds {
+				if k == fresh && n+1 >= tt.wantNext {
+					wantCards++ // its new card was in the batch the kill dropped
+				}
+			}
+			if got := queryInt(t, w, `SELECT count(*) FROM card_state`); got != wantCards {
+				t.Errorf("%d cards after resuming, want %d", got, wantCards)
 			}
 			wr, err := w.FinishWalk(ctx, run2, StreamCards, WalkEnd{Consistent: true})
 			if err != nil {

@@ -288,6 +288,7 @@ func openWarehouse(ctx context.Context, s Settings, log *slog.Logger) (*load.War
 		Logger:             log,
 		RedactFields:       s.RedactFields,
 		MaxRemovedFraction: s.MaxRemovedFraction,
+		ChangeDelay:        s.CommitDelay,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: open %s: %w", worker.ErrWarehouse, s.DBPath, err)

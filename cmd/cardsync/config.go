@@ -66,6 +66,9 @@ type WarehouseConfig struct {
 	PageAuditRetention string `toml:"page_audit_retention"`
 	// MaxRemovedFraction is the mass-removal guard's threshold.
 	MaxRemovedFraction float64 `toml:"max_removed_fraction"`
+	// CommitDelay is how long a page that changes something may wait for
+	// more pages to share its transaction ("0": it commits at once).
+	CommitDelay string `toml:"commit_delay"`
 }
 
 // ScheduleConfig is the [schedule] table.
@@ -101,6 +104,7 @@ func DefaultConfig() Config {
 			Synchronous:        "FULL",
 			PageAuditRetention: "2160h",
 			MaxRemovedFraction: 0.2,
+			CommitDelay:        "1s",
 		},
 		Schedule: ScheduleConfig{
 			Cron:       "*/15 * * * *",
@@ -195,6 +199,7 @@ func configKeys() []configKey {
 			c.Warehouse.MaxRemovedFraction = f
 			return err
 		}},
+		stringKey("warehouse.commit_delay", func(c *Config) *string { return &c.Warehouse.CommitDelay }),
 		stringKey("schedule.cron", func(c *Config) *string { return &c.Schedule.Cron }),
 		stringKey("schedule.timezone", func(c *Config) *string { return &c.Schedule.Timezone }),
 		{name: "schedule.run_on_start", set: func(c *Config, v string) error {
@@ -374,13 +379,15 @@ type Settings struct {
 	// PageAuditRetention is 0 to keep run_pages forever.
 	PageAuditRetention time.Duration
 	MaxRemovedFraction float64
-	Schedule           cron.Schedule
-	CronSpec           string
-	Location           *time.Location
-	RunOnStart         bool
-	RunTimeout         time.Duration
-	LogLevel           string
-	LogFormat          string
+	// CommitDelay is load.Options.ChangeDelay: negative for "0" (at once).
+	CommitDelay time.Duration
+	Schedule    cron.Schedule
+	CronSpec    string
+	Location    *time.Location
+	RunOnStart  bool
+	RunTimeout  time.Duration
+	LogLevel    string
+	LogFormat   string
 	// Secrets holds the password and, once the client has them, its
 	// tokens: the client scrubs upstream text with it and the log handler
 	// scrubs every line.
@@ -454,6 +461,12 @@ func (c *Config) Validate(needAPI bool, getenv func(string) string) (Settings, e
 	if c.Warehouse.PageAuditRetention != "0" {
 		if s.PageAuditRetention, err = positiveDuration(c.Warehouse.PageAuditRetention); err != nil {
 			return s, c.errorAt("warehouse.page_audit_retention", "%v (or \"0\" to keep the audit forever)", err)
+		}
+	}
+	s.CommitDelay = -1
+	if c.Warehouse.CommitDelay != "0" {
+		if s.CommitDelay, err = positiveDuration(c.Warehouse.CommitDelay); err != nil {
+			return s, c.errorAt("warehouse.commit_delay", "%v (or \"0\" to commit every page that changes something at once)", err)
 		}
 	}
 	if s.Location, err = time.LoadLocation(c.Schedule.Timezone); err != nil {

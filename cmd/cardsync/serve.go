@@ -170,6 +170,7 @@ func settingsChanges(a, b Settings) (changed, restart []string) {
 	add("warehouse.synchronous", a.Synchronous != b.Synchronous, true)
 	add("warehouse.redact_fields", strings.Join(a.RedactFields, ",") != strings.Join(b.RedactFields, ","), true)
 	add("warehouse.max_removed_fraction", a.MaxRemovedFraction != b.MaxRemovedFraction, true)
+	add("warehouse.commit_delay", a.CommitDelay != b.CommitDelay, true)
 	if len(changed) == 0 {
 		changed = []string{"nothing"}
 	}
