@@ -143,7 +143,7 @@ SELECT
     (SELECT finished_at FROM sync_runs WHERE run_id = (SELECT run_id FROM last_success)) AS last_success_at,
     CAST(strftime('%s', 'now') - strftime('%s', (SELECT finished_at FROM sync_runs WHERE run_id = (SELECT run_id FROM last_success))) AS INTEGER) AS last_success_age_seconds,
     (SELECT count(*) FROM sync_runs
-      WHERE status IN ('failed', 'interrupted', 'abandoned')
+      WHERE status IN ('failed', 'abandoned')
         AND run_id > coalesce((SELECT run_id FROM last_success), 0)) AS failures_in_a_row,
     (SELECT run_id FROM last_run) AS last_run,
     (SELECT status FROM last_run) AS last_status,
