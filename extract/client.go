@@ -376,6 +376,11 @@ func (c *Client) attempt(ctx context.Context, r *request, tok Secret) outcome {
 				}
 				o.hint = c.retryHint(resp.Header, s == http.StatusTooManyRequests)
 			}
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			// The connection closed before the body announced was all
+			// there: a truncated body, retried.
+			o.err, o.retry = unavailable(&ProtocolError{StatusCode: resp.StatusCode, Reason: "truncated body",
+				Transient: true, Truncated: true, Err: err}), true
 		default:
 			o.err, o.retry = unavailable(fmt.Errorf("read body (status %d): %w", resp.StatusCode, networkError(err, actx, c.cfg.Timeout))), true
 		}

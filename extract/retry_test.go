@@ -313,3 +313,46 @@ func TestOversizedErrorPageIsRetried(t *testing.T) {
 		t.Errorf("oversized 200: %v, want a permanent ProtocolError", err)
 	}
 }
+
+// TestRetryReasonsNameTheCause checks the reason each retry is logged and
+// reported with (Config.OnWait) and the error text: a 429 is rate limited,
+// a body cut short is truncated, an HTML page is named as one; never the
+// catch-all "service unavailable" of a network error.
+func TestRetryReasonsNameTheCause(t *testing.T) {
+	tests := []struct {
+		name       string
+		fault      sim.Fault
+		wantReason string
+		wantErr    string
+	}{
+		{"truncated body", sim.Fault{Kind: sim.FaultTruncate, Times: 1}, "truncated body", "truncated body"},
+		{"429", sim.Fault{Kind: sim.FaultRateLimit, RetryAfter: time.Second, Times: 1}, "rate limited (429)", "429"},
+		{"HTML 502", sim.Fault{Kind: sim.FaultHTML, Times: 1}, "HTML error page (status 502)", "not JSON"},
+		{"503", sim.Fault{Kind: sim.FaultStatus, Status: 503, Times: 1}, "status 503", "503"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := tt.fault
+			f.Endpoint, f.Pages = "cards", []int{2}
+			var reasons []string
+			e := newEnv(t, sim.Options{Cards: 40, Faults: []sim.Fault{f}}, func(c *Config) {
+				c.OnWait = func(reason string, _ time.Duration) { reasons = append(reasons, reason) }
+			})
+			if _, err := walk(t, e.c, 1); err != nil {
+				t.Fatalf("walk: %v", err)
+			}
+			if len(reasons) != 1 || reasons[0] != tt.wantReason {
+				t.Errorf("retry reasons %q, want [%q]", reasons, tt.wantReason)
+			}
+			log := e.log.String()
+			if !strings.Contains(log, `reason="`+tt.wantReason+`"`) {
+				t.Errorf("retry line does not give reason %q:\n%s", tt.wantReason, log)
+			}
+			for _, line := range strings.Split(log, "\n") {
+				if strings.Contains(line, "retrying") && !strings.Contains(line, tt.wantErr) {
+					t.Errorf("retry line does not say %q: %s", tt.wantErr, line)
+				}
+			}
+		})
+	}
+}
