@@ -81,7 +81,7 @@ const (
 // odd data (rejected items, rounded amounts) and moving balances: each must
 // succeed and return rows. Then every ```sh block runs as a bash script,
 // with /etc/cardsync/config.toml and /var/lib/cardsync/warehouse.db pointing
-// at that deployment and `cardsync` on PATH: blocks that use `go` run in the
+// at that deployment and `cardsync` on PATH: blocks that use `go` or `make` run in the
 // repository (the build and the demo write only git-ignored files there),
 // the others in a scratch directory. The one command not run is `go test
 // ./...`: it is the suite this test belongs to, run by CI itself. Host
@@ -174,7 +174,7 @@ func TestREADME(t *testing.T) {
 			script := goTest.ReplaceAllString(b.text, "# (go test ./... is CI's own step)")
 			script = strings.ReplaceAll(script, readmeConfig, cfg)
 			script = strings.ReplaceAll(script, readmeWarehouse, d.db)
-			usesGo := regexp.MustCompile(`(?m)^(CGO_ENABLED=0 )?go `).MatchString(script)
+			usesGo := regexp.MustCompile(`(?m)^((CGO_ENABLED=0 )?go|make) `).MatchString(script)
 			if usesGo && testing.Short() {
 				t.Logf("README.md:%d: skipped in -short mode (builds and benchmarks)", b.line)
 				continue
