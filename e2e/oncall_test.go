@@ -38,9 +38,28 @@ func countRuns(t *testing.T, path, where string) int64 {
 // opens such a file read-only without a word). Every scheduled run then
 // logs an error line with the cause, `status` turns unhealthy (overdue) and
 // `check` fails; once the files are given back to the service user, the
-// next run reopens the file read-write and succeeds without a restart.
+// next run opens the file read-write and succeeds without a restart. With
+// the files made 0600 the daemon cannot even open the file to take the
+// writer lock: it exits 6 at start with an error line naming the cause (so
+// systemd restarts it), and `status` and `check` exit 6 too.
 func TestReadOnlyWarehouseIsLoud(t *testing.T) {
 	requireRoot(t)
+	for _, tt := range []struct {
+		name string
+		mode os.FileMode // given to the root-owned files; 0 keeps 0640
+		// cause is in the error line and check's output.
+		cause, recovered string
+	}{
+		{name: "read-only", cause: "not writable", recovered: "reopened read-write"},
+		{name: "lock cannot be opened", mode: 0o600, cause: "permission denied"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			testUnwritableWarehouseIsLoud(t, tt.mode, tt.cause, tt.recovered)
+		})
+	}
+}
+
+func testUnwritableWarehouseIsLoud(t *testing.T, mode os.FileMode, cause, recovered string) {
 	up := newUpstream(t, sim.Options{Seed: 71, Cards: 40})
 	d := newDeployment(t, up)
 	d.asService(t)
@@ -48,41 +67,65 @@ func TestReadOnlyWarehouseIsLoud(t *testing.T) {
 	d.cred = nil // root
 	d.backfillOK(t)
 	d.cred = cred
+	files := []string{d.db, d.db + "-wal", d.db + "-shm"}
+	if mode != 0 {
+		for _, f := range files {
+			if err := os.Chmod(f, mode); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	d.env["CARDSYNC_SCHEDULE_CRON"] = "@every 1s"
 	d.env["CARDSYNC_SCHEDULE_RUN_ON_START"] = "true"
 	d.env["CARDSYNC_LOG_LEVEL"] = "info"
+	if mode != 0 {
+		code, _, stderr := d.run("serve")
+		if code != 6 || !strings.Contains(stderr, `"level":"ERROR","msg":"cannot start: `) || !strings.Contains(stderr, cause) {
+			t.Errorf("serve with a warehouse it cannot open: exit %d, want 6 and an error line naming %q:\n%s", code, cause, lastLines(stderr))
+		}
+	}
 	serve := d.startBG("serve")
 	defer func() {
 		if t.Failed() {
 			t.Log(lastLines(stderrSoFar(serve)))
 		}
 	}()
-	pollUntil(t, 30*time.Second, "three runs that could not start", func() bool {
-		return strings.Count(stderrSoFar(serve), "run could not start") >= 3
-	}, serve)
-	lines := stderrSoFar(serve)
-	if !strings.Contains(lines, `"level":"ERROR","msg":"run could not start: check the warehouse file failed"`) || !strings.Contains(lines, "not writable") {
-		t.Errorf("no error line naming the cause:\n%s", lastLines(lines))
+	if mode == 0 {
+		pollUntil(t, 30*time.Second, "three runs that could not start", func() bool {
+			return strings.Count(stderrSoFar(serve), "run could not start") >= 3
+		}, serve)
+		lines := stderrSoFar(serve)
+		if !strings.Contains(lines, `"level":"ERROR","msg":"run could not start: `) || !strings.Contains(lines, cause) {
+			t.Errorf("no error line naming the cause (%s):\n%s", cause, lastLines(lines))
+		}
+		time.Sleep(3 * time.Second) // two whole schedule slots with no run recorded
+	} else if code := serve.wait(t, 30*time.Second); code != 6 {
+		t.Fatalf("serve exit %d, want 6", code)
 	}
-	time.Sleep(3 * time.Second) // two whole schedule slots with no run recorded
 	code, out, errOut := d.run("status")
-	if code != 1 || !strings.HasPrefix(out, "UNHEALTHY: ") || !strings.Contains(out, "overdue: the schedule expected a run") {
+	if mode == 0 && (code != 1 || !strings.HasPrefix(out, "UNHEALTHY: ") || !strings.Contains(out, "overdue: the schedule expected a run")) {
 		t.Errorf("status exit %d, want 1, unhealthy and overdue:\n%s%s", code, out, errOut)
 	}
-	if code, out, errOut := d.run("check"); code != 6 || !strings.Contains(out+errOut, "not writable") {
-		t.Errorf("check exit %d, want 6 and not writable:\n%s%s", code, out, errOut)
+	if mode != 0 && code != 6 {
+		t.Errorf("status of a warehouse it cannot read: exit %d, want 6:\n%s%s", code, out, errOut)
 	}
-	for _, f := range []string{d.db, d.db + "-wal", d.db + "-shm"} {
+	if code, out, errOut := d.run("check"); code != 6 || !strings.Contains(out+errOut, cause) {
+		t.Errorf("check exit %d, want 6 and %q:\n%s%s", code, cause, out, errOut)
+	}
+	for _, f := range files {
 		if err := os.Chown(f, serviceUID, serviceGID); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if mode != 0 {
+		serve = d.startBG("serve") // as systemd's Restart=on-failure would
 	}
 	ok := countRuns(t, d.db, `WHERE status = 'succeeded'`)
 	pollUntil(t, 30*time.Second, "a successful run after the fix, without a restart", func() bool {
 		return countRuns(t, d.db, `WHERE status = 'succeeded'`) > ok
 	}, serve)
-	if !strings.Contains(stderrSoFar(serve), "reopened read-write") {
-		t.Errorf("no line says the connection was reopened read-write:\n%s", lastLines(stderrSoFar(serve)))
+	if recovered != "" && !strings.Contains(stderrSoFar(serve), recovered) {
+		t.Errorf("no line says %q:\n%s", recovered, lastLines(stderrSoFar(serve)))
 	}
 	stopDaemon(t, serve)
 	if code, out, _ := d.run("status"); code != 0 {

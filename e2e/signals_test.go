@@ -251,10 +251,9 @@ func resumedAtPage(stdout string) int64 {
 // and keep the checkpoint; a backfill then resumes from that checkpoint and
 // the warehouse equals the simulator.
 func TestSIGTERMServe(t *testing.T) {
-	cards := 1500
-	if testing.Short() {
-		cards = 900
-	}
+	// 100 pages at 40 a second: the first batch commits after 1 s and the
+	// signal comes while the walk has more than a second to go.
+	const cards = 1500
 	up := newUpstream(t, sim.Options{Seed: 21, Cards: cards, Limit: 5000})
 	d := newDeployment(t, up)
 	// 40 requests/s: a walk of 100 pages takes about 2.5 s.
@@ -313,24 +312,30 @@ func TestSIGTERMServe(t *testing.T) {
 	}
 }
 
-// TestSIGTERMBackfill stops a backfill with SIGTERM mid-walk: exit code 130,
-// the run interrupted, the checkpoint kept; the next backfill resumes.
+// TestSIGTERMBackfill stops a backfill with SIGTERM, SIGINT (Ctrl-C) or
+// SIGHUP mid-walk: exit code 130, the run interrupted, the checkpoint kept;
+// the next backfill resumes.
 func TestSIGTERMBackfill(t *testing.T) {
-	cards := 1500
-	if testing.Short() {
-		cards = 900
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) { testSignalBackfill(t, sig) })
 	}
+}
+
+func testSignalBackfill(t *testing.T, sig syscall.Signal) {
+	// 100 pages at 40 a second: the first batch commits after 1 s and the
+	// signal comes while the walk has more than a second to go.
+	const cards = 1500
 	up := newUpstream(t, sim.Options{Seed: 22, Cards: cards, Limit: 5000})
 	d := newDeployment(t, up)
 	d.env["CARDSYNC_API_RATE_LIMIT"] = "40/1s"
 	bf := d.startBG("backfill")
 	waitPages(t, newROWatch(t, d.db), 3, bf)
 	sent := time.Now()
-	if err := bf.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := bf.cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	code := bf.wait(t, 30*time.Second)
-	t.Logf("backfill exited %d, %s after SIGTERM", code, time.Since(sent).Round(time.Millisecond))
+	t.Logf("backfill exited %d, %s after %v", code, time.Since(sent).Round(time.Millisecond), sig)
 	if code != 130 {
 		t.Fatalf("backfill exit code %d, want 130 (interrupted)\nstderr:\n%s", code, lastLines(bf.stderr.String()))
 	}
@@ -341,11 +346,11 @@ func TestSIGTERMBackfill(t *testing.T) {
 	assertCheckpointMatchesRows(t, d.db)
 	runs := syncRuns(t, d.db)
 	if len(runs) != 1 || runs[0].status != "interrupted" || runs[0].trigger != "backfill" {
-		t.Fatalf("runs after SIGTERM = %v, want one backfill run, interrupted", runs)
+		t.Fatalf("runs after %v = %v, want one backfill run, interrupted", sig, runs)
 	}
 	next, open := cardsCheckpoint(t, d.db)
 	if next <= 1 || !open {
-		t.Fatalf("checkpoint after SIGTERM: next page %d, walk open %v", next, open)
+		t.Fatalf("checkpoint after %v: next page %d, walk open %v", sig, next, open)
 	}
 	d.env["CARDSYNC_API_RATE_LIMIT"] = "1000/1s"
 	code, stdout, stderr := d.run("backfill")
@@ -363,13 +368,11 @@ func TestSIGTERMBackfill(t *testing.T) {
 // lock: exactly one writes; the other backfill exits 4 naming the holder's
 // pid, and a daemon skips its run instead of overlapping.
 func TestTwoWriters(t *testing.T) {
-	cards := 900
-	if testing.Short() {
-		cards = 450
-	}
-	// A slow first sync (30 requests/s: about 2 s for 60 pages) so the
-	// second certainly starts while it holds the lock.
-	const slow = "30/1s"
+	// A slow first sync (20 requests/s: about 3 s for 60 pages, its first
+	// batch of pages committed after 1 s) so the second certainly starts
+	// while it holds the lock.
+	const cards = 900
+	const slow = "20/1s"
 
 	t.Run("backfill+backfill", func(t *testing.T) {
 		up := newUpstream(t, sim.Options{Seed: 31, Cards: cards, Limit: 5000})

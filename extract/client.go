@@ -253,7 +253,7 @@ func (c *Client) do(ctx context.Context, r *request) (response, error) {
 				}
 				return response{}, &WaitError{Op: r.op, Waited: c.clk.Now().Sub(start), Next: next, Attempts: attempts, Last: last}
 			}
-			return response{}, fmt.Errorf("%s: %w", r.op, err)
+			return response{}, stopped(r.op, err, attempts, lastErr)
 		}
 		attempts++
 		o := c.attempt(ctx, r, tok)
@@ -263,7 +263,7 @@ func (c *Client) do(ctx context.Context, r *request) (response, error) {
 		}
 		lastErr = o.err
 		if ctx.Err() != nil {
-			return response{}, fmt.Errorf("%s: %w", r.op, ctx.Err())
+			return response{}, stopped(r.op, ctx.Err(), attempts, lastErr)
 		}
 		if o.unauthorized && r.token {
 			if refreshed {
@@ -299,10 +299,21 @@ func (c *Client) do(ctx context.Context, r *request) (response, error) {
 			c.cfg.OnWait(reason, d)
 		}
 		if err := c.clk.Sleep(ctx, d); err != nil {
-			return response{}, fmt.Errorf("%s: %w", r.op, err)
+			return response{}, stopped(r.op, err, attempts, lastErr)
 		}
 		waited += d
 	}
+}
+
+// stopped is the error of a request whose context ended (a shutdown, a
+// deadline) while it waited to try again: the context's error and, when an
+// attempt had failed, that attempt's error, so "context deadline exceeded"
+// keeps its cause (connection refused, 503) and its exit code.
+func stopped(op string, err error, attempts int, last error) error {
+	if last == nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return fmt.Errorf("%s: %w; attempt %d failed: %w", op, err, attempts, last)
 }
 
 // shortReason names why an attempt is retried, for the log.

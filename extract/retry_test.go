@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -354,5 +355,23 @@ func TestRetryReasonsNameTheCause(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStoppedWhileRetryingKeepsTheCause ends the caller's context while a
+// request waits to try again: the error is the context's and still the
+// failed attempt's (ErrUnavailable, the 503), so a check that runs out of
+// time against a dead API says why and exits as unavailable.
+func TestStoppedWhileRetryingKeepsTheCause(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	f := sim.Fault{Kind: sim.FaultStatus, Status: 503, Endpoint: "account"}
+	e := newEnv(t, sim.Options{Cards: 15, Faults: []sim.Fault{f}}, func(c *Config) {
+		c.MaxWait = time.Hour
+		c.OnWait = func(string, time.Duration) { cancel() }
+	})
+	_, err := e.c.Account(ctx)
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "503") {
+		t.Errorf("err = %v: want context.Canceled wrapping the 503 attempt (ErrUnavailable)", err)
 	}
 }

@@ -1,6 +1,9 @@
 package load
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestFailuresInARow checks that sync_health.failures_in_a_row and
 // Summary count the same runs: failed and abandoned runs since the last
@@ -41,5 +44,33 @@ func TestFailuresInARow(t *testing.T) {
 		if int64(sum.FailuresInARow) != step.want {
 			t.Errorf("after a run %s: Summary.FailuresInARow = %d, want %d", step.status, sum.FailuresInARow, step.want)
 		}
+	}
+}
+
+// TestLastSnapshotAge checks sync_health's snapshot columns: NULL before
+// any snapshot, then the time of the newest one and its age in seconds
+// (measured against SQLite's clock, so a snapshot stamped an hour ago by
+// the injected clock is an hour old).
+func TestLastSnapshotAge(t *testing.T) {
+	w, _, clk := openTest(t, Options{})
+	ctx := t.Context()
+	if got := queryInt(t, w, `SELECT last_snapshot_age_seconds IS NULL AND last_snapshot_at IS NULL FROM sync_health`); got != 1 {
+		t.Errorf("before any snapshot: last_snapshot_* not NULL")
+	}
+	clk.Add(time.Now().Add(-time.Hour).Sub(clk.Now())) // an hour ago
+	run := startRun(t, w)
+	if err := w.SaveAccount(ctx, run, Account{Raw: []byte(`{"name":"x"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	age := queryInt(t, w, `SELECT last_snapshot_age_seconds FROM sync_health`)
+	if age < 3595 || age > 3700 {
+		t.Errorf("last_snapshot_age_seconds = %d, want about 3600", age)
+	}
+	var at string
+	if err := w.db.QueryRowContext(ctx, `SELECT last_snapshot_at FROM sync_health`).Scan(&at); err != nil {
+		t.Fatal(err)
+	}
+	if want := clk.Now().Format("2006-01-02T15:04:05Z"); at != want {
+		t.Errorf("last_snapshot_at = %q, want %q", at, want)
 	}
 }

@@ -151,9 +151,13 @@ func OpenReadOnly(ctx context.Context, path string) (*Warehouse, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open warehouse read-only %s: %w", path, err)
 	}
-	if _, err := os.Stat(abs); err != nil {
-		return nil, fmt.Errorf("open warehouse read-only %s: %w", path, err)
+	// SQLite reports a file it may not read as "unable to open database
+	// file"; opening it first keeps the cause (permission denied).
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, fmt.Errorf("open warehouse read-only: %w", err)
 	}
+	f.Close()
 	w, err := openReadOnly(ctx, abs, false)
 	if err != nil && immutableIsSafe(abs) {
 		// A read-write open by someone else while the daemon was stopped

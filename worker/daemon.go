@@ -94,8 +94,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.notify("READY=1")
 	pendingReload := false
 	if d.RunOnStart {
-		if err := d.runOnce(ctx, stopTimeout, &pendingReload); err != nil {
-			return err
+		if err := d.runOnce(ctx, stopTimeout, &pendingReload); err != nil || ctx.Err() != nil {
+			return err // stopped during the run: said once, in runOnce
 		}
 	}
 	for {
@@ -118,8 +118,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 			timer.Stop()
 			pendingReload = true
 		case <-timer.C:
-			if err := d.runOnce(ctx, stopTimeout, &pendingReload); err != nil {
-				return err
+			if err := d.runOnce(ctx, stopTimeout, &pendingReload); err != nil || ctx.Err() != nil {
+				return err // stopped during the run: said once, in runOnce
 			}
 		}
 	}
@@ -137,6 +137,7 @@ func (d *Daemon) stopping(ctx context.Context) {
 func (d *Daemon) runOnce(ctx context.Context, stopTimeout time.Duration, pendingReload *bool) error {
 	job, _, runTimeout, log := d.current()
 	if ctx.Err() != nil {
+		d.stopping(ctx)
 		return nil
 	}
 	rctx, cancel := context.WithTimeoutCause(ctx, runTimeout, fmt.Errorf("run exceeded [schedule] run_timeout %s", runTimeout))
@@ -171,7 +172,7 @@ func (d *Daemon) runOnce(ctx context.Context, stopTimeout time.Duration, pending
 			defer t.Stop()
 			select {
 			case <-done:
-				log.Info("stopped cleanly")
+				// The caller says "stopped cleanly" once Run returns.
 				return nil
 			case <-t.C:
 				log.Error("a run did not stop in time; exiting anyway", "timeout", stopTimeout)

@@ -248,3 +248,37 @@ func TestDaemonWatchdog(t *testing.T) {
 		}
 	})
 }
+
+// TestDaemonStopDuringRun: a stop that arrives while a run is fetching
+// lets the run end (recorded interrupted, not left running) and is said
+// once: one "stopping" line, one STOPPING=1.
+func TestDaemonStopDuringRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		log := slog.New(slog.NewJSONHandler(rec, nil))
+		block := make(chan struct{})
+		tr := &simTransport{srv: sim.New(sim.Options{Seed: 1, Cards: 30, Window: time.Second, Limit: 1000, AuthLimit: 100}), block: block}
+		d := &Daemon{Job: bubbleJob(t, tr, log), Schedule: every(15 * time.Minute), RunOnStart: true, RunTimeout: time.Hour,
+			Logger: log, Notify: rec.notify}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- d.Run(ctx) }()
+		synctest.Wait() // the start-up run waits on its first /cards request
+		cancel()
+		synctest.Wait()
+		close(block)
+		if err := <-done; err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		rs := runs(t, d.Job)
+		if len(rs) != 1 || rs[0].Status != load.StatusInterrupted {
+			t.Fatalf("runs %+v, want one interrupted run", rs)
+		}
+		if n := strings.Count(rec.text(), `"msg":"stopping"`); n != 1 || rec.count("STOPPING=1") != 1 {
+			t.Errorf("%d stopping lines and STOPPING=1 %d times, want once each:\n%s", n, rec.count("STOPPING=1"), rec.text())
+		}
+		if strings.Contains(rec.text(), "stopped cleanly") {
+			t.Errorf("the daemon says \"stopped cleanly\"; its caller does, once:\n%s", rec.text())
+		}
+	})
+}
