@@ -342,11 +342,18 @@ func TestCheck(t *testing.T) {
 	tests := []struct {
 		name     string
 		mutate   func(e *env)
+		args     []string
 		wantCode int
 		wantErr  string
 	}{
 		{name: "bad password", mutate: func(e *env) { e.vars["CARDSYNC_API_PASSWORD"] = "wrong-canary-pw" }, wantCode: exitAuth, wantErr: "authenticate"},
 		{name: "wrong host", mutate: func(e *env) { e.vars["CARDSYNC_API_BASE_URL"] = "http://127.0.0.1:1" }, wantCode: exitUnavailable, wantErr: "127.0.0.1:1"},
+		// -timeout ends the retries before api.max_wait does: the exit
+		// code and the message still give the cause.
+		{name: "dead API past -timeout", mutate: func(e *env) {
+			e.vars["CARDSYNC_API_BASE_URL"] = "http://127.0.0.1:1"
+			e.vars["CARDSYNC_API_MAX_WAIT"] = "5m"
+		}, args: []string{"-timeout", "1s"}, wantCode: exitUnavailable, wantErr: "connection refused"},
 		{name: "bad config", mutate: func(e *env) { e.vars["CARDSYNC_API_RATE_LIMIT"] = "lots" }, wantCode: exitConfig, wantErr: "api.rate_limit"},
 		{name: "remote http", mutate: func(e *env) { e.vars["CARDSYNC_API_BASE_URL"] = "http://api.example.com" }, wantCode: exitConfig, wantErr: "loopback"},
 	}
@@ -355,7 +362,7 @@ func TestCheck(t *testing.T) {
 			_, e := newEnv(t, sim.Options{Seed: 1, Cards: 3})
 			e.vars["CARDSYNC_API_MAX_WAIT"] = "1s"
 			tt.mutate(e)
-			code, out, errOut := e.run(t.Context(), "check")
+			code, out, errOut := e.run(t.Context(), append([]string{"check"}, tt.args...)...)
 			if code != tt.wantCode {
 				t.Errorf("exit %d, want %d\n%s\n%s", code, tt.wantCode, out, errOut)
 			}
