@@ -49,19 +49,25 @@
 // nothing. A removed card that is listed again gets a 'returned' version.
 // A real removal therefore shows up one walk later than it could.
 //
-// One writer process per warehouse: callers take AcquireLock(path) (an
-// flock on path+".lock" that dies with the process) before Open.
+// One writer process per warehouse: callers take AcquireLock(path) before
+// Open. It is an flock on the database file itself, so it holds for every
+// spelling of the path (a symlink, a hard link, a relative path), and dies
+// with the process; path+".lock" only records the holder's pid for the
+// "sync in progress (pid N)" message.
 //
 // # Redaction
 //
-// Before anything is stored (cards.data, card_versions.data,
-// account_snapshots.raw), every JSON string holding a 13–19 digit sequence
-// (digits optionally separated by single spaces or dashes) that passes the
-// Luhn check is masked to its first 6 and last 4 digits, a JSON number of
-// that shape becomes such a masked string, and keys named cvv, cvc, cvv2,
-// cvc2, pin, security_code, securitycode (any case, plus
-// Options.RedactFields) are dropped at any depth. Documents are re-written
-// compactly with their key order and number text unchanged.
+// Before anything is stored (card_state and card_versions data,
+// account_snapshots.raw, rejected_cards.data, run errors), documents and
+// text go through package redact: full card numbers of every card network,
+// wherever they stand (strings at any depth, inside longer text, object
+// keys, JSON integers), are masked to their first 6 and last 4 digits;
+// secret fields (a last word cvv, cvc, cvv2, cvc2, cvn or pin, or last two
+// words security code, pin code or cvv code, plus Options.RedactFields) are
+// dropped at any depth, while flags such as pin_verified stay; the top-level
+// id is never altered. Documents are stored as canonical JSON (UTF-8, no
+// needless escapes, numbers as sent) so that every SQLite from 3.38 on reads
+// every key. Migration 2 applied the same policy to rows stored before it.
 //
 // # Analysts reading the file
 //

@@ -2,18 +2,21 @@ package load
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/cardsync/cardsync/money"
 )
 
-// TestExampleWarehouse writes a small warehouse to $LOAD_EXAMPLE_DB for
-// trying the README's example queries with sqlite3.
+// TestExampleWarehouse builds a small warehouse (three syncs with moving
+// balances and a shrinking card list, then a failed run) and checks what the
+// analysts' views make of it. With $LOAD_EXAMPLE_DB set it writes the
+// warehouse there, for trying queries with sqlite3.
 func TestExampleWarehouse(t *testing.T) {
 	path := os.Getenv("LOAD_EXAMPLE_DB")
 	if path == "" {
-		t.Skip("set LOAD_EXAMPLE_DB=/path/to/warehouse.db")
+		path = filepath.Join(t.TempDir(), "example.db")
 	}
 	clk := newClock()
 	ctx := t.Context()
@@ -51,5 +54,32 @@ func TestExampleWarehouse(t *testing.T) {
 	run := startRun(t, w)
 	if err := w.FinishRun(ctx, run, RunResult{Status: StatusFailed, Error: "fetch cards page 1: upstream unavailable"}); err != nil {
 		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		query string
+		want  int64
+	}{
+		{`SELECT count(*) FROM account_balances`, 3},
+		// Each amount's first value, then the two moves of the balance.
+		{`SELECT count(*) FROM account_balance_changes`, 5},
+		{`SELECT count(*) FROM account_balance_changes WHERE amount = 'balance' AND previous_snapshot_id IS NOT NULL`, 2},
+		// 30 cards listed at first; the two missed by two walks are
+		// removed, the two missed by the last walk only are pending.
+		{`SELECT count(*) FROM cards_current`, 28},
+		{`SELECT count(*) FROM removal_pending`, 2},
+		{`SELECT count(*) FROM cards WHERE removed_at IS NOT NULL`, 2},
+		{`SELECT failures_in_a_row FROM sync_health`, 1},
+		{`SELECT count(*) FROM sync_runs WHERE status = 'succeeded'`, 3},
+	} {
+		if got := queryInt(t, w, c.query); got != c.want {
+			t.Errorf("%s = %d, want %d", c.query, got, c.want)
+		}
+	}
+	var balance string
+	if err := w.db.QueryRowContext(ctx, `SELECT balance FROM account_balances ORDER BY taken_at DESC LIMIT 1`).Scan(&balance); err != nil {
+		t.Fatal(err)
+	}
+	if balance != "-0.07" {
+		t.Errorf("latest balance %q, want the exact text -0.07", balance)
 	}
 }

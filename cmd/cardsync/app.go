@@ -233,9 +233,11 @@ func (m *Main) settings(cf commonFlags, needAPI bool) (Settings, error) {
 	}
 	if cf.db != "" {
 		cfg.Warehouse.Path = cf.db
+		cfg.setSource("warehouse.path", "flag -db")
 	}
 	if cf.logLevel != "" {
 		cfg.Log.Level = cf.logLevel
+		cfg.setSource("log.level", "flag -log-level")
 	}
 	return cfg.Validate(needAPI, m.Getenv)
 }

@@ -36,9 +36,10 @@ type Config struct {
 	password extract.Secret
 	// path is the file the configuration was read from, if any.
 	path string
-	// fromEnv maps the keys the environment set to their variable, so a
-	// bad value is blamed on the variable, not on the file's line.
-	fromEnv map[string]string
+	// sources maps the keys set by the environment or a flag to where they
+	// came from ("env CARDSYNC_LOG_LEVEL", "flag -log-level"), so a bad
+	// value is blamed on its source, not on the file's line.
+	sources map[string]string
 }
 
 // APIConfig is the [api] table.
@@ -313,10 +314,7 @@ func (c *Config) applyEnv(environ []string) error {
 		if err := k.set(c, values[name]); err != nil {
 			return &ConfigError{Source: "env " + name, Key: k.name, Msg: fmt.Sprintf("bad value: %v", err)}
 		}
-		if c.fromEnv == nil {
-			c.fromEnv = map[string]string{}
-		}
-		c.fromEnv[k.name] = name
+		c.setSource(k.name, "env "+name)
 	}
 	return nil
 }
@@ -347,10 +345,19 @@ func (c *Config) keyLine(key string) int {
 	return 0
 }
 
+// setSource records that key was set by source (an environment variable
+// or a flag), which overrides the file.
+func (c *Config) setSource(key, source string) {
+	if c.sources == nil {
+		c.sources = map[string]string{}
+	}
+	c.sources[key] = source
+}
+
 func (c *Config) errorAt(key, format string, args ...any) error {
 	e := &ConfigError{Key: key, Msg: fmt.Sprintf(format, args...)}
-	if env, ok := c.fromEnv[key]; ok {
-		e.Source = "env " + env
+	if src, ok := c.sources[key]; ok {
+		e.Source = src
 		return e
 	}
 	if line := c.keyLine(key); line > 0 {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cardsync/cardsync/sim"
 )
 
 func noEnv(string) string { return "" }
@@ -160,5 +162,45 @@ func TestPasswordFromCredentialsDirectory(t *testing.T) {
 	}
 	if s.Password.Reveal() != "cred-pw" {
 		t.Errorf("password not read from the credentials directory")
+	}
+}
+
+// TestBadValueNamesItsSource gives the same bad value through each layer:
+// the error names the flag, the variable, or the file and line that set it,
+// never a layer it did not come from.
+func TestBadValueNamesItsSource(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "config.toml")
+	if err := os.WriteFile(file, []byte("[log]\nformat = \"json\"\nlevel = \"info\"\n[warehouse]\ncommit_delay = \"1s\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.toml")
+	if err := os.WriteFile(bad, []byte("[log]\nformat = \"json\"\nlevel = \"loud\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		vars map[string]string
+		want string
+	}{
+		{name: "flag", args: []string{"-config", file, "-log-level", "loud"}, want: `config: flag -log-level: log.level: "loud"`},
+		{name: "variable", args: []string{"-config", file}, vars: map[string]string{"CARDSYNC_LOG_LEVEL": "loud"}, want: `config: env CARDSYNC_LOG_LEVEL: log.level: "loud"`},
+		{name: "file", args: []string{"-config", bad}, want: "config: " + bad + `:3: log.level: "loud"`},
+		{name: "commit_delay from a variable", args: []string{"-config", file}, vars: map[string]string{"CARDSYNC_WAREHOUSE_COMMIT_DELAY": "soon"}, want: "config: env CARDSYNC_WAREHOUSE_COMMIT_DELAY: warehouse.commit_delay"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, e := newEnv(t, sim.Options{Seed: 1, Cards: 3})
+			delete(e.vars, "CARDSYNC_LOG_LEVEL")
+			delete(e.vars, "CARDSYNC_LOG_FORMAT")
+			for k, v := range tt.vars {
+				e.vars[k] = v
+			}
+			code, _, errOut := e.run(t.Context(), append([]string{"backfill"}, tt.args...)...)
+			if code != exitConfig || !strings.Contains(errOut, tt.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errOut, exitConfig, tt.want)
+			}
+		})
 	}
 }
