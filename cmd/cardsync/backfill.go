@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/worker"
 )
@@ -57,7 +58,7 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 }
 
 // backfill opens everything and runs one sync.
-func (m *Main) backfill(ctx context.Context, s Settings, log *slog.Logger, trigger string, opts worker.Options, prog *progressLine) (worker.Result, error) {
+func (m *Main) backfill(ctx context.Context, s config.Settings, log *slog.Logger, trigger string, opts worker.Options, prog *progressLine) (worker.Result, error) {
 	var onWait func(string, time.Duration)
 	if prog != nil {
 		onWait = prog.onWait

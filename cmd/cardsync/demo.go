@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/redact"
@@ -60,7 +61,7 @@ func (m *Main) runDemo(ctx context.Context, args []string) error {
 	base := "http://" + ln.Addr().String()
 	fmt.Fprintf(m.Stdout, "simulator: %s (%d cards, %d requests/s)\n", base, *cards, *rate)
 
-	s := Settings{
+	s := config.Settings{
 		BaseURL:       base,
 		Email:         sim.DefaultEmail,
 		Password:      extract.Secret(sim.DefaultPassword),

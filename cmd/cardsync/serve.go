@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/worker"
@@ -70,7 +71,7 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 		return &worker.LoggedError{Err: err}
 	}
 	defer wh.Close()
-	newJob := func(s Settings, client *extract.Client, log *slog.Logger) *worker.Job {
+	newJob := func(s config.Settings, client *extract.Client, log *slog.Logger) *worker.Job {
 		return &worker.Job{
 			Client:         client,
 			Warehouse:      wh,
@@ -141,7 +142,7 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 
 // apiChanged reports whether the client must be rebuilt (it would lose its
 // token otherwise kept across runs).
-func apiChanged(a, b Settings) bool {
+func apiChanged(a, b config.Settings) bool {
 	return a.BaseURL != b.BaseURL || a.Email != b.Email || a.Password != b.Password || a.TokenField != b.TokenField ||
 		a.RateLimit != b.RateLimit || a.AuthRateLimit != b.AuthRateLimit || a.Timeout != b.Timeout || a.MaxWait != b.MaxWait ||
 		a.MaxBodyBytes != b.MaxBodyBytes || a.AmountScale != b.AmountScale || a.MaxPages != b.MaxPages
@@ -149,7 +150,7 @@ func apiChanged(a, b Settings) bool {
 
 // settingsChanges lists the keys a reload changes, and those among them
 // that only take effect after a restart ([warehouse]).
-func settingsChanges(a, b Settings) (changed, restart []string) {
+func settingsChanges(a, b config.Settings) (changed, restart []string) {
 	add := func(key string, differs, needsRestart bool) {
 		if !differs {
 			return

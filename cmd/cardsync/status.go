@@ -13,6 +13,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/worker"
 )
@@ -237,7 +238,7 @@ func strPtr(s string) *string {
 	return &s
 }
 
-func newStatusReport(sum load.Summary, h worker.Health, s Settings, holder int, now time.Time) statusReport {
+func newStatusReport(sum load.Summary, h worker.Health, s config.Settings, holder int, now time.Time) statusReport {
 	a := accountStatus{
 		Account:  "default",
 		Healthy:  h.Healthy,
