@@ -265,13 +265,9 @@ func newClient(s config.Settings, log *slog.Logger, onWait func(string, time.Dur
 	return c, nil
 }
 
-// openWarehouse opens the warehouse for writing.
-func openWarehouse(ctx context.Context, s config.Settings, log *slog.Logger) (*load.Warehouse, error) {
+// openStore takes the writer lock (when hold) and opens the warehouse.
+func openStore(ctx context.Context, s config.Settings, log *slog.Logger, hold bool) (*worker.Store, error) {
 	opts := s.LoadOptions()
 	opts.Logger = log
-	w, err := load.Open(ctx, s.DBPath, opts)
-	if err != nil {
-		return nil, fmt.Errorf("%w: open %s: %w", worker.ErrWarehouse, s.DBPath, err)
-	}
-	return w, nil
+	return worker.OpenStore(ctx, s.DBPath, opts, hold)
 }

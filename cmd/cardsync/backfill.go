@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/config"
-	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/worker"
 )
 
@@ -67,35 +65,16 @@ func (m *Main) backfill(ctx context.Context, s config.Settings, log *slog.Logger
 	if err != nil {
 		return worker.Result{}, err
 	}
-	// Take the writer lock before opening: a process that must give way
-	// to a running sync exits without touching the warehouse.
-	lock, err := load.OpenLock(s.DBPath, s.FileMode)
-	if err != nil {
-		return worker.Result{}, fmt.Errorf("%w: %w", worker.ErrWarehouse, err)
-	}
-	defer lock.Close()
-	if err := lock.Acquire(); err != nil {
-		if !errors.Is(err, load.ErrLocked) {
-			err = fmt.Errorf("%w: %w", worker.ErrWarehouse, err)
-		}
-		return worker.Result{}, err
-	}
-	wh, err := openWarehouse(ctx, s, log)
+	st, err := openStore(ctx, s, log, true)
 	if err != nil {
 		return worker.Result{}, err
 	}
-	defer wh.Close()
-	job := &worker.Job{
-		Client:         client,
-		Warehouse:      wh,
-		Lock:           lock,
-		Logger:         log,
-		Version:        version(),
-		AuditRetention: s.PageAuditRetention,
-	}
+	defer st.Close()
+	jo := worker.JobOptions{Version: version(), AuditRetention: s.PageAuditRetention}
 	if prog != nil {
-		job.Progress = prog.update
+		jo.Progress = prog.update
 	}
+	job := st.Job(client, log, jo)
 	res, err := job.Run(ctx, trigger, opts)
 	prog.done()
 	return res, err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/extract"
-	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/worker"
 )
 
@@ -53,34 +51,20 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	// The lock's descriptor stays open for the daemon's life (closing it
-	// earlier would drop SQLite's own locks on the file); each run takes
-	// and releases the lock.
-	lock, err := load.OpenLock(s.DBPath, s.FileMode)
-	if err != nil {
-		err = fmt.Errorf("%w: %w", worker.ErrWarehouse, err)
-		log.Error("cannot start: the warehouse lock cannot be opened", "err", err)
-		return &worker.LoggedError{Err: err}
-	}
-	defer lock.Close()
-	// The daemon keeps the warehouse open between runs, so its WAL stays
-	// in place and analysts with read-only access can always open it.
-	wh, err := openWarehouse(ctx, s, log)
+	// The lock's descriptor and the warehouse stay open for the daemon's
+	// life (worker.OpenStore); each run takes and releases the lock.
+	st, err := openStore(ctx, s, log, false)
 	if err != nil {
 		log.Error("cannot start: the warehouse cannot be opened", "err", err)
 		return &worker.LoggedError{Err: err}
 	}
-	defer wh.Close()
+	defer st.Close()
 	newJob := func(s config.Settings, client *extract.Client, log *slog.Logger) *worker.Job {
-		return &worker.Job{
-			Client:         client,
-			Warehouse:      wh,
-			Lock:           lock,
-			Logger:         log,
+		return st.Job(client, log, worker.JobOptions{
 			Version:        version(),
 			AuditRetention: s.PageAuditRetention,
 			Status:         func(st string) { _ = notify.Send("STATUS=" + st) },
-		}
+		})
 	}
 	hup := m.Hup
 	if hup == nil && m.Signals {

@@ -68,12 +68,12 @@ func (m *Main) runStatus(ctx context.Context, args []string) error {
 	}
 	wh, err := load.OpenReadOnly(ctx, s.DBPath)
 	if err != nil {
-		return fmt.Errorf("%w: open %s read-only: %w", worker.ErrWarehouse, s.DBPath, err)
+		return fmt.Errorf("open %s read-only: %w", s.DBPath, err)
 	}
 	defer wh.Close()
 	sum, err := wh.Summary(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: %w", worker.ErrWarehouse, err)
+		return err
 	}
 	holder, _ := load.LockHolder(s.DBPath)
 	sched := inLocation{s.Schedule, s.Location}
