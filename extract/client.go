@@ -28,7 +28,7 @@ type Client struct {
 	base    *url.URL
 	hc      *http.Client
 	log     *slog.Logger
-	clk     clock
+	clk     Clock
 	general *pacer
 	authP   *pacer
 	auth    *authState
@@ -155,20 +155,15 @@ func New(cfg Config) (*Client, error) {
 			},
 		},
 		log:            cfg.Logger.With("component", "extract"),
-		clk:            realClock{},
 		auth:           newAuthState(),
 		stats:          &counters{},
 		initialBackoff: time.Second,
 		maxBackoff:     time.Minute,
 	}
-	c.setClock(realClock{})
+	c.clk = c.cfg.Clock
+	c.general = newPacer(c.cfg.RateLimit, c.clk)
+	c.authP = newPacer(c.cfg.AuthRateLimit, c.clk)
 	return c, nil
-}
-
-func (c *Client) setClock(clk clock) {
-	c.clk = clk
-	c.general = newPacer(c.cfg.RateLimit, clk)
-	c.authP = newPacer(c.cfg.AuthRateLimit, clk)
 }
 
 // endpoint builds base + path (path without leading slash) + query.

@@ -121,8 +121,10 @@ type Config struct {
 	// Logger receives debug lines per page and info lines per notable event
 	// (nil discards). Secrets and bodies are never logged.
 	Logger *slog.Logger
-	// Now is the clock for token expiry (default time.Now).
-	Now func() time.Time
+	// Clock is the one time source of the client: token expiry, pacing,
+	// backoff and Retry-After waits (nil: the real clock). Tests share a
+	// settable one with the simulator (sim.Clock).
+	Clock Clock
 	// Transport replaces the built-in transport (tests).
 	Transport http.RoundTripper
 	// Secrets receives the password and every token the client obtains, and
@@ -164,8 +166,8 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-	if c.Now == nil {
-		c.Now = time.Now
+	if c.Clock == nil {
+		c.Clock = realClock{}
 	}
 	if c.Secrets == nil {
 		c.Secrets = &redact.Secrets{}
