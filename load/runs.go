@@ -375,8 +375,10 @@ func fileSize(path string) int64 {
 
 // PruneAudit deletes the run_pages audit rows of runs that started before
 // cutoff, keeping those of a walk still open (its summary needs them). The
-// table gains one row per page per run, so without pruning it grows with
-// every run forever. It returns the number of rows deleted.
+// table gains one row per page that changed something (a quiet walk's
+// rows fold into the identical walk before it), so without pruning a busy
+// account's audit grows with every run. It returns the number of rows
+// deleted.
 func (w *Warehouse) PruneAudit(ctx context.Context, cutoff time.Time) (_ int64, err error) {
 	defer classify(&err)
 	var n int64

@@ -22,8 +22,8 @@ in [schedule] timezone, never two runs at once, plus one run at start when
 [schedule] run_on_start is true. Under systemd (Type=notify) it reports
 READY=1, STATUS=, STOPPING=1 and feeds the watchdog while it makes progress.
 
-Signals: SIGTERM or SIGINT stops the scheduler, lets the page in hand
-commit, records the run as interrupted and exits 0 (a second one exits at
+Signals: SIGTERM or SIGINT stops the scheduler, commits the pages already
+fetched (with their checkpoint), records the run as interrupted and exits 0 (a second one exits at
 once). SIGHUP re-reads the configuration (file, CARDSYNC_* environment,
 flags) and uses it from the next run on; an invalid file keeps the current
 configuration and logs why. [warehouse] changes need a restart.
