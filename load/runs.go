@@ -92,16 +92,7 @@ func (w *Warehouse) StartRun(ctx context.Context, trigger, version string) (_ in
 // wrapping ErrRunNotRunning if the run finished or was marked abandoned.
 func (w *Warehouse) Heartbeat(ctx context.Context, runID int64) (err error) {
 	defer classify(&err)
-	err = w.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE sync_runs SET heartbeat_at = ? WHERE run_id = ? AND status = 'running'`, w.stamp(), runID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return ErrRunNotRunning
-		}
-		return nil
-	})
+	err = w.updateRunning(ctx, `UPDATE sync_runs SET heartbeat_at = ? WHERE run_id = ? AND status = 'running'`, w.stamp(), runID)
 	if err != nil {
 		return fmt.Errorf("heartbeat run %d: %w", runID, err)
 	}
@@ -177,24 +168,15 @@ func (w *Warehouse) FinishRun(ctx context.Context, runID int64, r RunResult) (er
 	if r.WalkConsistent != nil {
 		consistent = boolInt(*r.WalkConsistent)
 	}
-	err = w.write(ctx, func(tx *sql.Tx) error {
-		now := w.stamp()
-		res, err := tx.ExecContext(ctx, `UPDATE sync_runs SET
-				status = ?, finished_at = ?, heartbeat_at = ?, error = ?,
-				walk_consistent = coalesce(?, walk_consistent),
-				requests = requests + ?, retries = retries + ?,
-				rate_limited = rate_limited + ?, auth_requests = auth_requests + ?
-			WHERE run_id = ? AND status = 'running'`,
-			r.Status, now, now, errText, consistent,
-			r.Requests, r.Retries, r.RateLimited, r.AuthRequests, runID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return ErrRunNotRunning
-		}
-		return nil
-	})
+	now := w.stamp()
+	err = w.updateRunning(ctx, `UPDATE sync_runs SET
+			status = ?, finished_at = ?, heartbeat_at = ?, error = ?,
+			walk_consistent = coalesce(?, walk_consistent),
+			requests = requests + ?, retries = retries + ?,
+			rate_limited = rate_limited + ?, auth_requests = auth_requests + ?
+		WHERE run_id = ? AND status = 'running'`,
+		r.Status, now, now, errText, consistent,
+		r.Requests, r.Retries, r.RateLimited, r.AuthRequests, runID)
 	if err != nil {
 		return fmt.Errorf("finish run %d: %w", runID, err)
 	}
@@ -407,4 +389,19 @@ func (w *Warehouse) RunsNotTriggeredBy(ctx context.Context, trigger string) (n i
 	defer classify(&err)
 	err = w.db.QueryRowContext(ctx, `SELECT count(*) FROM sync_runs WHERE trigger != ?`, trigger).Scan(&n)
 	return n, err
+}
+
+// updateRunning runs an UPDATE of one run that must still be running:
+// ErrRunNotRunning when it changed no row.
+func (w *Warehouse) updateRunning(ctx context.Context, query string, args ...any) error {
+	return w.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrRunNotRunning
+		}
+		return nil
+	})
 }
