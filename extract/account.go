@@ -33,12 +33,8 @@ func decodeAccount(body []byte, scale int, scrub func(string) string) (*Account,
 		name string
 		dst  **string
 	}{{"name", &a.Name}, {"email", &a.Email}, {"timezone", &a.Timezone}} {
-		raw, ok := m[f.name]
-		if !ok {
-			a.Missing = append(a.Missing, f.name)
-			continue
-		}
-		if string(raw) == "null" {
+		raw, ok := a.field(m, f.name)
+		if !ok || string(raw) == "null" {
 			continue
 		}
 		var s string
@@ -58,9 +54,8 @@ func decodeAccount(body []byte, scale int, scrub func(string) string) (*Account,
 		{"cards_balance", &a.CardsBalance},
 		{"available_recharge_balance", &a.AvailableRechargeBalance},
 	} {
-		raw, ok := m[f.name]
+		raw, ok := a.field(m, f.name)
 		if !ok {
-			a.Missing = append(a.Missing, f.name)
 			continue
 		}
 		amt, rounded, err := money.ParseJSONRound(raw, scale)
@@ -76,12 +71,8 @@ func decodeAccount(body []byte, scale int, scrub func(string) string) (*Account,
 		name string
 		dst  **int64
 	}{{"available_to_apply_card_count", &a.AvailableToApplyCardCount}, {"applied_card_count", &a.AppliedCardCount}} {
-		raw, ok := m[f.name]
-		if !ok {
-			a.Missing = append(a.Missing, f.name)
-			continue
-		}
-		if string(raw) == "null" {
+		raw, ok := a.field(m, f.name)
+		if !ok || string(raw) == "null" {
 			continue
 		}
 		n, err := parseInt(raw, scrub)
@@ -94,4 +85,14 @@ func decodeAccount(body []byte, scale int, scrub func(string) string) (*Account,
 		*f.dst = &n
 	}
 	return a, nil
+}
+
+// field returns the raw value of a member of the account object, noting
+// it in Missing when the server left it out.
+func (a *Account) field(m map[string]json.RawMessage, name string) (json.RawMessage, bool) {
+	raw, ok := m[name]
+	if !ok {
+		a.Missing = append(a.Missing, name)
+	}
+	return raw, ok
 }

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -139,30 +140,14 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.RateLimit == (Rate{}) {
-		c.RateLimit = DefaultRateLimit
-	}
-	if c.AuthRateLimit == (Rate{}) {
-		c.AuthRateLimit = DefaultAuthRateLimit
-	}
-	if c.Timeout <= 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.MaxWait <= 0 {
-		c.MaxWait = DefaultMaxWait
-	}
-	if c.MaxBodyBytes <= 0 {
-		c.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if c.AmountScale == 0 {
-		c.AmountScale = DefaultAmountScale
-	}
-	if c.MaxPages <= 0 {
-		c.MaxPages = DefaultMaxPages
-	}
-	if c.UserAgent == "" {
-		c.UserAgent = DefaultUserAgent
-	}
+	c.RateLimit = cmp.Or(c.RateLimit, DefaultRateLimit)
+	c.AuthRateLimit = cmp.Or(c.AuthRateLimit, DefaultAuthRateLimit)
+	c.Timeout = cmp.Or(max(c.Timeout, 0), DefaultTimeout)
+	c.MaxWait = cmp.Or(max(c.MaxWait, 0), DefaultMaxWait)
+	c.MaxBodyBytes = cmp.Or(max(c.MaxBodyBytes, 0), DefaultMaxBodyBytes)
+	c.AmountScale = cmp.Or(c.AmountScale, DefaultAmountScale)
+	c.MaxPages = cmp.Or(max(c.MaxPages, 0), DefaultMaxPages)
+	c.UserAgent = cmp.Or(c.UserAgent, DefaultUserAgent)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
