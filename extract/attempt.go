@@ -37,16 +37,19 @@ func (c *Client) attempt(ctx context.Context, r *request, tok Secret) outcome {
 	c.stats.requests.Add(1)
 	if r.pacer == c.authP {
 		c.stats.authRequests.Add(1)
+		c.cfg.Observer.TokenRequest()
 	}
 	start := time.Now()
 	resp, err := c.hc.Do(req)
 	if err != nil {
+		c.cfg.Observer.Request(r.endpoint, 0)
 		if ctx.Err() != nil {
 			return outcome{err: ctx.Err()}
 		}
 		return outcome{err: unavailable(networkError(err, actx, c.cfg.Timeout)), retry: true}
 	}
 	defer resp.Body.Close()
+	c.cfg.Observer.Request(r.endpoint, resp.StatusCode)
 	raw, err := readLimited(resp.Body, c.cfg.MaxBodyBytes)
 	o := outcome{status: resp.StatusCode, bytes: len(raw), duration: time.Since(start)}
 	if err != nil {

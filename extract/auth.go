@@ -86,7 +86,9 @@ func (c *Client) fetchToken(ctx context.Context) (Secret, time.Duration, error) 
 		ttl time.Duration
 	)
 	_, err = c.do(ctx, &request{
-		op:     "authenticate",
+		op:       "authenticate",
+		endpoint: EndpointToken,
+
 		method: http.MethodPost,
 		url:    c.endpoint("auth/access-token", nil),
 		body:   body,

@@ -176,12 +176,14 @@ func (c *Client) endpoint(path string, q url.Values) string {
 
 // request describes one logical request, retried as a unit.
 type request struct {
-	op     string
-	method string
-	url    string
-	body   []byte
-	token  bool // send the bearer token
-	pacer  *pacer
+	op string
+	// endpoint is what the Observer is told (EndpointToken, ...).
+	endpoint string
+	method   string
+	url      string
+	body     []byte
+	token    bool // send the bearer token
+	pacer    *pacer
 	// decode parses a 2xx JSON body; a *ProtocolError with Transient set is
 	// retried.
 	decode func(status int, body []byte) error
@@ -280,6 +282,7 @@ func (c *Client) do(ctx context.Context, r *request) (response, error) {
 		reason := shortReason(o)
 		if o.rateLimited {
 			c.stats.rateLimited.Add(1)
+			c.cfg.Observer.RateLimited(r.endpoint)
 			r.pacer.pause(c.clk.Now().Add(d))
 		}
 		if now := c.clk.Now(); now.Add(d).After(deadline) {
@@ -288,6 +291,7 @@ func (c *Client) do(ctx context.Context, r *request) (response, error) {
 			return response{}, &WaitError{Op: r.op, Waited: now.Sub(start), Next: d, Attempts: attempts, Last: o.err}
 		}
 		c.stats.retries.Add(1)
+		c.cfg.Observer.Retry(r.endpoint)
 		c.log.Info("retrying", "op", r.op, "attempt", attempts, "wait", d.Round(time.Millisecond), "reason", reason, "err", o.err)
 		if c.cfg.OnWait != nil {
 			c.cfg.OnWait(reason, d)

@@ -137,6 +137,9 @@ type Config struct {
 	// 429, 5xx or network error, Retry-After included) with a short reason
 	// and the wait; ordinary pacing waits are not reported.
 	OnWait func(reason string, d time.Duration)
+	// Observer, when set, is told about every attempt, retry, 429 and token
+	// request (metrics); nil observes nothing.
+	Observer Observer
 }
 
 func (c Config) withDefaults() Config {
@@ -156,6 +159,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Secrets == nil {
 		c.Secrets = &redact.Secrets{}
+	}
+	if c.Observer == nil {
+		c.Observer = noObserver{}
 	}
 	return c
 }

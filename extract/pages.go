@@ -36,7 +36,9 @@ type Page struct {
 func (c *Client) Account(ctx context.Context) (*Account, error) {
 	var acct *Account
 	_, err := c.do(ctx, &request{
-		op:     "fetch account",
+		op:       "fetch account",
+		endpoint: EndpointAccount,
+
 		method: http.MethodGet,
 		url:    c.endpoint("account", nil),
 		token:  true,
@@ -59,11 +61,12 @@ func (c *Client) fetchPage(ctx context.Context, n int) (*Page, error) {
 	var body []byte
 	op := "fetch cards page " + strconv.Itoa(n)
 	res, err := c.do(ctx, &request{
-		op:     op,
-		method: http.MethodGet,
-		url:    c.endpoint("cards", url.Values{"page": {strconv.Itoa(n)}}),
-		token:  true,
-		pacer:  c.general,
+		op:       op,
+		endpoint: EndpointCards,
+		method:   http.MethodGet,
+		url:      c.endpoint("cards", url.Values{"page": {strconv.Itoa(n)}}),
+		token:    true,
+		pacer:    c.general,
 		decode: func(_ int, b []byte) error {
 			var err error
 			if p, err = decodePage(b, c.scrub); err != nil {
