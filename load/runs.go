@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -104,11 +105,31 @@ func (w *Warehouse) Heartbeat(ctx context.Context, runID int64) (err error) {
 // walk) and returns their ids. With staleAfter 0 it marks every running
 // run: right for a caller that holds the writer lock, since no live process
 // can be running one.
-func (w *Warehouse) AbandonStale(ctx context.Context, staleAfter time.Duration) (_ []int64, err error) {
-	defer classify(&err)
+func (w *Warehouse) AbandonStale(ctx context.Context, staleAfter time.Duration) ([]int64, error) {
+	runs, err := w.AbandonStaleRuns(ctx, staleAfter)
+	if err != nil {
+		return nil, err
+	}
 	var ids []int64
+	for _, r := range runs {
+		ids = append(ids, r.ID)
+	}
+	return ids, nil
+}
+
+// StaleRun is a run AbandonStaleRuns marked abandoned.
+type StaleRun struct {
+	ID      int64
+	Trigger string
+}
+
+// AbandonStaleRuns is AbandonStale returning each run's trigger too (the
+// run metrics count abandoned runs by trigger), in run id order.
+func (w *Warehouse) AbandonStaleRuns(ctx context.Context, staleAfter time.Duration) (_ []StaleRun, err error) {
+	defer classify(&err)
+	var runs []StaleRun
 	err = w.write(ctx, func(tx *sql.Tx) error {
-		ids = nil
+		runs = nil
 		now := w.now()
 		// staleAfter 0: the caller holds the writer lock, so every running
 		// row is dead whatever its heartbeat says (even after the clock
@@ -121,25 +142,25 @@ func (w *Warehouse) AbandonStale(ctx context.Context, staleAfter time.Duration) 
 			SET status = 'abandoned', finished_at = ?,
 			    error = coalesce(error, 'abandoned: the process stopped without recording the run (last heartbeat ' || heartbeat_at || ')')
 			WHERE status = 'running' AND heartbeat_at <= ?
-			RETURNING run_id`, formatTime(now), cutoff)
+			RETURNING run_id, trigger`, formatTime(now), cutoff)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
+			var r StaleRun
+			if err := rows.Scan(&r.ID, &r.Trigger); err != nil {
 				return err
 			}
-			ids = append(ids, id)
+			runs = append(runs, r)
 		}
 		return rows.Err()
 	})
 	if err != nil {
 		return nil, fmt.Errorf("abandon stale runs: %w", err)
 	}
-	slices.Sort(ids)
-	return ids, nil
+	slices.SortFunc(runs, func(a, b StaleRun) int { return cmp.Compare(a.ID, b.ID) })
+	return runs, nil
 }
 
 // RunResult is how a run ended. The counters are deltas not yet passed to

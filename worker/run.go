@@ -85,18 +85,23 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 	}
 	// Holding the lock means no other process is walking: every row still
 	// marked running belongs to a process that died.
-	stale, err := w.AbandonStale(ctx, 0)
+	stale, err := w.AbandonStaleRuns(ctx, 0)
 	if err != nil {
 		return res, j.startFailed(log, "mark stale runs", err)
 	}
 	if len(stale) > 0 {
-		log.Warn("runs left running by a process that died marked abandoned; the walk resumes from their checkpoint", "run_ids", stale)
+		ids := make([]int64, len(stale))
+		for i, r := range stale {
+			ids[i] = r.ID
+			res.Abandoned = append(res.Abandoned, r.Trigger)
+		}
+		log.Warn("runs left running by a process that died marked abandoned; the walk resumes from their checkpoint", "run_ids", ids)
 	}
 	runID, err := w.StartRun(ctx, trigger, j.Version)
 	if err != nil {
 		return res, j.startFailed(log, "record the run", err)
 	}
-	res.RunID = runID
+	res.RunID, res.Trigger = runID, trigger
 	log = log.With("run_id", runID)
 	client := j.Client.WithLogger(log)
 	delta := &statsDelta{c: j.Client, last: j.Client.Stats()}
@@ -211,6 +216,9 @@ func (j *Job) end(ctx context.Context, log *slog.Logger, runID int64, start time
 	}
 	if oerr := w.Optimize(fctx); oerr != nil {
 		log.Debug("wal checkpoint after run", "err", oerr)
+	}
+	if j.Observer != nil {
+		j.Observer.RunFinished(fctx, *res)
 	}
 	attrs := []any{"status", res.Status, "pages", res.Pages, "cards", res.Cards,
 		"new", res.New, "changed", res.Changed, "unchanged", res.Unchanged, "removed", res.Removed,

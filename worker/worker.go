@@ -67,6 +67,9 @@ type Job struct {
 	// AuditRetention, when positive, is how long run_pages audit rows are
 	// kept: older ones are pruned after each run.
 	AuditRetention time.Duration
+	// Observer, if set, is told about every run that recorded a sync_runs
+	// row, once its result is recorded (metrics).
+	Observer Observer
 
 	starts  startFailures
 	pending pendingResults
@@ -99,9 +102,19 @@ type Options struct {
 	ConfirmRemovals bool
 }
 
+// Observer is told how each run ended. It is called synchronously at the
+// end of Job.Run, after the result is recorded and before Run returns, with
+// a context that outlives a shutdown by a commit's worth of time.
+type Observer interface {
+	RunFinished(ctx context.Context, r Result)
+}
+
 // Result summarises one run.
 type Result struct {
-	RunID     int64
+	RunID int64
+	// Trigger is the run's sync_runs.trigger (TriggerSchedule, ...).
+	Trigger string
+	// Status is the run's final sync_runs.status (load.StatusSucceeded, ...).
 	Status    string
 	Pages     int
 	Cards     int
@@ -122,7 +135,14 @@ type Result struct {
 	// Rejected counts page items set aside in rejected_cards.
 	Rejected int
 	// AccountError says why no account snapshot was taken ("" if it was).
-	AccountError   string
+	AccountError string
+	// AccountSnapshotAt is when this run stored its account snapshot; zero
+	// when it took none.
+	AccountSnapshotAt time.Time
+	// Abandoned lists the triggers of the runs this run found left running
+	// by a dead process and marked abandoned before it started, one entry a
+	// run.
+	Abandoned      []string
 	Resumed        bool
 	StartPage      int
 	WalkComplete   bool
@@ -190,6 +210,7 @@ func (j *Job) snapshotAccount(ctx context.Context, client *extract.Client, log *
 		}
 		err = w.SaveAccount(ctx, runID, accountSnapshot(acct))
 		if err == nil {
+			res.AccountSnapshotAt = j.now()
 			return nil
 		}
 		if !errors.Is(err, load.ErrBadData) {

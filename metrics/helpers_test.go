@@ -1,0 +1,138 @@
+package metrics
+
+import (
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/cardsync/cardsync/extract"
+	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/sim"
+	"github.com/cardsync/cardsync/worker"
+)
+
+// testClock is the injected clock of the health tests.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newTestClock() *testClock {
+	return &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// families gathers everything /metrics serves, by name.
+func families(t *testing.T, m *Metrics) map[string]*dto.MetricFamily {
+	t.Helper()
+	mfs, err := m.Gatherer().Gather()
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	out := map[string]*dto.MetricFamily{}
+	for _, mf := range mfs {
+		out[mf.GetName()] = mf
+	}
+	return out
+}
+
+// value returns the value of the series of family name whose labels are
+// labels ("k=v,k=v"; "" for none); ok is false when there is no such series.
+func value(t *testing.T, fams map[string]*dto.MetricFamily, name, labels string) (v float64, ok bool) {
+	t.Helper()
+	mf := fams[name]
+	if mf == nil {
+		return 0, false
+	}
+	for _, mt := range mf.GetMetric() {
+		var parts []string
+		for _, lp := range mt.GetLabel() {
+			parts = append(parts, lp.GetName()+"="+lp.GetValue())
+		}
+		if strings.Join(parts, ",") != labels {
+			continue
+		}
+		switch {
+		case mt.Counter != nil:
+			return mt.Counter.GetValue(), true
+		case mt.Gauge != nil:
+			return mt.Gauge.GetValue(), true
+		case mt.Histogram != nil:
+			return float64(mt.Histogram.GetSampleCount()), true
+		}
+	}
+	return 0, false
+}
+
+// mustValue is value that fails the test when the series is missing.
+func mustValue(t *testing.T, fams map[string]*dto.MetricFamily, name, labels string) float64 {
+	t.Helper()
+	v, ok := value(t, fams, name, labels)
+	if !ok {
+		t.Fatalf("no series %s{%s}", name, labels)
+	}
+	return v
+}
+
+// simJob is a worker.Job on a simulator with metrics wired in as serve
+// wires them.
+type simJob struct {
+	sim *sim.Server
+	job *worker.Job
+	wh  *load.Warehouse
+	m   *Metrics
+}
+
+func newSimJob(t *testing.T, opts sim.Options) *simJob {
+	t.Helper()
+	opts.Window, opts.Limit, opts.AuthLimit = time.Second, 10000, 100
+	srv := sim.New(opts)
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	path := filepath.Join(t.TempDir(), "w.db")
+	lock, err := load.OpenLock(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lock.Close() })
+	wh, err := load.Open(t.Context(), path, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { wh.Close() })
+	m := New(Options{Warehouse: wh})
+	if err := m.Refresh(t.Context()); err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	client, err := extract.New(extract.Config{
+		BaseURL:       ts.URL,
+		Email:         sim.DefaultEmail,
+		Password:      sim.DefaultPassword,
+		RateLimit:     extract.Rate{N: 10000, Per: time.Second},
+		AuthRateLimit: extract.Rate{N: 100, Per: time.Second},
+		Timeout:       5 * time.Second,
+		MaxWait:       10 * time.Second,
+		Observer:      m.ClientObserver(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := &worker.Job{Client: client, Warehouse: wh, Lock: lock, Version: "test", Observer: m}
+	return &simJob{sim: srv, job: job, wh: wh, m: m}
+}

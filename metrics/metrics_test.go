@@ -1,0 +1,242 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/sim"
+	"github.com/cardsync/cardsync/worker"
+)
+
+// listed are the families issue 14 names, plus the two the alerts use.
+var listed = []string{
+	"cardsync_runs_total", "cardsync_run_duration_seconds", "cardsync_last_run_timestamp_seconds",
+	"cardsync_last_success_timestamp_seconds", "cardsync_cards", "cardsync_cards_synced_total",
+	"cardsync_removals_held", "cardsync_requests_total", "cardsync_retries_total", "cardsync_rate_limited_total",
+	"cardsync_auth_requests_total", "cardsync_account_snapshot_timestamp_seconds", "cardsync_warehouse_bytes",
+	"cardsync_backup_last_success_timestamp_seconds", "cardsync_runs_failed_in_a_row", "cardsync_healthy_within_seconds",
+}
+
+func TestFreshMetricsExistAtZero(t *testing.T) {
+	m := New(Options{HealthyWithin: time.Hour})
+	fams := families(t, m)
+	for _, name := range listed {
+		mf := fams[name]
+		if mf == nil {
+			t.Errorf("%s missing", name)
+			continue
+		}
+		for _, mt := range mf.GetMetric() {
+			v := mt.GetCounter().GetValue() + mt.GetGauge().GetValue() + float64(mt.GetHistogram().GetSampleCount())
+			if name == "cardsync_healthy_within_seconds" {
+				if v != 3600 {
+					t.Errorf("%s = %v, want 3600", name, v)
+				}
+				continue
+			}
+			if v != 0 {
+				t.Errorf("%s%v = %v, want 0", name, mt.GetLabel(), v)
+			}
+		}
+	}
+	// Every label combination exists before anything happened.
+	for _, tr := range Triggers {
+		for _, st := range Statuses {
+			mustValue(t, fams, "cardsync_runs_total", "status="+st+",trigger="+tr)
+		}
+	}
+	for _, c := range Changes {
+		mustValue(t, fams, "cardsync_cards_synced_total", "change="+c)
+	}
+	for _, s := range []string{"live", "removed"} {
+		mustValue(t, fams, "cardsync_cards", "state="+s)
+	}
+	for _, e := range []string{"token", "account", "cards"} {
+		for _, c := range []string{"2xx", "3xx", "401", "4xx", "429", "5xx", "network", "other"} {
+			mustValue(t, fams, "cardsync_requests_total", "code="+c+",endpoint="+e)
+		}
+	}
+	if got := len(fams["cardsync_runs_total"].GetMetric()); got != len(Triggers)*len(Statuses) {
+		t.Errorf("cardsync_runs_total has %d series, want %d", got, len(Triggers)*len(Statuses))
+	}
+	// The Go and process collectors come with /metrics.
+	for _, name := range []string{"go_goroutines", "process_start_time_seconds"} {
+		if fams[name] == nil {
+			t.Errorf("%s missing", name)
+		}
+	}
+}
+
+// TestMetricsFollowRuns drives a real worker.Job against the simulator
+// through new, changed, removed and rejected cards and a 429.
+func TestMetricsFollowRuns(t *testing.T) {
+	j := newSimJob(t, sim.Options{Seed: 3, Cards: 40, OddData: true})
+	start := time.Now()
+	res1, err := j.job.Run(t.Context(), worker.TriggerBackfill, worker.Options{})
+	if err != nil {
+		t.Fatalf("run 1: %v", err)
+	}
+	fams := families(t, j.m)
+	if got := mustValue(t, fams, "cardsync_cards_synced_total", "change=new"); got != float64(res1.New) || got < 40 {
+		t.Errorf("new after run 1 = %v, want %d (at least 40)", got, res1.New)
+	}
+	if got := mustValue(t, fams, "cardsync_cards_synced_total", "change=rejected"); got == 0 || got != float64(res1.Rejected) {
+		t.Errorf("rejected after run 1 = %v, want %d > 0", got, res1.Rejected)
+	}
+	if got := mustValue(t, fams, "cardsync_cards", "state=live"); got != float64(res1.New) {
+		t.Errorf("live cards = %v, want %d", got, res1.New)
+	}
+	for _, name := range []string{"cardsync_last_run_timestamp_seconds", "cardsync_last_success_timestamp_seconds", "cardsync_account_snapshot_timestamp_seconds"} {
+		if got := mustValue(t, fams, name, ""); got < float64(start.Unix()-1) || got > float64(time.Now().Unix()+1) {
+			t.Errorf("%s = %v, want about now (%d)", name, got, start.Unix())
+		}
+	}
+	if got := mustValue(t, fams, "cardsync_warehouse_bytes", ""); got <= 0 {
+		t.Errorf("warehouse bytes = %v, want > 0", got)
+	}
+	if got := mustValue(t, fams, "cardsync_auth_requests_total", ""); got != 1 {
+		t.Errorf("auth requests = %v, want 1", got)
+	}
+	if got := mustValue(t, fams, "cardsync_requests_total", "code=2xx,endpoint=token"); got != 1 {
+		t.Errorf("token 2xx = %v, want 1", got)
+	}
+
+	// Upstream changes: one card changed, one removed, one added, and a
+	// 429 on page 2.
+	var plain []sim.Card
+	for _, c := range j.sim.Cards() {
+		if c.Odd == "" {
+			plain = append(plain, c)
+		}
+	}
+	j.sim.UpdateCard(plain[0].ID)
+	j.sim.RemoveCard(plain[1].ID)
+	j.sim.AddCard()
+	j.sim.InjectFault(sim.Fault{Endpoint: "cards", Pages: []int{2}, Kind: sim.FaultRateLimit, Times: 1})
+	res2, err := j.job.Run(t.Context(), worker.TriggerSchedule, worker.Options{})
+	if err != nil {
+		t.Fatalf("run 2: %v", err)
+	}
+	// The removal is confirmed by the next consistent walk.
+	res3, err := j.job.Run(t.Context(), worker.TriggerSchedule, worker.Options{})
+	if err != nil {
+		t.Fatalf("run 3: %v", err)
+	}
+	fams = families(t, j.m)
+	checks := []struct {
+		name, labels string
+		want         float64
+	}{
+		{"cardsync_runs_total", "status=succeeded,trigger=backfill", 1},
+		{"cardsync_runs_total", "status=succeeded,trigger=schedule", 2},
+		{"cardsync_runs_total", "status=failed,trigger=schedule", 0},
+		{"cardsync_run_duration_seconds", "", 3},
+		{"cardsync_cards_synced_total", "change=new", float64(res1.New + 1)},
+		{"cardsync_cards_synced_total", "change=changed", 1},
+		{"cardsync_cards_synced_total", "change=removed", 1},
+		{"cardsync_cards_synced_total", "change=unchanged", float64(res2.Unchanged + res3.Unchanged)},
+		{"cardsync_cards_synced_total", "change=rejected", float64(res1.Rejected + res2.Rejected + res3.Rejected)},
+		{"cardsync_cards", "state=live", float64(res1.New)},
+		{"cardsync_cards", "state=removed", 1},
+		{"cardsync_rate_limited_total", "", 1},
+		{"cardsync_requests_total", "code=429,endpoint=cards", 1},
+		{"cardsync_removals_held", "", 0},
+		{"cardsync_runs_failed_in_a_row", "", 0},
+	}
+	for _, c := range checks {
+		if got := mustValue(t, fams, c.name, c.labels); got != c.want {
+			t.Errorf("%s{%s} = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+	if got := mustValue(t, fams, "cardsync_retries_total", ""); got < 1 {
+		t.Errorf("retries = %v, want at least 1", got)
+	}
+	// The requests by class add up to the client's own count.
+	var total float64
+	for _, mt := range fams["cardsync_requests_total"].GetMetric() {
+		total += mt.GetCounter().GetValue()
+	}
+	if want := res1.Requests + res2.Requests + res3.Requests; total != float64(want) {
+		t.Errorf("requests by class sum to %v, the runs counted %d", total, want)
+	}
+	if ok, reason := j.m.Health(); !ok {
+		t.Errorf("unhealthy after a success: %s", reason)
+	}
+
+	// A failed run: the API refuses everything past its retries.
+	j.sim.InjectFault(sim.Fault{Endpoint: "account", Kind: sim.FaultStatus, Status: 400})
+	j.sim.InjectFault(sim.Fault{Endpoint: "cards", Kind: sim.FaultStatus, Status: 400})
+	if _, err := j.job.Run(t.Context(), worker.TriggerSchedule, worker.Options{}); err == nil {
+		t.Fatal("run 4 succeeded against an API answering 400")
+	}
+	fams = families(t, j.m)
+	if got := mustValue(t, fams, "cardsync_runs_total", "status=failed,trigger=schedule"); got != 1 {
+		t.Errorf("failed schedule runs = %v, want 1", got)
+	}
+	if got := mustValue(t, fams, "cardsync_runs_failed_in_a_row", ""); got != 1 {
+		t.Errorf("failed in a row = %v, want 1", got)
+	}
+	if got := mustValue(t, fams, "cardsync_requests_total", "code=4xx,endpoint=cards"); got < 1 {
+		t.Errorf("cards 4xx = %v, want at least 1", got)
+	}
+}
+
+// fakeWarehouse is a Summary source for seeding tests.
+type fakeWarehouse struct {
+	s   load.Summary
+	err error
+}
+
+func (f *fakeWarehouse) Summary(_ context.Context) (load.Summary, error) { return f.s, f.err }
+
+func TestRefreshSeedsFromTheWarehouse(t *testing.T) {
+	success := time.Date(2026, 3, 1, 11, 50, 0, 0, time.UTC)
+	failed := success.Add(5 * time.Minute)
+	snap := success.Add(-time.Minute)
+	wh := &fakeWarehouse{s: load.Summary{
+		Runs: []load.Run{
+			{ID: 9, Status: load.StatusRunning, StartedAt: failed.Add(time.Minute)},
+			{ID: 8, Status: load.StatusFailed, FinishedAt: &failed},
+			{ID: 7, Status: load.StatusSucceeded, FinishedAt: &success},
+		},
+		CurrentCards: 120, RemovedCards: 4, RemovalsHeld: 11, FailuresInARow: 1,
+		LastSuccessAt: &success, LastSnapshotAt: &snap, DatabaseBytes: 4096, WALBytes: 1024,
+	}}
+	clk := newTestClock()
+	m := New(Options{Warehouse: wh, Now: clk.Now, HealthyWithin: 45 * time.Minute})
+	if err := m.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	fams := families(t, m)
+	checks := []struct {
+		name, labels string
+		want         float64
+	}{
+		{"cardsync_last_success_timestamp_seconds", "", float64(success.Unix())},
+		{"cardsync_last_run_timestamp_seconds", "", float64(failed.Unix())},
+		{"cardsync_account_snapshot_timestamp_seconds", "", float64(snap.Unix())},
+		{"cardsync_cards", "state=live", 120},
+		{"cardsync_cards", "state=removed", 4},
+		{"cardsync_removals_held", "", 11},
+		{"cardsync_runs_failed_in_a_row", "", 1},
+		{"cardsync_warehouse_bytes", "", 5120},
+		{"cardsync_runs_total", "status=succeeded,trigger=schedule", 0}, // counters start at 0 in each process
+	}
+	for _, c := range checks {
+		if got := mustValue(t, fams, c.name, c.labels); got != c.want {
+			t.Errorf("%s{%s} = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+	ok, reason := m.Health()
+	if !ok || !strings.Contains(reason, "10m0s ago") || !strings.Contains(reason, "failed") {
+		t.Errorf("Health() = %v, %q; want healthy, last success 10m0s ago, last run failed", ok, reason)
+	}
+	wh.err = errors.New("disk on fire")
+	if err := m.Refresh(t.Context()); err == nil {
+		t.Error("Refresh hid the warehouse's error")
+	}
+}

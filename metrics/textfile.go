@@ -1,0 +1,56 @@
+package metrics
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/prometheus/common/expfmt"
+)
+
+// WriteTextfile writes the cardsync_* families in the Prometheus text
+// format that node_exporter's textfile collector reads, atomically: into a
+// temporary file in the same directory (named so the collector, which reads
+// only *.prom, skips it), synced, made 0644, then renamed over path. The Go
+// and process collectors are left out: they would describe a process that
+// has exited, and node_exporter exports its own under the same names.
+func (m *Metrics) WriteTextfile(path string) (err error) {
+	mfs, err := m.families.Gather()
+	if err != nil {
+		return fmt.Errorf("write metrics textfile: gather: %w", err)
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write metrics textfile: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	bw := bufio.NewWriter(tmp)
+	for _, mf := range mfs {
+		if _, err := expfmt.MetricFamilyToText(bw, mf); err != nil {
+			return fmt.Errorf("write metrics textfile %s: %w", path, err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write metrics textfile %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return fmt.Errorf("write metrics textfile %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("write metrics textfile %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write metrics textfile %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write metrics textfile: %w", err)
+	}
+	return nil
+}
