@@ -1,0 +1,58 @@
+package metrics
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+)
+
+// promtool returns the path of promtool (Debian package prometheus), or
+// skips the test; with CARDSYNC_REQUIRE_TOOLS set (CI) it fails instead.
+func promtool(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CARDSYNC_REQUIRE_TOOLS") != "" {
+			t.Fatal("promtool not found and CARDSYNC_REQUIRE_TOOLS is set (apt-get install prometheus)")
+		}
+		t.Skip("promtool not installed (apt-get install prometheus)")
+	}
+	return p
+}
+
+func TestShippedAlertRules(t *testing.T) {
+	tool := promtool(t)
+	dir := filepath.Join("..", "monitoring")
+	for _, args := range [][]string{
+		{"check", "rules", "alerts.yml"},
+		{"test", "rules", "alerts_test.yml"},
+	} {
+		cmd := exec.CommandContext(t.Context(), tool, args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("promtool %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+// TestAlertsUseExportedSeries: every cardsync_* name the rules use is a
+// family New registers, so a renamed metric cannot silently disarm an alert.
+func TestAlertsUseExportedSeries(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "monitoring", "alerts.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams := families(t, New(Options{}))
+	names := regexp.MustCompile(`\bcardsync_[a-z_]+\b`).FindAllString(string(b), -1)
+	if len(names) == 0 {
+		t.Fatal("no cardsync_ series in alerts.yml")
+	}
+	for _, n := range names {
+		if fams[n] == nil {
+			t.Errorf("alerts.yml uses %s, which metrics does not export", n)
+		}
+	}
+}
