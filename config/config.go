@@ -22,6 +22,7 @@ type File struct {
 	Warehouse Warehouse `toml:"warehouse"`
 	Schedule  Schedule  `toml:"schedule"`
 	Log       Log       `toml:"log"`
+	Metrics   Metrics   `toml:"metrics"`
 }
 
 // API is the [api] table.
@@ -60,6 +61,16 @@ type Schedule struct {
 	Timezone   string `toml:"timezone"`
 	RunOnStart bool   `toml:"run_on_start"`
 	RunTimeout string `toml:"run_timeout"`
+}
+
+// Metrics is the [metrics] table.
+type Metrics struct {
+	// Listen is the host:port serve answers /metrics and /healthz on; ""
+	// (the default) serves nothing.
+	Listen string `toml:"listen"`
+	// HealthyWithin is how old the last successful run may be while
+	// /healthz answers 200; "" is three schedule intervals.
+	HealthyWithin string `toml:"healthy_within"`
 }
 
 // Log is the [log] table.

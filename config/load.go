@@ -258,6 +258,8 @@ func keys() []key {
 		stringKey("schedule.run_timeout", func(f *File) *string { return &f.Schedule.RunTimeout }),
 		stringKey("log.level", func(f *File) *string { return &f.Log.Level }),
 		stringKey("log.format", func(f *File) *string { return &f.Log.Format }),
+		stringKey("metrics.listen", func(f *File) *string { return &f.Metrics.Listen }),
+		stringKey("metrics.healthy_within", func(f *File) *string { return &f.Metrics.HealthyWithin }),
 	}
 }
 

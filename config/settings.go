@@ -43,6 +43,11 @@ type Settings struct {
 	RunTimeout  time.Duration
 	LogLevel    string
 	LogFormat   string
+	// MetricsListen is the address of /metrics and /healthz ("" none).
+	MetricsListen string
+	// HealthyWithin is how old the last success may be while /healthz
+	// answers 200 (three schedule intervals unless set).
+	HealthyWithin time.Duration
 	// Secrets holds the password and, once the client has them, its
 	// tokens: the client scrubs upstream text with it and the log handler
 	// scrubs every line.
@@ -113,6 +118,9 @@ func (c *Config) Settings(needAPI bool, getenv func(string) string) (Settings, e
 	case "auto", "json", "text", "tint":
 	default:
 		return s, c.fail("log.format", "%q: want auto, json, text or tint", c.Log.Format)
+	}
+	if err := c.metricsSettings(&s); err != nil {
+		return s, err
 	}
 	return s, nil
 }
