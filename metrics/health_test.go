@@ -48,7 +48,7 @@ func TestHealthzFollowsRuns(t *testing.T) {
 	for _, s := range steps {
 		clk.Advance(s.advance)
 		if s.run != "" {
-			m.RunFinished(t.Context(), worker.Result{Trigger: worker.TriggerSchedule, Status: s.run})
+			m.RunFinished(worker.Result{Trigger: worker.TriggerSchedule, Status: s.run})
 		}
 		code, body := get(t, h, "/healthz")
 		if code != s.want || !strings.Contains(body, s.reason) {
@@ -65,9 +65,9 @@ func TestHealthzFollowsRuns(t *testing.T) {
 func TestHealthzAfterRestart(t *testing.T) {
 	clk := newTestClock()
 	old := clk.Now().Add(-3 * time.Hour)
-	m := New(Options{Now: clk.Now, HealthyWithin: 45 * time.Minute,
-		Warehouse: &fakeWarehouse{s: load.Summary{LastSuccessAt: &old, Runs: []load.Run{{ID: 3, Status: load.StatusSucceeded, FinishedAt: &old}}}}})
-	if err := m.Refresh(t.Context()); err != nil {
+	m := New(Options{Now: clk.Now, HealthyWithin: 45 * time.Minute})
+	wh := &fakeWarehouse{s: load.Summary{LastSuccessAt: &old, Runs: []load.Run{{ID: 3, Status: load.StatusSucceeded, FinishedAt: &old}}}}
+	if err := m.Refresh(t.Context(), wh); err != nil {
 		t.Fatal(err)
 	}
 	if code, body := get(t, m.Handler(), "/healthz"); code != 200 || !strings.Contains(body, "starting: the last successful run ended 3h0m0s ago") {

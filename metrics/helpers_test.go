@@ -116,8 +116,8 @@ func newSimJob(t *testing.T, opts sim.Options) *simJob {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { wh.Close() })
-	m := New(Options{Warehouse: wh})
-	if err := m.Refresh(t.Context()); err != nil {
+	m := New(Options{})
+	if err := m.Refresh(t.Context(), wh); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 	client, err := extract.New(extract.Config{
@@ -133,6 +133,6 @@ func newSimJob(t *testing.T, opts sim.Options) *simJob {
 	if err != nil {
 		t.Fatal(err)
 	}
-	job := &worker.Job{Client: client, Warehouse: wh, Lock: lock, Version: "test", Observer: m}
+	job := &worker.Job{Client: client, Warehouse: wh, Lock: lock, Version: "test", Observer: m.RunObserver(wh)}
 	return &simJob{sim: srv, job: job, wh: wh, m: m}
 }

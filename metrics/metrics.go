@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -36,9 +37,6 @@ type Warehouse interface {
 
 // Options configure New. Zero fields take the documented defaults.
 type Options struct {
-	// Warehouse seeds and refreshes the gauges that describe the
-	// warehouse (Refresh); nil leaves them to the run hook alone.
-	Warehouse Warehouse
 	// HealthyWithin is how old the last successful run may be while
 	// /healthz answers 200 (default DefaultHealthyWithin).
 	HealthyWithin time.Duration
@@ -50,8 +48,8 @@ type Options struct {
 }
 
 // Metrics holds every series cardsync exports and the state /healthz
-// judges. It implements worker.Observer; ClientObserver gives the
-// extract.Observer. All methods are safe for concurrent use.
+// judges. ClientObserver and RunObserver give the hooks extract and worker
+// call. All methods are safe for concurrent use.
 type Metrics struct {
 	opts Options
 	// families holds the cardsync_* collectors (the textfile writes only
@@ -168,9 +166,31 @@ func (m *Metrics) SetHealthyWithin(d time.Duration) {
 	m.healthyWithin.Set(d.Seconds())
 }
 
-// RunFinished counts a run that ended and refreshes the warehouse gauges
-// (worker.Observer).
-func (m *Metrics) RunFinished(ctx context.Context, r worker.Result) {
+// RunObserver returns the worker.Observer that counts each run that ended
+// (RunFinished) and then refreshes the warehouse gauges from w (Refresh;
+// nil w skips that). A failed refresh is logged at warn and changes
+// nothing.
+func (m *Metrics) RunObserver(w Warehouse) worker.Observer { return runObserver{m, w} }
+
+type runObserver struct {
+	m *Metrics
+	w Warehouse
+}
+
+func (o runObserver) RunFinished(ctx context.Context, r worker.Result) {
+	o.m.RunFinished(r)
+	if o.w == nil {
+		return
+	}
+	if err := o.m.Refresh(ctx, o.w); err != nil {
+		o.m.opts.Logger.Warn("metrics: read the warehouse summary after the run", "err", err)
+	}
+}
+
+// RunFinished counts a run that ended: its trigger and status, the runs it
+// found abandoned, its duration and cards, and the timestamps /healthz
+// judges.
+func (m *Metrics) RunFinished(r worker.Result) {
 	now := m.opts.Now()
 	m.runs.WithLabelValues(r.Trigger, r.Status).Inc()
 	for _, t := range r.Abandoned {
@@ -197,22 +217,16 @@ func (m *Metrics) RunFinished(ctx context.Context, r worker.Result) {
 		m.failedInARow.Inc()
 	}
 	m.mu.Unlock()
-	if err := m.Refresh(ctx); err != nil {
-		m.opts.Logger.Warn("metrics: read the warehouse summary after the run", "err", err)
-	}
 }
 
-// Refresh sets the gauges that describe the warehouse from its summary:
+// Refresh sets the gauges that describe the warehouse from w's summary:
 // last run and last success (so a restart does not reset them to 0), the
 // account snapshot, the cards, removals held, failures in a row and the
-// file size. Without Options.Warehouse it does nothing.
-func (m *Metrics) Refresh(ctx context.Context) error {
-	if m.opts.Warehouse == nil {
-		return nil
-	}
-	s, err := m.opts.Warehouse.Summary(ctx)
+// file size. serve calls it at start-up; RunObserver after every run.
+func (m *Metrics) Refresh(ctx context.Context, w Warehouse) error {
+	s, err := w.Summary(ctx)
 	if err != nil {
-		return err
+		return fmt.Errorf("metrics refresh: %w", err)
 	}
 	m.cards.WithLabelValues("live").Set(float64(s.CurrentCards))
 	m.cards.WithLabelValues("removed").Set(float64(s.RemovedCards))

@@ -207,8 +207,8 @@ func TestRefreshSeedsFromTheWarehouse(t *testing.T) {
 		LastSuccessAt: &success, LastSnapshotAt: &snap, DatabaseBytes: 4096, WALBytes: 1024,
 	}}
 	clk := newTestClock()
-	m := New(Options{Warehouse: wh, Now: clk.Now, HealthyWithin: 45 * time.Minute})
-	if err := m.Refresh(t.Context()); err != nil {
+	m := New(Options{Now: clk.Now, HealthyWithin: 45 * time.Minute})
+	if err := m.Refresh(t.Context(), wh); err != nil {
 		t.Fatal(err)
 	}
 	fams := families(t, m)
@@ -236,7 +236,7 @@ func TestRefreshSeedsFromTheWarehouse(t *testing.T) {
 		t.Errorf("Health() = %v, %q; want healthy, last success 10m0s ago, last run failed", ok, reason)
 	}
 	wh.err = errors.New("disk on fire")
-	if err := m.Refresh(t.Context()); err == nil {
+	if err := m.Refresh(t.Context(), wh); err == nil {
 		t.Error("Refresh hid the warehouse's error")
 	}
 }

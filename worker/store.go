@@ -61,6 +61,8 @@ type JobOptions struct {
 	AuditRetention time.Duration
 	Progress       func(Progress)
 	Status         func(string)
+	// Observer, if set, hears how each run ended (metrics).
+	Observer Observer
 }
 
 // Job returns a Job that syncs through client into the store.
@@ -74,5 +76,6 @@ func (s *Store) Job(client *extract.Client, log *slog.Logger, o JobOptions) *Job
 		AuditRetention: o.AuditRetention,
 		Progress:       o.Progress,
 		Status:         o.Status,
+		Observer:       o.Observer,
 	}
 }

@@ -252,12 +252,13 @@ func (m *Main) loggerTo(out io.Writer, s config.Settings) *slog.Logger {
 	return slog.New(newScrubHandler(l.Handler(), s.Secrets))
 }
 
-// newClient builds the API client from settings.
-func newClient(s config.Settings, log *slog.Logger, onWait func(string, time.Duration)) (*extract.Client, error) {
+// newClient builds the API client from settings; obs may be nil.
+func newClient(s config.Settings, log *slog.Logger, onWait func(string, time.Duration), obs extract.Observer) (*extract.Client, error) {
 	cfg := s.ExtractConfig()
 	cfg.UserAgent = "cardsync/" + version()
 	cfg.Logger = log
 	cfg.OnWait = onWait
+	cfg.Observer = obs
 	c, err := extract.New(cfg)
 	if err != nil {
 		return nil, &config.Error{Key: "api", Msg: err.Error()}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/config"
+	"github.com/cardsync/cardsync/extract"
+	"github.com/cardsync/cardsync/metrics"
 	"github.com/cardsync/cardsync/worker"
 )
 
@@ -24,6 +26,7 @@ Examples:
   cardsync backfill -config /etc/cardsync/config.toml
   CARDSYNC_API_PASSWORD=... cardsync backfill -config cardsync.toml -db ./warehouse.db
   cardsync backfill -config cardsync.toml -restart
+  cardsync backfill -config cardsync.toml -metrics-textfile /var/lib/node_exporter/textfile/cardsync.prom
 `
 
 func (m *Main) runBackfill(ctx context.Context, args []string) error {
@@ -33,6 +36,7 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 	restart := fs.Bool("restart", false, "discard the checkpoint and walk from page 1")
 	confirm := fs.Bool("confirm-removals", false, "apply removals the mass-removal guard held, when this walk confirms them")
 	noProgress := fs.Bool("no-progress", false, "no live progress line, even on a terminal")
+	textfile := fs.String("metrics-textfile", "", "after the run, even a failed one, write its metrics to this file in node_exporter's textfile format (written to a temporary file, then renamed)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -47,7 +51,19 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 		// Log lines go through the progress line so they never collide.
 		log = m.loggerTo(prog, s)
 	}
-	res, err := m.backfill(ctx, s, log, worker.TriggerBackfill, worker.Options{Restart: *restart, ConfirmRemovals: *confirm}, prog)
+	var met *metrics.Metrics
+	if *textfile != "" {
+		met = metrics.New(metrics.Options{HealthyWithin: s.HealthyWithin, Logger: log})
+	}
+	res, err := m.backfill(ctx, s, log, worker.TriggerBackfill, worker.Options{Restart: *restart, ConfirmRemovals: *confirm}, prog, met)
+	if met != nil {
+		if werr := met.WriteTextfile(*textfile); werr != nil {
+			log.Error("metrics textfile not written", "err", werr)
+			if err == nil {
+				err = &worker.LoggedError{Err: werr}
+			}
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -55,13 +71,18 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 	return nil
 }
 
-// backfill opens everything and runs one sync.
-func (m *Main) backfill(ctx context.Context, s config.Settings, log *slog.Logger, trigger string, opts worker.Options, prog *progressLine) (worker.Result, error) {
+// backfill opens everything and runs one sync; met, when not nil, counts
+// it.
+func (m *Main) backfill(ctx context.Context, s config.Settings, log *slog.Logger, trigger string, opts worker.Options, prog *progressLine, met *metrics.Metrics) (worker.Result, error) {
 	var onWait func(string, time.Duration)
 	if prog != nil {
 		onWait = prog.onWait
 	}
-	client, err := newClient(s, log, onWait)
+	var obs extract.Observer
+	if met != nil {
+		obs = met.ClientObserver()
+	}
+	client, err := newClient(s, log, onWait, obs)
 	if err != nil {
 		return worker.Result{}, err
 	}
@@ -71,6 +92,12 @@ func (m *Main) backfill(ctx context.Context, s config.Settings, log *slog.Logger
 	}
 	defer st.Close()
 	jo := worker.JobOptions{Version: version(), AuditRetention: s.PageAuditRetention}
+	if met != nil {
+		if err := met.Refresh(ctx, st.Warehouse); err != nil {
+			log.Warn("metrics: cannot seed the gauges from the warehouse", "err", err)
+		}
+		jo.Observer = met.RunObserver(st.Warehouse)
+	}
 	if prog != nil {
 		jo.Progress = prog.update
 	}

@@ -54,7 +54,7 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 	ok := func(format string, a ...any) { fmt.Fprintf(m.Stdout, "ok    "+format+"\n", a...) }
 	ok("config valid (api %s, schedule %q %s)", s.BaseURL, s.CronSpec, s.Location)
 	log := m.logger(s)
-	client, err := newClient(s, log, nil)
+	client, err := newClient(s, log, nil, nil)
 	if err != nil {
 		return err
 	}

@@ -79,7 +79,7 @@ func (m *Main) runDemo(ctx context.Context, args []string) error {
 		return err
 	}
 	log := m.logger(s)
-	client, err := newClient(s, log, nil)
+	client, err := newClient(s, log, nil, nil)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/extract"
+	"github.com/cardsync/cardsync/metrics"
 	"github.com/cardsync/cardsync/worker"
 )
 
@@ -26,7 +27,12 @@ Signals: SIGTERM or SIGINT stops the scheduler, commits the pages already
 fetched (with their checkpoint), records the run as interrupted and exits 0 (a second one exits at
 once). SIGHUP re-reads the configuration (file, CARDSYNC_* environment,
 flags) and uses it from the next run on; an invalid file keeps the current
-configuration and logs why. [warehouse] changes need a restart.
+configuration and logs why. [warehouse] changes and [metrics] listen need
+a restart.
+
+With [metrics] listen set ("127.0.0.1:9464"), it serves /metrics
+(Prometheus) and /healthz (200 while the last successful run is younger than
+[metrics] healthy_within, else 503 with the reason).
 
 Examples:
   cardsync serve -config /etc/cardsync/config.toml
@@ -47,7 +53,17 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	}
 	log := m.logger(s)
 	notify := newNotifier(m.Getenv)
-	client, err := newClient(s, log, nil)
+	// Metrics exist only when they are served; the hooks stay nil otherwise.
+	var (
+		met    *metrics.Metrics
+		obs    extract.Observer
+		runObs worker.Observer
+	)
+	if s.MetricsListen != "" {
+		met = metrics.New(metrics.Options{HealthyWithin: s.HealthyWithin, Logger: log})
+		obs = met.ClientObserver()
+	}
+	client, err := newClient(s, log, nil, obs)
 	if err != nil {
 		return err
 	}
@@ -59,11 +75,21 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 		return &worker.LoggedError{Err: err}
 	}
 	defer st.Close()
+	if met != nil {
+		runObs = met.RunObserver(st.Warehouse)
+		stop, err := serveMetrics(ctx, met, st.Warehouse, s.MetricsListen, log)
+		if err != nil {
+			log.Error("cannot start: [metrics] listen", "err", err)
+			return &worker.LoggedError{Err: err}
+		}
+		defer stop()
+	}
 	newJob := func(s config.Settings, client *extract.Client, log *slog.Logger) *worker.Job {
 		return st.Job(client, log, worker.JobOptions{
 			Version:        version(),
 			AuditRetention: s.PageAuditRetention,
 			Status:         func(st string) { _ = notify.Send("STATUS=" + st) },
+			Observer:       runObs,
 		})
 	}
 	hup := m.Hup
@@ -101,10 +127,13 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 			nlog := m.logger(next)
 			c := client
 			if apiChanged(current, next) {
-				if c, err = newClient(next, nlog, nil); err != nil {
+				if c, err = newClient(next, nlog, nil, obs); err != nil {
 					return worker.Config{}, err
 				}
 				client = c
+			}
+			if met != nil {
+				met.SetHealthyWithin(next.HealthyWithin)
 			}
 			if len(restart) > 0 {
 				nlog.Warn("these keys changed but need a restart to take effect", "keys", restart)
@@ -122,6 +151,32 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	}
 	log.Info("stopped cleanly")
 	return nil
+}
+
+// serveMetrics seeds met from the warehouse (so a restart does not report
+// the last success as never) and serves /metrics and /healthz on addr. stop
+// shuts the listener down, waiting up to 5 s for scrapes in progress.
+func serveMetrics(ctx context.Context, met *metrics.Metrics, wh metrics.Warehouse, addr string, log *slog.Logger) (stop func(), err error) {
+	if err := met.Refresh(ctx, wh); err != nil {
+		log.Warn("metrics: cannot seed the gauges from the warehouse; they start at 0", "err", err)
+	}
+	srv, err := metrics.Listen(addr, met.Handler(), log)
+	if err != nil {
+		return nil, err
+	}
+	attrs := []any{"addr", srv.Addr().String()}
+	if !config.IsLoopbackListen(addr) {
+		log.Warn("metrics served beyond loopback: anyone who can reach the address sees the sync's state", attrs...)
+	} else {
+		log.Info("metrics served", attrs...)
+	}
+	return func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			log.Warn("metrics server did not stop cleanly", "err", err)
+		}
+	}, nil
 }
 
 // apiChanged reports whether the client must be rebuilt (it would lose its
@@ -156,6 +211,8 @@ func settingsChanges(a, b config.Settings) (changed, restart []string) {
 	add("warehouse.redact_fields", strings.Join(a.RedactFields, ",") != strings.Join(b.RedactFields, ","), true)
 	add("warehouse.max_removed_fraction", a.MaxRemovedFraction != b.MaxRemovedFraction, true)
 	add("warehouse.commit_delay", a.CommitDelay != b.CommitDelay, true)
+	add("metrics.healthy_within", a.HealthyWithin != b.HealthyWithin, false)
+	add("metrics.listen", a.MetricsListen != b.MetricsListen, true)
 	if len(changed) == 0 {
 		changed = []string{"nothing"}
 	}

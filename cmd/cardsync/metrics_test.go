@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/cardsync/cardsync/sim"
+)
+
+// readTextfile parses a metrics textfile with the Prometheus text parser.
+func readTextfile(t *testing.T, path string) map[string]*dto.MetricFamily {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := p.TextToMetricFamilies(f)
+	if err != nil {
+		t.Fatalf("%s does not parse: %v", path, err)
+	}
+	return fams
+}
+
+// sample returns the value of the series of name with exactly these labels.
+func sample(fams map[string]*dto.MetricFamily, name string, labels map[string]string) (float64, bool) {
+	for _, m := range fams[name].GetMetric() {
+		if len(m.GetLabel()) != len(labels) {
+			continue
+		}
+		match := true
+		for _, l := range m.GetLabel() {
+			match = match && labels[l.GetName()] == l.GetValue()
+		}
+		if match {
+			return m.GetCounter().GetValue() + m.GetGauge().GetValue(), true
+		}
+	}
+	return 0, false
+}
+
+func TestBackfillWritesMetricsTextfile(t *testing.T) {
+	srv, e := newEnv(t, sim.Options{Seed: 21, Cards: 20})
+	path := filepath.Join(t.TempDir(), "cardsync.prom")
+	if code, _, stderr := e.run(t.Context(), "backfill", "-metrics-textfile", path); code != 0 {
+		t.Fatalf("backfill exit %d: %s", code, stderr)
+	}
+	fams := readTextfile(t, path)
+	checks := []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"cardsync_runs_total", map[string]string{"trigger": "backfill", "status": "succeeded"}, 1},
+		{"cardsync_cards", map[string]string{"state": "live"}, 20},
+		{"cardsync_cards_synced_total", map[string]string{"change": "new"}, 20},
+		{"cardsync_auth_requests_total", nil, 1},
+	}
+	for _, c := range checks {
+		if got, ok := sample(fams, c.name, c.labels); !ok || got != c.want {
+			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, got, ok, c.want)
+		}
+	}
+	success, _ := sample(fams, "cardsync_last_success_timestamp_seconds", nil)
+	if success < float64(time.Now().Add(-time.Minute).Unix()) {
+		t.Errorf("last success %v, want about now", success)
+	}
+	if fams["go_goroutines"] != nil {
+		t.Error("the textfile carries go_goroutines; node_exporter has its own")
+	}
+
+	// A failed run still writes the file; the last success comes from the
+	// warehouse, not from this process.
+	srv.InjectFault(sim.Fault{Endpoint: "cards", Kind: sim.FaultStatus, Status: 400})
+	if code, _, _ := e.run(t.Context(), "backfill", "-metrics-textfile", path); code == 0 {
+		t.Fatal("backfill against an API answering 400 exited 0")
+	}
+	fams = readTextfile(t, path)
+	if got, _ := sample(fams, "cardsync_runs_total", map[string]string{"trigger": "backfill", "status": "failed"}); got != 1 {
+		t.Errorf("failed backfills = %v, want 1", got)
+	}
+	// The warehouse stamps whole seconds.
+	if got, _ := sample(fams, "cardsync_last_success_timestamp_seconds", nil); got != math.Floor(success) {
+		t.Errorf("last success after a failed run = %v, want the earlier %v", got, math.Floor(success))
+	}
+	if got, _ := sample(fams, "cardsync_runs_failed_in_a_row", nil); got != 1 {
+		t.Errorf("failed in a row = %v, want 1", got)
+	}
+}
+
+// freePort returns a loopback address nobody listens on right now.
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func TestServeServesMetricsAndHealth(t *testing.T) {
+	_, e := newEnv(t, sim.Options{Seed: 22, Cards: 20})
+	addr := freePort(t)
+	e.vars["CARDSYNC_METRICS_LISTEN"] = addr
+	e.vars["CARDSYNC_SCHEDULE_CRON"] = "@every 1h"
+	// sd_notify tells when the run at start-up has ended.
+	sock := filepath.Join(t.TempDir(), "notify.sock")
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	e.vars["NOTIFY_SOCKET"] = sock
+	ran := make(chan struct{})
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := conn.Read(buf)
+			if err != nil {
+				return
+			}
+			if strings.HasPrefix(string(buf[:n]), "STATUS=last run 1 ") {
+				close(ran)
+				return
+			}
+		}
+	}()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan int, 1)
+	var stderr string
+	go func() {
+		var code int
+		code, _, stderr = e.run(ctx, "serve")
+		done <- code
+	}()
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	select {
+	case <-ran:
+	case code := <-done:
+		t.Fatalf("serve exited %d before its first run ended: %s", code, stderr)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the run at start-up did not end in 20s")
+	}
+	code, body := get("/metrics")
+	for _, want := range []string{`cardsync_runs_total{status="succeeded",trigger="schedule"} 1`, `cardsync_cards{state="live"} 20`,
+		"cardsync_healthy_within_seconds 10800", "go_goroutines", "process_start_time_seconds"} {
+		if code != 200 || !strings.Contains(body, want) {
+			t.Errorf("/metrics (%d) lacks %q", code, want)
+		}
+	}
+	if code, body := get("/healthz"); code != 200 || !strings.HasPrefix(body, "ok:") {
+		t.Errorf("/healthz = %d %q, want 200 ok", code, body)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("serve exit %d: %s", code, stderr)
+	}
+	if code, _ := get("/healthz"); code != 0 {
+		t.Errorf("/healthz answered %d after serve stopped", code)
+	}
+}
+
+func TestServeRefusesABusyMetricsPort(t *testing.T) {
+	_, e := newEnv(t, sim.Options{Seed: 23, Cards: 5})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	e.vars["CARDSYNC_METRICS_LISTEN"] = l.Addr().String()
+	code, _, stderr := e.run(t.Context(), "serve")
+	if code == 0 || !strings.Contains(stderr, "metrics listen") {
+		t.Errorf("serve with a busy metrics port: exit %d, stderr %s; want a failure naming metrics listen", code, stderr)
+	}
+}
