@@ -379,23 +379,6 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-func countRuns(t *testing.T, path, status string) int {
-	t.Helper()
-	if _, err := os.Stat(path); err != nil {
-		return 0
-	}
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
-	if err != nil {
-		return 0
-	}
-	defer db.Close()
-	var n int
-	if err := db.QueryRow(`SELECT count(*) FROM sync_runs WHERE status = ?`, status).Scan(&n); err != nil {
-		return 0
-	}
-	return n
-}
-
 func TestDemoAndItsQueries(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "demo.db")
