@@ -268,77 +268,79 @@ type member struct {
 // objectMembers checks that b[s] is an object and returns its members in
 // order. Duplicate keys are all returned.
 func objectMembers(b []byte, s span) ([]member, error) {
-	i := skipWS(b, s.start)
-	if i >= s.end || b[i] != '{' {
-		return nil, errNotObject
-	}
 	var out []member
-	i = skipWS(b, i+1)
-	if i < s.end && b[i] == '}' {
-		return out, nil
-	}
-	for {
+	err := elements(b, s, '{', '}', errNotObject, "an object value", func(i int) (int, error) {
 		ks := i
 		ke, err := skipString(b, i)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		key, err := decodeKey(b[ks:ke])
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		i = skipWS(b, ke)
 		if i >= s.end || b[i] != ':' {
-			return nil, &syntaxError{offset: i, msg: "missing ':' after an object key"}
+			return 0, &syntaxError{offset: i, msg: "missing ':' after an object key"}
 		}
 		v, err := skipValue(b, i+1)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		out = append(out, member{key: key, raw: span{ks, ke}, value: v})
-		i = skipWS(b, v.end)
-		if i >= s.end {
-			return nil, errTruncated
-		}
-		switch b[i] {
-		case ',':
-			i = skipWS(b, i+1)
-		case '}':
-			return out, nil
-		default:
-			return nil, badChar(b, i, "after an object value (want ',' or '}')")
-		}
+		return v.end, nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }
 
 // arrayElements checks that b[s] is an array and returns its elements.
 func arrayElements(b []byte, s span) ([]span, error) {
-	i := skipWS(b, s.start)
-	if i >= s.end || b[i] != '[' {
-		return nil, errNotArray
-	}
 	var out []span
-	i = skipWS(b, i+1)
-	if i < s.end && b[i] == ']' {
-		return out, nil
-	}
-	for {
+	err := elements(b, s, '[', ']', errNotArray, "an array element", func(i int) (int, error) {
 		v, err := skipValue(b, i)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		out = append(out, v)
-		i = skipWS(b, v.end)
+		return v.end, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// elements walks the object or array b[s] (opened by open, closed by
+// close; notErr when b[s] is something else): each reads one element at i
+// and returns where it ends; commas and the closing byte are checked here.
+func elements(b []byte, s span, open, close byte, notErr error, what string, each func(i int) (int, error)) error {
+	i := skipWS(b, s.start)
+	if i >= s.end || b[i] != open {
+		return notErr
+	}
+	i = skipWS(b, i+1)
+	if i < s.end && b[i] == close {
+		return nil
+	}
+	for {
+		end, err := each(i)
+		if err != nil {
+			return err
+		}
+		i = skipWS(b, end)
 		if i >= s.end {
-			return nil, errTruncated
+			return errTruncated
 		}
 		switch b[i] {
 		case ',':
 			i = skipWS(b, i+1)
-		case ']':
-			return out, nil
+		case close:
+			return nil
 		default:
-			return nil, badChar(b, i, "after an array element (want ',' or ']')")
+			return badChar(b, i, "after "+what+" (want ',' or '"+string(close)+"')")
 		}
 	}
 }
