@@ -181,49 +181,15 @@ func ParseFault(s string) (Fault, error) {
 		}
 		return d
 	}
-	if hasArg {
-		switch f.Kind {
-		case FaultStatus, FaultHTML:
-			f.Status = atoi(arg)
-		case FaultLatency, FaultTrickle:
-			f.Latency = dur(arg)
-		case FaultForeignNext:
-			f.URL = arg
-		case FaultLoopNext:
-			f.LoopTo = atoi(arg)
-		case FaultTotalChange:
-			f.TotalDelta = atoi(arg)
-		case FaultOversize:
-			f.PadBytes = atoi(arg)
-		default:
-			return bad("kind %s takes no argument", f.Kind)
-		}
-	}
-	inPages := false
-	for _, p := range parts[1:] {
-		k, v, ok := strings.Cut(p, "=")
-		if !ok {
-			if inPages {
-				if e := addPages(&f.Pages, p); e != nil {
-					return bad("%v", e)
-				}
-				continue
-			}
-			return bad("want KEY=VALUE, got %q", p)
-		}
-		inPages = false
-		switch strings.ToLower(strings.TrimSpace(k)) {
+	// set applies one KEY=VALUE (pages aside); false for an unknown key.
+	set := func(k, v string) bool {
+		switch k {
 		case "times":
 			f.Times = atoi(v)
 		case "skip":
 			f.Skip = atoi(v)
 		case "percent":
 			f.Percent = atoi(v)
-		case "pages", "page":
-			inPages = true
-			if e := addPages(&f.Pages, v); e != nil {
-				return bad("%v", e)
-			}
 		case "retry_after", "retry-after":
 			f.RetryAfter = dur(v)
 		case "latency", "delay":
@@ -241,7 +207,44 @@ func ParseFault(s string) (Fault, error) {
 		case "bytes":
 			f.PadBytes = atoi(v)
 		default:
-			return bad("unknown key %q", k)
+			return false
+		}
+		return true
+	}
+	if hasArg {
+		// The argument after "kind:" is the kind's main key.
+		key := map[FaultKind]string{
+			FaultStatus: "status", FaultHTML: "status", FaultLatency: "latency", FaultTrickle: "latency",
+			FaultForeignNext: "url", FaultLoopNext: "to", FaultTotalChange: "delta", FaultOversize: "bytes",
+		}[f.Kind]
+		if key == "" {
+			return bad("kind %s takes no argument", f.Kind)
+		}
+		set(key, arg)
+	}
+	inPages := false
+	for _, p := range parts[1:] {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok {
+			if inPages {
+				if e := addPages(&f.Pages, p); e != nil {
+					return bad("%v", e)
+				}
+				continue
+			}
+			return bad("want KEY=VALUE, got %q", p)
+		}
+		inPages = false
+		switch k := strings.ToLower(strings.TrimSpace(k)); k {
+		case "pages", "page":
+			inPages = true
+			if e := addPages(&f.Pages, v); e != nil {
+				return bad("%v", e)
+			}
+		default:
+			if !set(k, v) {
+				return bad("unknown key %q", k)
+			}
 		}
 	}
 	if err != nil {
