@@ -374,11 +374,12 @@ func newTempPath(dir, pattern string) (string, error) {
 }
 
 // removeTemps removes the files in dir matching pattern, and their
-// journals: what a killed backup or restore left behind.
+// journals (pattern followed by anything, so a journal whose file is gone
+// goes too): what a killed backup or restore left behind.
 func removeTemps(dir, pattern string) {
-	matches, _ := filepath.Glob(filepath.Join(dir, pattern))
+	matches, _ := filepath.Glob(filepath.Join(dir, pattern+"*"))
 	for _, m := range matches {
-		removeWithJournal(m)
+		_ = os.Remove(m)
 	}
 }
 
