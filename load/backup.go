@@ -138,7 +138,7 @@ func Backup(ctx context.Context, warehousePath, dir string, keep int, now time.T
 	if err := syncDir(dir); err != nil {
 		return final, fmt.Errorf("backup: sync %s: %w", dir, err)
 	}
-	if err := pruneBackups(dir, keep, final); err != nil {
+	if err := pruneBackups(dir, keep, final, abs); err != nil {
 		return final, fmt.Errorf("backup %s written; %w", final, err)
 	}
 	return final, nil
@@ -314,16 +314,21 @@ func listBackups(dir string) ([]backupFile, error) {
 }
 
 // pruneBackups removes all but the newest keep backups in dir. The one
-// just written (keepPath) stays whatever its name says (a clock set back).
-func pruneBackups(dir string, keep int, keepPath string) error {
+// just written (keepPath) stays whatever its name says (a clock set back),
+// and so does the warehouse itself, should it be named like a backup.
+func pruneBackups(dir string, keep int, keepPath, warehouse string) error {
 	files, err := listBackups(dir)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrBackupPrune, err)
 	}
+	wi, _ := os.Stat(warehouse)
 	var errs []error
 	kept := 0
 	for _, f := range files {
 		p := filepath.Join(dir, f.name)
+		if fi, err := os.Stat(p); err == nil && wi != nil && os.SameFile(fi, wi) {
+			continue
+		}
 		if p == keepPath || kept < keep-1 {
 			if p != keepPath {
 				kept++

@@ -322,3 +322,27 @@ func bad(t *testing.T, good string) []badFile {
 		{name: "not migrated", path: empty, also: ErrForeignDatabase},
 	}
 }
+
+// TestPruneSparesTheWarehouse: backups written beside a warehouse that is
+// itself named like a backup never prune the warehouse.
+func TestPruneSparesTheWarehouse(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "warehouse-20000101T000000Z.db")
+	w, err := Open(t.Context(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	fillWarehouse(t, w, 1)
+	for i := range 3 {
+		if _, err := Backup(t.Context(), path, dir, 1, backupTime.Add(time.Duration(i)*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the warehouse was pruned: %v", err)
+	}
+	if files, _ := ListBackups(dir); len(files) != 2 {
+		t.Errorf("%v: want the warehouse and the newest backup", files)
+	}
+}

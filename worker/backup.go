@@ -73,7 +73,10 @@ func (d *Daemon) backupOnce(ctx context.Context, b *Backups) {
 	_, _, timeout, log := d.current()
 	d.notify("STATUS=taking a backup")
 	start := time.Now()
-	bctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("backup exceeded [schedule] run_timeout %s", timeout))
+	bctx, cancel := context.WithCancel(ctx)
+	if timeout > 0 {
+		bctx, cancel = context.WithTimeoutCause(ctx, timeout, fmt.Errorf("backup exceeded [schedule] run_timeout %s", timeout))
+	}
 	defer cancel()
 	path, err := func() (path string, err error) {
 		defer func() {
