@@ -49,6 +49,9 @@ type Warehouse struct {
 	PageAuditRetention string `toml:"page_audit_retention"`
 	// MaxRemovedFraction is the mass-removal guard's threshold.
 	MaxRemovedFraction float64 `toml:"max_removed_fraction"`
+	// CommitDelay is how long a page that changes something may wait for
+	// more pages to share its transaction ("0": it commits at once).
+	CommitDelay string `toml:"commit_delay"`
 }
 
 // Schedule is the [schedule] table.
@@ -84,6 +87,7 @@ func Default() File {
 			Synchronous:        load.DefaultSynchronous,
 			PageAuditRetention: DefaultPageAuditRetention,
 			MaxRemovedFraction: load.DefaultMaxRemovedFraction,
+			CommitDelay:        extract.FormatDuration(load.DefaultChangeDelay),
 		},
 		Schedule: Schedule{
 			Cron:       DefaultCron,
@@ -124,7 +128,7 @@ type Source struct {
 }
 
 // String names the source as an error shows it: "default",
-// "cardsync.toml:7", "environment variable CARDSYNC_LOG_LEVEL", "flag
+// "cardsync.toml:7", "env CARDSYNC_LOG_LEVEL", "flag
 // -log-level".
 func (s Source) String() string {
 	switch s.Kind {
@@ -134,7 +138,7 @@ func (s Source) String() string {
 		}
 		return s.Name
 	case FromEnv:
-		return "environment variable " + s.Name
+		return "env " + s.Name
 	case FromFlag:
 		return "flag -" + s.Name
 	}

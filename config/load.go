@@ -71,7 +71,7 @@ func Load(path string, environ []string, flags ...Override) (*Config, error) {
 		}
 		c.sources[f.Key] = Source{Kind: FromFlag, Name: f.Flag}
 		if err := k.set(&c.File, f.Value); err != nil {
-			return c, c.fail(f.Key, "%q: %v", f.Value, err)
+			return c, c.fail(f.Key, "bad value %q: %v", f.Value, err)
 		}
 	}
 	return c, nil
@@ -178,11 +178,11 @@ func (c *Config) applyEnv(environ []string) error {
 		}
 		k, ok := byEnv[name]
 		if !ok {
-			return &Error{Source: Source{Kind: FromEnv, Name: name}, Msg: "unknown CARDSYNC_ variable (typo?)"}
+			return &Error{Key: name, Source: Source{Kind: FromEnv, Name: name}, Msg: "unknown CARDSYNC_ variable (typo?)"}
 		}
 		c.sources[k.name] = Source{Kind: FromEnv, Name: name}
 		if err := k.set(&c.File, values[name]); err != nil {
-			return c.fail(k.name, "%q: %v", values[name], err)
+			return c.fail(k.name, "bad value %q: %v", values[name], err)
 		}
 	}
 	return nil
@@ -244,6 +244,7 @@ func keys() []key {
 			f.Warehouse.MaxRemovedFraction = x
 			return nil
 		}},
+		stringKey("warehouse.commit_delay", func(f *File) *string { return &f.Warehouse.CommitDelay }),
 		stringKey("schedule.cron", func(f *File) *string { return &f.Schedule.Cron }),
 		stringKey("schedule.timezone", func(f *File) *string { return &f.Schedule.Timezone }),
 		{name: "schedule.run_on_start", set: func(f *File, v string) error {

@@ -549,40 +549,22 @@ func TestDriftSameInstant(t *testing.T) {
 	assertTruth(t, up, d.db)
 }
 
-// fakeClock is a settable clock shared by the simulator and the client.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 // TestTokenExpiryDuringWalk runs the worker in-process with a clock shared
 // with the simulator and makes the token expire, or be revoked, in the
 // middle of a walk: exactly one refresh, never more than two token requests.
 func TestTokenExpiryDuringWalk(t *testing.T) {
 	cases := []struct {
 		name             string
-		midWalk          func(up *upstream, clk *fakeClock)
+		midWalk          func(up *upstream, clk *sim.Clock)
 		wantUnauthorized int64
 	}{
-		{name: "clock passes 24h", midWalk: func(_ *upstream, clk *fakeClock) { clk.Advance(24*time.Hour + time.Minute) }},
-		{name: "server revokes tokens", midWalk: func(up *upstream, _ *fakeClock) { up.RevokeTokens() }, wantUnauthorized: 1},
+		{name: "clock passes 24h", midWalk: func(_ *upstream, clk *sim.Clock) { clk.Advance(24*time.Hour + time.Minute) }},
+		{name: "server revokes tokens", midWalk: func(up *upstream, _ *sim.Clock) { up.RevokeTokens() }, wantUnauthorized: 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			clk := &fakeClock{now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
+			clk := sim.NewClock()
 			up := newUpstream(t, sim.Options{Seed: 41, Cards: 120, Now: clk.Now}) // 8 pages
 			up.OnPageServed(func(page int) {
 				if page == 4 {
@@ -597,7 +579,7 @@ func TestTokenExpiryDuringWalk(t *testing.T) {
 				AuthRateLimit: extract.Rate{N: 100, Per: time.Second},
 				Timeout:       5 * time.Second,
 				MaxWait:       5 * time.Second,
-				Now:           clk.Now,
+				Clock:         clk,
 			})
 			if err != nil {
 				t.Fatal(err)

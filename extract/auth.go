@@ -50,7 +50,7 @@ func (c *Client) bearer(ctx context.Context, stale Secret) (Secret, error) {
 		return "", ctx.Err()
 	}
 	defer func() { <-a.sem }()
-	if a.tok != "" && a.tok != stale && c.cfg.Now().Before(a.refreshAt) {
+	if a.tok != "" && a.tok != stale && c.clk.Now().Before(a.refreshAt) {
 		return a.tok, nil
 	}
 	reason := "no token"
@@ -64,7 +64,7 @@ func (c *Client) bearer(ctx context.Context, stale Secret) (Secret, error) {
 	if err != nil {
 		return "", err
 	}
-	now := c.cfg.Now()
+	now := c.clk.Now()
 	margin := refreshMargin
 	if ttl/5 < margin {
 		margin = ttl / 5
@@ -206,7 +206,7 @@ func (c *Client) tokenTTL(obj map[string]json.RawMessage) time.Duration {
 		if json.Unmarshal(raw, &s) == nil {
 			for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05Z0700", "2006-01-02T15:04:05.999999999Z0700", "2006-01-02 15:04:05"} {
 				if t, err := time.Parse(layout, s); err == nil {
-					if d := t.Sub(c.cfg.Now()); d > 0 {
+					if d := t.Sub(c.clk.Now()); d > 0 {
 						return d
 					}
 					return 0

@@ -38,7 +38,7 @@ func TestTokenShapes(t *testing.T) {
 }
 
 func TestTokenParsing(t *testing.T) {
-	now := newFakeClock()
+	now := sim.NewClock()
 	tests := []struct {
 		name    string
 		field   string
@@ -65,7 +65,7 @@ func TestTokenParsing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := &Client{cfg: &Config{TokenField: tt.field, Now: now.Now, Secrets: &redact.Secrets{}}}
+			c := &Client{cfg: &Config{TokenField: tt.field, Clock: now, Secrets: &redact.Secrets{}}, clk: now}
 			tok, ttl, err := c.parseToken([]byte(tt.body))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -121,8 +122,10 @@ type Config struct {
 	// Logger receives debug lines per page and info lines per notable event
 	// (nil discards). Secrets and bodies are never logged.
 	Logger *slog.Logger
-	// Now is the clock for token expiry (default time.Now).
-	Now func() time.Time
+	// Clock is the one time source of the client: token expiry, pacing,
+	// backoff and Retry-After waits (nil: the real clock). Tests share a
+	// settable one with the simulator (sim.Clock).
+	Clock Clock
 	// Transport replaces the built-in transport (tests).
 	Transport http.RoundTripper
 	// Secrets receives the password and every token the client obtains, and
@@ -137,35 +140,19 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.RateLimit == (Rate{}) {
-		c.RateLimit = DefaultRateLimit
-	}
-	if c.AuthRateLimit == (Rate{}) {
-		c.AuthRateLimit = DefaultAuthRateLimit
-	}
-	if c.Timeout <= 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.MaxWait <= 0 {
-		c.MaxWait = DefaultMaxWait
-	}
-	if c.MaxBodyBytes <= 0 {
-		c.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if c.AmountScale == 0 {
-		c.AmountScale = DefaultAmountScale
-	}
-	if c.MaxPages <= 0 {
-		c.MaxPages = DefaultMaxPages
-	}
-	if c.UserAgent == "" {
-		c.UserAgent = DefaultUserAgent
-	}
+	c.RateLimit = cmp.Or(c.RateLimit, DefaultRateLimit)
+	c.AuthRateLimit = cmp.Or(c.AuthRateLimit, DefaultAuthRateLimit)
+	c.Timeout = cmp.Or(max(c.Timeout, 0), DefaultTimeout)
+	c.MaxWait = cmp.Or(max(c.MaxWait, 0), DefaultMaxWait)
+	c.MaxBodyBytes = cmp.Or(max(c.MaxBodyBytes, 0), DefaultMaxBodyBytes)
+	c.AmountScale = cmp.Or(c.AmountScale, DefaultAmountScale)
+	c.MaxPages = cmp.Or(max(c.MaxPages, 0), DefaultMaxPages)
+	c.UserAgent = cmp.Or(c.UserAgent, DefaultUserAgent)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-	if c.Now == nil {
-		c.Now = time.Now
+	if c.Clock == nil {
+		c.Clock = realClock{}
 	}
 	if c.Secrets == nil {
 		c.Secrets = &redact.Secrets{}

@@ -15,49 +15,6 @@ import (
 	"github.com/cardsync/cardsync/sim"
 )
 
-// fakeClock drives the sim's windows, token expiry and the client's pacing
-// and backoff: Sleep advances it, so long waits cost no real time.
-type fakeClock struct {
-	mu    sync.Mutex
-	t     time.Time
-	slept time.Duration
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if d > 0 {
-		c.Advance(d)
-		c.mu.Lock()
-		c.slept += d
-		c.mu.Unlock()
-	}
-	return nil
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func (c *fakeClock) Slept() time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.slept
-}
-
 const (
 	testEmail    = "ops@example.com"
 	testPassword = "pw-canary-7f3a9c1e"
@@ -67,7 +24,7 @@ type env struct {
 	sim *sim.Server
 	srv *httptest.Server
 	c   *Client
-	clk *fakeClock
+	clk *sim.Clock
 	log *bytes.Buffer
 }
 
@@ -75,7 +32,7 @@ type env struct {
 // opt and cfg may adjust the options before use.
 func newEnv(t *testing.T, o sim.Options, cfg func(*Config)) *env {
 	t.Helper()
-	clk := newFakeClock()
+	clk := sim.NewClock()
 	if o.Email == "" {
 		o.Email, o.Password = testEmail, testPassword
 	}
@@ -91,7 +48,7 @@ func newEnv(t *testing.T, o sim.Options, cfg func(*Config)) *env {
 		Email:    testEmail,
 		Password: testPassword,
 		Timeout:  5 * time.Second,
-		Now:      clk.Now,
+		Clock:    clk,
 		Logger:   slog.New(slog.NewTextHandler(&syncWriter{w: &buf}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	if cfg != nil {
@@ -101,7 +58,6 @@ func newEnv(t *testing.T, o sim.Options, cfg func(*Config)) *env {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	cl.setClock(clk)
 	return &env{sim: s, srv: srv, c: cl, clk: clk, log: &buf}
 }
 
@@ -129,14 +85,14 @@ func walk(t *testing.T, c *Client, start int) ([]*Page, error) {
 	return pages, nil
 }
 
-// handlerEnv serves h on loopback and builds a client on it (real clock
-// for pacing is replaced by a fake one as in newEnv).
-func handlerEnv(t *testing.T, h http.HandlerFunc, cfg func(*Config)) (*Client, *httptest.Server, *fakeClock) {
+// handlerEnv serves h on loopback and builds a client on it, on a
+// settable clock as in newEnv.
+func handlerEnv(t *testing.T, h http.HandlerFunc, cfg func(*Config)) (*Client, *httptest.Server, *sim.Clock) {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	clk := newFakeClock()
-	c := Config{BaseURL: srv.URL, Email: testEmail, Password: testPassword, Timeout: 5 * time.Second, Now: clk.Now}
+	clk := sim.NewClock()
+	c := Config{BaseURL: srv.URL, Email: testEmail, Password: testPassword, Timeout: 5 * time.Second, Clock: clk}
 	if cfg != nil {
 		cfg(&c)
 	}
@@ -144,7 +100,6 @@ func handlerEnv(t *testing.T, h http.HandlerFunc, cfg func(*Config)) (*Client, *
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	cl.setClock(clk)
 	return cl, srv, clk
 }
 

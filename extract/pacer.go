@@ -9,9 +9,10 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// clock is the time source of pacing and backoff sleeps; tests replace it
-// with a fake that advances on Sleep so long waits cost no real time.
-type clock interface {
+// Clock is the client's time source (Config.Clock): token expiry, pacing
+// and backoff sleeps. Tests pass one that advances on Sleep (sim.Clock), so
+// long waits cost no real time.
+type Clock interface {
 	Now() time.Time
 	Sleep(ctx context.Context, d time.Duration) error
 }
@@ -46,7 +47,7 @@ const safetyMargin = 1.01
 // notBefore, and the rate drops to 80% (not below half), recovering after
 // a full window's worth of clean requests.
 type pacer struct {
-	clk  clock
+	clk  Clock
 	lim  *rate.Limiter
 	full rate.Limit
 	per  int // N of the configured rate: clean requests before a step up
@@ -57,7 +58,7 @@ type pacer struct {
 	clean     int
 }
 
-func newPacer(r Rate, clk clock) *pacer {
+func newPacer(r Rate, clk Clock) *pacer {
 	interval := time.Duration(float64(r.interval()) * safetyMargin)
 	lim := rate.Every(interval)
 	return &pacer{clk: clk, lim: rate.NewLimiter(lim, 1), full: lim, cur: lim, per: r.N}

@@ -167,7 +167,7 @@ func TestPermanentStatusesAreNotRetried(t *testing.T) {
 }
 
 func TestRetryHint(t *testing.T) {
-	clk := newFakeClock()
+	clk := sim.NewClock()
 	c := &Client{clk: clk}
 	now := clk.Now()
 	tests := []struct {
@@ -200,7 +200,7 @@ func TestRetryHint(t *testing.T) {
 
 func TestRetryAfterHTTPDateOverHTTP(t *testing.T) {
 	var n int
-	var clk *fakeClock
+	var clk *sim.Clock
 	c, _, clk := handlerEnv(t, tokenThen(`{"access_token":"t"}`, func(w http.ResponseWriter, r *http.Request) {
 		if n++; n == 1 {
 			w.Header().Set("Retry-After", clk.Now().Add(40*time.Second).UTC().Format(http.TimeFormat))

@@ -40,6 +40,9 @@ const (
 	backupLockName    = ".backup.lock"
 )
 
+// Every error Backup and Restore return wraps ErrWarehouse (the command
+// exits 6), except ErrLocked; the sentinels below say more.
+
 // ErrBackupCheck is wrapped when a copy fails its checks: PRAGMA
 // integrity_check is not "ok", or application_id or user_version are not
 // what cardsync writes. Backup leaves no file under a backup's name, and
@@ -77,7 +80,8 @@ func DefaultBackupDir(warehousePath string) string {
 // failure, or a kill, leaves no file under a backup's name; temporary files
 // a killed backup left behind are removed by the next one. Only one backup
 // writes to a directory at a time (ErrBackupBusy).
-func Backup(ctx context.Context, warehousePath, dir string, keep int, now time.Time) (string, error) {
+func Backup(ctx context.Context, warehousePath, dir string, keep int, now time.Time) (_ string, err error) {
+	defer classify(&err)
 	if keep < 0 {
 		return "", fmt.Errorf("backup: keep %d: want 1 or more (0: %d)", keep, DefaultBackupKeep)
 	}
@@ -278,7 +282,8 @@ type backupFile struct {
 
 // ListBackups returns the backups in dir (files named as Backup names them),
 // newest first.
-func ListBackups(dir string) ([]string, error) {
+func ListBackups(dir string) (_ []string, err error) {
+	defer classify(&err)
 	files, err := listBackups(dir)
 	if err != nil {
 		return nil, err

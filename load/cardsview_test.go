@@ -16,11 +16,11 @@ func TestCardsViewLastSeen(t *testing.T) {
 	var run int64
 	at := func(hhmm string) {
 		t.Helper()
-		want, err := time.Parse("2006-01-02 15:04", "2025-03-01 "+hhmm)
+		want, err := time.Parse("2006-01-02 15:04", "2026-03-01 "+hhmm)
 		if err != nil {
 			t.Fatal(err)
 		}
-		clk.Add(want.Sub(clk.Now()))
+		clk.Advance(want.Sub(clk.Now()))
 	}
 	// list commits one page listing ids (a walk of its own run when
 	// newRun), finish closes the walk.
@@ -85,7 +85,7 @@ func TestCardsViewLastSeen(t *testing.T) {
 					Scan(&gotAt, &gotRun); err != nil {
 					t.Fatalf("card %d: %v", id, err)
 				}
-				if wantAt := "2025-03-01T" + want.at + ":00Z"; gotAt != wantAt || gotRun != want.run {
+				if wantAt := "2026-03-01T" + want.at + ":00Z"; gotAt != wantAt || gotRun != want.run {
 					t.Errorf("card %d: last seen %s (run %d), want %s (run %d)", id, gotAt, gotRun, wantAt, want.run)
 				}
 			}

@@ -112,7 +112,8 @@ func (b *Batch) add(p *preparedPage) {
 // page commits. On error nothing is stored. Committing the same page twice
 // reports its cards unchanged the second time. A walk uses a WalkWriter,
 // which commits pages that change nothing in batches.
-func (w *Warehouse) CommitPage(ctx context.Context, runID int64, p Page) (PageResult, error) {
+func (w *Warehouse) CommitPage(ctx context.Context, runID int64, p Page) (_ PageResult, err error) {
+	defer classify(&err)
 	pp, err := w.preparePage(ctx, p)
 	if err != nil {
 		return PageResult{}, fmt.Errorf("commit page %d: %w", p.Number, err)

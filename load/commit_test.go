@@ -15,7 +15,7 @@ func TestCommitPageSameTwiceChangesNothing(t *testing.T) {
 	if got, want := commit(t, w, run, p), (counts{New: 15}); got != want {
 		t.Fatalf("first commit = %+v, want %+v", got, want)
 	}
-	clk.Add(time.Minute)
+	clk.Advance(time.Minute)
 	versions := queryInt(t, w, "SELECT count(*) FROM card_versions")
 	cardsBefore := queryString(t, w, "SELECT group_concat(card_id || data || first_seen_at || last_seen_at || updated_at || last_seen_run, '|') FROM cards")
 	// total_changes counts rows written by this connection; an unchanged
@@ -48,7 +48,7 @@ func TestCommitPageChangedAndNew(t *testing.T) {
 	w, _, clk := openTest(t, Options{})
 	run := startRun(t, w)
 	commit(t, w, run, page(1, idRange(1, 15), 1, 15))
-	clk.Add(time.Hour)
+	clk.Advance(time.Hour)
 	p := page(1, idRange(6, 20), 1, 15)
 	for i := range 5 { // cards 6..10 change
 		p.Cards[i].Data = cardJSON(6+i, 2)
@@ -62,13 +62,13 @@ func TestCommitPageChangedAndNew(t *testing.T) {
 	if got := queryInt(t, w, "SELECT count(*) FROM card_versions WHERE valid_to IS NULL"); got != 20 {
 		t.Errorf("current versions = %d, want 20", got)
 	}
-	if got, want := queryString(t, w, "SELECT valid_to FROM card_versions WHERE card_id = '6' AND version = 1"), "2025-03-01T13:00:00Z"; got != want {
+	if got, want := queryString(t, w, "SELECT valid_to FROM card_versions WHERE card_id = '6' AND version = 1"), "2026-03-01T13:00:00Z"; got != want {
 		t.Errorf("closed version valid_to = %q, want %q", got, want)
 	}
-	if got, want := queryString(t, w, "SELECT updated_at FROM cards WHERE card_id = '6'"), "2025-03-01T13:00:00Z"; got != want {
+	if got, want := queryString(t, w, "SELECT updated_at FROM cards WHERE card_id = '6'"), "2026-03-01T13:00:00Z"; got != want {
 		t.Errorf("updated_at = %q, want %q", got, want)
 	}
-	if got, want := queryString(t, w, "SELECT updated_at FROM cards WHERE card_id = '11'"), "2025-03-01T12:00:00Z"; got != want {
+	if got, want := queryString(t, w, "SELECT updated_at FROM cards WHERE card_id = '11'"), "2026-03-01T12:00:00Z"; got != want {
 		t.Errorf("unchanged card updated_at = %q, want %q", got, want)
 	}
 	runs, err := w.Runs(t.Context(), 1)
@@ -146,7 +146,7 @@ func TestRemovalOnlyOnCompleteWalk(t *testing.T) {
 
 	// Second walk, interrupted after page 1, resumed by another run: cards
 	// 1..15 seen in the first attempt must count (union over attempts).
-	clk.Add(time.Hour)
+	clk.Advance(time.Hour)
 	run2 := startRun(t, w)
 	commit(t, w, run2, page(1, idRange(1, 15), 1, 28))
 	if err := w.FinishRun(ctx, run2, RunResult{Status: StatusFailed, Error: "boom"}); err != nil {
@@ -181,7 +181,7 @@ func TestRemovalOnlyOnCompleteWalk(t *testing.T) {
 	}
 
 	// A complete walk misses 29 and 30: pending, not removed yet.
-	clk.Add(time.Hour)
+	clk.Advance(time.Hour)
 	commit(t, w, run3, page(1, idRange(1, 15), 1, 28))
 	commit(t, w, run3, page(2, idRange(16, 28), 1, 28))
 	if n, err := finishWalk(ctx, w, run3, true); err != nil || n != 0 {
@@ -195,7 +195,7 @@ func TestRemovalOnlyOnCompleteWalk(t *testing.T) {
 	}
 
 	// The next complete walk misses them too: removed.
-	clk.Add(time.Hour)
+	clk.Advance(time.Hour)
 	commit(t, w, run3, page(1, idRange(1, 15), 1, 28))
 	commit(t, w, run3, page(2, idRange(16, 28), 1, 28))
 	n, err := finishWalk(ctx, w, run3, true)
@@ -217,7 +217,7 @@ func TestRemovalOnlyOnCompleteWalk(t *testing.T) {
 	if got := queryInt(t, w, "SELECT count(*) FROM card_versions WHERE card_id = '29' AND version = 1 AND valid_to IS NOT NULL"); got != 1 {
 		t.Errorf("version 1 of 29 not closed")
 	}
-	if got := queryString(t, w, "SELECT last_seen_at FROM cards WHERE card_id = '1'"); got != "2025-03-01T15:00:00Z" {
+	if got := queryString(t, w, "SELECT last_seen_at FROM cards WHERE card_id = '1'"); got != "2026-03-01T15:00:00Z" {
 		t.Errorf("last_seen_at of card 1 = %q, want the last walk's time", got)
 	}
 	if got := queryInt(t, w, "SELECT count(*) FROM walk_seen"); got != 0 {
@@ -225,7 +225,7 @@ func TestRemovalOnlyOnCompleteWalk(t *testing.T) {
 	}
 
 	// Card 30 comes back: new version, removed_at NULL.
-	clk.Add(time.Hour)
+	clk.Advance(time.Hour)
 	if got, want := commit(t, w, run3, page(1, []int{30}, 1, 29)), (counts{Changed: 1}); got != want {
 		t.Errorf("returning card = %+v, want %+v", got, want)
 	}
@@ -304,9 +304,9 @@ func TestRunsLifecycle(t *testing.T) {
 		t.Error("StartRun accepted an unknown trigger")
 	}
 	stale := startRun(t, w)
-	clk.Add(10 * time.Minute)
+	clk.Advance(10 * time.Minute)
 	fresh := startRun(t, w)
-	clk.Add(3 * time.Minute)
+	clk.Advance(3 * time.Minute)
 	if err := w.Heartbeat(ctx, fresh); err != nil {
 		t.Fatal(err)
 	}

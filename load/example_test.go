@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/money"
+	"github.com/cardsync/cardsync/sim"
 )
 
 // TestExampleWarehouse builds a small warehouse (three syncs with moving
@@ -18,7 +19,7 @@ func TestExampleWarehouse(t *testing.T) {
 	if path == "" {
 		path = filepath.Join(t.TempDir(), "example.db")
 	}
-	clk := newClock()
+	clk := sim.NewClock()
 	ctx := t.Context()
 	w, err := Open(ctx, path, Options{Now: clk.Now})
 	if err != nil {
@@ -49,7 +50,7 @@ func TestExampleWarehouse(t *testing.T) {
 		if err := w.FinishRun(ctx, run, RunResult{Status: StatusSucceeded}); err != nil {
 			t.Fatal(err)
 		}
-		clk.Add(time.Hour)
+		clk.Advance(time.Hour)
 	}
 	run := startRun(t, w)
 	if err := w.FinishRun(ctx, run, RunResult{Status: StatusFailed, Error: "fetch cards page 1: upstream unavailable"}); err != nil {

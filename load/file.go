@@ -125,7 +125,8 @@ var ErrNotWritable = errors.New("the warehouse file is not writable")
 // rename); a file replaced by another warehouse is adopted; one replaced by
 // anything else is moved aside and the open database written back. The
 // message says what happened, for the log.
-func (w *Warehouse) Verify(ctx context.Context) (FileEvent, string, error) {
+func (w *Warehouse) Verify(ctx context.Context) (_ FileEvent, _ string, err error) {
+	defer classify(&err)
 	if w.readOnly {
 		return FileOK, "", ErrReadOnly
 	}
@@ -300,7 +301,8 @@ func syncDir(dir string) error {
 // that a manual read-write open removed are back afterwards and read-only
 // analysts can open the file again. A file that does not exist yet is not
 // created.
-func CheckWritable(ctx context.Context, path string) error {
+func CheckWritable(ctx context.Context, path string) (err error) {
+	defer classify(&err)
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("check writable: %w", err)
 	}

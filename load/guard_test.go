@@ -39,7 +39,7 @@ func TestMassRemovalGuard(t *testing.T) {
 			ctx := t.Context()
 			walk := func(n int, confirm bool) WalkResult {
 				t.Helper()
-				clk.Add(15 * time.Minute)
+				clk.Advance(15 * time.Minute)
 				run := startRun(t, w)
 				for pg := 1; pg == 1 || (pg-1)*15 < n; pg++ {
 					hi := min(pg*15, n)

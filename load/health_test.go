@@ -57,7 +57,7 @@ func TestLastSnapshotAge(t *testing.T) {
 	if got := queryInt(t, w, `SELECT last_snapshot_age_seconds IS NULL AND last_snapshot_at IS NULL FROM sync_health`); got != 1 {
 		t.Errorf("before any snapshot: last_snapshot_* not NULL")
 	}
-	clk.Add(time.Now().Add(-time.Hour).Sub(clk.Now())) // an hour ago
+	clk.Advance(time.Now().Add(-time.Hour).Sub(clk.Now())) // an hour ago
 	run := startRun(t, w)
 	if err := w.SaveAccount(ctx, run, Account{Raw: []byte(`{"name":"x"}`)}); err != nil {
 		t.Fatal(err)

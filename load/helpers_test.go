@@ -6,35 +6,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/cardsync/cardsync/sim"
 )
 
-// clock is an injected Now that tests move by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func openTest(t *testing.T, opts Options) (*Warehouse, string, *clock) {
+func openTest(t *testing.T, opts Options) (*Warehouse, string, *sim.Clock) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "warehouse.db")
-	clk := newClock()
+	clk := sim.NewClock()
 	if opts.Now == nil {
 		opts.Now = clk.Now
 	}

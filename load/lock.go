@@ -32,7 +32,8 @@ type Lock struct {
 
 // OpenLock opens (creating it with mode if missing, exactly, whatever the
 // umask) the database file at path for locking, without taking the lock.
-func OpenLock(path string, mode os.FileMode) (*Lock, error) {
+func OpenLock(path string, mode os.FileMode) (_ *Lock, err error) {
+	defer classify(&err)
 	if mode == 0 {
 		mode = DefaultFileMode
 	}
@@ -57,7 +58,8 @@ func OpenLock(path string, mode os.FileMode) (*Lock, error) {
 // waiting. If another process holds it, the error is a *LockedError with
 // that process's PID (errors.Is(err, ErrLocked)). Close releases and closes
 // it.
-func AcquireLock(path string) (*Lock, error) {
+func AcquireLock(path string) (_ *Lock, err error) {
+	defer classify(&err)
 	l, err := OpenLock(path, 0)
 	if err != nil {
 		return nil, err
@@ -70,7 +72,8 @@ func AcquireLock(path string) (*Lock, error) {
 }
 
 // Acquire takes the lock without waiting.
-func (l *Lock) Acquire() error {
+func (l *Lock) Acquire() (err error) {
+	defer classify(&err)
 	if l.held {
 		return nil
 	}
@@ -88,7 +91,8 @@ func (l *Lock) Acquire() error {
 
 // Release drops the lock and keeps the descriptor open (see Lock). It is
 // idempotent.
-func (l *Lock) Release() error {
+func (l *Lock) Release() (err error) {
+	defer classify(&err)
 	if l == nil || !l.held {
 		return nil
 	}
@@ -118,7 +122,8 @@ func (l *Lock) Close() error {
 // warehouse file was written back or replaced, see Warehouse.Verify): the
 // old descriptor is closed and the new file locked. If another process
 // holds the new file, the error wraps ErrLocked and the lock is not held.
-func (l *Lock) Reopen() error {
+func (l *Lock) Reopen() (err error) {
+	defer classify(&err)
 	path := l.f.Name()
 	held := l.held
 	if err := l.Close(); err != nil {
@@ -193,7 +198,8 @@ func flockHolder(dev, ino uint64) int {
 // warehouse at path (0 when none), read from /proc/locks without taking or
 // disturbing the lock: `cardsync status` uses it to tell a run marked
 // running by a live process from one whose process died.
-func LockHolder(path string) (int, error) {
+func LockHolder(path string) (_ int, err error) {
+	defer classify(&err)
 	var st syscall.Stat_t
 	if err := syscall.Stat(path, &st); err != nil {
 		return 0, fmt.Errorf("lock holder of %s: %w", path, err)

@@ -113,7 +113,8 @@ func (w *Warehouse) DB() *sql.DB { return w.db }
 // writing. It holds one connection in WAL mode with synchronous=FULL by
 // default and BEGIN IMMEDIATE transactions. Callers that write should hold
 // AcquireLock(path) first so two processes never walk at once.
-func Open(ctx context.Context, path string, opts Options) (*Warehouse, error) {
+func Open(ctx context.Context, path string, opts Options) (_ *Warehouse, err error) {
+	defer classify(&err)
 	opts = opts.withDefaults()
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("open warehouse: %w", err)
@@ -149,7 +150,8 @@ func Open(ctx context.Context, path string, opts Options) (*Warehouse, error) {
 // migration. It needs read access to the file and to its -wal/-shm (which a
 // writer keeps in place, see the package documentation). It refuses a file
 // that is not a migrated warehouse, or one newer than this binary.
-func OpenReadOnly(ctx context.Context, path string) (*Warehouse, error) {
+func OpenReadOnly(ctx context.Context, path string) (_ *Warehouse, err error) {
+	defer classify(&err)
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("open warehouse read-only %s: %w", path, err)
@@ -321,7 +323,8 @@ func (w *Warehouse) persistWAL(ctx context.Context) error {
 // Close closes the warehouse. A writer first attempts a short TRUNCATE
 // checkpoint (none with Options.Checkpoint "external"), so the file on disk
 // is complete without its WAL.
-func (w *Warehouse) Close() error {
+func (w *Warehouse) Close() (err error) {
+	defer classify(&err)
 	w.closeOnce.Do(func() {
 		if !w.readOnly {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -343,7 +346,8 @@ func (w *Warehouse) Close() error {
 // Options.Checkpoint "external" it runs PRAGMA optimize only: the process
 // that owns checkpoints (Litestream) must see every WAL frame before the WAL
 // restarts.
-func (w *Warehouse) Optimize(ctx context.Context) error {
+func (w *Warehouse) Optimize(ctx context.Context) (err error) {
+	defer classify(&err)
 	if w.readOnly {
 		return ErrReadOnly
 	}

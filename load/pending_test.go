@@ -76,7 +76,7 @@ func TestTwoWalkRemoval(t *testing.T) {
 			ctx := t.Context()
 			run := startRun(t, w)
 			for i, wk := range tt.walks {
-				clk.Add(time.Hour)
+				clk.Advance(time.Hour)
 				commit(t, w, run, page(1, wk.ids, 1, len(wk.ids)))
 				if wk.reset {
 					if err := w.ResetCheckpoint(ctx, StreamCards); err != nil {

@@ -21,7 +21,7 @@ func TestPruneAudit(t *testing.T) {
 	commit(t, w, old, page(1, idRange(1, 15), 0, 30))
 	commit(t, w, old, page(2, idRange(16, 30), 0, 30))
 	finish(old)
-	clk.Add(20 * 24 * time.Hour)
+	clk.Advance(20 * 24 * time.Hour)
 	// Run 2, 20 days ago: commits page 1 of a walk it leaves open. Only a
 	// page that changes something gets an audit row: these cards changed.
 	open := startRun(t, w)
@@ -29,7 +29,7 @@ func TestPruneAudit(t *testing.T) {
 	if err := w.FinishRun(t.Context(), open, RunResult{Status: StatusFailed, Error: "boom"}); err != nil {
 		t.Fatal(err)
 	}
-	clk.Add(20 * 24 * time.Hour)
+	clk.Advance(20 * 24 * time.Hour)
 	// Run 3, now: resumes that walk.
 	now := startRun(t, w)
 	commit(t, w, now, page(2, idRange(16, 30), 1, 30))

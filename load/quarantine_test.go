@@ -88,7 +88,7 @@ func TestQuarantineRepeats(t *testing.T) {
 	bad := Rejection{Index: 0, Reason: "unusable id: id is null, not an integer or a string", Data: []byte(`{"id":null,"x":1}`)}
 	var last int64
 	for range 5 {
-		clk.Add(15 * time.Minute)
+		clk.Advance(15 * time.Minute)
 		last = startRun(t, w)
 		p := page(1, []int{1}, 1, 2)
 		p.Rejected = []Rejection{bad}
@@ -129,7 +129,7 @@ func TestRejectedCardsCountAsListed(t *testing.T) {
 	}
 	deep := strings.Repeat("[", 1200) + strings.Repeat("]", 1200)
 	for walk := range 3 {
-		clk.Add(15 * time.Minute)
+		clk.Advance(15 * time.Minute)
 		run := startRun(t, w)
 		p := page(1, idRange(1, 14), 1, 16)
 		p.Cards = append(p.Cards, Card{ID: "15", Data: []byte(`{"id":15,"x":` + deep + `}`)})

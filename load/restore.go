@@ -40,7 +40,8 @@ const restoreTempSuffix = ".restore-*.tmp"
 // puts it back in WAL mode and migrates it if it is older than the binary.
 // A daemon that had the old file open adopts the new one at its next run
 // (Warehouse.Verify) and resumes from the restored checkpoint.
-func Restore(ctx context.Context, warehousePath, file string) error {
+func Restore(ctx context.Context, warehousePath, file string) (err error) {
+	defer classify(&err)
 	abs, err := filepath.Abs(warehousePath)
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)

@@ -7,8 +7,6 @@ import (
 	"os"
 	"slices"
 	"time"
-
-	"github.com/cardsync/cardsync/money"
 )
 
 // Run statuses stored in sync_runs.status.
@@ -68,12 +66,13 @@ func (w *Warehouse) write(ctx context.Context, fn func(tx *sql.Tx) error) error 
 
 // StartRun inserts a `running` row and returns its id. trigger is one of
 // schedule, backfill, demo; version is the binary's version string.
-func (w *Warehouse) StartRun(ctx context.Context, trigger, version string) (int64, error) {
+func (w *Warehouse) StartRun(ctx context.Context, trigger, version string) (_ int64, err error) {
+	defer classify(&err)
 	if !slices.Contains([]string{TriggerSchedule, TriggerBackfill, TriggerDemo}, trigger) {
 		return 0, fmt.Errorf("start run: trigger %q: want schedule, backfill or demo", trigger)
 	}
 	var id int64
-	err := w.write(ctx, func(tx *sql.Tx) error {
+	err = w.write(ctx, func(tx *sql.Tx) error {
 		now := w.stamp()
 		res, err := tx.ExecContext(ctx, `INSERT INTO sync_runs (trigger, started_at, heartbeat_at, status, version)
 			VALUES (?, ?, ?, 'running', ?)`, trigger, now, now, version)
@@ -91,17 +90,9 @@ func (w *Warehouse) StartRun(ctx context.Context, trigger, version string) (int6
 
 // Heartbeat stamps heartbeat_at of a running run. It returns an error
 // wrapping ErrRunNotRunning if the run finished or was marked abandoned.
-func (w *Warehouse) Heartbeat(ctx context.Context, runID int64) error {
-	err := w.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE sync_runs SET heartbeat_at = ? WHERE run_id = ? AND status = 'running'`, w.stamp(), runID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return ErrRunNotRunning
-		}
-		return nil
-	})
+func (w *Warehouse) Heartbeat(ctx context.Context, runID int64) (err error) {
+	defer classify(&err)
+	err = w.updateRunning(ctx, `UPDATE sync_runs SET heartbeat_at = ? WHERE run_id = ? AND status = 'running'`, w.stamp(), runID)
 	if err != nil {
 		return fmt.Errorf("heartbeat run %d: %w", runID, err)
 	}
@@ -113,9 +104,10 @@ func (w *Warehouse) Heartbeat(ctx context.Context, runID int64) error {
 // walk) and returns their ids. With staleAfter 0 it marks every running
 // run: right for a caller that holds the writer lock, since no live process
 // can be running one.
-func (w *Warehouse) AbandonStale(ctx context.Context, staleAfter time.Duration) ([]int64, error) {
+func (w *Warehouse) AbandonStale(ctx context.Context, staleAfter time.Duration) (_ []int64, err error) {
+	defer classify(&err)
 	var ids []int64
-	err := w.write(ctx, func(tx *sql.Tx) error {
+	err = w.write(ctx, func(tx *sql.Tx) error {
 		ids = nil
 		now := w.now()
 		// staleAfter 0: the caller holds the writer lock, so every running
@@ -164,7 +156,8 @@ type RunResult struct {
 
 // FinishRun records the end of a run. The run must still be `running`
 // (errors.Is(err, ErrRunNotRunning) otherwise).
-func (w *Warehouse) FinishRun(ctx context.Context, runID int64, r RunResult) error {
+func (w *Warehouse) FinishRun(ctx context.Context, runID int64, r RunResult) (err error) {
+	defer classify(&err)
 	if !slices.Contains([]string{StatusSucceeded, StatusFailed, StatusInterrupted, StatusAbandoned}, r.Status) {
 		return fmt.Errorf("finish run %d: status %q: want succeeded, failed, interrupted or abandoned", runID, r.Status)
 	}
@@ -175,24 +168,15 @@ func (w *Warehouse) FinishRun(ctx context.Context, runID int64, r RunResult) err
 	if r.WalkConsistent != nil {
 		consistent = boolInt(*r.WalkConsistent)
 	}
-	err := w.write(ctx, func(tx *sql.Tx) error {
-		now := w.stamp()
-		res, err := tx.ExecContext(ctx, `UPDATE sync_runs SET
-				status = ?, finished_at = ?, heartbeat_at = ?, error = ?,
-				walk_consistent = coalesce(?, walk_consistent),
-				requests = requests + ?, retries = retries + ?,
-				rate_limited = rate_limited + ?, auth_requests = auth_requests + ?
-			WHERE run_id = ? AND status = 'running'`,
-			r.Status, now, now, errText, consistent,
-			r.Requests, r.Retries, r.RateLimited, r.AuthRequests, runID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return ErrRunNotRunning
-		}
-		return nil
-	})
+	now := w.stamp()
+	err = w.updateRunning(ctx, `UPDATE sync_runs SET
+			status = ?, finished_at = ?, heartbeat_at = ?, error = ?,
+			walk_consistent = coalesce(?, walk_consistent),
+			requests = requests + ?, retries = retries + ?,
+			rate_limited = rate_limited + ?, auth_requests = auth_requests + ?
+		WHERE run_id = ? AND status = 'running'`,
+		r.Status, now, now, errText, consistent,
+		r.Requests, r.Retries, r.RateLimited, r.AuthRequests, runID)
 	if err != nil {
 		return fmt.Errorf("finish run %d: %w", runID, err)
 	}
@@ -233,7 +217,8 @@ type Run struct {
 }
 
 // Runs returns the last n runs, newest first.
-func (w *Warehouse) Runs(ctx context.Context, n int) ([]Run, error) {
+func (w *Warehouse) Runs(ctx context.Context, n int) (_ []Run, err error) {
+	defer classify(&err)
 	rows, err := w.db.QueryContext(ctx, `SELECT run_id, trigger, status, started_at, finished_at, heartbeat_at,
 			pages, cards_seen, cards_new, cards_changed, cards_unchanged, cards_removed, cards_rejected, removals_held,
 			requests, retries, rate_limited, auth_requests, walk_consistent, error, account_error, version
@@ -312,9 +297,9 @@ type Summary struct {
 // Summary summarises the warehouse: the last SummaryRuns runs, the card
 // checkpoint, row counts (including removals awaiting confirmation), last
 // success, failures since then and the last walk's consistency.
-func (w *Warehouse) Summary(ctx context.Context) (Summary, error) {
+func (w *Warehouse) Summary(ctx context.Context) (_ Summary, err error) {
+	defer classify(&err)
 	st := Summary{Path: w.path}
-	var err error
 	if st.Runs, err = w.Runs(ctx, SummaryRuns); err != nil {
 		return st, err
 	}
@@ -362,95 +347,6 @@ func (w *Warehouse) Summary(ctx context.Context) (Summary, error) {
 	return st, nil
 }
 
-// Account is one account read, as package extract decodes it.
-type Account struct {
-	Name, Email, Timezone *string
-
-	TransferAmount, ReachAmount, Authorizations, Balance, CardsBalance, AvailableRechargeBalance *money.Amount
-
-	AvailableToApplyCardCount, AppliedCardCount *int64
-	// AmountsRounded says an amount came with more decimals than the amount
-	// scale and was rounded half to even (Raw keeps the exact text).
-	AmountsRounded bool
-	// Raw is the account JSON as received; it is redacted before storage.
-	Raw []byte
-}
-
-// SaveAccount stores one account snapshot for the run. Amounts are stored as
-// cents; an amount with another scale is converted exactly or rejected.
-func (w *Warehouse) SaveAccount(ctx context.Context, runID int64, a Account) error {
-	amounts := []*money.Amount{a.TransferAmount, a.ReachAmount, a.Authorizations, a.Balance, a.CardsBalance, a.AvailableRechargeBalance}
-	names := []string{"transfer_amount", "reach_amount", "authorizations", "balance", "cards_balance", "available_recharge_balance"}
-	minor := make([]any, len(amounts))
-	for i, am := range amounts {
-		if am == nil {
-			continue
-		}
-		m, err := centsOf(*am)
-		if err != nil {
-			return fmt.Errorf("save account: %s: %w", names[i], err)
-		}
-		minor[i] = m
-	}
-	var raw any
-	if len(a.Raw) > 0 {
-		red, _, err := w.policy.JSON(a.Raw)
-		if err != nil {
-			return fmt.Errorf("save account: raw: %w: %w", ErrBadData, err)
-		}
-		raw = string(red)
-	}
-	err := w.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO account_snapshots (run_id, taken_at, name, email, timezone,
-				transfer_amount_minor, reach_amount_minor, authorizations_minor, balance_minor, cards_balance_minor,
-				available_recharge_balance_minor, available_to_apply_card_count, applied_card_count, raw, amounts_rounded)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			runID, w.stamp(), a.Name, a.Email, a.Timezone,
-			minor[0], minor[1], minor[2], minor[3], minor[4], minor[5],
-			a.AvailableToApplyCardCount, a.AppliedCardCount, raw, boolInt(a.AmountsRounded))
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("save account: %w", err)
-	}
-	return nil
-}
-
-// RecordAccountError notes in sync_runs.account_error why the run took no
-// account snapshot (the card walk goes on without it). The text is stored
-// with card numbers masked; the caller removes secrets.
-func (w *Warehouse) RecordAccountError(ctx context.Context, runID int64, msg string) error {
-	err := w.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE sync_runs SET account_error = ? WHERE run_id = ?`, w.redactText(msg), runID)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("record account error of run %d: %w", runID, err)
-	}
-	return nil
-}
-
-// ErrAmountScale is wrapped when an amount cannot be stored exactly in cents.
-var ErrAmountScale = fmt.Errorf("%w: amount not representable in cents", ErrBadData)
-
-// centsOf converts an amount of any scale to cents exactly.
-func centsOf(a money.Amount) (int64, error) {
-	m, s := a.Minor(), a.Scale()
-	for ; s < 2; s++ {
-		if m > (1<<63-1)/10 || m < (-1<<63)/10 {
-			return 0, fmt.Errorf("%w: %s overflows", ErrAmountScale, a.String())
-		}
-		m *= 10
-	}
-	for ; s > 2; s-- {
-		if m%10 != 0 {
-			return 0, fmt.Errorf("%w: %s has more than 2 decimals", ErrAmountScale, a.String())
-		}
-		m /= 10
-	}
-	return m, nil
-}
-
 func fileSize(path string) int64 {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -461,11 +357,14 @@ func fileSize(path string) int64 {
 
 // PruneAudit deletes the run_pages audit rows of runs that started before
 // cutoff, keeping those of a walk still open (its summary needs them). The
-// table gains one row per page per run, so without pruning it grows with
-// every run forever. It returns the number of rows deleted.
-func (w *Warehouse) PruneAudit(ctx context.Context, cutoff time.Time) (int64, error) {
+// table gains one row per page that changed something (a quiet walk's
+// rows fold into the identical walk before it), so without pruning a busy
+// account's audit grows with every run. It returns the number of rows
+// deleted.
+func (w *Warehouse) PruneAudit(ctx context.Context, cutoff time.Time) (_ int64, err error) {
+	defer classify(&err)
 	var n int64
-	err := w.write(ctx, func(tx *sql.Tx) error {
+	err = w.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM run_pages
 			WHERE run_id < coalesce(
 					(SELECT min(run_id) FROM sync_runs WHERE started_at >= ?),
@@ -482,4 +381,27 @@ func (w *Warehouse) PruneAudit(ctx context.Context, cutoff time.Time) (int64, er
 		return 0, fmt.Errorf("prune page audit: %w", err)
 	}
 	return n, nil
+}
+
+// RunsNotTriggeredBy counts the runs whose trigger is not trigger (the demo
+// refuses to replace a warehouse that holds anything but demo runs).
+func (w *Warehouse) RunsNotTriggeredBy(ctx context.Context, trigger string) (n int, err error) {
+	defer classify(&err)
+	err = w.db.QueryRowContext(ctx, `SELECT count(*) FROM sync_runs WHERE trigger != ?`, trigger).Scan(&n)
+	return n, err
+}
+
+// updateRunning runs an UPDATE of one run that must still be running:
+// ErrRunNotRunning when it changed no row.
+func (w *Warehouse) updateRunning(ctx context.Context, query string, args ...any) error {
+	return w.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrRunNotRunning
+		}
+		return nil
+	})
 }

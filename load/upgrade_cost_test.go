@@ -15,14 +15,14 @@ func TestUpgradeOpenWalk(t *testing.T) {
 	// Run 7 committed pages 1 and 2 of a walk, then failed. Page 2 lists
 	// 1015 again (a duplicate) and reports a total of 41.
 	for _, q := range []string{
-		`INSERT INTO sync_runs (run_id, trigger, started_at, heartbeat_at, status, pages) VALUES (7, 'schedule', '2025-03-01T14:00:00Z', '2025-03-01T14:00:00Z', 'failed', 2)`,
-		`INSERT INTO sync_walks (walk_id, stream, started_at, started_run, first_total, last_total) VALUES (6, 'cards', '2025-03-01T14:00:00Z', 7, 40, 41)`,
+		`INSERT INTO sync_runs (run_id, trigger, started_at, heartbeat_at, status, pages) VALUES (7, 'schedule', '2026-03-01T14:00:00Z', '2026-03-01T14:00:00Z', 'failed', 2)`,
+		`INSERT INTO sync_walks (walk_id, stream, started_at, started_run, first_total, last_total) VALUES (6, 'cards', '2026-03-01T14:00:00Z', 7, 40, 41)`,
 		`INSERT INTO walk_seen (walk_id, card_id, page, run_id, seen_at)
-			SELECT 6, card_id, 1, 7, '2025-03-01T14:00:00Z' FROM (SELECT card_id FROM cards WHERE card_id < '9' ORDER BY card_id LIMIT 15)`,
+			SELECT 6, card_id, 1, 7, '2026-03-01T14:00:00Z' FROM (SELECT card_id FROM cards WHERE card_id < '9' ORDER BY card_id LIMIT 15)`,
 		`INSERT INTO walk_seen (walk_id, card_id, page, run_id, seen_at)
-			SELECT 6, card_id, 2, 7, '2025-03-01T14:00:10Z' FROM (SELECT card_id FROM cards WHERE card_id < '9' ORDER BY card_id LIMIT 15 OFFSET 14)`,
-		`INSERT INTO run_pages VALUES (7, 'cards', 1, 6, '2025-03-01T14:00:00Z', '2025-03-01T14:00:00Z', 15, 40, 3, 0, '00', 0, 0, 15)`,
-		`INSERT INTO run_pages VALUES (7, 'cards', 2, 6, '2025-03-01T14:00:10Z', '2025-03-01T14:00:10Z', 15, 41, 3, 0, '00', 0, 0, 15)`,
+			SELECT 6, card_id, 2, 7, '2026-03-01T14:00:10Z' FROM (SELECT card_id FROM cards WHERE card_id < '9' ORDER BY card_id LIMIT 15 OFFSET 14)`,
+		`INSERT INTO run_pages VALUES (7, 'cards', 1, 6, '2026-03-01T14:00:00Z', '2026-03-01T14:00:00Z', 15, 40, 3, 0, '00', 0, 0, 15)`,
+		`INSERT INTO run_pages VALUES (7, 'cards', 2, 6, '2026-03-01T14:00:10Z', '2026-03-01T14:00:10Z', 15, 41, 3, 0, '00', 0, 0, 15)`,
 		`UPDATE sync_checkpoints SET run_id = 7, next_page = 3 WHERE stream = 'cards'`,
 	} {
 		if _, err := db.ExecContext(t.Context(), q); err != nil {

@@ -47,12 +47,13 @@ func streamOf(s string) string {
 
 // Checkpoint returns where the next run resumes stream. A stream never
 // walked has NextPage 1.
-func (w *Warehouse) Checkpoint(ctx context.Context, stream string) (Checkpoint, error) {
+func (w *Warehouse) Checkpoint(ctx context.Context, stream string) (_ Checkpoint, err error) {
+	defer classify(&err)
 	stream = streamOf(stream)
 	cp := Checkpoint{Stream: stream, NextPage: 1}
 	var runID sql.NullInt64
 	var updated string
-	err := w.db.QueryRowContext(ctx, `SELECT run_id, next_page, total_pages, total_items, updated_at,
+	err = w.db.QueryRowContext(ctx, `SELECT run_id, next_page, total_pages, total_items, updated_at,
 			EXISTS (SELECT 1 FROM sync_walks WHERE stream = ?1 AND finished_at IS NULL)
 		FROM sync_checkpoints WHERE stream = ?1`, stream).
 		Scan(&runID, &cp.NextPage, &cp.TotalPages, &cp.TotalItems, &updated, &cp.InProgress)
@@ -69,9 +70,10 @@ func (w *Warehouse) Checkpoint(ctx context.Context, stream string) (Checkpoint, 
 
 // ResetCheckpoint abandons the open walk of stream (no removals are marked)
 // so the next run starts at page 1.
-func (w *Warehouse) ResetCheckpoint(ctx context.Context, stream string) error {
+func (w *Warehouse) ResetCheckpoint(ctx context.Context, stream string) (err error) {
+	defer classify(&err)
 	stream = streamOf(stream)
-	err := w.write(ctx, func(tx *sql.Tx) error {
+	err = w.write(ctx, func(tx *sql.Tx) error {
 		now := w.stamp()
 		walkID, err := openWalk(ctx, tx, stream)
 		if err != nil {
@@ -112,11 +114,12 @@ func openWalkTotal(ctx context.Context, tx *sql.Tx, stream string) (id int64, fi
 // WalkSummary reports on the open walk of stream (zero WalkSummary when none).
 // The running counts come from sync_walks, kept up to date by every commit;
 // the distinct and duplicated ids are counted over the walk's seen ids.
-func (w *Warehouse) WalkSummary(ctx context.Context, stream string) (WalkSummary, error) {
+func (w *Warehouse) WalkSummary(ctx context.Context, stream string) (_ WalkSummary, err error) {
+	defer classify(&err)
 	stream = streamOf(stream)
 	var s WalkSummary
 	var started string
-	err := w.db.QueryRowContext(ctx, `SELECT walk_id, started_at, started_run, first_total, last_total,
+	err = w.db.QueryRowContext(ctx, `SELECT walk_id, started_at, started_run, first_total, last_total,
 			pages, last_page, runs, total_changed, coalesce(min_total, first_total), coalesce(max_total, first_total),
 			coalesce((SELECT total_pages FROM sync_checkpoints WHERE stream = ?1), 0)
 		FROM sync_walks WHERE stream = ?1 AND finished_at IS NULL`, stream).
@@ -211,10 +214,11 @@ type WalkResult struct {
 // The checkpoint goes back to page 1. With no walk open it only resets the
 // checkpoint. Call WalkWriter.Flush first: FinishWalk closes the walk as
 // committed.
-func (w *Warehouse) FinishWalk(ctx context.Context, runID int64, stream string, end WalkEnd) (WalkResult, error) {
+func (w *Warehouse) FinishWalk(ctx context.Context, runID int64, stream string, end WalkEnd) (_ WalkResult, err error) {
+	defer classify(&err)
 	stream = streamOf(stream)
 	var res WalkResult
-	err := w.write(ctx, func(tx *sql.Tx) error {
+	err = w.write(ctx, func(tx *sql.Tx) error {
 		res = WalkResult{}
 		now := w.stamp()
 		walkID, err := openWalk(ctx, tx, stream)
@@ -250,7 +254,8 @@ func (w *Warehouse) FinishWalk(ctx context.Context, runID int64, stream string, 
 // PendingRemovals returns how many cards are awaiting removal confirmation:
 // the last complete, consistent walk did not list them, and the next one
 // marks them removed if it misses them too.
-func (w *Warehouse) PendingRemovals(ctx context.Context) (int, error) {
+func (w *Warehouse) PendingRemovals(ctx context.Context) (_ int, err error) {
+	defer classify(&err)
 	var n int
 	if err := w.db.QueryRowContext(ctx, `SELECT count(*) FROM removal_pending`).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count pending removals: %w", err)

@@ -84,7 +84,8 @@ func (w *Warehouse) NewWalkWriter(runID int64, stream string) *WalkWriter {
 // committed. On error nothing of the failed batch is stored and the page is
 // not taken (Add it again to retry); the pages buffered before it stay
 // buffered.
-func (ww *WalkWriter) Add(ctx context.Context, p Page) (PageResult, error) {
+func (ww *WalkWriter) Add(ctx context.Context, p Page) (_ PageResult, err error) {
+	defer classify(&err)
 	if p.Stream != "" && p.Stream != ww.stream {
 		return PageResult{}, fmt.Errorf("add page %d: stream %q to a writer of %q", p.Number, p.Stream, ww.stream)
 	}
@@ -133,7 +134,8 @@ func (ww *WalkWriter) Buffered() Batch {
 }
 
 // Flush commits the buffered pages, if any, in one transaction.
-func (ww *WalkWriter) Flush(ctx context.Context) error {
+func (ww *WalkWriter) Flush(ctx context.Context) (err error) {
+	defer classify(&err)
 	if len(ww.buf) == 0 {
 		return nil
 	}

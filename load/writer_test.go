@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/cardsync/cardsync/sim"
 )
 
 // storeWalk commits pages 1..n of 15 cards (ids 1..15n, revision 1) in a
@@ -115,7 +117,7 @@ func TestWalkWriterBatches(t *testing.T) {
 			ww := w.NewWalkWriter(run, StreamCards)
 			committed := 0
 			for i, s := range tt.steps {
-				clk.Add(s.advance)
+				clk.Advance(s.advance)
 				n := i + 1
 				res, err := ww.Add(ctx, walkPage(n, pages, s.kind))
 				if err != nil {
@@ -216,7 +218,7 @@ func TestWalkWriterResumeAfterKill(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			const pages = 6
 			path := filepath.Join(t.TempDir(), "w.db")
-			clk := newClock()
+			clk := sim.NewClock()
 			opts := Options{Now: clk.Now, BatchPages: 2}
 			w, err := Open(t.Context(), path, opts)
 			if err != nil {
@@ -337,7 +339,7 @@ func TestWalkWriterRemovalAcrossBatches(t *testing.T) {
 			w, _, clk := openTest(t, Options{BatchPages: batch})
 			ctx := t.Context()
 			for i, wk := range walks {
-				clk.Add(15 * time.Minute)
+				clk.Advance(15 * time.Minute)
 				run := startRun(t, w)
 				ww := w.NewWalkWriter(run, StreamCards)
 				for pg := 1; (pg-1)*15 < wk.cards; pg++ {

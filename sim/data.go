@@ -151,27 +151,27 @@ func appendAccountJSON(b []byte, a Account, php bool) []byte {
 		return strconv.AppendInt(b, *v, 10)
 	}
 	b = append(b, `{"data":{`...)
-	b = str(b, "name", a.Name)
-	b = append(b, ',')
-	b = str(b, "email", a.Email)
-	b = append(b, ',')
-	b = str(b, "timezone", a.Timezone)
-	b = append(b, ',')
-	b = str(b, "transfer_amount", a.TransferAmount)
-	b = append(b, ',')
-	b = str(b, "reach_amount", a.ReachAmount)
-	b = append(b, ',')
-	b = str(b, "authorizations", a.Authorizations)
-	b = append(b, ',')
-	b = num(b, "balance", a.Balance)
-	b = append(b, ',')
-	b = str(b, "cards_balance", a.CardsBalance)
-	b = append(b, ',')
-	b = num(b, "available_recharge_balance", a.AvailableRechargeBalance)
-	b = append(b, ',')
-	b = cnt(b, "available_to_apply_card_count", a.AvailableToApplyCardCount)
-	b = append(b, ',')
-	b = cnt(b, "applied_card_count", a.AppliedCardCount)
+	for i, f := range []struct {
+		key string
+		put func([]byte, string) []byte
+	}{
+		{"name", func(b []byte, k string) []byte { return str(b, k, a.Name) }},
+		{"email", func(b []byte, k string) []byte { return str(b, k, a.Email) }},
+		{"timezone", func(b []byte, k string) []byte { return str(b, k, a.Timezone) }},
+		{"transfer_amount", func(b []byte, k string) []byte { return str(b, k, a.TransferAmount) }},
+		{"reach_amount", func(b []byte, k string) []byte { return str(b, k, a.ReachAmount) }},
+		{"authorizations", func(b []byte, k string) []byte { return str(b, k, a.Authorizations) }},
+		{"balance", func(b []byte, k string) []byte { return num(b, k, a.Balance) }},
+		{"cards_balance", func(b []byte, k string) []byte { return str(b, k, a.CardsBalance) }},
+		{"available_recharge_balance", func(b []byte, k string) []byte { return num(b, k, a.AvailableRechargeBalance) }},
+		{"available_to_apply_card_count", func(b []byte, k string) []byte { return cnt(b, k, a.AvailableToApplyCardCount) }},
+		{"applied_card_count", func(b []byte, k string) []byte { return cnt(b, k, a.AppliedCardCount) }},
+	} {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = f.put(b, f.key)
+	}
 	return append(b, "}}"...)
 }
 

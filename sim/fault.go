@@ -314,38 +314,26 @@ func (f Fault) String() string {
 		b.WriteString(f.Endpoint + ":")
 	}
 	b.WriteString(f.Kind.String())
-	if f.Status != 0 {
-		fmt.Fprintf(&b, ",status=%d", f.Status)
-	}
-	if f.RetryAfter != 0 {
-		fmt.Fprintf(&b, ",retry_after=%s", f.RetryAfter)
-	}
-	if f.Latency != 0 {
-		fmt.Fprintf(&b, ",latency=%s", f.Latency)
-	}
-	if f.Chunk != 0 {
-		fmt.Fprintf(&b, ",chunk=%d", f.Chunk)
-	}
-	if f.URL != "" {
-		fmt.Fprintf(&b, ",url=%s", f.URL)
-	}
-	if f.LoopTo != 0 {
-		fmt.Fprintf(&b, ",to=%d", f.LoopTo)
-	}
-	if f.TotalDelta != 0 {
-		fmt.Fprintf(&b, ",delta=%d", f.TotalDelta)
-	}
-	if f.PadBytes != 0 {
-		fmt.Fprintf(&b, ",bytes=%d", f.PadBytes)
-	}
-	if f.Times != 0 {
-		fmt.Fprintf(&b, ",times=%d", f.Times)
-	}
-	if f.Skip != 0 {
-		fmt.Fprintf(&b, ",skip=%d", f.Skip)
-	}
-	if f.Percent != 0 {
-		fmt.Fprintf(&b, ",percent=%d", f.Percent)
+	for _, p := range []struct {
+		key string
+		set bool
+		val any
+	}{
+		{"status", f.Status != 0, f.Status},
+		{"retry_after", f.RetryAfter != 0, f.RetryAfter},
+		{"latency", f.Latency != 0, f.Latency},
+		{"chunk", f.Chunk != 0, f.Chunk},
+		{"url", f.URL != "", f.URL},
+		{"to", f.LoopTo != 0, f.LoopTo},
+		{"delta", f.TotalDelta != 0, f.TotalDelta},
+		{"bytes", f.PadBytes != 0, f.PadBytes},
+		{"times", f.Times != 0, f.Times},
+		{"skip", f.Skip != 0, f.Skip},
+		{"percent", f.Percent != 0, f.Percent},
+	} {
+		if p.set {
+			fmt.Fprintf(&b, ",%s=%v", p.key, p.val)
+		}
 	}
 	if len(f.Pages) > 0 {
 		ps := make([]string, len(f.Pages))

@@ -6,45 +6,23 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/cardsync/cardsync/sim"
 )
-
-// clock is an injectable clock for token expiry and rate-limit windows.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 type env struct {
 	t     *testing.T
 	sim   *sim.Server
 	ts    *httptest.Server
-	clock *clock
+	clock *sim.Clock
 	opts  sim.Options
 }
 
 // start serves a simulator over real loopback HTTP with an injected clock.
 func start(t *testing.T, o sim.Options) *env {
 	t.Helper()
-	c := newClock()
+	c := sim.NewClock()
 	if o.Now == nil {
 		o.Now = c.Now
 	}

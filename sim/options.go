@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -123,30 +124,14 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.Email == "" {
-		o.Email = DefaultEmail
-	}
-	if o.Password == "" {
-		o.Password = DefaultPassword
-	}
-	if o.Window <= 0 {
-		o.Window = DefaultWindow
-	}
-	if o.AuthLimit <= 0 {
-		o.AuthLimit = DefaultAuthLimit
-	}
-	if o.Limit <= 0 {
-		o.Limit = DefaultLimit
-	}
-	if o.TokenStatus == 0 {
-		o.TokenStatus = 200
-	}
-	if o.TokenTTL <= 0 {
-		o.TokenTTL = DefaultTokenTTL
-	}
-	if o.PageSize <= 0 {
-		o.PageSize = DefaultPageSize
-	}
+	o.Email = cmp.Or(o.Email, DefaultEmail)
+	o.Password = cmp.Or(o.Password, DefaultPassword)
+	o.Window = cmp.Or(max(o.Window, 0), DefaultWindow)
+	o.AuthLimit = cmp.Or(max(o.AuthLimit, 0), DefaultAuthLimit)
+	o.Limit = cmp.Or(max(o.Limit, 0), DefaultLimit)
+	o.TokenStatus = cmp.Or(o.TokenStatus, 200)
+	o.TokenTTL = cmp.Or(max(o.TokenTTL, 0), DefaultTokenTTL)
+	o.PageSize = cmp.Or(max(o.PageSize, 0), DefaultPageSize)
 	if o.Now == nil {
 		o.Now = time.Now
 	}

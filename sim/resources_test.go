@@ -366,7 +366,7 @@ func TestDeterminism(t *testing.T) {
 		t.Errorf("%d cards equal across different seeds", same)
 	}
 	// Mutations are deterministic too.
-	clk := newClock()
+	clk := sim.NewClock()
 	x := sim.New(sim.Options{Seed: 42, Cards: 60, Now: clk.Now})
 	y := sim.New(sim.Options{Seed: 42, Cards: 60, Now: clk.Now})
 	for _, s := range []*sim.Server{x, y} {

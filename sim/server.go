@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"log/slog"
 	mrand "math/rand/v2"
 	"net/http"
@@ -144,18 +145,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		case FaultStatus:
-			st := f.Status
-			if st == 0 {
-				st = http.StatusServiceUnavailable
-			}
+			st := cmp.Or(f.Status, http.StatusServiceUnavailable)
 			setRetryAfter(w, f.RetryAfter)
 			writeJSON(w, st, []byte(`{"message":"`+http.StatusText(st)+`","status_code":`+strconv.Itoa(st)+`}`))
 			return
 		case FaultHTML:
-			st := f.Status
-			if st == 0 {
-				st = http.StatusBadGateway
-			}
+			st := cmp.Or(f.Status, http.StatusBadGateway)
 			setRetryAfter(w, f.RetryAfter)
 			h := w.Header()
 			h.Set("Content-Type", "text/html")

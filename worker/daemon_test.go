@@ -26,6 +26,8 @@ type simTransport struct {
 	// block, when set, makes /cards requests hang until it closes, deaf to
 	// their context: a run stuck where no timeout reaches.
 	block chan struct{}
+	// delay makes each /cards request take this long (bubble time).
+	delay time.Duration
 }
 
 func (s *simTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -34,6 +36,13 @@ func (s *simTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	s.mu.Unlock()
 	if block != nil && r.URL.Path == "/cards" {
 		<-block
+	}
+	if s.delay > 0 && r.URL.Path == "/cards" {
+		select {
+		case <-time.After(s.delay):
+		case <-r.Context().Done():
+			return nil, r.Context().Err()
+		}
 	}
 	rec := httptest.NewRecorder()
 	s.srv.ServeHTTP(rec, r)
@@ -147,6 +156,54 @@ func TestDaemonRunsOnSchedule(t *testing.T) {
 		}
 		if rec.count("READY=1") != 1 || rec.count("STOPPING=1") != 1 {
 			t.Errorf("notify states %v: want READY=1 and STOPPING=1 once", rec.states)
+		}
+	})
+}
+
+// TestDaemonNeverOverlaps: runs slower than the schedule (8 seconds a run
+// on a 5-second schedule) never overlap: each starts after the previous
+// one ended, every one is a scheduled run that succeeded, and the token is
+// reused across runs.
+func TestDaemonNeverOverlaps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		log := slog.New(slog.NewJSONHandler(rec, nil))
+		srv := sim.New(sim.Options{Seed: 9, Cards: 30, Window: time.Second, Limit: 1000, AuthLimit: 100})
+		tr := &simTransport{srv: srv, delay: 4 * time.Second} // 2 pages
+		d := &Daemon{Job: bubbleJob(t, tr, log), Schedule: every(5 * time.Second), RunOnStart: true, RunTimeout: time.Hour,
+			Logger: log, Notify: rec.notify}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- d.Run(ctx) }()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		var rs []load.Run
+		for _, r := range runs(t, d.Job) {
+			if r.Status != load.StatusInterrupted { // the one the stop cut short
+				rs = append(rs, r)
+			}
+		}
+		if len(rs) < 4 {
+			t.Fatalf("%d runs in a minute of 8-second runs, want at least 4", len(rs))
+		}
+		for i := len(rs) - 1; i >= 0; i-- { // oldest first
+			r := rs[i]
+			if r.Status != load.StatusSucceeded || r.Trigger != TriggerSchedule {
+				t.Errorf("run %d: %s %s (trigger %s), want a succeeded scheduled run", r.ID, r.Status, r.Error, r.Trigger)
+			}
+			if i < len(rs)-1 {
+				prev := rs[i+1]
+				if prev.FinishedAt == nil || r.StartedAt.Before(*prev.FinishedAt) {
+					t.Errorf("run %d started at %v, before run %d ended (%v)", r.ID, r.StartedAt, prev.ID, prev.FinishedAt)
+				}
+			}
+		}
+		if got := srv.Stats().TokenRequests; got != 1 {
+			t.Errorf("token requests = %d, want 1: the daemon reuses its token across runs", got)
 		}
 	})
 }

@@ -106,7 +106,7 @@ func (j *Job) recordPending(ctx context.Context, log *slog.Logger) error {
 		default:
 			keep = append(keep, p)
 			j.pending.list = keep
-			return fmt.Errorf("%w: %w", ErrWarehouse, err)
+			return err
 		}
 	}
 	j.pending.list = nil

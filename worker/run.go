@@ -58,7 +58,7 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 				log.Warn("run skipped: another sync holds the warehouse", "err", err)
 				return res, &LoggedError{err}
 			}
-			return res, j.startFailed(log, "take the warehouse lock", fmt.Errorf("%w: %w", ErrWarehouse, err))
+			return res, j.startFailed(log, "take the warehouse lock", err)
 		}
 		defer j.Lock.Release()
 	}
@@ -69,7 +69,7 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 	// running daemon is repaired now, loudly, instead of failing silently.
 	ev, msg, err := w.Verify(ctx)
 	if err != nil {
-		return res, j.startFailed(log, "check the warehouse file", fmt.Errorf("%w: %w", ErrWarehouse, err))
+		return res, j.startFailed(log, "check the warehouse file", err)
 	}
 	switch {
 	case ev == load.FileReopened:
@@ -77,7 +77,7 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 	case ev.Changed():
 		log.Error(msg)
 		if err := j.Lock.Reopen(); err != nil {
-			return res, j.startFailed(log, "lock the warehouse file now at "+w.Path(), fmt.Errorf("%w: %w", ErrWarehouse, err))
+			return res, j.startFailed(log, "lock the warehouse file now at "+w.Path(), err)
 		}
 	}
 	if err := j.recordPending(ctx, log); err != nil {
@@ -87,14 +87,14 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 	// marked running belongs to a process that died.
 	stale, err := w.AbandonStale(ctx, 0)
 	if err != nil {
-		return res, j.startFailed(log, "mark stale runs", fmt.Errorf("%w: %w", ErrWarehouse, err))
+		return res, j.startFailed(log, "mark stale runs", err)
 	}
 	if len(stale) > 0 {
 		log.Warn("runs left running by a process that died marked abandoned; the walk resumes from their checkpoint", "run_ids", stale)
 	}
 	runID, err := w.StartRun(ctx, trigger, j.Version)
 	if err != nil {
-		return res, j.startFailed(log, "record the run", fmt.Errorf("%w: %w", ErrWarehouse, err))
+		return res, j.startFailed(log, "record the run", err)
 	}
 	res.RunID = runID
 	log = log.With("run_id", runID)
@@ -104,12 +104,12 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 
 	if opts.Restart {
 		if err := w.ResetCheckpoint(ctx, Stream); err != nil {
-			return res, fmt.Errorf("%w: %w", ErrWarehouse, err)
+			return res, err
 		}
 	}
 	cp, err := w.Checkpoint(ctx, Stream)
 	if err != nil {
-		return res, fmt.Errorf("%w: %w", ErrWarehouse, err)
+		return res, err
 	}
 	first := 1
 	if cp.InProgress && cp.NextPage > 1 {
@@ -199,7 +199,7 @@ func (j *Job) end(ctx context.Context, log *slog.Logger, runID int64, start time
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
 	defer cancel()
 	if ferr := j.record(fctx, log, runID, rr); ferr != nil && err == nil {
-		err = fmt.Errorf("%w: %w", ErrWarehouse, ferr)
+		err = ferr
 		res.Status = load.StatusFailed
 	}
 	if j.AuditRetention > 0 {

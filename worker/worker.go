@@ -12,19 +12,20 @@ import (
 	"github.com/cardsync/cardsync/load"
 )
 
-// Stream is the checkpoint stream of the card walk.
-const Stream = "cards"
+// Stream is the checkpoint stream of the card walk (load.StreamCards).
+const Stream = load.StreamCards
 
-// Triggers recorded in sync_runs.trigger.
+// Triggers recorded in sync_runs.trigger; the values are load's.
 const (
-	TriggerSchedule = "schedule"
-	TriggerBackfill = "backfill"
-	TriggerDemo     = "demo"
+	TriggerSchedule = load.TriggerSchedule
+	TriggerBackfill = load.TriggerBackfill
+	TriggerDemo     = load.TriggerDemo
 )
 
-// ErrWarehouse is wrapped by every error that comes from the warehouse, so
-// callers can tell a local storage problem from an upstream one.
-var ErrWarehouse = errors.New("warehouse error")
+// ErrWarehouse is wrapped by every error that comes from the warehouse (load
+// classifies its errors at the source), so callers can tell a local storage
+// problem from an upstream one.
+var ErrWarehouse = load.ErrWarehouse
 
 // ErrInterrupted is returned when the run stopped because its context was
 // cancelled (SIGTERM, Ctrl-C); the checkpoint is kept for the next run.
@@ -192,7 +193,7 @@ func (j *Job) snapshotAccount(ctx context.Context, client *extract.Client, log *
 			return nil
 		}
 		if !errors.Is(err, load.ErrBadData) {
-			return fmt.Errorf("%w: %w", ErrWarehouse, err)
+			return err
 		}
 	}
 	if ctx.Err() != nil {
@@ -203,7 +204,7 @@ func (j *Job) snapshotAccount(ctx context.Context, client *extract.Client, log *
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
 	defer cancel()
 	if rerr := w.RecordAccountError(cctx, runID, res.AccountError); rerr != nil {
-		return fmt.Errorf("%w: %w", ErrWarehouse, rerr)
+		return rerr
 	}
 	return nil
 }
@@ -253,7 +254,7 @@ func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger
 		defer cancel()
 		if ferr := ww.Flush(cctx); ferr != nil {
 			if err == nil {
-				err = fmt.Errorf("%w: %w", ErrWarehouse, ferr)
+				err = ferr
 			} else {
 				log.Error("commit the pages in hand", "err", ferr)
 			}
@@ -301,7 +302,7 @@ func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger
 		cancel()
 		if err != nil {
 			warehouseErr = true
-			return fmt.Errorf("%w: %w", ErrWarehouse, err)
+			return err
 		}
 		j.markProgress()
 		for _, r := range pr.Rejections {
@@ -323,7 +324,7 @@ func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger
 			lastBeat = now
 			if err := w.Heartbeat(ctx, runID); err != nil && ctx.Err() == nil {
 				warehouseErr = true
-				return fmt.Errorf("%w: %w", ErrWarehouse, err)
+				return err
 			}
 		}
 		if ctx.Err() != nil {
@@ -340,7 +341,7 @@ func (j *Job) finishWalk(ctx context.Context, log *slog.Logger, runID int64, opt
 	w := j.Warehouse
 	sum, err := w.WalkSummary(ctx, Stream)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrWarehouse, err)
+		return err
 	}
 	res.WalkComplete = true
 	res.Inconsistency = inconsistency(sum)
@@ -354,7 +355,7 @@ func (j *Job) finishWalk(ctx context.Context, log *slog.Logger, runID int64, opt
 	defer cancel()
 	wr, err := w.FinishWalk(cctx, runID, Stream, load.WalkEnd{Consistent: res.WalkConsistent, ConfirmRemovals: opts.ConfirmRemovals})
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrWarehouse, err)
+		return err
 	}
 	res.Removed = wr.Removed
 	res.RemovalsHeld = wr.Held

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/worker"
@@ -149,7 +150,7 @@ func (e *usageError) Error() string { return e.msg }
 
 // exitCode maps an error to the documented exit codes.
 func exitCode(err error) int {
-	var ce *ConfigError
+	var ce *config.Error
 	var ue *usageError
 	var pe *extract.ProtocolError
 	var se *silentError
@@ -221,40 +222,35 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// settings loads and validates the configuration for a command.
-func (m *Main) settings(cf commonFlags, needAPI bool) (Settings, error) {
+// settings loads and validates the configuration for a command: defaults,
+// the file (-config, else $CARDSYNC_CONFIG), CARDSYNC_* variables, then the
+// flags, each error naming the source of the bad value.
+func (m *Main) settings(cf commonFlags, needAPI bool) (config.Settings, error) {
 	path := cf.config
 	if path == "" {
-		path = m.Getenv("CARDSYNC_CONFIG")
+		path = m.Getenv(config.ConfigEnv)
 	}
-	var env []string
-	for _, kv := range m.Environ() {
-		if !strings.HasPrefix(kv, "CARDSYNC_CONFIG=") {
-			env = append(env, kv)
-		}
-	}
-	cfg, err := LoadConfig(path, env)
-	if err != nil {
-		return Settings{}, err
-	}
+	var flags []config.Override
 	if cf.db != "" {
-		cfg.Warehouse.Path = cf.db
-		cfg.setSource("warehouse.path", "flag -db")
+		flags = append(flags, config.Override{Key: "warehouse.path", Flag: "db", Value: cf.db})
 	}
 	if cf.logLevel != "" {
-		cfg.Log.Level = cf.logLevel
-		cfg.setSource("log.level", "flag -log-level")
+		flags = append(flags, config.Override{Key: "log.level", Flag: "log-level", Value: cf.logLevel})
 	}
-	return cfg.Validate(needAPI, m.Getenv)
+	cfg, err := config.Load(path, m.Environ(), flags...)
+	if err != nil {
+		return config.Settings{}, err
+	}
+	return cfg.Settings(needAPI, m.Getenv)
 }
 
 // logger builds the logger the settings ask for.
-func (m *Main) logger(s Settings) *slog.Logger {
+func (m *Main) logger(s config.Settings) *slog.Logger {
 	return m.loggerTo(m.Stderr, s)
 }
 
 // loggerTo is logger writing through out (which wraps m.Stderr).
-func (m *Main) loggerTo(out io.Writer, s Settings) *slog.Logger {
+func (m *Main) loggerTo(out io.Writer, s config.Settings) *slog.Logger {
 	l, err := newLoggerTo(out, m.Stderr, s.LogLevel, s.LogFormat, m.Getenv)
 	if err != nil {
 		l = slog.New(slog.NewJSONHandler(m.Stderr, nil))
@@ -263,43 +259,21 @@ func (m *Main) loggerTo(out io.Writer, s Settings) *slog.Logger {
 }
 
 // newClient builds the API client from settings.
-func newClient(s Settings, log *slog.Logger, onWait func(string, time.Duration)) (*extract.Client, error) {
-	cfg := extract.Config{
-		BaseURL:       s.BaseURL,
-		Email:         s.Email,
-		Password:      s.Password,
-		TokenField:    s.TokenField,
-		RateLimit:     s.RateLimit,
-		AuthRateLimit: s.AuthRateLimit,
-		Timeout:       s.Timeout,
-		MaxWait:       s.MaxWait,
-		MaxBodyBytes:  s.MaxBodyBytes,
-		AmountScale:   s.AmountScale,
-		MaxPages:      s.MaxPages,
-		UserAgent:     "cardsync/" + version(),
-		Secrets:       s.Secrets,
-		Logger:        log,
-		OnWait:        onWait,
-	}
+func newClient(s config.Settings, log *slog.Logger, onWait func(string, time.Duration)) (*extract.Client, error) {
+	cfg := s.ExtractConfig()
+	cfg.UserAgent = "cardsync/" + version()
+	cfg.Logger = log
+	cfg.OnWait = onWait
 	c, err := extract.New(cfg)
 	if err != nil {
-		return nil, &ConfigError{Key: "api", Msg: err.Error()}
+		return nil, &config.Error{Key: "api", Msg: err.Error()}
 	}
 	return c, nil
 }
 
-// openWarehouse opens the warehouse for writing.
-func openWarehouse(ctx context.Context, s Settings, log *slog.Logger) (*load.Warehouse, error) {
-	w, err := load.Open(ctx, s.DBPath, load.Options{
-		FileMode:           s.FileMode,
-		Synchronous:        s.Synchronous,
-		Logger:             log,
-		RedactFields:       s.RedactFields,
-		MaxRemovedFraction: s.MaxRemovedFraction,
-		ChangeDelay:        s.CommitDelay,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%w: open %s: %w", worker.ErrWarehouse, s.DBPath, err)
-	}
-	return w, nil
+// openStore takes the writer lock (when hold) and opens the warehouse.
+func openStore(ctx context.Context, s config.Settings, log *slog.Logger, hold bool) (*worker.Store, error) {
+	opts := s.LoadOptions()
+	opts.Logger = log
+	return worker.OpenStore(ctx, s.DBPath, opts, hold)
 }

@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"sync"
 	"time"
 
-	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/worker"
 )
 
@@ -57,7 +56,7 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 }
 
 // backfill opens everything and runs one sync.
-func (m *Main) backfill(ctx context.Context, s Settings, log *slog.Logger, trigger string, opts worker.Options, prog *progressLine) (worker.Result, error) {
+func (m *Main) backfill(ctx context.Context, s config.Settings, log *slog.Logger, trigger string, opts worker.Options, prog *progressLine) (worker.Result, error) {
 	var onWait func(string, time.Duration)
 	if prog != nil {
 		onWait = prog.onWait
@@ -66,35 +65,16 @@ func (m *Main) backfill(ctx context.Context, s Settings, log *slog.Logger, trigg
 	if err != nil {
 		return worker.Result{}, err
 	}
-	// Take the writer lock before opening: a process that must give way
-	// to a running sync exits without touching the warehouse.
-	lock, err := load.OpenLock(s.DBPath, s.FileMode)
-	if err != nil {
-		return worker.Result{}, fmt.Errorf("%w: %w", worker.ErrWarehouse, err)
-	}
-	defer lock.Close()
-	if err := lock.Acquire(); err != nil {
-		if !errors.Is(err, load.ErrLocked) {
-			err = fmt.Errorf("%w: %w", worker.ErrWarehouse, err)
-		}
-		return worker.Result{}, err
-	}
-	wh, err := openWarehouse(ctx, s, log)
+	st, err := openStore(ctx, s, log, true)
 	if err != nil {
 		return worker.Result{}, err
 	}
-	defer wh.Close()
-	job := &worker.Job{
-		Client:         client,
-		Warehouse:      wh,
-		Lock:           lock,
-		Logger:         log,
-		Version:        version(),
-		AuditRetention: s.PageAuditRetention,
-	}
+	defer st.Close()
+	jo := worker.JobOptions{Version: version(), AuditRetention: s.PageAuditRetention}
 	if prog != nil {
-		job.Progress = prog.update
+		jo.Progress = prog.update
 	}
+	job := st.Job(client, log, jo)
 	res, err := job.Run(ctx, trigger, opts)
 	prog.done()
 	return res, err

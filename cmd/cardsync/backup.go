@@ -7,8 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/load"
-	"github.com/cardsync/cardsync/worker"
 )
 
 const backupUsage = `
@@ -58,7 +58,7 @@ func (m *Main) runBackup(ctx context.Context, args []string) error {
 	start := time.Now()
 	path, err := load.Backup(ctx, s.DBPath, dir, n, start)
 	if err != nil && (path == "" || !errors.Is(err, load.ErrBackupPrune)) {
-		return backupError(err)
+		return err
 	}
 	if err != nil {
 		log.Warn("backup written, but older backups could not all be pruned", "path", path, "err", err)
@@ -76,16 +76,6 @@ func (m *Main) runBackup(ctx context.Context, args []string) error {
 // warehouse) and the number of backups to keep: the flags, else the
 // defaults. [backup] dir and keep, once configured, fill in what the flags
 // leave unset.
-func backupTarget(_ Settings, to string, keep int) (string, int) {
+func backupTarget(_ config.Settings, to string, keep int) (string, int) {
 	return to, keep
-}
-
-// backupError maps a backup or restore failure to the exit codes: a sync
-// or another backup holding the warehouse or directory (4), an
-// interruption (130), anything else a warehouse error (6).
-func backupError(err error) error {
-	if errors.Is(err, load.ErrLocked) || errors.Is(err, load.ErrBackupBusy) || errors.Is(err, context.Canceled) {
-		return err
-	}
-	return fmt.Errorf("%w: %w", worker.ErrWarehouse, err)
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/load"
-	"github.com/cardsync/cardsync/worker"
 )
 
 const checkUsage = `
@@ -81,7 +80,7 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 		dir := filepath.Dir(s.DBPath)
 		probe, err := os.CreateTemp(dir, ".cardsync-check-*")
 		if err != nil {
-			return fmt.Errorf("%w: warehouse directory %s is not usable: %w", worker.ErrWarehouse, dir, err)
+			return fmt.Errorf("warehouse directory %s is not usable: %w", dir, err)
 		}
 		probe.Close()
 		os.Remove(probe.Name())
@@ -90,12 +89,12 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 	}
 	wh, err := load.OpenReadOnly(ctx, s.DBPath)
 	if err != nil {
-		return fmt.Errorf("%w: open %s read-only: %w", worker.ErrWarehouse, s.DBPath, err)
+		return fmt.Errorf("open %s read-only: %w", s.DBPath, err)
 	}
 	sum, err := wh.Summary(ctx)
 	wh.Close()
 	if err != nil {
-		return fmt.Errorf("%w: read status: %w", worker.ErrWarehouse, err)
+		return fmt.Errorf("read status: %w", err)
 	}
 	ok("warehouse %s readable: %s", s.DBPath, statusOneLine(sum))
 	switch err := load.CheckWritable(ctx, s.DBPath); {
@@ -104,7 +103,7 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 	case errors.Is(err, load.ErrLocked):
 		ok("warehouse held by a running sync (%v): not probed for writing", err)
 	default:
-		return fmt.Errorf("%w: %w", worker.ErrWarehouse, err)
+		return err
 	}
 	return nil
 }

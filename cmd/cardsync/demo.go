@@ -10,9 +10,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/cardsync/cardsync/extract"
+	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/load"
-	"github.com/cardsync/cardsync/redact"
 	"github.com/cardsync/cardsync/sim"
 	"github.com/cardsync/cardsync/worker"
 )
@@ -60,40 +59,36 @@ func (m *Main) runDemo(ctx context.Context, args []string) error {
 	base := "http://" + ln.Addr().String()
 	fmt.Fprintf(m.Stdout, "simulator: %s (%d cards, %d requests/s)\n", base, *cards, *rate)
 
-	s := Settings{
-		BaseURL:       base,
-		Email:         sim.DefaultEmail,
-		Password:      extract.Secret(sim.DefaultPassword),
-		RateLimit:     extract.Rate{N: *rate, Per: time.Second},
-		AuthRateLimit: extract.Rate{N: 10, Per: time.Second},
-		Timeout:       10 * time.Second,
-		MaxWait:       30 * time.Second,
-		MaxBodyBytes:  4 << 20,
-		AmountScale:   2,
-		MaxPages:      100_000,
-		DBPath:        *db,
-		FileMode:      0o640,
-		Synchronous:   "FULL",
-		LogLevel:      *logLevel,
-		LogFormat:     "auto",
-		Secrets:       &redact.Secrets{},
+	// The demo's settings go through the same layers as any command's:
+	// the defaults, then its flags (an error names the flag).
+	cfg, err := config.Load("", []string{config.PasswordEnv + "=" + sim.DefaultPassword},
+		config.Override{Key: "api.base_url", Flag: "(simulator)", Value: base},
+		config.Override{Key: "api.email", Flag: "(simulator)", Value: sim.DefaultEmail},
+		config.Override{Key: "api.rate_limit", Flag: "rate", Value: fmt.Sprintf("%d/1s", *rate)},
+		config.Override{Key: "api.auth_rate_limit", Flag: "(simulator)", Value: "10/1s"},
+		config.Override{Key: "api.timeout", Flag: "(simulator)", Value: "10s"},
+		config.Override{Key: "api.max_wait", Flag: "(simulator)", Value: "30s"},
+		config.Override{Key: "warehouse.path", Flag: "db", Value: *db},
+		config.Override{Key: "log.level", Flag: "log-level", Value: *logLevel},
+	)
+	if err != nil {
+		return err
+	}
+	s, err := cfg.Settings(true, func(string) string { return "" })
+	if err != nil {
+		return err
 	}
 	log := m.logger(s)
 	client, err := newClient(s, log, nil)
 	if err != nil {
 		return err
 	}
-	lock, err := load.AcquireLock(s.DBPath)
-	if err != nil {
-		return fmt.Errorf("%w: %w", worker.ErrWarehouse, err)
-	}
-	defer lock.Close()
-	wh, err := openWarehouse(ctx, s, log)
+	st, err := openStore(ctx, s, log, true)
 	if err != nil {
 		return err
 	}
-	defer wh.Close()
-	job := &worker.Job{Client: client, Warehouse: wh, Lock: lock, Logger: log, Version: version()}
+	defer st.Close()
+	job := st.Job(client, log, worker.JobOptions{Version: version()})
 
 	fmt.Fprintln(m.Stdout, "\n1) backfill:")
 	res, err := job.Run(ctx, worker.TriggerDemo, worker.Options{})
@@ -122,8 +117,8 @@ func (m *Main) runDemo(ctx context.Context, args []string) error {
 	}
 	printSummary(m.Stdout, res)
 
-	st := srv.Stats()
-	fmt.Fprintf(m.Stdout, "\nsimulator saw %d token requests and %d rate-limited replies\n", st.TokenRequests, st.RateLimited)
+	ss := srv.Stats()
+	fmt.Fprintf(m.Stdout, "\nsimulator saw %d token requests and %d rate-limited replies\n", ss.TokenRequests, ss.RateLimited)
 	fmt.Fprintf(m.Stdout, "\nwarehouse: %s — try:\n\n", *db)
 	for _, q := range demoQueries {
 		fmt.Fprintf(m.Stdout, "  sqlite3 -header -column %s \"%s\"\n", *db, q)
@@ -157,11 +152,10 @@ func removeDemoWarehouse(ctx context.Context, path string) error {
 	if err != nil {
 		return &usageError{msg: fmt.Sprintf("refusing to replace %s: not a demo warehouse (%v); choose another -db", path, err)}
 	}
-	var others int
-	err = wh.DB().QueryRowContext(ctx, `SELECT count(*) FROM sync_runs WHERE trigger != 'demo'`).Scan(&others)
+	others, err := wh.RunsNotTriggeredBy(ctx, worker.TriggerDemo)
 	wh.Close()
 	if err != nil {
-		return fmt.Errorf("%w: inspect %s: %w", worker.ErrWarehouse, path, err)
+		return fmt.Errorf("inspect %s: %w", path, err)
 	}
 	if others > 0 {
 		return &usageError{msg: fmt.Sprintf("refusing to replace %s: it holds %d non-demo runs; choose another -db", path, others)}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/worker"
@@ -18,7 +19,7 @@ func TestExitCode(t *testing.T) {
 		err  error
 		want int
 	}{
-		{"config", &ConfigError{Key: "api.base_url", Msg: "x"}, exitConfig},
+		{"config", &config.Error{Key: "api.base_url", Msg: "x"}, exitConfig},
 		{"locked", wrap(load.ErrLocked), exitLocked},
 		{"interrupted", wrap(context.Canceled), exitInterrupted},
 		{"auth", wrap(extract.ErrUnauthenticated), exitAuth},

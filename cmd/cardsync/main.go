@@ -1,5 +1,10 @@
 // Command cardsync keeps a local SQLite warehouse in step with a Card Payment
 // Service account. Run "cardsync help" for its commands.
+//
+// The command owns flags, logging, exit codes and sd_notify, one file per
+// command; it loads configuration through package config and composes
+// worker, extract and load. It must not hold sync logic, SQL or validation
+// rules of its own.
 package main
 
 import (

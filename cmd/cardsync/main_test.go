@@ -379,63 +379,6 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-func TestServeRunsOnScheduleWithoutOverlap(t *testing.T) {
-	srv, e := newEnv(t, sim.Options{Seed: 9, Cards: 30})
-	e.vars["CARDSYNC_SCHEDULE_CRON"] = "@every 1s"
-	e.vars["CARDSYNC_SCHEDULE_RUN_ON_START"] = "true"
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan int, 1)
-	var errOut string
-	go func() {
-		code, _, stderr := e.run(ctx, "serve")
-		errOut = stderr
-		done <- code
-	}()
-	// Wait until three runs finished (run_on_start + two scheduled ones).
-	deadline := time.After(20 * time.Second)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for finished := 0; finished < 3; {
-		select {
-		case <-deadline:
-			cancel()
-			t.Fatalf("only %d runs finished in 20s", finished)
-		case <-tick.C:
-			finished = countRuns(t, e.db, "succeeded")
-		}
-	}
-	cancel()
-	if code := <-done; code != 0 {
-		t.Fatalf("serve exit %d\n%s", code, errOut)
-	}
-	db := openDB(t, e.db)
-	rows, err := db.Query(`SELECT started_at, finished_at, trigger FROM sync_runs ORDER BY run_id`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var prevEnd string
-	for rows.Next() {
-		var start, trigger string
-		var end sql.NullString
-		rows.Scan(&start, &end, &trigger)
-		if trigger != "schedule" {
-			t.Errorf("trigger %q, want schedule", trigger)
-		}
-		if start < prevEnd {
-			t.Errorf("run started %s before the previous ended %s", start, prevEnd)
-		}
-		prevEnd = end.String
-	}
-	if got := srv.Stats().TokenRequests; got != 1 {
-		t.Errorf("token requests = %d, want 1: the daemon reuses its token across runs", got)
-	}
-	assertMatchesTruth(t, srv, e.db)
-	if !strings.Contains(errOut, "stopped cleanly") {
-		t.Errorf("serve log lacks a clean stop:\n%s", errOut)
-	}
-}
-
 func countRuns(t *testing.T, path, status string) int {
 	t.Helper()
 	if _, err := os.Stat(path); err != nil {

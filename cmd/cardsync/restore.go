@@ -59,7 +59,7 @@ func (m *Main) runRestore(ctx context.Context, args []string) error {
 	}
 	log := m.logger(s)
 	if err := load.Restore(ctx, s.DBPath, file); err != nil {
-		return backupError(err)
+		return err
 	}
 	log.Info("warehouse restored", "from", file, "warehouse", s.DBPath, "before_restore", s.DBPath+load.BeforeRestoreSuffix)
 	fmt.Fprintf(m.Stdout, "restored %s to %s\nthe replaced warehouse is kept as %s%s\nthe next run resumes from the restored checkpoint\n",

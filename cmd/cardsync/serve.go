@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -10,8 +9,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/extract"
-	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/worker"
 )
 
@@ -23,8 +22,8 @@ in [schedule] timezone, never two runs at once, plus one run at start when
 [schedule] run_on_start is true. Under systemd (Type=notify) it reports
 READY=1, STATUS=, STOPPING=1 and feeds the watchdog while it makes progress.
 
-Signals: SIGTERM or SIGINT stops the scheduler, lets the page in hand
-commit, records the run as interrupted and exits 0 (a second one exits at
+Signals: SIGTERM or SIGINT stops the scheduler, commits the pages already
+fetched (with their checkpoint), records the run as interrupted and exits 0 (a second one exits at
 once). SIGHUP re-reads the configuration (file, CARDSYNC_* environment,
 flags) and uses it from the next run on; an invalid file keeps the current
 configuration and logs why. [warehouse] changes need a restart.
@@ -52,34 +51,20 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	// The lock's descriptor stays open for the daemon's life (closing it
-	// earlier would drop SQLite's own locks on the file); each run takes
-	// and releases the lock.
-	lock, err := load.OpenLock(s.DBPath, s.FileMode)
-	if err != nil {
-		err = fmt.Errorf("%w: %w", worker.ErrWarehouse, err)
-		log.Error("cannot start: the warehouse lock cannot be opened", "err", err)
-		return &worker.LoggedError{Err: err}
-	}
-	defer lock.Close()
-	// The daemon keeps the warehouse open between runs, so its WAL stays
-	// in place and analysts with read-only access can always open it.
-	wh, err := openWarehouse(ctx, s, log)
+	// The lock's descriptor and the warehouse stay open for the daemon's
+	// life (worker.OpenStore); each run takes and releases the lock.
+	st, err := openStore(ctx, s, log, false)
 	if err != nil {
 		log.Error("cannot start: the warehouse cannot be opened", "err", err)
 		return &worker.LoggedError{Err: err}
 	}
-	defer wh.Close()
-	newJob := func(s Settings, client *extract.Client, log *slog.Logger) *worker.Job {
-		return &worker.Job{
-			Client:         client,
-			Warehouse:      wh,
-			Lock:           lock,
-			Logger:         log,
+	defer st.Close()
+	newJob := func(s config.Settings, client *extract.Client, log *slog.Logger) *worker.Job {
+		return st.Job(client, log, worker.JobOptions{
 			Version:        version(),
 			AuditRetention: s.PageAuditRetention,
 			Status:         func(st string) { _ = notify.Send("STATUS=" + st) },
-		}
+		})
 	}
 	hup := m.Hup
 	if hup == nil && m.Signals {
@@ -141,7 +126,7 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 
 // apiChanged reports whether the client must be rebuilt (it would lose its
 // token otherwise kept across runs).
-func apiChanged(a, b Settings) bool {
+func apiChanged(a, b config.Settings) bool {
 	return a.BaseURL != b.BaseURL || a.Email != b.Email || a.Password != b.Password || a.TokenField != b.TokenField ||
 		a.RateLimit != b.RateLimit || a.AuthRateLimit != b.AuthRateLimit || a.Timeout != b.Timeout || a.MaxWait != b.MaxWait ||
 		a.MaxBodyBytes != b.MaxBodyBytes || a.AmountScale != b.AmountScale || a.MaxPages != b.MaxPages
@@ -149,7 +134,7 @@ func apiChanged(a, b Settings) bool {
 
 // settingsChanges lists the keys a reload changes, and those among them
 // that only take effect after a restart ([warehouse]).
-func settingsChanges(a, b Settings) (changed, restart []string) {
+func settingsChanges(a, b config.Settings) (changed, restart []string) {
 	add := func(key string, differs, needsRestart bool) {
 		if !differs {
 			return

@@ -13,6 +13,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/worker"
 )
@@ -67,12 +68,12 @@ func (m *Main) runStatus(ctx context.Context, args []string) error {
 	}
 	wh, err := load.OpenReadOnly(ctx, s.DBPath)
 	if err != nil {
-		return fmt.Errorf("%w: open %s read-only: %w", worker.ErrWarehouse, s.DBPath, err)
+		return fmt.Errorf("open %s read-only: %w", s.DBPath, err)
 	}
 	defer wh.Close()
 	sum, err := wh.Summary(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: %w", worker.ErrWarehouse, err)
+		return err
 	}
 	holder, _ := load.LockHolder(s.DBPath)
 	sched := inLocation{s.Schedule, s.Location}
@@ -237,7 +238,7 @@ func strPtr(s string) *string {
 	return &s
 }
 
-func newStatusReport(sum load.Summary, h worker.Health, s Settings, holder int, now time.Time) statusReport {
+func newStatusReport(sum load.Summary, h worker.Health, s config.Settings, holder int, now time.Time) statusReport {
 	a := accountStatus{
 		Account:  "default",
 		Healthy:  h.Healthy,

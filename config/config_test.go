@@ -1,0 +1,161 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func noEnv(string) string { return "" }
+
+// TestExampleConfigDecodesStrictly keeps config.example.toml honest: it must
+// decode with unknown keys refused, validate, and equal the defaults.
+func TestExampleConfigDecodesStrictly(t *testing.T) {
+	cfg, err := Load("../config.example.toml", nil)
+	if err != nil {
+		t.Fatalf("decode config.example.toml: %v", err)
+	}
+	want := Default()
+	// The example fills in the keys that have no default.
+	want.API.BaseURL = "https://api.example.com"
+	want.API.Email = "admin@example.com"
+	want.API.PasswordFile = "/run/credentials/cardsync.service/api-password"
+	if cfg.Warehouse.RedactFields != nil && len(cfg.Warehouse.RedactFields) == 0 {
+		cfg.Warehouse.RedactFields = nil
+	}
+	if !equalConfig(cfg.File, want) {
+		t.Errorf("config.example.toml differs from Default:\n got %+v\nwant %+v", cfg, want)
+	}
+	if _, err := cfg.Settings(false, noEnv); err != nil {
+		t.Errorf("validate example: %v", err)
+	}
+}
+
+func equalConfig(a, b File) bool {
+	return a.API == b.API && a.Schedule == b.Schedule && a.Log == b.Log &&
+		a.Warehouse.Path == b.Warehouse.Path && a.Warehouse.FileMode == b.Warehouse.FileMode &&
+		a.Warehouse.Synchronous == b.Warehouse.Synchronous &&
+		a.Warehouse.PageAuditRetention == b.Warehouse.PageAuditRetention && len(a.Warehouse.RedactFields) == len(b.Warehouse.RedactFields) &&
+		a.Warehouse.MaxRemovedFraction == b.Warehouse.MaxRemovedFraction &&
+		a.Warehouse.CommitDelay == b.Warehouse.CommitDelay
+}
+
+func writeFile(t *testing.T, name, content string, mode os.FileMode) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestConfigErrors(t *testing.T) {
+	pw := writeFile(t, "pw", "s3cret\n", 0o600)
+	loosePW := writeFile(t, "pw-loose", "s3cret\n", 0o644)
+	base := "[api]\nbase_url = \"https://api.example.com\"\nemail = \"a@example.com\"\npassword_file = \"" + pw + "\"\n"
+	tests := []struct {
+		name     string
+		file     string
+		env      []string
+		wantKey  string
+		wantLine int
+		wantMsg  string
+	}{
+		{name: "unknown key", file: base + "rate_limt = \"1/1s\"\n", wantKey: "api.rate_limt", wantLine: 5, wantMsg: "unknown key"},
+		{name: "unknown table", file: base + "[warehous]\npath = \"x\"\n", wantKey: "warehous", wantLine: 5, wantMsg: "unknown key"},
+		{name: "wrong type", file: base + "max_body_bytes = \"big\"\n", wantKey: "api.max_body_bytes", wantLine: 5},
+		{name: "syntax error", file: base + "timeout = \n", wantLine: 5},
+		{name: "bad rate", file: base + "rate_limit = \"fast\"\n", wantKey: "api.rate_limit", wantLine: 5, wantMsg: "N/duration"},
+		{name: "bad duration", file: base + "timeout = \"10\"\n", wantKey: "api.timeout", wantLine: 5, wantMsg: "duration"},
+		{name: "http to a remote host", file: strings.Replace(base, "https://api.example.com", "http://api.example.com", 1), wantKey: "api.base_url", wantLine: 2, wantMsg: "loopback"},
+		{name: "missing base url", file: "[api]\nemail = \"a@example.com\"\n", wantKey: "api.base_url", wantMsg: "required"},
+		{name: "missing password", file: "[api]\nbase_url = \"https://x.example\"\nemail = \"a@example.com\"\n", wantKey: "api.password_file", wantMsg: "no password"},
+		{name: "world-readable password file", file: strings.Replace(base, pw, loosePW, 1), wantKey: "api.password_file", wantLine: 4, wantMsg: "readable by group or others"},
+		{name: "bad cron", file: base + "[schedule]\ncron = \"61 * * * *\"\n", wantKey: "schedule.cron", wantLine: 6, wantMsg: "invalid cron"},
+		{name: "cron TZ prefix does not panic", file: base + "[schedule]\ncron = \"TZ=UTC\"\n", wantKey: "schedule.cron", wantLine: 6, wantMsg: "timezone"},
+		{name: "bad timezone", file: base + "[schedule]\ntimezone = \"Mars/Base\"\n", wantKey: "schedule.timezone", wantLine: 6},
+		{name: "world-writable file mode", file: base + "[warehouse]\nfile_mode = \"0666\"\n", wantKey: "warehouse.file_mode", wantLine: 6},
+		{name: "world-readable file mode", file: base + "[warehouse]\nfile_mode = \"0644\"\n", wantKey: "warehouse.file_mode", wantLine: 6, wantMsg: "nothing for others"},
+		{name: "others may only execute", file: base + "[warehouse]\nfile_mode = \"0641\"\n", wantKey: "warehouse.file_mode", wantLine: 6},
+		{name: "group-writable file mode", file: base + "[warehouse]\nfile_mode = \"0660\"\n", wantKey: "warehouse.file_mode", wantLine: 6},
+		{name: "file mode from the environment", env: []string{"CARDSYNC_WAREHOUSE_FILE_MODE=0604"}, file: base, wantKey: "warehouse.file_mode", wantMsg: "nothing for others"},
+		{name: "max_removed_fraction above 1", file: base + "[warehouse]\nmax_removed_fraction = 1.5\n", wantKey: "warehouse.max_removed_fraction", wantLine: 6},
+		{name: "max_removed_fraction zero", file: base + "[warehouse]\nmax_removed_fraction = 0.0\n", wantKey: "warehouse.max_removed_fraction", wantLine: 6},
+		{name: "max_pages zero", file: base + "max_pages = 0\n", wantKey: "api.max_pages", wantLine: 5},
+		{name: "bad log level", file: base + "[log]\nlevel = \"loud\"\n", wantKey: "log.level", wantLine: 6},
+		{name: "unknown env var", file: base, env: []string{"CARDSYNC_API_BASEURL=x"}, wantKey: "CARDSYNC_API_BASEURL", wantMsg: "unknown"},
+		{name: "bad env value", file: base, env: []string{"CARDSYNC_SCHEDULE_RUN_ON_START=maybe"}, wantKey: "schedule.run_on_start", wantMsg: "bad value"},
+		{name: "bad env value overriding the file", file: base + "rate_limit = \"10/1m\"\n", env: []string{"CARDSYNC_API_RATE_LIMIT=fast"}, wantKey: "api.rate_limit", wantMsg: "env CARDSYNC_API_RATE_LIMIT"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeFile(t, "c.toml", tt.file, 0o600)
+			cfg, err := Load(path, tt.env)
+			if err == nil {
+				_, err = cfg.Settings(true, noEnv)
+			}
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("got %v, want a *Error", err)
+			}
+			if tt.wantKey != "" && ce.Key != tt.wantKey {
+				t.Errorf("key %q, want %q (%v)", ce.Key, tt.wantKey, err)
+			}
+			if tt.wantLine != 0 && ce.Source.Line != tt.wantLine {
+				t.Errorf("line %d, want %d (%v)", ce.Source.Line, tt.wantLine, err)
+			}
+			if !strings.Contains(err.Error(), tt.wantMsg) {
+				t.Errorf("error %q, want it to contain %q", err, tt.wantMsg)
+			}
+			if strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("error leaks the password: %v", err)
+			}
+		})
+	}
+}
+
+func TestConfigPrecedence(t *testing.T) {
+	path := writeFile(t, "c.toml", "[api]\nbase_url = \"https://file.example\"\nemail = \"file@example.com\"\n[schedule]\ncron = \"@every 1h\"\n", 0o600)
+	env := []string{"CARDSYNC_API_EMAIL=env@example.com", "CARDSYNC_API_PASSWORD=from-env", "HOME=/root"}
+	cfg, err := Load(path, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := cfg.Settings(true, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.BaseURL != "https://file.example" || s.Email != "env@example.com" || s.Password.Reveal() != "from-env" {
+		t.Errorf("got url %q email %q, want file URL and env e-mail and password", s.BaseURL, s.Email)
+	}
+	if s.CronSpec != "@every 1h" || s.RateLimit.N != 180 || s.RateLimit.Per != time.Minute {
+		t.Errorf("got cron %q rate %v, want the file's cron and the default rate", s.CronSpec, s.RateLimit)
+	}
+}
+
+func TestPasswordFromCredentialsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "api-password"), []byte("cred-pw\n"), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	path := writeFile(t, "c.toml", "[api]\nbase_url = \"https://x.example\"\nemail = \"a@example.com\"\n", 0o600)
+	cfg, err := Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := cfg.Settings(true, func(k string) string {
+		if k == "CREDENTIALS_DIRECTORY" {
+			return dir
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Password.Reveal() != "cred-pw" {
+		t.Errorf("password not read from the credentials directory")
+	}
+}

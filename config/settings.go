@@ -1,0 +1,247 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/cardsync/cardsync/extract"
+	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/redact"
+)
+
+// Settings are the configuration values parsed into their types.
+type Settings struct {
+	BaseURL       string
+	Email         string
+	Password      extract.Secret
+	TokenField    string
+	RateLimit     extract.Rate
+	AuthRateLimit extract.Rate
+	Timeout       time.Duration
+	MaxWait       time.Duration
+	MaxBodyBytes  int64
+	AmountScale   int
+	MaxPages      int
+	DBPath        string
+	FileMode      os.FileMode
+	Synchronous   string
+	RedactFields  []string
+	// PageAuditRetention is 0 to keep run_pages forever.
+	PageAuditRetention time.Duration
+	MaxRemovedFraction float64
+	// CommitDelay is load.Options.ChangeDelay: negative for "0" (at once).
+	CommitDelay time.Duration
+	Schedule    cron.Schedule
+	CronSpec    string
+	Location    *time.Location
+	RunOnStart  bool
+	RunTimeout  time.Duration
+	LogLevel    string
+	LogFormat   string
+	// Secrets holds the password and, once the client has them, its
+	// tokens: the client scrubs upstream text with it and the log handler
+	// scrubs every line.
+	Secrets *redact.Secrets
+}
+
+// ExtractConfig is the API client's configuration (extract.New), with
+// userAgent and the caller's logger and wait callback left to the caller.
+func (s Settings) ExtractConfig() extract.Config {
+	return extract.Config{
+		BaseURL:       s.BaseURL,
+		Email:         s.Email,
+		Password:      s.Password,
+		TokenField:    s.TokenField,
+		RateLimit:     s.RateLimit,
+		AuthRateLimit: s.AuthRateLimit,
+		Timeout:       s.Timeout,
+		MaxWait:       s.MaxWait,
+		MaxBodyBytes:  s.MaxBodyBytes,
+		AmountScale:   s.AmountScale,
+		MaxPages:      s.MaxPages,
+		Secrets:       s.Secrets,
+	}
+}
+
+// LoadOptions are the warehouse's options (load.Open), the logger left to
+// the caller.
+func (s Settings) LoadOptions() load.Options {
+	return load.Options{
+		FileMode:           s.FileMode,
+		Synchronous:        s.Synchronous,
+		RedactFields:       s.RedactFields,
+		MaxRemovedFraction: s.MaxRemovedFraction,
+		ChangeDelay:        s.CommitDelay,
+	}
+}
+
+// Settings checks every value and returns them parsed. needAPI says
+// whether the command talks to the API (and so needs a URL and a
+// password); getenv reads CREDENTIALS_DIRECTORY. Every error is an *Error
+// naming the key and where its value came from.
+func (c *Config) Settings(needAPI bool, getenv func(string) string) (Settings, error) {
+	s := Settings{Secrets: &redact.Secrets{}}
+	if err := c.apiSettings(&s, needAPI, getenv); err != nil {
+		return s, err
+	}
+	if err := c.warehouseSettings(&s); err != nil {
+		return s, err
+	}
+	var err error
+	if s.Location, err = time.LoadLocation(c.Schedule.Timezone); err != nil {
+		return s, c.fail("schedule.timezone", "%v", err)
+	}
+	s.CronSpec = c.Schedule.Cron
+	if s.Schedule, err = ParseCron(c.Schedule.Cron); err != nil {
+		return s, c.fail("schedule.cron", "%v", err)
+	}
+	s.RunOnStart = c.Schedule.RunOnStart
+	if s.RunTimeout, err = positiveDuration(c.Schedule.RunTimeout); err != nil {
+		return s, c.fail("schedule.run_timeout", "%v", err)
+	}
+	switch s.LogLevel = strings.ToLower(c.Log.Level); s.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return s, c.fail("log.level", "%q: want debug, info, warn or error", c.Log.Level)
+	}
+	switch s.LogFormat = strings.ToLower(c.Log.Format); s.LogFormat {
+	case "auto", "json", "text", "tint":
+	default:
+		return s, c.fail("log.format", "%q: want auto, json, text or tint", c.Log.Format)
+	}
+	return s, nil
+}
+
+// apiSettings parses the [api] table; the rules are extract's.
+func (c *Config) apiSettings(s *Settings, needAPI bool, getenv func(string) string) error {
+	var err error
+	s.BaseURL = strings.TrimRight(c.API.BaseURL, "/")
+	s.Email = c.API.Email
+	s.TokenField = c.API.TokenField
+	if needAPI {
+		if s.BaseURL == "" {
+			return c.fail("api.base_url", "required (set it in the file or %s)", EnvName("api.base_url"))
+		}
+		if err := extract.CheckBaseURL(s.BaseURL); err != nil {
+			return c.fail("api.base_url", "%v", err)
+		}
+		if strings.TrimSpace(s.Email) == "" {
+			return c.fail("api.email", "required")
+		}
+		if s.Password, err = c.loadPassword(getenv); err != nil {
+			return err
+		}
+		s.Secrets.Add(s.Password.Reveal())
+	}
+	if s.RateLimit, err = parseRate(c.API.RateLimit); err != nil {
+		return c.fail("api.rate_limit", "%v", err)
+	}
+	if s.AuthRateLimit, err = parseRate(c.API.AuthRateLimit); err != nil {
+		return c.fail("api.auth_rate_limit", "%v", err)
+	}
+	if s.Timeout, err = positiveDuration(c.API.Timeout); err != nil {
+		return c.fail("api.timeout", "%v", err)
+	}
+	if s.MaxWait, err = positiveDuration(c.API.MaxWait); err != nil {
+		return c.fail("api.max_wait", "%v", err)
+	}
+	if s.MaxBodyBytes = c.API.MaxBodyBytes; s.MaxBodyBytes < extract.MinMaxBodyBytes || s.MaxBodyBytes > extract.MaxMaxBodyBytes {
+		return c.fail("api.max_body_bytes", "%d out of range %d..%d", s.MaxBodyBytes, extract.MinMaxBodyBytes, extract.MaxMaxBodyBytes)
+	}
+	s.AmountScale = c.API.AmountScale
+	if err := extract.CheckAmountScale(s.AmountScale); err != nil {
+		return c.fail("api.amount_scale", "%v", err)
+	}
+	if s.MaxPages = c.API.MaxPages; s.MaxPages < 1 || s.MaxPages > extract.MaxMaxPages {
+		return c.fail("api.max_pages", "%d out of range 1..%d", s.MaxPages, extract.MaxMaxPages)
+	}
+	return nil
+}
+
+// warehouseSettings parses the [warehouse] table; the rules are load's.
+func (c *Config) warehouseSettings(s *Settings) error {
+	var err error
+	if s.DBPath = c.Warehouse.Path; s.DBPath == "" {
+		return c.fail("warehouse.path", "required")
+	}
+	if strings.ContainsAny(s.DBPath, "?#") {
+		return c.fail("warehouse.path", "must not contain '?' or '#'")
+	}
+	mode, err := strconv.ParseUint(c.Warehouse.FileMode, 8, 32)
+	if err != nil {
+		return c.fail("warehouse.file_mode", "%q: want an octal mode such as \"0640\" (owner read/write, at most read for the group and nothing for others)", c.Warehouse.FileMode)
+	}
+	s.FileMode = os.FileMode(mode)
+	if err := load.CheckFileMode(s.FileMode); err != nil {
+		return c.fail("warehouse.file_mode", "%q: %v", c.Warehouse.FileMode, err)
+	}
+	s.Synchronous = strings.ToUpper(c.Warehouse.Synchronous)
+	if err := load.CheckSynchronous(s.Synchronous); err != nil {
+		return c.fail("warehouse.synchronous", "%v", err)
+	}
+	s.RedactFields = c.Warehouse.RedactFields
+	s.MaxRemovedFraction = c.Warehouse.MaxRemovedFraction
+	if err := load.CheckMaxRemovedFraction(s.MaxRemovedFraction); err != nil {
+		return c.fail("warehouse.max_removed_fraction", "out of range: %v", err)
+	}
+	if c.Warehouse.PageAuditRetention != "0" {
+		if s.PageAuditRetention, err = positiveDuration(c.Warehouse.PageAuditRetention); err != nil {
+			return c.fail("warehouse.page_audit_retention", "%v (or \"0\" to keep the audit forever)", err)
+		}
+	}
+	s.CommitDelay = -1
+	if c.Warehouse.CommitDelay != "0" {
+		if s.CommitDelay, err = positiveDuration(c.Warehouse.CommitDelay); err != nil {
+			return c.fail("warehouse.commit_delay", "%v (or \"0\" to commit every page that changes something at once)", err)
+		}
+	}
+	return nil
+}
+
+// parseRate reads a rate with extract's parser and checks it with its rule.
+func parseRate(text string) (extract.Rate, error) {
+	r, err := extract.ParseRate(text)
+	if err != nil {
+		return r, err
+	}
+	return r, extract.CheckRate(r)
+}
+
+// cronParser accepts standard 5-field specs and descriptors like "@every 15m".
+var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// ParseCron validates a schedule with the scheduler's own parser.
+// robfig/cron panics on some malformed specs ("TZ=UTC"), so the panic
+// becomes an error.
+func ParseCron(spec string) (sched cron.Schedule, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			sched, err = nil, fmt.Errorf("invalid cron spec %q", spec)
+		}
+	}()
+	if strings.Contains(spec, "TZ=") {
+		return nil, fmt.Errorf("invalid cron spec %q: set [schedule] timezone instead of TZ=", spec)
+	}
+	s, err := cronParser.Parse(spec)
+	if err != nil {
+		return nil, fmt.Errorf("invalid cron spec %q: %w", spec, err)
+	}
+	return s, nil
+}
+
+// positiveDuration parses a Go duration that must be above zero.
+func positiveDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration like \"30s\" or \"5m\"", s)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%q must be positive", s)
+	}
+	return d, nil
+}

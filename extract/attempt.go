@@ -1,0 +1,198 @@
+package extract
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// One attempt of a request: the response read within its deadline, error bodies, retry hints.
+
+// attempt sends r once and reads the whole body within the attempt's deadline.
+func (c *Client) attempt(ctx context.Context, r *request, tok Secret) outcome {
+	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	var body io.Reader
+	if r.body != nil {
+		body = bytes.NewReader(r.body)
+	}
+	req, err := http.NewRequestWithContext(actx, r.method, r.url, body)
+	if err != nil {
+		return outcome{err: fmt.Errorf("build request: %w", err)}
+	}
+	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	req.Header.Set("Accept", "application/json")
+	if r.body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if r.token {
+		req.Header.Set("Authorization", "Bearer "+tok.Reveal())
+	}
+	c.stats.requests.Add(1)
+	if r.pacer == c.authP {
+		c.stats.authRequests.Add(1)
+	}
+	start := time.Now()
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return outcome{err: ctx.Err()}
+		}
+		return outcome{err: unavailable(networkError(err, actx, c.cfg.Timeout)), retry: true}
+	}
+	defer resp.Body.Close()
+	raw, err := readLimited(resp.Body, c.cfg.MaxBodyBytes)
+	o := outcome{status: resp.StatusCode, bytes: len(raw), duration: time.Since(start)}
+	if err != nil {
+		var pe *ProtocolError
+		switch {
+		case ctx.Err() != nil:
+			o.err = ctx.Err()
+		case errors.As(err, &pe):
+			pe.StatusCode = resp.StatusCode
+			o.err = pe
+			// A huge error page from a proxy in trouble is still trouble
+			// upstream: retry it like any other 5xx or 429.
+			if s := resp.StatusCode; s >= 500 || s == http.StatusTooManyRequests || s == http.StatusRequestTimeout {
+				pe.Transient = true
+				o.err, o.retry = unavailable(pe), true
+				if o.rateLimited = s == http.StatusTooManyRequests; o.rateLimited {
+					o.err = rateLimited(pe)
+				}
+				o.hint = c.retryHint(resp.Header, s == http.StatusTooManyRequests)
+			}
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			// The connection closed before the body announced was all
+			// there: a truncated body, retried.
+			o.err, o.retry = unavailable(&ProtocolError{StatusCode: resp.StatusCode, Reason: "truncated body",
+				Transient: true, Truncated: true, Err: err}), true
+		default:
+			o.err, o.retry = unavailable(fmt.Errorf("read body (status %d): %w", resp.StatusCode, networkError(err, actx, c.cfg.Timeout))), true
+		}
+		return o
+	}
+	ct := resp.Header.Get("Content-Type")
+	switch s := resp.StatusCode; {
+	case s >= 200 && s < 300:
+		if !isJSONMediaType(ct) {
+			o.err = &ProtocolError{StatusCode: s, ContentType: c.upstreamText(ct, 64), Reason: "response is not JSON"}
+			return o
+		}
+		if err := r.decode(s, raw); err != nil {
+			var pe *ProtocolError
+			if errors.As(err, &pe) {
+				pe.StatusCode = s
+				if pe.Transient {
+					o.err, o.retry = unavailable(err), true
+					return o
+				}
+			}
+			o.err = err
+		}
+		return o
+	case s == http.StatusUnauthorized:
+		o.err, o.unauthorized = c.errorBody(s, ct, raw, tok), true
+		return o
+	case s == http.StatusTooManyRequests:
+		o.err, o.retry, o.rateLimited = rateLimited(c.errorBody(s, ct, raw, tok)), true, true
+		o.hint = c.retryHint(resp.Header, true)
+		return o
+	case s == http.StatusRequestTimeout || s >= 500:
+		if isHTML(ct) || !isJSONMediaType(ct) && len(raw) > 0 {
+			o.err = unavailable(&ProtocolError{StatusCode: s, ContentType: c.upstreamText(ct, 64), Reason: "error page is not JSON", Transient: true})
+		} else {
+			o.err = unavailable(c.errorBody(s, ct, raw, tok))
+		}
+		o.retry = true
+		o.hint = c.retryHint(resp.Header, false)
+		return o
+	case s >= 300 && s < 400:
+		se := &StatusError{StatusCode: s, Message: "redirect refused"}
+		if loc, err := resp.Location(); err == nil {
+			if !sameOrigin(loc, c.base) || loc.User != nil {
+				o.err = fmt.Errorf("%w: %w", ErrForeignOrigin, se)
+				return o
+			}
+		}
+		o.err = se
+		return o
+	default:
+		o.err = c.errorBody(s, ct, raw, tok)
+		return o
+	}
+}
+
+// errorBody decodes an error body. Its text is scrubbed of the password,
+// the tokens and any Bearer value before it is cut or cleaned: a server
+// that echoes the request must not carry a secret, or a piece of one, into
+// errors, logs or sync_runs.error.
+func (c *Client) errorBody(status int, ct string, raw []byte, _ Secret) *StatusError {
+	return decodeErrorBody(status, ct, raw, c.scrub)
+}
+
+// upstreamText makes text the server wrote fit for an error: scrubbed first,
+// then control characters replaced and the length bounded.
+func (c *Client) upstreamText(s string, n int) string { return truncate(sanitize(c.scrub(s)), n) }
+
+func isHTML(ct string) bool {
+	return strings.Contains(strings.ToLower(ct), "html")
+}
+
+// networkError turns a transport error into a short, secret-free message.
+func networkError(err error, actx context.Context, timeout time.Duration) error {
+	if errors.Is(actx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("attempt timed out after %s: %w", timeout, err)
+	}
+	return err
+}
+
+// readLimited reads at most limit bytes; a longer body is a *ProtocolError
+// naming the limit.
+func readLimited(r io.Reader, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, &ProtocolError{Reason: fmt.Sprintf("response body exceeds the limit of %d bytes", limit)}
+	}
+	return b, nil
+}
+
+// retryHint reads Retry-After (delta-seconds or HTTP-date) and, on a 429,
+// X-RateLimit-Reset (unix seconds).
+func (c *Client) retryHint(h http.Header, rateLimited bool) time.Duration {
+	now := c.clk.Now()
+	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+			return clampHint(time.Duration(n) * time.Second)
+		}
+		if t, err := http.ParseTime(v); err == nil {
+			return clampHint(t.Sub(now))
+		}
+	}
+	if rateLimited {
+		if v := strings.TrimSpace(h.Get("X-RateLimit-Reset")); v != "" {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
+				return clampHint(time.Unix(n, 0).Sub(now))
+			}
+		}
+	}
+	return 0
+}
+
+func clampHint(d time.Duration) time.Duration {
+	if d < 0 {
+		return 0
+	}
+	if d > 24*time.Hour {
+		return 24 * time.Hour
+	}
+	return d
+}

@@ -1,0 +1,78 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cardsync/cardsync/extract"
+	"github.com/cardsync/cardsync/load"
+)
+
+// Store is the warehouse a worker writes, with its writer lock. The lock
+// is opened (and, for a one-shot command, taken) before the warehouse is
+// opened, so a process that must give way to a running sync exits without
+// touching the file. This is the one place that order lives.
+type Store struct {
+	Lock      *load.Lock
+	Warehouse *load.Warehouse
+}
+
+// OpenStore opens the writer lock of the warehouse at path, takes it when
+// hold is true (backfill, demo: a refusal is load.ErrLocked), then opens
+// the warehouse with opts. serve passes hold false: each run takes and
+// releases the lock, while the lock's descriptor and the warehouse stay
+// open for the daemon's life (closing the descriptor would drop SQLite's
+// own locks; an open warehouse keeps its WAL for analysts). Every error
+// but ErrLocked wraps ErrWarehouse.
+func OpenStore(ctx context.Context, path string, opts load.Options, hold bool) (*Store, error) {
+	mode := opts.FileMode
+	if mode == 0 {
+		mode = load.DefaultFileMode
+	}
+	lock, err := load.OpenLock(path, mode)
+	if err != nil {
+		return nil, err
+	}
+	if hold {
+		if err := lock.Acquire(); err != nil {
+			lock.Close()
+			return nil, err
+		}
+	}
+	wh, err := load.Open(ctx, path, opts)
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return &Store{Lock: lock, Warehouse: wh}, nil
+}
+
+// Close closes the warehouse, then the lock (releasing it if held).
+func (s *Store) Close() error {
+	return errors.Join(s.Warehouse.Close(), s.Lock.Close())
+}
+
+// JobOptions are the parts of a Job that are not the store or the client.
+type JobOptions struct {
+	Version        string
+	AuditRetention time.Duration
+	Progress       func(Progress)
+	Status         func(string)
+}
+
+// Job returns a Job that syncs through client into the store.
+func (s *Store) Job(client *extract.Client, log *slog.Logger, o JobOptions) *Job {
+	return &Job{
+		Client:         client,
+		Warehouse:      s.Warehouse,
+		Lock:           s.Lock,
+		Logger:         log,
+		Version:        o.Version,
+		AuditRetention: o.AuditRetention,
+		Progress:       o.Progress,
+		Status:         o.Status,
+	}
+}
