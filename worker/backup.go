@@ -21,6 +21,9 @@ import (
 type Backups struct {
 	Schedule Schedule
 	Take     func(ctx context.Context, now time.Time) (path string, err error)
+	// OnSuccess, if set, is told about each backup written (its path and
+	// when it started), e.g. for a last-success metric.
+	OnSuccess func(path string, at time.Time)
 }
 
 // WarehouseBackups is the plan `cardsync serve` uses: load.Backup of the
@@ -111,6 +114,9 @@ func (d *Daemon) backupOnce(ctx context.Context, b *Backups) {
 	d.backups.LastPath = path
 	d.backups.LastBytes = size
 	d.mu.Unlock()
+	if b.OnSuccess != nil {
+		b.OnSuccess(path, start)
+	}
 	if err != nil {
 		log.Warn("backup written, but older backups could not all be pruned", "path", path, "bytes", size, "duration", elapsed, "err", err)
 		return

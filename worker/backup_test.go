@@ -58,6 +58,8 @@ func TestDaemonBackups(t *testing.T) {
 			k.record(d, now)
 			return take(ctx, now)
 		}
+		var lastOK time.Time
+		plan.OnSuccess = func(_ string, at time.Time) { lastOK = at }
 		d.Backups = plan
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
@@ -92,6 +94,9 @@ func TestDaemonBackups(t *testing.T) {
 		st := d.BackupStats()
 		if st.Succeeded != 6 || st.Failed != 0 || st.LastPath != files[0] || st.LastBytes == 0 || !st.LastSuccess.Equal(at[len(at)-1]) {
 			t.Errorf("BackupStats %+v", st)
+		}
+		if !lastOK.Equal(at[len(at)-1]) {
+			t.Errorf("OnSuccess last told %v, want %v", lastOK, at[len(at)-1])
 		}
 		if n := strings.Count(rec.text(), `"msg":"backup written"`); n != 6 {
 			t.Errorf("%d \"backup written\" lines, want 6", n)
