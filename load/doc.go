@@ -55,6 +55,18 @@
 // with the process; path+".lock" only records the holder's pid for the
 // "sync in progress (pid N)" message.
 //
+// # Backups and checkpoints
+//
+// Backup writes a consistent copy with VACUUM INTO on a read-only
+// connection of its own (a writer and readers go on), checks it (integrity,
+// application_id, user_version), fsyncs it and renames it to
+// warehouse-YYYYMMDDTHHMMSSZ.db, then prunes older files of that pattern
+// only. Restore checks a backup, takes the writer lock, keeps the current
+// file (and its WAL) as <path>.before-restore, removes the current -wal and
+// -shm and renames a checked copy over the path; an open writer adopts it in
+// Verify. Options.Checkpoint "external" leaves WAL checkpoints to another
+// process (Litestream): Optimize and Close run no TRUNCATE checkpoint.
+//
 // # Redaction
 //
 // Before anything is stored (card_state and card_versions data,

@@ -183,7 +183,17 @@ func (w *Warehouse) Verify(ctx context.Context) (_ FileEvent, _ string, err erro
 
 // checkpointTruncate moves the WAL's frames into the database and
 // empties the WAL, giving up quietly when a reader holds a snapshot.
+//
+// With Options.Checkpoint "external" it does nothing when no -wal sits at
+// the path (Restore moved it aside with the old file, so our WAL is ours
+// alone): the only TRUNCATE cardsync then ever runs is the one that keeps
+// our frames from being read as those of a file put in place by hand.
 func (w *Warehouse) checkpointTruncate(ctx context.Context) {
+	if w.externalCheckpoints() {
+		if _, err := os.Stat(w.path + "-wal"); errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+	}
 	var busy, logPages, ckpt int
 	if err := w.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logPages, &ckpt); err != nil || busy != 0 {
 		w.log.Warn("could not empty the WAL before checking the replaced file", "err", err, "busy", busy)

@@ -70,6 +70,9 @@ type Options struct {
 	BatchPages  int
 	BatchDelay  time.Duration
 	ChangeDelay time.Duration
+	// Checkpoint says who empties the WAL: CheckpointAuto (default, "")
+	// or CheckpointExternal (Litestream; see CheckCheckpoint).
+	Checkpoint string
 }
 
 // Warehouse is the SQLite warehouse. A writer (Open) holds exactly one
@@ -318,7 +321,8 @@ func (w *Warehouse) persistWAL(ctx context.Context) error {
 }
 
 // Close closes the warehouse. A writer first attempts a short TRUNCATE
-// checkpoint, so the file on disk is complete without its WAL.
+// checkpoint (none with Options.Checkpoint "external"), so the file on disk
+// is complete without its WAL.
 func (w *Warehouse) Close() (err error) {
 	defer classify(&err)
 	w.closeOnce.Do(func() {
@@ -338,7 +342,10 @@ func (w *Warehouse) Close() (err error) {
 // Optimize runs after a run: a wal_checkpoint(TRUNCATE) attempt bounded by a
 // short busy timeout (an analyst's open snapshot makes it give up rather than
 // stall the worker; the WAL is then reclaimed next time), and PRAGMA
-// optimize. During runs SQLite's PASSIVE autocheckpoint does the work.
+// optimize. During runs SQLite's PASSIVE autocheckpoint does the work. With
+// Options.Checkpoint "external" it runs PRAGMA optimize only: the process
+// that owns checkpoints (Litestream) must see every WAL frame before the WAL
+// restarts.
 func (w *Warehouse) Optimize(ctx context.Context) (err error) {
 	defer classify(&err)
 	if w.readOnly {
@@ -349,6 +356,12 @@ func (w *Warehouse) Optimize(ctx context.Context) (err error) {
 		return fmt.Errorf("optimize: %w", err)
 	}
 	defer conn.Close()
+	if w.externalCheckpoints() {
+		if _, err := conn.ExecContext(ctx, "PRAGMA optimize"); err != nil && !isBusy(err) {
+			return fmt.Errorf("optimize: %w", err)
+		}
+		return nil
+	}
 	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", optimizeBusyTimeout/time.Millisecond)); err != nil {
 		return fmt.Errorf("optimize: %w", err)
 	}
@@ -368,6 +381,10 @@ func (w *Warehouse) Optimize(ctx context.Context) (err error) {
 	}
 	return nil
 }
+
+// externalCheckpoints reports whether another process owns the WAL's
+// checkpoints (Options.Checkpoint "external").
+func (w *Warehouse) externalCheckpoints() bool { return w.opts.Checkpoint == CheckpointExternal }
 
 func isBusy(err error) bool {
 	var se *sqlite.Error

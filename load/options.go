@@ -36,6 +36,27 @@ func CheckMaxRemovedFraction(f float64) error {
 	return nil
 }
 
+// Checkpoint modes (Options.Checkpoint).
+const (
+	// CheckpointAuto: cardsync empties the WAL itself (a TRUNCATE
+	// checkpoint after each run and on close), on top of SQLite's PASSIVE
+	// autocheckpoint.
+	CheckpointAuto = "auto"
+	// CheckpointExternal: another process owns checkpoints (Litestream).
+	// cardsync never runs a TRUNCATE or RESTART checkpoint on the
+	// warehouse and leaves SQLite's PASSIVE autocheckpoint as it is.
+	CheckpointExternal = "external"
+)
+
+// CheckCheckpoint is the one rule for Options.Checkpoint: "auto" or
+// "external".
+func CheckCheckpoint(s string) error {
+	if s != CheckpointAuto && s != CheckpointExternal {
+		return fmt.Errorf("%q: want %q or %q (with Litestream)", s, CheckpointAuto, CheckpointExternal)
+	}
+	return nil
+}
+
 // withDefaults fills the zero fields of Options.
 func (o Options) withDefaults() Options {
 	if o.FileMode == 0 {
@@ -46,6 +67,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxRemovedFraction == 0 {
 		o.MaxRemovedFraction = DefaultMaxRemovedFraction
+	}
+	if o.Checkpoint == "" {
+		o.Checkpoint = CheckpointAuto
 	}
 	return o
 }
@@ -63,5 +87,6 @@ func (o Options) Validate() error {
 	add("FileMode", CheckFileMode(o.FileMode))
 	add("Synchronous", CheckSynchronous(o.Synchronous))
 	add("MaxRemovedFraction", CheckMaxRemovedFraction(o.MaxRemovedFraction))
+	add("Checkpoint", CheckCheckpoint(o.Checkpoint))
 	return errors.Join(errs...)
 }

@@ -40,9 +40,13 @@ type Daemon struct {
 	// StopTimeout bounds how long a stop waits for the run in progress
 	// (systemd's TimeoutStopSec is 30s in the shipped unit).
 	StopTimeout time.Duration
+	// Backups, when set with a Take and a Schedule, takes backups between
+	// runs (see Backups); nil: none.
+	Backups *Backups
 
 	running atomic.Bool
-	mu      sync.Mutex // guards the fields Reload replaces
+	mu      sync.Mutex // guards the fields Reload replaces, and backupStats
+	backups BackupStats
 }
 
 // Config is what a reload replaces.
@@ -51,6 +55,9 @@ type Config struct {
 	Schedule   Schedule
 	RunTimeout time.Duration
 	Logger     *slog.Logger
+	// Backups, when not nil, replaces the daemon's backup plan; a plan
+	// without Take or Schedule turns scheduled backups off.
+	Backups *Backups
 	// Changes describes what changed, for the log line.
 	Changes string
 }
@@ -93,6 +100,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.notify("READY=1")
 	pendingReload := false
+	// nextRun and nextBackup are the slots waited for; zero: compute from
+	// now. A backup due during a run is taken when the run ends; a run due
+	// during a backup starts when the backup ends: neither is skipped for
+	// the other.
+	var nextRun, nextBackup time.Time
+	if b := d.backupPlan(); b != nil {
+		nextBackup = b.Schedule.Next(time.Now())
+	}
 	if d.RunOnStart {
 		if err := d.runOnce(ctx, stopTimeout, &pendingReload); err != nil || ctx.Err() != nil {
 			return err // stopped during the run: said once, in runOnce
@@ -102,13 +117,26 @@ func (d *Daemon) Run(ctx context.Context) error {
 		if pendingReload {
 			pendingReload = false
 			d.reload(ctx)
+			nextRun, nextBackup = time.Time{}, time.Time{}
 		}
 		_, sched, _, log := d.current()
+		backups := d.backupPlan()
 		now := time.Now()
-		next := sched.Next(now)
-		d.notify("STATUS=idle; next run " + next.UTC().Format(time.RFC3339))
-		log.Debug("waiting for the next scheduled run", "next_run", next.UTC().Format(time.RFC3339))
-		timer := time.NewTimer(next.Sub(now))
+		if nextRun.IsZero() {
+			nextRun = sched.Next(now)
+		}
+		wake, backupDue := nextRun, false
+		if backups != nil {
+			if nextBackup.IsZero() {
+				nextBackup = backups.Schedule.Next(now)
+			}
+			if nextBackup.Before(nextRun) {
+				wake, backupDue = nextBackup, true
+			}
+		}
+		d.notify("STATUS=idle; next run " + nextRun.UTC().Format(time.RFC3339))
+		log.Debug("waiting for the next scheduled run", "next_run", nextRun.UTC().Format(time.RFC3339))
+		timer := time.NewTimer(wake.Sub(now))
 		select {
 		case <-ctx.Done():
 			timer.Stop()
@@ -118,6 +146,16 @@ func (d *Daemon) Run(ctx context.Context) error {
 			timer.Stop()
 			pendingReload = true
 		case <-timer.C:
+			if backupDue {
+				d.backupOnce(ctx, backups)
+				nextBackup = time.Time{}
+				if ctx.Err() != nil {
+					d.stopping(ctx)
+					return nil
+				}
+				continue
+			}
+			nextRun = time.Time{}
 			if err := d.runOnce(ctx, stopTimeout, &pendingReload); err != nil || ctx.Err() != nil {
 				return err // stopped during the run: said once, in runOnce
 			}
@@ -219,6 +257,9 @@ func (d *Daemon) reload(ctx context.Context) {
 	}
 	if cfg.Logger != nil {
 		d.Logger = cfg.Logger
+	}
+	if cfg.Backups != nil {
+		d.Backups = cfg.Backups
 	}
 	d.mu.Unlock()
 	d.logger().Info("configuration reloaded", "changes", cfg.Changes)

@@ -25,7 +25,7 @@ const (
 	exitFailure     = 1 // anything not listed below
 	exitConfig      = 2 // usage or configuration error
 	exitAuth        = 3 // the API refused the credentials
-	exitLocked      = 4 // another sync holds the warehouse lock
+	exitLocked      = 4 // another sync holds the warehouse lock (or another backup its directory)
 	exitUnavailable = 5 // the API stayed unreachable, 5xx or rate limited past the wait cap
 	exitWarehouse   = 6 // the warehouse could not be opened or written
 	exitBadData     = 7 // the API sent data cardsync refuses to store
@@ -74,6 +74,8 @@ Commands:
   backfill  run one sync now, resuming an interrupted walk (-restart starts over)
   status    show recent runs, the checkpoint and freshness (-json for scripts)
   check     validate the config, reach the API, authenticate, read the warehouse; writes nothing
+  backup    write a checked copy of the warehouse to backups/ (or -to DIR), keep the newest 7
+  restore   replace the warehouse with a backup FILE (the current one kept as .before-restore)
   sim       serve the Card Payment Service simulator on loopback
   version   print the version
 
@@ -108,6 +110,10 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		err = m.runStatus(ctx, rest)
 	case "check":
 		err = m.runCheck(ctx, rest)
+	case "backup":
+		err = m.runBackup(ctx, rest)
+	case "restore":
+		err = m.runRestore(ctx, rest)
 	case "demo":
 		err = m.runDemo(ctx, rest)
 	case "sim":
@@ -155,7 +161,7 @@ func exitCode(err error) int {
 		return se.code
 	case errors.As(err, &ce), errors.As(err, &ue):
 		return exitConfig
-	case errors.Is(err, load.ErrLocked):
+	case errors.Is(err, load.ErrLocked), errors.Is(err, load.ErrBackupBusy):
 		return exitLocked
 	case errors.Is(err, worker.ErrInterrupted), errors.Is(err, context.Canceled):
 		return exitInterrupted

@@ -1,0 +1,125 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"time"
+
+	"github.com/cardsync/cardsync/load"
+)
+
+// Backups is a daemon's backup plan: Take writes one backup and returns
+// its path; the daemon calls it on Schedule, in its own loop, so a backup
+// never overlaps a run (a run due meanwhile starts as soon as the backup
+// ends; a backup due during a run is taken when the run ends). A failed
+// backup is logged at error level and counted (Daemon.BackupStats), never
+// fatal. Each backup is bounded by the daemon's RunTimeout and cancelled by
+// its stop.
+type Backups struct {
+	Schedule Schedule
+	Take     func(ctx context.Context, now time.Time) (path string, err error)
+	// OnSuccess, if set, is told about each backup written (its path and
+	// when it started), e.g. for a last-success metric.
+	OnSuccess func(path string, at time.Time)
+}
+
+// WarehouseBackups is the plan `cardsync serve` uses: load.Backup of the
+// warehouse at warehousePath into dir (load.DefaultBackupDir when empty),
+// keeping the newest keep (load.DefaultBackupKeep when 0), on schedule.
+func WarehouseBackups(schedule Schedule, warehousePath, dir string, keep int) *Backups {
+	return &Backups{
+		Schedule: schedule,
+		Take: func(ctx context.Context, now time.Time) (string, error) {
+			return load.Backup(ctx, warehousePath, dir, keep, now)
+		},
+	}
+}
+
+// BackupStats is what a daemon's scheduled backups did since it started.
+type BackupStats struct {
+	// Succeeded and Failed count backups; a stop during a backup counts
+	// as neither.
+	Succeeded, Failed int64
+	// LastSuccess is when the last successful backup started (zero: none
+	// yet), LastPath the file it wrote and LastBytes its size.
+	LastSuccess time.Time
+	LastPath    string
+	LastBytes   int64
+	// LastFailure and LastError describe the last failed backup.
+	LastFailure time.Time
+	LastError   string
+}
+
+// BackupStats returns what the daemon's scheduled backups did so far.
+func (d *Daemon) BackupStats() BackupStats {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.backups
+}
+
+// backupPlan returns the backup plan in use, nil when backups are off.
+func (d *Daemon) backupPlan() *Backups {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.Backups == nil || d.Backups.Take == nil || d.Backups.Schedule == nil {
+		return nil
+	}
+	return d.Backups
+}
+
+// backupOnce takes one backup, between runs, and logs and counts how it
+// went.
+func (d *Daemon) backupOnce(ctx context.Context, b *Backups) {
+	_, _, timeout, log := d.current()
+	d.notify("STATUS=taking a backup")
+	start := time.Now()
+	bctx, cancel := context.WithCancel(ctx)
+	if timeout > 0 {
+		bctx, cancel = context.WithTimeoutCause(ctx, timeout, fmt.Errorf("backup exceeded [schedule] run_timeout %s", timeout))
+	}
+	defer cancel()
+	path, err := func() (path string, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("backup panicked: %v", p)
+				log.Error("backup panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			}
+		}()
+		return b.Take(bctx, start)
+	}()
+	elapsed := time.Since(start)
+	if err != nil && ctx.Err() != nil {
+		log.Info("backup interrupted by the stop; its temporary file was removed", "err", err)
+		return
+	}
+	if err != nil && (path == "" || !errors.Is(err, load.ErrBackupPrune)) {
+		d.mu.Lock()
+		d.backups.Failed++
+		d.backups.LastFailure = start
+		d.backups.LastError = err.Error()
+		d.mu.Unlock()
+		log.Error("backup failed; the daemon goes on and takes the next one on schedule", "err", err, "duration", elapsed)
+		return
+	}
+	var size int64
+	if fi, serr := os.Stat(path); serr == nil {
+		size = fi.Size()
+	}
+	d.mu.Lock()
+	d.backups.Succeeded++
+	d.backups.LastSuccess = start
+	d.backups.LastPath = path
+	d.backups.LastBytes = size
+	d.mu.Unlock()
+	if b.OnSuccess != nil {
+		b.OnSuccess(path, start)
+	}
+	if err != nil {
+		log.Warn("backup written, but older backups could not all be pruned", "path", path, "bytes", size, "duration", elapsed, "err", err)
+		return
+	}
+	log.Info("backup written", "path", path, "bytes", size, "duration", elapsed)
+}
