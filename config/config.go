@@ -23,6 +23,7 @@ type File struct {
 	Schedule  Schedule  `toml:"schedule"`
 	Log       Log       `toml:"log"`
 	Metrics   Metrics   `toml:"metrics"`
+	Backup    Backup    `toml:"backup"`
 }
 
 // API is the [api] table.
@@ -53,6 +54,20 @@ type Warehouse struct {
 	// CommitDelay is how long a page that changes something may wait for
 	// more pages to share its transaction ("0": it commits at once).
 	CommitDelay string `toml:"commit_delay"`
+	// Checkpoint says who empties the WAL: "auto" (cardsync) or "external"
+	// (a replicator such as Litestream).
+	Checkpoint string `toml:"checkpoint"`
+}
+
+// Backup is the [backup] table: where backups go, how many stay, and when
+// serve takes them.
+type Backup struct {
+	// Dir is the backup directory ("": backups/ beside the warehouse).
+	Dir string `toml:"dir"`
+	// Keep is how many backups stay after a backup prunes the directory.
+	Keep int `toml:"keep"`
+	// Cron is when serve takes a backup, between runs ("": never).
+	Cron string `toml:"cron"`
 }
 
 // Schedule is the [schedule] table.
@@ -99,7 +114,9 @@ func Default() File {
 			PageAuditRetention: DefaultPageAuditRetention,
 			MaxRemovedFraction: load.DefaultMaxRemovedFraction,
 			CommitDelay:        extract.FormatDuration(load.DefaultChangeDelay),
+			Checkpoint:         load.CheckpointAuto,
 		},
+		Backup: Backup{Keep: load.DefaultBackupKeep},
 		Schedule: Schedule{
 			Cron:       DefaultCron,
 			Timezone:   "UTC",

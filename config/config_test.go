@@ -40,7 +40,8 @@ func equalConfig(a, b File) bool {
 		a.Warehouse.Synchronous == b.Warehouse.Synchronous &&
 		a.Warehouse.PageAuditRetention == b.Warehouse.PageAuditRetention && len(a.Warehouse.RedactFields) == len(b.Warehouse.RedactFields) &&
 		a.Warehouse.MaxRemovedFraction == b.Warehouse.MaxRemovedFraction &&
-		a.Warehouse.CommitDelay == b.Warehouse.CommitDelay
+		a.Warehouse.CommitDelay == b.Warehouse.CommitDelay && a.Warehouse.Checkpoint == b.Warehouse.Checkpoint &&
+		a.Backup == b.Backup && a.Metrics == b.Metrics
 }
 
 func writeFile(t *testing.T, name, content string, mode os.FileMode) string {

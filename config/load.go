@@ -258,6 +258,10 @@ func keys() []key {
 		stringKey("schedule.run_timeout", func(f *File) *string { return &f.Schedule.RunTimeout }),
 		stringKey("log.level", func(f *File) *string { return &f.Log.Level }),
 		stringKey("log.format", func(f *File) *string { return &f.Log.Format }),
+		stringKey("warehouse.checkpoint", func(f *File) *string { return &f.Warehouse.Checkpoint }),
+		stringKey("backup.dir", func(f *File) *string { return &f.Backup.Dir }),
+		intKey("backup.keep", func(f *File) *int { return &f.Backup.Keep }),
+		stringKey("backup.cron", func(f *File) *string { return &f.Backup.Cron }),
 		stringKey("metrics.listen", func(f *File) *string { return &f.Metrics.Listen }),
 		stringKey("metrics.healthy_within", func(f *File) *string { return &f.Metrics.HealthyWithin }),
 	}

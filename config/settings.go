@@ -43,6 +43,16 @@ type Settings struct {
 	RunTimeout  time.Duration
 	LogLevel    string
 	LogFormat   string
+	// Checkpoint is load.Options.Checkpoint ("auto" or "external").
+	Checkpoint string
+	// BackupDir is where backups go ("" : backups/ beside the warehouse).
+	BackupDir string
+	// BackupKeep is how many backups stay after a prune.
+	BackupKeep int
+	// BackupSchedule is when serve takes a backup (nil: never); BackupCron
+	// is its text.
+	BackupSchedule cron.Schedule
+	BackupCron     string
 	// MetricsListen is the address of /metrics and /healthz ("" none).
 	MetricsListen string
 	// HealthyWithin is how old the last success may be while /healthz
@@ -82,6 +92,7 @@ func (s Settings) LoadOptions() load.Options {
 		RedactFields:       s.RedactFields,
 		MaxRemovedFraction: s.MaxRemovedFraction,
 		ChangeDelay:        s.CommitDelay,
+		Checkpoint:         s.Checkpoint,
 	}
 }
 
@@ -118,6 +129,9 @@ func (c *Config) Settings(needAPI bool, getenv func(string) string) (Settings, e
 	case "auto", "json", "text", "tint":
 	default:
 		return s, c.fail("log.format", "%q: want auto, json, text or tint", c.Log.Format)
+	}
+	if err := c.backupSettings(&s); err != nil {
+		return s, err
 	}
 	if err := c.metricsSettings(&s); err != nil {
 		return s, err
@@ -202,6 +216,10 @@ func (c *Config) warehouseSettings(s *Settings) error {
 			return c.fail("warehouse.page_audit_retention", "%v (or \"0\" to keep the audit forever)", err)
 		}
 	}
+	s.Checkpoint = strings.ToLower(c.Warehouse.Checkpoint)
+	if err := load.CheckCheckpoint(s.Checkpoint); err != nil {
+		return c.fail("warehouse.checkpoint", "%v", err)
+	}
 	s.CommitDelay = -1
 	if c.Warehouse.CommitDelay != "0" {
 		if s.CommitDelay, err = positiveDuration(c.Warehouse.CommitDelay); err != nil {
@@ -252,4 +270,19 @@ func positiveDuration(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q must be positive", s)
 	}
 	return d, nil
+}
+
+// backupSettings parses the [backup] table.
+func (c *Config) backupSettings(s *Settings) error {
+	s.BackupDir = c.Backup.Dir
+	if s.BackupKeep = c.Backup.Keep; s.BackupKeep < 1 {
+		return c.fail("backup.keep", "%d: want at least 1", s.BackupKeep)
+	}
+	if s.BackupCron = c.Backup.Cron; s.BackupCron != "" {
+		var err error
+		if s.BackupSchedule, err = ParseCron(s.BackupCron); err != nil {
+			return c.fail("backup.cron", "%v (or \"\" for no scheduled backups)", err)
+		}
+	}
+	return nil
 }

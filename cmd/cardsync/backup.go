@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -73,9 +74,8 @@ func (m *Main) runBackup(ctx context.Context, args []string) error {
 }
 
 // backupTarget returns the directory ("" for the default beside the
-// warehouse) and the number of backups to keep: the flags, else the
-// defaults. [backup] dir and keep, once configured, fill in what the flags
-// leave unset.
-func backupTarget(_ config.Settings, to string, keep int) (string, int) {
-	return to, keep
+// warehouse) and the number of backups to keep: the flags, else [backup]
+// dir and keep.
+func backupTarget(s config.Settings, to string, keep int) (string, int) {
+	return cmp.Or(to, s.BackupDir), cmp.Or(keep, s.BackupKeep)
 }

@@ -5,8 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/metrics"
 	"github.com/cardsync/cardsync/sim"
 )
 
@@ -83,4 +86,76 @@ func TestBackupAndRestoreCommands(t *testing.T) {
 	if code, _, _ := e.run(t.Context(), "backup"); code != exitWarehouse {
 		t.Errorf("backup of a missing warehouse: exit %d, want %d", code, exitWarehouse)
 	}
+}
+
+// TestBackupKeysAndServePlan: `cardsync backup` takes [backup] dir and keep
+// when no flag says otherwise; serve's plan from [backup] cron writes into
+// that directory and tells the metrics, and a restarted daemon's metric
+// starts from the newest backup already there.
+func TestBackupKeysAndServePlan(t *testing.T) {
+	_, e := newEnv(t, sim.Options{Seed: 6, Cards: 20})
+	if code, _, errOut := e.run(t.Context(), "backfill", "-no-progress"); code != 0 {
+		t.Fatalf("backfill: exit %d\n%s", code, errOut)
+	}
+	dir := t.TempDir()
+	e.vars["CARDSYNC_BACKUP_DIR"] = dir
+	e.vars["CARDSYNC_BACKUP_KEEP"] = "2"
+	for range 3 {
+		if code, out, errOut := e.run(t.Context(), "backup"); code != 0 || filepath.Dir(strings.TrimSpace(out)) != dir {
+			t.Fatalf("backup: exit %d, printed %q, want a file in %s\n%s", code, out, dir, errOut)
+		}
+	}
+	if list, err := load.ListBackups(dir); err != nil || len(list) != 2 {
+		t.Fatalf("backups in [backup] dir: %v (%v), want the newest 2", list, err)
+	}
+
+	e.vars["CARDSYNC_BACKUP_CRON"] = "@every 1h"
+	cfg, err := config.Load("", e.environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := cfg.Settings(false, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	met := metrics.New(metrics.Options{})
+	seedBackupMetric(s, met)
+	if got := backupGauge(t, met); got == 0 {
+		t.Errorf("backup metric not seeded from the existing backups")
+	}
+	plan := backups(s, met)
+	if plan.Schedule == nil || plan.Take == nil || plan.OnSuccess == nil {
+		t.Fatalf("plan %+v: want a schedule, a Take and an OnSuccess", plan)
+	}
+	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	path, err := plan.Take(t.Context(), at)
+	if err != nil || filepath.Dir(path) != dir || filepath.Base(path) != "warehouse-20300102T030405Z.db" {
+		t.Fatalf("Take: %q, %v; want warehouse-20300102T030405Z.db in %s", path, err, dir)
+	}
+	plan.OnSuccess(path, at)
+	if got := backupGauge(t, met); got != float64(at.Unix()) {
+		t.Errorf("backup metric %v, want %d", got, at.Unix())
+	}
+	delete(e.vars, "CARDSYNC_BACKUP_CRON")
+	cfg, _ = config.Load("", e.environ())
+	s, _ = cfg.Settings(false, func(string) string { return "" })
+	if plan := backups(s, met); plan.Schedule != nil || plan.Take != nil {
+		t.Errorf("without [backup] cron the plan is %+v, want an empty plan (no backups)", plan)
+	}
+}
+
+// backupGauge reads cardsync_backup_last_success_timestamp_seconds.
+func backupGauge(t *testing.T, met *metrics.Metrics) float64 {
+	t.Helper()
+	families, err := met.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == "cardsync_backup_last_success_timestamp_seconds" {
+			return f.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatal("no cardsync_backup_last_success_timestamp_seconds")
+	return 0
 }

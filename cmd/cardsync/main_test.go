@@ -63,20 +63,23 @@ func newEnv(t *testing.T, opts sim.Options) (*sim.Server, *env) {
 func (e *env) run(ctx context.Context, args ...string) (int, string, string) {
 	var stdout, stderr syncBuffer
 	m := &Main{
-		Stdin:  strings.NewReader(""),
-		Stdout: &stdout,
-		Stderr: &stderr,
-		Getenv: func(k string) string { return e.vars[k] },
-		Environ: func() []string {
-			var out []string
-			for k, v := range e.vars {
-				out = append(out, k+"="+v)
-			}
-			return out
-		},
+		Stdin:   strings.NewReader(""),
+		Stdout:  &stdout,
+		Stderr:  &stderr,
+		Getenv:  func(k string) string { return e.vars[k] },
+		Environ: e.environ,
 	}
 	code := m.Run(ctx, args)
 	return code, stdout.String(), stderr.String()
+}
+
+// environ is the environment the commands see, as KEY=VALUE.
+func (e *env) environ() []string {
+	var out []string
+	for k, v := range e.vars {
+		out = append(out, k+"="+v)
+	}
+	return out
 }
 
 type syncBuffer struct {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/extract"
+	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/metrics"
 	"github.com/cardsync/cardsync/worker"
 )
@@ -77,6 +79,7 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	defer st.Close()
 	if met != nil {
 		runObs = met.RunObserver(st.Warehouse)
+		seedBackupMetric(s, met)
 		stop, err := serveMetrics(ctx, met, st.Warehouse, s.MetricsListen, log)
 		if err != nil {
 			log.Error("cannot start: [metrics] listen", "err", err)
@@ -118,6 +121,7 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 		Notify:     notify.Send,
 		Watchdog:   notify.WatchdogInterval(),
 		Hup:        hup,
+		Backups:    backups(s, met),
 		Reload: func(ctx context.Context) (worker.Config, error) {
 			next, err := m.settings(cf, true)
 			if err != nil {
@@ -140,6 +144,7 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 			}
 			current = next
 			return worker.Config{Job: newJob(next, c, nlog), Schedule: inLocation{next.Schedule, next.Location},
+				Backups:    backups(next, met),
 				RunTimeout: next.RunTimeout, Logger: nlog, Changes: strings.Join(changes, ", ")}, nil
 		},
 	}
@@ -213,8 +218,37 @@ func settingsChanges(a, b config.Settings) (changed, restart []string) {
 	add("warehouse.commit_delay", a.CommitDelay != b.CommitDelay, true)
 	add("metrics.healthy_within", a.HealthyWithin != b.HealthyWithin, false)
 	add("metrics.listen", a.MetricsListen != b.MetricsListen, true)
+	add("warehouse.checkpoint", a.Checkpoint != b.Checkpoint, true)
+	add("backup", a.BackupDir != b.BackupDir || a.BackupKeep != b.BackupKeep || a.BackupCron != b.BackupCron, false)
 	if len(changed) == 0 {
 		changed = []string{"nothing"}
 	}
 	return changed, restart
+}
+
+// backups is serve's backup plan: [backup] cron, dir and keep, each success
+// told to the metrics. Without a cron it is an empty plan (no backups).
+func backups(s config.Settings, met *metrics.Metrics) *worker.Backups {
+	if s.BackupSchedule == nil {
+		return &worker.Backups{}
+	}
+	b := worker.WarehouseBackups(inLocation{s.BackupSchedule, s.Location}, s.DBPath, s.BackupDir, s.BackupKeep)
+	if met != nil {
+		b.OnSuccess = func(_ string, at time.Time) { met.BackupSucceeded(at) }
+	}
+	return b
+}
+
+// seedBackupMetric sets the last backup's time from the newest backup in
+// the directory, so a restarted daemon does not report backups as stale
+// (or as fresh) before its first one.
+func seedBackupMetric(s config.Settings, met *metrics.Metrics) {
+	dir := cmp.Or(s.BackupDir, load.DefaultBackupDir(s.DBPath))
+	list, err := load.ListBackups(dir)
+	if err != nil || len(list) == 0 {
+		return
+	}
+	if fi, err := os.Stat(list[0]); err == nil {
+		met.BackupSucceeded(fi.ModTime())
+	}
 }
