@@ -67,4 +67,3 @@ func TestBackupSettings(t *testing.T) {
 		})
 	}
 }
-
