@@ -109,9 +109,17 @@ func networkLengths(p []byte) uint32 {
 }
 
 // luhn reports whether the ASCII digits in d pass the Luhn check.
-func luhn(d []byte) bool {
+func luhn(d []byte) bool { return luhnSum(d, false)%10 == 0 }
+
+// LuhnCheckDigit returns the Luhn check digit that completes the ASCII
+// digits d (the simulator makes its card numbers with it).
+func LuhnCheckDigit(d []byte) byte { return byte('0' + (10-luhnSum(d, true)%10)%10) }
+
+// luhnSum is the Luhn sum of the ASCII digits d from the right, doubling
+// the rightmost digit when double is true (a number still missing its
+// check digit).
+func luhnSum(d []byte, double bool) int {
 	sum := 0
-	double := false
 	for i := len(d) - 1; i >= 0; i-- {
 		v := int(d[i] - '0')
 		if double {
@@ -123,7 +131,7 @@ func luhn(d []byte) bool {
 		sum += v
 		double = !double
 	}
-	return sum%10 == 0
+	return sum
 }
 
 // PANs returns s with every card number in it masked (see the package

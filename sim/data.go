@@ -7,6 +7,8 @@ import (
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/cardsync/cardsync/redact"
 )
 
 // Card is the truth about one card as the simulator serves it. Cards
@@ -210,23 +212,6 @@ func nextGap(seed int64, index int) int64 {
 	return 2 + int64(r.IntN(5))
 }
 
-func luhnDigit(digits string) byte {
-	sum := 0
-	double := true
-	for i := len(digits) - 1; i >= 0; i-- {
-		d := int(digits[i] - '0')
-		if double {
-			d *= 2
-			if d > 9 {
-				d -= 9
-			}
-		}
-		sum += d
-		double = !double
-	}
-	return byte('0' + (10-sum%10)%10)
-}
-
 // generateCard builds the card with this index and id; created is used
 // when non-zero (cards added later), otherwise a seeded time.
 func generateCard(seed int64, index int, id int64, created time.Time) Card {
@@ -241,7 +226,7 @@ func generateCard(seed int64, index int, id int64, created time.Time) Card {
 	for len(pan) < 15 {
 		pan = append(pan, byte('0'+r.IntN(10)))
 	}
-	pan = append(pan, luhnDigit(string(pan)))
+	pan = append(pan, redact.LuhnCheckDigit(pan))
 	c.PAN = string(pan)
 	c.MaskedNumber = c.PAN[:6] + "******" + c.PAN[12:]
 	c.CVV = strconv.Itoa(100 + r.IntN(900))

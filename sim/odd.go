@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+
+	"github.com/cardsync/cardsync/redact"
 )
 
 // Odd items are what Options.OddData mixes into the card list: cards a real
@@ -27,7 +29,7 @@ func rev(r int) string { return `"rev":` + strconv.Itoa(r) }
 func luhnTimestamp() string {
 	for n := int64(1700000000000); ; n++ {
 		s := strconv.FormatInt(n, 10)
-		if luhnDigit(s[:len(s)-1]) == s[len(s)-1] {
+		if redact.LuhnCheckDigit([]byte(s[:len(s)-1])) == s[len(s)-1] {
 			return s
 		}
 	}
