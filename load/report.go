@@ -179,7 +179,7 @@ func (w *Warehouse) ReportData(ctx context.Context, since, now time.Time) (Repor
 			return d, fmt.Errorf("report data: %s: %w", s.what, err)
 		}
 	}
-	if d.LastRuns, err = w.Runs(ctx, ReportLastRuns); err != nil {
+	if d.LastRuns, err = runs(ctx, tx, ReportLastRuns); err != nil {
 		return d, fmt.Errorf("report data: %w", err)
 	}
 	return d, nil

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -204,6 +205,16 @@ func TestReportData(t *testing.T) {
 		}
 		if got := e.StatusCounts; len(got) != 2 || got[0][0] != 3 {
 			t.Errorf("statuses of a later period %v, want the current counts", got)
+		}
+	})
+	t.Run("writer", func(t *testing.T) {
+		// A writer has one connection: every query must go through the
+		// report's transaction, or it waits for it forever.
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		dw, err := w.ReportData(ctx, since, now)
+		if err != nil || len(dw.LastRuns) != 3 {
+			t.Errorf("ReportData on the writer: %d runs, %v", len(dw.LastRuns), err)
 		}
 	})
 	t.Run("backwards", func(t *testing.T) {

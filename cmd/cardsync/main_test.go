@@ -490,7 +490,7 @@ func TestDemoAndItsQueries(t *testing.T) {
 
 func TestHelpAndUsage(t *testing.T) {
 	e := &env{t: t, vars: map[string]string{}}
-	cmds := []string{"serve", "backfill", "status", "check", "demo", "sim"}
+	cmds := []string{"serve", "backfill", "status", "check", "demo", "sim", "report"}
 	sort.Strings(cmds)
 	for _, c := range cmds {
 		code, _, errOut := e.run(t.Context(), c, "-h")
