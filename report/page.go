@@ -23,6 +23,9 @@ type page struct {
 	Path, Since, Now string
 	Days             int
 	LastSuccess      string
+	// ChartsFrom says where the charts start when the period begins before
+	// the warehouse's history.
+	ChartsFrom       string
 	Current, Removed int64
 	Pending          int64
 
@@ -99,6 +102,9 @@ func newPage(d load.ReportData) page {
 			v.Avail = count(*l.AvailableToApply)
 		}
 		p.Latest = v
+	}
+	if d, p.ChartsFrom = trimToData(d); p.ChartsFrom != "" {
+		p.ChartsFrom = "Charts start on " + p.ChartsFrom + ", the first day with data in the period."
 	}
 	dayLabel := func(i int) string { return d.Days[i].Format("Jan 2") }
 	if len(d.Days) > 0 && d.Days[0].Year() != d.Days[len(d.Days)-1].Year() {
@@ -364,4 +370,43 @@ func problemDesc(prob [3][]int64) string {
 		}
 	}
 	return fmt.Sprintf("Over the period: %d answers 429 Too Many Requests, %d items rejected, %d removals held by the guard.", sums[0], sums[1], sums[2])
+}
+
+// trimToData drops the days of the period before the first one with any
+// data (a snapshot, a card version, a run or a listed card), so that a
+// young warehouse does not draw its history squeezed against the right
+// edge. It returns the first day kept when it dropped any.
+func trimToData(d load.ReportData) (load.ReportData, string) {
+	if len(d.Days) == 0 {
+		return d, ""
+	}
+	k := len(d.Days)
+	see := func(t time.Time) { k = min(k, int(t.Sub(d.Days[0])/(24*time.Hour))) }
+	for _, b := range d.Balances {
+		see(b.Day)
+	}
+	for _, c := range d.CardChanges {
+		see(c.Day)
+	}
+	for _, r := range d.RunDays {
+		see(r.Day)
+	}
+	for _, counts := range d.StatusCounts {
+		for i, n := range counts[:k] {
+			if n != 0 {
+				k = i
+				break
+			}
+		}
+	}
+	if k <= 0 || k >= len(d.Days) {
+		return d, ""
+	}
+	d.Days = d.Days[k:]
+	trimmed := make([][]int64, len(d.StatusCounts))
+	for i, counts := range d.StatusCounts {
+		trimmed[i] = counts[k:]
+	}
+	d.StatusCounts = trimmed
+	return d, day(d.Days[0])
 }

@@ -238,3 +238,24 @@ func BenchmarkWriteYear(b *testing.B) {
 		}
 	})
 }
+
+func TestTrimToData(t *testing.T) {
+	day := func(n int) time.Time { return time.Date(2025, 3, n, 0, 0, 0, 0, time.UTC) }
+	d := load.ReportData{Days: []time.Time{day(1), day(2), day(3), day(4), day(5)},
+		Statuses: []string{"active"}, StatusCounts: [][]int64{{0, 0, 0, 2, 2}},
+		RunDays: []load.RunDay{{Day: day(4), Runs: 1}}, Balances: []load.BalanceDay{{Amount: "balance", Day: day(5)}}}
+	got, from := trimToData(d)
+	if from != "2025-03-04" || len(got.Days) != 2 || !slices.Equal(got.StatusCounts[0], []int64{2, 2}) {
+		t.Errorf("trimmed to %s: %v %v", from, got.Days, got.StatusCounts)
+	}
+	if len(d.StatusCounts[0]) != 5 {
+		t.Error("the input was changed")
+	}
+	d.StatusCounts = [][]int64{{0, 1, 0, 2, 2}}
+	if got, from := trimToData(d); from != "2025-03-02" || len(got.Days) != 4 {
+		t.Errorf("cards listed on day 2: trimmed to %s, %d days", from, len(got.Days))
+	}
+	if _, from := trimToData(load.ReportData{Days: d.Days}); from != "" {
+		t.Errorf("no data: trimmed to %s", from)
+	}
+}
