@@ -105,4 +105,14 @@
 //     worker is running or stopped. Do not delete them by hand.
 //
 // Readers never need write access; they cannot write (mode=ro).
+//
+// # Self-description and reports
+//
+// column_docs describes every public column (schema.Objects): migration 4
+// fills it, and every writer open compares it with this binary's
+// documentation and rewrites it only when it differs. ReportData reads what
+// the HTML report (package report) shows of a period, in one read
+// transaction: per-day aggregates in SQL so that a year of 15-minute
+// snapshots comes back as a few thousand rows, amounts as integer cents and
+// exact decimal text.
 package load

@@ -68,6 +68,9 @@ func (w *Warehouse) connect(ctx context.Context) error {
 	if err := w.migrate(ctx); err != nil {
 		return fail(err)
 	}
+	if err := w.refreshColumnDocs(ctx); err != nil {
+		return fail(err)
+	}
 	if w.page, err = preparePageStatements(ctx, db); err != nil {
 		return fail(err)
 	}

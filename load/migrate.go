@@ -51,6 +51,7 @@ func (w *Warehouse) migrationSteps() map[int]func(context.Context, *sql.Tx) erro
 	return map[int]func(context.Context, *sql.Tx) error{
 		2: w.upgradeHardening,
 		3: w.upgradeRunCost,
+		4: fillColumnDocs,
 	}
 }
 

@@ -240,7 +240,16 @@ type Run struct {
 // Runs returns the last n runs, newest first.
 func (w *Warehouse) Runs(ctx context.Context, n int) (_ []Run, err error) {
 	defer classify(&err)
-	rows, err := w.db.QueryContext(ctx, `SELECT run_id, trigger, status, started_at, finished_at, heartbeat_at,
+	return runs(ctx, w.db, n)
+}
+
+// runs lists the last n runs through q: the pool, or a transaction (a
+// writer has one connection, so a query on the pool while a transaction
+// is open would wait forever).
+func runs(ctx context.Context, q interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}, n int) ([]Run, error) {
+	rows, err := q.QueryContext(ctx, `SELECT run_id, trigger, status, started_at, finished_at, heartbeat_at,
 			pages, cards_seen, cards_new, cards_changed, cards_unchanged, cards_removed, cards_rejected, removals_held,
 			requests, retries, rate_limited, auth_requests, walk_consistent, error, account_error, version
 		FROM sync_runs ORDER BY run_id DESC LIMIT ?`, n)

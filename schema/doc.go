@@ -1,5 +1,9 @@
-// Package schema embeds the warehouse's numbered SQL migrations. It only
-// carries the files; package load applies them. It must not hold Go logic
-// about the data, and a shipped migration must never be edited: a change
-// is a new numbered file.
+// Package schema holds what the warehouse is: the numbered SQL migrations
+// (embedded; package load applies them) and the documentation of every
+// table, view and column (Objects, in docs.go: meaning, unit, example). From
+// that one source come the column_docs table (filled by package load), the
+// README's schema section and datasette/metadata.json (written by
+// `go generate ./schema`, checked by tests). It never opens a database and
+// holds no logic about the data; a shipped migration must never be edited:
+// a change is a new numbered file.
 package schema

@@ -73,6 +73,7 @@ Commands:
   serve     run the daemon: sync on the [schedule] cron until SIGTERM
   backfill  run one sync now, resuming an interrupted walk (-restart starts over)
   status    show recent runs, the checkpoint and freshness (-json for scripts)
+  report    write a self-contained HTML report of the warehouse (charts and tables)
   check     validate the config, reach the API, authenticate, read the warehouse; writes nothing
   backup    write a checked copy of the warehouse to backups/ (or -to DIR), keep the newest 7
   restore   replace the warehouse with a backup FILE (the current one kept as .before-restore)
@@ -108,6 +109,8 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		err = m.runBackfill(ctx, rest)
 	case "status":
 		err = m.runStatus(ctx, rest)
+	case "report":
+		err = m.runReport(ctx, rest)
 	case "check":
 		err = m.runCheck(ctx, rest)
 	case "backup":

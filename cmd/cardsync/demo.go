@@ -8,10 +8,12 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/report"
 	"github.com/cardsync/cardsync/sim"
 	"github.com/cardsync/cardsync/worker"
 )
@@ -25,7 +27,8 @@ seconds), backfills the warehouse, then changes a few cards upstream (one
 changed, one removed, one added) and syncs again (the removed card is now
 pending: one walk missing a card is not proof it is gone), syncs once more
 (the removal is confirmed), and prints the run summaries and queries to try.
-The demo warehouse is replaced on each run.
+It also writes report.html next to the warehouse (what cardsync report
+writes) and prints its path. The demo warehouse is replaced on each run.
 
 Examples:
   go run ./cmd/cardsync demo
@@ -123,7 +126,11 @@ func (m *Main) runDemo(ctx context.Context, args []string) error {
 	for _, q := range demoQueries {
 		fmt.Fprintf(m.Stdout, "  sqlite3 -header -column %s \"%s\"\n", *db, q)
 	}
-	fmt.Fprintln(m.Stdout)
+	page := filepath.Join(filepath.Dir(*db), "report.html")
+	if err := report.Write(ctx, st.Warehouse, page, report.Options{}); err != nil {
+		return err
+	}
+	fmt.Fprintf(m.Stdout, "\nreport: %s (open it in any browser: xdg-open %s)\n\n", page, page)
 	return nil
 }
 

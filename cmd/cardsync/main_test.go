@@ -419,7 +419,7 @@ func TestDemoAndItsQueries(t *testing.T) {
 
 func TestHelpAndUsage(t *testing.T) {
 	e := &env{t: t, vars: map[string]string{}}
-	cmds := []string{"serve", "backfill", "status", "check", "demo", "sim", "backup", "restore"}
+	cmds := []string{"serve", "backfill", "status", "check", "demo", "sim", "backup", "restore", "report"}
 	sort.Strings(cmds)
 	for _, c := range cmds {
 		code, _, errOut := e.run(t.Context(), c, "-h")

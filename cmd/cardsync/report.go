@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/report"
+	"github.com/cardsync/cardsync/worker"
+)
+
+const reportUsage = `
+Usage: cardsync report -o FILE [flags]
+
+Writes one self-contained HTML file about the warehouse: account balances
+over time (per day), cards by status, cards new/changed/removed per day, run
+outcomes, durations, 429s, rejections and held removals, the latest balances
+as exact decimals, the last 20 runs, the cards that changed with their
+fields before and after, and rejected items. The file has no script and
+loads nothing from anywhere: open it in any browser, mail it, print it.
+
+It opens the warehouse read-only (while the worker runs, too), needs no
+password and makes no API request. The file is written to a temporary file
+beside FILE and renamed over it.
+
+Examples:
+  cardsync report -config /etc/cardsync/config.toml -o /srv/www/cardsync.html
+  cardsync report -db ./cardsync-demo.db -o report.html -since 30d && xdg-open report.html
+`
+
+func (m *Main) runReport(ctx context.Context, args []string) error {
+	flags := m.newFlagSet("report", reportUsage)
+	var cf commonFlags
+	cf.register(flags)
+	out := flags.String("o", "report.html", "the HTML file to write")
+	sinceText := flags.String("since", "90d", "how far back the report looks: a Go duration (36h) or days (90d)")
+	if err := parse(flags, args); err != nil {
+		return err
+	}
+	since, err := parseSince(*sinceText)
+	if err != nil {
+		return &usageError{msg: fmt.Sprintf("-since %q: %v", *sinceText, err)}
+	}
+	if *out == "" {
+		return &usageError{msg: "-o: want a file name"}
+	}
+	s, err := m.settings(cf, false)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(s.DBPath); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %s does not exist (no sync has run yet)", worker.ErrWarehouse, s.DBPath)
+	}
+	wh, err := load.OpenReadOnly(ctx, s.DBPath)
+	if err != nil {
+		return fmt.Errorf("open %s read-only: %w", s.DBPath, err)
+	}
+	defer wh.Close()
+	if err := report.Write(ctx, wh, *out, report.Options{Since: since}); err != nil {
+		return err
+	}
+	fmt.Fprintf(m.Stdout, "report: %s\n", *out)
+	return nil
+}
+
+// parseSince reads a period: a Go duration ("36h", "90m") or a whole
+// number of days ("90d").
+func parseSince(s string) (time.Duration, error) {
+	var d time.Duration
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n <= 0 || n > 100*366 {
+			return 0, errors.New("want a positive number of days (90d) or a Go duration (36h)")
+		}
+		d = time.Duration(n) * 24 * time.Hour
+	} else {
+		var err error
+		if d, err = time.ParseDuration(s); err != nil {
+			return 0, errors.New("want a positive number of days (90d) or a Go duration (36h)")
+		}
+	}
+	if d <= 0 {
+		return 0, errors.New("want a positive period")
+	}
+	return d, nil
+}

@@ -1,0 +1,35 @@
+// Package report renders what the warehouse holds as one self-contained
+// HTML file for people who look rather than query: account balances over
+// time, cards by status, card changes per day, run health, and tables of
+// the latest balances, the last runs, the cards that changed (fields before
+// and after) and the rejected items.
+//
+// It owns the page: the data it shows comes from load.Warehouse.ReportData
+// (package load owns every query; this package holds no SQL and never opens
+// or writes the warehouse itself), and Write puts the file in place
+// atomically so `serve` can refresh it after each run.
+//
+// The file must stand alone and stay private: inline CSS and SVG only, no
+// <script>, no web font, no URL of any kind (text that contains "://", such
+// as an error naming the API, is written with an entity for the colon), so
+// opening it makes no network request. Light and dark mode follow
+// prefers-color-scheme, print has its own rules, every chart is an
+// <svg role="img"> with a <title> and a <desc> that says in words what it
+// shows, and tables have captions and header cells.
+//
+// Amounts in tables are the warehouse's exact decimal text (the views'
+// formatting of integer cents); chart axes are labelled from integer cents
+// too. Floating point only places pixels. A year of 15-minute snapshots is
+// drawn per UTC day (first, lowest, highest and last value), so the file
+// stays small (a few hundred kilobytes at most) whatever the period.
+//
+// Charts are drawn by a small SVG writer of its own (svg.go, line, band and
+// stacked-bar charts over days or runs) rather than github.com/go-analyze/charts
+// v0.6.4, which was tried: it writes colours as inline styles (white
+// background, fixed greys), so a chart cannot follow dark mode or print
+// CSS; it names and measures text with its embedded Roboto font, which
+// the reader does not have; its axis labels come from float64 and are
+// abbreviated ("40k"), not exact amounts; it has no <title>/<desc>/role for
+// screen readers; and it would add freetype and x/image to the build for
+// about 250 lines of drawing.
+package report

@@ -1,0 +1,272 @@
+package report
+
+import (
+	"fmt"
+	"html"
+	"html/template"
+	"strconv"
+	"strings"
+)
+
+// Chart geometry, in SVG user units (the SVG scales to the page width).
+const (
+	chartW = 720
+	chartH = 200
+	// padLeft is the least room for y labels; longer labels get more.
+	padLeft  = 40
+	padRight = 12
+	padTop   = 10
+	padBot   = 26
+)
+
+// chart is one SVG chart over n slots (days or runs) on the x axis. Lines
+// and bands are drawn over slots that have a value; bars stack per slot.
+// Values are integers (cents, counts, seconds); only pixel positions are
+// floating point.
+type chart struct {
+	id, title, desc string
+	slots           int
+	// slotLabel names slot i on the x axis; labels are drawn for about
+	// six slots.
+	slotLabel func(i int) string
+	// yLabel formats a tick value exactly (cents as decimal text).
+	yLabel func(v int64) string
+	// zero: the y axis includes 0 (bars, counts).
+	zero  bool
+	lines []lineSeries
+	bands []bandSeries
+	bars  []barSeries
+}
+
+type lineSeries struct {
+	color  int
+	points []slotValue
+}
+
+type slotValue struct {
+	slot int
+	v    int64
+}
+
+type bandSeries struct {
+	color  int
+	points []slotRange
+}
+
+type slotRange struct {
+	slot   int
+	lo, hi int64
+}
+
+// barSeries is one layer of stacked bars: values[i] for slot i.
+type barSeries struct {
+	color  int
+	values []int64
+}
+
+// escape makes text safe in HTML and SVG text and attributes, and writes
+// "://" with an entity so that no URL text (an error message naming the API)
+// reads as a reference in the file.
+func escape(s string) string {
+	return strings.ReplaceAll(html.EscapeString(s), "://", "&#58;//")
+}
+
+// yRange returns the range of every value drawn.
+func (c *chart) yRange() (lo, hi int64, ok bool) {
+	first := true
+	see := func(v int64) {
+		if first {
+			lo, hi, first = v, v, false
+			return
+		}
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	for _, l := range c.lines {
+		for _, p := range l.points {
+			see(p.v)
+		}
+	}
+	for _, b := range c.bands {
+		for _, p := range b.points {
+			see(p.lo)
+			see(p.hi)
+		}
+	}
+	if len(c.bars) > 0 {
+		for i := 0; i < c.slots; i++ {
+			var pos, neg int64
+			for _, b := range c.bars {
+				if v := b.values[i]; v > 0 {
+					pos += v
+				} else {
+					neg += v
+				}
+			}
+			see(pos)
+			see(neg)
+		}
+	}
+	if first {
+		return 0, 0, false
+	}
+	if c.zero {
+		see(0)
+	}
+	return lo, hi, true
+}
+
+// ticks returns round tick values covering [lo, hi]: a step of 1, 2 or 5
+// times a power of ten, in integers, so labels are exact.
+func ticks(lo, hi int64) []int64 {
+	span := hi - lo
+	step := int64(1)
+	for step*4 < span {
+		switch {
+		case step*2*4 >= span:
+			step *= 2
+		case step*5*4 >= span:
+			step *= 5
+		default:
+			step *= 10
+		}
+	}
+	start := floorDiv(lo, step) * step
+	end := -floorDiv(-hi, step) * step
+	if end == start {
+		end = start + step
+	}
+	var out []int64
+	for v := start; v <= end; v += step {
+		out = append(out, v)
+	}
+	return out
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }
+
+// svg renders the chart as an inline SVG element with role=img, a <title>
+// and a <desc>.
+func (c *chart) svg() template.HTML {
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %d %d" role="img" aria-labelledby="%s-t %s-d">`, chartW, chartH, c.id, c.id)
+	fmt.Fprintf(&b, `<title id="%s-t">%s</title><desc id="%s-d">%s</desc>`, c.id, escape(c.title), c.id, escape(c.desc))
+	lo, hi, ok := c.yRange()
+	if !ok || c.slots == 0 {
+		fmt.Fprintf(&b, `<text x="%d" y="%d" class="empty">no data in this period</text></svg>`, chartW/2, chartH/2)
+		return template.HTML(b.String())
+	}
+	if lo == hi && !c.zero {
+		lo, hi = lo-1, hi+1
+	}
+	ts := ticks(lo, hi)
+	labels := make([]string, len(ts))
+	left := padLeft
+	for i, t := range ts {
+		labels[i] = c.yLabel(t)
+		left = max(left, 7*len(labels[i])+12)
+	}
+	plotW := float64(chartW - left - padRight)
+	plotH := float64(chartH - padTop - padBot)
+	lo, hi = ts[0], ts[len(ts)-1]
+	y := func(v int64) float64 {
+		// Integer offsets first: the float only places a pixel.
+		return float64(padTop) + plotH*(1-float64(v-lo)/float64(hi-lo))
+	}
+	slotW := plotW / float64(c.slots)
+	x := func(i int) float64 { return float64(left) + slotW*(float64(i)+0.5) }
+	b.WriteString(`<g class="grid">`)
+	for _, t := range ts {
+		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%s" y2="%s"/>`, left, chartW-padRight, num(y(t)), num(y(t)))
+	}
+	b.WriteString(`</g><g class="ylab">`)
+	for i, t := range ts {
+		fmt.Fprintf(&b, `<text x="%d" y="%s">%s</text>`, left-6, num(y(t)+4), escape(labels[i]))
+	}
+	b.WriteString(`</g><g class="xlab">`)
+	every := max(1, (c.slots+5)/6)
+	for i := 0; i < c.slots; i += every {
+		fmt.Fprintf(&b, `<text x="%s" y="%d">%s</text>`, num(x(i)), chartH-8, escape(c.slotLabel(i)))
+	}
+	b.WriteString(`</g>`)
+	if len(c.bars) > 0 {
+		base := y(0)
+		pos := make([]int64, c.slots)
+		neg := make([]int64, c.slots)
+		w := max(slotW*0.8, 0.6)
+		for _, s := range c.bars {
+			var d strings.Builder
+			for i, v := range s.values {
+				if v == 0 {
+					continue
+				}
+				var from, to int64
+				if v > 0 {
+					from, to = pos[i], pos[i]+v
+					pos[i] = to
+				} else {
+					from, to = neg[i], neg[i]+v
+					neg[i] = to
+				}
+				y0, y1 := y(from), y(to)
+				if from == 0 {
+					y0 = base
+				}
+				fmt.Fprintf(&d, "M%s %sV%sh%sV%sz", num(x(i)-w/2), num(y0), num(y1), num(w), num(y0))
+			}
+			if d.Len() > 0 {
+				fmt.Fprintf(&b, `<path class="f%d" d="%s"/>`, s.color, d.String())
+			}
+		}
+	}
+	for _, s := range c.bands {
+		if len(s.points) == 0 {
+			continue
+		}
+		var d strings.Builder
+		for i, p := range s.points {
+			cmd := "L"
+			if i == 0 {
+				cmd = "M"
+			}
+			fmt.Fprintf(&d, "%s%s %s", cmd, num(x(p.slot)), num(y(p.hi)))
+		}
+		for i := len(s.points) - 1; i >= 0; i-- {
+			p := s.points[i]
+			fmt.Fprintf(&d, "L%s %s", num(x(p.slot)), num(y(p.lo)))
+		}
+		fmt.Fprintf(&b, `<path class="band f%d" d="%sz"/>`, s.color, d.String())
+	}
+	for _, s := range c.lines {
+		if len(s.points) == 0 {
+			continue
+		}
+		var d strings.Builder
+		for i, p := range s.points {
+			cmd := "L"
+			if i == 0 {
+				cmd = "M"
+			}
+			fmt.Fprintf(&d, "%s%s %s", cmd, num(x(p.slot)), num(y(p.v)))
+		}
+		fmt.Fprintf(&b, `<path class="line s%d" d="%s"/>`, s.color, d.String())
+		if len(s.points) == 1 {
+			p := s.points[0]
+			fmt.Fprintf(&b, `<circle class="f%d" cx="%s" cy="%s" r="2.5"/>`, s.color, num(x(p.slot)), num(y(p.v)))
+		}
+	}
+	axis := lo
+	if lo <= 0 && hi >= 0 {
+		axis = 0
+	}
+	fmt.Fprintf(&b, `<line class="axis" x1="%d" x2="%d" y1="%s" y2="%s"/>`, left, chartW-padRight, num(y(axis)), num(y(axis)))
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}

@@ -1,0 +1,133 @@
+package schema
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// README markers: the text between them is Markdown(), rewritten by
+// `go generate ./schema` (or `go run ./schema/gendocs`).
+const (
+	ReadmeBegin = "<!-- schema:begin: generated from schema/docs.go by `go generate ./schema`; edit that file, not this section -->"
+	ReadmeEnd   = "<!-- schema:end -->"
+)
+
+// Markdown renders the README's schema section: a table of every object,
+// then each public object's columns in a collapsed <details> block.
+func Markdown() string {
+	var b strings.Builder
+	objs := Objects()
+	b.WriteString("| name | kind | one row per | what it holds |\n|---|---|---|---|\n")
+	for _, o := range objs {
+		kind := string(o.Kind)
+		if o.Internal {
+			kind += " (internal)"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", o.Name, kind, cell(o.RowPer), cell(o.Description))
+	}
+	b.WriteString("\nThe columns of each public table and view (the same text is in the table `column_docs` and in\n`datasette/metadata.json`):\n")
+	for _, o := range objs {
+		if o.Internal {
+			continue
+		}
+		fmt.Fprintf(&b, "\n<details><summary><code>%s</code> (%s, %d columns)</summary>\n\n", o.Name, o.Kind, len(o.Columns))
+		if o.Generated != "" {
+			fmt.Fprintf(&b, "Besides the columns below: %s.\n\n", o.Generated)
+		}
+		b.WriteString("| column | meaning | unit | example |\n|---|---|---|---|\n")
+		for _, c := range o.Columns {
+			ex := ""
+			if c.Example != "" {
+				ex = "`" + cell(c.Example) + "`"
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", c.Name, cell(c.Description), c.Unit, ex)
+		}
+		b.WriteString("\n</details>\n")
+	}
+	return b.String()
+}
+
+func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// ErrNoMarkers is returned by ReplaceReadmeSection when the README lacks
+// the begin or end marker.
+var ErrNoMarkers = errors.New("README has no schema markers")
+
+// ReplaceReadmeSection returns readme with the text between ReadmeBegin and
+// ReadmeEnd replaced by Markdown().
+func ReplaceReadmeSection(readme string) (string, error) {
+	before, rest, ok := strings.Cut(readme, ReadmeBegin)
+	if !ok {
+		return "", fmt.Errorf("%w: %q", ErrNoMarkers, ReadmeBegin)
+	}
+	_, after, ok := strings.Cut(rest, ReadmeEnd)
+	if !ok {
+		return "", fmt.Errorf("%w: %q", ErrNoMarkers, ReadmeEnd)
+	}
+	return before + ReadmeBegin + "\n" + Markdown() + ReadmeEnd + after, nil
+}
+
+type datasetteTable struct {
+	Description string            `json:"description,omitempty"`
+	Hidden      bool              `json:"hidden,omitempty"`
+	Columns     map[string]string `json:"columns,omitempty"`
+	Units       map[string]string `json:"units,omitempty"`
+}
+
+type datasetteDatabase struct {
+	Description string                    `json:"description"`
+	Tables      map[string]datasetteTable `json:"tables"`
+}
+
+type datasetteMetadata struct {
+	Title       string                       `json:"title"`
+	Description string                       `json:"description"`
+	Databases   map[string]datasetteDatabase `json:"databases"`
+}
+
+// DatasetteMetadata renders datasette/metadata.json in Datasette's metadata
+// format: a description of every table and view and of each public column,
+// units as Pint names where Pint has one, internal tables hidden.
+func DatasetteMetadata() ([]byte, error) {
+	tables := map[string]datasetteTable{}
+	for _, o := range Objects() {
+		t := datasetteTable{Description: o.Description, Hidden: o.Internal}
+		if !o.Internal {
+			t.Description = "One row per " + o.RowPer + ". " + o.Description
+		}
+		for _, c := range o.Columns {
+			if t.Columns == nil {
+				t.Columns = map[string]string{}
+			}
+			t.Columns[c.Name] = c.Description
+			if p := PintUnit(c.Unit); p != "" {
+				if t.Units == nil {
+					t.Units = map[string]string{}
+				}
+				t.Units[c.Name] = p
+			}
+		}
+		tables[o.Name] = t
+	}
+	m := datasetteMetadata{
+		Title:       "cardsync warehouse",
+		Description: "A local copy of a Card Payment Service account kept by cardsync: cards and their history, account balances, sync runs. Times are UTC text; money is exact (integer cents in *_minor columns, decimal text in the views). Column meanings are also in the table column_docs.",
+		Databases:   map[string]datasetteDatabase{},
+	}
+	// Datasette names a database after its file: warehouse.db in
+	// production, cardsync-demo.db for the demo.
+	for _, name := range []string{"warehouse", "cardsync-demo"} {
+		m.Databases[name] = datasetteDatabase{Description: "The cardsync warehouse (" + name + ".db).", Tables: tables}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return nil, fmt.Errorf("encode datasette metadata: %w", err)
+	}
+	return b.Bytes(), nil
+}
