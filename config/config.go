@@ -24,6 +24,7 @@ type File struct {
 	Log       Log       `toml:"log"`
 	Metrics   Metrics   `toml:"metrics"`
 	Backup    Backup    `toml:"backup"`
+	Report    Report    `toml:"report"`
 }
 
 // API is the [api] table.
@@ -88,6 +89,16 @@ type Metrics struct {
 	HealthyWithin string `toml:"healthy_within"`
 }
 
+// Report is the [report] table: the HTML report serve refreshes after each
+// successful run.
+type Report struct {
+	// Path is where serve writes the report ("": serve writes none).
+	Path string `toml:"path"`
+	// Since is the period the report covers: days ("90d") or a Go
+	// duration ("36h").
+	Since string `toml:"since"`
+}
+
 // Log is the [log] table.
 type Log struct {
 	Level  string `toml:"level"`
@@ -117,6 +128,7 @@ func Default() File {
 			Checkpoint:         load.CheckpointAuto,
 		},
 		Backup: Backup{Keep: load.DefaultBackupKeep},
+		Report: Report{Since: DefaultReportSince},
 		Schedule: Schedule{
 			Cron:       DefaultCron,
 			Timezone:   "UTC",
@@ -133,6 +145,7 @@ const (
 	DefaultPageAuditRetention = "2160h"
 	DefaultCron               = "*/15 * * * *"
 	DefaultRunTimeout         = "2h"
+	DefaultReportSince        = "90d"
 )
 
 // SourceKind says where a value came from.

@@ -41,7 +41,7 @@ func equalConfig(a, b File) bool {
 		a.Warehouse.PageAuditRetention == b.Warehouse.PageAuditRetention && len(a.Warehouse.RedactFields) == len(b.Warehouse.RedactFields) &&
 		a.Warehouse.MaxRemovedFraction == b.Warehouse.MaxRemovedFraction &&
 		a.Warehouse.CommitDelay == b.Warehouse.CommitDelay && a.Warehouse.Checkpoint == b.Warehouse.Checkpoint &&
-		a.Backup == b.Backup && a.Metrics == b.Metrics
+		a.Backup == b.Backup && a.Metrics == b.Metrics && a.Report == b.Report
 }
 
 func writeFile(t *testing.T, name, content string, mode os.FileMode) string {

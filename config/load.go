@@ -262,6 +262,8 @@ func keys() []key {
 		stringKey("backup.dir", func(f *File) *string { return &f.Backup.Dir }),
 		intKey("backup.keep", func(f *File) *int { return &f.Backup.Keep }),
 		stringKey("backup.cron", func(f *File) *string { return &f.Backup.Cron }),
+		stringKey("report.path", func(f *File) *string { return &f.Report.Path }),
+		stringKey("report.since", func(f *File) *string { return &f.Report.Since }),
 		stringKey("metrics.listen", func(f *File) *string { return &f.Metrics.Listen }),
 		stringKey("metrics.healthy_within", func(f *File) *string { return &f.Metrics.HealthyWithin }),
 	}

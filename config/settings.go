@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -53,6 +54,10 @@ type Settings struct {
 	// is its text.
 	BackupSchedule cron.Schedule
 	BackupCron     string
+	// ReportPath is where serve writes the HTML report after each
+	// successful run ("": none); ReportSince is the period it covers.
+	ReportPath  string
+	ReportSince time.Duration
 	// MetricsListen is the address of /metrics and /healthz ("" none).
 	MetricsListen string
 	// HealthyWithin is how old the last success may be while /healthz
@@ -129,6 +134,10 @@ func (c *Config) Settings(needAPI bool, getenv func(string) string) (Settings, e
 	case "auto", "json", "text", "tint":
 	default:
 		return s, c.fail("log.format", "%q: want auto, json, text or tint", c.Log.Format)
+	}
+	s.ReportPath = c.Report.Path
+	if s.ReportSince, err = ParseSince(c.Report.Since); err != nil {
+		return s, c.fail("report.since", "%q: %v", c.Report.Since, err)
 	}
 	if err := c.backupSettings(&s); err != nil {
 		return s, err
@@ -285,4 +294,27 @@ func (c *Config) backupSettings(s *Settings) error {
 		}
 	}
 	return nil
+}
+
+// ParseSince reads a period: a whole number of days ("90d") or a Go
+// duration ("36h", "90m").
+func ParseSince(s string) (time.Duration, error) {
+	const want = "want a positive number of days (90d) or a Go duration (36h)"
+	var d time.Duration
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n <= 0 || n > 100*366 {
+			return 0, errors.New(want)
+		}
+		d = time.Duration(n) * 24 * time.Hour
+	} else {
+		var err error
+		if d, err = time.ParseDuration(s); err != nil {
+			return 0, errors.New(want)
+		}
+	}
+	if d <= 0 {
+		return 0, errors.New("want a positive period")
+	}
+	return d, nil
 }

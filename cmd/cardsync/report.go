@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strconv"
-	"strings"
-	"time"
 
+	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/report"
 	"github.com/cardsync/cardsync/worker"
@@ -43,7 +41,7 @@ func (m *Main) runReport(ctx context.Context, args []string) error {
 	if err := parse(flags, args); err != nil {
 		return err
 	}
-	since, err := parseSince(*sinceText)
+	since, err := config.ParseSince(*sinceText)
 	if err != nil {
 		return &usageError{msg: fmt.Sprintf("-since %q: %v", *sinceText, err)}
 	}
@@ -67,26 +65,4 @@ func (m *Main) runReport(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(m.Stdout, "report: %s\n", *out)
 	return nil
-}
-
-// parseSince reads a period: a Go duration ("36h", "90m") or a whole
-// number of days ("90d").
-func parseSince(s string) (time.Duration, error) {
-	var d time.Duration
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(days)
-		if err != nil || n <= 0 || n > 100*366 {
-			return 0, errors.New("want a positive number of days (90d) or a Go duration (36h)")
-		}
-		d = time.Duration(n) * 24 * time.Hour
-	} else {
-		var err error
-		if d, err = time.ParseDuration(s); err != nil {
-			return 0, errors.New("want a positive number of days (90d) or a Go duration (36h)")
-		}
-	}
-	if d <= 0 {
-		return 0, errors.New("want a positive period")
-	}
-	return d, nil
 }

@@ -1,42 +1,18 @@
 package main
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cardsync/cardsync/config"
+	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/sim"
+	"github.com/cardsync/cardsync/worker"
 )
-
-func TestParseSince(t *testing.T) {
-	tests := []struct {
-		in   string
-		want time.Duration
-		ok   bool
-	}{
-		{"90d", 90 * 24 * time.Hour, true},
-		{"1d", 24 * time.Hour, true},
-		{"36h", 36 * time.Hour, true},
-		{"90m", 90 * time.Minute, true},
-		{"0d", 0, false},
-		{"-3d", 0, false},
-		{"-1h", 0, false},
-		{"1.5d", 0, false},
-		{"d", 0, false},
-		{"", 0, false},
-		{"90 days", 0, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			got, err := parseSince(tt.in)
-			if (err == nil) != tt.ok || got != tt.want {
-				t.Errorf("parseSince(%q) = %v, %v; want %v (ok %v)", tt.in, got, err, tt.want, tt.ok)
-			}
-		})
-	}
-}
 
 // TestReportCommand: report reads the warehouse named by the configuration
 // (here CARDSYNC_WAREHOUSE_PATH, then -db) read-only and writes the file.
@@ -83,5 +59,63 @@ func TestDemoWritesReport(t *testing.T) {
 	}
 	if fi, err := os.Stat(page); err != nil || fi.Size() < 10_000 {
 		t.Errorf("demo report: %v, %v", fi, err)
+	}
+}
+
+// TestServeReportRefresh: serve's [report] observer writes the report
+// after a successful run and leaves it alone after a failed one; without
+// [report] path there is none.
+func TestServeReportRefresh(t *testing.T) {
+	_, e := newEnv(t, sim.Options{Seed: 4, Cards: 25})
+	if code, _, errOut := e.run(t.Context(), "backfill", "-no-progress"); code != 0 {
+		t.Fatalf("backfill: exit %d\n%s", code, errOut)
+	}
+	out := filepath.Join(t.TempDir(), "site", "index.html")
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.vars["CARDSYNC_REPORT_PATH"] = out
+	e.vars["CARDSYNC_REPORT_SINCE"] = "7d"
+	cfg, err := config.Load("", e.environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := cfg.Settings(false, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ReportSince != 7*24*time.Hour {
+		t.Fatalf("report.since = %v, want 7 days", s.ReportSince)
+	}
+	wh, err := load.Open(t.Context(), s.DBPath, s.LoadOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wh.Close()
+	var logs strings.Builder
+	obs := reportObserver(s, wh, slog.New(slog.NewTextHandler(&logs, nil)))
+	obs.RunFinished(t.Context(), worker.Result{Status: load.StatusFailed})
+	if _, err := os.Stat(out); err == nil {
+		t.Fatalf("a failed run wrote the report")
+	}
+	obs.RunFinished(t.Context(), worker.Result{Status: load.StatusSucceeded})
+	page, err := os.ReadFile(out)
+	if err != nil || !strings.Contains(string(page), "<svg") {
+		t.Fatalf("report after a successful run: %v (%d bytes)", err, len(page))
+	}
+	if leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".*")); len(leftovers) != 0 {
+		t.Errorf("temp files left beside the report: %v", leftovers)
+	}
+	// A directory that is gone: logged, not fatal.
+	bad := reportObserver(config.Settings{ReportPath: filepath.Join(t.TempDir(), "missing", "r.html"), ReportSince: time.Hour}, wh, slog.New(slog.NewTextHandler(&logs, nil)))
+	bad.RunFinished(t.Context(), worker.Result{Status: load.StatusSucceeded})
+	if !strings.Contains(logs.String(), "not refreshed") {
+		t.Errorf("a failed refresh is not logged:\n%s", logs.String())
+	}
+	delete(e.vars, "CARDSYNC_REPORT_PATH")
+	cfg, _ = config.Load("", e.environ())
+	s, _ = cfg.Settings(false, func(string) string { return "" })
+	if reportObserver(s, wh, nil) != nil {
+		t.Errorf("without [report] path serve refreshes a report")
 	}
 }

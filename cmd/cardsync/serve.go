@@ -14,6 +14,7 @@ import (
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/metrics"
+	"github.com/cardsync/cardsync/report"
 	"github.com/cardsync/cardsync/worker"
 )
 
@@ -92,7 +93,7 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 			Version:        version(),
 			AuditRetention: s.PageAuditRetention,
 			Status:         func(st string) { _ = notify.Send("STATUS=" + st) },
-			Observer:       runObs,
+			Observer:       observers{runObs, reportObserver(s, st.Warehouse, log)},
 		})
 	}
 	hup := m.Hup
@@ -218,6 +219,7 @@ func settingsChanges(a, b config.Settings) (changed, restart []string) {
 	add("warehouse.commit_delay", a.CommitDelay != b.CommitDelay, true)
 	add("metrics.healthy_within", a.HealthyWithin != b.HealthyWithin, false)
 	add("metrics.listen", a.MetricsListen != b.MetricsListen, true)
+	add("report", a.ReportPath != b.ReportPath || a.ReportSince != b.ReportSince, false)
 	add("warehouse.checkpoint", a.Checkpoint != b.Checkpoint, true)
 	add("backup", a.BackupDir != b.BackupDir || a.BackupKeep != b.BackupKeep || a.BackupCron != b.BackupCron, false)
 	if len(changed) == 0 {
@@ -251,4 +253,47 @@ func seedBackupMetric(s config.Settings, met *metrics.Metrics) {
 	if fi, err := os.Stat(list[0]); err == nil {
 		met.BackupSucceeded(fi.ModTime())
 	}
+}
+
+// observers tells each of its observers, in turn, about a finished run.
+type observers []worker.Observer
+
+// RunFinished implements worker.Observer.
+func (o observers) RunFinished(ctx context.Context, r worker.Result) {
+	for _, x := range o {
+		if x != nil {
+			x.RunFinished(ctx, r)
+		}
+	}
+}
+
+// reportObserver is serve's [report] refresh: nil without [report] path.
+func reportObserver(s config.Settings, wh *load.Warehouse, log *slog.Logger) worker.Observer {
+	if s.ReportPath == "" {
+		return nil
+	}
+	return reportRefresh{wh: wh, path: s.ReportPath, since: s.ReportSince, log: log}
+}
+
+// reportRefresh writes the HTML report after each successful run (a temp
+// file renamed over the last one, so a file server always has a whole
+// page). A failure is logged, never fatal: the next success tries again.
+type reportRefresh struct {
+	wh    *load.Warehouse
+	path  string
+	since time.Duration
+	log   *slog.Logger
+}
+
+// RunFinished implements worker.Observer.
+func (r reportRefresh) RunFinished(ctx context.Context, res worker.Result) {
+	if res.Status != load.StatusSucceeded {
+		return
+	}
+	start := time.Now()
+	if err := report.Write(ctx, r.wh, r.path, report.Options{Since: r.since}); err != nil {
+		r.log.Warn("[report] path not refreshed; the next successful run tries again", "path", r.path, "err", err)
+		return
+	}
+	r.log.Debug("report refreshed", "path", r.path, "duration", time.Since(start).Round(time.Millisecond))
 }
