@@ -83,6 +83,14 @@ Commands:
 Run "cardsync <command> -h" for a command's flags and examples.
 `
 
+// commands maps each command to the function in its own file.
+func (m *Main) commands() map[string]func(context.Context, []string) error {
+	return map[string]func(context.Context, []string) error{
+		"serve": m.runServe, "backfill": m.runBackfill, "status": m.runStatus, "report": m.runReport,
+		"check": m.runCheck, "backup": m.runBackup, "restore": m.runRestore, "demo": m.runDemo, "sim": m.runSim,
+	}
+}
+
 // Run runs the command in args and returns the process exit code.
 func (m *Main) Run(ctx context.Context, args []string) int {
 	if len(args) == 0 {
@@ -102,29 +110,13 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		defer stop()
 	}
 	var err error
-	switch cmd {
-	case "serve":
-		err = m.runServe(ctx, rest)
-	case "backfill":
-		err = m.runBackfill(ctx, rest)
-	case "status":
-		err = m.runStatus(ctx, rest)
-	case "report":
-		err = m.runReport(ctx, rest)
-	case "check":
-		err = m.runCheck(ctx, rest)
-	case "backup":
-		err = m.runBackup(ctx, rest)
-	case "restore":
-		err = m.runRestore(ctx, rest)
-	case "demo":
-		err = m.runDemo(ctx, rest)
-	case "sim":
-		err = m.runSim(ctx, rest)
-	case "version", "-version", "--version":
+	switch run := m.commands()[cmd]; {
+	case run != nil:
+		err = run(ctx, rest)
+	case cmd == "version" || cmd == "-version" || cmd == "--version":
 		fmt.Fprintf(m.Stdout, "cardsync %s\n", version())
 		return exitOK
-	case "help", "-h", "-help", "--help":
+	case cmd == "help" || cmd == "-h" || cmd == "-help" || cmd == "--help":
 		fmt.Fprint(m.Stdout, usage)
 		return exitOK
 	default:
