@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"runtime/debug"
@@ -272,4 +273,17 @@ func openStore(ctx context.Context, s config.Settings, log *slog.Logger, hold bo
 	opts := s.LoadOptions()
 	opts.Logger = log
 	return worker.OpenStore(ctx, s.DBPath, opts, hold)
+}
+
+// openForReading opens the warehouse read-only for a command that only
+// reads (status, report): a missing file says no sync has run yet.
+func openForReading(ctx context.Context, path string) (*load.Warehouse, error) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s does not exist (no sync has run yet)", worker.ErrWarehouse, path)
+	}
+	wh, err := load.OpenReadOnly(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("open %s read-only: %w", path, err)
+	}
+	return wh, nil
 }

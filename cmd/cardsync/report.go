@@ -2,15 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 
 	"github.com/cardsync/cardsync/config"
-	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/report"
-	"github.com/cardsync/cardsync/worker"
 )
 
 const reportUsage = `
@@ -52,12 +47,9 @@ func (m *Main) runReport(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(s.DBPath); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: %s does not exist (no sync has run yet)", worker.ErrWarehouse, s.DBPath)
-	}
-	wh, err := load.OpenReadOnly(ctx, s.DBPath)
+	wh, err := openForReading(ctx, s.DBPath)
 	if err != nil {
-		return fmt.Errorf("open %s read-only: %w", s.DBPath, err)
+		return err
 	}
 	defer wh.Close()
 	if err := report.Write(ctx, wh, *out, report.Options{Since: since}); err != nil {

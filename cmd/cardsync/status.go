@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"strings"
 	"time"
 
@@ -63,12 +60,9 @@ func (m *Main) runStatus(ctx context.Context, args []string) error {
 		return err
 	}
 	now := time.Now()
-	if _, err := os.Stat(s.DBPath); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: %s does not exist (no sync has run yet)", worker.ErrWarehouse, s.DBPath)
-	}
-	wh, err := load.OpenReadOnly(ctx, s.DBPath)
+	wh, err := openForReading(ctx, s.DBPath)
 	if err != nil {
-		return fmt.Errorf("open %s read-only: %w", s.DBPath, err)
+		return err
 	}
 	defer wh.Close()
 	sum, err := wh.Summary(ctx)
