@@ -13,7 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/cardsync/cardsync/money"
+	"github.com/cardsync/cardsync/account"
 )
 
 // Card is one item of a card page: its id as text and its JSON exactly as
@@ -52,11 +52,7 @@ type Pagination struct {
 // Account is the account resource (GET /account). Nil fields were null or
 // absent; amounts are exact.
 type Account struct {
-	Name, Email, Timezone *string
-
-	TransferAmount, ReachAmount, Authorizations, Balance, CardsBalance, AvailableRechargeBalance *money.Amount
-
-	AvailableToApplyCardCount, AppliedCardCount *int64
+	account.Snapshot
 	// Raw is the "data" object byte-exact, unknown fields included.
 	Raw json.RawMessage
 	// Missing lists the spec's account fields the response left out. The

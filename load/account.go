@@ -5,18 +5,16 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/cardsync/cardsync/account"
 	"github.com/cardsync/cardsync/money"
 )
 
 // Account snapshots: one row per account read, amounts in exact cents.
 
-// Account is one account read, as package extract decodes it.
+// Account is one account read to store: the snapshot package extract
+// decoded, and what the decoding noticed.
 type Account struct {
-	Name, Email, Timezone *string
-
-	TransferAmount, ReachAmount, Authorizations, Balance, CardsBalance, AvailableRechargeBalance *money.Amount
-
-	AvailableToApplyCardCount, AppliedCardCount *int64
+	account.Snapshot
 	// AmountsRounded says an amount came with more decimals than the amount
 	// scale and was rounded half to even (Raw keeps the exact text).
 	AmountsRounded bool

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cardsync/cardsync/account"
 	"github.com/cardsync/cardsync/money"
 )
 
@@ -37,8 +38,8 @@ func TestSaveAccountExactMoney(t *testing.T) {
 			}
 			name := "Acme " + tt.name
 			count := int64(3)
-			acct := Account{Name: &name, Balance: a, CardsBalance: a, AvailableRechargeBalance: a,
-				TransferAmount: a, ReachAmount: a, Authorizations: a, AppliedCardCount: &count,
+			acct := Account{Snapshot: account.Snapshot{Name: &name, Balance: a, CardsBalance: a, AvailableRechargeBalance: a,
+				TransferAmount: a, ReachAmount: a, Authorizations: a, AppliedCardCount: &count},
 				Raw: []byte(`{"name":"` + name + `","balance":` + tt.json + `}`)}
 			if err := w.SaveAccount(ctx, run, acct); err != nil {
 				t.Fatal(err)
@@ -104,7 +105,7 @@ func TestCentsOf(t *testing.T) {
 	}
 	w, _, _ := openTest(t, Options{})
 	bad := money.FromMinor(1234, 3)
-	if err := w.SaveAccount(t.Context(), startRun(t, w), Account{Balance: &bad}); !errors.Is(err, ErrAmountScale) {
+	if err := w.SaveAccount(t.Context(), startRun(t, w), Account{Snapshot: account.Snapshot{Balance: &bad}}); !errors.Is(err, ErrAmountScale) {
 		t.Errorf("SaveAccount with 1.234 = %v, want ErrAmountScale", err)
 	}
 }

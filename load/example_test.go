@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardsync/cardsync/account"
 	"github.com/cardsync/cardsync/money"
 	"github.com/cardsync/cardsync/sim"
 )
@@ -37,8 +38,8 @@ func TestExampleWarehouse(t *testing.T) {
 	for i, bal := range []string{"98765.40", "98712.33", "-0.07"} {
 		run := startRun(t, w)
 		count := int64(30 - i)
-		if err := w.SaveAccount(ctx, run, Account{Name: &name, Balance: amount(bal), CardsBalance: amount("1200.00"),
-			AvailableRechargeBalance: amount("50.5"), AppliedCardCount: &count, Raw: []byte(`{"name":"Acme Ads","balance":"` + bal + `"}`)}); err != nil {
+		if err := w.SaveAccount(ctx, run, Account{Snapshot: account.Snapshot{Name: &name, Balance: amount(bal), CardsBalance: amount("1200.00"),
+			AvailableRechargeBalance: amount("50.5"), AppliedCardCount: &count}, Raw: []byte(`{"name":"Acme Ads","balance":"` + bal + `"}`)}); err != nil {
 			t.Fatal(err)
 		}
 		last := 30 - 2*i

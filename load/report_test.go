@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardsync/cardsync/account"
 	"github.com/cardsync/cardsync/money"
 )
 
@@ -53,7 +54,7 @@ func TestReportData(t *testing.T) {
 			clk.Advance(15 * time.Minute)
 		}
 		b, cb := money.FromMinor(balance(k), 2), money.FromMinor(3133707, 2)
-		if err := w.SaveAccount(ctx, run1, Account{Balance: &b, CardsBalance: &cb}); err != nil {
+		if err := w.SaveAccount(ctx, run1, Account{Snapshot: account.Snapshot{Balance: &b, CardsBalance: &cb}}); err != nil {
 			t.Fatal(err)
 		}
 		day := clk.Now().Format(time.DateOnly)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardsync/cardsync/account"
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/money"
@@ -78,8 +79,8 @@ func buildWarehouse(tb testing.TB, dir string, year bool) *simWarehouse {
 			cards := money.FromMinor(9876540+int64(k%96)*100, 2)
 			recharge := money.FromMinor(30, 2)
 			applied := int64(300)
-			if err := w.SaveAccount(ctx, run, load.Account{Balance: &bal, CardsBalance: &cards,
-				AvailableRechargeBalance: &recharge, AppliedCardCount: &applied}); err != nil {
+			if err := w.SaveAccount(ctx, run, load.Account{Snapshot: account.Snapshot{Balance: &bal, CardsBalance: &cards,
+				AvailableRechargeBalance: &recharge, AppliedCardCount: &applied}}); err != nil {
 				tb.Fatal(err)
 			}
 			clk.set(at.Add(time.Duration(20+k%40) * time.Second))

@@ -410,19 +410,5 @@ func inconsistency(s load.WalkSummary) string {
 }
 
 func accountSnapshot(a *extract.Account) load.Account {
-	return load.Account{
-		Name:                      a.Name,
-		Email:                     a.Email,
-		Timezone:                  a.Timezone,
-		TransferAmount:            a.TransferAmount,
-		ReachAmount:               a.ReachAmount,
-		Authorizations:            a.Authorizations,
-		Balance:                   a.Balance,
-		CardsBalance:              a.CardsBalance,
-		AvailableRechargeBalance:  a.AvailableRechargeBalance,
-		AvailableToApplyCardCount: a.AvailableToApplyCardCount,
-		AppliedCardCount:          a.AppliedCardCount,
-		AmountsRounded:            len(a.Rounded) > 0,
-		Raw:                       a.Raw,
-	}
+	return load.Account{Snapshot: a.Snapshot, AmountsRounded: len(a.Rounded) > 0, Raw: a.Raw}
 }
