@@ -65,7 +65,7 @@ func TestReportData(t *testing.T) {
 			want[day] = a
 		}
 		a.min, a.max, a.last, a.n = min(a.min, v), max(a.max, v), v, a.n+1
-		if day == "2025-03-02" && clk.Now().Hour() == 9 && clk.Now().Minute() == 0 {
+		if day == "2026-03-02" && clk.Now().Hour() == 9 && clk.Now().Minute() == 0 {
 			// Card 1 frozen, card 5 not listed (pending), an item without an id.
 			run2 := startRun(t, w)
 			commit(t, w, run2, statusPage(statusCard(1, "frozen", "10.00"), cards[1], cards[2], cards[3],
@@ -89,8 +89,8 @@ func TestReportData(t *testing.T) {
 			clk.Advance(-time.Minute)
 		}
 	}
-	now := clk.Now() // 2025-03-03T12:00:00Z
-	since := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	now := clk.Now() // 2026-03-03T12:00:00Z
+	since := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 
 	r, err := OpenReadOnly(ctx, path)
 	if err != nil {
@@ -103,8 +103,8 @@ func TestReportData(t *testing.T) {
 	}
 
 	t.Run("days", func(t *testing.T) {
-		if len(d.Days) != 3 || !d.Days[0].Equal(since) || d.Days[2].Format(time.DateOnly) != "2025-03-03" {
-			t.Errorf("days %v, want 2025-03-01..03", d.Days)
+		if len(d.Days) != 3 || !d.Days[0].Equal(since) || d.Days[2].Format(time.DateOnly) != "2026-03-03" {
+			t.Errorf("days %v, want 2026-03-01..03", d.Days)
 		}
 		if d.LastSuccessRun != 2 || d.CurrentCards != 4 || d.RemovedCards != 1 {
 			t.Errorf("last success run %d, %d current, %d removed; want 2, 4, 1", d.LastSuccessRun, d.CurrentCards, d.RemovedCards)
@@ -165,8 +165,8 @@ func TestReportData(t *testing.T) {
 	})
 	t.Run("card changes", func(t *testing.T) {
 		want := []ChangeDay{
-			{Day: time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC), New: 5},
-			{Day: time.Date(2025, 3, 2, 0, 0, 0, 0, time.UTC), Changed: 1, Removed: 1},
+			{Day: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), New: 5},
+			{Day: time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC), Changed: 1, Removed: 1},
 		}
 		if !slices.Equal(d.CardChanges, want) {
 			t.Errorf("card changes %+v, want %+v", d.CardChanges, want)
