@@ -157,7 +157,13 @@ func (w *Warehouse) Backup(ctx context.Context, dir string, keep int, now time.T
 // vacuumInto writes a consistent copy of the warehouse at src to dst with
 // VACUUM INTO (one read transaction) on a read-only connection of its own.
 func vacuumInto(ctx context.Context, src, dst string) error {
-	w, err := OpenReadOnly(ctx, src)
+	// Never the immutable fallback of OpenReadOnly: a run may start
+	// during the copy, and only a WAL-aware reader sees one transaction.
+	abs, err := filepath.Abs(src)
+	if err != nil {
+		return err
+	}
+	w, err := openReadOnly(ctx, abs, false)
 	if err != nil {
 		return err
 	}

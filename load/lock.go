@@ -106,11 +106,12 @@ func (l *Lock) Release() (err error) {
 
 // Close releases the lock and closes its descriptor. Call it after the
 // warehouse is closed. It is idempotent.
-func (l *Lock) Close() error {
+func (l *Lock) Close() (err error) {
+	defer classify(&err)
 	if l == nil || l.f == nil {
 		return nil
 	}
-	err := l.Release()
+	err = l.Release()
 	if cerr := l.f.Close(); err == nil {
 		err = cerr
 	}

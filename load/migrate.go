@@ -170,7 +170,8 @@ func (w *Warehouse) apply(ctx context.Context, m migration) error {
 // output of sqlite3's .dump with its PRAGMA user_version and application_id:
 // tests use it to build warehouses written by earlier releases. The file
 // must not exist.
-func LoadSQL(ctx context.Context, path, script string) error {
+func LoadSQL(ctx context.Context, path, script string) (err error) {
+	defer classify(&err)
 	if _, err := os.Stat(path); err == nil {
 		return fmt.Errorf("load SQL into %s: file exists", path)
 	}

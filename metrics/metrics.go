@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -71,6 +72,7 @@ type Metrics struct {
 	snapshot       prometheus.Gauge
 	warehouseBytes prometheus.Gauge
 	backup         prometheus.Gauge
+	backups        *prometheus.CounterVec
 	healthyWithin  prometheus.Gauge
 
 	mu     sync.Mutex
@@ -109,6 +111,10 @@ func New(opts Options) *Metrics {
 	m.snapshot = f.gauge("cardsync_account_snapshot_timestamp_seconds", "When the latest account snapshot was taken (unix seconds; 0: none yet).")
 	m.warehouseBytes = f.gauge("cardsync_warehouse_bytes", "Size of the warehouse file and its WAL after the last run.")
 	m.backup = f.gauge("cardsync_backup_last_success_timestamp_seconds", "When the last backup succeeded (unix seconds; 0: none, or backups not configured).")
+	m.backups = f.counterVec("cardsync_backups_total", "Scheduled backups serve took, by result (succeeded, failed).", "result")
+	for _, r := range []string{"succeeded", "failed"} {
+		m.backups.WithLabelValues(r)
+	}
 	m.healthyWithin = f.gauge("cardsync_healthy_within_seconds", "[metrics] healthy_within: how old the last success may be while /healthz answers 200.")
 
 	for _, t := range Triggers {
@@ -152,7 +158,18 @@ func (m *Metrics) Handler() http.Handler {
 
 // BackupSucceeded records a backup that finished at t: the backup code
 // calls it after each successful backup.
-func (m *Metrics) BackupSucceeded(t time.Time) { m.backup.Set(unixSeconds(t)) }
+func (m *Metrics) BackupSucceeded(t time.Time) {
+	m.backups.WithLabelValues("succeeded").Inc()
+	m.backup.Set(unixSeconds(t))
+}
+
+// BackupFailed counts a scheduled backup that failed.
+func (m *Metrics) BackupFailed() { m.backups.WithLabelValues("failed").Inc() }
+
+// SetLastBackup sets the last backup's time without counting a backup: at
+// start-up from the newest backup on disk, or the zero time (0) when
+// backups are not configured.
+func (m *Metrics) SetLastBackup(t time.Time) { m.backup.Set(unixSeconds(t)) }
 
 // SetHealthyWithin changes how old the last success may be (a reload
 // with a new schedule); d <= 0 keeps the current value.
@@ -192,9 +209,9 @@ func (o runObserver) RunFinished(ctx context.Context, r worker.Result) {
 // judges.
 func (m *Metrics) RunFinished(r worker.Result) {
 	now := m.opts.Now()
-	m.runs.WithLabelValues(r.Trigger, r.Status).Inc()
+	m.runs.WithLabelValues(knownTrigger(r.Trigger), r.Status).Inc()
 	for _, t := range r.Abandoned {
-		m.runs.WithLabelValues(t, load.StatusAbandoned).Inc()
+		m.runs.WithLabelValues(knownTrigger(t), load.StatusAbandoned).Inc()
 	}
 	m.runDuration.Observe(r.Duration.Seconds())
 	for c, n := range map[string]int{"new": r.New, "changed": r.Changed, "unchanged": r.Unchanged, "removed": r.Removed, "rejected": r.Rejected} {
@@ -214,7 +231,8 @@ func (m *Metrics) RunFinished(r worker.Result) {
 		m.lastSuccess.Set(unixSeconds(now))
 		m.failedInARow.Set(0)
 	} else if r.Status == load.StatusFailed {
-		m.failedInARow.Inc()
+		// As load.Summary counts: failed and abandoned runs.
+		m.failedInARow.Add(float64(1 + len(r.Abandoned)))
 	}
 	m.mu.Unlock()
 }
@@ -308,4 +326,13 @@ func (p builder) histogram(name, help string, buckets []float64) prometheus.Hist
 	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets})
 	p.r.MustRegister(h)
 	return h
+}
+
+// knownTrigger bounds a trigger label: a value read from the warehouse that
+// this binary does not know (written by another version) counts as "other".
+func knownTrigger(t string) string {
+	if slices.Contains(Triggers, t) {
+		return t
+	}
+	return "other"
 }

@@ -24,6 +24,9 @@ type Backups struct {
 	// OnSuccess, if set, is told about each backup written (its path and
 	// when it started), e.g. for a last-success metric.
 	OnSuccess func(path string, at time.Time)
+	// OnFailure, if set, is told about each backup that failed (a stop
+	// during a backup is not a failure).
+	OnFailure func(err error)
 }
 
 // WarehouseBackups is the plan `cardsync serve` uses: load.Backup of the
@@ -76,7 +79,7 @@ func (d *Daemon) backupOnce(ctx context.Context, b *Backups) {
 	_, _, timeout, log := d.current()
 	d.notify("STATUS=taking a backup")
 	start := time.Now()
-	bctx, cancel := context.WithCancel(ctx)
+	bctx, cancel := ctx, context.CancelFunc(func() {})
 	if timeout > 0 {
 		bctx, cancel = context.WithTimeoutCause(ctx, timeout, fmt.Errorf("backup exceeded [schedule] run_timeout %s", timeout))
 	}
@@ -102,6 +105,9 @@ func (d *Daemon) backupOnce(ctx context.Context, b *Backups) {
 		d.backups.LastError = err.Error()
 		d.mu.Unlock()
 		log.Error("backup failed; the daemon goes on and takes the next one on schedule", "err", err, "duration", elapsed)
+		if b.OnFailure != nil {
+			b.OnFailure(err)
+		}
 		return
 	}
 	var size int64

@@ -117,7 +117,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 		if pendingReload {
 			pendingReload = false
 			d.reload(ctx)
-			nextRun, nextBackup = time.Time{}, time.Time{}
+			// Future slots follow the new schedules; a backup that fell due
+			// meanwhile (during the run that held the reload) is still owed.
+			nextRun = time.Time{}
+			if nextBackup.After(time.Now()) {
+				nextBackup = time.Time{}
+			}
 		}
 		_, sched, _, log := d.current()
 		backups := d.backupPlan()

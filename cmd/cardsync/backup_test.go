@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,12 +120,12 @@ func TestBackupKeysAndServePlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	met := metrics.New(metrics.Options{})
-	seedBackupMetric(s, met)
+	seedBackupMetric(s, s.DBPath, met)
 	if got := backupGauge(t, met); got == 0 {
 		t.Errorf("backup metric not seeded from the existing backups")
 	}
-	plan := backups(s, met)
-	if plan.Schedule == nil || plan.Take == nil || plan.OnSuccess == nil {
+	plan := backups(s, s.DBPath, met)
+	if plan.Schedule == nil || plan.Take == nil || plan.OnSuccess == nil || plan.OnFailure == nil {
 		t.Fatalf("plan %+v: want a schedule, a Take and an OnSuccess", plan)
 	}
 	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -139,8 +140,23 @@ func TestBackupKeysAndServePlan(t *testing.T) {
 	delete(e.vars, "CARDSYNC_BACKUP_CRON")
 	cfg, _ = config.Load("", e.environ())
 	s, _ = cfg.Settings(false, func(string) string { return "" })
-	if plan := backups(s, met); plan.Schedule != nil || plan.Take != nil {
+	plan.OnFailure(errors.New("disk full"))
+	if got := metricValue(t, met, "cardsync_backups_total", "failed"); got != 1 {
+		t.Errorf("cardsync_backups_total{result=failed} = %v, want 1", got)
+	}
+	if got := metricValue(t, met, "cardsync_backups_total", "succeeded"); got != 1 {
+		t.Errorf("cardsync_backups_total{result=succeeded} = %v, want 1", got)
+	}
+	if plan := backups(s, s.DBPath, met); plan.Schedule != nil || plan.Take != nil {
 		t.Errorf("without [backup] cron the plan is %+v, want an empty plan (no backups)", plan)
+	}
+	if got := backupGauge(t, met); got != 0 {
+		t.Errorf("without [backup] cron the backup metric is %v, want 0 (no stale-backup alert)", got)
+	}
+	fresh := metrics.New(metrics.Options{})
+	seedBackupMetric(s, s.DBPath, fresh)
+	if got := backupGauge(t, fresh); got != 0 {
+		t.Errorf("without [backup] cron the start-up seed set %v from old backups, want 0", got)
 	}
 }
 
@@ -157,5 +173,27 @@ func backupGauge(t *testing.T, met *metrics.Metrics) float64 {
 		}
 	}
 	t.Fatal("no cardsync_backup_last_success_timestamp_seconds")
+	return 0
+}
+
+// metricValue reads the value of a counter family's series whose one label
+// is value.
+func metricValue(t *testing.T, met *metrics.Metrics, family, value string) float64 {
+	t.Helper()
+	families, err := met.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != family {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if len(m.GetLabel()) == 1 && m.GetLabel()[0].GetValue() == value {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	t.Fatalf("no %s{%s}", family, value)
 	return 0
 }

@@ -80,7 +80,7 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	defer st.Close()
 	if met != nil {
 		runObs = met.RunObserver(st.Warehouse)
-		seedBackupMetric(s, met)
+		seedBackupMetric(s, st.Warehouse.Path(), met)
 		stop, err := serveMetrics(ctx, met, st.Warehouse, s.MetricsListen, log)
 		if err != nil {
 			log.Error("cannot start: [metrics] listen", "err", err)
@@ -122,7 +122,7 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 		Notify:     notify.Send,
 		Watchdog:   notify.WatchdogInterval(),
 		Hup:        hup,
-		Backups:    backups(s, met),
+		Backups:    backups(s, st.Warehouse.Path(), met),
 		Reload: func(ctx context.Context) (worker.Config, error) {
 			next, err := m.settings(cf, true)
 			if err != nil {
@@ -145,7 +145,7 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 			}
 			current = next
 			return worker.Config{Job: newJob(next, c, nlog), Schedule: inLocation{next.Schedule, next.Location},
-				Backups:    backups(next, met),
+				Backups:    backups(next, st.Warehouse.Path(), met),
 				RunTimeout: next.RunTimeout, Logger: nlog, Changes: strings.Join(changes, ", ")}, nil
 		},
 	}
@@ -228,30 +228,40 @@ func settingsChanges(a, b config.Settings) (changed, restart []string) {
 	return changed, restart
 }
 
-// backups is serve's backup plan: [backup] cron, dir and keep, each success
-// told to the metrics. Without a cron it is an empty plan (no backups).
-func backups(s config.Settings, met *metrics.Metrics) *worker.Backups {
+// backups is serve's backup plan for the warehouse at path (the one open,
+// even after a reload names another: [warehouse] path needs a restart):
+// [backup] cron, dir and keep, each result told to the metrics. Without a
+// cron it is an empty plan (no backups) and the backup metric reads 0.
+func backups(s config.Settings, path string, met *metrics.Metrics) *worker.Backups {
 	if s.BackupSchedule == nil {
+		if met != nil {
+			met.SetLastBackup(time.Time{})
+		}
 		return &worker.Backups{}
 	}
-	b := worker.WarehouseBackups(inLocation{s.BackupSchedule, s.Location}, s.DBPath, s.BackupDir, s.BackupKeep)
+	b := worker.WarehouseBackups(inLocation{s.BackupSchedule, s.Location}, path, s.BackupDir, s.BackupKeep)
 	if met != nil {
 		b.OnSuccess = func(_ string, at time.Time) { met.BackupSucceeded(at) }
+		b.OnFailure = func(error) { met.BackupFailed() }
 	}
 	return b
 }
 
 // seedBackupMetric sets the last backup's time from the newest backup in
 // the directory, so a restarted daemon does not report backups as stale
-// (or as fresh) before its first one.
-func seedBackupMetric(s config.Settings, met *metrics.Metrics) {
-	dir := cmp.Or(s.BackupDir, load.DefaultBackupDir(s.DBPath))
+// (or as fresh) before its first one. Without [backup] cron it leaves the
+// metric at 0: a manual backup long ago must not raise an alert.
+func seedBackupMetric(s config.Settings, path string, met *metrics.Metrics) {
+	if s.BackupSchedule == nil {
+		return
+	}
+	dir := cmp.Or(s.BackupDir, load.DefaultBackupDir(path))
 	list, err := load.ListBackups(dir)
 	if err != nil || len(list) == 0 {
 		return
 	}
 	if fi, err := os.Stat(list[0]); err == nil {
-		met.BackupSucceeded(fi.ModTime())
+		met.SetLastBackup(fi.ModTime())
 	}
 }
 
