@@ -87,18 +87,23 @@ func TestServeReportRefresh(t *testing.T) {
 	if s.ReportSince != 7*24*time.Hour {
 		t.Fatalf("report.since = %v, want 7 days", s.ReportSince)
 	}
+	// The daemon's writer stays open, as under serve: the refresh reads
+	// through a connection of its own.
 	wh, err := load.Open(t.Context(), s.DBPath, s.LoadOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer wh.Close()
-	var logs strings.Builder
-	obs := reportObserver(s, wh, slog.New(slog.NewTextHandler(&logs, nil)))
+	var logs syncBuffer
+	obs := reportObserver(t.Context(), s, s.DBPath, slog.New(slog.NewTextHandler(&logs, nil)))
 	obs.RunFinished(t.Context(), worker.Result{Status: load.StatusFailed})
+	obs.wait()
 	if _, err := os.Stat(out); err == nil {
 		t.Fatalf("a failed run wrote the report")
 	}
 	obs.RunFinished(t.Context(), worker.Result{Status: load.StatusSucceeded})
+	obs.RunFinished(t.Context(), worker.Result{Status: load.StatusSucceeded}) // folded into the first
+	obs.wait()
 	page, err := os.ReadFile(out)
 	if err != nil || !strings.Contains(string(page), "<svg") {
 		t.Fatalf("report after a successful run: %v (%d bytes)", err, len(page))
@@ -107,15 +112,16 @@ func TestServeReportRefresh(t *testing.T) {
 		t.Errorf("temp files left beside the report: %v", leftovers)
 	}
 	// A directory that is gone: logged, not fatal.
-	bad := reportObserver(config.Settings{ReportPath: filepath.Join(t.TempDir(), "missing", "r.html"), ReportSince: time.Hour}, wh, slog.New(slog.NewTextHandler(&logs, nil)))
+	bad := reportObserver(t.Context(), config.Settings{ReportPath: filepath.Join(t.TempDir(), "missing", "r.html"), ReportSince: time.Hour}, s.DBPath, slog.New(slog.NewTextHandler(&logs, nil)))
 	bad.RunFinished(t.Context(), worker.Result{Status: load.StatusSucceeded})
+	bad.wait()
 	if !strings.Contains(logs.String(), "not refreshed") {
 		t.Errorf("a failed refresh is not logged:\n%s", logs.String())
 	}
 	delete(e.vars, "CARDSYNC_REPORT_PATH")
 	cfg, _ = config.Load("", e.environ())
 	s, _ = cfg.Settings(false, func(string) string { return "" })
-	if reportObserver(s, wh, nil) != nil {
+	if reportObserver(t.Context(), s, s.DBPath, nil) != nil {
 		t.Errorf("without [report] path serve refreshes a report")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -88,12 +89,19 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 		}
 		defer stop()
 	}
+	// Report refreshes run in the background; the stop waits for them.
+	var refreshes []*reportRefresh
+	defer func() {
+		for _, r := range refreshes {
+			r.wait()
+		}
+	}()
 	newJob := func(s config.Settings, client *extract.Client, log *slog.Logger) *worker.Job {
 		return st.Job(client, log, worker.JobOptions{
 			Version:        version(),
 			AuditRetention: s.PageAuditRetention,
 			Status:         func(st string) { _ = notify.Send("STATUS=" + st) },
-			Observer:       observers{runObs, reportObserver(s, st.Warehouse, log)},
+			Observer:       observers{runObs, asObserver(reportObserver(ctx, s, st.Warehouse.Path(), log), &refreshes)},
 		})
 	}
 	hup := m.Hup
@@ -278,32 +286,100 @@ func (o observers) RunFinished(ctx context.Context, r worker.Result) {
 }
 
 // reportObserver is serve's [report] refresh: nil without [report] path.
-func reportObserver(s config.Settings, wh *load.Warehouse, log *slog.Logger) worker.Observer {
+func reportObserver(ctx context.Context, s config.Settings, path string, log *slog.Logger) *reportRefresh {
 	if s.ReportPath == "" {
 		return nil
 	}
-	return reportRefresh{wh: wh, path: s.ReportPath, since: s.ReportSince, log: log}
+	return &reportRefresh{ctx: ctx, db: path, out: s.ReportPath, since: s.ReportSince, log: log}
 }
 
-// reportRefresh writes the HTML report after each successful run (a temp
-// file renamed over the last one, so a file server always has a whole
-// page). A failure is logged, never fatal: the next success tries again.
+// reportRefreshTimeout bounds one refresh of the report.
+const reportRefreshTimeout = 5 * time.Minute
+
+// reportRefresh writes the HTML report after each successful run, in the
+// background on a read-only connection of its own (never the writer's,
+// never inside the run's commit window or under its lock), one at a time:
+// a success while a refresh is still writing is folded into it. The file is
+// a temp file renamed over the last one, so a file server always has a
+// whole page. A failure is logged, never fatal: the next success tries
+// again.
 type reportRefresh struct {
-	wh    *load.Warehouse
-	path  string
+	ctx   context.Context // serve's: a stop cancels a refresh
+	db    string
+	out   string
 	since time.Duration
 	log   *slog.Logger
+
+	mu      sync.Mutex
+	running bool
+	again   bool
+	wg      sync.WaitGroup
 }
 
 // RunFinished implements worker.Observer.
-func (r reportRefresh) RunFinished(ctx context.Context, res worker.Result) {
+func (r *reportRefresh) RunFinished(_ context.Context, res worker.Result) {
 	if res.Status != load.StatusSucceeded {
 		return
 	}
-	start := time.Now()
-	if err := report.Write(ctx, r.wh, r.path, report.Options{Since: r.since}); err != nil {
-		r.log.Warn("[report] path not refreshed; the next successful run tries again", "path", r.path, "err", err)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.running {
+		r.again = true
 		return
 	}
-	r.log.Debug("report refreshed", "path", r.path, "duration", time.Since(start).Round(time.Millisecond))
+	r.running = true
+	r.wg.Add(1)
+	go r.loop()
+}
+
+// loop refreshes until no success arrived during the last refresh.
+func (r *reportRefresh) loop() {
+	defer r.wg.Done()
+	for {
+		r.refresh()
+		r.mu.Lock()
+		if !r.again || r.ctx.Err() != nil {
+			r.running = false
+			r.mu.Unlock()
+			return
+		}
+		r.again = false
+		r.mu.Unlock()
+	}
+}
+
+func (r *reportRefresh) refresh() {
+	ctx, cancel := context.WithTimeout(r.ctx, reportRefreshTimeout)
+	defer cancel()
+	start := time.Now()
+	err := func() error {
+		wh, err := load.OpenReadOnly(ctx, r.db)
+		if err != nil {
+			return err
+		}
+		defer wh.Close()
+		return report.Write(ctx, wh, r.out, report.Options{Since: r.since})
+	}()
+	if err != nil {
+		r.log.Warn("[report] path not refreshed; the next successful run tries again", "path", r.out, "err", err)
+		return
+	}
+	r.log.Debug("report refreshed", "path", r.out, "duration", time.Since(start).Round(time.Millisecond))
+}
+
+// wait waits for a refresh in progress (serve's stop, tests).
+func (r *reportRefresh) wait() {
+	if r != nil {
+		r.wg.Wait()
+	}
+}
+
+// asObserver returns r as a worker.Observer (nil when r is nil, so that
+// observers skips it) and keeps it in list for the stop to wait on.
+func asObserver(r *reportRefresh, list *[]*reportRefresh) worker.Observer {
+	if r == nil {
+		return nil
+	}
+	*list = append(*list, r)
+	return r
 }
