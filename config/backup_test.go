@@ -67,3 +67,31 @@ func TestBackupSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestDottedAndInlineKeysNameTheFile: a bad value set with a dotted key
+// names the file and line; one in an inline table names at least the file.
+func TestDottedAndInlineKeysNameTheFile(t *testing.T) {
+	for _, tt := range []struct {
+		name, file string
+		wantLine   int
+	}{
+		{"dotted key", "schedule.cron = \"bogus\"\n", 1},
+		{"dotted key in a table", "[schedule]\nrun_timeout = \"2h\"\n[log]\nlevel = \"info\"\n[api]\nrate_limit = \"1/1s\"\n\n[warehouse]\nfile_mode = \"0640\"\n[backup]\nx = 1\n", 0},
+		{"inline table", "schedule = { cron = \"bogus\" }\n", 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeFile(t, "c.toml", tt.file, 0o600)
+			cfg, err := Load(path, nil)
+			if err == nil {
+				_, err = cfg.Settings(false, noEnv)
+			}
+			var ce *Error
+			if !errors.As(err, &ce) || ce.Source.Kind != FromFile || ce.Source.Name != path {
+				t.Fatalf("err = %v, want an error naming %s", err, path)
+			}
+			if tt.wantLine != 0 && ce.Source.Line != tt.wantLine {
+				t.Errorf("line %d, want %d (%v)", ce.Source.Line, tt.wantLine, err)
+			}
+		})
+	}
+}

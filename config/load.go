@@ -99,17 +99,38 @@ func (c *Config) decodeFile(path string) error {
 		}
 		return &Error{Source: Source{Kind: FromFile, Name: path}, Msg: err.Error()}
 	}
+	// Every key the file set names the file; most also get their line.
+	var raw map[string]any
+	if toml.Unmarshal(data, &raw) == nil {
+		for _, key := range flatKeys("", raw) {
+			c.sources[key] = Source{Kind: FromFile, Name: path}
+		}
+	}
 	for key, line := range keyLines(string(data)) {
 		c.sources[key] = Source{Kind: FromFile, Name: path, Line: line}
 	}
 	return nil
 }
 
+// flatKeys lists the dotted keys of a decoded TOML document ("api.timeout"),
+// inline tables and dotted keys included.
+func flatKeys(prefix string, m map[string]any) []string {
+	var out []string
+	for k, v := range m {
+		if sub, ok := v.(map[string]any); ok {
+			out = append(out, flatKeys(prefix+k+".", sub)...)
+			continue
+		}
+		out = append(out, prefix+k)
+	}
+	return out
+}
+
 // keyLines finds the line of every "key = value" in a TOML text, by table.
 func keyLines(text string) map[string]int {
 	out := map[string]int{}
 	table := ""
-	assign := regexp.MustCompile(`^\s*"?([A-Za-z0-9_-]+)"?\s*=`)
+	assign := regexp.MustCompile(`^\s*"?([A-Za-z0-9_.-]+)"?\s*=`)
 	for i, line := range strings.Split(text, "\n") {
 		trimmed := strings.TrimSpace(line)
 		if strings.HasPrefix(trimmed, "[") {
