@@ -231,13 +231,7 @@ func (c *chart) svg() template.HTML {
 			continue
 		}
 		var d strings.Builder
-		for i, p := range s.points {
-			cmd := "L"
-			if i == 0 {
-				cmd = "M"
-			}
-			fmt.Fprintf(&d, "%s%s %s", cmd, num(x(p.slot)), num(y(p.hi)))
-		}
+		polyline(&d, len(s.points), func(i int) (float64, float64) { return x(s.points[i].slot), y(s.points[i].hi) })
 		for i := len(s.points) - 1; i >= 0; i-- {
 			p := s.points[i]
 			fmt.Fprintf(&d, "L%s %s", num(x(p.slot)), num(y(p.lo)))
@@ -249,13 +243,7 @@ func (c *chart) svg() template.HTML {
 			continue
 		}
 		var d strings.Builder
-		for i, p := range s.points {
-			cmd := "L"
-			if i == 0 {
-				cmd = "M"
-			}
-			fmt.Fprintf(&d, "%s%s %s", cmd, num(x(p.slot)), num(y(p.v)))
-		}
+		polyline(&d, len(s.points), func(i int) (float64, float64) { return x(s.points[i].slot), y(s.points[i].v) })
 		fmt.Fprintf(&b, `<path class="line s%d" d="%s"/>`, s.color, d.String())
 		if len(s.points) == 1 {
 			p := s.points[0]
@@ -269,4 +257,17 @@ func (c *chart) svg() template.HTML {
 	fmt.Fprintf(&b, `<line class="axis" x1="%d" x2="%d" y1="%s" y2="%s"/>`, left, chartW-padRight, num(y(axis)), num(y(axis)))
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
+}
+
+// polyline writes the path commands through n points: a move to the first,
+// lines to the others.
+func polyline(d *strings.Builder, n int, at func(i int) (x, y float64)) {
+	for i := range n {
+		cmd := "L"
+		if i == 0 {
+			cmd = "M"
+		}
+		px, py := at(i)
+		fmt.Fprintf(d, "%s%s %s", cmd, num(px), num(py))
+	}
 }
