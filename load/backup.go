@@ -393,9 +393,13 @@ func newTempPath(dir, pattern string) (string, error) {
 // journals (pattern followed by anything, so a journal whose file is gone
 // goes too): what a killed backup or restore left behind.
 func removeTemps(dir, pattern string) {
-	matches, _ := filepath.Glob(filepath.Join(dir, pattern+"*"))
-	for _, m := range matches {
-		_ = os.Remove(m)
+	// Matched on the base names only: the directory's own name may hold
+	// glob characters.
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if ok, _ := filepath.Match(pattern+"*", e.Name()); ok && e.Type().IsRegular() {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -15,6 +16,9 @@ type Server struct {
 	ln   net.Listener
 	srv  *http.Server
 	done chan error
+	// once reads done for the first Shutdown; a second one returns at once.
+	once     sync.Once
+	serveErr error
 }
 
 // Listen binds addr (host:port; port 0 picks a free one) and serves h on it
@@ -65,8 +69,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		_ = s.srv.Close()
 		err = fmt.Errorf("metrics server shutdown: %w", err)
 	}
-	if serr := <-s.done; serr != nil && err == nil {
-		err = fmt.Errorf("metrics server: %w", serr)
+	s.once.Do(func() { s.serveErr = <-s.done })
+	if s.serveErr != nil && err == nil {
+		err = fmt.Errorf("metrics server: %w", s.serveErr)
 	}
 	return err
 }
