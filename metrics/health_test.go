@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/sim"
 	"github.com/cardsync/cardsync/worker"
 )
 
@@ -25,7 +26,7 @@ func get(t *testing.T, h http.Handler, path string) (int, string) {
 // failures on an injected clock: each step advances the clock, may end a
 // run, and states the answer.
 func TestHealthzFollowsRuns(t *testing.T) {
-	clk := newTestClock()
+	clk := sim.NewClock()
 	m := New(Options{Now: clk.Now, HealthyWithin: 30 * time.Minute})
 	h := m.Handler()
 	steps := []struct {
@@ -63,7 +64,7 @@ func TestHealthzFollowsRuns(t *testing.T) {
 // TestHealthzAfterRestart: a daemon restarted on a warehouse whose last
 // success is old has healthy_within from start-up to bring it up to date.
 func TestHealthzAfterRestart(t *testing.T) {
-	clk := newTestClock()
+	clk := sim.NewClock()
 	old := clk.Now().Add(-3 * time.Hour)
 	m := New(Options{Now: clk.Now, HealthyWithin: 45 * time.Minute})
 	wh := &fakeWarehouse{s: load.Summary{LastSuccessAt: &old, Runs: []load.Run{{ID: 3, Status: load.StatusSucceeded, FinishedAt: &old}}}}

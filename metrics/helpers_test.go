@@ -4,7 +4,6 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,28 +14,6 @@ import (
 	"github.com/cardsync/cardsync/sim"
 	"github.com/cardsync/cardsync/worker"
 )
-
-// testClock is the injected clock of the health tests.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newTestClock() *testClock {
-	return &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // families gathers everything /metrics serves, by name.
 func families(t *testing.T, m *Metrics) map[string]*dto.MetricFamily {

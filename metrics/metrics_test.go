@@ -207,7 +207,7 @@ func TestRefreshSeedsFromTheWarehouse(t *testing.T) {
 		CurrentCards: 120, RemovedCards: 4, RemovalsHeld: 11, FailuresInARow: 1,
 		LastSuccessAt: &success, LastSnapshotAt: &snap, DatabaseBytes: 4096, WALBytes: 1024,
 	}}
-	clk := newTestClock()
+	clk := sim.NewClock()
 	m := New(Options{Now: clk.Now, HealthyWithin: 45 * time.Minute})
 	if err := m.Refresh(t.Context(), wh); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package report
 import (
 	"net/http/httptest"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,24 +29,6 @@ type simWarehouse struct {
 // yearSnapshots is a year of 15-minute snapshots.
 const yearSnapshots = 365 * 96
 
-// synthClock steps through the past for the synthetic history.
-type synthClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *synthClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *synthClock) set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
-
 // synthBalance is the balance of synthetic snapshot k, in cents: it wanders
 // within 100.00 of 31337.07.
 func synthBalance(k int) int64 { return 3133707 + int64((k*7919)%20001) - 10000 }
@@ -62,7 +43,7 @@ func buildWarehouse(tb testing.TB, dir string, year bool) *simWarehouse {
 	ctx := tb.Context()
 	path := filepath.Join(dir, "w.db")
 	if year {
-		clk := &synthClock{}
+		clk := sim.NewClock()
 		w, err := load.Open(ctx, path, load.Options{Synchronous: "NORMAL", Now: clk.Now})
 		if err != nil {
 			tb.Fatal(err)
@@ -70,7 +51,7 @@ func buildWarehouse(tb testing.TB, dir string, year bool) *simWarehouse {
 		start := time.Now().UTC().Add(-time.Hour - yearSnapshots*15*time.Minute).Truncate(time.Minute)
 		for k := range yearSnapshots {
 			at := start.Add(time.Duration(k) * 15 * time.Minute)
-			clk.set(at)
+			clk.Set(at)
 			run, err := w.StartRun(ctx, load.TriggerSchedule, "test")
 			if err != nil {
 				tb.Fatal(err)
@@ -83,7 +64,7 @@ func buildWarehouse(tb testing.TB, dir string, year bool) *simWarehouse {
 				AvailableRechargeBalance: &recharge, AppliedCardCount: &applied}}); err != nil {
 				tb.Fatal(err)
 			}
-			clk.set(at.Add(time.Duration(20+k%40) * time.Second))
+			clk.Set(at.Add(time.Duration(20+k%40) * time.Second))
 			res := load.RunResult{Status: load.StatusSucceeded}
 			if k%200 == 199 || k == yearSnapshots-1 {
 				res = load.RunResult{Status: load.StatusFailed, Error: "fetch cards page 3: Get \"https://api.example.com/cards?page=3\": connection reset"}

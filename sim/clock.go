@@ -37,6 +37,13 @@ func (c *Clock) Advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
+// Set moves the clock to t (forward or back: a test writing history).
+func (c *Clock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = t
+}
+
 // Sleep advances the clock by d at once (it fails only when ctx is done).
 func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
 	if err := ctx.Err(); err != nil {
