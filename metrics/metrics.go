@@ -73,6 +73,7 @@ type Metrics struct {
 	warehouseBytes prometheus.Gauge
 	backup         prometheus.Gauge
 	backups        *prometheus.CounterVec
+	notStarted     prometheus.Counter
 	healthyWithin  prometheus.Gauge
 
 	mu     sync.Mutex
@@ -111,6 +112,7 @@ func New(opts Options) *Metrics {
 	m.snapshot = f.gauge("cardsync_account_snapshot_timestamp_seconds", "When the latest account snapshot was taken (unix seconds; 0: none yet).")
 	m.warehouseBytes = f.gauge("cardsync_warehouse_bytes", "Size of the warehouse file and its WAL after the last run.")
 	m.backup = f.gauge("cardsync_backup_last_success_timestamp_seconds", "When the last backup succeeded (unix seconds; 0: none, or backups not configured).")
+	m.notStarted = f.counter("cardsync_run_start_failures_total", "Runs that could not start (writer lock, file check, run row): no sync_runs row records them.")
 	m.backups = f.counterVec("cardsync_backups_total", "Scheduled backups serve took, by result (succeeded, failed).", "result")
 	for _, r := range []string{"succeeded", "failed"} {
 		m.backups.WithLabelValues(r)
@@ -193,6 +195,9 @@ type runObserver struct {
 	m *Metrics
 	w Warehouse
 }
+
+// RunNotStarted implements worker.StartObserver.
+func (o runObserver) RunNotStarted(string, error) { o.m.notStarted.Inc() }
 
 func (o runObserver) RunFinished(ctx context.Context, r worker.Result) {
 	o.m.RunFinished(r)

@@ -19,7 +19,7 @@ var listed = []string{
 	"cardsync_removals_held", "cardsync_requests_total", "cardsync_retries_total", "cardsync_rate_limited_total",
 	"cardsync_auth_requests_total", "cardsync_account_snapshot_timestamp_seconds", "cardsync_warehouse_bytes",
 	"cardsync_backup_last_success_timestamp_seconds", "cardsync_runs_failed_in_a_row", "cardsync_healthy_within_seconds",
-	"cardsync_backups_total",
+	"cardsync_backups_total", "cardsync_run_start_failures_total",
 }
 
 func TestFreshMetricsExistAtZero(t *testing.T) {
@@ -239,5 +239,20 @@ func TestRefreshSeedsFromTheWarehouse(t *testing.T) {
 	wh.err = errors.New("disk on fire")
 	if err := m.Refresh(t.Context(), wh); err == nil {
 		t.Error("Refresh hid the warehouse's error")
+	}
+}
+
+// TestRunStartFailuresCounted: the run observer also hears runs that could
+// not start, which no sync_runs row (and so no runs_total) records.
+func TestRunStartFailuresCounted(t *testing.T) {
+	m := New(Options{HealthyWithin: time.Hour})
+	obs, ok := m.RunObserver(nil).(worker.StartObserver)
+	if !ok {
+		t.Fatal("the run observer is not a worker.StartObserver")
+	}
+	obs.RunNotStarted("take the warehouse lock", errors.New("read-only file system"))
+	obs.RunNotStarted("check the warehouse file", errors.New("gone"))
+	if v, _ := value(t, families(t, m), "cardsync_run_start_failures_total", ""); v != 2 {
+		t.Errorf("cardsync_run_start_failures_total = %v, want 2", v)
 	}
 }

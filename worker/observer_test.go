@@ -59,3 +59,26 @@ func TestObserverHearsFailedRuns(t *testing.T) {
 		t.Error("AccountSnapshotAt set for a run without a snapshot")
 	}
 }
+
+// startRecorder is also a StartObserver.
+type startRecorder struct {
+	runRecorder
+	notStarted []string
+}
+
+func (r *startRecorder) RunNotStarted(what string, _ error) { r.notStarted = append(r.notStarted, what) }
+
+// TestStartObserverHearsRunsThatCouldNotStart: a run whose warehouse file
+// check fails records no sync_runs row, so only RunNotStarted tells of it.
+func TestStartObserverHearsRunsThatCouldNotStart(t *testing.T) {
+	f := newFixture(t, sim.Options{Seed: 6, Cards: 5})
+	rec := &startRecorder{}
+	f.job.Observer = rec
+	f.wh.Close() // the file check fails on a closed warehouse
+	if _, err := f.job.Run(t.Context(), TriggerSchedule, Options{}); err == nil {
+		t.Fatal("a run on a closed warehouse started")
+	}
+	if len(rec.notStarted) != 1 || len(rec.got) != 0 {
+		t.Fatalf("RunNotStarted %v, RunFinished %d times; want one start failure and no finished run", rec.notStarted, len(rec.got))
+	}
+}

@@ -153,6 +153,9 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 func (j *Job) startFailed(log *slog.Logger, what string, err error) error {
 	j.starts.n.Add(1)
 	log.Error("run could not start: "+what+" failed", "err", err)
+	if o, ok := j.Observer.(StartObserver); ok {
+		o.RunNotStarted(what, err)
+	}
 	return &LoggedError{err}
 }
 

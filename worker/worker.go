@@ -109,6 +109,13 @@ type Observer interface {
 	RunFinished(ctx context.Context, r Result)
 }
 
+// StartObserver is an Observer also told about each run that could not
+// start (the lock could not be taken or opened, the file check or the run
+// row failed): no sync_runs row records those.
+type StartObserver interface {
+	RunNotStarted(what string, err error)
+}
+
 // Result summarises one run.
 type Result struct {
 	RunID int64

@@ -276,6 +276,15 @@ func seedBackupMetric(s config.Settings, path string, met *metrics.Metrics) {
 // observers tells each of its observers, in turn, about a finished run.
 type observers []worker.Observer
 
+// RunNotStarted implements worker.StartObserver for those that listen.
+func (o observers) RunNotStarted(what string, err error) {
+	for _, x := range o {
+		if s, ok := x.(worker.StartObserver); ok {
+			s.RunNotStarted(what, err)
+		}
+	}
+}
+
 // RunFinished implements worker.Observer.
 func (o observers) RunFinished(ctx context.Context, r worker.Result) {
 	for _, x := range o {
