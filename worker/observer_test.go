@@ -66,7 +66,9 @@ type startRecorder struct {
 	notStarted []string
 }
 
-func (r *startRecorder) RunNotStarted(what string, _ error) { r.notStarted = append(r.notStarted, what) }
+func (r *startRecorder) RunNotStarted(what string, _ error) {
+	r.notStarted = append(r.notStarted, what)
+}
 
 // TestStartObserverHearsRunsThatCouldNotStart: a run whose warehouse file
 // check fails records no sync_runs row, so only RunNotStarted tells of it.
