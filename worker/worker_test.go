@@ -51,6 +51,13 @@ type fixture struct {
 
 func newFixture(t *testing.T, opts sim.Options) *fixture {
 	t.Helper()
+	return newFixtureAt(t, filepath.Join(t.TempDir(), "w.db"), "", opts)
+}
+
+// newFixtureAt is newFixture on the warehouse file at path, for account
+// ("" is load.DefaultAccount), with a simulator of its own.
+func newFixtureAt(t *testing.T, path, account string, opts sim.Options) *fixture {
+	t.Helper()
 	opts.Window, opts.Limit, opts.AuthLimit = time.Second, 10000, 100
 	srv := sim.New(opts)
 	ts := httptest.NewServer(srv)
@@ -67,13 +74,12 @@ func newFixture(t *testing.T, opts sim.Options) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "w.db")
 	lock, err := load.OpenLock(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { lock.Close() })
-	wh, err := load.Open(t.Context(), path, load.Options{})
+	wh, err := load.Open(t.Context(), path, load.Options{Account: account})
 	if err != nil {
 		t.Fatal(err)
 	}
