@@ -291,7 +291,10 @@ const SummaryRuns = 10
 // the checkpoint, row counts, freshness. `cardsync status`, `check` and the
 // daemon's health read it; package worker judges it.
 type Summary struct {
-	Path          string     `json:"path"`
+	Path string `json:"path"`
+	// Account is the account summarised (Options.Account): every count
+	// and run below is its own.
+	Account       string     `json:"account"`
 	SchemaVersion int        `json:"schema_version"`
 	Runs          []Run      `json:"runs"`
 	Checkpoint    Checkpoint `json:"checkpoint"`
@@ -329,7 +332,7 @@ type Summary struct {
 // success, failures since then and the last walk's consistency.
 func (w *Warehouse) Summary(ctx context.Context) (_ Summary, err error) {
 	defer classify(&err)
-	st := Summary{Path: w.path}
+	st := Summary{Path: w.path, Account: w.account}
 	if st.Runs, err = w.Runs(ctx, SummaryRuns); err != nil {
 		return st, err
 	}
