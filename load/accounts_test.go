@@ -71,6 +71,11 @@ func TestAccountsShareAFile(t *testing.T) {
 			t.Errorf("%s [beta] = %d, want %d", tt.q, got, tt.beta)
 		}
 	}
+	// beta's complete walk is not alpha's last walk: alpha's cards keep
+	// their own last seen run.
+	if n := queryInt(t, a, `SELECT count(*) FROM cards WHERE account = 'alpha' AND last_seen_run = ?`, runA); n != 15 {
+		t.Errorf("%d of alpha's cards last seen by alpha's run, want 15", n)
+	}
 	ws, err := a.WalkSummary(ctx, StreamCards)
 	if err != nil || ws.WalkID == 0 || ws.Pages != 1 {
 		t.Errorf("alpha's open walk %+v (%v), want one page", ws, err)

@@ -135,12 +135,22 @@ CREATE INDEX card_versions_run ON card_versions (run_id);
 CREATE INDEX card_versions_card ON card_versions (card_id, version);
 
 -- As in version 3, per account: a current card's last_seen_at/last_seen_run
--- come from the last complete walk of its own account.
+-- come from the last complete walk of its own account. walk_accounts lists
+-- the accounts of sync_walks one index seek each (not a scan of the
+-- table), and last_walk, one row per account, is built once per query.
 CREATE VIEW cards AS
-WITH last_walk AS (
-    SELECT account, finished_at, finished_run FROM sync_walks
-    WHERE walk_id IN (SELECT max(walk_id) FROM sync_walks
-        WHERE outcome = 'complete' AND finished_run IS NOT NULL GROUP BY account)
+WITH RECURSIVE walk_accounts(account) AS (
+    SELECT min(account) FROM sync_walks
+    UNION ALL
+    SELECT (SELECT min(x.account) FROM sync_walks x WHERE x.account > walk_accounts.account)
+    FROM walk_accounts WHERE walk_accounts.account IS NOT NULL
+),
+last_walk AS MATERIALIZED (
+    SELECT w.account, w.finished_at, w.finished_run
+    FROM walk_accounts a JOIN sync_walks w
+      ON w.walk_id = (SELECT max(x.walk_id) FROM sync_walks x
+                       WHERE x.account = a.account AND x.outcome = 'complete' AND x.finished_run IS NOT NULL)
+    WHERE a.account IS NOT NULL
 ),
 c AS (
     SELECT s.card_id, s.data, s.first_seen_at, s.last_seen_at, s.updated_at, s.removed_at,
@@ -252,14 +262,21 @@ SELECT
     account
 FROM d;
 
--- One row per account (an account that has runs or cards; a warehouse with
--- neither has one row for 'default', as before), with the columns of
--- version 3 computed over that account's rows only.
+-- One row per account that has runs (every card came with a run of its
+-- account; a warehouse without runs has one row for 'default', as before),
+-- with the columns of version 3 computed over that account's rows only.
+-- run_accounts lists the accounts one index seek each.
 CREATE VIEW sync_health AS
-WITH accounts AS (
-    SELECT account FROM sync_runs
-    UNION SELECT account FROM card_state
-    UNION SELECT 'default' WHERE NOT EXISTS (SELECT 1 FROM sync_runs) AND NOT EXISTS (SELECT 1 FROM card_state)
+WITH RECURSIVE run_accounts(account) AS (
+    SELECT min(account) FROM sync_runs
+    UNION ALL
+    SELECT (SELECT min(r.account) FROM sync_runs r WHERE r.account > run_accounts.account)
+    FROM run_accounts WHERE run_accounts.account IS NOT NULL
+),
+accounts AS (
+    SELECT account FROM run_accounts WHERE account IS NOT NULL
+    UNION ALL
+    SELECT 'default' WHERE NOT EXISTS (SELECT 1 FROM sync_runs)
 ),
 a AS (
     SELECT
