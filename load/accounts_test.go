@@ -104,15 +104,17 @@ func TestAccountsShareAFile(t *testing.T) {
 }
 
 // TestUpgradeToAccountsKeepsAnswers upgrades a release-1 warehouse to
-// schema 4 (the release before accounts), runs the README's queries
-// (testdata/release1-queries.sql), upgrades the same file in place to the
-// latest schema and runs them again: every row of every table is kept, in
-// the 'default' account, and every query answers the same (SELECT * gains
-// the account column, and ages move with the clock).
+// schema 4 (the release before accounts), runs the README's queries (those
+// of release 1, testdata/release1-queries.sql, and every sql block of the
+// current README), upgrades the same file in place to the latest schema
+// and runs them again: every row of every table is kept, in the 'default'
+// account, and every query answers the same (SELECT * gains the account
+// column, column_docs the rows describing it, and ages move with the
+// clock).
 func TestUpgradeToAccountsKeepsAnswers(t *testing.T) {
 	ctx := t.Context()
 	path := release1Warehouse(t)
-	queries := readQueries(t, "testdata/release1-queries.sql")
+	queries := append(readQueries(t, "testdata/release1-queries.sql"), readmeQueries(t, "../README.md")...)
 	w4, err := Open(ctx, path, Options{migrateTo: 4})
 	if err != nil {
 		t.Fatal(err)
@@ -152,6 +154,13 @@ func TestUpgradeToAccountsKeepsAnswers(t *testing.T) {
 	answered := 0
 	for i, q := range queries {
 		after := queryTable(t, w.db, q, before[i][:1])
+		if strings.Contains(q, "column_docs") {
+			// Migration 4's step fills column_docs from this binary's
+			// documentation, account columns included: compare the rest.
+			isAccount := func(row string) bool { return strings.HasPrefix(row, `"account"|`) }
+			before[i] = slices.DeleteFunc(before[i], isAccount)
+			after = slices.DeleteFunc(after, isAccount)
+		}
 		if len(before[i]) > 1 && !strings.HasPrefix(before[i][1], "error: ") {
 			answered++
 		}
@@ -159,12 +168,32 @@ func TestUpgradeToAccountsKeepsAnswers(t *testing.T) {
 			t.Errorf("query %d answers differently after the upgrade:\n%s\nbefore: %q\nafter:  %q", i+1, q, before[i], after)
 		}
 	}
+	t.Logf("%d queries compared, %d of them return rows", len(queries), answered)
 	if answered < len(queries)/2 {
 		t.Errorf("only %d of %d queries return rows from testdata/release1.sql: the comparison proves little", answered, len(queries))
 	}
 	if n := queryInt(t, w, `SELECT count(*) FROM pragma_foreign_key_check`); n != 0 {
 		t.Errorf("%d foreign key violations after the upgrade", n)
 	}
+}
+
+// readmeQueries returns the statements of every sql block of a Markdown
+// file.
+func readmeQueries(t *testing.T, name string) []string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, block := range strings.Split(string(b), "```sql\n")[1:] {
+		text, _, _ := strings.Cut(block, "```")
+		out = append(out, splitStatements(text)...)
+	}
+	if len(out) < 10 {
+		t.Fatalf("%s: %d queries in sql blocks, want the README's examples", name, len(out))
+	}
+	return out
 }
 
 // readQueries splits an SQL file into its statements.
@@ -174,8 +203,13 @@ func readQueries(t *testing.T, name string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return splitStatements(string(b))
+}
+
+// splitStatements splits SQL text at semicolons that end a line.
+func splitStatements(text string) []string {
 	var out []string
-	for s := range strings.SplitSeq(string(b), ";\n") {
+	for s := range strings.SplitSeq(text+"\n", ";\n") {
 		if s = strings.TrimSpace(s); s != "" {
 			out = append(out, s)
 		}
