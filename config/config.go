@@ -25,6 +25,9 @@ type File struct {
 	Metrics   Metrics   `toml:"metrics"`
 	Backup    Backup    `toml:"backup"`
 	Report    Report    `toml:"report"`
+	// Accounts are the [[accounts]] tables; none means the [api] table is
+	// the one account, named load.DefaultAccount.
+	Accounts []Account `toml:"accounts"`
 }
 
 // API is the [api] table.

@@ -127,14 +127,23 @@ func flatKeys(prefix string, m map[string]any) []string {
 }
 
 // keyLines finds the line of every "key = value" in a TOML text, by table.
+// The tables of an array ([[accounts]]) are numbered from 0: the keys of
+// the second are accounts.1.name, ..., and accounts.1 is its header's line.
 func keyLines(text string) map[string]int {
 	out := map[string]int{}
 	table := ""
+	arrays := map[string]int{}
 	assign := regexp.MustCompile(`^\s*"?([A-Za-z0-9_.-]+)"?\s*=`)
 	for i, line := range strings.Split(text, "\n") {
 		trimmed := strings.TrimSpace(line)
 		if strings.HasPrefix(trimmed, "[") {
 			table = strings.Trim(strings.SplitN(trimmed, "#", 2)[0], "[] \t")
+			if strings.HasPrefix(trimmed, "[[") {
+				n := arrays[table]
+				arrays[table]++
+				table += "." + strconv.Itoa(n)
+				out[table] = i + 1
+			}
 			continue
 		}
 		if m := assign.FindStringSubmatch(line); m != nil {

@@ -63,6 +63,11 @@ type Settings struct {
 	// HealthyWithin is how old the last success may be while /healthz
 	// answers 200 (three schedule intervals unless set).
 	HealthyWithin time.Duration
+	// Accounts are the API accounts: the [[accounts]] tables, or the [api]
+	// table as the one account named load.DefaultAccount (BaseURL, Email,
+	// Password, TokenField and the rates above are then the same values).
+	// Commands sync the [api] account only for now.
+	Accounts []AccountSettings
 	// Secrets holds the password and, once the client has them, its
 	// tokens: the client scrubs upstream text with it and the log handler
 	// scrubs every line.
@@ -107,8 +112,15 @@ func (s Settings) LoadOptions() load.Options {
 // naming the key and where its value came from.
 func (c *Config) Settings(needAPI bool, getenv func(string) string) (Settings, error) {
 	s := Settings{Secrets: &redact.Secrets{}}
-	if err := c.apiSettings(&s, needAPI, getenv); err != nil {
+	// With [[accounts]], the [api] table only holds what they share.
+	if err := c.apiSettings(&s, needAPI && len(c.Accounts) == 0, getenv); err != nil {
 		return s, err
+	}
+	if err := c.accountSettings(&s, needAPI, getenv); err != nil {
+		return s, err
+	}
+	if needAPI && len(c.Accounts) > 0 {
+		return s, c.errAccountsNotSynced()
 	}
 	if err := c.warehouseSettings(&s); err != nil {
 		return s, err

@@ -50,11 +50,11 @@ func (w *Warehouse) SaveAccount(ctx context.Context, runID int64, a Account) (er
 	err = w.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO account_snapshots (run_id, taken_at, name, email, timezone,
 				transfer_amount_minor, reach_amount_minor, authorizations_minor, balance_minor, cards_balance_minor,
-				available_recharge_balance_minor, available_to_apply_card_count, applied_card_count, raw, amounts_rounded)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				available_recharge_balance_minor, available_to_apply_card_count, applied_card_count, raw, amounts_rounded, account)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			runID, w.stamp(), a.Name, a.Email, a.Timezone,
 			minor[0], minor[1], minor[2], minor[3], minor[4], minor[5],
-			a.AvailableToApplyCardCount, a.AppliedCardCount, raw, boolInt(a.AmountsRounded))
+			a.AvailableToApplyCardCount, a.AppliedCardCount, raw, boolInt(a.AmountsRounded), w.account)
 		return err
 	})
 	if err != nil {
@@ -69,7 +69,7 @@ func (w *Warehouse) SaveAccount(ctx context.Context, runID int64, a Account) (er
 func (w *Warehouse) RecordAccountError(ctx context.Context, runID int64, msg string) (err error) {
 	defer classify(&err)
 	err = w.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE sync_runs SET account_error = ? WHERE run_id = ?`, w.redactText(msg), runID)
+		_, err := tx.ExecContext(ctx, `UPDATE sync_runs SET account_error = ? WHERE run_id = ? AND account = ?`, w.redactText(msg), runID, w.account)
 		return err
 	})
 	if err != nil {

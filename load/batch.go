@@ -49,14 +49,14 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 		now := w.stamp()
 		last := pages[len(pages)-1]
 		if next.walkID == 0 {
-			walkID, firstTotal, err := openWalkTotal(ctx, tx, stream)
+			walkID, firstTotal, err := openWalkTotal(ctx, tx, w.account, stream)
 			if err != nil {
 				return err
 			}
 			if walkID == 0 {
 				firstTotal = pages[0].totalItems
-				r, err := tx.ExecContext(ctx, `INSERT INTO sync_walks (stream, started_at, started_run, first_total, last_total, min_total, max_total)
-					VALUES (?, ?, ?, ?, ?, ?, ?)`, stream, now, runID, firstTotal, firstTotal, firstTotal, firstTotal)
+				r, err := tx.ExecContext(ctx, `INSERT INTO sync_walks (stream, started_at, started_run, first_total, last_total, min_total, max_total, account)
+					VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, stream, now, runID, firstTotal, firstTotal, firstTotal, firstTotal, w.account)
 				if err != nil {
 					return fmt.Errorf("start walk: %w", err)
 				}
@@ -108,12 +108,12 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 			return fmt.Errorf("walk %d is no longer open (finished or reset under its writer)", next.walkID)
 		}
 		if _, err := tx.StmtContext(ctx, w.page.checkpoint).ExecContext(ctx,
-			stream, runID, last.number+1, last.totalPages, last.totalItems, now); err != nil {
+			stream, runID, last.number+1, last.totalPages, last.totalItems, now, w.account); err != nil {
 			return fmt.Errorf("advance checkpoint: %w", err)
 		}
 		r, err = tx.StmtContext(ctx, w.page.runCount).ExecContext(ctx,
 			batch.Pages, batch.Cards, batch.New, batch.Changed, batch.Unchanged, batch.Rejected,
-			requests, retries, limited, auth, now, runID)
+			requests, retries, limited, auth, now, runID, w.account)
 		if err != nil {
 			return fmt.Errorf("count run: %w", err)
 		}
@@ -147,8 +147,8 @@ func (w *Warehouse) writePage(ctx context.Context, tx *sql.Tx, runID int64, stre
 		if err != nil {
 			return err
 		}
-		args := make([]any, 0, 2+3*n)
-		args = append(args, now, runID)
+		args := make([]any, 0, 3+3*n)
+		args = append(args, now, runID, w.account)
 		for _, c := range rest[:n] {
 			args = append(args, c.id, c.hash, c.data)
 		}
@@ -168,7 +168,7 @@ func (w *Warehouse) writePage(ctx context.Context, tx *sql.Tx, runID int64, stre
 			var hash []byte
 			var removed, sameData bool
 			var version sql.NullInt64
-			err := get.QueryRowContext(ctx, c.id, c.data).Scan(&hash, &removed, &sameData, &version)
+			err := get.QueryRowContext(ctx, c.id, c.data, w.account).Scan(&hash, &removed, &sameData, &version)
 			exists := err == nil
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("card %s: read: %w", c.id, err)
@@ -180,7 +180,7 @@ func (w *Warehouse) writePage(ctx context.Context, tx *sql.Tx, runID int64, stre
 			case removed:
 				change = "returned"
 			case hash == nil && sameData:
-				if _, err := tx.StmtContext(ctx, w.page.cardRehash).ExecContext(ctx, c.id, c.hash); err != nil {
+				if _, err := tx.StmtContext(ctx, w.page.cardRehash).ExecContext(ctx, c.id, c.hash, w.account); err != nil {
 					return fmt.Errorf("card %s: hash: %w", c.id, err)
 				}
 			case string(hash) != string(c.hash):
@@ -195,15 +195,15 @@ func (w *Warehouse) writePage(ctx context.Context, tx *sql.Tx, runID int64, stre
 			if change == "" {
 				continue
 			}
-			if _, err := upsert.ExecContext(ctx, c.id, c.data, now, runID, c.hash); err != nil {
+			if _, err := upsert.ExecContext(ctx, c.id, c.data, now, runID, c.hash, w.account); err != nil {
 				return fmt.Errorf("card %s: upsert: %w", c.id, err)
 			}
 			if exists {
-				if _, err := vclose.ExecContext(ctx, now, c.id); err != nil {
+				if _, err := vclose.ExecContext(ctx, now, c.id, w.account); err != nil {
 					return fmt.Errorf("card %s: close version: %w", c.id, err)
 				}
 			}
-			if _, err := vinsert.ExecContext(ctx, c.id, version.Int64+1, now, runID, change, c.data); err != nil {
+			if _, err := vinsert.ExecContext(ctx, c.id, version.Int64+1, now, runID, change, c.data, w.account); err != nil {
 				return fmt.Errorf("card %s: version: %w", c.id, err)
 			}
 		}

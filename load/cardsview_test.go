@@ -110,7 +110,7 @@ func TestCardsViewColumns(t *testing.T) {
 	}
 	cols, _ := rows.Columns()
 	rows.Close()
-	want := []string{"card_id", "data", "first_seen_at", "last_seen_at", "updated_at", "removed_at", "first_seen_run", "last_seen_run"}
+	want := []string{"card_id", "data", "first_seen_at", "last_seen_at", "updated_at", "removed_at", "first_seen_run", "last_seen_run", "account"}
 	if fmt.Sprint(cols) != fmt.Sprint(want) {
 		t.Errorf("cards columns %v, want %v", cols, want)
 	}

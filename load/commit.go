@@ -292,7 +292,7 @@ type storedCard struct {
 // and its hash in hex, comma-separated in the order of ids.
 func (w *Warehouse) storedCards(ctx context.Context, ids string, n int) ([]storedCard, error) {
 	var list string
-	if err := w.page.cardHashes.QueryRowContext(ctx, ids).Scan(&list); err != nil {
+	if err := w.page.cardHashes.QueryRowContext(ctx, ids, w.account).Scan(&list); err != nil {
 		return nil, err
 	}
 	out := make([]storedCard, 0, n)

@@ -55,6 +55,18 @@
 // with the process; path+".lock" only records the holder's pid for the
 // "sync in progress (pid N)" message.
 //
+// # Accounts
+//
+// One file may hold several API accounts (schema 5): every row that
+// belongs to one carries its name in an account column (cards keyed by
+// (account, card_id), checkpoints by (account, stream)), and a Warehouse
+// reads and writes only the rows of Options.Account (default
+// DefaultAccount, the account of every row stored before schema 5). Two
+// Warehouses of different accounts on one file share nothing but
+// card_fields (the columns of the file's one cards_flat view) and
+// column_docs. The writer lock is still one per file: accounts of one file
+// take turns.
+//
 // # Backups and checkpoints
 //
 // Backup writes a consistent copy with VACUUM INTO on a read-only

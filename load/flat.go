@@ -111,7 +111,7 @@ func (w *Warehouse) recordFields(ctx context.Context, tx *sql.Tx, runID int64, n
 }
 
 // reservedColumns are cards_flat's own columns.
-var reservedColumns = []string{"card_id", "removed_at"}
+var reservedColumns = []string{"card_id", "removed_at", "account"}
 
 // columnName picks the cards_flat column of a field: the field name itself
 // when it can be one, made unique case-insensitively (SQLite compares column
@@ -150,12 +150,13 @@ func columnName(name string, used map[string]bool) string {
 // regenerateFlat recreates the cards_flat view with one column per field in
 // the view, in the order fields first appeared.
 func regenerateFlat(ctx context.Context, tx *sql.Tx) error {
-	return regenerateFlatFrom(ctx, tx, "card_state")
+	return regenerateFlatFrom(ctx, tx, "card_state", true)
 }
 
 // regenerateFlatFrom is regenerateFlat over the named card table: migration
-// 2 runs while it is still called cards.
-func regenerateFlatFrom(ctx context.Context, tx *sql.Tx, table string) error {
+// 2 runs while it is still called cards, and migrations 2 and 3 before it
+// has an account column (account: the view ends with it).
+func regenerateFlatFrom(ctx context.Context, tx *sql.Tx, table string, account bool) error {
 	rows, err := tx.QueryContext(ctx, `SELECT name, column_name FROM card_fields WHERE in_flat_view = 1 AND column_name IS NOT NULL ORDER BY rowid`)
 	if err != nil {
 		return fmt.Errorf("regenerate cards_flat: %w", err)
@@ -176,21 +177,22 @@ func regenerateFlatFrom(ctx context.Context, tx *sql.Tx, table string) error {
 	if _, err := tx.ExecContext(ctx, "DROP VIEW IF EXISTS cards_flat"); err != nil {
 		return fmt.Errorf("regenerate cards_flat: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, flatViewSQL(table, fields)); err != nil {
+	if _, err := tx.ExecContext(ctx, flatViewSQL(table, fields, account)); err != nil {
 		return fmt.Errorf("regenerate cards_flat: %w", err)
 	}
 	return nil
 }
 
 // flatViewSQL builds CREATE VIEW cards_flat over table (card_state) from
-// (field name, column name) pairs. Field names come from the API, so they are quoted as identifiers
+// (field name, column name) pairs, ending with the account column when
+// account is set. Field names come from the API, so they are quoted as identifiers
 // and string literals. A plain name is read with json_extract(data,
 // '$."name"'), which works because card data is stored in canonical JSON
 // (keys as UTF-8, no needless escapes). A name holding a quote, a backslash
 // or a control character cannot be a path label: it is found by the key's
 // canonical text in json_each's fullkey, which SQLite 3.40 and later render
 // the same way.
-func flatViewSQL(table string, fields [][2]string) string {
+func flatViewSQL(table string, fields [][2]string, account bool) string {
 	var b strings.Builder
 	b.WriteString("CREATE VIEW cards_flat AS\nSELECT card_id")
 	for _, f := range fields {
@@ -203,7 +205,11 @@ func flatViewSQL(table string, fields [][2]string) string {
 		}
 		b.WriteString(" AS " + quoteIdent(column))
 	}
-	b.WriteString(",\n    removed_at\nFROM " + table)
+	b.WriteString(",\n    removed_at")
+	if account {
+		b.WriteString(",\n    account")
+	}
+	b.WriteString("\nFROM " + table)
 	return b.String()
 }
 

@@ -52,6 +52,7 @@ func (w *Warehouse) migrationSteps() map[int]func(context.Context, *sql.Tx) erro
 		2: w.upgradeHardening,
 		3: w.upgradeRunCost,
 		4: fillColumnDocs,
+		5: upgradeAccounts,
 	}
 }
 
@@ -120,7 +121,11 @@ func (w *Warehouse) migrate(ctx context.Context) error {
 			return fmt.Errorf("migrate: %w: the file has %d schema objects and no application_id", ErrForeignDatabase, n)
 		}
 	}
-	for _, m := range ms[version:] {
+	target := len(ms)
+	if w.opts.migrateTo > 0 && w.opts.migrateTo < target {
+		target = w.opts.migrateTo
+	}
+	for _, m := range ms[min(version, target):target] {
 		if err := w.apply(ctx, m); err != nil {
 			return fmt.Errorf("migrate %s: %w", m.name, err)
 		}

@@ -73,6 +73,19 @@ type Options struct {
 	// Checkpoint says who empties the WAL: CheckpointAuto (default, "")
 	// or CheckpointExternal (Litestream; see CheckCheckpoint).
 	Checkpoint string
+	// Account is the API account the Warehouse reads and writes (default
+	// DefaultAccount; see CheckAccountName). Every read and write is scoped
+	// to it: two Warehouses of different accounts on one file see none of
+	// each other's cards, versions, checkpoints, walks, removals, guard,
+	// runs, snapshots or rejected items. card_fields (the columns of the one
+	// cards_flat view) and column_docs are shared by the file. The writer
+	// lock (AcquireLock) is still one per file, not per account: two
+	// accounts of one file never write at the same time.
+	Account string
+
+	// migrateTo, when set, stops migrations at that version (tests of
+	// upgrades build a warehouse of an earlier release with it).
+	migrateTo int
 }
 
 // Warehouse is the SQLite warehouse. A writer (Open) holds exactly one
@@ -98,12 +111,18 @@ type Warehouse struct {
 	// applied.
 	batch batchLimits
 
+	// account is Options.Account with its default applied.
+	account string
+
 	closeOnce sync.Once
 	closeErr  error
 }
 
 // Path returns the database file path.
 func (w *Warehouse) Path() string { return w.path }
+
+// Account is the account the Warehouse reads and writes (Options.Account).
+func (w *Warehouse) Account() string { return w.account }
 
 // DB returns the underlying handle, for tests and read-only diagnostics. Do
 // not write through it.
@@ -241,7 +260,7 @@ func newWarehouse(db *sql.DB, path string, ro bool, opts Options) *Warehouse {
 	}
 	frac := opts.withDefaults().MaxRemovedFraction
 	return &Warehouse{db: db, path: path, readOnly: ro, now: now, log: log, policy: redact.NewPolicy(opts.RedactFields),
-		maxRemovedFraction: frac, opts: opts, batch: newBatchLimits(opts.BatchPages, opts.BatchDelay, opts.ChangeDelay)}
+		maxRemovedFraction: frac, opts: opts, account: opts.withDefaults().Account, batch: newBatchLimits(opts.BatchPages, opts.BatchDelay, opts.ChangeDelay)}
 }
 
 // dsn builds a file: URI. SQLite decodes %HH escapes in the path, and the

@@ -4,9 +4,27 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 )
+
+// DefaultAccount is Options.Account's default: the account of every row
+// stored before schema version 5, and of a setup with a single account
+// (the config's [api] table).
+const DefaultAccount = "default"
+
+var accountName = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
+
+// CheckAccountName is the one rule for an account name (Options.Account,
+// the name of a config [[accounts]] table): 1 to 64 characters of a-z, 0-9,
+// _ and -. The schema's CHECK constraints hold the same rule.
+func CheckAccountName(s string) error {
+	if !accountName.MatchString(s) {
+		return fmt.Errorf("%q: want 1 to 64 characters of a-z, 0-9, _ and -, e.g. %q", s, DefaultAccount)
+	}
+	return nil
+}
 
 // CheckFileMode is the one rule for Options.FileMode: the owner reads and
 // writes; the group may read (analysts), never write; others get nothing.
@@ -71,6 +89,9 @@ func (o Options) withDefaults() Options {
 	if o.Checkpoint == "" {
 		o.Checkpoint = CheckpointAuto
 	}
+	if o.Account == "" {
+		o.Account = DefaultAccount
+	}
 	return o
 }
 
@@ -88,5 +109,6 @@ func (o Options) Validate() error {
 	add("Synchronous", CheckSynchronous(o.Synchronous))
 	add("MaxRemovedFraction", CheckMaxRemovedFraction(o.MaxRemovedFraction))
 	add("Checkpoint", CheckCheckpoint(o.Checkpoint))
+	add("Account", CheckAccountName(o.Account))
 	return errors.Join(errs...)
 }

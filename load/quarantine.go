@@ -52,15 +52,15 @@ func (w *Warehouse) quarantine(ctx context.Context, tx *sql.Tx, runID int64, pag
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE rejected_cards SET last_run_id = ?, last_rejected_at = ?, times = times + 1, page = ?
 		WHERE rejected_id = (SELECT max(rejected_id) FROM rejected_cards
-			WHERE card_id IS ? AND reason = ? AND data_sha256 = ?)`, runID, now, page, cardID, reason, digest)
+			WHERE account = ? AND card_id IS ? AND reason = ? AND data_sha256 = ?)`, runID, now, page, w.account, cardID, reason, digest)
 	if err != nil {
 		return fmt.Errorf("quarantine item %d: %w", r.Index, err)
 	}
 	if n, _ := res.RowsAffected(); n > 0 {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO rejected_cards (run_id, page, card_id, reason, data, rejected_at, last_run_id, last_rejected_at, data_sha256)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, runID, page, cardID, reason, data, now, runID, now, digest); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO rejected_cards (run_id, page, card_id, reason, data, rejected_at, last_run_id, last_rejected_at, data_sha256, account)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, runID, page, cardID, reason, data, now, runID, now, digest, w.account); err != nil {
 		return fmt.Errorf("quarantine item %d: %w", r.Index, err)
 	}
 	return nil

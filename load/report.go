@@ -161,26 +161,27 @@ func (w *Warehouse) ReportData(ctx context.Context, since, now time.Time) (_ Rep
 		return d, fmt.Errorf("report data: %w", err)
 	}
 	defer tx.Rollback()
-	from, to := formatTime(since), formatTime(now)
+	// Every step reads the rows of the Warehouse's account (a) only.
+	from, to, a := formatTime(since), formatTime(now), w.account
 	steps := []struct {
 		what string
 		fn   func() error
 	}{
-		{"health", func() error { return reportHealth(ctx, tx, &d) }},
-		{"balances", func() error { return reportBalances(ctx, tx, &d, from, to) }},
-		{"latest balances", func() error { return reportLatest(ctx, tx, &d) }},
-		{"card statuses", func() error { return reportStatuses(ctx, tx, &d, from, to) }},
-		{"card changes", func() error { return reportChangeDays(ctx, tx, &d, from, to) }},
-		{"runs", func() error { return reportRuns(ctx, tx, &d, from, to) }},
-		{"changed cards", func() error { return reportChangedCards(ctx, tx, &d, from, to) }},
-		{"rejected cards", func() error { return reportRejected(ctx, tx, &d, from, to) }},
+		{"health", func() error { return reportHealth(ctx, tx, &d, a) }},
+		{"balances", func() error { return reportBalances(ctx, tx, &d, a, from, to) }},
+		{"latest balances", func() error { return reportLatest(ctx, tx, &d, a) }},
+		{"card statuses", func() error { return reportStatuses(ctx, tx, &d, a, from, to) }},
+		{"card changes", func() error { return reportChangeDays(ctx, tx, &d, a, from, to) }},
+		{"runs", func() error { return reportRuns(ctx, tx, &d, a, from, to) }},
+		{"changed cards", func() error { return reportChangedCards(ctx, tx, &d, a, from, to) }},
+		{"rejected cards", func() error { return reportRejected(ctx, tx, &d, a, from, to) }},
 	}
 	for _, s := range steps {
 		if err := s.fn(); err != nil {
 			return d, fmt.Errorf("report data: %s: %w", s.what, err)
 		}
 	}
-	if d.LastRuns, err = runs(ctx, tx, ReportLastRuns); err != nil {
+	if d.LastRuns, err = runs(ctx, tx, a, ReportLastRuns); err != nil {
 		return d, fmt.Errorf("report data: %w", err)
 	}
 	return d, nil
@@ -196,15 +197,15 @@ func parseDay(s string) time.Time {
 	return t
 }
 
-func reportHealth(ctx context.Context, tx *sql.Tx, d *ReportData) error {
+func reportHealth(ctx context.Context, tx *sql.Tx, d *ReportData, account string) error {
 	var lastSuccess sql.NullString
 	var lastRun sql.NullInt64
 	err := tx.QueryRowContext(ctx, `SELECT
-			(SELECT max(run_id) FROM sync_runs WHERE status = 'succeeded'),
-			(SELECT finished_at FROM sync_runs WHERE run_id = (SELECT max(run_id) FROM sync_runs WHERE status = 'succeeded')),
-			(SELECT count(*) FROM card_state WHERE removed_at IS NULL),
-			(SELECT count(*) FROM card_state WHERE removed_at IS NOT NULL),
-			(SELECT count(*) FROM removal_pending)`).
+			(SELECT max(run_id) FROM sync_runs WHERE account = ?1 AND status = 'succeeded'),
+			(SELECT finished_at FROM sync_runs WHERE run_id = (SELECT max(run_id) FROM sync_runs WHERE account = ?1 AND status = 'succeeded')),
+			(SELECT count(*) FROM card_state WHERE account = ?1 AND removed_at IS NULL),
+			(SELECT count(*) FROM card_state WHERE account = ?1 AND removed_at IS NOT NULL),
+			(SELECT count(*) FROM removal_pending WHERE account = ?1)`, account).
 		Scan(&lastRun, &lastSuccess, &d.CurrentCards, &d.RemovedCards, &d.PendingRemovals)
 	d.LastSuccessRun = lastRun.Int64
 	d.LastSuccessAt = parseNullTime(lastSuccess)
@@ -214,12 +215,12 @@ func reportHealth(ctx context.Context, tx *sql.Tx, d *ReportData) error {
 // reportBalances downsamples the snapshots of the period to one row per
 // amount and day: count, first, min, max, last (cents), with the exact text
 // of each (the views' formatting, done by SQLite on integers).
-func reportBalances(ctx context.Context, tx *sql.Tx, d *ReportData, from, to string) error {
+func reportBalances(ctx context.Context, tx *sql.Tx, d *ReportData, account, from, to string) error {
 	rows, err := tx.QueryContext(ctx, `WITH s AS (
 			SELECT snapshot_id, taken_at, substr(taken_at, 1, 10) AS day,
 				balance_minor, cards_balance_minor, available_recharge_balance_minor,
 				transfer_amount_minor, reach_amount_minor, authorizations_minor
-			FROM account_snapshots WHERE taken_at >= ?1 AND taken_at <= ?2
+			FROM account_snapshots WHERE account = ?3 AND taken_at >= ?1 AND taken_at <= ?2
 		),
 		l AS (
 			SELECT day, taken_at, snapshot_id, 'balance' AS amount, balance_minor AS v FROM s
@@ -238,7 +239,7 @@ func reportBalances(ctx context.Context, tx *sql.Tx, d *ReportData, from, to str
 				ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
 		)
 		SELECT amount, day, count(*), min(first_v), min(v), max(v), min(last_v)
-		FROM w GROUP BY amount, day ORDER BY amount, day`, from, to)
+		FROM w GROUP BY amount, day ORDER BY amount, day`, from, to, account)
 	if err != nil {
 		return err
 	}
@@ -263,7 +264,7 @@ func reportBalances(ctx context.Context, tx *sql.Tx, d *ReportData, from, to str
 	return nil
 }
 
-func reportLatest(ctx context.Context, tx *sql.Tx, d *ReportData) error {
+func reportLatest(ctx context.Context, tx *sql.Tx, d *ReportData, account string) error {
 	var (
 		l       LatestBalances
 		takenAt string
@@ -280,8 +281,8 @@ func reportLatest(ctx context.Context, tx *sql.Tx, d *ReportData) error {
 	err := tx.QueryRowContext(ctx, `SELECT b.snapshot_id, b.taken_at,
 			b.balance, b.cards_balance, b.available_recharge_balance, b.transfer_amount, b.reach_amount, b.authorizations,
 			b.applied_card_count, b.available_to_apply_card_count, s.amounts_rounded
-		FROM account_balances b JOIN account_snapshots s USING (snapshot_id)
-		ORDER BY b.taken_at DESC, b.snapshot_id DESC LIMIT 1`).Scan(dst...)
+		FROM account_balances b JOIN account_snapshots s USING (snapshot_id) WHERE s.account = ?
+		ORDER BY b.taken_at DESC, b.snapshot_id DESC LIMIT 1`, account).Scan(dst...)
 	if err == sql.ErrNoRows {
 		return nil
 	}
@@ -306,7 +307,7 @@ func reportLatest(ctx context.Context, tx *sql.Tx, d *ReportData) error {
 // reportStatuses counts current cards by their status field at the end of
 // each day: the count at the start of the period, then a +1 for each
 // version that starts on a day and a -1 for each that ends, per status.
-func reportStatuses(ctx context.Context, tx *sql.Tx, d *ReportData, from, to string) error {
+func reportStatuses(ctx context.Context, tx *sql.Tx, d *ReportData, account, from, to string) error {
 	const status = `coalesce(CAST(json_extract(data, '$.status') AS TEXT), '(no status)')`
 	counts := map[string][]int64{}
 	add := func(st string, day int, n int64) {
@@ -318,8 +319,8 @@ func reportStatuses(ctx context.Context, tx *sql.Tx, d *ReportData, from, to str
 		}
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT `+status+`, count(*) FROM card_versions
-		WHERE change != 'removed' AND valid_from < ?1 AND (valid_to IS NULL OR valid_to >= ?1)
-		GROUP BY 1`, from)
+		WHERE account = ?2 AND change != 'removed' AND valid_from < ?1 AND (valid_to IS NULL OR valid_to >= ?1)
+		GROUP BY 1`, from, account)
 	if err != nil {
 		return err
 	}
@@ -338,11 +339,11 @@ func reportStatuses(ctx context.Context, tx *sql.Tx, d *ReportData, from, to str
 	}
 	rows, err = tx.QueryContext(ctx, `SELECT day, st, sum(n) FROM (
 			SELECT substr(valid_from, 1, 10) AS day, `+status+` AS st, 1 AS n FROM card_versions
-			WHERE change != 'removed' AND valid_from >= ?1 AND valid_from <= ?2
+			WHERE account = ?3 AND change != 'removed' AND valid_from >= ?1 AND valid_from <= ?2
 			UNION ALL
 			SELECT substr(valid_to, 1, 10), `+status+`, -1 FROM card_versions
-			WHERE change != 'removed' AND valid_to >= ?1 AND valid_to <= ?2
-		) GROUP BY day, st ORDER BY day, st`, from, to)
+			WHERE account = ?3 AND change != 'removed' AND valid_to >= ?1 AND valid_to <= ?2
+		) GROUP BY day, st ORDER BY day, st`, from, to, account)
 	if err != nil {
 		return err
 	}
@@ -386,11 +387,11 @@ func reportStatuses(ctx context.Context, tx *sql.Tx, d *ReportData, from, to str
 	return nil
 }
 
-func reportChangeDays(ctx context.Context, tx *sql.Tx, d *ReportData, from, to string) error {
+func reportChangeDays(ctx context.Context, tx *sql.Tx, d *ReportData, account, from, to string) error {
 	rows, err := tx.QueryContext(ctx, `SELECT substr(valid_from, 1, 10) AS day,
 			sum(change = 'new'), sum(change = 'changed'), sum(change = 'removed'), sum(change = 'returned')
-		FROM card_versions WHERE valid_from >= ? AND valid_from <= ?
-		GROUP BY day ORDER BY day`, from, to)
+		FROM card_versions WHERE account = ? AND valid_from >= ? AND valid_from <= ?
+		GROUP BY day ORDER BY day`, account, from, to)
 	if err != nil {
 		return err
 	}
@@ -411,14 +412,14 @@ func reportChangeDays(ctx context.Context, tx *sql.Tx, d *ReportData, from, to s
 // while it runs (or since it died).
 const runSeconds = `max(0, CAST(strftime('%s', coalesce(finished_at, heartbeat_at)) AS INTEGER) - CAST(strftime('%s', started_at) AS INTEGER))`
 
-func reportRuns(ctx context.Context, tx *sql.Tx, d *ReportData, from, to string) error {
+func reportRuns(ctx context.Context, tx *sql.Tx, d *ReportData, account, from, to string) error {
 	rows, err := tx.QueryContext(ctx, `SELECT substr(started_at, 1, 10) AS day, count(*),
 			sum(status = 'succeeded'), sum(status = 'failed'), sum(status = 'interrupted'),
 			sum(status = 'abandoned'), sum(status = 'running'),
 			max(`+runSeconds+`), sum(`+runSeconds+`),
 			sum(rate_limited), sum(retries), sum(cards_rejected), sum(removals_held)
-		FROM sync_runs WHERE started_at >= ? AND started_at <= ?
-		GROUP BY day ORDER BY day`, from, to)
+		FROM sync_runs WHERE account = ? AND started_at >= ? AND started_at <= ?
+		GROUP BY day ORDER BY day`, account, from, to)
 	if err != nil {
 		return err
 	}
@@ -440,7 +441,7 @@ func reportRuns(ctx context.Context, tx *sql.Tx, d *ReportData, from, to string)
 		return err
 	}
 	rows, err = tx.QueryContext(ctx, `SELECT run_id, started_at, `+runSeconds+`, status, rate_limited, cards_rejected, removals_held
-		FROM sync_runs WHERE started_at >= ? AND started_at <= ? ORDER BY run_id`, from, to)
+		FROM sync_runs WHERE account = ? AND started_at >= ? AND started_at <= ? ORDER BY run_id`, account, from, to)
 	if err != nil {
 		return err
 	}
@@ -457,15 +458,15 @@ func reportRuns(ctx context.Context, tx *sql.Tx, d *ReportData, from, to string)
 	return rows.Err()
 }
 
-func reportRejected(ctx context.Context, tx *sql.Tx, d *ReportData, from, to string) error {
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM rejected_cards WHERE last_rejected_at >= ? AND rejected_at <= ?`,
-		from, to).Scan(&d.RejectedTotal); err != nil {
+func reportRejected(ctx context.Context, tx *sql.Tx, d *ReportData, account, from, to string) error {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM rejected_cards WHERE account = ? AND last_rejected_at >= ? AND rejected_at <= ?`,
+		account, from, to).Scan(&d.RejectedTotal); err != nil {
 		return err
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT rejected_id, coalesce(card_id, ''), reason, times, rejected_at, last_rejected_at,
 			substr(data, 1, ?), length(data) > ?
-		FROM rejected_cards WHERE last_rejected_at >= ? AND rejected_at <= ?
-		ORDER BY last_rejected_at DESC, rejected_id DESC LIMIT ?`, ReportValueBytes, ReportValueBytes, from, to, ReportRejected)
+		FROM rejected_cards WHERE account = ? AND last_rejected_at >= ? AND rejected_at <= ?
+		ORDER BY last_rejected_at DESC, rejected_id DESC LIMIT ?`, ReportValueBytes, ReportValueBytes, account, from, to, ReportRejected)
 	if err != nil {
 		return err
 	}

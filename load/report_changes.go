@@ -32,15 +32,15 @@ type FieldChange struct {
 	Added, Dropped bool
 }
 
-func reportChangedCards(ctx context.Context, tx *sql.Tx, d *ReportData, from, to string) error {
+func reportChangedCards(ctx context.Context, tx *sql.Tx, d *ReportData, account, from, to string) error {
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM card_versions
-		WHERE change = 'changed' AND valid_from >= ? AND valid_from <= ?`, from, to).Scan(&d.ChangedCardsTotal); err != nil {
+		WHERE account = ? AND change = 'changed' AND valid_from >= ? AND valid_from <= ?`, account, from, to).Scan(&d.ChangedCardsTotal); err != nil {
 		return err
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT v.card_id, v.version, v.valid_from, v.run_id, p.data, v.data
-		FROM card_versions v JOIN card_versions p ON p.card_id = v.card_id AND p.version = v.version - 1
-		WHERE v.change = 'changed' AND v.valid_from >= ? AND v.valid_from <= ?
-		ORDER BY v.valid_from DESC, v.card_id, v.version DESC LIMIT ?`, from, to, ReportCardChanges)
+		FROM card_versions v JOIN card_versions p ON p.account = v.account AND p.card_id = v.card_id AND p.version = v.version - 1
+		WHERE v.account = ? AND v.change = 'changed' AND v.valid_from >= ? AND v.valid_from <= ?
+		ORDER BY v.valid_from DESC, v.card_id, v.version DESC LIMIT ?`, account, from, to, ReportCardChanges)
 	if err != nil {
 		return err
 	}

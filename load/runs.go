@@ -75,8 +75,8 @@ func (w *Warehouse) StartRun(ctx context.Context, trigger, version string) (_ in
 	var id int64
 	err = w.write(ctx, func(tx *sql.Tx) error {
 		now := w.stamp()
-		res, err := tx.ExecContext(ctx, `INSERT INTO sync_runs (trigger, started_at, heartbeat_at, status, version)
-			VALUES (?, ?, ?, 'running', ?)`, trigger, now, now, version)
+		res, err := tx.ExecContext(ctx, `INSERT INTO sync_runs (trigger, started_at, heartbeat_at, status, version, account)
+			VALUES (?, ?, ?, 'running', ?, ?)`, trigger, now, now, version, w.account)
 		if err != nil {
 			return err
 		}
@@ -93,7 +93,7 @@ func (w *Warehouse) StartRun(ctx context.Context, trigger, version string) (_ in
 // wrapping ErrRunNotRunning if the run finished or was marked abandoned.
 func (w *Warehouse) Heartbeat(ctx context.Context, runID int64) (err error) {
 	defer classify(&err)
-	err = w.updateRunning(ctx, `UPDATE sync_runs SET heartbeat_at = ? WHERE run_id = ? AND status = 'running'`, w.stamp(), runID)
+	err = w.updateRunning(ctx, `UPDATE sync_runs SET heartbeat_at = ? WHERE run_id = ? AND account = ? AND status = 'running'`, w.stamp(), runID, w.account)
 	if err != nil {
 		return fmt.Errorf("heartbeat run %d: %w", runID, err)
 	}
@@ -141,8 +141,8 @@ func (w *Warehouse) AbandonStaleRuns(ctx context.Context, staleAfter time.Durati
 		rows, err := tx.QueryContext(ctx, `UPDATE sync_runs
 			SET status = 'abandoned', finished_at = ?,
 			    error = coalesce(error, 'abandoned: the process stopped without recording the run (last heartbeat ' || heartbeat_at || ')')
-			WHERE status = 'running' AND heartbeat_at <= ?
-			RETURNING run_id, trigger`, formatTime(now), cutoff)
+			WHERE account = ? AND status = 'running' AND heartbeat_at <= ?
+			RETURNING run_id, trigger`, formatTime(now), w.account, cutoff)
 		if err != nil {
 			return err
 		}
@@ -195,9 +195,9 @@ func (w *Warehouse) FinishRun(ctx context.Context, runID int64, r RunResult) (er
 			walk_consistent = coalesce(?, walk_consistent),
 			requests = requests + ?, retries = retries + ?,
 			rate_limited = rate_limited + ?, auth_requests = auth_requests + ?
-		WHERE run_id = ? AND status = 'running'`,
+		WHERE run_id = ? AND account = ? AND status = 'running'`,
 		r.Status, now, now, errText, consistent,
-		r.Requests, r.Retries, r.RateLimited, r.AuthRequests, runID)
+		r.Requests, r.Retries, r.RateLimited, r.AuthRequests, runID, w.account)
 	if err != nil {
 		return fmt.Errorf("finish run %d: %w", runID, err)
 	}
@@ -240,7 +240,7 @@ type Run struct {
 // Runs returns the last n runs, newest first.
 func (w *Warehouse) Runs(ctx context.Context, n int) (_ []Run, err error) {
 	defer classify(&err)
-	return runs(ctx, w.db, n)
+	return runs(ctx, w.db, w.account, n)
 }
 
 // runs lists the last n runs through q: the pool, or a transaction (a
@@ -248,11 +248,11 @@ func (w *Warehouse) Runs(ctx context.Context, n int) (_ []Run, err error) {
 // is open would wait forever).
 func runs(ctx context.Context, q interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}, n int) ([]Run, error) {
+}, account string, n int) ([]Run, error) {
 	rows, err := q.QueryContext(ctx, `SELECT run_id, trigger, status, started_at, finished_at, heartbeat_at,
 			pages, cards_seen, cards_new, cards_changed, cards_unchanged, cards_removed, cards_rejected, removals_held,
 			requests, retries, rate_limited, auth_requests, walk_consistent, error, account_error, version
-		FROM sync_runs ORDER BY run_id DESC LIMIT ?`, n)
+		FROM sync_runs WHERE account = ? ORDER BY run_id DESC LIMIT ?`, account, n)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
@@ -291,7 +291,10 @@ const SummaryRuns = 10
 // the checkpoint, row counts, freshness. `cardsync status`, `check` and the
 // daemon's health read it; package worker judges it.
 type Summary struct {
-	Path          string     `json:"path"`
+	Path string `json:"path"`
+	// Account is the account summarised (Options.Account): every count
+	// and run below is its own.
+	Account       string     `json:"account"`
 	SchemaVersion int        `json:"schema_version"`
 	Runs          []Run      `json:"runs"`
 	Checkpoint    Checkpoint `json:"checkpoint"`
@@ -329,7 +332,7 @@ type Summary struct {
 // success, failures since then and the last walk's consistency.
 func (w *Warehouse) Summary(ctx context.Context) (_ Summary, err error) {
 	defer classify(&err)
-	st := Summary{Path: w.path}
+	st := Summary{Path: w.path, Account: w.account}
 	if st.Runs, err = w.Runs(ctx, SummaryRuns); err != nil {
 		return st, err
 	}
@@ -339,24 +342,25 @@ func (w *Warehouse) Summary(ctx context.Context) (_ Summary, err error) {
 	var lastSuccess, lastWalk, lastSnapshot sql.NullString
 	var lastSuccessRun sql.NullInt64
 	var walkConsistent sql.NullInt64
+	// Every count is the account's (?1).
 	err = w.db.QueryRowContext(ctx, `SELECT
 			(SELECT user_version FROM pragma_user_version),
-			(SELECT count(*) FROM cards),
-			(SELECT count(*) FROM cards WHERE removed_at IS NULL),
-			(SELECT count(*) FROM removal_pending),
-			(SELECT count(*) FROM card_versions),
-			(SELECT count(*) FROM account_snapshots),
-			(SELECT max(run_id) FROM sync_runs WHERE status = 'succeeded'),
-			(SELECT finished_at FROM sync_runs WHERE run_id = (SELECT max(run_id) FROM sync_runs WHERE status = 'succeeded')),
-			(SELECT count(*) FROM sync_runs WHERE status IN ('failed', 'abandoned')
-				AND run_id > coalesce((SELECT max(run_id) FROM sync_runs WHERE status = 'succeeded'), 0)),
-			(SELECT count(*) FROM sync_runs WHERE status = 'running'),
-			(SELECT outcome = 'complete' FROM sync_walks WHERE outcome IN ('complete', 'inconsistent') ORDER BY walk_id DESC LIMIT 1),
-			(SELECT finished_at FROM sync_walks WHERE outcome IN ('complete', 'inconsistent') ORDER BY walk_id DESC LIMIT 1),
-			(SELECT max(taken_at) FROM account_snapshots),
-			(SELECT count(*) FROM rejected_cards),
-			coalesce((SELECT cards_rejected FROM sync_runs ORDER BY run_id DESC LIMIT 1), 0),
-			coalesce((SELECT removals_held FROM sync_runs WHERE walk_consistent IS NOT NULL ORDER BY run_id DESC LIMIT 1), 0)`).
+			(SELECT count(*) FROM card_state WHERE account = ?1),
+			(SELECT count(*) FROM card_state WHERE account = ?1 AND removed_at IS NULL),
+			(SELECT count(*) FROM removal_pending WHERE account = ?1),
+			(SELECT count(*) FROM card_versions WHERE account = ?1),
+			(SELECT count(*) FROM account_snapshots WHERE account = ?1),
+			(SELECT max(run_id) FROM sync_runs WHERE account = ?1 AND status = 'succeeded'),
+			(SELECT finished_at FROM sync_runs WHERE run_id = (SELECT max(run_id) FROM sync_runs WHERE account = ?1 AND status = 'succeeded')),
+			(SELECT count(*) FROM sync_runs WHERE account = ?1 AND status IN ('failed', 'abandoned')
+				AND run_id > coalesce((SELECT max(run_id) FROM sync_runs WHERE account = ?1 AND status = 'succeeded'), 0)),
+			(SELECT count(*) FROM sync_runs WHERE account = ?1 AND status = 'running'),
+			(SELECT outcome = 'complete' FROM sync_walks WHERE account = ?1 AND outcome IN ('complete', 'inconsistent') ORDER BY walk_id DESC LIMIT 1),
+			(SELECT finished_at FROM sync_walks WHERE account = ?1 AND outcome IN ('complete', 'inconsistent') ORDER BY walk_id DESC LIMIT 1),
+			(SELECT max(taken_at) FROM account_snapshots WHERE account = ?1),
+			(SELECT count(*) FROM rejected_cards WHERE account = ?1),
+			coalesce((SELECT cards_rejected FROM sync_runs WHERE account = ?1 ORDER BY run_id DESC LIMIT 1), 0),
+			coalesce((SELECT removals_held FROM sync_runs WHERE account = ?1 AND walk_consistent IS NOT NULL ORDER BY run_id DESC LIMIT 1), 0)`, w.account).
 		Scan(&st.SchemaVersion, &st.Cards, &st.CurrentCards, &st.PendingRemovals, &st.CardVersions, &st.Snapshots,
 			&lastSuccessRun, &lastSuccess, &st.FailuresInARow, &st.Running, &walkConsistent, &lastWalk,
 			&lastSnapshot, &st.RejectedCards, &st.LastRunRejected, &st.RemovalsHeld)
@@ -385,8 +389,8 @@ func fileSize(path string) int64 {
 	return fi.Size()
 }
 
-// PruneAudit deletes the run_pages audit rows of runs that started before
-// cutoff, keeping those of a walk still open (its summary needs them). The
+// PruneAudit deletes the run_pages audit rows of the account's runs that
+// started before cutoff, keeping those of a walk still open (its summary needs them). The
 // table gains one row per page that changed something (a quiet walk's
 // rows fold into the identical walk before it), so without pruning a busy
 // account's audit grows with every run. It returns the number of rows
@@ -397,10 +401,11 @@ func (w *Warehouse) PruneAudit(ctx context.Context, cutoff time.Time) (_ int64, 
 	err = w.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM run_pages
 			WHERE run_id < coalesce(
-					(SELECT min(run_id) FROM sync_runs WHERE started_at >= ?),
+					(SELECT min(run_id) FROM sync_runs WHERE account = ?2 AND started_at >= ?1),
 					(SELECT coalesce(max(run_id), 0) + 1 FROM sync_runs))
+			  AND run_id IN (SELECT run_id FROM sync_runs WHERE account = ?2)
 			  AND (walk_id IS NULL OR walk_id NOT IN (SELECT walk_id FROM sync_walks WHERE outcome IS NULL))`,
-			formatTime(cutoff))
+			formatTime(cutoff), w.account)
 		if err != nil {
 			return err
 		}
@@ -414,7 +419,8 @@ func (w *Warehouse) PruneAudit(ctx context.Context, cutoff time.Time) (_ int64, 
 }
 
 // RunsNotTriggeredBy counts the runs whose trigger is not trigger (the demo
-// refuses to replace a warehouse that holds anything but demo runs).
+// refuses to replace a warehouse that holds anything but demo runs). It
+// counts the runs of every account: the demo replaces the whole file.
 func (w *Warehouse) RunsNotTriggeredBy(ctx context.Context, trigger string) (n int, err error) {
 	defer classify(&err)
 	err = w.db.QueryRowContext(ctx, `SELECT count(*) FROM sync_runs WHERE trigger != ?`, trigger).Scan(&n)

@@ -12,29 +12,30 @@ import (
 const (
 	// sqlCardHashes compares a page's cards with the warehouse in one
 	// query and one row: ?1 is the JSON array of the page's ids (see
-	// storedCards).
+	// storedCards), ?2 the account.
 	sqlCardHashes = `SELECT coalesce(group_concat(
 			CASE WHEN c.card_id IS NULL THEN 'n' WHEN c.removed_at IS NOT NULL THEN 'r' ELSE 'c' END || coalesce(hex(c.data_hash), ''),
 			',' ORDER BY j.key), '')
-		FROM json_each(?1) j LEFT JOIN card_state c ON c.card_id = j.value`
+		FROM json_each(?1) j LEFT JOIN card_state c ON c.account = ?2 AND c.card_id = j.value`
 	// sqlCardGet re-reads, inside the write transaction, a stored card about
 	// to be written. A row stored without a hash is compared by its data.
+	// Every statement here takes the account as its last parameter.
 	sqlCardGet = `SELECT data_hash, removed_at IS NOT NULL, CASE WHEN data_hash IS NULL THEN data = ?2 ELSE 0 END,
-		(SELECT max(version) FROM card_versions WHERE card_id = ?1)
-		FROM card_state WHERE card_id = ?1`
-	sqlCardUpsert = `INSERT INTO card_state (card_id, data, first_seen_at, last_seen_at, updated_at, removed_at, first_seen_run, last_seen_run, data_hash)
-		VALUES (?1, ?2, ?3, ?3, ?3, NULL, ?4, ?4, ?5)
-		ON CONFLICT (card_id) DO UPDATE SET
+		(SELECT max(version) FROM card_versions WHERE account = ?3 AND card_id = ?1)
+		FROM card_state WHERE account = ?3 AND card_id = ?1`
+	sqlCardUpsert = `INSERT INTO card_state (card_id, data, first_seen_at, last_seen_at, updated_at, removed_at, first_seen_run, last_seen_run, data_hash, account)
+		VALUES (?1, ?2, ?3, ?3, ?3, NULL, ?4, ?4, ?5, ?6)
+		ON CONFLICT (account, card_id) DO UPDATE SET
 			data = excluded.data,
 			data_hash = excluded.data_hash,
 			updated_at = CASE WHEN card_state.data IS NOT excluded.data THEN excluded.updated_at ELSE card_state.updated_at END,
 			removed_at = NULL,
 			last_seen_at = excluded.last_seen_at,
 			last_seen_run = excluded.last_seen_run`
-	sqlCardRehash    = `UPDATE card_state SET data_hash = ?2 WHERE card_id = ?1`
-	sqlVersionClose  = `UPDATE card_versions SET valid_to = ? WHERE card_id = ? AND valid_to IS NULL`
-	sqlVersionInsert = `INSERT INTO card_versions (card_id, version, valid_from, valid_to, run_id, change, data)
-		VALUES (?, ?, ?, NULL, ?, ?, ?)`
+	sqlCardRehash    = `UPDATE card_state SET data_hash = ?2 WHERE account = ?3 AND card_id = ?1`
+	sqlVersionClose  = `UPDATE card_versions SET valid_to = ? WHERE card_id = ? AND valid_to IS NULL AND account = ?`
+	sqlVersionInsert = `INSERT INTO card_versions (card_id, version, valid_from, valid_to, run_id, change, data, account)
+		VALUES (?, ?, ?, NULL, ?, ?, ?, ?)`
 	// sqlSeenInsert adds a page's seen ids; a page committed again in the
 	// same walk (rows affected 0) gets sqlSeenUpdate instead.
 	sqlSeenInsert = `INSERT INTO walk_seen (walk_id, page, run_id, ids) VALUES (?1, ?2, ?3, ?4)
@@ -60,9 +61,9 @@ const (
 				items = excluded.items, total_items = excluded.total_items, total_pages = excluded.total_pages,
 				duration_ms = excluded.duration_ms, body_sha256 = excluded.body_sha256, cards_new = excluded.cards_new,
 				cards_changed = excluded.cards_changed, cards_unchanged = excluded.cards_unchanged`
-	sqlCheckpoint = `INSERT INTO sync_checkpoints (stream, run_id, next_page, total_pages, total_items, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?)
-			ON CONFLICT (stream) DO UPDATE SET run_id = excluded.run_id, next_page = excluded.next_page,
+	sqlCheckpoint = `INSERT INTO sync_checkpoints (stream, run_id, next_page, total_pages, total_items, updated_at, account)
+			VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (account, stream) DO UPDATE SET run_id = excluded.run_id, next_page = excluded.next_page,
 				total_pages = excluded.total_pages, total_items = excluded.total_items, updated_at = excluded.updated_at`
 	sqlRunCount = `UPDATE sync_runs SET
 				pages = pages + ?, cards_seen = cards_seen + ?, cards_new = cards_new + ?,
@@ -70,7 +71,7 @@ const (
 				cards_rejected = cards_rejected + ?,
 				requests = requests + ?, retries = retries + ?, rate_limited = rate_limited + ?,
 				auth_requests = auth_requests + ?, heartbeat_at = ?
-			WHERE run_id = ?`
+			WHERE run_id = ? AND account = ?`
 )
 
 // pageStatements are the statements a commit runs for every page and
@@ -132,22 +133,22 @@ func (ps *pageStatements) close() {
 
 // insertNew returns the statements that insert n (1..maxNewRows) new cards
 // and their first versions. Both take the same arguments: ?1 the time, ?2
-// the run, then id, hash and data for each card.
+// the run, ?3 the account, then id, hash and data for each card.
 func (ps *pageStatements) insertNew(ctx context.Context, db *sql.DB, n int) (cards, versions *sql.Stmt, err error) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if ps.newCards[n-1] == nil {
 		var c, v strings.Builder
-		c.WriteString(`INSERT INTO card_state (card_id, data_hash, data, first_seen_at, last_seen_at, updated_at, removed_at, first_seen_run, last_seen_run) VALUES `)
-		v.WriteString(`INSERT INTO card_versions (card_id, version, valid_from, valid_to, run_id, change, data) VALUES `)
+		c.WriteString(`INSERT INTO card_state (card_id, data_hash, data, first_seen_at, last_seen_at, updated_at, removed_at, first_seen_run, last_seen_run, account) VALUES `)
+		v.WriteString(`INSERT INTO card_versions (card_id, version, valid_from, valid_to, run_id, change, data, account) VALUES `)
 		for i := range n {
-			id, hash, data := "?"+strconv.Itoa(3+3*i), "?"+strconv.Itoa(4+3*i), "?"+strconv.Itoa(5+3*i)
+			id, hash, data := "?"+strconv.Itoa(4+3*i), "?"+strconv.Itoa(5+3*i), "?"+strconv.Itoa(6+3*i)
 			if i > 0 {
 				c.WriteString(", ")
 				v.WriteString(", ")
 			}
-			c.WriteString("(" + id + ", " + hash + ", " + data + ", ?1, ?1, ?1, NULL, ?2, ?2)")
-			v.WriteString("(" + id + ", 1, ?1, NULL, ?2, 'new', " + data + ")")
+			c.WriteString("(" + id + ", " + hash + ", " + data + ", ?1, ?1, ?1, NULL, ?2, ?2, ?3)")
+			v.WriteString("(" + id + ", 1, ?1, NULL, ?2, 'new', " + data + ", ?3)")
 		}
 		if ps.newCards[n-1], err = db.PrepareContext(ctx, c.String()); err != nil {
 			return nil, nil, fmt.Errorf("prepare: %w", err)

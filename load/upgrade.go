@@ -89,7 +89,7 @@ func (w *Warehouse) upgradeHardening(ctx context.Context, tx *sql.Tx) error {
 			return fmt.Errorf("upgrade card_fields: %w", err)
 		}
 	}
-	return regenerateFlatFrom(ctx, tx, "cards")
+	return regenerateFlatFrom(ctx, tx, "cards", false)
 }
 
 // rewriteColumn applies fn to every non-NULL value of table.column and
@@ -145,4 +145,43 @@ func (w *Warehouse) rewriteColumn(ctx context.Context, tx *sql.Tx, table, column
 		w.log.Info("upgrade: redaction policy re-applied", "table", table, "column", column, "rows_changed", len(changed))
 	}
 	return nil
+}
+
+// upgradeAccounts is migration 5's Go step: the file's SQL dropped
+// cards_flat to rebuild card_state, so it is generated again (now with the
+// account column), and column_docs learns the new columns at once. A card
+// field whose cards_flat column was called account (case-insensitively)
+// gets another name (account_2, ...): the view's own column takes it.
+func upgradeAccounts(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT name, column_name FROM card_fields WHERE column_name IS NOT NULL ORDER BY rowid`)
+	if err != nil {
+		return fmt.Errorf("upgrade card_fields: %w", err)
+	}
+	used := map[string]bool{}
+	var clash []string
+	for rows.Next() {
+		var name, column string
+		if err := rows.Scan(&name, &column); err != nil {
+			rows.Close()
+			return fmt.Errorf("upgrade card_fields: %w", err)
+		}
+		if strings.EqualFold(column, "account") {
+			clash = append(clash, name)
+		} else {
+			used[strings.ToLower(column)] = true
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("upgrade card_fields: %w", err)
+	}
+	for _, name := range clash {
+		if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET column_name = ? WHERE name = ?`, columnName(name, used), name); err != nil {
+			return fmt.Errorf("upgrade card_fields: %w", err)
+		}
+	}
+	if err := regenerateFlat(ctx, tx); err != nil {
+		return err
+	}
+	return fillColumnDocs(ctx, tx)
 }

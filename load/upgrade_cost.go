@@ -47,5 +47,5 @@ func (w *Warehouse) upgradeRunCost(ctx context.Context, tx *sql.Tx) error {
 		}
 		after = chunk[len(chunk)-1].id
 	}
-	return regenerateFlat(ctx, tx)
+	return regenerateFlatFrom(ctx, tx, "card_state", false)
 }

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -54,8 +56,8 @@ func (w *Warehouse) Checkpoint(ctx context.Context, stream string) (_ Checkpoint
 	var runID sql.NullInt64
 	var updated string
 	err = w.db.QueryRowContext(ctx, `SELECT run_id, next_page, total_pages, total_items, updated_at,
-			EXISTS (SELECT 1 FROM sync_walks WHERE stream = ?1 AND finished_at IS NULL)
-		FROM sync_checkpoints WHERE stream = ?1`, stream).
+			EXISTS (SELECT 1 FROM sync_walks WHERE account = ?2 AND stream = ?1 AND finished_at IS NULL)
+		FROM sync_checkpoints WHERE account = ?2 AND stream = ?1`, stream, w.account).
 		Scan(&runID, &cp.NextPage, &cp.TotalPages, &cp.TotalItems, &updated, &cp.InProgress)
 	if errors.Is(err, sql.ErrNoRows) {
 		return cp, nil
@@ -75,7 +77,7 @@ func (w *Warehouse) ResetCheckpoint(ctx context.Context, stream string) (err err
 	stream = streamOf(stream)
 	err = w.write(ctx, func(tx *sql.Tx) error {
 		now := w.stamp()
-		walkID, err := openWalk(ctx, tx, stream)
+		walkID, err := openWalk(ctx, tx, w.account, stream)
 		if err != nil {
 			return err
 		}
@@ -84,7 +86,7 @@ func (w *Warehouse) ResetCheckpoint(ctx context.Context, stream string) (err err
 				return err
 			}
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE sync_checkpoints SET next_page = 1, updated_at = ? WHERE stream = ?`, now, stream)
+		_, err = tx.ExecContext(ctx, `UPDATE sync_checkpoints SET next_page = 1, updated_at = ? WHERE stream = ? AND account = ?`, now, stream, w.account)
 		return err
 	})
 	if err != nil {
@@ -93,15 +95,16 @@ func (w *Warehouse) ResetCheckpoint(ctx context.Context, stream string) (err err
 	return nil
 }
 
-func openWalk(ctx context.Context, tx *sql.Tx, stream string) (int64, error) {
-	id, _, err := openWalkTotal(ctx, tx, stream)
+func openWalk(ctx context.Context, tx *sql.Tx, account, stream string) (int64, error) {
+	id, _, err := openWalkTotal(ctx, tx, account, stream)
 	return id, err
 }
 
-// openWalkTotal returns the open walk of stream (0 when none) and the total
-// its first page reported.
-func openWalkTotal(ctx context.Context, tx *sql.Tx, stream string) (id int64, firstTotal int, err error) {
-	err = tx.QueryRowContext(ctx, `SELECT walk_id, first_total FROM sync_walks WHERE stream = ? AND finished_at IS NULL`, stream).Scan(&id, &firstTotal)
+// openWalkTotal returns the open walk of the account's stream (0 when
+// none) and the total its first page reported.
+func openWalkTotal(ctx context.Context, tx *sql.Tx, account, stream string) (id int64, firstTotal int, err error) {
+	err = tx.QueryRowContext(ctx, `SELECT walk_id, first_total FROM sync_walks WHERE account = ? AND stream = ? AND finished_at IS NULL`,
+		account, stream).Scan(&id, &firstTotal)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, 0, nil
 	}
@@ -121,8 +124,8 @@ func (w *Warehouse) WalkSummary(ctx context.Context, stream string) (_ WalkSumma
 	var started string
 	err = w.db.QueryRowContext(ctx, `SELECT walk_id, started_at, started_run, first_total, last_total,
 			pages, last_page, runs, total_changed, coalesce(min_total, first_total), coalesce(max_total, first_total),
-			coalesce((SELECT total_pages FROM sync_checkpoints WHERE stream = ?1), 0)
-		FROM sync_walks WHERE stream = ?1 AND finished_at IS NULL`, stream).
+			coalesce((SELECT total_pages FROM sync_checkpoints WHERE account = ?2 AND stream = ?1), 0)
+		FROM sync_walks WHERE account = ?2 AND stream = ?1 AND finished_at IS NULL`, stream, w.account).
 		Scan(&s.WalkID, &started, &s.StartedRun, &s.FirstTotal, &s.LastTotal,
 			&s.Pages, &s.LastPage, &s.Runs, &s.TotalChanged, &s.MinTotal, &s.MaxTotal, &s.TotalPages)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -221,7 +224,7 @@ func (w *Warehouse) FinishWalk(ctx context.Context, runID int64, stream string, 
 	err = w.write(ctx, func(tx *sql.Tx) error {
 		res = WalkResult{}
 		now := w.stamp()
-		walkID, err := openWalk(ctx, tx, stream)
+		walkID, err := openWalk(ctx, tx, w.account, stream)
 		if err != nil {
 			return err
 		}
@@ -234,16 +237,16 @@ func (w *Warehouse) FinishWalk(ctx context.Context, runID int64, stream string, 
 				return err
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE sync_runs SET cards_removed = cards_removed + ?, removals_held = ?, walk_consistent = ? WHERE run_id = ?`,
-			res.Removed, res.Held, boolInt(end.Consistent), runID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE sync_runs SET cards_removed = cards_removed + ?, removals_held = ?, walk_consistent = ? WHERE run_id = ? AND account = ?`,
+			res.Removed, res.Held, boolInt(end.Consistent), runID, w.account); err != nil {
 			return fmt.Errorf("count run: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO sync_checkpoints (stream, run_id, next_page, updated_at) VALUES (?, ?, 1, ?)
-			ON CONFLICT (stream) DO UPDATE SET next_page = 1, run_id = excluded.run_id, updated_at = excluded.updated_at`,
-			stream, runID, now); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO sync_checkpoints (stream, run_id, next_page, updated_at, account) VALUES (?, ?, 1, ?, ?)
+			ON CONFLICT (account, stream) DO UPDATE SET next_page = 1, run_id = excluded.run_id, updated_at = excluded.updated_at`,
+			stream, runID, now, w.account); err != nil {
 			return fmt.Errorf("reset checkpoint: %w", err)
 		}
-		return tx.QueryRowContext(ctx, `SELECT count(*) FROM removal_pending`).Scan(&res.Pending)
+		return tx.QueryRowContext(ctx, `SELECT count(*) FROM removal_pending WHERE account = ?`, w.account).Scan(&res.Pending)
 	})
 	if err != nil {
 		return WalkResult{}, fmt.Errorf("finish walk %s: %w", stream, err)
@@ -257,7 +260,7 @@ func (w *Warehouse) FinishWalk(ctx context.Context, runID int64, stream string, 
 func (w *Warehouse) PendingRemovals(ctx context.Context) (_ int, err error) {
 	defer classify(&err)
 	var n int
-	if err := w.db.QueryRowContext(ctx, `SELECT count(*) FROM removal_pending`).Scan(&n); err != nil {
+	if err := w.db.QueryRowContext(ctx, `SELECT count(*) FROM removal_pending WHERE account = ?`, w.account).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count pending removals: %w", err)
 	}
 	return n, nil
@@ -285,28 +288,29 @@ func (w *Warehouse) closeWalk(ctx context.Context, tx *sql.Tx, walkID, runID int
 	}
 	// Listed again, by any walk (even an inconsistent or reset one): alive.
 	var pending, cleared int64
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM removal_pending`).Scan(&pending); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM removal_pending WHERE account = ?`, w.account).Scan(&pending); err != nil {
 		return res, fmt.Errorf("count pending removals: %w", err)
 	}
 	if pending > 0 {
 		if _, err := tx.ExecContext(ctx, `UPDATE card_state SET last_seen_at = ?2, last_seen_run = ?3
-			WHERE card_id IN (SELECT card_id FROM removal_pending WHERE card_id IN (`+sqlSeenIDs+`))`,
-			walkID, now, closingRun); err != nil {
+			WHERE account = ?4 AND card_id IN (SELECT card_id FROM removal_pending WHERE account = ?4 AND card_id IN (`+sqlSeenIDs+`))`,
+			walkID, now, closingRun, w.account); err != nil {
 			return res, fmt.Errorf("stamp pending cards listed again: %w", err)
 		}
-		r, err := tx.ExecContext(ctx, `DELETE FROM removal_pending WHERE card_id IN (`+sqlSeenIDs+`)`, walkID)
+		r, err := tx.ExecContext(ctx, `DELETE FROM removal_pending WHERE account = ?2 AND card_id IN (`+sqlSeenIDs+`)`, walkID, w.account)
 		if err != nil {
 			return res, fmt.Errorf("clear pending removals of seen cards: %w", err)
 		}
 		cleared, _ = r.RowsAffected()
 	}
 	// Current cards this walk did not see (one pass over card_state), and
-	// among them the ones an earlier consistent walk missed too.
-	const missed = `SELECT card_id FROM card_state WHERE removed_at IS NULL AND card_id NOT IN (` + sqlSeenIDs + `)`
+	// among them the ones an earlier consistent walk missed too. ?A, the
+	// account, is numbered per statement (withAccount).
+	const missed = `SELECT card_id FROM card_state WHERE account = ?A AND removed_at IS NULL AND card_id NOT IN (` + sqlSeenIDs + `)`
 	var listed int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(card_id NOT IN (`+sqlSeenIDs+`)), 0), `+sqlListedIDs+`
-		FROM card_state WHERE removed_at IS NULL`,
-		walkID).Scan(&res.Live, &res.Missed, &listed); err != nil {
+		FROM card_state WHERE account = ?2 AND removed_at IS NULL`,
+		walkID, w.account).Scan(&res.Live, &res.Missed, &listed); err != nil {
 		return res, fmt.Errorf("count missed cards: %w", err)
 	}
 	var added int64
@@ -316,17 +320,19 @@ func (w *Warehouse) closeWalk(ctx context.Context, tx *sql.Tx, walkID, runID int
 		if held {
 			res.Held = res.Missed
 		} else if pending > cleared {
-			const gone = missed + ` AND card_id IN (SELECT card_id FROM removal_pending WHERE walk_id < ?1)`
-			if _, err := tx.ExecContext(ctx, `UPDATE card_versions SET valid_to = ?2
-				WHERE valid_to IS NULL AND card_id IN (`+gone+`)`, walkID, now); err != nil {
+			const gone = missed + ` AND card_id IN (SELECT card_id FROM removal_pending WHERE account = ?A AND walk_id < ?1)`
+			if _, err := tx.ExecContext(ctx, withAccount(`UPDATE card_versions SET valid_to = ?2
+				WHERE account = ?A AND valid_to IS NULL AND card_id IN (`+gone+`)`, 3), walkID, now, w.account); err != nil {
 				return res, fmt.Errorf("close versions of removed cards: %w", err)
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO card_versions (card_id, version, valid_from, valid_to, run_id, change, data)
-				SELECT c.card_id, (SELECT max(version) FROM card_versions v WHERE v.card_id = c.card_id) + 1, ?2, NULL, ?3, 'removed', c.data
-				FROM card_state c WHERE c.card_id IN (`+gone+`)`, walkID, now, runID); err != nil {
+			if _, err := tx.ExecContext(ctx, withAccount(`INSERT INTO card_versions (card_id, version, valid_from, valid_to, run_id, change, data, account)
+				SELECT c.card_id, (SELECT max(version) FROM card_versions v WHERE v.account = c.account AND v.card_id = c.card_id) + 1,
+					?2, NULL, ?3, 'removed', c.data, c.account
+				FROM card_state c WHERE c.account = ?A AND c.card_id IN (`+gone+`)`, 4), walkID, now, runID, w.account); err != nil {
 				return res, fmt.Errorf("version removed cards: %w", err)
 			}
-			r, err := tx.ExecContext(ctx, `UPDATE card_state SET removed_at = ?2 WHERE card_id IN (`+gone+`)`, walkID, now)
+			r, err := tx.ExecContext(ctx, withAccount(`UPDATE card_state SET removed_at = ?2 WHERE account = ?A AND card_id IN (`+gone+`)`, 3),
+				walkID, now, w.account)
 			if err != nil {
 				return res, fmt.Errorf("mark removed cards: %w", err)
 			}
@@ -335,16 +341,17 @@ func (w *Warehouse) closeWalk(ctx context.Context, tx *sql.Tx, walkID, runID int
 			res.Live -= res.Removed
 			// Confirmed removals leave the pending list (their removed_at is
 			// set, so they are no longer in missed).
-			if _, err := tx.ExecContext(ctx, `DELETE FROM removal_pending WHERE card_id IN
-				(SELECT p.card_id FROM removal_pending p JOIN card_state c USING (card_id) WHERE c.removed_at IS NOT NULL)`); err != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM removal_pending WHERE account = ?1 AND card_id IN
+				(SELECT p.card_id FROM removal_pending p JOIN card_state c USING (account, card_id)
+				 WHERE p.account = ?1 AND c.removed_at IS NOT NULL)`, w.account); err != nil {
 				return res, fmt.Errorf("clear confirmed removals: %w", err)
 			}
 		}
 		// The other misses join the pending list, held or not: a held walk
 		// still records them, so -confirm-removals can confirm them.
-		r, err := tx.ExecContext(ctx, `INSERT INTO removal_pending (card_id, walk_id, missed_at)
-			SELECT card_id, ?1, ?2 FROM (`+missed+`) WHERE true
-			ON CONFLICT (card_id) DO NOTHING`, walkID, now)
+		r, err := tx.ExecContext(ctx, withAccount(`INSERT INTO removal_pending (card_id, walk_id, missed_at, account)
+			SELECT card_id, ?1, ?2, ?A FROM (`+missed+`) WHERE true
+			ON CONFLICT (account, card_id) DO NOTHING`, 3), walkID, now, w.account)
 		if err != nil {
 			return res, fmt.Errorf("record pending removals: %w", err)
 		}
@@ -354,9 +361,10 @@ func (w *Warehouse) closeWalk(ctx context.Context, tx *sql.Tx, walkID, runID int
 		if added > 0 {
 			if _, err := tx.ExecContext(ctx, `UPDATE card_state SET last_seen_at = w.finished_at, last_seen_run = w.finished_run
 				FROM (SELECT finished_at, finished_run FROM sync_walks
-					WHERE outcome = 'complete' AND finished_run IS NOT NULL ORDER BY walk_id DESC LIMIT 1) AS w
-				WHERE card_state.card_id IN (SELECT card_id FROM removal_pending WHERE walk_id = ?1)
-				  AND (w.finished_run, w.finished_at) > (card_state.last_seen_run, card_state.last_seen_at)`, walkID); err != nil {
+					WHERE account = ?2 AND outcome = 'complete' AND finished_run IS NOT NULL ORDER BY walk_id DESC LIMIT 1) AS w
+				WHERE card_state.account = ?2
+				  AND card_state.card_id IN (SELECT card_id FROM removal_pending WHERE account = ?2 AND walk_id = ?1)
+				  AND (w.finished_run, w.finished_at) > (card_state.last_seen_run, card_state.last_seen_at)`, walkID, w.account); err != nil {
 				return res, fmt.Errorf("freeze last seen of pending cards: %w", err)
 			}
 		}
@@ -370,8 +378,8 @@ func (w *Warehouse) closeWalk(ctx context.Context, tx *sql.Tx, walkID, runID int
 		return res, err
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE sync_walks SET finished_at = ?2, finished_run = ?3, outcome = ?4, removed = ?5,
-			distinct_ids = ?6, duplicate_ids = ?7, pending_removals = (SELECT count(*) FROM removal_pending)
-		WHERE walk_id = ?1`, walkID, now, finishedRun, outcome, res.Removed, distinct, duplicates); err != nil {
+			distinct_ids = ?6, duplicate_ids = ?7, pending_removals = (SELECT count(*) FROM removal_pending WHERE account = ?8)
+		WHERE walk_id = ?1`, walkID, now, finishedRun, outcome, res.Removed, distinct, duplicates, w.account); err != nil {
 		return res, fmt.Errorf("close walk: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM walk_seen WHERE walk_id = ?`, walkID); err != nil {
@@ -399,7 +407,7 @@ func foldWalk(ctx context.Context, tx *sql.Tx, walkID int64) error {
 	var prev int64
 	err := tx.QueryRowContext(ctx, `SELECT p.walk_id FROM sync_walks AS p, sync_walks AS c
 		WHERE c.walk_id = ?1
-		  AND p.walk_id = (SELECT max(walk_id) FROM sync_walks WHERE stream = c.stream AND walk_id < ?1)
+		  AND p.walk_id = (SELECT max(walk_id) FROM sync_walks WHERE account = c.account AND stream = c.stream AND walk_id < ?1)
 		  AND p.outcome = 'complete' AND c.outcome = 'complete' AND p.removed = 0 AND c.removed = 0
 		  AND p.first_total = c.first_total AND p.last_total = c.last_total AND c.total_changed = 0
 		  AND p.pages = c.pages AND p.distinct_ids = c.distinct_ids AND p.duplicate_ids = c.duplicate_ids
@@ -425,4 +433,10 @@ func foldWalk(ctx context.Context, tx *sql.Tx, walkID int64) error {
 		}
 	}
 	return nil
+}
+
+// withAccount numbers the account parameter ?A of query: ?n, one past the
+// statement's other numbered parameters (SQLite wants them without gaps).
+func withAccount(query string, n int) string {
+	return strings.ReplaceAll(query, "?A", "?"+strconv.Itoa(n))
 }

@@ -78,7 +78,7 @@ const utc = " (UTC text YYYY-MM-DDTHH:MM:SSZ)"
 // migrated schema. Each call returns a new slice.
 func Objects() []Object {
 	const t = "2025-03-01T12:00:00Z"
-	return []Object{
+	objects := []Object{
 		{Name: "cards", Kind: KindView, RowPer: "card ever seen (never deleted)",
 			Description: "Every card the API ever listed, with its latest redacted JSON. A view over the internal table card_state since schema 3, with the columns of the former table.",
 			Columns: []Column{
@@ -294,8 +294,8 @@ func Objects() []Object {
 				col("new_value", "The new value as exact decimal text.", UnitCurrency, "31347.07"),
 				col("change", "The change as exact decimal text.", UnitCurrency, "10.00"),
 			}},
-		{Name: "sync_health", Kind: KindView, RowPer: "warehouse (a single row)",
-			Description: "Is the sync healthy? Ages are measured against the reader's clock.",
+		{Name: "sync_health", Kind: KindView, RowPer: "account (a single row, 'default', for a warehouse of one account)",
+			Description: "Is the sync of each account healthy? Ages are measured against the reader's clock.",
 			Columns: []Column{
 				col("last_success_run", "The last run that succeeded.", "", "12"),
 				col("last_success_at", "When it finished"+utc+".", "", t),
@@ -319,4 +319,33 @@ func Objects() []Object {
 		{Name: "walk_seen", Kind: KindTable, Internal: true, RowPer: "page committed by the open walk",
 			Description: "Scratch: the ids each page of the open walk listed; emptied when the walk ends."},
 	}
+	for i := range objects {
+		if what, ok := accountColumns[objects[i].Name]; ok {
+			text := "The API account " + what + " belongs to (schema 5): 'default' for a single account (the config's [api] table) " +
+				"and for every row stored before; otherwise the name of its [[accounts]] table."
+			if what == "the card" {
+				text += " A card id is unique within its account."
+			}
+			objects[i].Columns = append(objects[i].Columns, col("account", text, "", "default"))
+		}
+	}
+	return objects
+}
+
+// accountColumns names the public objects whose last column is account,
+// with what belongs to it.
+var accountColumns = map[string]string{
+	"cards":                   "the card",
+	"cards_current":           "the card",
+	"cards_flat":              "the card",
+	"card_versions":           "the card",
+	"removal_pending":         "the card",
+	"account_snapshots":       "the snapshot",
+	"account_balances":        "the snapshot",
+	"account_balance_changes": "the snapshot",
+	"sync_runs":               "the run",
+	"sync_checkpoints":        "the checkpoint",
+	"sync_walks":              "the walk",
+	"rejected_cards":          "the rejected item",
+	"sync_health":             "the row",
 }

@@ -6,9 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -41,53 +39,6 @@ func TestInconsistency(t *testing.T) {
 			}
 		})
 	}
-}
-
-type fixture struct {
-	srv *sim.Server
-	job *Job
-	wh  *load.Warehouse
-}
-
-func newFixture(t *testing.T, opts sim.Options) *fixture {
-	t.Helper()
-	opts.Window, opts.Limit, opts.AuthLimit = time.Second, 10000, 100
-	srv := sim.New(opts)
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
-	client, err := extract.New(extract.Config{
-		BaseURL:       ts.URL,
-		Email:         sim.DefaultEmail,
-		Password:      sim.DefaultPassword,
-		RateLimit:     extract.Rate{N: 10000, Per: time.Second},
-		AuthRateLimit: extract.Rate{N: 100, Per: time.Second},
-		Timeout:       5 * time.Second,
-		MaxWait:       2 * time.Second,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "w.db")
-	lock, err := load.OpenLock(path, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { lock.Close() })
-	wh, err := load.Open(t.Context(), path, load.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { wh.Close() })
-	return &fixture{srv: srv, wh: wh, job: &Job{Client: client, Warehouse: wh, Lock: lock, Version: "test"}}
-}
-
-func (f *fixture) currentCards(t *testing.T) int {
-	t.Helper()
-	st, err := f.wh.Summary(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return int(st.CurrentCards)
 }
 
 func TestInterruptedRunResumes(t *testing.T) {
@@ -130,16 +81,6 @@ func TestInterruptedRunResumes(t *testing.T) {
 	if extra := extraFetches(f.srv.Stats()); extra > 1 {
 		t.Errorf("%d pages fetched twice across one interruption, want at most 1", extra)
 	}
-}
-
-func extraFetches(st sim.Stats) int64 {
-	var n int64
-	for _, c := range st.PageRequests {
-		if c > 1 {
-			n += c - 1
-		}
-	}
-	return n
 }
 
 func TestFailedRunKeepsCheckpoint(t *testing.T) {
@@ -348,24 +289,6 @@ func TestAuditRetentionPrunesOldRuns(t *testing.T) {
 	}
 }
 
-// expiring is a context whose deadline passes when expire is closed, so a
-// test can end a run by its deadline at a chosen page without sleeping.
-type expiring struct {
-	context.Context
-	expire chan struct{}
-}
-
-func (e *expiring) Done() <-chan struct{} { return e.expire }
-
-func (e *expiring) Err() error {
-	select {
-	case <-e.expire:
-		return context.DeadlineExceeded
-	default:
-		return nil
-	}
-}
-
 func TestRunDeadlineIsAFailure(t *testing.T) {
 	f := newFixture(t, sim.Options{Seed: 2, Cards: 100})
 	ctx := &expiring{Context: t.Context(), expire: make(chan struct{})}
@@ -484,47 +407,6 @@ func TestRejectedCardsLoggedOncePerRun(t *testing.T) {
 	if rows != 1 || times != 2 {
 		t.Errorf("rejected_cards: %d rows, times %d; want 1 row seen twice", rows, times)
 	}
-}
-
-// rewriteClient returns a client of f's simulator whose /cards bodies pass
-// through fn.
-func rewriteClient(t *testing.T, f *fixture, fn func([]byte) []byte) *extract.Client {
-	t.Helper()
-	return rewriteClientWith(t, f, nil, fn)
-}
-
-// rewriteClientWith is rewriteClient with a hook that sees each request
-// first.
-func rewriteClientWith(t *testing.T, f *fixture, before func(*http.Request), fn func([]byte) []byte) *extract.Client {
-	t.Helper()
-	if fn == nil {
-		fn = func(b []byte) []byte { return b }
-	}
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if before != nil {
-			before(r)
-		}
-		rec := httptest.NewRecorder()
-		f.srv.ServeHTTP(rec, r)
-		body := rec.Body.Bytes()
-		if r.URL.Path == "/cards" {
-			body = fn(body)
-		}
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-		w.WriteHeader(rec.Code)
-		w.Write(body)
-	}))
-	t.Cleanup(ts.Close)
-	c, err := extract.New(extract.Config{BaseURL: ts.URL, Email: sim.DefaultEmail, Password: sim.DefaultPassword,
-		RateLimit: extract.Rate{N: 10000, Per: time.Second}, AuthRateLimit: extract.Rate{N: 100, Per: time.Second},
-		Timeout: 5 * time.Second, MaxWait: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 // TestRunResultRecordedDespiteALockedWarehouse: another connection holds

@@ -234,7 +234,7 @@ func strPtr(s string) *string {
 
 func newStatusReport(sum load.Summary, h worker.Health, s config.Settings, holder int, now time.Time) statusReport {
 	a := accountStatus{
-		Account:  "default",
+		Account:  sum.Account,
 		Healthy:  h.Healthy,
 		Problems: append([]string{}, h.Problems...),
 		Warnings: append([]string{}, h.Warnings...),

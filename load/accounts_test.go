@@ -1,0 +1,323 @@
+package load
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestCheckAccountName(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		ok   bool
+	}{
+		{"default", true}, {"acme-eu_2", true}, {strings.Repeat("a", 64), true},
+		{"", false}, {"Acme", false}, {"a b", false}, {"a.b", false}, {strings.Repeat("a", 65), false}, {"é", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := CheckAccountName(tt.name); (err == nil) != tt.ok {
+				t.Errorf("CheckAccountName(%q) = %v, want ok %v", tt.name, err, tt.ok)
+			}
+			err := Options{Account: tt.name}.Validate()
+			if tt.name != "" && (err == nil) != tt.ok {
+				t.Errorf("Validate with Account %q = %v, want ok %v", tt.name, err, tt.ok)
+			}
+		})
+	}
+}
+
+// TestAccountsShareAFile writes the same card ids to two accounts of one
+// file through two Warehouses: neither sees the other's cards, versions,
+// rejected items, open walk, checkpoint or runs.
+func TestAccountsShareAFile(t *testing.T) {
+	ctx := t.Context()
+	a, path, clk := openTest(t, Options{Account: "alpha"})
+	b, err := Open(ctx, path, Options{Account: "beta", Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if a.Account() != "alpha" || b.Account() != "beta" {
+		t.Fatalf("accounts %q, %q", a.Account(), b.Account())
+	}
+	runA := startRun(t, a)
+	commit(t, a, runA, page(1, idRange(1, 15), 1, 30))
+	runB := startRun(t, b)
+	p := page(1, idRange(1, 15), 2, 15)
+	p.Cards = append(p.Cards, Card{ID: "", Data: []byte(`{"status":"no id"}`)})
+	commit(t, b, runB, p)
+	if _, err := finishWalk(ctx, b, runB, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		q     string
+		alpha int64
+		beta  int64
+	}{
+		{`SELECT count(*) FROM cards WHERE account = ?`, 15, 15},
+		{`SELECT count(*) FROM card_versions WHERE account = ?`, 15, 15},
+		{`SELECT count(*) FROM rejected_cards WHERE account = ?`, 0, 1},
+		{`SELECT count(*) FROM sync_walks WHERE account = ? AND finished_at IS NULL`, 1, 0},
+		{`SELECT count(*) FROM sync_runs WHERE account = ?`, 1, 1},
+		{`SELECT count(DISTINCT json_extract(data, '$.revision')) FROM cards WHERE account = ?`, 1, 1},
+	} {
+		if got := queryInt(t, a, tt.q, "alpha"); got != tt.alpha {
+			t.Errorf("%s [alpha] = %d, want %d", tt.q, got, tt.alpha)
+		}
+		if got := queryInt(t, a, tt.q, "beta"); got != tt.beta {
+			t.Errorf("%s [beta] = %d, want %d", tt.q, got, tt.beta)
+		}
+	}
+	// beta's complete walk is not alpha's last walk: alpha's cards keep
+	// their own last seen run.
+	if n := queryInt(t, a, `SELECT count(*) FROM cards WHERE account = 'alpha' AND last_seen_run = ?`, runA); n != 15 {
+		t.Errorf("%d of alpha's cards last seen by alpha's run, want 15", n)
+	}
+	ws, err := a.WalkSummary(ctx, StreamCards)
+	if err != nil || ws.WalkID == 0 || ws.Pages != 1 {
+		t.Errorf("alpha's open walk %+v (%v), want one page", ws, err)
+	}
+	if ws, err := b.WalkSummary(ctx, StreamCards); err != nil || ws.WalkID != 0 {
+		t.Errorf("beta's open walk %+v (%v), want none", ws, err)
+	}
+	if cp, _ := a.Checkpoint(ctx, StreamCards); cp.NextPage != 2 || cp.RunID != runA {
+		t.Errorf("alpha checkpoint %+v, want page 2 of run %d", cp, runA)
+	}
+	if cp, _ := b.Checkpoint(ctx, StreamCards); cp.NextPage != 1 || cp.RunID != runB {
+		t.Errorf("beta checkpoint %+v, want page 1 of run %d", cp, runB)
+	}
+	if runs, _ := a.Runs(ctx, 10); len(runs) != 1 || runs[0].ID != runA {
+		t.Errorf("alpha runs %+v, want run %d only", runs, runA)
+	}
+	if _, err := b.AbandonStale(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Heartbeat(ctx, runA); err != nil {
+		t.Errorf("beta's AbandonStale(0) ended alpha's run: %v", err)
+	}
+	if err := b.FinishRun(ctx, runA, RunResult{Status: StatusSucceeded}); err == nil {
+		t.Errorf("beta finished alpha's run")
+	}
+}
+
+// TestUpgradeToAccountsKeepsAnswers upgrades a release-1 warehouse to
+// schema 4 (the release before accounts), runs the README's queries (those
+// of release 1, testdata/release1-queries.sql, and every sql block of the
+// current README), upgrades the same file in place to the latest schema
+// and runs them again: every row of every table is kept, in the 'default'
+// account, and every query answers the same (SELECT * gains the account
+// column, column_docs the rows describing it, and ages move with the
+// clock).
+func TestUpgradeToAccountsKeepsAnswers(t *testing.T) {
+	ctx := t.Context()
+	path := release1Warehouse(t)
+	queries := append(readQueries(t, "testdata/release1-queries.sql"), readmeQueries(t, "../README.md")...)
+	w4, err := Open(ctx, path, Options{migrateTo: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _, _ := w4.versions(ctx, w4.db); v != 4 {
+		t.Fatalf("version %d, want 4", v)
+	}
+	before := make([][]string, len(queries))
+	for i, q := range queries {
+		before[i] = queryTable(t, w4.db, q, nil)
+	}
+	rowsBefore := tableRows(t, w4.db)
+	w4.Close()
+
+	w, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatalf("upgrade to schema %d: %v", SchemaVersion(), err)
+	}
+	defer w.Close()
+	if v, _, _ := w.versions(ctx, w.db); v != SchemaVersion() {
+		t.Fatalf("version %d, want %d", v, SchemaVersion())
+	}
+	rowsAfter := tableRows(t, w.db)
+	for table, rows := range rowsBefore {
+		if table == "column_docs" {
+			continue // gains the account columns' descriptions
+		}
+		if !slices.Equal(rows, rowsAfter[table]) {
+			t.Errorf("%s: %d rows before the upgrade, %d after, or their values differ", table, len(rows), len(rowsAfter[table]))
+		}
+	}
+	for _, table := range []string{"card_state", "card_versions", "removal_pending", "sync_checkpoints", "sync_runs", "sync_walks", "account_snapshots", "rejected_cards"} {
+		if n := queryInt(t, w, `SELECT count(*) FROM `+table+` WHERE account != 'default'`); n != 0 {
+			t.Errorf("%s: %d rows outside the default account", table, n)
+		}
+	}
+	answered := 0
+	for i, q := range queries {
+		after := queryTable(t, w.db, q, before[i][:1])
+		if strings.Contains(q, "column_docs") {
+			// Migration 4's step fills column_docs from this binary's
+			// documentation, account columns included: compare the rest.
+			isAccount := func(row string) bool { return strings.HasPrefix(row, `"account"|`) }
+			before[i] = slices.DeleteFunc(before[i], isAccount)
+			after = slices.DeleteFunc(after, isAccount)
+		}
+		if len(before[i]) > 1 && !strings.HasPrefix(before[i][1], "error: ") {
+			answered++
+		}
+		if !slices.Equal(before[i], after) {
+			t.Errorf("query %d answers differently after the upgrade:\n%s\nbefore: %q\nafter:  %q", i+1, q, before[i], after)
+		}
+	}
+	t.Logf("%d queries compared, %d of them return rows", len(queries), answered)
+	if answered < len(queries)/2 {
+		t.Errorf("only %d of %d queries return rows from testdata/release1.sql: the comparison proves little", answered, len(queries))
+	}
+	if n := queryInt(t, w, `SELECT count(*) FROM pragma_foreign_key_check`); n != 0 {
+		t.Errorf("%d foreign key violations after the upgrade", n)
+	}
+}
+
+// readmeQueries returns the statements of every sql block of a Markdown
+// file.
+func readmeQueries(t *testing.T, name string) []string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, block := range strings.Split(string(b), "```sql\n")[1:] {
+		text, _, _ := strings.Cut(block, "```")
+		out = append(out, splitStatements(text)...)
+	}
+	if len(out) < 10 {
+		t.Fatalf("%s: %d queries in sql blocks, want the README's examples", name, len(out))
+	}
+	return out
+}
+
+// readQueries splits an SQL file into its statements.
+func readQueries(t *testing.T, name string) []string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return splitStatements(string(b))
+}
+
+// splitStatements splits SQL text at semicolons that end a line.
+func splitStatements(text string) []string {
+	var out []string
+	for s := range strings.SplitSeq(text+"\n", ";\n") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// queryTable runs q and returns its header (the column names, joined) and
+// one string per row (a failing query: its error, which must fail the
+// same way after the upgrade). With header (a header from before an upgrade), the
+// columns it does not name (account, under SELECT *) are dropped, and an
+// age in seconds is rounded to the minute so that the clock moving between
+// two runs does not count.
+func queryTable(t *testing.T, db *sql.DB, q string, header []string) []string {
+	t.Helper()
+	rows, err := db.QueryContext(t.Context(), q)
+	if err != nil {
+		return []string{"error: " + err.Error()}
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	keep := make([]bool, len(cols))
+	var names []string
+	for i, c := range cols {
+		keep[i] = header == nil || slices.Contains(strings.Split(header[0], ","), c)
+		if keep[i] {
+			names = append(names, c)
+		}
+	}
+	out := []string{strings.Join(names, ",")}
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		var cells []string
+		for i, v := range vals {
+			if !keep[i] {
+				continue
+			}
+			if n, ok := v.(int64); ok && strings.HasSuffix(cols[i], "_age_seconds") {
+				v = n / 60
+			}
+			if b, ok := v.([]byte); ok {
+				v = string(b)
+			}
+			cells = append(cells, fmt.Sprintf("%#v", v))
+		}
+		out = append(out, strings.Join(cells, "|"))
+	}
+	if err := rows.Err(); err != nil {
+		return append(out, "error: "+err.Error())
+	}
+	return out
+}
+
+// tableRows returns the rows of every table, each as text without its
+// account column, sorted.
+func tableRows(t *testing.T, db *sql.DB) map[string][]string {
+	t.Helper()
+	ctx := t.Context()
+	names, err := db.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for names.Next() {
+		var n string
+		if err := names.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		tables = append(tables, n)
+	}
+	names.Close()
+	out := map[string][]string{}
+	for _, table := range tables {
+		var cols []string
+		info, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?) WHERE name != 'account' ORDER BY name`, table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for info.Next() {
+			var c string
+			if err := info.Scan(&c); err != nil {
+				t.Fatal(err)
+			}
+			cols = append(cols, "quote("+quoteIdent(c)+")")
+		}
+		info.Close()
+		rows, err := db.QueryContext(ctx, `SELECT `+strings.Join(cols, " || '|' || ")+` FROM `+quoteIdent(table))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var list []string
+		for rows.Next() {
+			var s string
+			if err := rows.Scan(&s); err != nil {
+				t.Fatal(err)
+			}
+			list = append(list, s)
+		}
+		rows.Close()
+		slices.Sort(list)
+		out[table] = list
+	}
+	return out
+}
