@@ -1,8 +1,7 @@
 package config
 
 import (
-	"os"
-	"path/filepath"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -49,10 +48,20 @@ func AccountCredentialName(name string) string { return CredentialName + "-" + n
 // ExtractConfigFor is the API client's configuration for one account: the
 // account's URL, credentials and rates, the [api] table's other values.
 func (s Settings) ExtractConfigFor(a AccountSettings) extract.Config {
-	cfg := s.ExtractConfig()
-	cfg.BaseURL, cfg.Email, cfg.Password, cfg.TokenField = a.BaseURL, a.Email, a.Password, a.TokenField
-	cfg.RateLimit, cfg.AuthRateLimit = a.RateLimit, a.AuthRateLimit
-	return cfg
+	return extract.Config{
+		BaseURL:       a.BaseURL,
+		Email:         a.Email,
+		Password:      a.Password,
+		TokenField:    a.TokenField,
+		RateLimit:     a.RateLimit,
+		AuthRateLimit: a.AuthRateLimit,
+		Timeout:       s.Timeout,
+		MaxWait:       s.MaxWait,
+		MaxBodyBytes:  s.MaxBodyBytes,
+		AmountScale:   s.AmountScale,
+		MaxPages:      s.MaxPages,
+		Secrets:       s.Secrets,
+	}
 }
 
 // accountKey is the dotted key of field in the i-th [[accounts]] table
@@ -71,8 +80,7 @@ func accountKey(i int, field string) string {
 // password, as apiSettings does for [api].
 func (c *Config) accountSettings(s *Settings, needAPI bool, getenv func(string) string) error {
 	if len(c.Accounts) == 0 {
-		s.Accounts = []AccountSettings{{Name: load.DefaultAccount, BaseURL: s.BaseURL, Email: s.Email, Password: s.Password,
-			TokenField: s.TokenField, RateLimit: s.RateLimit, AuthRateLimit: s.AuthRateLimit}}
+		s.Accounts = []AccountSettings{s.AccountSettings}
 		return nil
 	}
 	if c.API.BaseURL != "" {
@@ -151,21 +159,9 @@ func (c *Config) accountSettings(s *Settings, needAPI bool, getenv func(string) 
 // credential api-password-NAME, then its password_file. CARDSYNC_API_PASSWORD
 // is the [api] account's only.
 func (c *Config) accountPassword(i int, a Account, getenv func(string) string) (extract.Secret, error) {
-	if dir := getenv("CREDENTIALS_DIRECTORY"); dir != "" {
-		p := filepath.Join(dir, AccountCredentialName(a.Name))
-		if _, err := os.Stat(p); err == nil {
-			return readSecretFile(p, false)
-		}
-	}
-	if a.PasswordFile == "" {
-		return "", c.failAccount(i, "password_file", "no password for account %q: set password_file or a systemd credential %s",
-			a.Name, AccountCredentialName(a.Name))
-	}
-	pw, err := readSecretFile(a.PasswordFile, true)
-	if err != nil {
-		return "", c.failAccount(i, "password_file", "%v", err)
-	}
-	return pw, nil
+	return credentialOrFile(getenv, AccountCredentialName(a.Name), a.PasswordFile,
+		func(format string, args ...any) error { return c.failAccount(i, "password_file", format, args...) },
+		fmt.Sprintf("no password for account %q: set password_file or a systemd credential %s", a.Name, AccountCredentialName(a.Name)))
 }
 
 // errAccountsNotSynced is what a command that talks to the API says of a

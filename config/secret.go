@@ -20,18 +20,28 @@ func (c *Config) loadPassword(getenv func(string) string) (extract.Secret, error
 	if c.password != "" {
 		return c.password, nil
 	}
+	return credentialOrFile(getenv, CredentialName, c.API.PasswordFile,
+		func(format string, args ...any) error { return c.fail("api.password_file", format, args...) },
+		"no password: set api.password_file, CARDSYNC_API_PASSWORD, or a systemd credential api-password")
+}
+
+// credentialOrFile reads a password from systemd's credential credName
+// ($CREDENTIALS_DIRECTORY/credName) when there is one, else from file (its
+// mode checked); fail builds the error naming the key of file, missing is
+// its message when file is not set either.
+func credentialOrFile(getenv func(string) string, credName, file string, fail func(format string, args ...any) error, missing string) (extract.Secret, error) {
 	if dir := getenv("CREDENTIALS_DIRECTORY"); dir != "" {
-		p := filepath.Join(dir, CredentialName)
+		p := filepath.Join(dir, credName)
 		if _, err := os.Stat(p); err == nil {
 			return readSecretFile(p, false)
 		}
 	}
-	if c.API.PasswordFile == "" {
-		return "", c.fail("api.password_file", "no password: set api.password_file, CARDSYNC_API_PASSWORD, or a systemd credential api-password")
+	if file == "" {
+		return "", fail("%s", missing)
 	}
-	pw, err := readSecretFile(c.API.PasswordFile, true)
+	pw, err := readSecretFile(file, true)
 	if err != nil {
-		return "", c.fail("api.password_file", "%v", err)
+		return "", fail("%v", err)
 	}
 	return pw, nil
 }

@@ -17,21 +17,18 @@ import (
 
 // Settings are the configuration values parsed into their types.
 type Settings struct {
-	BaseURL       string
-	Email         string
-	Password      extract.Secret
-	TokenField    string
-	RateLimit     extract.Rate
-	AuthRateLimit extract.Rate
-	Timeout       time.Duration
-	MaxWait       time.Duration
-	MaxBodyBytes  int64
-	AmountScale   int
-	MaxPages      int
-	DBPath        string
-	FileMode      os.FileMode
-	Synchronous   string
-	RedactFields  []string
+	// AccountSettings is the [api] table's account (Name is
+	// load.DefaultAccount): its URL, credentials and rates.
+	AccountSettings
+	Timeout      time.Duration
+	MaxWait      time.Duration
+	MaxBodyBytes int64
+	AmountScale  int
+	MaxPages     int
+	DBPath       string
+	FileMode     os.FileMode
+	Synchronous  string
+	RedactFields []string
 	// PageAuditRetention is 0 to keep run_pages forever.
 	PageAuditRetention time.Duration
 	MaxRemovedFraction float64
@@ -64,8 +61,7 @@ type Settings struct {
 	// answers 200 (three schedule intervals unless set).
 	HealthyWithin time.Duration
 	// Accounts are the API accounts: the [[accounts]] tables, or the [api]
-	// table as the one account named load.DefaultAccount (BaseURL, Email,
-	// Password, TokenField and the rates above are then the same values).
+	// table's AccountSettings as the one account.
 	// Commands sync the [api] account only for now.
 	Accounts []AccountSettings
 	// Secrets holds the password and, once the client has them, its
@@ -74,24 +70,10 @@ type Settings struct {
 	Secrets *redact.Secrets
 }
 
-// ExtractConfig is the API client's configuration (extract.New), with
-// userAgent and the caller's logger and wait callback left to the caller.
-func (s Settings) ExtractConfig() extract.Config {
-	return extract.Config{
-		BaseURL:       s.BaseURL,
-		Email:         s.Email,
-		Password:      s.Password,
-		TokenField:    s.TokenField,
-		RateLimit:     s.RateLimit,
-		AuthRateLimit: s.AuthRateLimit,
-		Timeout:       s.Timeout,
-		MaxWait:       s.MaxWait,
-		MaxBodyBytes:  s.MaxBodyBytes,
-		AmountScale:   s.AmountScale,
-		MaxPages:      s.MaxPages,
-		Secrets:       s.Secrets,
-	}
-}
+// ExtractConfig is the API client's configuration (extract.New) for the
+// [api] account, with userAgent and the caller's logger and wait callback
+// left to the caller.
+func (s Settings) ExtractConfig() extract.Config { return s.ExtractConfigFor(s.AccountSettings) }
 
 // LoadOptions are the warehouse's options (load.Open), the logger left to
 // the caller.
@@ -111,7 +93,7 @@ func (s Settings) LoadOptions() load.Options {
 // password); getenv reads CREDENTIALS_DIRECTORY. Every error is an *Error
 // naming the key and where its value came from.
 func (c *Config) Settings(needAPI bool, getenv func(string) string) (Settings, error) {
-	s := Settings{Secrets: &redact.Secrets{}}
+	s := Settings{AccountSettings: AccountSettings{Name: load.DefaultAccount}, Secrets: &redact.Secrets{}}
 	// With [[accounts]], the [api] table only holds what they share.
 	if err := c.apiSettings(&s, needAPI && len(c.Accounts) == 0, getenv); err != nil {
 		return s, err

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -255,10 +256,8 @@ func (w *Warehouse) writeBack(ctx context.Context) error {
 	if err := w.db.Close(); err != nil {
 		w.log.Warn("close the connection to the deleted file", "err", err)
 	}
-	for _, suffix := range []string{"-wal", "-shm"} {
-		if err := os.Remove(w.path + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
+	if err := removeWAL(w.path); err != nil {
+		return err
 	}
 	if err := os.Rename(tmp, w.path); err != nil {
 		return err
@@ -277,19 +276,19 @@ func (w *Warehouse) snapshotTo(ctx context.Context, path string) error {
 		_ = os.Remove(path)
 		return fmt.Errorf("vacuum into %s: %w", path, err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		return err
+	return finishFile(path, cmp.Or(w.opts.FileMode, DefaultFileMode))
+}
+
+// removeWAL removes the -wal and -shm of the database at path, before
+// another file takes its name: a stale frame must never be read as the new
+// file's.
+func removeWAL(path string) error {
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove %s: %w", path+suffix, err)
+		}
 	}
-	defer f.Close()
-	mode := w.opts.FileMode
-	if mode == 0 {
-		mode = DefaultFileMode
-	}
-	if err := f.Chmod(mode); err != nil {
-		return err
-	}
-	return f.Sync()
+	return nil
 }
 
 // syncDir fsyncs a directory, so a rename in it is durable.

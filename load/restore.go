@@ -124,10 +124,8 @@ func Restore(ctx context.Context, warehousePath, file string) (err error) {
 	// next connection: it went aside with the old file, and the -shm that
 	// indexes it goes too. Writers are locked out; readers that have the
 	// old file open keep their own descriptors of both.
-	for _, suffix := range []string{"-wal", "-shm"} {
-		if err := os.Remove(abs + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("restore: remove %s: %w", abs+suffix, err)
-		}
+	if err := removeWAL(abs); err != nil {
+		return fmt.Errorf("restore: %w", err)
 	}
 	if err := os.Rename(tmp, abs); err != nil {
 		return fmt.Errorf("restore: %w", err)

@@ -45,7 +45,7 @@ type Daemon struct {
 	Backups *Backups
 
 	running atomic.Bool
-	mu      sync.Mutex // guards the fields Reload replaces, and backupStats
+	mu      sync.Mutex // guards the fields Reload replaces, and backups
 	backups BackupStats
 }
 

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,11 +29,7 @@ type Store struct {
 // own locks; an open warehouse keeps its WAL for analysts). Every error
 // but ErrLocked wraps ErrWarehouse.
 func OpenStore(ctx context.Context, path string, opts load.Options, hold bool) (*Store, error) {
-	mode := opts.FileMode
-	if mode == 0 {
-		mode = load.DefaultFileMode
-	}
-	lock, err := load.OpenLock(path, mode)
+	lock, err := load.OpenLock(path, cmp.Or(opts.FileMode, load.DefaultFileMode))
 	if err != nil {
 		return nil, err
 	}
