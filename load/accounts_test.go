@@ -2,6 +2,7 @@ package load
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -320,4 +321,36 @@ func tableRows(t *testing.T, db *sql.DB) map[string][]string {
 		out[table] = list
 	}
 	return out
+}
+
+// TestReadOnlyOpenOfAnOlderSchema: status, report and check open the file
+// read-only and cannot migrate it; a file the service has not upgraded yet
+// (a new binary installed, the daemon not restarted) is refused with the
+// versions and the remedy, not with "no such column" from the first query.
+func TestReadOnlyOpenOfAnOlderSchema(t *testing.T) {
+	ctx := t.Context()
+	path := release1Warehouse(t)
+	w4, err := Open(ctx, path, Options{migrateTo: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w4.Close()
+	_, err = OpenReadOnly(ctx, path)
+	var sv *SchemaVersionError
+	if !errors.As(err, &sv) || !errors.Is(err, ErrSchemaTooOld) || errors.Is(err, ErrSchemaTooNew) || !errors.Is(err, ErrWarehouse) {
+		t.Fatalf("read-only open of a schema-4 file: %v, want a SchemaVersionError wrapping ErrSchemaTooOld", err)
+	}
+	if sv.Database != 4 || sv.Binary != SchemaVersion() || !strings.Contains(err.Error(), "next sync upgrades it") {
+		t.Errorf("error %q (database %d, binary %d)", err, sv.Database, sv.Binary)
+	}
+	w, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	r, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatalf("after the upgrade: %v", err)
+	}
+	r.Close()
 }

@@ -35,6 +35,11 @@ func (e *LockedError) Unwrap() error { return ErrLocked }
 // migrated by a newer binary.
 var ErrSchemaTooNew = errors.New("database schema is newer than this binary")
 
+// ErrSchemaTooOld is wrapped by *SchemaVersionError when a read-only open
+// finds a database that this binary would migrate first: a writer (the
+// next sync) must upgrade it before this binary can read it.
+var ErrSchemaTooOld = errors.New("database schema is older than this binary")
+
 // ErrNotMigrated is returned by OpenReadOnly for a database that has no
 // warehouse schema yet.
 var ErrNotMigrated = errors.New("database has no warehouse schema (run `cardsync backfill` first)")
@@ -52,7 +57,8 @@ var ErrReadOnly = errors.New("warehouse opened read-only")
 var ErrRunNotRunning = errors.New("run is not running")
 
 // SchemaVersionError reports a database whose user_version is beyond the
-// migrations this binary carries.
+// migrations this binary carries, or (for a read-only open, which cannot
+// migrate) behind them.
 type SchemaVersionError struct {
 	Database int // PRAGMA user_version of the file
 	Binary   int // highest migration this binary knows
@@ -60,11 +66,21 @@ type SchemaVersionError struct {
 
 // Error implements error.
 func (e *SchemaVersionError) Error() string {
+	if e.Database < e.Binary {
+		return fmt.Sprintf("database schema version %d is older than this binary's %d and a read-only open cannot upgrade it: "+
+			"the next sync upgrades it (the service's next run, or `cardsync backfill`)", e.Database, e.Binary)
+	}
 	return fmt.Sprintf("database schema version %d is newer than this binary's %d: upgrade cardsync", e.Database, e.Binary)
 }
 
-// Unwrap makes errors.Is(err, ErrSchemaTooNew) true.
-func (e *SchemaVersionError) Unwrap() error { return ErrSchemaTooNew }
+// Unwrap makes errors.Is(err, ErrSchemaTooNew) true, or ErrSchemaTooOld
+// for an older database.
+func (e *SchemaVersionError) Unwrap() error {
+	if e.Database < e.Binary {
+		return ErrSchemaTooOld
+	}
+	return ErrSchemaTooNew
+}
 
 // ErrWarehouse is wrapped by every error load returns from its exported
 // functions and methods, except a *LockedError and the pure validation

@@ -168,7 +168,8 @@ func Open(ctx context.Context, path string, opts Options) (_ *Warehouse, err err
 // OpenReadOnly opens the warehouse at path with mode=ro: no writes, no
 // migration. It needs read access to the file and to its -wal/-shm (which a
 // writer keeps in place, see the package documentation). It refuses a file
-// that is not a migrated warehouse, or one newer than this binary.
+// that is not a migrated warehouse, or one older (ErrSchemaTooOld: a
+// writer must upgrade it first) or newer than this binary.
 func OpenReadOnly(ctx context.Context, path string) (_ *Warehouse, err error) {
 	defer classify(&err)
 	abs, err := filepath.Abs(path)
@@ -235,6 +236,11 @@ func openReadOnly(ctx context.Context, abs string, immutable bool) (*Warehouse, 
 			if qerr := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&n); qerr == nil && n > 0 {
 				err = fmt.Errorf("%w: the file has %d schema objects and no user_version", ErrForeignDatabase, n)
 			}
+		}
+		if err == nil && version < latestVersion() {
+			// The queries of this binary name columns a migration adds
+			// (account, ...): fail with the remedy, not "no such column".
+			err = &SchemaVersionError{Database: version, Binary: latestVersion()}
 		}
 	}
 	if err != nil {

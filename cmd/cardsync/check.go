@@ -88,15 +88,20 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 		return nil
 	}
 	wh, err := load.OpenReadOnly(ctx, s.DBPath)
-	if err != nil {
+	var old *load.SchemaVersionError
+	switch {
+	case errors.As(err, &old) && errors.Is(err, load.ErrSchemaTooOld):
+		ok("warehouse %s is at schema version %d; the next sync upgrades it to %d", s.DBPath, old.Database, old.Binary)
+	case err != nil:
 		return fmt.Errorf("open %s read-only: %w", s.DBPath, err)
+	default:
+		sum, err := wh.Summary(ctx)
+		wh.Close()
+		if err != nil {
+			return fmt.Errorf("read status: %w", err)
+		}
+		ok("warehouse %s readable: %s", s.DBPath, statusOneLine(sum))
 	}
-	sum, err := wh.Summary(ctx)
-	wh.Close()
-	if err != nil {
-		return fmt.Errorf("read status: %w", err)
-	}
-	ok("warehouse %s readable: %s", s.DBPath, statusOneLine(sum))
 	switch err := load.CheckWritable(ctx, s.DBPath); {
 	case err == nil:
 		ok("warehouse writable: took the writer lock and rolled back a write transaction")
