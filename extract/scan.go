@@ -108,22 +108,14 @@ func skipNumber(b []byte, i int) (int, error) {
 	case b[i] == '0':
 		i++
 	case isDigit(b[i]):
-		for i < len(b) && isDigit(b[i]) {
-			i++
-		}
+		i = skipDigits(b, i)
 	default:
 		return i, badChar(b, i, "in a number")
 	}
+	var err error
 	if i < len(b) && b[i] == '.' {
-		i++
-		if i >= len(b) {
-			return i, errTruncated
-		}
-		if !isDigit(b[i]) {
-			return i, badChar(b, i, "after a decimal point")
-		}
-		for i < len(b) && isDigit(b[i]) {
-			i++
+		if i, err = skipDigitsAfter(b, i+1, "after a decimal point"); err != nil {
+			return i, err
 		}
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
@@ -131,20 +123,34 @@ func skipNumber(b []byte, i int) (int, error) {
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		if i >= len(b) {
-			return i, errTruncated
-		}
-		if !isDigit(b[i]) {
-			return i, badChar(b, i, "in an exponent")
-		}
-		for i < len(b) && isDigit(b[i]) {
-			i++
+		if i, err = skipDigitsAfter(b, i, "in an exponent"); err != nil {
+			return i, err
 		}
 	}
 	if i == start {
 		return i, badChar(b, i, "looking for a number")
 	}
 	return i, nil
+}
+
+// skipDigits returns the index after the digits that start at b[i].
+func skipDigits(b []byte, i int) int {
+	for i < len(b) && isDigit(b[i]) {
+		i++
+	}
+	return i
+}
+
+// skipDigitsAfter skips the one or more digits a number needs at b[i] (a
+// fraction's or an exponent's); where says where, in the error.
+func skipDigitsAfter(b []byte, i int, where string) (int, error) {
+	if i >= len(b) {
+		return i, errTruncated
+	}
+	if !isDigit(b[i]) {
+		return i, badChar(b, i, where)
+	}
+	return skipDigits(b, i), nil
 }
 
 func skipLiteral(b []byte, i int, lit string) (int, error) {

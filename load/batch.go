@@ -249,19 +249,10 @@ type typeMask uint8
 var jsonTypes = [...]string{"array", "boolean", "null", "number", "object", "string"}
 
 func typeBit(t string) typeMask {
-	switch t {
-	case "array":
-		return 1 << 0
-	case "boolean":
-		return 1 << 1
-	case "null":
-		return 1 << 2
-	case "number":
-		return 1 << 3
-	case "object":
-		return 1 << 4
-	case "string":
-		return 1 << 5
+	for i, name := range jsonTypes {
+		if t == name {
+			return 1 << i
+		}
 	}
 	return 1 << len(jsonTypes) // not a JSON type: never matches a known one
 }

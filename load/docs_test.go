@@ -49,7 +49,7 @@ func TestColumnDocsCoverEveryPublicColumn(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			o, ok := docs[name]
 			if !ok {
-				t.Fatalf("%s %s is not in schema.Objects (schema/docs.go)", typ, name)
+				t.Fatalf("%s %s is not in schema.Objects (schema/docs.json)", typ, name)
 			}
 			delete(docs, name)
 			if string(o.Kind) != typ {
@@ -87,7 +87,7 @@ func TestColumnDocsCoverEveryPublicColumn(t *testing.T) {
 					continue // a card field of cards_flat
 				}
 				if !ok || strings.TrimSpace(d.Description) == "" {
-					t.Errorf("%s.%s has no description in schema/docs.go", name, c)
+					t.Errorf("%s.%s has no description in schema/docs.json", name, c)
 				}
 			}
 		})

@@ -69,16 +69,11 @@ func (w *Warehouse) connect(ctx context.Context) error {
 	if err := w.migrate(ctx); err != nil {
 		return fail(err)
 	}
-	// A test's warehouse held at an earlier schema (Options.migrateTo) fits
-	// neither this binary's documentation nor its statements: it is only
-	// read.
-	if w.opts.migrateTo == 0 {
-		if err := w.refreshColumnDocs(ctx); err != nil {
-			return fail(err)
-		}
-		if w.page, err = preparePageStatements(ctx, db); err != nil {
-			return fail(err)
-		}
+	if err := w.refreshColumnDocs(ctx); err != nil {
+		return fail(err)
+	}
+	if w.page, err = preparePageStatements(ctx, db); err != nil {
+		return fail(err)
 	}
 	if w.id, err = statID(w.path); err != nil {
 		return fail(err)

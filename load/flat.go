@@ -150,13 +150,6 @@ func columnName(name string, used map[string]bool) string {
 // regenerateFlat recreates the cards_flat view with one column per field in
 // the view, in the order fields first appeared.
 func regenerateFlat(ctx context.Context, tx *sql.Tx) error {
-	return regenerateFlatFrom(ctx, tx, "card_state", true)
-}
-
-// regenerateFlatFrom is regenerateFlat over the named card table: migration
-// 2 runs while it is still called cards, and migrations 2 and 3 before it
-// has an account column (account: the view ends with it).
-func regenerateFlatFrom(ctx context.Context, tx *sql.Tx, table string, account bool) error {
 	rows, err := tx.QueryContext(ctx, `SELECT name, column_name FROM card_fields WHERE in_flat_view = 1 AND column_name IS NOT NULL ORDER BY rowid`)
 	if err != nil {
 		return fmt.Errorf("regenerate cards_flat: %w", err)
@@ -177,39 +170,35 @@ func regenerateFlatFrom(ctx context.Context, tx *sql.Tx, table string, account b
 	if _, err := tx.ExecContext(ctx, "DROP VIEW IF EXISTS cards_flat"); err != nil {
 		return fmt.Errorf("regenerate cards_flat: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, flatViewSQL(table, fields, account)); err != nil {
+	if _, err := tx.ExecContext(ctx, flatViewSQL(fields)); err != nil {
 		return fmt.Errorf("regenerate cards_flat: %w", err)
 	}
 	return nil
 }
 
-// flatViewSQL builds CREATE VIEW cards_flat over table (card_state) from
-// (field name, column name) pairs, ending with the account column when
-// account is set. Field names come from the API, so they are quoted as identifiers
-// and string literals. A plain name is read with json_extract(data,
+// flatViewSQL builds CREATE VIEW cards_flat over card_state from (field
+// name, column name) pairs, ending with the account column. Field names come
+// from the API, so they are quoted as identifiers and string literals. A
+// plain name is read with json_extract(data,
 // '$."name"'), which works because card data is stored in canonical JSON
 // (keys as UTF-8, no needless escapes). A name holding a quote, a backslash
 // or a control character cannot be a path label: it is found by the key's
 // canonical text in json_each's fullkey, which SQLite 3.40 and later render
 // the same way.
-func flatViewSQL(table string, fields [][2]string, account bool) string {
+func flatViewSQL(fields [][2]string) string {
 	var b strings.Builder
 	b.WriteString("CREATE VIEW cards_flat AS\nSELECT card_id")
 	for _, f := range fields {
 		name, column := f[0], f[1]
 		b.WriteString(",\n    ")
 		if strings.ContainsAny(name, "\"\\") || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 }) {
-			b.WriteString("(SELECT value FROM json_each(" + table + ".data) WHERE fullkey = " + quoteLiteral(`$."`+canonicalKeyText(name)+`"`) + ")")
+			b.WriteString("(SELECT value FROM json_each(card_state.data) WHERE fullkey = " + quoteLiteral(`$."`+canonicalKeyText(name)+`"`) + ")")
 		} else {
 			b.WriteString("json_extract(data, " + quoteLiteral(`$."`+name+`"`) + ")")
 		}
 		b.WriteString(" AS " + quoteIdent(column))
 	}
-	b.WriteString(",\n    removed_at")
-	if account {
-		b.WriteString(",\n    account")
-	}
-	b.WriteString("\nFROM " + table)
+	b.WriteString(",\n    removed_at,\n    account\nFROM card_state")
 	return b.String()
 }
 

@@ -46,7 +46,8 @@ type migration struct {
 
 // migrationSteps are Go steps that run after a migration's SQL, in the same
 // transaction (before the user_version bump): work SQL cannot do, such as
-// re-applying the redaction policy to rows already stored.
+// re-applying the redaction policy to rows already stored. Like the SQL,
+// they see tables only: the views are made after the last migration.
 func (w *Warehouse) migrationSteps() map[int]func(context.Context, *sql.Tx) error {
 	return map[int]func(context.Context, *sql.Tx) error{
 		2: w.upgradeHardening,
@@ -98,8 +99,7 @@ func latestVersion() int {
 // SchemaVersion is the highest migration this binary carries.
 func SchemaVersion() int { return latestVersion() }
 
-// migrate applies each pending migration in its own BEGIN IMMEDIATE
-// transaction with the user_version bump inside it.
+// migrate applies the pending migrations (see apply).
 func (w *Warehouse) migrate(ctx context.Context) error {
 	ms, err := migrations()
 	if err != nil {
@@ -121,54 +121,98 @@ func (w *Warehouse) migrate(ctx context.Context) error {
 			return fmt.Errorf("migrate: %w: the file has %d schema objects and no application_id", ErrForeignDatabase, n)
 		}
 	}
-	target := len(ms)
-	if w.opts.migrateTo > 0 && w.opts.migrateTo < target {
-		target = w.opts.migrateTo
+	if version == len(ms) {
+		return nil
 	}
-	for _, m := range ms[min(version, target):target] {
-		if err := w.apply(ctx, m); err != nil {
-			return fmt.Errorf("migrate %s: %w", m.name, err)
-		}
+	applied, err := w.apply(ctx, ms)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	for _, m := range applied {
 		w.log.Info("schema migrated", "version", m.version, "file", m.name)
 	}
 	return nil
 }
 
-func (w *Warehouse) apply(ctx context.Context, m migration) error {
+// apply runs the migrations the file lacks in one BEGIN IMMEDIATE
+// transaction: it drops every view, runs each migration's SQL, its Go step
+// and its user_version bump in order, then creates the views of
+// schema.Views and cards_flat. So a migration sees tables only, and a
+// reader never sees a file half migrated or without its views. It returns
+// the migrations it applied.
+func (w *Warehouse) apply(ctx context.Context, ms []migration) ([]migration, error) {
 	tx, err := w.db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer tx.Rollback()
 	// Another process may have migrated between our read and BEGIN IMMEDIATE.
 	version, appID, err := w.versions(ctx, tx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := checkVersions(version, appID, latestVersion()); err != nil {
-		return err
+	if err := checkVersions(version, appID, len(ms)); err != nil {
+		return nil, err
 	}
-	if version >= m.version {
-		return nil
+	pending := ms[version:]
+	if len(pending) == 0 {
+		return nil, nil
 	}
-	if version != m.version-1 {
-		return fmt.Errorf("database at version %d, cannot apply %d", version, m.version)
+	if err := dropViews(ctx, tx); err != nil {
+		return nil, err
 	}
-	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-		return err
-	}
-	if step := w.migrationSteps()[m.version]; step != nil {
-		if err := step(ctx, tx); err != nil {
-			return err
+	steps := w.migrationSteps()
+	for _, m := range pending {
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			return nil, fmt.Errorf("%s: %w", m.name, err)
+		}
+		if step := steps[m.version]; step != nil {
+			if err := step(ctx, tx); err != nil {
+				return nil, fmt.Errorf("%s: %w", m.name, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
+			return nil, fmt.Errorf("%s: %w", m.name, err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
-		return err
+	if _, err := tx.ExecContext(ctx, schema.Views); err != nil {
+		return nil, fmt.Errorf("create views: %w", err)
+	}
+	if err := regenerateFlat(ctx, tx); err != nil {
+		return nil, err
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", ApplicationID)); err != nil {
-		return err
+		return nil, err
 	}
-	return tx.Commit()
+	return pending, tx.Commit()
+}
+
+// dropViews drops every view of the file, the views of an earlier schema
+// included: migrations change the tables under them.
+func dropViews(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'view'`)
+	if err != nil {
+		return fmt.Errorf("drop views: %w", err)
+	}
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return fmt.Errorf("drop views: %w", err)
+		}
+		names = append(names, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("drop views: %w", err)
+	}
+	for _, n := range names {
+		if _, err := tx.ExecContext(ctx, "DROP VIEW "+quoteIdent(n)); err != nil {
+			return fmt.Errorf("drop views: %w", err)
+		}
+	}
+	return nil
 }
 
 // LoadSQL creates the database file at path from an SQL script, such as the

@@ -82,10 +82,6 @@ type Options struct {
 	// lock (AcquireLock) is still one per file, not per account: two
 	// accounts of one file never write at the same time.
 	Account string
-
-	// migrateTo, when set, stops migrations at that version (tests of
-	// upgrades build a warehouse of an earlier release with it).
-	migrateTo int
 }
 
 // Warehouse is the SQLite warehouse. A writer (Open) holds exactly one

@@ -223,11 +223,18 @@ func TestUpgradeFromRelease1(t *testing.T) {
 // warehouse written by release 1.
 func release1Warehouse(t *testing.T) string {
 	t.Helper()
-	dump, err := os.ReadFile("testdata/release1.sql")
+	return releaseWarehouse(t, "release1")
+}
+
+// releaseWarehouse builds a file from testdata/<name>.sql, a dump of a
+// warehouse written by an earlier release.
+func releaseWarehouse(t *testing.T, name string) string {
+	t.Helper()
+	dump, err := os.ReadFile(filepath.Join("testdata", name+".sql"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "release1.db")
+	path := filepath.Join(t.TempDir(), name+".db")
 	if err := LoadSQL(t.Context(), path, string(dump)); err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,8 @@ import (
 // 3.40 cannot match in a path). It re-applies the current policy, in
 // canonical JSON, to every stored document (cards, card_versions,
 // account_snapshots.raw), masks card numbers in stored error text and field
-// names, names every field's cards_flat column and rebuilds the view. What
-// the old policy removed cannot come back.
+// names and names every field's cards_flat column. What the old policy
+// removed cannot come back.
 func (w *Warehouse) upgradeHardening(ctx context.Context, tx *sql.Tx) error {
 	policy := func(data string) (string, error) {
 		out, _, err := w.policy.JSON([]byte(data))
@@ -89,7 +89,7 @@ func (w *Warehouse) upgradeHardening(ctx context.Context, tx *sql.Tx) error {
 			return fmt.Errorf("upgrade card_fields: %w", err)
 		}
 	}
-	return regenerateFlatFrom(ctx, tx, "cards", false)
+	return nil
 }
 
 // rewriteColumn applies fn to every non-NULL value of table.column and
@@ -147,11 +147,10 @@ func (w *Warehouse) rewriteColumn(ctx context.Context, tx *sql.Tx, table, column
 	return nil
 }
 
-// upgradeAccounts is migration 5's Go step: the file's SQL dropped
-// cards_flat to rebuild card_state, so it is generated again (now with the
-// account column), and column_docs learns the new columns at once. A card
-// field whose cards_flat column was called account (case-insensitively)
-// gets another name (account_2, ...): the view's own column takes it.
+// upgradeAccounts is migration 5's Go step: column_docs learns the new
+// columns at once, and a card field whose cards_flat column was called
+// account (case-insensitively) gets another name (account_2, ...): the
+// view, generated after the migrations, gives its own column that name.
 func upgradeAccounts(ctx context.Context, tx *sql.Tx) error {
 	rows, err := tx.QueryContext(ctx, `SELECT name, column_name FROM card_fields WHERE column_name IS NOT NULL ORDER BY rowid`)
 	if err != nil {
@@ -179,9 +178,6 @@ func upgradeAccounts(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET column_name = ? WHERE name = ?`, columnName(name, used), name); err != nil {
 			return fmt.Errorf("upgrade card_fields: %w", err)
 		}
-	}
-	if err := regenerateFlat(ctx, tx); err != nil {
-		return err
 	}
 	return fillColumnDocs(ctx, tx)
 }

@@ -12,7 +12,7 @@ const hashChunk = 1000
 
 // upgradeRunCost is migration 3's Go step: SQL has no SHA-256, so it fills
 // card_state.data_hash for the rows already stored, in chunks of hashChunk
-// cards in card_id order, and rebuilds cards_flat over card_state.
+// cards in card_id order.
 func (w *Warehouse) upgradeRunCost(ctx context.Context, tx *sql.Tx) error {
 	after := ""
 	for {
@@ -47,5 +47,5 @@ func (w *Warehouse) upgradeRunCost(ctx context.Context, tx *sql.Tx) error {
 		}
 		after = chunk[len(chunk)-1].id
 	}
-	return regenerateFlatFrom(ctx, tx, "card_state", false)
+	return nil
 }

@@ -212,18 +212,8 @@ func (w *walker) walk() error {
 					return err
 				}
 				state = afterValue
-			case c == 't':
-				if err := w.literal("true"); err != nil {
-					return err
-				}
-				state = afterValue
-			case c == 'f':
-				if err := w.literal("false"); err != nil {
-					return err
-				}
-				state = afterValue
-			case c == 'n':
-				if err := w.literal("null"); err != nil {
+			case c == 't' || c == 'f' || c == 'n':
+				if err := w.literal(); err != nil {
 					return err
 				}
 				state = afterValue
@@ -344,7 +334,16 @@ func (w *walker) space() {
 	}
 }
 
-func (w *walker) literal(lit string) error {
+// literal copies the literal at w.i, the one its first byte starts: true,
+// false or null.
+func (w *walker) literal() error {
+	lit := "null"
+	switch w.in[w.i] {
+	case 't':
+		lit = "true"
+	case 'f':
+		lit = "false"
+	}
 	if len(w.in)-w.i < len(lit) || string(w.in[w.i:w.i+len(lit)]) != lit {
 		return w.syntaxError("want true, false or null")
 	}

@@ -3,7 +3,8 @@
 -- removals are held; the flat view knows which fields it shows.
 -- Package load also re-applies the current redaction policy to the rows
 -- already stored (cards, card_versions, account_snapshots.raw, sync_runs.error)
--- and rebuilds cards_flat, in the same transaction as this file.
+-- and names every field's cards_flat column, in the same transaction as this
+-- file.
 
 -- One row per card item that could not be stored as a card (no usable id,
 -- not an object, nested deeper than SQLite's JSON functions allow, not
@@ -51,40 +52,3 @@ ALTER TABLE account_snapshots ADD COLUMN amounts_rounded INTEGER NOT NULL DEFAUL
 ALTER TABLE card_fields ADD COLUMN column_name TEXT;
 ALTER TABLE card_fields ADD COLUMN in_flat_view INTEGER NOT NULL DEFAULT 1
     CHECK (in_flat_view IN (0, 1));
-
--- sync_health gains the account snapshot's age and the last run's
--- rejections and held removals; an interrupted run (SIGTERM, Ctrl-C) no
--- longer counts as a failure in a row.
-DROP VIEW sync_health;
-CREATE VIEW sync_health AS
-WITH last_success AS (
-    SELECT max(run_id) AS run_id FROM sync_runs WHERE status = 'succeeded'
-),
-last_run AS (
-    SELECT run_id, status, started_at, cards_rejected, removals_held, account_error
-    FROM sync_runs ORDER BY run_id DESC LIMIT 1
-),
-last_snapshot AS (
-    SELECT taken_at FROM account_snapshots ORDER BY taken_at DESC, snapshot_id DESC LIMIT 1
-)
-SELECT
-    (SELECT run_id FROM last_success) AS last_success_run,
-    (SELECT finished_at FROM sync_runs WHERE run_id = (SELECT run_id FROM last_success)) AS last_success_at,
-    CAST(strftime('%s', 'now') - strftime('%s', (SELECT finished_at FROM sync_runs WHERE run_id = (SELECT run_id FROM last_success))) AS INTEGER) AS last_success_age_seconds,
-    (SELECT count(*) FROM sync_runs
-      WHERE status IN ('failed', 'abandoned')
-        AND run_id > coalesce((SELECT run_id FROM last_success), 0)) AS failures_in_a_row,
-    (SELECT run_id FROM last_run) AS last_run,
-    (SELECT status FROM last_run) AS last_status,
-    (SELECT started_at FROM last_run) AS last_started_at,
-    (SELECT count(*) FROM sync_runs WHERE status = 'running') AS running,
-    (SELECT CASE outcome WHEN 'complete' THEN 1 WHEN 'inconsistent' THEN 0 END
-       FROM sync_walks WHERE outcome IN ('complete', 'inconsistent')
-      ORDER BY walk_id DESC LIMIT 1) AS last_walk_consistent,
-    (SELECT count(*) FROM cards WHERE removed_at IS NULL) AS current_cards,
-    (SELECT count(*) FROM removal_pending) AS pending_removals,
-    (SELECT taken_at FROM last_snapshot) AS last_snapshot_at,
-    CAST(strftime('%s', 'now') - strftime('%s', (SELECT taken_at FROM last_snapshot)) AS INTEGER) AS last_snapshot_age_seconds,
-    (SELECT account_error FROM last_run) AS last_account_error,
-    (SELECT cards_rejected FROM last_run) AS last_cards_rejected,
-    (SELECT removals_held FROM last_run) AS last_removals_held;

@@ -2,7 +2,7 @@
 -- One row per column of every public table and view, so that any SQL client
 -- can ask what a column means:
 --   SELECT column_name, description, unit FROM column_docs WHERE table_name = 'sync_runs';
--- Package load fills it from package schema's documentation (schema/docs.go)
+-- Package load fills it from package schema's documentation (schema/docs.json)
 -- in the same transaction as this file, and refreshes it whenever a writer
 -- opens a warehouse whose rows differ from what the binary knows, so it never
 -- goes stale. unit: cents, currency units, seconds, milliseconds or bytes;

@@ -1,6 +1,6 @@
 // Package schema holds what the warehouse is: the numbered SQL migrations
-// (embedded; package load applies them) and the documentation of every
-// table, view and column (Objects, in docs.go: meaning, unit, example). From
+// and the views (embedded; package load applies them) and the documentation of every
+// table, view and column (Objects, from docs.json: meaning, unit, example). From
 // that one source come the column_docs table (filled by package load), the
 // README's schema section and datasette/metadata.json (written by
 // `go generate ./schema`, checked by tests). It never opens a database and

@@ -41,7 +41,7 @@ func TestObjectsWellFormed(t *testing.T) {
 }
 
 // TestReadmeCurrent fails when README.md's schema section is not what
-// schema/docs.go says (run go generate ./schema).
+// schema/docs.json says (run go generate ./schema).
 func TestReadmeCurrent(t *testing.T) {
 	b, err := os.ReadFile("../README.md")
 	if err != nil {
@@ -57,7 +57,7 @@ func TestReadmeCurrent(t *testing.T) {
 }
 
 // TestDatasetteMetadataCurrent fails when datasette/metadata.json is not
-// what schema/docs.go says (run go generate ./schema).
+// what schema/docs.json says (run go generate ./schema).
 func TestDatasetteMetadataCurrent(t *testing.T) {
 	b, err := os.ReadFile("../datasette/metadata.json")
 	if err != nil {

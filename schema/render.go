@@ -11,7 +11,7 @@ import (
 // README markers: the text between them is Markdown(), rewritten by
 // `go generate ./schema` (or `go run ./schema/gendocs`).
 const (
-	ReadmeBegin = "<!-- schema:begin: generated from schema/docs.go by `go generate ./schema`; edit that file, not this section -->"
+	ReadmeBegin = "<!-- schema:begin: generated from schema/docs.json by `go generate ./schema`; edit that file, not this section -->"
 	ReadmeEnd   = "<!-- schema:end -->"
 )
 

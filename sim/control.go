@@ -44,14 +44,7 @@ func (s *Server) AddCard() Card {
 
 // RemoveCard removes the card with this id and reports whether it existed.
 func (s *Server) RemoveCard(id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	i := s.indexLocked(id)
-	if i < 0 {
-		return false
-	}
-	s.cards = slices.Delete(s.cards, i, i+1)
-	return true
+	return s.withCard(id, func(i int) { s.cards = slices.Delete(s.cards, i, i+1) })
 }
 
 // UpdateCard changes the card's balance (+12.34), cycles its status
@@ -59,34 +52,42 @@ func (s *Server) RemoveCard(id string) bool {
 // (at least one second after the previous value). It reports whether the
 // card exists.
 func (s *Server) UpdateCard(id string) bool {
+	return s.withCard(id, func(i int) {
+		c := s.cards[i].clone()
+		s.updates++
+		if c.Odd != "" {
+			c.oddRev++
+			c.raw = []byte(c.oddJSON(c.oddRev))
+			s.cards[i] = c
+			return
+		}
+		c.balance += 1234
+		c.Balance = formatMinor(c.balance)
+		if c.Status == "active" {
+			c.Status = "frozen"
+		} else {
+			c.Status = "active"
+		}
+		t := s.now().UTC().Truncate(time.Second)
+		if !t.After(c.UpdatedAt) {
+			t = c.UpdatedAt.Add(time.Second)
+		}
+		c.UpdatedAt = t
+		c.render(s.opts)
+		s.cards[i] = c
+	})
+}
+
+// withCard calls fn with the index of the card with this id, under the
+// lock, and reports whether the card exists.
+func (s *Server) withCard(id string, fn func(i int)) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	i := s.indexLocked(id)
 	if i < 0 {
 		return false
 	}
-	c := s.cards[i].clone()
-	s.updates++
-	if c.Odd != "" {
-		c.oddRev++
-		c.raw = []byte(c.oddJSON(c.oddRev))
-		s.cards[i] = c
-		return true
-	}
-	c.balance += 1234
-	c.Balance = formatMinor(c.balance)
-	if c.Status == "active" {
-		c.Status = "frozen"
-	} else {
-		c.Status = "active"
-	}
-	t := s.now().UTC().Truncate(time.Second)
-	if !t.After(c.UpdatedAt) {
-		t = c.UpdatedAt.Add(time.Second)
-	}
-	c.UpdatedAt = t
-	c.render(s.opts)
-	s.cards[i] = c
+	fn(i)
 	return true
 }
 

@@ -284,26 +284,17 @@ func (c *Card) render(o Options) {
 	} else {
 		b = append(b, c.ID...)
 	}
-	b = append(b, `,"masked_number":`...)
-	b = appendString(b, c.MaskedNumber, php)
+	b = appendField(b, `,"masked_number":`, c.MaskedNumber, php)
 	if o.IncludePAN {
-		b = append(b, `,"card_number":`...)
-		b = appendString(b, c.PAN, php)
-		b = append(b, `,"cvv":`...)
-		b = appendString(b, c.CVV, php)
+		b = appendField(b, `,"card_number":`, c.PAN, php)
+		b = appendField(b, `,"cvv":`, c.CVV, php)
 	}
-	b = append(b, `,"brand":`...)
-	b = appendString(b, c.Brand, php)
-	b = append(b, `,"status":`...)
-	b = appendString(b, c.Status, php)
-	b = append(b, `,"balance":`...)
-	b = appendString(b, c.Balance, php)
-	b = append(b, `,"currency":`...)
-	b = appendString(b, c.Currency, php)
-	b = append(b, `,"holder":{"name":`...)
-	b = appendString(b, c.HolderName, php)
-	b = append(b, `,"email":`...)
-	b = appendString(b, c.HolderEmail, php)
+	b = appendField(b, `,"brand":`, c.Brand, php)
+	b = appendField(b, `,"status":`, c.Status, php)
+	b = appendField(b, `,"balance":`, c.Balance, php)
+	b = appendField(b, `,"currency":`, c.Currency, php)
+	b = appendField(b, `,"holder":{"name":`, c.HolderName, php)
+	b = appendField(b, `,"email":`, c.HolderEmail, php)
 	b = append(b, `,"phone":`...)
 	if r.IntN(2) == 0 {
 		b = append(b, "null"...)
@@ -311,10 +302,8 @@ func (c *Card) render(o Options) {
 		b = appendString(b, "+1-555-01"+strconv.Itoa(10+r.IntN(90)), php)
 	}
 	loc := cities[r.IntN(len(cities))]
-	b = append(b, `,"address":{"country":`...)
-	b = appendString(b, loc.country, php)
-	b = append(b, `,"city":`...)
-	b = appendString(b, loc.city, php)
+	b = appendField(b, `,"address":{"country":`, loc.country, php)
+	b = appendField(b, `,"city":`, loc.city, php)
 	b = append(b, `}},"label":`...)
 	if c.Label == nil {
 		b = append(b, "null"...)
@@ -326,20 +315,16 @@ func (c *Card) render(o Options) {
 	b = append(b, `,"expiry_year":`...)
 	b = strconv.AppendInt(b, int64(2026+r.IntN(5)), 10)
 	if o.ExtraFields {
-		b = append(b, `,"purpose":["FACEBOOK","TIKTOK"],"spend_controls":{"daily_limit":`...)
-		b = appendString(b, formatMinor(int64(10000*(1+r.IntN(50)))), php)
+		b = appendField(b, `,"purpose":["FACEBOOK","TIKTOK"],"spend_controls":{"daily_limit":`, formatMinor(int64(10000*(1+r.IntN(50)))), php)
 		b = append(b, `,"monthly_limit":null,"mcc_blocklist":[7995,6011],"velocity":{"window":"24h","max_txn":`...)
 		b = strconv.AppendInt(b, int64(5+r.IntN(50)), 10)
 		b = append(b, `}},"risk_score":0.`...)
 		b = strconv.AppendInt(b, int64(10+r.IntN(89)), 10)
-		b = append(b, `,"metadata":{"source":"api","tags":[],"x_internal_ref":`...)
-		b = appendString(b, "ref-"+strconv.FormatUint(r.Uint64()%1e12, 36), php)
+		b = appendField(b, `,"metadata":{"source":"api","tags":[],"x_internal_ref":`, "ref-"+strconv.FormatUint(r.Uint64()%1e12, 36), php)
 		b = append(b, `}`...)
 	}
-	b = append(b, `,"created_at":`...)
-	b = appendString(b, c.CreatedAt.Format(timeLayout), php)
-	b = append(b, `,"updated_at":`...)
-	b = appendString(b, c.UpdatedAt.Format(timeLayout), php)
+	b = appendField(b, `,"created_at":`, c.CreatedAt.Format(timeLayout), php)
+	b = appendField(b, `,"updated_at":`, c.UpdatedAt.Format(timeLayout), php)
 	b = append(b, '}')
 	c.raw = b
 }
@@ -364,6 +349,12 @@ const hexDigits = "0123456789abcdef"
 
 // appendString appends s as a JSON string. With php it escapes like PHP's
 // json_encode defaults ("\/" and \uXXXX for non-ASCII).
+// appendField appends key (the JSON text before a value, such as
+// `,"brand":`) and s as a JSON string.
+func appendField(b []byte, key, s string, php bool) []byte {
+	return appendString(append(b, key...), s, php)
+}
+
 func appendString(b []byte, s string, php bool) []byte {
 	b = append(b, '"')
 	for i := 0; i < len(s); {

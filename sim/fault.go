@@ -181,31 +181,24 @@ func ParseFault(s string) (Fault, error) {
 		}
 		return d
 	}
+	// The keys with a whole number.
+	ints := map[string]*int{
+		"times": &f.Times, "skip": &f.Skip, "percent": &f.Percent, "chunk": &f.Chunk,
+		"status": &f.Status, "to": &f.LoopTo, "delta": &f.TotalDelta, "bytes": &f.PadBytes,
+	}
 	// set applies one KEY=VALUE (pages aside); false for an unknown key.
 	set := func(k, v string) bool {
+		if n, ok := ints[k]; ok {
+			*n = atoi(v)
+			return true
+		}
 		switch k {
-		case "times":
-			f.Times = atoi(v)
-		case "skip":
-			f.Skip = atoi(v)
-		case "percent":
-			f.Percent = atoi(v)
 		case "retry_after", "retry-after":
 			f.RetryAfter = dur(v)
 		case "latency", "delay":
 			f.Latency = dur(v)
-		case "chunk":
-			f.Chunk = atoi(v)
 		case "url":
 			f.URL = v
-		case "status":
-			f.Status = atoi(v)
-		case "to":
-			f.LoopTo = atoi(v)
-		case "delta":
-			f.TotalDelta = atoi(v)
-		case "bytes":
-			f.PadBytes = atoi(v)
 		default:
 			return false
 		}
