@@ -327,13 +327,8 @@ func tableRows(t *testing.T, db *sql.DB) map[string][]string {
 // versions and the remedy, not with "no such column" from the first query.
 func TestReadOnlyOpenOfAnOlderSchema(t *testing.T) {
 	ctx := t.Context()
-	path := release1Warehouse(t)
-	w4, err := Open(ctx, path, Options{migrateTo: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w4.Close()
-	_, err = OpenReadOnly(ctx, path)
+	path := releaseWarehouse(t, "release4")
+	_, err := OpenReadOnly(ctx, path)
 	var sv *SchemaVersionError
 	if !errors.As(err, &sv) || !errors.Is(err, ErrSchemaTooOld) || errors.Is(err, ErrSchemaTooNew) || !errors.Is(err, ErrWarehouse) {
 		t.Fatalf("read-only open of a schema-4 file: %v, want a SchemaVersionError wrapping ErrSchemaTooOld", err)
