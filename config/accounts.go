@@ -14,13 +14,8 @@ import (
 // [api] table's value (token_field, rate_limit, auth_rate_limit); the
 // client's other keys (timeout, max_wait, ...) are the [api] table's.
 type Account struct {
-	Name          string `toml:"name"`
-	BaseURL       string `toml:"base_url"`
-	Email         string `toml:"email"`
-	PasswordFile  string `toml:"password_file"`
-	TokenField    string `toml:"token_field"`
-	RateLimit     string `toml:"rate_limit"`
-	AuthRateLimit string `toml:"auth_rate_limit"`
+	Name string `toml:"name"`
+	Endpoint
 	// RateGroup names a pacer shared by every account of the group (an
 	// upstream that limits per IP or per user); "" is a pacer of its own.
 	RateGroup string `toml:"rate_group"`

@@ -30,19 +30,26 @@ type File struct {
 	Accounts []Account `toml:"accounts"`
 }
 
-// API is the [api] table.
-type API struct {
+// Endpoint is what the [api] table and an [[accounts]] table both say of
+// one API account: where it is, who signs in, how fast to go.
+type Endpoint struct {
 	BaseURL       string `toml:"base_url"`
 	Email         string `toml:"email"`
 	PasswordFile  string `toml:"password_file"`
 	TokenField    string `toml:"token_field"`
 	RateLimit     string `toml:"rate_limit"`
 	AuthRateLimit string `toml:"auth_rate_limit"`
-	Timeout       string `toml:"timeout"`
-	MaxWait       string `toml:"max_wait"`
-	MaxBodyBytes  int64  `toml:"max_body_bytes"`
-	AmountScale   int    `toml:"amount_scale"`
-	MaxPages      int    `toml:"max_pages"`
+}
+
+// API is the [api] table: the account named load.DefaultAccount (unless
+// [[accounts]] tables exist) and the client's settings for every account.
+type API struct {
+	Endpoint
+	Timeout      string `toml:"timeout"`
+	MaxWait      string `toml:"max_wait"`
+	MaxBodyBytes int64  `toml:"max_body_bytes"`
+	AmountScale  int    `toml:"amount_scale"`
+	MaxPages     int    `toml:"max_pages"`
 }
 
 // Warehouse is the [warehouse] table.
@@ -113,13 +120,15 @@ type Log struct {
 func Default() File {
 	return File{
 		API: API{
-			RateLimit:     extract.DefaultRateLimit.String(),
-			AuthRateLimit: extract.DefaultAuthRateLimit.String(),
-			Timeout:       extract.FormatDuration(extract.DefaultTimeout),
-			MaxWait:       extract.FormatDuration(extract.DefaultMaxWait),
-			MaxBodyBytes:  extract.DefaultMaxBodyBytes,
-			AmountScale:   extract.DefaultAmountScale,
-			MaxPages:      extract.DefaultMaxPages,
+			Endpoint: Endpoint{
+				RateLimit:     extract.DefaultRateLimit.String(),
+				AuthRateLimit: extract.DefaultAuthRateLimit.String(),
+			},
+			Timeout:      extract.FormatDuration(extract.DefaultTimeout),
+			MaxWait:      extract.FormatDuration(extract.DefaultMaxWait),
+			MaxBodyBytes: extract.DefaultMaxBodyBytes,
+			AmountScale:  extract.DefaultAmountScale,
+			MaxPages:     extract.DefaultMaxPages,
 		},
 		Warehouse: Warehouse{
 			Path:               DefaultWarehousePath,

@@ -228,15 +228,24 @@ func stringKey(name string, field func(f *File) *string) key {
 	return key{name: name, set: func(f *File, v string) error { *field(f) = v; return nil }}
 }
 
-func intKey[T int | int64](name string, field func(f *File) *T) key {
+// parsedKey is a key whose text parse turns into the field's value; want
+// names what a value must be when parse fails.
+func parsedKey[T any](name, want string, parse func(string) (T, error), field func(f *File) *T) key {
 	return key{name: name, set: func(f *File, v string) error {
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		x, err := parse(strings.TrimSpace(v))
 		if err != nil {
-			return errors.New("want an integer")
+			return errors.New(want)
 		}
-		*field(f) = T(n)
+		*field(f) = x
 		return nil
 	}}
+}
+
+func intKey[T int | int64](name string, field func(f *File) *T) key {
+	return parsedKey(name, "want an integer", func(v string) (T, error) {
+		n, err := strconv.ParseInt(v, 10, 64)
+		return T(n), err
+	}, field)
 }
 
 // keys lists every key the environment and flags may set, in file order.
@@ -266,25 +275,12 @@ func keys() []key {
 			return nil
 		}},
 		stringKey("warehouse.page_audit_retention", func(f *File) *string { return &f.Warehouse.PageAuditRetention }),
-		{name: "warehouse.max_removed_fraction", set: func(f *File, v string) error {
-			x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil {
-				return errors.New("want a number")
-			}
-			f.Warehouse.MaxRemovedFraction = x
-			return nil
-		}},
+		parsedKey("warehouse.max_removed_fraction", "want a number", func(v string) (float64, error) { return strconv.ParseFloat(v, 64) },
+			func(f *File) *float64 { return &f.Warehouse.MaxRemovedFraction }),
 		stringKey("warehouse.commit_delay", func(f *File) *string { return &f.Warehouse.CommitDelay }),
 		stringKey("schedule.cron", func(f *File) *string { return &f.Schedule.Cron }),
 		stringKey("schedule.timezone", func(f *File) *string { return &f.Schedule.Timezone }),
-		{name: "schedule.run_on_start", set: func(f *File, v string) error {
-			b, err := strconv.ParseBool(strings.TrimSpace(v))
-			if err != nil {
-				return errors.New("want true or false")
-			}
-			f.Schedule.RunOnStart = b
-			return nil
-		}},
+		parsedKey("schedule.run_on_start", "want true or false", strconv.ParseBool, func(f *File) *bool { return &f.Schedule.RunOnStart }),
 		stringKey("schedule.run_timeout", func(f *File) *string { return &f.Schedule.RunTimeout }),
 		stringKey("log.level", func(f *File) *string { return &f.Log.Level }),
 		stringKey("log.format", func(f *File) *string { return &f.Log.Format }),

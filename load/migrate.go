@@ -190,21 +190,8 @@ func (w *Warehouse) apply(ctx context.Context, ms []migration) ([]migration, err
 // dropViews drops every view of the file, the views of an earlier schema
 // included: migrations change the tables under them.
 func dropViews(ctx context.Context, tx *sql.Tx) error {
-	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'view'`)
+	names, err := queryStrings(ctx, tx, `SELECT name FROM sqlite_schema WHERE type = 'view'`)
 	if err != nil {
-		return fmt.Errorf("drop views: %w", err)
-	}
-	var names []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return fmt.Errorf("drop views: %w", err)
-		}
-		names = append(names, n)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return fmt.Errorf("drop views: %w", err)
 	}
 	for _, n := range names {

@@ -216,7 +216,8 @@ func reportHealth(ctx context.Context, tx *sql.Tx, d *ReportData, account string
 // amount and day: count, first, min, max, last (cents), with the exact text
 // of each (the views' formatting, done by SQLite on integers).
 func reportBalances(ctx context.Context, tx *sql.Tx, d *ReportData, account, from, to string) error {
-	rows, err := tx.QueryContext(ctx, `WITH s AS (
+	byAmount := map[string][]BalanceDay{}
+	err := eachRow(ctx, tx, `WITH s AS (
 			SELECT snapshot_id, taken_at, substr(taken_at, 1, 10) AS day,
 				balance_minor, cards_balance_minor, available_recharge_balance_minor,
 				transfer_amount_minor, reach_amount_minor, authorizations_minor
@@ -239,23 +240,18 @@ func reportBalances(ctx context.Context, tx *sql.Tx, d *ReportData, account, fro
 				ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
 		)
 		SELECT amount, day, count(*), min(first_v), min(v), max(v), min(last_v)
-		FROM w GROUP BY amount, day ORDER BY amount, day`, from, to, account)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	byAmount := map[string][]BalanceDay{}
-	for rows.Next() {
+		FROM w GROUP BY amount, day ORDER BY amount, day`, []any{from, to, account}, func(scan func(...any) error) error {
 		var b BalanceDay
 		var day string
-		if err := rows.Scan(&b.Amount, &day, &b.Snapshots, &b.First, &b.Min, &b.Max, &b.Last); err != nil {
+		if err := scan(&b.Amount, &day, &b.Snapshots, &b.First, &b.Min, &b.Max, &b.Last); err != nil {
 			return err
 		}
 		b.Day = parseDay(day)
 		b.FirstText, b.MinText, b.MaxText, b.LastText = centsText(b.First), centsText(b.Min), centsText(b.Max), centsText(b.Last)
 		byAmount[b.Amount] = append(byAmount[b.Amount], b)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	for _, name := range AmountNames() {
@@ -318,49 +314,40 @@ func reportStatuses(ctx context.Context, tx *sql.Tx, d *ReportData, account, fro
 			counts[st][i] += n
 		}
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+status+`, count(*) FROM card_versions
+	err := eachRow(ctx, tx, `SELECT `+status+`, count(*) FROM card_versions
 		WHERE account = ?2 AND change != 'removed' AND valid_from < ?1 AND (valid_to IS NULL OR valid_to >= ?1)
-		GROUP BY 1`, from, account)
-	if err != nil {
-		return err
-	}
-	for rows.Next() {
+		GROUP BY 1`, []any{from, account}, func(scan func(...any) error) error {
 		var st string
 		var n int64
-		if err := rows.Scan(&st, &n); err != nil {
-			rows.Close()
+		if err := scan(&st, &n); err != nil {
 			return err
 		}
 		add(st, 0, n)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
-	rows, err = tx.QueryContext(ctx, `SELECT day, st, sum(n) FROM (
+	first := d.Days[0]
+	err = eachRow(ctx, tx, `SELECT day, st, sum(n) FROM (
 			SELECT substr(valid_from, 1, 10) AS day, `+status+` AS st, 1 AS n FROM card_versions
 			WHERE account = ?3 AND change != 'removed' AND valid_from >= ?1 AND valid_from <= ?2
 			UNION ALL
 			SELECT substr(valid_to, 1, 10), `+status+`, -1 FROM card_versions
 			WHERE account = ?3 AND change != 'removed' AND valid_to >= ?1 AND valid_to <= ?2
-		) GROUP BY day, st ORDER BY day, st`, from, to, account)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	first := d.Days[0]
-	for rows.Next() {
+		) GROUP BY day, st ORDER BY day, st`, []any{from, to, account}, func(scan func(...any) error) error {
 		var day, st string
 		var n int64
-		if err := rows.Scan(&day, &st, &n); err != nil {
+		if err := scan(&day, &st, &n); err != nil {
 			return err
 		}
 		i := int(parseDay(day).Sub(first) / (24 * time.Hour))
 		if i >= 0 && i < len(d.Days) && n != 0 {
 			add(st, i, n)
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	for st, c := range counts {
@@ -388,24 +375,20 @@ func reportStatuses(ctx context.Context, tx *sql.Tx, d *ReportData, account, fro
 }
 
 func reportChangeDays(ctx context.Context, tx *sql.Tx, d *ReportData, account, from, to string) error {
-	rows, err := tx.QueryContext(ctx, `SELECT substr(valid_from, 1, 10) AS day,
+	err := eachRow(ctx, tx, `SELECT substr(valid_from, 1, 10) AS day,
 			sum(change = 'new'), sum(change = 'changed'), sum(change = 'removed'), sum(change = 'returned')
 		FROM card_versions WHERE account = ? AND valid_from >= ? AND valid_from <= ?
-		GROUP BY day ORDER BY day`, account, from, to)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
+		GROUP BY day ORDER BY day`, []any{account, from, to}, func(scan func(...any) error) error {
 		var c ChangeDay
 		var day string
-		if err := rows.Scan(&day, &c.New, &c.Changed, &c.Removed, &c.Returned); err != nil {
+		if err := scan(&day, &c.New, &c.Changed, &c.Removed, &c.Returned); err != nil {
 			return err
 		}
 		c.Day = parseDay(day)
 		d.CardChanges = append(d.CardChanges, c)
-	}
-	return rows.Err()
+		return nil
+	})
+	return err
 }
 
 // runSeconds is a run's duration: to its end, or to its last heartbeat
@@ -413,49 +396,40 @@ func reportChangeDays(ctx context.Context, tx *sql.Tx, d *ReportData, account, f
 const runSeconds = `max(0, CAST(strftime('%s', coalesce(finished_at, heartbeat_at)) AS INTEGER) - CAST(strftime('%s', started_at) AS INTEGER))`
 
 func reportRuns(ctx context.Context, tx *sql.Tx, d *ReportData, account, from, to string) error {
-	rows, err := tx.QueryContext(ctx, `SELECT substr(started_at, 1, 10) AS day, count(*),
+	var total int64
+	err := eachRow(ctx, tx, `SELECT substr(started_at, 1, 10) AS day, count(*),
 			sum(status = 'succeeded'), sum(status = 'failed'), sum(status = 'interrupted'),
 			sum(status = 'abandoned'), sum(status = 'running'),
 			max(`+runSeconds+`), sum(`+runSeconds+`),
 			sum(rate_limited), sum(retries), sum(cards_rejected), sum(removals_held)
 		FROM sync_runs WHERE account = ? AND started_at >= ? AND started_at <= ?
-		GROUP BY day ORDER BY day`, account, from, to)
-	if err != nil {
-		return err
-	}
-	var total int64
-	for rows.Next() {
+		GROUP BY day ORDER BY day`, []any{account, from, to}, func(scan func(...any) error) error {
 		var r RunDay
 		var day string
-		if err := rows.Scan(&day, &r.Runs, &r.Succeeded, &r.Failed, &r.Interrupted, &r.Abandoned, &r.Running,
+		if err := scan(&day, &r.Runs, &r.Succeeded, &r.Failed, &r.Interrupted, &r.Abandoned, &r.Running,
 			&r.MaxSeconds, &r.TotalSeconds, &r.RateLimited, &r.Retries, &r.Rejected, &r.RemovalsHeld); err != nil {
-			rows.Close()
 			return err
 		}
 		r.Day = parseDay(day)
 		total += r.Runs
 		d.RunDays = append(d.RunDays, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || total > ReportRunPoints {
+		return nil
+	})
+	if err != nil || total > ReportRunPoints {
 		return err
 	}
-	rows, err = tx.QueryContext(ctx, `SELECT run_id, started_at, `+runSeconds+`, status, rate_limited, cards_rejected, removals_held
-		FROM sync_runs WHERE account = ? AND started_at >= ? AND started_at <= ? ORDER BY run_id`, account, from, to)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err = eachRow(ctx, tx, `SELECT run_id, started_at, `+runSeconds+`, status, rate_limited, cards_rejected, removals_held
+		FROM sync_runs WHERE account = ? AND started_at >= ? AND started_at <= ? ORDER BY run_id`, []any{account, from, to}, func(scan func(...any) error) error {
 		var p RunPoint
 		var started string
-		if err := rows.Scan(&p.ID, &started, &p.Seconds, &p.Status, &p.RateLimited, &p.Rejected, &p.RemovalsHeld); err != nil {
+		if err := scan(&p.ID, &started, &p.Seconds, &p.Status, &p.RateLimited, &p.Rejected, &p.RemovalsHeld); err != nil {
 			return err
 		}
 		p.StartedAt = parseTime(started)
 		d.RunPoints = append(d.RunPoints, p)
-	}
-	return rows.Err()
+		return nil
+	})
+	return err
 }
 
 func reportRejected(ctx context.Context, tx *sql.Tx, d *ReportData, account, from, to string) error {
@@ -463,22 +437,18 @@ func reportRejected(ctx context.Context, tx *sql.Tx, d *ReportData, account, fro
 		account, from, to).Scan(&d.RejectedTotal); err != nil {
 		return err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT rejected_id, coalesce(card_id, ''), reason, times, rejected_at, last_rejected_at,
+	err := eachRow(ctx, tx, `SELECT rejected_id, coalesce(card_id, ''), reason, times, rejected_at, last_rejected_at,
 			substr(data, 1, ?), length(data) > ?
 		FROM rejected_cards WHERE account = ? AND last_rejected_at >= ? AND rejected_at <= ?
-		ORDER BY last_rejected_at DESC, rejected_id DESC LIMIT ?`, ReportValueBytes, ReportValueBytes, account, from, to, ReportRejected)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
+		ORDER BY last_rejected_at DESC, rejected_id DESC LIMIT ?`, []any{ReportValueBytes, ReportValueBytes, account, from, to, ReportRejected}, func(scan func(...any) error) error {
 		var r RejectedItem
 		var first, last string
-		if err := rows.Scan(&r.ID, &r.CardID, &r.Reason, &r.Times, &first, &last, &r.Data, &r.DataTruncated); err != nil {
+		if err := scan(&r.ID, &r.CardID, &r.Reason, &r.Times, &first, &last, &r.Data, &r.DataTruncated); err != nil {
 			return err
 		}
 		r.FirstAt, r.LastAt = parseTime(first), parseTime(last)
 		d.Rejected = append(d.Rejected, r)
-	}
-	return rows.Err()
+		return nil
+	})
+	return err
 }

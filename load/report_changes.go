@@ -37,26 +37,22 @@ func reportChangedCards(ctx context.Context, tx *sql.Tx, d *ReportData, account,
 		WHERE account = ? AND change = 'changed' AND valid_from >= ? AND valid_from <= ?`, account, from, to).Scan(&d.ChangedCardsTotal); err != nil {
 		return err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT v.card_id, v.version, v.valid_from, v.run_id, p.data, v.data
+	err := eachRow(ctx, tx, `SELECT v.card_id, v.version, v.valid_from, v.run_id, p.data, v.data
 		FROM card_versions v JOIN card_versions p ON p.account = v.account AND p.card_id = v.card_id AND p.version = v.version - 1
 		WHERE v.account = ? AND v.change = 'changed' AND v.valid_from >= ? AND v.valid_from <= ?
-		ORDER BY v.valid_from DESC, v.card_id, v.version DESC LIMIT ?`, account, from, to, ReportCardChanges)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
+		ORDER BY v.valid_from DESC, v.card_id, v.version DESC LIMIT ?`, []any{account, from, to, ReportCardChanges}, func(scan func(...any) error) error {
 		var c CardChange
 		var at string
 		var before, after []byte
-		if err := rows.Scan(&c.CardID, &c.Version, &at, &c.RunID, &before, &after); err != nil {
+		if err := scan(&c.CardID, &c.Version, &at, &c.RunID, &before, &after); err != nil {
 			return err
 		}
 		c.At = parseTime(at)
 		c.Fields = fieldChanges(before, after)
 		d.ChangedCards = append(d.ChangedCards, c)
-	}
-	return rows.Err()
+		return nil
+	})
+	return err
 }
 
 // fieldChanges compares two stored card documents field by field. Stored

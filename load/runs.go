@@ -75,13 +75,8 @@ func (w *Warehouse) StartRun(ctx context.Context, trigger, version string) (_ in
 	var id int64
 	err = w.write(ctx, func(tx *sql.Tx) error {
 		now := w.stamp()
-		res, err := tx.ExecContext(ctx, `INSERT INTO sync_runs (trigger, started_at, heartbeat_at, status, version, account)
-			VALUES (?, ?, ?, 'running', ?, ?)`, trigger, now, now, version, w.account)
-		if err != nil {
-			return err
-		}
-		id, err = res.LastInsertId()
-		return err
+		return tx.QueryRowContext(ctx, `INSERT INTO sync_runs (trigger, started_at, heartbeat_at, status, version, account)
+			VALUES (?, ?, ?, 'running', ?, ?) RETURNING run_id`, trigger, now, now, version, w.account).Scan(&id)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("start run: %w", err)

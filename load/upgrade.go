@@ -44,21 +44,8 @@ func (w *Warehouse) upgradeHardening(ctx context.Context, tx *sql.Tx) error {
 	}
 	// Field names are keys of stored documents: a card number used as a
 	// top-level key was recorded as it was.
-	rows, err := tx.QueryContext(ctx, `SELECT name FROM card_fields ORDER BY rowid`)
+	names, err := queryStrings(ctx, tx, `SELECT name FROM card_fields ORDER BY rowid`)
 	if err != nil {
-		return fmt.Errorf("upgrade card_fields: %w", err)
-	}
-	var names []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return fmt.Errorf("upgrade card_fields: %w", err)
-		}
-		names = append(names, n)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return fmt.Errorf("upgrade card_fields: %w", err)
 	}
 	used := map[string]bool{}
@@ -152,26 +139,22 @@ func (w *Warehouse) rewriteColumn(ctx context.Context, tx *sql.Tx, table, column
 // account (case-insensitively) gets another name (account_2, ...): the
 // view, generated after the migrations, gives its own column that name.
 func upgradeAccounts(ctx context.Context, tx *sql.Tx) error {
-	rows, err := tx.QueryContext(ctx, `SELECT name, column_name FROM card_fields WHERE column_name IS NOT NULL ORDER BY rowid`)
-	if err != nil {
-		return fmt.Errorf("upgrade card_fields: %w", err)
-	}
 	used := map[string]bool{}
 	var clash []string
-	for rows.Next() {
-		var name, column string
-		if err := rows.Scan(&name, &column); err != nil {
-			rows.Close()
-			return fmt.Errorf("upgrade card_fields: %w", err)
-		}
-		if strings.EqualFold(column, "account") {
-			clash = append(clash, name)
-		} else {
-			used[strings.ToLower(column)] = true
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	err := eachRow(ctx, tx, `SELECT name, column_name FROM card_fields WHERE column_name IS NOT NULL ORDER BY rowid`, nil,
+		func(scan func(...any) error) error {
+			var name, column string
+			if err := scan(&name, &column); err != nil {
+				return err
+			}
+			if strings.EqualFold(column, "account") {
+				clash = append(clash, name)
+			} else {
+				used[strings.ToLower(column)] = true
+			}
+			return nil
+		})
+	if err != nil {
 		return fmt.Errorf("upgrade card_fields: %w", err)
 	}
 	for _, name := range clash {

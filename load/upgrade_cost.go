@@ -16,25 +16,21 @@ const hashChunk = 1000
 func (w *Warehouse) upgradeRunCost(ctx context.Context, tx *sql.Tx) error {
 	after := ""
 	for {
-		rows, err := tx.QueryContext(ctx, `SELECT card_id, data FROM card_state WHERE card_id > ? ORDER BY card_id LIMIT ?`, after, hashChunk)
-		if err != nil {
-			return fmt.Errorf("hash cards: %w", err)
-		}
 		type card struct {
 			id   string
 			hash []byte
 		}
 		var chunk []card
-		for rows.Next() {
-			var id, data string
-			if err := rows.Scan(&id, &data); err != nil {
-				rows.Close()
-				return fmt.Errorf("hash cards: %w", err)
-			}
-			chunk = append(chunk, card{id, dataHash([]byte(data))})
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		err := eachRow(ctx, tx, `SELECT card_id, data FROM card_state WHERE card_id > ? ORDER BY card_id LIMIT ?`, []any{after, hashChunk},
+			func(scan func(...any) error) error {
+				var id, data string
+				if err := scan(&id, &data); err != nil {
+					return err
+				}
+				chunk = append(chunk, card{id, dataHash([]byte(data))})
+				return nil
+			})
+		if err != nil {
 			return fmt.Errorf("hash cards: %w", err)
 		}
 		for _, c := range chunk {
