@@ -179,24 +179,18 @@ func skipValue(b []byte, i int) (span, error) {
 			return span{}, errTruncated
 		}
 		switch c := b[i]; {
-		case c == '{':
+		case c == '{' || c == '[':
 			i = skipWS(b, i+1)
-			if i < len(b) && b[i] == '}' {
+			if i < len(b) && b[i] == c+2 { // '}' or ']': empty
 				i++
 				break
 			}
-			stack = append(stack, '{')
-			if i, err = skipKey(b, i); err != nil {
-				return span{}, err
+			stack = append(stack, c)
+			if c == '{' {
+				if i, err = skipKey(b, i); err != nil {
+					return span{}, err
+				}
 			}
-			continue
-		case c == '[':
-			i = skipWS(b, i+1)
-			if i < len(b) && b[i] == ']' {
-				i++
-				break
-			}
-			stack = append(stack, '[')
 			continue
 		case c == '"':
 			i, err = skipString(b, i)

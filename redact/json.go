@@ -374,26 +374,26 @@ func (w *walker) number(mask bool) error {
 		w.i = i
 		return w.syntaxError("want a digit")
 	}
-	if i < len(in) && in[i] == '.' {
+	// The fraction, then the exponent: each needs at least one digit.
+	for _, part := range [...]struct {
+		starts func(byte) bool
+		sign   bool
+		want   string
+	}{
+		{func(c byte) bool { return c == '.' }, false, "want a digit after '.'"},
+		{func(c byte) bool { return c == 'e' || c == 'E' }, true, "want a digit in the exponent"},
+	} {
+		if i >= len(in) || !part.starts(in[i]) {
+			continue
+		}
 		integer = false
 		i++
-		if i >= len(in) || !isDigit(in[i]) {
-			w.i = i
-			return w.syntaxError("want a digit after '.'")
-		}
-		for i < len(in) && isDigit(in[i]) {
-			i++
-		}
-	}
-	if i < len(in) && (in[i] == 'e' || in[i] == 'E') {
-		integer = false
-		i++
-		if i < len(in) && (in[i] == '+' || in[i] == '-') {
+		if part.sign && i < len(in) && (in[i] == '+' || in[i] == '-') {
 			i++
 		}
 		if i >= len(in) || !isDigit(in[i]) {
 			w.i = i
-			return w.syntaxError("want a digit in the exponent")
+			return w.syntaxError(part.want)
 		}
 		for i < len(in) && isDigit(in[i]) {
 			i++

@@ -227,24 +227,25 @@ func (c *chart) svg() template.HTML {
 		}
 	}
 	for _, s := range c.bands {
-		if len(s.points) == 0 {
-			continue
+		// Along the top from the left, back along the bottom.
+		n := len(s.points)
+		d := polyline(2*n, func(i int) (float64, float64) {
+			if i < n {
+				return x(s.points[i].slot), y(s.points[i].hi)
+			}
+			p := s.points[2*n-1-i]
+			return x(p.slot), y(p.lo)
+		})
+		if n > 0 {
+			fmt.Fprintf(&b, `<path class="band f%d" d="%sz"/>`, s.color, d)
 		}
-		var d strings.Builder
-		polyline(&d, len(s.points), func(i int) (float64, float64) { return x(s.points[i].slot), y(s.points[i].hi) })
-		for i := len(s.points) - 1; i >= 0; i-- {
-			p := s.points[i]
-			fmt.Fprintf(&d, "L%s %s", num(x(p.slot)), num(y(p.lo)))
-		}
-		fmt.Fprintf(&b, `<path class="band f%d" d="%sz"/>`, s.color, d.String())
 	}
 	for _, s := range c.lines {
 		if len(s.points) == 0 {
 			continue
 		}
-		var d strings.Builder
-		polyline(&d, len(s.points), func(i int) (float64, float64) { return x(s.points[i].slot), y(s.points[i].v) })
-		fmt.Fprintf(&b, `<path class="line s%d" d="%s"/>`, s.color, d.String())
+		d := polyline(len(s.points), func(i int) (float64, float64) { return x(s.points[i].slot), y(s.points[i].v) })
+		fmt.Fprintf(&b, `<path class="line s%d" d="%s"/>`, s.color, d)
 		if len(s.points) == 1 {
 			p := s.points[0]
 			fmt.Fprintf(&b, `<circle class="f%d" cx="%s" cy="%s" r="2.5"/>`, s.color, num(x(p.slot)), num(y(p.v)))
@@ -259,15 +260,17 @@ func (c *chart) svg() template.HTML {
 	return template.HTML(b.String())
 }
 
-// polyline writes the path commands through n points: a move to the first,
+// polyline returns the path commands through n points: a move to the first,
 // lines to the others.
-func polyline(d *strings.Builder, n int, at func(i int) (x, y float64)) {
+func polyline(n int, at func(i int) (x, y float64)) string {
+	var d strings.Builder
 	for i := range n {
 		cmd := "L"
 		if i == 0 {
 			cmd = "M"
 		}
 		px, py := at(i)
-		fmt.Fprintf(d, "%s%s %s", cmd, num(px), num(py))
+		fmt.Fprintf(&d, "%s%s %s", cmd, num(px), num(py))
 	}
+	return d.String()
 }

@@ -125,54 +125,43 @@ func defaultAccount(o Options) Account {
 }
 
 func appendAccountJSON(b []byte, a Account, php bool) []byte {
-	str := func(b []byte, key string, v *string) []byte {
-		b = append(b, '"')
-		b = append(b, key...)
-		b = append(b, `":`...)
-		if v == nil {
-			return append(b, "null"...)
-		}
-		return appendString(b, *v, php)
+	// Each value appends itself, or null when absent.
+	str := func(v *string) func([]byte) []byte {
+		return func(b []byte) []byte { return appendString(b, *v, php) }
 	}
-	num := func(b []byte, key string, v *string) []byte {
-		b = append(b, '"')
-		b = append(b, key...)
-		b = append(b, `":`...)
-		if v == nil {
-			return append(b, "null"...)
-		}
-		return append(b, *v...)
+	num := func(v *string) func([]byte) []byte {
+		return func(b []byte) []byte { return append(b, *v...) }
 	}
-	cnt := func(b []byte, key string, v *int64) []byte {
-		b = append(b, '"')
-		b = append(b, key...)
-		b = append(b, `":`...)
-		if v == nil {
-			return append(b, "null"...)
-		}
-		return strconv.AppendInt(b, *v, 10)
+	cnt := func(v *int64) func([]byte) []byte {
+		return func(b []byte) []byte { return strconv.AppendInt(b, *v, 10) }
 	}
 	b = append(b, `{"data":{`...)
 	for i, f := range []struct {
-		key string
-		put func([]byte, string) []byte
+		key    string
+		absent bool
+		put    func([]byte) []byte
 	}{
-		{"name", func(b []byte, k string) []byte { return str(b, k, a.Name) }},
-		{"email", func(b []byte, k string) []byte { return str(b, k, a.Email) }},
-		{"timezone", func(b []byte, k string) []byte { return str(b, k, a.Timezone) }},
-		{"transfer_amount", func(b []byte, k string) []byte { return str(b, k, a.TransferAmount) }},
-		{"reach_amount", func(b []byte, k string) []byte { return str(b, k, a.ReachAmount) }},
-		{"authorizations", func(b []byte, k string) []byte { return str(b, k, a.Authorizations) }},
-		{"balance", func(b []byte, k string) []byte { return num(b, k, a.Balance) }},
-		{"cards_balance", func(b []byte, k string) []byte { return str(b, k, a.CardsBalance) }},
-		{"available_recharge_balance", func(b []byte, k string) []byte { return num(b, k, a.AvailableRechargeBalance) }},
-		{"available_to_apply_card_count", func(b []byte, k string) []byte { return cnt(b, k, a.AvailableToApplyCardCount) }},
-		{"applied_card_count", func(b []byte, k string) []byte { return cnt(b, k, a.AppliedCardCount) }},
+		{"name", a.Name == nil, str(a.Name)},
+		{"email", a.Email == nil, str(a.Email)},
+		{"timezone", a.Timezone == nil, str(a.Timezone)},
+		{"transfer_amount", a.TransferAmount == nil, str(a.TransferAmount)},
+		{"reach_amount", a.ReachAmount == nil, str(a.ReachAmount)},
+		{"authorizations", a.Authorizations == nil, str(a.Authorizations)},
+		{"balance", a.Balance == nil, num(a.Balance)},
+		{"cards_balance", a.CardsBalance == nil, str(a.CardsBalance)},
+		{"available_recharge_balance", a.AvailableRechargeBalance == nil, num(a.AvailableRechargeBalance)},
+		{"available_to_apply_card_count", a.AvailableToApplyCardCount == nil, cnt(a.AvailableToApplyCardCount)},
+		{"applied_card_count", a.AppliedCardCount == nil, cnt(a.AppliedCardCount)},
 	} {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = f.put(b, f.key)
+		b = append(append(append(b, '"'), f.key...), `":`...)
+		if f.absent {
+			b = append(b, "null"...)
+		} else {
+			b = f.put(b)
+		}
 	}
 	return append(b, "}}"...)
 }
