@@ -178,6 +178,19 @@ var (
 
 // cardRNG is the generator for the card with the given index: card i is the
 // same whatever the number of cards.
+// pick draws r.IntN(n) once and returns the value of the first bound the
+// draw is under, or the last value: pick(r, 10, []int{7, 9}, "a", "b", "c")
+// is "a" 70% of the time, "b" 20%, "c" 10%.
+func pick(r *rand.Rand, n int, bounds []int, values ...string) string {
+	p := r.IntN(n)
+	for i, b := range bounds {
+		if p < b {
+			return values[i]
+		}
+	}
+	return values[len(values)-1]
+}
+
 func cardRNG(seed int64, index int) *rand.Rand {
 	return rand.New(rand.NewPCG(splitmix(uint64(seed)^splitmix(uint64(index))), splitmix(uint64(index)+0x632BE59BD9B4E019)))
 }
@@ -219,16 +232,7 @@ func generateCard(seed int64, index int, id int64, created time.Time) Card {
 	c.PAN = string(pan)
 	c.MaskedNumber = c.PAN[:6] + "******" + c.PAN[12:]
 	c.CVV = strconv.Itoa(100 + r.IntN(900))
-	switch p := r.IntN(100); {
-	case p < 70:
-		c.Status = "active"
-	case p < 85:
-		c.Status = "frozen"
-	case p < 95:
-		c.Status = "cancelled"
-	default:
-		c.Status = "pending"
-	}
+	c.Status = pick(r, 100, []int{70, 85, 95}, "active", "frozen", "cancelled", "pending")
 	switch p := r.IntN(100); {
 	case p < 5:
 		c.balance = 0
@@ -238,14 +242,7 @@ func generateCard(seed int64, index int, id int64, created time.Time) Card {
 		c.balance = int64(r.IntN(500000))
 	}
 	c.Balance = formatMinor(c.balance)
-	switch p := r.IntN(10); {
-	case p < 7:
-		c.Currency = "USD"
-	case p < 9:
-		c.Currency = "EUR"
-	default:
-		c.Currency = "HKD"
-	}
+	c.Currency = pick(r, 10, []int{7, 9}, "USD", "EUR", "HKD")
 	c.HolderName = firstNames[r.IntN(len(firstNames))] + " " + lastNames[r.IntN(len(lastNames))]
 	c.HolderEmail = "holder" + c.ID + "@example.com"
 	if r.IntN(10) < 6 {
