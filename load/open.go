@@ -78,10 +78,16 @@ type Options struct {
 	// to it: two Warehouses of different accounts on one file see none of
 	// each other's cards, versions, checkpoints, walks, removals, guard,
 	// runs, snapshots or rejected items. card_fields (the columns of the one
-	// cards_flat view) and column_docs are shared by the file. The writer
-	// lock (AcquireLock) is still one per file, not per account: two
-	// accounts of one file never write at the same time.
+	// cards_flat view) and column_docs are shared by the file. Each
+	// account's writer holds that account's run lock (OpenAccountLock):
+	// accounts of one file sync at the same time, their commits take turns
+	// (BusyTimeout).
 	Account string
+	// BusyTimeout bounds how long a write waits for another connection's
+	// write transaction (default 5 s). Writers of several accounts of one
+	// file commit one at a time: give them a wait longer than the longest
+	// commit (a walk's end on a large account takes seconds).
+	BusyTimeout time.Duration
 
 	// migrateTo, when set, stops migrations at that version (tests of
 	// upgrades build a warehouse of an earlier release with it).
@@ -116,6 +122,14 @@ type Warehouse struct {
 
 	closeOnce sync.Once
 	closeErr  error
+}
+
+// busyTimeout is Options.BusyTimeout or its default.
+func (w *Warehouse) busyTimeout() time.Duration {
+	if w.opts.BusyTimeout > 0 {
+		return w.opts.BusyTimeout
+	}
+	return busyTimeout
 }
 
 // Path returns the database file path.
@@ -384,7 +398,7 @@ func (w *Warehouse) Optimize(ctx context.Context) (err error) {
 	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", optimizeBusyTimeout/time.Millisecond)); err != nil {
 		return fmt.Errorf("optimize: %w", err)
 	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA busy_timeout = %d", busyTimeout/time.Millisecond))
+	defer conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA busy_timeout = %d", w.busyTimeout()/time.Millisecond))
 	var busy, logPages, ckpt int
 	if err := conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logPages, &ckpt); err != nil {
 		if !isBusy(err) {
