@@ -65,7 +65,7 @@ type pacer struct {
 // user. A 429 seen by any of them slows them all. It is safe for
 // concurrent use.
 type Pacer struct {
-	general, auth *pacer
+	general, auth  *pacer
 	rate, authRate Rate
 }
 
