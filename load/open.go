@@ -212,6 +212,21 @@ func OpenReadOnly(ctx context.Context, path string) (_ *Warehouse, err error) {
 	return w, nil
 }
 
+// OpenReadOnlyAccount is OpenReadOnly with every read scoped to account
+// (see Options.Account): status and report of one account of the file.
+func OpenReadOnlyAccount(ctx context.Context, path, account string) (_ *Warehouse, err error) {
+	defer classify(&err)
+	if err := CheckAccountName(account); err != nil {
+		return nil, fmt.Errorf("open warehouse read-only: account %w", err)
+	}
+	w, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	w.account = account
+	return w, nil
+}
+
 // immutableIsSafe: no process holds the writer lock and there is no WAL
 // content that an immutable open would miss.
 func immutableIsSafe(path string) bool {

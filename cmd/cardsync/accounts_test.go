@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -96,5 +97,34 @@ func TestBackfillAccounts(t *testing.T) {
 	}
 	if runs["alpha"] != 3 || runs["beta"] != 2 || len(runs) != 2 {
 		t.Errorf("runs per account %v, want alpha 3, beta 2", runs)
+	}
+
+	// status: one entry per account; unhealthy because beta's last run
+	// failed; -account alpha alone is healthy.
+	var doc struct {
+		Healthy  bool `json:"healthy"`
+		Accounts []struct {
+			Account string `json:"account"`
+			Healthy bool   `json:"healthy"`
+			Cards   struct {
+				Current int `json:"current"`
+			} `json:"cards"`
+		} `json:"accounts"`
+	}
+	code, out, _ = e.run(t.Context(), "status", "-json")
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("status -json: %v\n%s", err, out)
+	}
+	if code != exitFailure || doc.Healthy || len(doc.Accounts) != 2 || doc.Accounts[0].Account != "alpha" || !doc.Accounts[0].Healthy ||
+		doc.Accounts[0].Cards.Current != 45 || doc.Accounts[1].Account != "beta" || doc.Accounts[1].Healthy || doc.Accounts[1].Cards.Current != 70 {
+		t.Errorf("status -json: exit %d, %+v; want 1, alpha healthy with 45 cards, beta unhealthy with 70", code, doc)
+	}
+	code, out, _ = e.run(t.Context(), "status", "-account", "alpha")
+	if code != 0 || !strings.HasPrefix(out, "healthy: 1 account") || !strings.Contains(out, "== account alpha ==") || strings.Contains(out, "beta") {
+		t.Errorf("status -account alpha: exit %d\n%s", code, out)
+	}
+	code, out, _ = e.run(t.Context(), "status")
+	if code != exitFailure || !strings.HasPrefix(out, "UNHEALTHY: account beta") {
+		t.Errorf("status: exit %d\n%s", code, out)
 	}
 }

@@ -265,13 +265,14 @@ func openStore(ctx context.Context, s config.Settings, log *slog.Logger, hold bo
 	return openAccountStore(ctx, s, load.DefaultAccount, log, hold)
 }
 
-// openForReading opens the warehouse read-only for a command that only
-// reads (status, report): a missing file says no sync has run yet.
-func openForReading(ctx context.Context, path string) (*load.Warehouse, error) {
+// openForReading opens account of the warehouse read-only for a command
+// that only reads (status, report): a missing file says no sync has run
+// yet.
+func openForReading(ctx context.Context, path, account string) (*load.Warehouse, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s does not exist (no sync has run yet)", worker.ErrWarehouse, path)
 	}
-	wh, err := load.OpenReadOnly(ctx, path)
+	wh, err := load.OpenReadOnlyAccount(ctx, path, account)
 	if err != nil {
 		return nil, fmt.Errorf("open %s read-only: %w", path, err)
 	}

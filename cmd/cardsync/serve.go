@@ -381,12 +381,17 @@ func (o observers) RunFinished(ctx context.Context, r worker.Result) {
 	}
 }
 
-// reportObserver is serve's [report] refresh: nil without [report] path.
+// reportObserver is serve's [report] refresh of the config's first
+// account: nil without [report] path.
 func reportObserver(ctx context.Context, s config.Settings, path string, log *slog.Logger) *reportRefresh {
 	if s.ReportPath == "" {
 		return nil
 	}
-	return &reportRefresh{ctx: ctx, db: path, out: s.ReportPath, since: s.ReportSince, log: log}
+	account := load.DefaultAccount
+	if len(s.Accounts) > 0 {
+		account = s.Accounts[0].Name
+	}
+	return &reportRefresh{ctx: ctx, db: path, account: account, out: s.ReportPath, since: s.ReportSince, log: log}
 }
 
 // reportRefreshTimeout bounds one refresh of the report.
@@ -400,11 +405,13 @@ const reportRefreshTimeout = 5 * time.Minute
 // whole page. A failure is logged, never fatal: the next success tries
 // again.
 type reportRefresh struct {
-	ctx   context.Context // serve's: a stop cancels a refresh
-	db    string
-	out   string
-	since time.Duration
-	log   *slog.Logger
+	ctx context.Context // serve's: a stop cancels a refresh
+	db  string
+	// account is the one the report shows: the config's first.
+	account string
+	out     string
+	since   time.Duration
+	log     *slog.Logger
 
 	mu      sync.Mutex
 	running bool
@@ -449,7 +456,7 @@ func (r *reportRefresh) refresh() {
 	defer cancel()
 	start := time.Now()
 	err := func() error {
-		wh, err := load.OpenReadOnly(ctx, r.db)
+		wh, err := load.OpenReadOnlyAccount(ctx, r.db, r.account)
 		if err != nil {
 			return err
 		}
