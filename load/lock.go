@@ -110,11 +110,19 @@ func OpenAccountLock(path string, mode os.FileMode, account string) (_ *Lock, er
 	if account != DefaultAccount {
 		l.pidFile = strings.TrimSuffix(l.pidFile, ".lock") + "." + account + ".lock"
 	}
-	if l.rw, err = os.OpenFile(l.f.Name(), os.O_RDWR, 0); err != nil {
-		l.f.Close()
-		return nil, fmt.Errorf("open lock: %w", err)
-	}
+	l.openRW()
 	return l, nil
+}
+
+// openRW opens the descriptor of the account's byte-range lock, which
+// needs write access. A file this process may not write keeps rw nil:
+// Acquire then takes the whole-file lock instead (stricter, never wrong), so
+// the run goes on to the file check that says the warehouse is not
+// writable, and the next Acquire tries again.
+func (l *Lock) openRW() {
+	if rw, err := os.OpenFile(l.f.Name(), os.O_RDWR, 0); err == nil {
+		l.rw = rw
+	}
 }
 
 // rangeLock sets (typ F_WRLCK) or clears (F_UNLCK) the account's byte on
@@ -208,6 +216,9 @@ func (l *Lock) Acquire() (err error) {
 	if l.held {
 		return nil
 	}
+	if l.account != "" && l.rw == nil {
+		l.openRW()
+	}
 	if l.rw != nil {
 		if err := l.acquireAccount(); err != nil {
 			return err
@@ -259,6 +270,7 @@ func (l *Lock) Close() (err error) {
 		if cerr := l.rw.Close(); err == nil {
 			err = cerr
 		}
+		l.rw = nil
 	}
 	l.f = nil
 	return err
@@ -280,11 +292,9 @@ func (l *Lock) Reopen() (err error) {
 		return fmt.Errorf("reopen lock: %w", err)
 	}
 	l.f = f
-	if l.rw != nil {
-		if l.rw, err = os.OpenFile(path, os.O_RDWR, 0); err != nil {
-			l.rw = nil
-			return fmt.Errorf("reopen lock: %w", err)
-		}
+	if l.account != "" {
+		l.rw = nil
+		l.openRW()
 	}
 	if held {
 		return l.Acquire()
