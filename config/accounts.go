@@ -159,13 +159,6 @@ func (c *Config) accountPassword(i int, a Account, getenv func(string) string) (
 		fmt.Sprintf("no password for account %q: set password_file or a systemd credential %s", a.Name, AccountCredentialName(a.Name)))
 }
 
-// errAccountsNotSynced is what a command that talks to the API says of a
-// file with [[accounts]]: they are read and checked, not yet synced.
-func (c *Config) errAccountsNotSynced() error {
-	return c.fail(accountKey(0, ""), "[[accounts]] are read and checked, but this version syncs one account only, "+
-		"the [api] table's (account %q); move the account to [api] (%d accounts configured)", load.DefaultAccount, len(c.Accounts))
-}
-
 // failAccount is fail for field of [[accounts]] number i; a field the file
 // leaves out is named at its table's header line.
 func (c *Config) failAccount(i int, field, format string, args ...any) *Error {

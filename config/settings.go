@@ -62,7 +62,6 @@ type Settings struct {
 	HealthyWithin time.Duration
 	// Accounts are the API accounts: the [[accounts]] tables, or the [api]
 	// table's AccountSettings as the one account.
-	// Commands sync the [api] account only for now.
 	Accounts []AccountSettings
 	// Secrets holds the password and, once the client has them, its
 	// tokens: the client scrubs upstream text with it and the log handler
@@ -100,9 +99,6 @@ func (c *Config) Settings(needAPI bool, getenv func(string) string) (Settings, e
 	}
 	if err := c.accountSettings(&s, needAPI, getenv); err != nil {
 		return s, err
-	}
-	if needAPI && len(c.Accounts) > 0 {
-		return s, c.errAccountsNotSynced()
 	}
 	if err := c.warehouseSettings(&s); err != nil {
 		return s, err

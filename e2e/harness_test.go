@@ -246,8 +246,15 @@ func assertStructural(t *testing.T, path string) {
 func assertTruth(t *testing.T, up *upstream, path string) {
 	t.Helper()
 	assertStructural(t, path)
+	assertAccountTruth(t, up, path, "default")
+}
+
+// assertAccountTruth is assertTruth for one account of the warehouse: its
+// rows alone equal the simulator.
+func assertAccountTruth(t *testing.T, up *upstream, path, account string) {
+	t.Helper()
 	db := openRO(t, path)
-	rows, err := db.Query(`SELECT card_id, data FROM cards WHERE removed_at IS NULL`)
+	rows, err := db.Query(`SELECT card_id, data FROM cards WHERE removed_at IS NULL AND account = ?`, account)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +270,7 @@ func assertTruth(t *testing.T, up *upstream, path string) {
 	rows.Close()
 	truth := up.Cards()
 	if len(got) != len(truth) {
-		t.Errorf("warehouse has %d current cards, simulator %d", len(got), len(truth))
+		t.Errorf("account %s: warehouse has %d current cards, simulator %d", account, len(got), len(truth))
 	}
 	lost := 0
 	for _, c := range truth {
@@ -286,7 +293,7 @@ func assertTruth(t *testing.T, up *upstream, path string) {
 		"cards_balance": acct.CardsBalance, "available_recharge_balance": acct.AvailableRechargeBalance,
 	} {
 		var gotText sql.NullString
-		if err := db.QueryRow(`SELECT ` + col + ` FROM account_balances ORDER BY snapshot_id DESC LIMIT 1`).Scan(&gotText); err != nil {
+		if err := db.QueryRow(`SELECT `+col+` FROM account_balances WHERE account = ? ORDER BY snapshot_id DESC LIMIT 1`, account).Scan(&gotText); err != nil {
 			t.Fatalf("account_balances.%s: %v", col, err)
 		}
 		switch {

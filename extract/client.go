@@ -161,6 +161,14 @@ func New(cfg Config) (*Client, error) {
 		maxBackoff:     time.Minute,
 	}
 	c.clk = c.cfg.Clock
+	if p := cfg.Pacer; p != nil {
+		if p.rate != cfg.RateLimit || p.authRate != cfg.AuthRateLimit {
+			return nil, fmt.Errorf("extract config: the shared pacer paces %s and %s, the client is configured for %s and %s",
+				p.rate, p.authRate, cfg.RateLimit, cfg.AuthRateLimit)
+		}
+		c.general, c.authP = p.general, p.auth
+		return c, nil
+	}
 	c.general = newPacer(c.cfg.RateLimit, c.clk)
 	c.authP = newPacer(c.cfg.AuthRateLimit, c.clk)
 	return c, nil

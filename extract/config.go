@@ -140,6 +140,11 @@ type Config struct {
 	// Observer, when set, is told about every attempt, retry, 429 and token
 	// request (metrics); nil observes nothing.
 	Observer Observer
+	// Pacer, when set, paces this client's requests together with every
+	// other client given the same Pacer (its rates replace RateLimit and
+	// AuthRateLimit, which must then equal them or be zero); nil: a pacer
+	// of the client's own.
+	Pacer *Pacer
 }
 
 func (c Config) withDefaults() Config {

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"sync"
@@ -56,6 +57,27 @@ type pacer struct {
 	notBefore time.Time
 	cur       rate.Limit
 	clean     int
+}
+
+// Pacer is the pacing of data and token requests (Config.RateLimit and
+// Config.AuthRateLimit) that several Clients share (Config.Pacer): the
+// accounts of one rate_group, for an upstream that limits per IP or per
+// user. A 429 seen by any of them slows them all. It is safe for
+// concurrent use.
+type Pacer struct {
+	general, auth  *pacer
+	rate, authRate Rate
+}
+
+// NewPacer returns a Pacer of rate data requests and authRate token
+// requests (zero: DefaultRateLimit, DefaultAuthRateLimit) on clk (nil: the
+// real clock).
+func NewPacer(rate, authRate Rate, clk Clock) *Pacer {
+	if clk == nil {
+		clk = realClock{}
+	}
+	rate, authRate = cmp.Or(rate, DefaultRateLimit), cmp.Or(authRate, DefaultAuthRateLimit)
+	return &Pacer{general: newPacer(rate, clk), auth: newPacer(authRate, clk), rate: rate, authRate: authRate}
 }
 
 func newPacer(r Rate, clk Clock) *pacer {

@@ -49,11 +49,14 @@
 // nothing. A removed card that is listed again gets a 'returned' version.
 // A real removal therefore shows up one walk later than it could.
 //
-// One writer process per warehouse: callers take AcquireLock(path) before
-// Open. It is an flock on the database file itself, so it holds for every
-// spelling of the path (a symlink, a hard link, a relative path), and dies
-// with the process; path+".lock" only records the holder's pid for the
-// "sync in progress (pid N)" message.
+// One writer per account: a sync takes its account's run lock
+// (OpenAccountLock) before Open; a whole-file operation (restore, check)
+// // takes AcquireLock(path), which excludes every account's writer. Both live
+// on the database file itself (flock, and a byte-range lock far beyond its
+// end), so they hold for every spelling of the path (a symlink, a hard link,
+// a relative path), and die with the process; path+".lock" (and
+// path+".NAME.lock" for an account NAME other than DefaultAccount) only
+// records the holder's pid for the "sync in progress (pid N)" message.
 //
 // # Accounts
 //
@@ -64,8 +67,9 @@
 // DefaultAccount, the account of every row stored before schema 5). Two
 // Warehouses of different accounts on one file share nothing but
 // card_fields (the columns of the file's one cards_flat view) and
-// column_docs. The writer lock is still one per file: accounts of one file
-// take turns.
+// column_docs. Each account has its own run lock (OpenAccountLock), so the
+// accounts of one file sync concurrently; their write transactions take
+// turns on the file (Options.BusyTimeout).
 //
 // # Backups and checkpoints
 //

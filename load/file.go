@@ -29,9 +29,9 @@ func statID(path string) (fileID, error) {
 
 // writerParams are the writer connection's pragmas, in the DSN so that
 // every connection the pool makes gets them.
-func writerParams(syncMode string) []string {
+func writerParams(syncMode string, busy time.Duration) []string {
 	return []string{
-		"_pragma=busy_timeout(" + strconv.Itoa(int(busyTimeout/time.Millisecond)) + ")",
+		"_pragma=busy_timeout(" + strconv.Itoa(int(busy/time.Millisecond)) + ")",
 		"_pragma=journal_mode(WAL)",
 		"_pragma=foreign_keys(1)",
 		"_pragma=synchronous(" + syncMode + ")",
@@ -46,7 +46,7 @@ func writerParams(syncMode string) []string {
 // persistent WAL, migrations, prepared statements, and the file's identity
 // recorded.
 func (w *Warehouse) connect(ctx context.Context) error {
-	db, err := sql.Open("sqlite", dsn(w.path, writerParams(w.syncMode)))
+	db, err := sql.Open("sqlite", dsn(w.path, writerParams(w.syncMode, w.busyTimeout())))
 	if err != nil {
 		return err
 	}

@@ -78,10 +78,16 @@ type Options struct {
 	// to it: two Warehouses of different accounts on one file see none of
 	// each other's cards, versions, checkpoints, walks, removals, guard,
 	// runs, snapshots or rejected items. card_fields (the columns of the one
-	// cards_flat view) and column_docs are shared by the file. The writer
-	// lock (AcquireLock) is still one per file, not per account: two
-	// accounts of one file never write at the same time.
+	// cards_flat view) and column_docs are shared by the file. Each
+	// account's writer holds that account's run lock (OpenAccountLock):
+	// accounts of one file sync at the same time, their commits take turns
+	// (BusyTimeout).
 	Account string
+	// BusyTimeout bounds how long a write waits for another connection's
+	// write transaction (default 5 s). Writers of several accounts of one
+	// file commit one at a time: give them a wait longer than the longest
+	// commit (a walk's end on a large account takes seconds).
+	BusyTimeout time.Duration
 }
 
 // Warehouse is the SQLite warehouse. A writer (Open) holds exactly one
@@ -112,6 +118,14 @@ type Warehouse struct {
 
 	closeOnce sync.Once
 	closeErr  error
+}
+
+// busyTimeout is Options.BusyTimeout or its default.
+func (w *Warehouse) busyTimeout() time.Duration {
+	if w.opts.BusyTimeout > 0 {
+		return w.opts.BusyTimeout
+	}
+	return busyTimeout
 }
 
 // Path returns the database file path.
@@ -192,6 +206,21 @@ func OpenReadOnly(ctx context.Context, path string) (_ *Warehouse, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("open warehouse read-only %s: %w", path, err)
 	}
+	return w, nil
+}
+
+// OpenReadOnlyAccount is OpenReadOnly with every read scoped to account
+// (see Options.Account): status and report of one account of the file.
+func OpenReadOnlyAccount(ctx context.Context, path, account string) (_ *Warehouse, err error) {
+	defer classify(&err)
+	if err := CheckAccountName(account); err != nil {
+		return nil, fmt.Errorf("open warehouse read-only: account %w", err)
+	}
+	w, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	w.account = account
 	return w, nil
 }
 
@@ -386,7 +415,7 @@ func (w *Warehouse) Optimize(ctx context.Context) (err error) {
 	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", optimizeBusyTimeout/time.Millisecond)); err != nil {
 		return fmt.Errorf("optimize: %w", err)
 	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA busy_timeout = %d", busyTimeout/time.Millisecond))
+	defer conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA busy_timeout = %d", w.busyTimeout()/time.Millisecond))
 	var busy, logPages, ckpt int
 	if err := conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logPages, &ckpt); err != nil {
 		if !isBusy(err) {

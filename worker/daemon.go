@@ -43,15 +43,25 @@ type Daemon struct {
 	// Backups, when set with a Take and a Schedule, takes backups between
 	// runs (see Backups); nil: none.
 	Backups *Backups
+	// Jobs, when not empty, are the jobs of several accounts (one each, see
+	// Job.Account), synced concurrently in place of Job: see Accounts.
+	Jobs []*Job
 
 	running atomic.Bool
 	mu      sync.Mutex // guards the fields Reload replaces, and backups
 	backups BackupStats
+	// accounts are the per-account loops (with Jobs); reloaded is closed
+	// and replaced by each reload, waking the loops waiting for a slot.
+	accounts []*accountLoop
+	reloaded chan struct{}
 }
 
 // Config is what a reload replaces.
 type Config struct {
-	Job        *Job
+	Job *Job
+	// Jobs replaces Daemon.Jobs: the same accounts, in the same order
+	// (adding or removing an account needs a restart).
+	Jobs       []*Job
 	Schedule   Schedule
 	RunTimeout time.Duration
 	Logger     *slog.Logger
@@ -88,6 +98,9 @@ func (d *Daemon) current() (*Job, Schedule, time.Duration, *slog.Logger) {
 // Run runs the daemon until ctx ends. It returns nil after a clean stop,
 // and an error when the run in progress did not stop within StopTimeout.
 func (d *Daemon) Run(ctx context.Context) error {
+	if len(d.Jobs) > 0 {
+		return d.runAccounts(ctx)
+	}
 	if d.Job == nil || d.Schedule == nil {
 		return errors.New("daemon: no job or schedule")
 	}
@@ -245,6 +258,9 @@ func (d *Daemon) reload(ctx context.Context) {
 		return
 	}
 	cfg, err := d.Reload(ctx)
+	if err == nil {
+		err = d.checkJobs(cfg.Jobs)
+	}
 	if err != nil {
 		log.Error("reload failed; the current configuration stays in use", "err", err)
 		d.notify("STATUS=reload failed: " + err.Error())
@@ -266,13 +282,21 @@ func (d *Daemon) reload(ctx context.Context) {
 	if cfg.Backups != nil {
 		d.Backups = cfg.Backups
 	}
+	if cfg.Jobs != nil {
+		d.Jobs = cfg.Jobs
+	}
+	if d.reloaded != nil {
+		close(d.reloaded)
+		d.reloaded = make(chan struct{})
+	}
 	d.mu.Unlock()
 	d.logger().Info("configuration reloaded", "changes", cfg.Changes)
 }
 
 // feedWatchdog sends WATCHDOG=1 every d.Watchdog while the daemon makes
 // progress: idle between runs, or in a run that is within the time its
-// current request or last commit may take. A run stuck past that stops the
+// current request or last commit may take (with Jobs: every account's run
+// in progress is). A run stuck past that stops the
 // pings, and systemd restarts the service.
 func (d *Daemon) feedWatchdog(ctx context.Context) {
 	t := time.NewTicker(d.Watchdog)
@@ -283,12 +307,17 @@ func (d *Daemon) feedWatchdog(ctx context.Context) {
 			return
 		case now := <-t.C:
 			job, _, _, log := d.current()
-			if !d.running.Load() || now.Before(job.ProgressDeadline()) {
+			if len(d.accounts) > 0 {
+				job = d.stuckAccount(now)
+			} else if !d.running.Load() || now.Before(job.ProgressDeadline()) {
+				job = nil
+			}
+			if job == nil {
 				d.notify("WATCHDOG=1")
 				continue
 			}
 			log.Error("the run in progress has made no progress in the time its requests may take; not feeding the watchdog",
-				"progress_deadline", job.ProgressDeadline().UTC().Format(time.RFC3339))
+				"account", job.Account(), "progress_deadline", job.ProgressDeadline().UTC().Format(time.RFC3339))
 		}
 	}
 }

@@ -12,7 +12,10 @@ import (
 	"github.com/cardsync/cardsync/load"
 )
 
-// Store is the warehouse a worker writes, with its writer lock. The lock
+// Store is the warehouse a worker writes (one account of its file,
+// load.Options.Account), with that account's run lock
+// (load.OpenAccountLock: a second writer of the same account is refused,
+// other accounts of the file sync at the same time). The lock
 // is opened (and, for a one-shot command, taken) before the warehouse is
 // opened, so a process that must give way to a running sync exits without
 // touching the file. This is the one place that order lives.
@@ -29,7 +32,7 @@ type Store struct {
 // own locks; an open warehouse keeps its WAL for analysts). Every error
 // but ErrLocked wraps ErrWarehouse.
 func OpenStore(ctx context.Context, path string, opts load.Options, hold bool) (*Store, error) {
-	lock, err := load.OpenLock(path, cmp.Or(opts.FileMode, load.DefaultFileMode))
+	lock, err := load.OpenAccountLock(path, cmp.Or(opts.FileMode, load.DefaultFileMode), cmp.Or(opts.Account, load.DefaultAccount))
 	if err != nil {
 		return nil, err
 	}

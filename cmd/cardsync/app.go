@@ -254,34 +254,25 @@ func (m *Main) loggerTo(out io.Writer, s config.Settings) *slog.Logger {
 	return slog.New(newScrubHandler(l.Handler(), s.Secrets))
 }
 
-// newClient builds the API client from settings; obs may be nil.
+// newClient builds the API client of the [api] account; obs may be nil.
 func newClient(s config.Settings, log *slog.Logger, onWait func(string, time.Duration), obs extract.Observer) (*extract.Client, error) {
-	cfg := s.ExtractConfig()
-	cfg.UserAgent = "cardsync/" + version()
-	cfg.Logger = log
-	cfg.OnWait = onWait
-	cfg.Observer = obs
-	c, err := extract.New(cfg)
-	if err != nil {
-		return nil, &config.Error{Key: "api", Msg: err.Error()}
-	}
-	return c, nil
+	return newAccountClient(s, s.AccountSettings, nil, log, onWait, obs)
 }
 
-// openStore takes the writer lock (when hold) and opens the warehouse.
+// openStore takes the [api] account's run lock (when hold) and opens the
+// warehouse.
 func openStore(ctx context.Context, s config.Settings, log *slog.Logger, hold bool) (*worker.Store, error) {
-	opts := s.LoadOptions()
-	opts.Logger = log
-	return worker.OpenStore(ctx, s.DBPath, opts, hold)
+	return openAccountStore(ctx, s, load.DefaultAccount, log, hold)
 }
 
-// openForReading opens the warehouse read-only for a command that only
-// reads (status, report): a missing file says no sync has run yet.
-func openForReading(ctx context.Context, path string) (*load.Warehouse, error) {
+// openForReading opens account of the warehouse read-only for a command
+// that only reads (status, report): a missing file says no sync has run
+// yet.
+func openForReading(ctx context.Context, path, account string) (*load.Warehouse, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s does not exist (no sync has run yet)", worker.ErrWarehouse, path)
 	}
-	wh, err := load.OpenReadOnly(ctx, path)
+	wh, err := load.OpenReadOnlyAccount(ctx, path, account)
 	if err != nil {
 		return nil, fmt.Errorf("open %s read-only: %w", path, err)
 	}

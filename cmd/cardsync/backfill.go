@@ -22,10 +22,16 @@ and walks every card page into the warehouse. If an earlier walk was
 interrupted, it resumes from that walk's checkpoint; -restart discards the
 checkpoint and walks from page 1. On a terminal it shows a live progress line.
 
+With [[accounts]] in the config, it syncs every account at the same time
+(each with its own lock, token and checkpoint) and prints one summary per
+account; -account NAME syncs that one only. If any account fails, the exit
+code is that of the first failed account in the config's order.
+
 Examples:
   cardsync backfill -config /etc/cardsync/config.toml
   CARDSYNC_API_PASSWORD=... cardsync backfill -config cardsync.toml -db ./warehouse.db
   cardsync backfill -config cardsync.toml -restart
+  cardsync backfill -config cardsync.toml -account acme
   cardsync backfill -config cardsync.toml -metrics-textfile /var/lib/node_exporter/textfile/cardsync.prom
 `
 
@@ -37,6 +43,7 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 	confirm := fs.Bool("confirm-removals", false, "apply removals the mass-removal guard held, when this walk confirms them")
 	noProgress := fs.Bool("no-progress", false, "no live progress line, even on a terminal")
 	textfile := fs.String("metrics-textfile", "", "after the run, even a failed one, write its metrics to this file in node_exporter's textfile format (written to a temporary file, then renamed)")
+	account := fs.String("account", "", "sync only this [[accounts]] name (default: every account)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -44,9 +51,13 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	accounts, err := selectAccounts(s, *account)
+	if err != nil {
+		return err
+	}
 	var prog *progressLine
 	log := m.logger(s)
-	if !*noProgress && isTerminal(m.Stderr) {
+	if !*noProgress && isTerminal(m.Stderr) && len(accounts) == 1 {
 		prog = &progressLine{w: m.Stderr}
 		// Log lines go through the progress line so they never collide.
 		log = m.loggerTo(prog, s)
@@ -55,7 +66,13 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 	if *textfile != "" {
 		met = metrics.New(metrics.Options{HealthyWithin: s.HealthyWithin, Logger: log})
 	}
-	res, err := m.backfill(ctx, s, log, worker.TriggerBackfill, worker.Options{Restart: *restart, ConfirmRemovals: *confirm}, prog, met)
+	opts := worker.Options{Restart: *restart, ConfirmRemovals: *confirm}
+	var res worker.Result
+	if manyAccounts(s) {
+		err = m.backfillAccounts(ctx, s, accounts, log, opts, prog, met)
+	} else {
+		res, err = m.backfill(ctx, s, s.AccountSettings, nil, log, worker.TriggerBackfill, opts, prog, met)
+	}
 	if met != nil {
 		if werr := met.WriteTextfile(*textfile); werr != nil {
 			log.Error("metrics textfile not written", "err", werr)
@@ -64,16 +81,49 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 			}
 		}
 	}
-	if err != nil {
+	if err != nil || manyAccounts(s) {
 		return err
 	}
 	printSummary(m.Stdout, res)
 	return nil
 }
 
-// backfill opens everything and runs one sync; met, when not nil, counts
-// it.
-func (m *Main) backfill(ctx context.Context, s config.Settings, log *slog.Logger, trigger string, opts worker.Options, prog *progressLine, met *metrics.Metrics) (worker.Result, error) {
+// backfillAccounts runs one sync of each of accounts, all at once, and
+// prints each one's summary (or failure) under its name. The error is the
+// first failed account's, in the config's order.
+func (m *Main) backfillAccounts(ctx context.Context, s config.Settings, accounts []config.AccountSettings, log *slog.Logger,
+	opts worker.Options, prog *progressLine, met *metrics.Metrics) error {
+	pacers := groupPacers(s.Accounts)
+	results := make([]worker.Result, len(accounts))
+	errs := make([]error, len(accounts))
+	var wg sync.WaitGroup
+	for i, a := range accounts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = m.backfill(ctx, s, a, pacers, accountLogger(s, log, a.Name), worker.TriggerBackfill, opts, prog, met)
+		}()
+	}
+	wg.Wait()
+	var first error
+	for i, a := range accounts {
+		fmt.Fprintf(m.Stdout, "account %s: ", a.Name)
+		if errs[i] != nil {
+			fmt.Fprintf(m.Stdout, "failed (exit %d): %v\n", exitCode(errs[i]), errs[i])
+			if first == nil {
+				first = fmt.Errorf("account %s: %w", a.Name, errs[i])
+			}
+			continue
+		}
+		printSummary(m.Stdout, results[i])
+	}
+	return first
+}
+
+// backfill opens account a's store and runs one sync of it, paced by its
+// rate_group's pacer (pacers; nil: its own); met, when not nil, counts it.
+func (m *Main) backfill(ctx context.Context, s config.Settings, a config.AccountSettings, pacers map[string]*extract.Pacer,
+	log *slog.Logger, trigger string, opts worker.Options, prog *progressLine, met *metrics.Metrics) (worker.Result, error) {
 	var onWait func(string, time.Duration)
 	if prog != nil {
 		onWait = prog.onWait
@@ -82,11 +132,11 @@ func (m *Main) backfill(ctx context.Context, s config.Settings, log *slog.Logger
 	if met != nil {
 		obs = met.ClientObserver()
 	}
-	client, err := newClient(s, log, onWait, obs)
+	client, err := newAccountClient(s, a, pacers, log, onWait, obs)
 	if err != nil {
 		return worker.Result{}, err
 	}
-	st, err := openStore(ctx, s, log, true)
+	st, err := openAccountStore(ctx, s, a.Name, log, true)
 	if err != nil {
 		return worker.Result{}, err
 	}

@@ -52,29 +52,36 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 		return err
 	}
 	ok := func(format string, a ...any) { fmt.Fprintf(m.Stdout, "ok    "+format+"\n", a...) }
-	ok("config valid (api %s, schedule %q %s)", s.BaseURL, s.CronSpec, s.Location)
+	ok("config valid (api %s, schedule %q %s)", apiURLs(s), s.CronSpec, s.Location)
 	log := m.logger(s)
-	client, err := newClient(s, log, nil, nil)
-	if err != nil {
-		return err
+	pacers := groupPacers(s.Accounts)
+	for _, a := range s.Accounts {
+		client, err := newAccountClient(s, a, pacers, accountLogger(s, log, a.Name), nil, nil)
+		if err != nil {
+			return err
+		}
+		who := ""
+		if manyAccounts(s) {
+			who = "account " + a.Name + ": "
+		}
+		if err := client.Authenticate(ctx); err != nil {
+			return fmt.Errorf("%s%w", who, withCause(err))
+		}
+		ok("%sauthenticated as %s", who, a.Email)
+		acct, err := client.Account(ctx)
+		if err != nil {
+			return fmt.Errorf("%s%w", who, withCause(err))
+		}
+		name := "(null)"
+		if acct.Name != nil {
+			name = *acct.Name
+		}
+		bal := "(null)"
+		if acct.Balance != nil {
+			bal = acct.Balance.String()
+		}
+		ok("%saccount %q read: balance %s", who, name, bal)
 	}
-	if err := client.Authenticate(ctx); err != nil {
-		return withCause(err)
-	}
-	ok("authenticated as %s", s.Email)
-	acct, err := client.Account(ctx)
-	if err != nil {
-		return withCause(err)
-	}
-	name := "(null)"
-	if acct.Name != nil {
-		name = *acct.Name
-	}
-	bal := "(null)"
-	if acct.Balance != nil {
-		bal = acct.Balance.String()
-	}
-	ok("account %q read: balance %s", name, bal)
 
 	if _, err := os.Stat(s.DBPath); errors.Is(err, fs.ErrNotExist) {
 		dir := filepath.Dir(s.DBPath)

@@ -18,6 +18,9 @@ as exact decimals, the last 20 runs, the cards that changed with their
 fields before and after, and rejected items. The file has no script and
 loads nothing from anywhere: open it in any browser, mail it, print it.
 
+With [[accounts]] in the config it reports on one account: -account NAME,
+or the first account of the config.
+
 It opens the warehouse read-only (while the worker runs, too), needs no
 password and makes no API request. The file is written to a temporary file
 beside FILE and renamed over it.
@@ -33,6 +36,7 @@ func (m *Main) runReport(ctx context.Context, args []string) error {
 	cf.register(flags)
 	out := flags.String("o", "report.html", "the HTML file to write")
 	sinceText := flags.String("since", "90d", "how far back the report looks: a Go duration (36h) or days (90d)")
+	account := flags.String("account", "", "the [[accounts]] name to report on (default: the config's first account)")
 	if err := parse(flags, args); err != nil {
 		return err
 	}
@@ -47,7 +51,11 @@ func (m *Main) runReport(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	wh, err := openForReading(ctx, s.DBPath)
+	accounts, err := selectAccounts(s, *account)
+	if err != nil {
+		return err
+	}
+	wh, err := openForReading(ctx, s.DBPath, accounts[0].Name)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -67,18 +68,24 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 		met = metrics.New(metrics.Options{HealthyWithin: s.HealthyWithin, Logger: log})
 		obs = met.ClientObserver()
 	}
-	client, err := newClient(s, log, nil, obs)
+	// One store per account: its run lock's descriptor and its warehouse
+	// handle stay open for the daemon's life (worker.OpenStore); each run
+	// takes and releases its account's lock.
+	stores := make([]*worker.Store, len(s.Accounts))
+	for i, a := range s.Accounts {
+		st, err := openAccountStore(ctx, s, a.Name, accountLogger(s, log, a.Name), false)
+		if err != nil {
+			log.Error("cannot start: the warehouse cannot be opened", "account", a.Name, "err", err)
+			return &worker.LoggedError{Err: err}
+		}
+		defer st.Close()
+		stores[i] = st
+	}
+	st := stores[0]
+	clients, err := accountClients(s, log, obs)
 	if err != nil {
 		return err
 	}
-	// The lock's descriptor and the warehouse stay open for the daemon's
-	// life (worker.OpenStore); each run takes and releases the lock.
-	st, err := openStore(ctx, s, log, false)
-	if err != nil {
-		log.Error("cannot start: the warehouse cannot be opened", "err", err)
-		return &worker.LoggedError{Err: err}
-	}
-	defer st.Close()
 	if met != nil {
 		runObs = met.RunObserver(st.Warehouse)
 		seedBackupMetric(s, st.Warehouse.Path(), met)
@@ -96,13 +103,22 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 			r.wait()
 		}
 	}()
-	newJob := func(s config.Settings, client *extract.Client, log *slog.Logger) *worker.Job {
-		return st.Job(client, log, worker.JobOptions{
-			Version:        version(),
-			AuditRetention: s.PageAuditRetention,
-			Status:         func(st string) { _ = notify.Send("STATUS=" + st) },
-			Observer:       observers{runObs, asObserver(reportObserver(ctx, s, st.Warehouse.Path(), log), &refreshes)},
-		})
+	newJobs := func(s config.Settings, clients []*extract.Client, log *slog.Logger) []*worker.Job {
+		report := asObserver(reportObserver(ctx, s, st.Warehouse.Path(), log), &refreshes)
+		jobs := make([]*worker.Job, len(s.Accounts))
+		for i, a := range s.Accounts {
+			status := "STATUS="
+			if manyAccounts(s) {
+				status += "account " + a.Name + ": "
+			}
+			jobs[i] = stores[i].Job(clients[i], accountLogger(s, log, a.Name), worker.JobOptions{
+				Version:        version(),
+				AuditRetention: s.PageAuditRetention,
+				Status:         func(st string) { _ = notify.Send(status + st) },
+				Observer:       observers{runObs, report},
+			})
+		}
+		return jobs
 	}
 	hup := m.Hup
 	if hup == nil && m.Signals {
@@ -121,8 +137,8 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 		hup = fwd
 	}
 	current := s
+	jobs := newJobs(s, clients, log)
 	d := &worker.Daemon{
-		Job:        newJob(s, client, log),
 		Schedule:   inLocation{s.Schedule, s.Location},
 		RunOnStart: s.RunOnStart,
 		RunTimeout: s.RunTimeout,
@@ -138,12 +154,14 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 			}
 			changes, restart := settingsChanges(current, next)
 			nlog := m.logger(next)
-			c := client
+			if accountsRenamed(current, next) {
+				return worker.Config{}, fmt.Errorf("the accounts changed from %s to %s: adding, removing or renaming an account needs a restart",
+					accountNames(current), accountNames(next))
+			}
 			if apiChanged(current, next) {
-				if c, err = newClient(next, nlog, nil, obs); err != nil {
+				if clients, err = accountClients(next, nlog, obs); err != nil {
 					return worker.Config{}, err
 				}
-				client = c
 			}
 			if met != nil {
 				met.SetHealthyWithin(next.HealthyWithin)
@@ -152,13 +170,24 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 				nlog.Warn("these keys changed but need a restart to take effect", "keys", restart)
 			}
 			current = next
-			return worker.Config{Job: newJob(next, c, nlog), Schedule: inLocation{next.Schedule, next.Location},
+			cfg := worker.Config{Schedule: inLocation{next.Schedule, next.Location},
 				Backups:    backups(next, st.Warehouse.Path(), met),
-				RunTimeout: next.RunTimeout, Logger: nlog, Changes: strings.Join(changes, ", ")}, nil
+				RunTimeout: next.RunTimeout, Logger: nlog, Changes: strings.Join(changes, ", ")}
+			if jobs := newJobs(next, clients, nlog); manyAccounts(next) {
+				cfg.Jobs = jobs
+			} else {
+				cfg.Job = jobs[0]
+			}
+			return cfg, nil
 		},
 	}
+	if manyAccounts(s) {
+		d.Jobs = jobs
+	} else {
+		d.Job = jobs[0]
+	}
 	log.Info("cardsync serving", "version", version(), "schedule", s.CronSpec, "timezone", s.Location.String(),
-		"next_run", d.Schedule.Next(time.Now()).UTC().Format(time.RFC3339), "warehouse", s.DBPath, "api", s.BaseURL,
+		"next_run", d.Schedule.Next(time.Now()).UTC().Format(time.RFC3339), "warehouse", s.DBPath, "api", apiURLs(s),
 		"run_on_start", s.RunOnStart)
 	if err := d.Run(ctx); err != nil {
 		return &worker.LoggedError{Err: err}
@@ -193,12 +222,70 @@ func serveMetrics(ctx context.Context, met *metrics.Metrics, wh metrics.Warehous
 	}, nil
 }
 
-// apiChanged reports whether the client must be rebuilt (it would lose its
-// token otherwise kept across runs).
+// apiChanged reports whether the clients must be rebuilt (they would lose
+// their tokens otherwise kept across runs). A change to any account
+// rebuilds every client, so the accounts of a rate_group keep sharing one
+// pacer.
 func apiChanged(a, b config.Settings) bool {
-	return a.BaseURL != b.BaseURL || a.Email != b.Email || a.Password != b.Password || a.TokenField != b.TokenField ||
-		a.RateLimit != b.RateLimit || a.AuthRateLimit != b.AuthRateLimit || a.Timeout != b.Timeout || a.MaxWait != b.MaxWait ||
-		a.MaxBodyBytes != b.MaxBodyBytes || a.AmountScale != b.AmountScale || a.MaxPages != b.MaxPages
+	if len(a.Accounts) != len(b.Accounts) {
+		return true
+	}
+	for i := range a.Accounts {
+		if clientChanged(a, a.Accounts[i], b, b.Accounts[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// accountsRenamed reports whether a reload adds, removes or renames an
+// account: that needs a restart.
+func accountsRenamed(a, b config.Settings) bool {
+	if len(a.Accounts) != len(b.Accounts) {
+		return true
+	}
+	for i := range a.Accounts {
+		if a.Accounts[i].Name != b.Accounts[i].Name {
+			return true
+		}
+	}
+	return false
+}
+
+// accountClients builds one API client per account of s, each with its own
+// token, paced with its rate_group.
+func accountClients(s config.Settings, log *slog.Logger, obs extract.Observer) ([]*extract.Client, error) {
+	pacers := groupPacers(s.Accounts)
+	clients := make([]*extract.Client, len(s.Accounts))
+	for i, a := range s.Accounts {
+		c, err := newAccountClient(s, a, pacers, accountLogger(s, log, a.Name), nil, obs)
+		if err != nil {
+			return nil, err
+		}
+		clients[i] = c
+	}
+	return clients, nil
+}
+
+// accountNames lists the names of the accounts of s.
+func accountNames(s config.Settings) string {
+	var n []string
+	for _, a := range s.Accounts {
+		n = append(n, a.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// apiURLs is the base URL of each account, for the start line.
+func apiURLs(s config.Settings) string {
+	if !manyAccounts(s) {
+		return s.BaseURL
+	}
+	var u []string
+	for _, a := range s.Accounts {
+		u = append(u, a.Name+"="+a.BaseURL)
+	}
+	return strings.Join(u, " ")
 }
 
 // settingsChanges lists the keys a reload changes, and those among them
@@ -294,12 +381,17 @@ func (o observers) RunFinished(ctx context.Context, r worker.Result) {
 	}
 }
 
-// reportObserver is serve's [report] refresh: nil without [report] path.
+// reportObserver is serve's [report] refresh of the config's first
+// account: nil without [report] path.
 func reportObserver(ctx context.Context, s config.Settings, path string, log *slog.Logger) *reportRefresh {
 	if s.ReportPath == "" {
 		return nil
 	}
-	return &reportRefresh{ctx: ctx, db: path, out: s.ReportPath, since: s.ReportSince, log: log}
+	account := load.DefaultAccount
+	if len(s.Accounts) > 0 {
+		account = s.Accounts[0].Name
+	}
+	return &reportRefresh{ctx: ctx, db: path, account: account, out: s.ReportPath, since: s.ReportSince, log: log}
 }
 
 // reportRefreshTimeout bounds one refresh of the report.
@@ -313,11 +405,13 @@ const reportRefreshTimeout = 5 * time.Minute
 // whole page. A failure is logged, never fatal: the next success tries
 // again.
 type reportRefresh struct {
-	ctx   context.Context // serve's: a stop cancels a refresh
-	db    string
-	out   string
-	since time.Duration
-	log   *slog.Logger
+	ctx context.Context // serve's: a stop cancels a refresh
+	db  string
+	// account is the one the report shows: the config's first.
+	account string
+	out     string
+	since   time.Duration
+	log     *slog.Logger
 
 	mu      sync.Mutex
 	running bool
@@ -362,7 +456,7 @@ func (r *reportRefresh) refresh() {
 	defer cancel()
 	start := time.Now()
 	err := func() error {
-		wh, err := load.OpenReadOnly(ctx, r.db)
+		wh, err := load.OpenReadOnlyAccount(ctx, r.db, r.account)
 		if err != nil {
 			return err
 		}

@@ -27,12 +27,16 @@ last runs with their full errors. It opens the warehouse read-only, needs
 no password and makes no API request. -json prints the same as a JSON
 document (schema_version 1; fields described in the README).
 
+With [[accounts]] in the config it shows every account (healthy only if
+every account is), or the one -account NAME names.
+
 Exit codes: 0 healthy, 1 unhealthy (the first line says why), 6 the
 warehouse cannot be read, 2 a bad flag or config.
 
 Examples:
   cardsync status -config /etc/cardsync/config.toml
   cardsync status -db ./cardsync-demo.db -json | jq .healthy
+  cardsync status -config /etc/cardsync/config.toml -account acme
 `
 
 // errUnhealthy makes status exit 1; the reason is already printed.
@@ -52,6 +56,7 @@ func (m *Main) runStatus(ctx context.Context, args []string) error {
 	var cf commonFlags
 	cf.register(flags)
 	asJSON := flags.Bool("json", false, "print JSON (schema_version 1)")
+	account := flags.String("account", "", "show only this [[accounts]] name (default: every account)")
 	if err := parse(flags, args); err != nil {
 		return err
 	}
@@ -59,20 +64,23 @@ func (m *Main) runStatus(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	accounts, err := selectAccounts(s, *account)
+	if err != nil {
+		return err
+	}
 	now := time.Now()
-	wh, err := openForReading(ctx, s.DBPath)
-	if err != nil {
-		return err
+	rep := statusReport{SchemaVersion: StatusSchemaVersion, GeneratedAt: rfc(now), Healthy: true}
+	for _, a := range accounts {
+		st, err := accountStatusOf(ctx, s, a.Name, now)
+		if err != nil {
+			if manyAccounts(s) {
+				err = fmt.Errorf("account %s: %w", a.Name, err)
+			}
+			return err
+		}
+		rep.Accounts = append(rep.Accounts, st)
+		rep.Healthy = rep.Healthy && st.Healthy
 	}
-	defer wh.Close()
-	sum, err := wh.Summary(ctx)
-	if err != nil {
-		return err
-	}
-	holder, _ := load.LockHolder(s.DBPath)
-	sched := inLocation{s.Schedule, s.Location}
-	h := worker.Assess(sum, sched, now, holder, s.RunTimeout)
-	rep := newStatusReport(sum, h, s, holder, now)
 	if *asJSON {
 		enc := json.NewEncoder(m.Stdout)
 		enc.SetIndent("", "  ")
@@ -80,12 +88,35 @@ func (m *Main) runStatus(ctx context.Context, args []string) error {
 			return err
 		}
 	} else {
-		printStatus(m.Stdout, rep)
+		printStatus(m.Stdout, rep, manyAccounts(s))
 	}
-	if !h.Healthy {
+	if !rep.Healthy {
 		return errUnhealthy
 	}
 	return nil
+}
+
+// accountStatusOf reads and judges one account of the warehouse.
+func accountStatusOf(ctx context.Context, s config.Settings, account string, now time.Time) (accountStatus, error) {
+	wh, err := openForReading(ctx, s.DBPath, account)
+	if err != nil {
+		return accountStatus{}, err
+	}
+	defer wh.Close()
+	sum, err := wh.Summary(ctx)
+	if err != nil {
+		return accountStatus{}, err
+	}
+	// The account's run lock says whether its run is live; a holder whose
+	// PID is unknown (-1), or the one account of an older cardsync (its
+	// lock is on the whole file), is found by the file's lock.
+	holder, _ := load.AccountLockHolder(s.DBPath, account)
+	if holder < 0 || holder == 0 && !manyAccounts(s) {
+		holder, _ = load.LockHolder(s.DBPath)
+	}
+	sched := inLocation{s.Schedule, s.Location}
+	h := worker.Assess(sum, sched, now, holder, s.RunTimeout)
+	return newAccountStatus(sum, h, s, holder, now), nil
 }
 
 // inLocation reads a cron schedule in the configured time zone, as the
@@ -232,7 +263,8 @@ func strPtr(s string) *string {
 	return &s
 }
 
-func newStatusReport(sum load.Summary, h worker.Health, s config.Settings, holder int, now time.Time) statusReport {
+// newAccountStatus is one account's entry of the report.
+func newAccountStatus(sum load.Summary, h worker.Health, s config.Settings, holder int, now time.Time) accountStatus {
 	a := accountStatus{
 		Account:  sum.Account,
 		Healthy:  h.Healthy,
@@ -287,7 +319,7 @@ func newStatusReport(sum load.Summary, h worker.Health, s config.Settings, holde
 		}
 		a.Runs = append(a.Runs, rs)
 	}
-	return statusReport{SchemaVersion: StatusSchemaVersion, GeneratedAt: rfc(now), Healthy: h.Healthy, Accounts: []accountStatus{a}}
+	return a
 }
 
 // statusOneLine is the short form used by check.
@@ -312,9 +344,29 @@ func ago(d time.Duration) string {
 }
 
 // printStatus prints the report for people. The first line says healthy
-// or why not.
-func printStatus(w io.Writer, rep statusReport) {
-	for _, a := range rep.Accounts {
+// or why not; with several accounts (many), each account's part starts
+// with its name and the first line is the overall verdict.
+func printStatus(w io.Writer, rep statusReport, many bool) {
+	if many {
+		var bad []string
+		for _, a := range rep.Accounts {
+			if !a.Healthy {
+				bad = append(bad, a.Account)
+			}
+		}
+		if len(bad) == 0 {
+			fmt.Fprintf(w, "healthy: %s\n", plural(len(rep.Accounts), "account"))
+		} else {
+			fmt.Fprintf(w, "UNHEALTHY: account %s\n", strings.Join(bad, ", "))
+		}
+	}
+	for i, a := range rep.Accounts {
+		if many {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			fmt.Fprintf(w, "\n== account %s ==\n", a.Account)
+		}
 		if a.Healthy {
 			line := "healthy"
 			if ls := a.LastSuccess; ls.RunID != nil {

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/cardsync/cardsync/config"
+	"github.com/cardsync/cardsync/extract"
+	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/worker"
+)
+
+// accountsBusyTimeout is how long a write of one account waits for
+// another account's commit on the same file (load.Options.BusyTimeout).
+// It stays within the time the watchdog allows a commit (30 s), so a wait
+// never looks like a stuck run.
+const accountsBusyTimeout = 30 * time.Second
+
+// manyAccounts reports whether the settings name accounts of their own
+// ([[accounts]]) rather than the [api] table's one account.
+func manyAccounts(s config.Settings) bool {
+	return len(s.Accounts) != 1 || s.Accounts[0].Name != load.DefaultAccount
+}
+
+// selectAccounts returns the accounts a command syncs: every configured
+// one, or the one -account names (a usage error listing the names when it
+// names none of them).
+func selectAccounts(s config.Settings, name string) ([]config.AccountSettings, error) {
+	if name == "" {
+		return s.Accounts, nil
+	}
+	var names []string
+	for _, a := range s.Accounts {
+		if a.Name == name {
+			return []config.AccountSettings{a}, nil
+		}
+		names = append(names, a.Name)
+	}
+	return nil, &usageError{msg: fmt.Sprintf("-account %q: no such account; the configured accounts are: %s", name, strings.Join(names, ", "))}
+}
+
+// groupPacers returns the one pacer of each rate_group among accounts.
+func groupPacers(accounts []config.AccountSettings) map[string]*extract.Pacer {
+	p := map[string]*extract.Pacer{}
+	for _, a := range accounts {
+		if a.RateGroup != "" && p[a.RateGroup] == nil {
+			p[a.RateGroup] = extract.NewPacer(a.RateLimit, a.AuthRateLimit, nil)
+		}
+	}
+	return p
+}
+
+// newAccountClient builds the API client of account a: its own token, and
+// its rate_group's pacer (pacers, from groupPacers) or one of its own.
+func newAccountClient(s config.Settings, a config.AccountSettings, pacers map[string]*extract.Pacer, log *slog.Logger,
+	onWait func(string, time.Duration), obs extract.Observer) (*extract.Client, error) {
+	cfg := s.ExtractConfigFor(a)
+	cfg.UserAgent = "cardsync/" + version()
+	cfg.Logger = log
+	cfg.OnWait = onWait
+	cfg.Observer = obs
+	cfg.Pacer = pacers[a.RateGroup]
+	c, err := extract.New(cfg)
+	if err != nil {
+		key := "api"
+		if manyAccounts(s) {
+			key = "account " + a.Name
+		}
+		return nil, &config.Error{Key: key, Msg: err.Error()}
+	}
+	return c, nil
+}
+
+// openAccountStore takes account's run lock (when hold) and opens its
+// handle on the warehouse.
+func openAccountStore(ctx context.Context, s config.Settings, account string, log *slog.Logger, hold bool) (*worker.Store, error) {
+	opts := s.LoadOptions()
+	opts.Logger = log
+	opts.Account = account
+	if len(s.Accounts) > 1 {
+		opts.BusyTimeout = accountsBusyTimeout
+	}
+	return worker.OpenStore(ctx, s.DBPath, opts, hold)
+}
+
+// accountLogger scopes log to account when several are configured (one
+// account's lines stay as they always were).
+func accountLogger(s config.Settings, log *slog.Logger, account string) *slog.Logger {
+	if !manyAccounts(s) {
+		return log
+	}
+	return log.With("account", account)
+}
+
+// clientChanged reports whether account a's client must be rebuilt after a
+// reload from sa to sb (it would lose its token otherwise kept across
+// runs).
+func clientChanged(sa config.Settings, a config.AccountSettings, sb config.Settings, b config.AccountSettings) bool {
+	return a != b || sa.Timeout != sb.Timeout || sa.MaxWait != sb.MaxWait ||
+		sa.MaxBodyBytes != sb.MaxBodyBytes || sa.AmountScale != sb.AmountScale || sa.MaxPages != sb.MaxPages
+}

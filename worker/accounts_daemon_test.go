@@ -1,0 +1,158 @@
+package worker
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/cardsync/cardsync/extract"
+	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/sim"
+)
+
+// accountJob builds the Job of account in the warehouse at path against an
+// in-memory simulator, for synctest; pacer, when set, is shared.
+func accountJob(t *testing.T, tr *simTransport, log *slog.Logger, path, account string, pacer *extract.Pacer) *Job {
+	t.Helper()
+	rate, authRate := extract.Rate{N: 1000, Per: time.Second}, extract.Rate{N: 100, Per: time.Second}
+	client, err := extract.New(extract.Config{
+		BaseURL: "http://127.0.0.1:1", Email: sim.DefaultEmail, Password: sim.DefaultPassword,
+		RateLimit: rate, AuthRateLimit: authRate, Pacer: pacer,
+		Timeout: 5 * time.Second, MaxWait: 30 * time.Second, Transport: tr,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := OpenStore(t.Context(), path, load.Options{Account: account, BusyTimeout: time.Minute}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st.Job(client, log.With("account", account), JobOptions{Version: "test"})
+}
+
+// TestDaemonAccountsAreIndependent: three accounts of one file on a
+// 5-minute schedule for an hour. alpha is healthy; beta's first run hangs
+// on a request deaf to its context; gamma's upstream refuses every walk.
+// alpha still runs on every slot (start-up + 12), all succeeded, and gamma
+// fails on every slot: neither waits for the other nor for beta, whose
+// one run is never doubled. The stuck run stops the watchdog; a stop waits
+// StopTimeout for beta and says so.
+func TestDaemonAccountsAreIndependent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		log := slog.New(slog.NewJSONHandler(rec, nil))
+		path := filepath.Join(t.TempDir(), "w.db")
+		opts := sim.Options{Seed: 41, Cards: 30, Window: time.Second, Limit: 1000, AuthLimit: 100}
+		alpha := accountJob(t, &simTransport{srv: sim.New(opts)}, log, path, "alpha", nil)
+		block := make(chan struct{})
+		betaTr := &simTransport{srv: sim.New(opts), block: block}
+		beta := accountJob(t, betaTr, log, path, "beta", nil)
+		gammaSrv := sim.New(opts)
+		gammaSrv.InjectFault(sim.Fault{Endpoint: sim.EndpointCards, Kind: sim.FaultStatus, Status: 403})
+		gamma := accountJob(t, &simTransport{srv: gammaSrv}, log, path, "gamma", nil)
+		d := &Daemon{Jobs: []*Job{alpha, beta, gamma}, Schedule: every(5 * time.Minute), RunOnStart: true, RunTimeout: 24 * time.Hour,
+			Logger: log, Notify: rec.notify, Watchdog: 10 * time.Second, StopTimeout: 5 * time.Second}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() { done <- d.Run(ctx) }()
+		time.Sleep(time.Hour + time.Minute)
+		synctest.Wait()
+		pings := rec.count("WATCHDOG=1")
+		cancel()
+		if err := <-done; err == nil || !strings.Contains(err.Error(), "account beta") {
+			t.Errorf("Run: %v, want beta's run that did not stop", err)
+		}
+		close(block) // let beta's stuck request end so the bubble can
+		synctest.Wait()
+
+		ar := runs(t, alpha)
+		if len(ar) != 13 {
+			t.Fatalf("alpha: %d runs in an hour, want 13 (start-up + 12 scheduled)", len(ar))
+		}
+		for _, r := range ar {
+			if r.Status != load.StatusSucceeded {
+				t.Errorf("alpha run %d: %s %s", r.ID, r.Status, r.Error)
+			}
+			if off := r.StartedAt.Sub(start).Truncate(time.Second); off%(5*time.Minute) != 0 {
+				t.Errorf("alpha run %d started at +%v, not on a 5-minute slot", r.ID, off)
+			}
+		}
+		gr := runs(t, gamma)
+		if len(gr) != 13 {
+			t.Errorf("gamma: %d runs in an hour, want 13", len(gr))
+		}
+		for _, r := range gr {
+			if r.Status != load.StatusFailed {
+				t.Errorf("gamma run %d: %s, want failed", r.ID, r.Status)
+			}
+		}
+		if br := runs(t, beta); len(br) != 1 {
+			t.Errorf("beta: %d runs, want its one stuck run", len(br))
+		}
+		// The watchdog is fed while beta's request may still be in flight
+		// (its 5 s timeout plus a commit's worth), then no more.
+		if maxPings := int((commitTimeout + 10*time.Second) / (10 * time.Second)); pings == 0 || pings > maxPings {
+			t.Errorf("%d watchdog pings with beta stuck, want 1 to %d", pings, maxPings)
+		}
+		if rec.count("READY=1") != 1 || rec.count("STOPPING=1") != 1 {
+			t.Errorf("notify states: want READY=1 and STOPPING=1 once, got %d and %d", rec.count("READY=1"), rec.count("STOPPING=1"))
+		}
+	})
+}
+
+// TestDaemonAccountsReload: a reload applies to every account from its
+// next slot on; one that adds or removes an account is refused.
+func TestDaemonAccountsReload(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		log := slog.New(slog.NewJSONHandler(rec, nil))
+		path := filepath.Join(t.TempDir(), "w.db")
+		opts := sim.Options{Seed: 42, Cards: 10, Window: time.Second, Limit: 1000, AuthLimit: 100}
+		pacer := extract.NewPacer(extract.Rate{N: 1000, Per: time.Second}, extract.Rate{N: 100, Per: time.Second}, nil)
+		a := accountJob(t, &simTransport{srv: sim.New(opts)}, log, path, "a", pacer)
+		b := accountJob(t, &simTransport{srv: sim.New(opts)}, log, path, "b", pacer)
+		hup := make(chan struct{}, 1)
+		var next Config
+		d := &Daemon{Jobs: []*Job{a, b}, Schedule: every(time.Hour), RunTimeout: time.Hour, Logger: log, Hup: hup,
+			Reload: func(context.Context) (Config, error) { return next, nil }}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- d.Run(ctx) }()
+		synctest.Wait()
+		next = Config{Jobs: []*Job{a}, Schedule: every(time.Minute)}
+		hup <- struct{}{}
+		synctest.Wait()
+		if !strings.Contains(rec.text(), "adding, removing or renaming an account needs a restart") {
+			t.Errorf("a reload without account b was not refused:\n%s", rec.text())
+		}
+		next = Config{Jobs: []*Job{a, b}, Schedule: every(10 * time.Minute), Changes: "schedule.cron"}
+		hup <- struct{}{}
+		time.Sleep(30*time.Minute + time.Second)
+		synctest.Wait()
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if na, nb := len(runs(t, a)), len(runs(t, b)); na != 3 || nb != 3 {
+			t.Errorf("runs in 30 minutes of a 10-minute schedule: a %d, b %d; want 3 each", na, nb)
+		}
+	})
+}
+
+// TestDaemonAccountsRefuseDuplicates: two jobs of one account would walk
+// it twice at once.
+func TestDaemonAccountsRefuseDuplicates(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "w.db")
+	tr := &simTransport{srv: sim.New(sim.Options{Seed: 43, Cards: 10})}
+	a := accountJob(t, tr, slog.New(slog.DiscardHandler), path, "a", nil)
+	d := &Daemon{Jobs: []*Job{a, a}, Schedule: every(time.Hour)}
+	if err := d.Run(t.Context()); err == nil || !strings.Contains(err.Error(), `account "a" has two jobs`) {
+		t.Errorf("Run with two jobs of one account: %v", err)
+	}
+}
