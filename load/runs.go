@@ -206,30 +206,36 @@ func boolInt(b bool) int {
 	return 0
 }
 
+// RunCounts are a run's counters, as sync_runs holds them (JSON names are
+// its columns).
+type RunCounts struct {
+	Pages          int64 `json:"pages"`
+	CardsSeen      int64 `json:"cards_seen"`
+	CardsNew       int64 `json:"cards_new"`
+	CardsChanged   int64 `json:"cards_changed"`
+	CardsUnchanged int64 `json:"cards_unchanged"`
+	CardsRemoved   int64 `json:"cards_removed"`
+	CardsRejected  int64 `json:"cards_rejected"`
+	RemovalsHeld   int64 `json:"removals_held"`
+	Requests       int64 `json:"requests"`
+	Retries        int64 `json:"retries"`
+	RateLimited    int64 `json:"rate_limited"`
+	AuthRequests   int64 `json:"auth_requests"`
+}
+
 // Run is one row of sync_runs.
 type Run struct {
-	ID             int64      `json:"run_id"`
-	Trigger        string     `json:"trigger"`
-	Status         string     `json:"status"`
-	StartedAt      time.Time  `json:"started_at"`
-	FinishedAt     *time.Time `json:"finished_at"`
-	HeartbeatAt    time.Time  `json:"heartbeat_at"`
-	Pages          int64      `json:"pages"`
-	CardsSeen      int64      `json:"cards_seen"`
-	CardsNew       int64      `json:"cards_new"`
-	CardsChanged   int64      `json:"cards_changed"`
-	CardsUnchanged int64      `json:"cards_unchanged"`
-	CardsRemoved   int64      `json:"cards_removed"`
-	CardsRejected  int64      `json:"cards_rejected"`
-	RemovalsHeld   int64      `json:"removals_held"`
-	Requests       int64      `json:"requests"`
-	Retries        int64      `json:"retries"`
-	RateLimited    int64      `json:"rate_limited"`
-	AuthRequests   int64      `json:"auth_requests"`
-	WalkConsistent *bool      `json:"walk_consistent"`
-	Error          string     `json:"error,omitempty"`
-	AccountError   string     `json:"account_error,omitempty"`
-	Version        string     `json:"version"`
+	ID          int64      `json:"run_id"`
+	Trigger     string     `json:"trigger"`
+	Status      string     `json:"status"`
+	StartedAt   time.Time  `json:"started_at"`
+	FinishedAt  *time.Time `json:"finished_at"`
+	HeartbeatAt time.Time  `json:"heartbeat_at"`
+	RunCounts
+	WalkConsistent *bool  `json:"walk_consistent"`
+	Error          string `json:"error,omitempty"`
+	AccountError   string `json:"account_error,omitempty"`
+	Version        string `json:"version"`
 }
 
 // Runs returns the last n runs, newest first.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -145,47 +144,20 @@ func (d *Daemon) accountRun(ctx context.Context, a *accountLoop, job *Job, runTi
 		return nil
 	}
 	log := job.logger()
-	rctx, cancel := context.WithTimeoutCause(ctx, runTimeout, fmt.Errorf("run exceeded [schedule] run_timeout %s", runTimeout))
-	defer cancel()
 	prefix := "STATUS=account " + job.Account() + ": "
 	d.notify(prefix + "syncing")
 	a.job.Store(job)
-	a.running.Store(true)
-	done := make(chan struct{})
-	var res Result
-	var err error
-	go func() {
-		defer close(done)
-		defer a.running.Store(false)
-		defer func() {
-			if p := recover(); p != nil {
-				err = fmt.Errorf("run panicked: %v", p)
-				log.Error("run panicked; the daemon goes on and the next run marks it abandoned", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			}
-		}()
-		res, err = job.Run(rctx, TriggerSchedule, Options{})
-	}()
+	r := startRun(ctx, job, log, runTimeout, &a.running)
+	defer r.cancel()
 	select {
-	case <-done:
-		switch {
-		case err == nil:
-			d.notify(fmt.Sprintf("%slast run %d succeeded at %s: %d cards", prefix, res.RunID, time.Now().UTC().Format(time.RFC3339), res.Cards))
-		case res.RunID == 0:
-			d.notify(prefix + "last run could not start: " + err.Error())
-		default:
-			d.notify(fmt.Sprintf("%slast run %d %s", prefix, res.RunID, res.Status))
-		}
+	case <-r.done:
+		d.notify(prefix + r.status())
 		return nil
 	case <-ctx.Done():
-		t := time.NewTimer(stopTimeout)
-		defer t.Stop()
-		select {
-		case <-done:
-			return nil
-		case <-t.C:
-			log.Error("a run did not stop in time; exiting anyway", "timeout", stopTimeout)
-			return fmt.Errorf("account %s: a run did not stop within %s; the next run marks it abandoned and resumes its walk", job.Account(), stopTimeout)
+		if err := r.stop(log, stopTimeout); err != nil {
+			return fmt.Errorf("account %s: %w", job.Account(), err)
 		}
+		return nil
 	}
 }
 

@@ -3,9 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -196,56 +194,22 @@ func (d *Daemon) runOnce(ctx context.Context, stopTimeout time.Duration, pending
 		d.stopping(ctx)
 		return nil
 	}
-	rctx, cancel := context.WithTimeoutCause(ctx, runTimeout, fmt.Errorf("run exceeded [schedule] run_timeout %s", runTimeout))
-	defer cancel()
 	d.notify("STATUS=syncing")
-	d.running.Store(true)
-	done := make(chan struct{})
-	var res Result
-	var err error
-	go func() {
-		defer close(done)
-		defer d.running.Store(false)
-		defer func() {
-			if p := recover(); p != nil {
-				err = fmt.Errorf("run panicked: %v", p)
-				log.Error("run panicked; the daemon goes on and the next run marks it abandoned", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			}
-		}()
-		res, err = job.Run(rctx, TriggerSchedule, Options{})
-	}()
+	r := startRun(ctx, job, log, runTimeout, &d.running)
+	defer r.cancel()
 	for {
 		select {
-		case <-done:
-			d.afterRun(res, err)
+		case <-r.done:
+			d.notify("STATUS=" + r.status())
 			return nil
 		case <-d.Hup:
 			*pendingReload = true
 			log.Info("reload requested; it is applied when the run in progress ends")
 		case <-ctx.Done():
 			d.stopping(ctx)
-			t := time.NewTimer(stopTimeout)
-			defer t.Stop()
-			select {
-			case <-done:
-				// The caller says "stopped cleanly" once Run returns.
-				return nil
-			case <-t.C:
-				log.Error("a run did not stop in time; exiting anyway", "timeout", stopTimeout)
-				return fmt.Errorf("a run did not stop within %s; the next run marks it abandoned and resumes its walk", stopTimeout)
-			}
+			// The caller says "stopped cleanly" once Run returns.
+			return r.stop(log, stopTimeout)
 		}
-	}
-}
-
-func (d *Daemon) afterRun(res Result, err error) {
-	switch {
-	case err == nil:
-		d.notify(fmt.Sprintf("STATUS=last run %d succeeded at %s: %d cards", res.RunID, time.Now().UTC().Format(time.RFC3339), res.Cards))
-	case res.RunID == 0:
-		d.notify("STATUS=last run could not start: " + err.Error())
-	default:
-		d.notify(fmt.Sprintf("STATUS=last run %d %s", res.RunID, res.Status))
 	}
 }
 

@@ -25,6 +25,17 @@ func manyAccounts(s config.Settings) bool {
 	return len(s.Accounts) != 1 || s.Accounts[0].Name != load.DefaultAccount
 }
 
+// accountSettings loads the settings (needAPI as for m.settings) and the
+// accounts -account selects (name "": every account).
+func (m *Main) accountSettings(cf commonFlags, needAPI bool, name string) (config.Settings, []config.AccountSettings, error) {
+	s, err := m.settings(cf, needAPI)
+	if err != nil {
+		return s, nil, err
+	}
+	accounts, err := selectAccounts(s, name)
+	return s, accounts, err
+}
+
 // selectAccounts returns the accounts a command syncs: every configured
 // one, or the one -account names (a usage error listing the names when it
 // names none of them).

@@ -47,11 +47,7 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	s, err := m.settings(cf, true)
-	if err != nil {
-		return err
-	}
-	accounts, err := selectAccounts(s, *account)
+	s, accounts, err := m.accountSettings(cf, true, *account)
 	if err != nil {
 		return err
 	}

@@ -47,11 +47,7 @@ func (m *Main) runReport(ctx context.Context, args []string) error {
 	if *out == "" {
 		return &usageError{msg: "-o: want a file name"}
 	}
-	s, err := m.settings(cf, false)
-	if err != nil {
-		return err
-	}
-	accounts, err := selectAccounts(s, *account)
+	s, accounts, err := m.accountSettings(cf, false, *account)
 	if err != nil {
 		return err
 	}

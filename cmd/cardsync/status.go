@@ -60,11 +60,7 @@ func (m *Main) runStatus(ctx context.Context, args []string) error {
 	if err := parse(flags, args); err != nil {
 		return err
 	}
-	s, err := m.settings(cf, false)
-	if err != nil {
-		return err
-	}
-	accounts, err := selectAccounts(s, *account)
+	s, accounts, err := m.accountSettings(cf, false, *account)
 	if err != nil {
 		return err
 	}
@@ -221,25 +217,14 @@ type rejectedStatus struct {
 }
 
 type runStatus struct {
-	RunID          int64   `json:"run_id"`
-	Trigger        string  `json:"trigger"`
-	Status         string  `json:"status"`
-	StartedAt      string  `json:"started_at"`
-	FinishedAt     *string `json:"finished_at"`
-	HeartbeatAt    string  `json:"heartbeat_at"`
-	DurationSecs   *int64  `json:"duration_seconds"`
-	Pages          int64   `json:"pages"`
-	CardsSeen      int64   `json:"cards_seen"`
-	CardsNew       int64   `json:"cards_new"`
-	CardsChanged   int64   `json:"cards_changed"`
-	CardsUnchanged int64   `json:"cards_unchanged"`
-	CardsRemoved   int64   `json:"cards_removed"`
-	CardsRejected  int64   `json:"cards_rejected"`
-	RemovalsHeld   int64   `json:"removals_held"`
-	Requests       int64   `json:"requests"`
-	Retries        int64   `json:"retries"`
-	RateLimited    int64   `json:"rate_limited"`
-	AuthRequests   int64   `json:"auth_requests"`
+	RunID        int64   `json:"run_id"`
+	Trigger      string  `json:"trigger"`
+	Status       string  `json:"status"`
+	StartedAt    string  `json:"started_at"`
+	FinishedAt   *string `json:"finished_at"`
+	HeartbeatAt  string  `json:"heartbeat_at"`
+	DurationSecs *int64  `json:"duration_seconds"`
+	load.RunCounts
 	WalkConsistent *bool   `json:"walk_consistent"`
 	Error          *string `json:"error"`
 	AccountError   *string `json:"account_error"`
@@ -303,10 +288,7 @@ func newAccountStatus(sum load.Summary, h worker.Health, s config.Settings, hold
 	}
 	for _, r := range sum.Runs {
 		rs := runStatus{RunID: r.ID, Trigger: r.Trigger, Status: r.Status, StartedAt: rfc(r.StartedAt),
-			FinishedAt: rfcPtr(r.FinishedAt), HeartbeatAt: rfc(r.HeartbeatAt), Pages: r.Pages, CardsSeen: r.CardsSeen,
-			CardsNew: r.CardsNew, CardsChanged: r.CardsChanged, CardsUnchanged: r.CardsUnchanged,
-			CardsRemoved: r.CardsRemoved, CardsRejected: r.CardsRejected, RemovalsHeld: r.RemovalsHeld,
-			Requests: r.Requests, Retries: r.Retries, RateLimited: r.RateLimited, AuthRequests: r.AuthRequests,
+			FinishedAt: rfcPtr(r.FinishedAt), HeartbeatAt: rfc(r.HeartbeatAt), RunCounts: r.RunCounts,
 			WalkConsistent: r.WalkConsistent, Error: strPtr(r.Error), AccountError: strPtr(r.AccountError), Version: r.Version}
 		if r.FinishedAt != nil {
 			d := int64(r.FinishedAt.Sub(r.StartedAt).Seconds())
