@@ -217,11 +217,10 @@ func OpenReadOnlyAccount(ctx context.Context, path, account string) (_ *Warehous
 		return nil, fmt.Errorf("open warehouse read-only: account %w", err)
 	}
 	w, err := OpenReadOnly(ctx, path)
-	if err != nil {
-		return nil, err
+	if w != nil {
+		w.account = account
 	}
-	w.account = account
-	return w, nil
+	return w, err
 }
 
 // immutableIsSafe: no process holds the writer lock and there is no WAL

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -25,14 +26,18 @@ func manyAccounts(s config.Settings) bool {
 	return len(s.Accounts) != 1 || s.Accounts[0].Name != load.DefaultAccount
 }
 
-// accountSettings loads the settings (needAPI as for m.settings) and the
-// accounts -account selects (name "": every account).
-func (m *Main) accountSettings(cf commonFlags, needAPI bool, name string) (config.Settings, []config.AccountSettings, error) {
-	s, err := m.settings(cf, needAPI)
+// parseAccounts parses the command line, then loads the settings (needAPI
+// as for m.settings) and the accounts -account selects (every account when
+// it is empty).
+func (m *Main) parseAccounts(fs *flag.FlagSet, args []string, cf *commonFlags, account *string, needAPI bool) (config.Settings, []config.AccountSettings, error) {
+	if err := parse(fs, args); err != nil {
+		return config.Settings{}, nil, err
+	}
+	s, err := m.settings(*cf, needAPI)
 	if err != nil {
 		return s, nil, err
 	}
-	accounts, err := selectAccounts(s, name)
+	accounts, err := selectAccounts(s, *account)
 	return s, accounts, err
 }
 

@@ -44,10 +44,7 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 	noProgress := fs.Bool("no-progress", false, "no live progress line, even on a terminal")
 	textfile := fs.String("metrics-textfile", "", "after the run, even a failed one, write its metrics to this file in node_exporter's textfile format (written to a temporary file, then renamed)")
 	account := fs.String("account", "", "sync only this [[accounts]] name (default: every account)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	s, accounts, err := m.accountSettings(cf, true, *account)
+	s, accounts, err := m.parseAccounts(fs, args, &cf, account, true)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,8 @@ func (m *Main) runReport(ctx context.Context, args []string) error {
 	out := flags.String("o", "report.html", "the HTML file to write")
 	sinceText := flags.String("since", "90d", "how far back the report looks: a Go duration (36h) or days (90d)")
 	account := flags.String("account", "", "the [[accounts]] name to report on (default: the config's first account)")
-	if err := parse(flags, args); err != nil {
+	s, accounts, err := m.parseAccounts(flags, args, &cf, account, false)
+	if err != nil {
 		return err
 	}
 	since, err := config.ParseSince(*sinceText)
@@ -46,10 +47,6 @@ func (m *Main) runReport(ctx context.Context, args []string) error {
 	}
 	if *out == "" {
 		return &usageError{msg: "-o: want a file name"}
-	}
-	s, accounts, err := m.accountSettings(cf, false, *account)
-	if err != nil {
-		return err
 	}
 	wh, err := openForReading(ctx, s.DBPath, accounts[0].Name)
 	if err != nil {

@@ -57,10 +57,7 @@ func (m *Main) runStatus(ctx context.Context, args []string) error {
 	cf.register(flags)
 	asJSON := flags.Bool("json", false, "print JSON (schema_version 1)")
 	account := flags.String("account", "", "show only this [[accounts]] name (default: every account)")
-	if err := parse(flags, args); err != nil {
-		return err
-	}
-	s, accounts, err := m.accountSettings(cf, false, *account)
+	s, accounts, err := m.parseAccounts(flags, args, &cf, account, false)
 	if err != nil {
 		return err
 	}
