@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -178,8 +177,9 @@ func dataHash(data []byte) []byte {
 // sets aside what cannot be stored, and compares the cards with the
 // warehouse in one query.
 func (w *Warehouse) preparePage(ctx context.Context, p Page) (*preparedPage, error) {
-	if p.Number < 1 {
-		return nil, fmt.Errorf("page numbers start at 1, got %d", p.Number)
+	items, err := PreparePageItems(w.policy, p)
+	if err != nil {
+		return nil, err
 	}
 	pp := &preparedPage{
 		number: p.Number, totalPages: p.TotalPages, totalItems: p.TotalItems,
@@ -187,54 +187,11 @@ func (w *Warehouse) preparePage(ctx context.Context, p Page) (*preparedPage, err
 		requests: p.Requests, retries: p.Retries, limited: p.RateLimited, authRequests: p.AuthRequests,
 		items: len(p.Cards) + len(p.Rejected),
 	}
-	type redacted struct {
-		id   string
-		data []byte
-		hash []byte
+	for _, f := range items.Fields {
+		pp.fields.add(f.Name, f.Type)
 	}
-	cards := make([]redacted, 0, len(p.Cards))
-	ids := make([]string, 0, pp.items)
-	rejected := append([]Rejection(nil), p.Rejected...)
-	first := make(map[string]int, len(p.Cards))
-	var lastFields []fieldSeen
-	for i, c := range p.Cards {
-		if c.ID == "" {
-			rejected = append(rejected, Rejection{Index: i, Reason: "empty card id", Data: c.Data})
-			continue
-		}
-		if j, dup := first[c.ID]; dup {
-			rejected = append(rejected, Rejection{Index: i, CardID: c.ID, Reason: fmt.Sprintf("card id already used by data[%d] on this page", j), Data: c.Data})
-			continue
-		}
-		first[c.ID] = i
-		data, fields, err := w.redactCard(c.Data)
-		if err != nil {
-			rejected = append(rejected, Rejection{Index: i, CardID: c.ID, Reason: "cannot be stored: " + err.Error(), Data: c.Data})
-			continue
-		}
-		// Cards of one API mostly share their fields, in the same order:
-		// only a card whose list differs from the previous one's adds to
-		// the set.
-		if !slices.Equal(fields, lastFields) {
-			for _, f := range fields {
-				pp.fields.add(f.name, f.typ)
-			}
-			lastFields = fields
-		}
-		cards = append(cards, redacted{id: c.ID, data: data, hash: dataHash(data)})
-		ids = append(ids, c.ID)
-	}
-	for _, r := range rejected {
-		// A rejected item counts as listed: by its id when it has one, else
-		// by its place, so that the walk's distinct count still adds up to
-		// the API's total.
-		id := r.CardID
-		if id == "" {
-			id = anonymousID(p.Number, r.Index)
-		}
-		ids = append(ids, id)
-	}
-	pp.ids = jsonStrings(ids)
+	cards, rejected := items.Cards, items.Rejected
+	pp.ids = jsonStrings(items.IDs)
 	pp.cards = len(cards)
 	pp.rejected = rejected
 	pp.res.Rejected = len(rejected)
@@ -260,7 +217,7 @@ func (w *Warehouse) preparePage(ctx context.Context, p Page) (*preparedPage, err
 		case s.removed:
 			change = "returned"
 			pp.res.Changed++
-		case string(s.hash) != string(c.hash):
+		case string(s.hash) != string(c.Hash):
 			change = "changed"
 			pp.res.Changed++
 		default:
@@ -268,10 +225,10 @@ func (w *Warehouse) preparePage(ctx context.Context, p Page) (*preparedPage, err
 		}
 		switch change {
 		case "new":
-			pp.fresh = append(pp.fresh, cardWrite{id: c.id, data: string(c.data), hash: c.hash, change: change})
+			pp.fresh = append(pp.fresh, cardWrite{id: c.ID, data: string(c.Data), hash: c.Hash, change: change})
 		case "":
 		default:
-			pp.writes = append(pp.writes, cardWrite{id: c.id, data: string(c.data), hash: c.hash, change: change})
+			pp.writes = append(pp.writes, cardWrite{id: c.ID, data: string(c.Data), hash: c.Hash, change: change})
 		}
 	}
 	return pp, nil

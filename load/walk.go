@@ -315,8 +315,7 @@ func (w *Warehouse) closeWalk(ctx context.Context, tx *sql.Tx, walkID, runID int
 	}
 	var added int64
 	if end.Consistent && res.Missed > 0 {
-		held := !end.ConfirmRemovals && res.Missed > 0 &&
-			(listed == 0 || res.Missed > guardMinCards && float64(res.Missed) > w.maxRemovedFraction*float64(res.Live))
+		held := !end.ConfirmRemovals && HoldRemovals(res.Missed, res.Live, listed, w.maxRemovedFraction)
 		if held {
 			res.Held = res.Missed
 		} else if pending > cleared {
