@@ -8,7 +8,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-
 	"github.com/cardsync/cardsync/load"
 )
 

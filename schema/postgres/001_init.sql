@@ -261,7 +261,8 @@ SELECT card_id, data, first_seen_at, last_seen_at, updated_at, first_seen_run, l
 FROM cards
 WHERE removed_at IS NULL;
 
--- Account amounts as exact numeric with two decimals.
+-- Account amounts as exact numeric with two decimals (a bigint times 0.01
+-- is exact; dividing by 100 would round to 16 significant digits).
 CREATE VIEW account_balances AS
 SELECT
     snapshot_id,
@@ -270,17 +271,19 @@ SELECT
     name,
     email,
     timezone,
-    (transfer_amount_minor::numeric / 100)::numeric(21, 2) AS transfer_amount,
-    (reach_amount_minor::numeric / 100)::numeric(21, 2) AS reach_amount,
-    (authorizations_minor::numeric / 100)::numeric(21, 2) AS authorizations,
-    (balance_minor::numeric / 100)::numeric(21, 2) AS balance,
-    (cards_balance_minor::numeric / 100)::numeric(21, 2) AS cards_balance,
-    (available_recharge_balance_minor::numeric / 100)::numeric(21, 2) AS available_recharge_balance,
+    (transfer_amount_minor * 0.01)::numeric(21, 2) AS transfer_amount,
+    (reach_amount_minor * 0.01)::numeric(21, 2) AS reach_amount,
+    (authorizations_minor * 0.01)::numeric(21, 2) AS authorizations,
+    (balance_minor * 0.01)::numeric(21, 2) AS balance,
+    (cards_balance_minor * 0.01)::numeric(21, 2) AS cards_balance,
+    (available_recharge_balance_minor * 0.01)::numeric(21, 2) AS available_recharge_balance,
     available_to_apply_card_count,
     applied_card_count,
     account
 FROM account_snapshots;
 
+-- change_minor is numeric: the difference of two bigint amounts may not fit
+-- a bigint.
 CREATE VIEW account_balance_changes AS
 WITH s AS (
     SELECT
@@ -305,16 +308,16 @@ l AS (
     UNION ALL SELECT snapshot_id, run_id, taken_at, account, previous_snapshot_id, previous_taken_at, 'available_recharge_balance', prev_available_recharge_balance_minor, available_recharge_balance_minor FROM s
 ),
 d AS (
-    SELECT *, new_minor - old_minor AS change_minor
+    SELECT *, new_minor::numeric - old_minor AS change_minor
     FROM l
     WHERE old_minor IS DISTINCT FROM new_minor
 )
 SELECT
     snapshot_id, run_id, taken_at, previous_snapshot_id, previous_taken_at, amount,
     old_minor, new_minor, change_minor,
-    (old_minor::numeric / 100)::numeric(21, 2) AS old_value,
-    (new_minor::numeric / 100)::numeric(21, 2) AS new_value,
-    (change_minor::numeric / 100)::numeric(21, 2) AS change,
+    (old_minor * 0.01)::numeric(21, 2) AS old_value,
+    (new_minor * 0.01)::numeric(21, 2) AS new_value,
+    (change_minor * 0.01)::numeric(21, 2) AS change,
     account
 FROM d;
 
