@@ -13,6 +13,7 @@ import (
 
 	"github.com/cardsync/cardsync/account"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/postgres/pgtest"
 	"github.com/cardsync/cardsync/money"
 	"github.com/cardsync/cardsync/redact/redacttest"
 )
@@ -67,9 +68,7 @@ func TestOpenErrorHidesPassword(t *testing.T) {
 // apply each migration once; migrating again applies nothing; a database
 // of a newer binary is refused.
 func TestMigrateIdempotentAndConcurrent(t *testing.T) {
-	w, url, _ := openPG(t, Options{})
-	// Open migrated the database; start again from an empty one.
-	pgQuery(t, w, `SELECT 1 FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE false) x`)
+	pgtest.Need(t, server)
 	fresh := server.NewDatabase(t)
 	var wg sync.WaitGroup
 	applied := make([][]int, 4)
@@ -111,7 +110,6 @@ func TestMigrateIdempotentAndConcurrent(t *testing.T) {
 	if _, err := Migrate(t.Context(), pool); !errors.As(err, &sv) || !errors.Is(err, load.ErrSchemaTooNew) {
 		t.Errorf("Migrate of a newer database = %v, want a SchemaVersionError", err)
 	}
-	_ = url
 }
 
 // TestPublicNames: the PostgreSQL warehouse has the SQLite warehouse's
