@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -29,43 +30,35 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 		now := w.stamp()
 		last := pages[len(pages)-1]
 		if next.walkID == 0 {
-			walkID, firstTotal, err := openWalk(ctx, tx, w.account, stream)
-			if err != nil {
-				return err
+			// The open walk of the stream, or a new one started with the
+			// first page's total, in one round trip.
+			if err := tx.QueryRow(ctx, `WITH open AS (
+					SELECT walk_id, first_total FROM sync_walks WHERE account = $5 AND stream = $1 AND finished_at IS NULL),
+				started AS (
+					INSERT INTO sync_walks (stream, started_at, started_run, first_total, last_total, min_total, max_total, account)
+					SELECT $1, $2, $3, $4, $4, $4, $4, $5 WHERE NOT EXISTS (SELECT 1 FROM open)
+					RETURNING walk_id, first_total)
+				SELECT walk_id, first_total FROM open UNION ALL SELECT walk_id, first_total FROM started`,
+				stream, now, runID, pages[0].TotalItems(), w.account).Scan(&next.walkID, &next.firstTotal); err != nil {
+				return fmt.Errorf("open walk: %w", err)
 			}
-			if walkID == 0 {
-				firstTotal = pages[0].totalItems
-				if err := tx.QueryRow(ctx, `INSERT INTO sync_walks (stream, started_at, started_run, first_total, last_total, min_total, max_total, account)
-					VALUES ($1, $2, $3, $4, $4, $4, $4, $5) RETURNING walk_id`, stream, now, runID, firstTotal, w.account).Scan(&walkID); err != nil {
-					return fmt.Errorf("start walk: %w", err)
-				}
-			}
-			next.walkID, next.firstTotal = walkID, firstTotal
 		}
-		totalChanged, maxPage := false, 0
-		minTotal, maxTotal := pages[0].totalItems, pages[0].totalItems
-		var requests, retries, limited, auth int64
+		var tally load.BatchTally
 		for _, p := range pages {
-			if p.changes() {
+			if p.Changes() {
 				if err := w.writePage(ctx, tx, runID, stream, next.walkID, p, now); err != nil {
 					return err
 				}
 			}
-			totalChanged = totalChanged || p.totalItems != next.firstTotal
-			minTotal, maxTotal = min(minTotal, p.totalItems), max(maxTotal, p.totalItems)
-			maxPage = max(maxPage, p.number)
-			requests += p.requests
-			retries += p.retries
-			limited += p.limited
-			auth += p.authRequests
-			p.addTo(&batch)
+			tally.Add(&p.PreparedPage, next.firstTotal)
 		}
+		batch = tally.Batch
 		// The bookkeeping goes in one round trip.
 		b := &pgx.Batch{}
 		for _, p := range pages {
 			b.Queue(`INSERT INTO walk_seen (walk_id, page, run_id, ids) VALUES ($1, $2, $3, $4)
 				ON CONFLICT (walk_id, page) DO UPDATE SET run_id = excluded.run_id, ids = excluded.ids`,
-				next.walkID, p.number, runID, p.ids)
+				next.walkID, p.Number(), runID, p.ids)
 		}
 		// pages counts the walk's distinct page numbers: its walk_seen rows.
 		b.Queue(`UPDATE sync_walks SET
@@ -78,12 +71,12 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 				min_total = least(coalesce(min_total, $6), $6),
 				max_total = greatest(coalesce(max_total, $7), $7)
 			WHERE walk_id = $1 AND finished_at IS NULL`,
-			next.walkID, last.totalItems, maxPage, runID, boolInt(totalChanged), minTotal, maxTotal)
+			next.walkID, last.TotalItems(), tally.MaxPage, runID, boolInt(tally.TotalChanged), tally.MinTotal, tally.MaxTotal)
 		b.Queue(`INSERT INTO sync_checkpoints (stream, run_id, next_page, total_pages, total_items, updated_at, account)
 			VALUES ($1, $2, $3, $4, $5, $6, $7)
 			ON CONFLICT (account, stream) DO UPDATE SET run_id = excluded.run_id, next_page = excluded.next_page,
 				total_pages = excluded.total_pages, total_items = excluded.total_items, updated_at = excluded.updated_at`,
-			stream, runID, last.number+1, last.totalPages, last.totalItems, now, w.account)
+			stream, runID, last.Number()+1, last.TotalPages(), last.TotalItems(), now, w.account)
 		b.Queue(`UPDATE sync_runs SET
 				pages = pages + $1, cards_seen = cards_seen + $2, cards_new = cards_new + $3,
 				cards_changed = cards_changed + $4, cards_unchanged = cards_unchanged + $5,
@@ -92,12 +85,12 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 				auth_requests = auth_requests + $10, heartbeat_at = $11
 			WHERE run_id = $12 AND account = $13`,
 			batch.Pages, batch.Cards, batch.New, batch.Changed, batch.Unchanged, batch.Rejected,
-			requests, retries, limited, auth, now, runID, w.account)
+			tally.Requests, tally.Retries, tally.RateLimited, tally.AuthRequests, now, runID, w.account)
 		br := tx.SendBatch(ctx, b)
 		defer br.Close()
 		for _, p := range pages {
 			if _, err := br.Exec(); err != nil {
-				return fmt.Errorf("page %d: seen ids: %w", p.number, err)
+				return fmt.Errorf("page %d: seen ids: %w", p.Number(), err)
 			}
 		}
 		tag, err := br.Exec()
@@ -129,8 +122,8 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 // and returned cards (re-read and locked in the transaction, which has the
 // last word), their versions, its rejected items and its audit row.
 func (w *Warehouse) writePage(ctx context.Context, tx pgx.Tx, runID int64, stream string, walkID int64, p *preparedPage, now time.Time) error {
-	if len(p.fresh) > 0 {
-		ids, hashes, data := columns(p.fresh)
+	if fresh := p.Fresh(); len(fresh) > 0 {
+		ids, hashes, data := columns(fresh)
 		if _, err := tx.Exec(ctx, `INSERT INTO card_state (card_id, data_hash, data, first_seen_at, last_seen_at, updated_at, first_seen_run, last_seen_run, account)
 			SELECT id, hash, data::jsonb, $1, $1, $1, $2, $2, $3 FROM unnest($4::text[], $5::bytea[], $6::text[]) AS t(id, hash, data)`,
 			now, runID, w.account, ids, hashes, data); err != nil {
@@ -142,9 +135,8 @@ func (w *Warehouse) writePage(ctx context.Context, tx pgx.Tx, runID int64, strea
 			return fmt.Errorf("version %d new cards: %w", len(ids), err)
 		}
 	}
-	res := &p.res
-	if len(p.writes) > 0 {
-		ids, _, _ := columns(p.writes)
+	if writes := p.Writes(); len(writes) > 0 {
+		ids, _, _ := columns(writes)
 		type stored struct {
 			hash    []byte
 			removed bool
@@ -173,26 +165,23 @@ func (w *Warehouse) writePage(ctx context.Context, tx pgx.Tx, runID int64, strea
 		var wIDs, wData, wChange []string
 		var wHash [][]byte
 		var wVersion []int32
-		for _, c := range p.writes {
-			s, exists := have[c.id]
+		for _, c := range writes {
+			s, exists := have[c.ID()]
 			change := ""
 			switch {
 			case !exists:
 				change = "new"
 			case s.removed:
 				change = "returned"
-			case string(s.hash) != string(c.hash):
+			case !bytes.Equal(s.hash, c.Hash()):
 				change = "changed"
 			}
-			if change != c.change {
-				count(res, c.change, -1)
-				count(res, change, +1)
-			}
+			p.Recount(c, change)
 			if change == "" {
 				continue
 			}
-			wIDs, wData, wChange = append(wIDs, c.id), append(wData, c.data), append(wChange, change)
-			wHash, wVersion = append(wHash, c.hash), append(wVersion, s.version+1)
+			wIDs, wData, wChange = append(wIDs, c.ID()), append(wData, c.Data()), append(wChange, change)
+			wHash, wVersion = append(wHash, c.Hash()), append(wVersion, s.version+1)
 		}
 		if len(wIDs) > 0 {
 			if _, err := tx.Exec(ctx, `INSERT INTO card_state AS s (card_id, data, data_hash, first_seen_at, last_seen_at, updated_at, first_seen_run, last_seen_run, account)
@@ -218,11 +207,12 @@ func (w *Warehouse) writePage(ctx context.Context, tx pgx.Tx, runID int64, strea
 			}
 		}
 	}
-	for _, r := range p.rejected {
-		if err := w.quarantine(ctx, tx, runID, p.number, r, now); err != nil {
+	for _, r := range p.Rejected() {
+		if err := w.quarantine(ctx, tx, runID, p.Number(), r, now); err != nil {
 			return err
 		}
 	}
+	res := p.Result()
 	if _, err := tx.Exec(ctx, `INSERT INTO run_pages (run_id, stream, page, walk_id, fetched_at, committed_at,
 				items, total_items, total_pages, duration_ms, body_sha256, cards_new, cards_changed, cards_unchanged)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
@@ -231,31 +221,20 @@ func (w *Warehouse) writePage(ctx context.Context, tx pgx.Tx, runID int64, strea
 				items = excluded.items, total_items = excluded.total_items, total_pages = excluded.total_pages,
 				duration_ms = excluded.duration_ms, body_sha256 = excluded.body_sha256, cards_new = excluded.cards_new,
 				cards_changed = excluded.cards_changed, cards_unchanged = excluded.cards_unchanged`,
-		runID, stream, p.number, walkID, p.fetchedAt.UTC().Truncate(time.Second), now,
-		p.items, p.totalItems, p.totalPages, p.duration.Milliseconds(), clean(p.bodySHA256),
+		runID, stream, p.Number(), walkID, p.FetchedAt().UTC().Truncate(time.Second), now,
+		p.Items(), p.TotalItems(), p.TotalPages(), p.Duration().Milliseconds(), clean(p.BodySHA256()),
 		res.New, res.Changed, res.Unchanged); err != nil {
 		return fmt.Errorf("audit page: %w", err)
 	}
 	return nil
 }
 
-func columns(cs []cardWrite) (ids []string, hashes [][]byte, data []string) {
+// columns turns cards into the arrays unnest takes.
+func columns(cs []load.CardWrite) (ids []string, hashes [][]byte, data []string) {
 	for _, c := range cs {
-		ids, hashes, data = append(ids, c.id), append(hashes, c.hash), append(data, c.data)
+		ids, hashes, data = append(ids, c.ID()), append(hashes, c.Hash()), append(data, c.Data())
 	}
 	return ids, hashes, data
-}
-
-// count adds d to the counter of a change ("" is unchanged).
-func count(r *load.PageResult, change string, d int) {
-	switch change {
-	case "new":
-		r.New += d
-	case "changed", "returned":
-		r.Changed += d
-	default:
-		r.Unchanged += d
-	}
 }
 
 // quarantine stores one rejected item redacted (load.QuarantineData), or

@@ -13,10 +13,15 @@
 //
 // # Same contract as SQLite
 //
-// The database-independent steps (redaction, canonical JSON, hashing,
-// setting aside unusable items, the guard's rule, cents) are load's own
-// functions (load.PreparePageItems, load.QuarantineData, load.Cents,
-// load.HoldRemovals), so both destinations store the same thing. A batch of
+// The database-independent steps are load's own, so both destinations
+// store the same thing and batch, count and decide alike: redaction,
+// canonical JSON, hashing and setting aside unusable items
+// (load.PreparePageItems, load.QuarantineData), a page's comparison and
+// accounting (load.PreparedPage, load.BatchTally), the batching policy
+// (load.Batcher with load.BatchLimits), the options and their defaults
+// (Options.Common, load.Options.Settings), the removal and guard rules
+// (load.WalkEnd.Removals, load.HoldRemovals, load.FoldsWalk with the fold's
+// SQL) and the account snapshot's columns (load.PrepareAccount). A batch of
 // pages commits in one transaction with the checkpoint that follows it and
 // the run's counters; cards whose data hash is unchanged are not written
 // (their rows keep their xmin); a card is marked removed only when two

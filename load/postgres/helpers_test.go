@@ -25,8 +25,8 @@ func openPG(t testing.TB, opts Options) (*Warehouse, string, *sim.Clock) {
 	pgtest.Need(t, server)
 	url := server.NewDatabase(t)
 	clk := sim.NewClock()
-	if opts.Now == nil {
-		opts.Now = clk.Now
+	if opts.Common.Now == nil {
+		opts.Common.Now = clk.Now
 	}
 	w, err := Open(context.Background(), url, opts)
 	if err != nil {
@@ -100,7 +100,7 @@ func backends(t *testing.T, maxRemoved float64, batchPages int) []backend {
 			}})
 	}
 	if server != nil {
-		w, _, clk := openPG(t, Options{MaxRemovedFraction: maxRemoved, BatchPages: batchPages})
+		w, _, clk := openPG(t, Options{Common: load.Options{MaxRemovedFraction: maxRemoved, BatchPages: batchPages}})
 		out = append(out, backend{name: "postgres", s: w, clk: clk,
 			writer: func(run int64) walkWriter { return w.NewWalkWriter(run, load.StreamCards) },
 			query:  func(t testing.TB, q string) []string { t.Helper(); return pgQuery(t, w, q) }})

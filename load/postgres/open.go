@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -23,25 +22,17 @@ const DefaultMaxConns = 4
 
 // Options configures Open. The zero value is usable.
 type Options struct {
-	// Account is the API account the Warehouse reads and writes (default
-	// load.DefaultAccount; load.CheckAccountName).
-	Account string
+	// Common are the options both warehouses take, with load.Options'
+	// meaning, rules and defaults (load.Options.Settings): Account, Now,
+	// Logger, RedactFields, MaxRemovedFraction, BatchPages, BatchDelay and
+	// ChangeDelay. Now stamps every time written; lease expiry uses the
+	// server's clock instead. Its SQLite-only fields (FileMode,
+	// Synchronous, Checkpoint) are not used.
+	Common load.Options
 	// Password is used when the URL carries none: read by the caller from
 	// a file or a systemd credential, so that the URL (which may be logged)
 	// never holds it.
 	Password string
-	// Now stamps every time written (default time.Now); lease expiry uses
-	// the server's clock instead.
-	Now func() time.Time
-	// Logger receives debug and warning lines (nil: discard).
-	Logger *slog.Logger
-	// RedactFields, MaxRemovedFraction, BatchPages, BatchDelay and
-	// ChangeDelay mean what they mean in load.Options.
-	RedactFields       []string
-	MaxRemovedFraction float64
-	BatchPages         int
-	BatchDelay         time.Duration
-	ChangeDelay        time.Duration
 	// RequireLease refuses every write (ErrLeaseLost) until AcquireLease
 	// has taken the lease of Account: set it when replicas share the
 	// database.
@@ -60,7 +51,7 @@ type Warehouse struct {
 	log      *slog.Logger
 	policy   *redact.Policy
 	fraction float64
-	batch    batchLimits
+	batch    load.BatchLimits
 	require  bool
 
 	mu    sync.Mutex
@@ -81,16 +72,11 @@ type fence struct {
 func Open(ctx context.Context, url string, opts Options) (_ *Warehouse, err error) {
 	defer classify(&err)
 	shown := RedactURL(url)
-	if opts.Account == "" {
-		opts.Account = load.DefaultAccount
-	}
-	if err := load.CheckAccountName(opts.Account); err != nil {
+	set := opts.Common.Settings()
+	if err := load.CheckAccountName(set.Account); err != nil {
 		return nil, fmt.Errorf("open warehouse %s: Account: %w", shown, err)
 	}
-	if opts.MaxRemovedFraction == 0 {
-		opts.MaxRemovedFraction = load.DefaultMaxRemovedFraction
-	}
-	if err := load.CheckMaxRemovedFraction(opts.MaxRemovedFraction); err != nil {
+	if err := load.CheckMaxRemovedFraction(set.MaxRemovedFraction); err != nil {
 		return nil, fmt.Errorf("open warehouse %s: MaxRemovedFraction: %w", shown, err)
 	}
 	cfg, err := pgxpool.ParseConfig(url)
@@ -123,18 +109,9 @@ func Open(ctx context.Context, url string, opts Options) (_ *Warehouse, err erro
 		pool.Close()
 		return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
 	}
-	now := opts.Now
-	if now == nil {
-		now = time.Now
-	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
 	return &Warehouse{
-		pool: pool, url: shown, account: opts.Account, now: now, log: log,
-		policy: redact.NewPolicy(opts.RedactFields), fraction: opts.MaxRemovedFraction,
-		batch:   newBatchLimits(opts.BatchPages, opts.BatchDelay, opts.ChangeDelay),
+		pool: pool, url: shown, account: set.Account, now: set.Now, log: set.Logger,
+		policy: set.Policy, fraction: set.MaxRemovedFraction, batch: set.Batch,
 		require: opts.RequireLease,
 	}, nil
 }
@@ -198,25 +175,12 @@ func (w *Warehouse) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	})
 }
 
-// batchLimits bounds a WalkWriter's buffer (load.Options' BatchPages,
-// BatchDelay and ChangeDelay with their defaults).
-type batchLimits struct {
-	pages       int
-	delay       time.Duration
-	changeDelay time.Duration
-}
-
-func newBatchLimits(pages int, delay, changeDelay time.Duration) batchLimits {
-	if pages <= 0 {
-		pages = load.DefaultBatchPages
-	}
-	if delay <= 0 {
-		delay = load.DefaultBatchDelay
-	}
-	if changeDelay == 0 {
-		changeDelay = load.DefaultChangeDelay
-	}
-	return batchLimits{pages: pages, delay: delay, changeDelay: changeDelay}
+// exec runs one statement in a write transaction (see write).
+func (w *Warehouse) exec(ctx context.Context, query string, args ...any) error {
+	return w.write(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, query, args...)
+		return err
+	})
 }
 
 // utc converts a time read from the server (pgx gives local times) to UTC.

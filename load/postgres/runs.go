@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cardsync/cardsync/load"
-	"github.com/cardsync/cardsync/money"
 	"github.com/cardsync/cardsync/redact"
 )
 
@@ -251,48 +249,26 @@ func (w *Warehouse) PruneAudit(ctx context.Context, cutoff time.Time) (_ int64, 
 // cents (load.Cents), raw redacted, as load.Warehouse.SaveAccount.
 func (w *Warehouse) SaveAccount(ctx context.Context, runID int64, a load.Account) (err error) {
 	defer classify(&err)
-	amounts := []*money.Amount{a.TransferAmount, a.ReachAmount, a.Authorizations, a.Balance, a.CardsBalance, a.AvailableRechargeBalance}
-	names := []string{"transfer_amount", "reach_amount", "authorizations", "balance", "cards_balance", "available_recharge_balance"}
-	minor := make([]*int64, len(amounts))
-	for i, am := range amounts {
-		if am == nil {
-			continue
-		}
-		m, err := load.Cents(*am)
-		if err != nil {
-			return fmt.Errorf("save account: %s: %w", names[i], err)
-		}
-		minor[i] = &m
-	}
-	var raw *string
-	if len(a.Raw) > 0 {
-		red, _, err := w.policy.JSON(a.Raw)
-		if err != nil {
-			return fmt.Errorf("save account: raw: %w: %w", load.ErrBadData, err)
-		}
-		// jsonb cannot hold U+0000; the snapshot is diagnostics, so the
-		// character is replaced rather than the snapshot refused.
-		s := string(bytes.ReplaceAll(red, []byte(`\u0000`), []byte(`\ufffd`)))
-		raw = &s
-	}
-	opt := func(s *string) *string {
-		if s == nil {
-			return nil
-		}
-		t := clean(*s)
-		return &t
-	}
-	err = w.write(ctx, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO account_snapshots (run_id, taken_at, name, email, timezone,
-				transfer_amount_minor, reach_amount_minor, authorizations_minor, balance_minor, cards_balance_minor,
-				available_recharge_balance_minor, available_to_apply_card_count, applied_card_count, raw, amounts_rounded, account)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::jsonb, $15, $16)`,
-			runID, w.stamp(), opt(a.Name), opt(a.Email), opt(a.Timezone),
-			minor[0], minor[1], minor[2], minor[3], minor[4], minor[5],
-			a.AvailableToApplyCardCount, a.AppliedCardCount, raw, boolInt(a.AmountsRounded), w.account)
-		return err
-	})
+	row, err := load.PrepareAccount(w.policy, a)
 	if err != nil {
+		return fmt.Errorf("save account: %w", err)
+	}
+	// Text must be storable; jsonb cannot hold U+0000, and the snapshot is
+	// diagnostics, so the character is replaced rather than the snapshot
+	// refused.
+	for _, s := range []**string{&row.Name, &row.Email, &row.Timezone} {
+		if *s != nil {
+			t := clean(**s)
+			*s = &t
+		}
+	}
+	if row.Raw != nil {
+		raw := strings.ReplaceAll(*row.Raw, `\u0000`, `\ufffd`)
+		row.Raw = &raw
+	}
+	if err := w.exec(ctx, `INSERT INTO account_snapshots (`+load.AccountSnapshotColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::jsonb, $15, $16)`,
+		row.Args(runID, w.stamp(), w.account)...); err != nil {
 		return fmt.Errorf("save account: %w", err)
 	}
 	return nil
@@ -302,11 +278,8 @@ func (w *Warehouse) SaveAccount(ctx context.Context, runID int64, a load.Account
 // account snapshot, card numbers masked.
 func (w *Warehouse) RecordAccountError(ctx context.Context, runID int64, msg string) (err error) {
 	defer classify(&err)
-	err = w.write(ctx, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `UPDATE sync_runs SET account_error = $1 WHERE run_id = $2 AND account = $3`, text(msg), runID, w.account)
-		return err
-	})
-	if err != nil {
+	if err := w.exec(ctx, `UPDATE sync_runs SET account_error = $1 WHERE run_id = $2 AND account = $3`,
+		text(msg), runID, w.account); err != nil {
 		return fmt.Errorf("record account error of run %d: %w", runID, err)
 	}
 	return nil

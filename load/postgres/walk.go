@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,6 +16,11 @@ import (
 // statement of a walk's close starts with. PostgreSQL hashes it, so a
 // card's lookup costs the same whatever the size of the walk.
 const sqlSeen = `seen AS MATERIALIZED (SELECT DISTINCT u.id AS card_id FROM walk_seen s, unnest(s.ids) AS u(id) WHERE s.walk_id = $1)`
+
+// sqlMissed adds to sqlSeen the current cards of account $2 that walk $1
+// did not list.
+const sqlMissed = sqlSeen + `, missed AS (SELECT c.card_id FROM card_state c LEFT JOIN seen USING (card_id)
+		WHERE c.account = $2 AND c.removed_at IS NULL AND seen.card_id IS NULL)`
 
 // FinishWalk closes the open walk of stream with load's rules (see
 // load.Warehouse.FinishWalk): when consistent, a current card no attempt
@@ -34,11 +40,7 @@ func (w *Warehouse) FinishWalk(ctx context.Context, runID int64, stream string, 
 			return err
 		}
 		if walkID != 0 {
-			outcome := "inconsistent"
-			if end.Consistent {
-				outcome = "complete"
-			}
-			if res, err = w.closeWalk(ctx, tx, walkID, runID, outcome, end, now); err != nil {
+			if res, err = w.closeWalk(ctx, tx, walkID, runID, end.Outcome(), end, now); err != nil {
 				return err
 			}
 		}
@@ -88,66 +90,28 @@ func (w *Warehouse) closeWalk(ctx context.Context, tx pgx.Tx, walkID, runID int6
 		}
 		cleared = tag.RowsAffected()
 	}
-	// missed: current cards this walk did not list ($2 the account).
-	const missed = sqlSeen + `, missed AS (SELECT c.card_id FROM card_state c LEFT JOIN seen USING (card_id)
-		WHERE c.account = $2 AND c.removed_at IS NULL AND seen.card_id IS NULL)`
 	var listed int
-	if err := tx.QueryRow(ctx, `WITH `+missed+`
+	if err := tx.QueryRow(ctx, `WITH `+sqlMissed+`
 		SELECT (SELECT count(*) FROM card_state WHERE account = $2 AND removed_at IS NULL),
 			(SELECT count(*) FROM missed),
 			(SELECT coalesce(sum(cardinality(ids)), 0) FROM walk_seen WHERE walk_id = $1)`,
 		walkID, w.account).Scan(&res.Live, &res.Missed, &listed); err != nil {
 		return res, fmt.Errorf("count missed cards: %w", err)
 	}
-	var added int64
-	if end.Consistent && res.Missed > 0 {
-		held := !end.ConfirmRemovals && load.HoldRemovals(res.Missed, res.Live, listed, w.fraction)
-		if held {
-			res.Held = res.Missed
-		} else if pending > cleared {
-			const gone = missed + `, gone AS (SELECT card_id FROM missed
-				WHERE card_id IN (SELECT card_id FROM removal_pending WHERE account = $2 AND walk_id < $1))`
-			if _, err := tx.Exec(ctx, `WITH `+gone+`
-				UPDATE card_versions SET valid_to = $3
-				WHERE account = $2 AND valid_to IS NULL AND card_id IN (SELECT card_id FROM gone)`, walkID, w.account, now); err != nil {
-				return res, fmt.Errorf("close versions of removed cards: %w", err)
-			}
-			if _, err := tx.Exec(ctx, `WITH `+gone+`
-				INSERT INTO card_versions (card_id, version, valid_from, valid_to, run_id, change, data, account)
-				SELECT c.card_id, (SELECT max(version) FROM card_versions v WHERE v.account = c.account AND v.card_id = c.card_id) + 1,
-					$3, NULL, $4, 'removed', c.data, c.account
-				FROM card_state c WHERE c.account = $2 AND c.card_id IN (SELECT card_id FROM gone)`, walkID, w.account, now, runID); err != nil {
-				return res, fmt.Errorf("version removed cards: %w", err)
-			}
-			tag, err := tx.Exec(ctx, `WITH `+gone+`
-				UPDATE card_state SET removed_at = $3 WHERE account = $2 AND card_id IN (SELECT card_id FROM gone)`, walkID, w.account, now)
-			if err != nil {
-				return res, fmt.Errorf("mark removed cards: %w", err)
-			}
-			res.Removed = int(tag.RowsAffected())
-			res.Live -= res.Removed
-			if _, err := tx.Exec(ctx, `DELETE FROM removal_pending p USING card_state c
-				WHERE p.account = $1 AND c.account = p.account AND c.card_id = p.card_id AND c.removed_at IS NOT NULL`, w.account); err != nil {
-				return res, fmt.Errorf("clear confirmed removals: %w", err)
-			}
-		}
-		tag, err := tx.Exec(ctx, `WITH `+missed+`
-			INSERT INTO removal_pending (card_id, walk_id, missed_at, account)
-			SELECT card_id, $1, $3, $2 FROM missed
-			ON CONFLICT (account, card_id) DO NOTHING`, walkID, w.account, now)
+	step := end.Removals(res.Missed, res.Live, listed, w.fraction, pending > cleared)
+	res.Held = step.Held
+	if step.Remove {
+		removed, err := w.removeConfirmed(ctx, tx, walkID, runID, now)
 		if err != nil {
-			return res, fmt.Errorf("record pending removals: %w", err)
+			return res, err
 		}
-		added = tag.RowsAffected()
-		if added > 0 {
-			if _, err := tx.Exec(ctx, `UPDATE card_state SET last_seen_at = w.finished_at, last_seen_run = w.finished_run
-				FROM (SELECT finished_at, finished_run FROM sync_walks
-					WHERE account = $2 AND outcome = 'complete' AND finished_run IS NOT NULL ORDER BY walk_id DESC LIMIT 1) AS w
-				WHERE card_state.account = $2
-				  AND card_state.card_id IN (SELECT card_id FROM removal_pending WHERE account = $2 AND walk_id = $1)
-				  AND (w.finished_run, w.finished_at) > (card_state.last_seen_run, card_state.last_seen_at)`, walkID, w.account); err != nil {
-				return res, fmt.Errorf("freeze last seen of pending cards: %w", err)
-			}
+		res.Removed, res.Live = removed, res.Live-removed
+	}
+	var added int64
+	if step.Record {
+		var err error
+		if added, err = w.recordPending(ctx, tx, walkID, now); err != nil {
+			return res, err
 		}
 	}
 	var finishedRun *int64
@@ -166,7 +130,7 @@ func (w *Warehouse) closeWalk(ctx context.Context, tx pgx.Tx, walkID, runID int6
 	if _, err := tx.Exec(ctx, `DELETE FROM walk_seen WHERE walk_id = $1`, walkID); err != nil {
 		return res, fmt.Errorf("clear walk: %w", err)
 	}
-	if outcome == "complete" && res.Removed == 0 && added == 0 && cleared == 0 {
+	if load.FoldsWalk(outcome, res.Removed, added, cleared) {
 		if err := foldWalk(ctx, tx, walkID); err != nil {
 			return res, err
 		}
@@ -174,30 +138,76 @@ func (w *Warehouse) closeWalk(ctx context.Context, tx pgx.Tx, walkID, runID int6
 	return res, nil
 }
 
+// removeConfirmed marks removed the current cards walk walkID missed that
+// an earlier consistent walk missed too (in removal_pending from before
+// it): their open versions close, a 'removed' version follows, and they
+// leave removal_pending. It returns how many it removed.
+func (w *Warehouse) removeConfirmed(ctx context.Context, tx pgx.Tx, walkID, runID int64, now time.Time) (int, error) {
+	const gone = sqlMissed + `, gone AS (SELECT card_id FROM missed
+		WHERE card_id IN (SELECT card_id FROM removal_pending WHERE account = $2 AND walk_id < $1))`
+	if _, err := tx.Exec(ctx, `WITH `+gone+`
+		UPDATE card_versions SET valid_to = $3
+		WHERE account = $2 AND valid_to IS NULL AND card_id IN (SELECT card_id FROM gone)`, walkID, w.account, now); err != nil {
+		return 0, fmt.Errorf("close versions of removed cards: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `WITH `+gone+`
+		INSERT INTO card_versions (card_id, version, valid_from, valid_to, run_id, change, data, account)
+		SELECT c.card_id, (SELECT max(version) FROM card_versions v WHERE v.account = c.account AND v.card_id = c.card_id) + 1,
+			$3, NULL, $4, 'removed', c.data, c.account
+		FROM card_state c WHERE c.account = $2 AND c.card_id IN (SELECT card_id FROM gone)`, walkID, w.account, now, runID); err != nil {
+		return 0, fmt.Errorf("version removed cards: %w", err)
+	}
+	tag, err := tx.Exec(ctx, `WITH `+gone+`
+		UPDATE card_state SET removed_at = $3 WHERE account = $2 AND card_id IN (SELECT card_id FROM gone)`, walkID, w.account, now)
+	if err != nil {
+		return 0, fmt.Errorf("mark removed cards: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM removal_pending p USING card_state c
+		WHERE p.account = $1 AND c.account = p.account AND c.card_id = p.card_id AND c.removed_at IS NOT NULL`, w.account); err != nil {
+		return 0, fmt.Errorf("clear confirmed removals: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// recordPending puts the current cards walk walkID missed in
+// removal_pending (those not there yet) and returns how many it added;
+// those keep, as last seen, the last complete walk that listed them.
+func (w *Warehouse) recordPending(ctx context.Context, tx pgx.Tx, walkID int64, now time.Time) (int64, error) {
+	tag, err := tx.Exec(ctx, `WITH `+sqlMissed+`
+		INSERT INTO removal_pending (card_id, walk_id, missed_at, account)
+		SELECT card_id, $1, $3, $2 FROM missed
+		ON CONFLICT (account, card_id) DO NOTHING`, walkID, w.account, now)
+	if err != nil {
+		return 0, fmt.Errorf("record pending removals: %w", err)
+	}
+	added := tag.RowsAffected()
+	if added > 0 {
+		if _, err := tx.Exec(ctx, `UPDATE card_state SET last_seen_at = w.finished_at, last_seen_run = w.finished_run
+			FROM (SELECT finished_at, finished_run FROM sync_walks
+				WHERE account = $2 AND outcome = 'complete' AND finished_run IS NOT NULL ORDER BY walk_id DESC LIMIT 1) AS w
+			WHERE card_state.account = $2
+			  AND card_state.card_id IN (SELECT card_id FROM removal_pending WHERE account = $2 AND walk_id = $1)
+			  AND (w.finished_run, w.finished_at) > (card_state.last_seen_run, card_state.last_seen_at)`, walkID, w.account); err != nil {
+			return 0, fmt.Errorf("freeze last seen of pending cards: %w", err)
+		}
+	}
+	return added, nil
+}
+
 // foldWalk merges a closed, complete walk that wrote no card into the
-// identical complete walk before it (see load's foldWalk).
+// identical complete walk before it (load.FoldWalkQuery, load.FoldWalkMerge).
 func foldWalk(ctx context.Context, tx pgx.Tx, walkID int64) error {
 	var prev int64
-	err := tx.QueryRow(ctx, `SELECT p.walk_id FROM sync_walks AS p, sync_walks AS c
-		WHERE c.walk_id = $1
-		  AND p.walk_id = (SELECT max(walk_id) FROM sync_walks WHERE account = c.account AND stream = c.stream AND walk_id < $1)
-		  AND p.outcome = 'complete' AND c.outcome = 'complete' AND p.removed = 0 AND c.removed = 0
-		  AND p.first_total = c.first_total AND p.last_total = c.last_total AND c.total_changed = 0
-		  AND p.pages = c.pages AND p.distinct_ids = c.distinct_ids AND p.duplicate_ids = c.duplicate_ids
-		  AND p.pending_removals = c.pending_removals
-		  AND NOT EXISTS (SELECT 1 FROM run_pages WHERE walk_id = $1 AND (cards_new > 0 OR cards_changed > 0))
-		  AND NOT EXISTS (SELECT 1 FROM removal_pending WHERE walk_id = $1)`, walkID).Scan(&prev)
+	err := tx.QueryRow(ctx, pgParams(load.FoldWalkQuery), walkID).Scan(&prev)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("fold walk: %w", err)
 	}
+	// $1 is typed in the DELETE, which does not otherwise use it.
 	for _, q := range []string{
-		`UPDATE sync_walks AS p SET
-			finished_at = c.finished_at, finished_run = c.finished_run,
-			walks = p.walks + c.walks, runs = p.runs + c.runs, last_run = c.last_run
-		FROM sync_walks AS c WHERE p.walk_id = $1 AND c.walk_id = $2`,
+		pgParams(load.FoldWalkMerge),
 		`UPDATE run_pages SET walk_id = $1 WHERE walk_id = $2`,
 		`DELETE FROM sync_walks WHERE walk_id = $2 AND $1::bigint IS NOT NULL`,
 	} {
@@ -206,6 +216,12 @@ func foldWalk(ctx context.Context, tx pgx.Tx, walkID int64) error {
 		}
 	}
 	return nil
+}
+
+// pgParams writes load's shared statements' numbered parameters ?1 and ?2
+// as PostgreSQL's $1 and $2.
+func pgParams(query string) string {
+	return strings.NewReplacer("?1", "$1", "?2", "$2").Replace(query)
 }
 
 // querier is a pool or a transaction.
