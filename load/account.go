@@ -7,6 +7,7 @@ import (
 
 	"github.com/cardsync/cardsync/account"
 	"github.com/cardsync/cardsync/money"
+	"github.com/cardsync/cardsync/redact"
 )
 
 // Account snapshots: one row per account read, amounts in exact cents.
@@ -22,39 +23,84 @@ type Account struct {
 	Raw []byte
 }
 
-// SaveAccount stores one account snapshot for the run. Amounts are stored as
-// cents; an amount with another scale is converted exactly or rejected.
-func (w *Warehouse) SaveAccount(ctx context.Context, runID int64, a Account) (err error) {
-	defer classify(&err)
-	amounts := []*money.Amount{a.TransferAmount, a.ReachAmount, a.Authorizations, a.Balance, a.CardsBalance, a.AvailableRechargeBalance}
-	names := []string{"transfer_amount", "reach_amount", "authorizations", "balance", "cards_balance", "available_recharge_balance"}
-	minor := make([]any, len(amounts))
+// AccountSnapshotColumns are the columns of account_snapshots a snapshot
+// fills, in the order of AccountRow.Args.
+const AccountSnapshotColumns = `run_id, taken_at, name, email, timezone,
+				transfer_amount_minor, reach_amount_minor, authorizations_minor, balance_minor, cards_balance_minor,
+				available_recharge_balance_minor, available_to_apply_card_count, applied_card_count, raw, amounts_rounded, account`
+
+// AccountRow is an account snapshot as account_snapshots stores it,
+// whatever the database (a NULL is a nil pointer).
+type AccountRow struct {
+	Name, Email, Timezone *string
+	// Minor are the amounts in exact cents in the order of the columns
+	// transfer_amount_minor, reach_amount_minor, authorizations_minor,
+	// balance_minor, cards_balance_minor and
+	// available_recharge_balance_minor.
+	Minor                                       [6]*int64
+	AvailableToApplyCardCount, AppliedCardCount *int64
+	// Raw is the account JSON redacted, in canonical form (nil: none was
+	// received).
+	Raw *string
+	// AmountsRounded is 1 when an amount was rounded, else 0.
+	AmountsRounded int16
+}
+
+// Args are the values of AccountSnapshotColumns: the row of run runID taken
+// at takenAt for account.
+func (r AccountRow) Args(runID int64, takenAt any, account string) []any {
+	return []any{runID, takenAt, r.Name, r.Email, r.Timezone,
+		r.Minor[0], r.Minor[1], r.Minor[2], r.Minor[3], r.Minor[4], r.Minor[5],
+		r.AvailableToApplyCardCount, r.AppliedCardCount, r.Raw, r.AmountsRounded, account}
+}
+
+// PrepareAccount takes the database-independent steps of SaveAccount: the
+// snapshot's fields mapped to account_snapshots' columns, each amount
+// converted to cents exactly (ErrAmountScale, naming the field, when it
+// cannot be) and Raw redacted by policy (ErrBadData when it cannot be
+// walked).
+func PrepareAccount(policy *redact.Policy, a Account) (AccountRow, error) {
+	row := AccountRow{
+		Name: a.Name, Email: a.Email, Timezone: a.Timezone,
+		AvailableToApplyCardCount: a.AvailableToApplyCardCount, AppliedCardCount: a.AppliedCardCount,
+	}
+	if a.AmountsRounded {
+		row.AmountsRounded = 1
+	}
+	amounts := [...]*money.Amount{a.TransferAmount, a.ReachAmount, a.Authorizations, a.Balance, a.CardsBalance, a.AvailableRechargeBalance}
+	names := [...]string{"transfer_amount", "reach_amount", "authorizations", "balance", "cards_balance", "available_recharge_balance"}
 	for i, am := range amounts {
 		if am == nil {
 			continue
 		}
 		m, err := centsOf(*am)
 		if err != nil {
-			return fmt.Errorf("save account: %s: %w", names[i], err)
+			return AccountRow{}, fmt.Errorf("%s: %w", names[i], err)
 		}
-		minor[i] = m
+		row.Minor[i] = &m
 	}
-	var raw any
 	if len(a.Raw) > 0 {
-		red, _, err := w.policy.JSON(a.Raw)
+		red, _, err := policy.JSON(a.Raw)
 		if err != nil {
-			return fmt.Errorf("save account: raw: %w: %w", ErrBadData, err)
+			return AccountRow{}, fmt.Errorf("raw: %w: %w", ErrBadData, err)
 		}
-		raw = string(red)
+		raw := string(red)
+		row.Raw = &raw
+	}
+	return row, nil
+}
+
+// SaveAccount stores one account snapshot for the run. Amounts are stored as
+// cents; an amount with another scale is converted exactly or rejected.
+func (w *Warehouse) SaveAccount(ctx context.Context, runID int64, a Account) (err error) {
+	defer classify(&err)
+	row, err := PrepareAccount(w.policy, a)
+	if err != nil {
+		return fmt.Errorf("save account: %w", err)
 	}
 	err = w.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO account_snapshots (run_id, taken_at, name, email, timezone,
-				transfer_amount_minor, reach_amount_minor, authorizations_minor, balance_minor, cards_balance_minor,
-				available_recharge_balance_minor, available_to_apply_card_count, applied_card_count, raw, amounts_rounded, account)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			runID, w.stamp(), a.Name, a.Email, a.Timezone,
-			minor[0], minor[1], minor[2], minor[3], minor[4], minor[5],
-			a.AvailableToApplyCardCount, a.AppliedCardCount, raw, boolInt(a.AmountsRounded), w.account)
+		_, err := tx.ExecContext(ctx, `INSERT INTO account_snapshots (`+AccountSnapshotColumns+`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, row.Args(runID, w.stamp(), w.account)...)
 		return err
 	})
 	if err != nil {

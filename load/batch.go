@@ -67,11 +67,10 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 			next.walkID, next.firstTotal = walkID, firstTotal
 		}
 		seenInsert := tx.StmtContext(ctx, w.page.seenInsert)
-		totalChanged, maxPage, newPages := false, 0, 0
-		minTotal, maxTotal := pages[0].totalItems, pages[0].totalItems
-		var requests, retries, limited, auth int64
+		newPages := 0
+		var tally BatchTally
 		for _, p := range pages {
-			if p.changes() {
+			if p.Changes() {
 				if err := w.writePage(ctx, tx, runID, stream, next.walkID, p, now); err != nil {
 					return err
 				}
@@ -85,22 +84,16 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 			} else if _, err := tx.StmtContext(ctx, w.page.seenUpdate).ExecContext(ctx, next.walkID, p.number, runID, p.ids); err != nil {
 				return fmt.Errorf("page %d: seen ids: %w", p.number, err)
 			}
-			totalChanged = totalChanged || p.totalItems != next.firstTotal
-			minTotal, maxTotal = min(minTotal, p.totalItems), max(maxTotal, p.totalItems)
-			maxPage = max(maxPage, p.number)
-			requests += p.requests
-			retries += p.retries
-			limited += p.limited
-			auth += p.authRequests
-			batch.add(p)
+			tally.Add(&p.PreparedPage, next.firstTotal)
 		}
+		batch = tally.Batch
 		if recordFields {
 			if err := w.recordFields(ctx, tx, runID, now, fields.order, fields.typeSets()); err != nil {
 				return err
 			}
 		}
 		r, err := tx.StmtContext(ctx, w.page.walkUpdate).ExecContext(ctx,
-			next.walkID, last.totalItems, maxPage, runID, newPages, boolInt(totalChanged), minTotal, maxTotal)
+			next.walkID, last.totalItems, tally.MaxPage, runID, newPages, boolInt(tally.TotalChanged), tally.MinTotal, tally.MaxTotal)
 		if err != nil {
 			return fmt.Errorf("update walk: %w", err)
 		}
@@ -113,7 +106,7 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 		}
 		r, err = tx.StmtContext(ctx, w.page.runCount).ExecContext(ctx,
 			batch.Pages, batch.Cards, batch.New, batch.Changed, batch.Unchanged, batch.Rejected,
-			requests, retries, limited, auth, now, runID, w.account)
+			tally.Requests, tally.Retries, tally.RateLimited, tally.AuthRequests, now, runID, w.account)
 		if err != nil {
 			return fmt.Errorf("count run: %w", err)
 		}
@@ -186,12 +179,9 @@ func (w *Warehouse) writePage(ctx context.Context, tx *sql.Tx, runID int64, stre
 			case string(hash) != string(c.hash):
 				change = "changed"
 			}
-			if change != c.change {
-				// Counted as c.change when the page was compared; the write
-				// transaction has the last word.
-				res.count(c.change, -1)
-				res.count(change, +1)
-			}
+			// Counted as c.change when the page was compared; the write
+			// transaction has the last word.
+			p.Recount(c, change)
 			if change == "" {
 				continue
 			}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -88,20 +87,6 @@ type Batch struct {
 	Rejected  int `json:"rejected"`
 }
 
-func (b *Batch) add(p *preparedPage) {
-	if b.Pages == 0 {
-		b.FirstPage = p.number
-	}
-	b.Pages++
-	b.LastPage = p.number
-	b.TotalPages, b.TotalItems = p.totalPages, p.totalItems
-	b.Cards += p.cards
-	b.New += p.res.New
-	b.Changed += p.res.Changed
-	b.Unchanged += p.res.Unchanged
-	b.Rejected += p.res.Rejected
-}
-
 // CommitPage stores one page now, in one transaction: card writes
 // (unchanged cards cost a hash compare, not a write), versions for new,
 // changed and returned cards, rejected items in rejected_cards, the page's
@@ -128,41 +113,14 @@ func (w *Warehouse) CommitPage(ctx context.Context, runID int64, p Page) (_ Page
 }
 
 // preparedPage is a page redacted and compared with the warehouse, ready to
-// commit. A page that changes nothing keeps only its ids and counters.
+// commit: PreparedPage with the page's ids and fields as SQLite stores them.
+// A page that changes nothing keeps only its ids and counters.
 type preparedPage struct {
-	number, totalPages, totalItems int
-	fetchedAt                      time.Time
-	duration                       time.Duration
-	bodySHA256                     string
-	requests, retries, limited     int64
-	authRequests                   int64
-	// items is how many items the page held (cards and rejected).
-	items int
-	// cards counts the cards stored or compared (sync_runs.cards_seen).
-	cards int
+	PreparedPage
 	// ids is the JSON array of the ids the page listed, rejected items
 	// included (walk_seen.ids).
-	ids string
-	// fresh are the new cards (the warehouse has no row for them) and
-	// writes the changed and returned ones.
-	fresh, writes []cardWrite
-	// rejected are the items to quarantine, Data included.
-	rejected []Rejection
-	fields   fieldSet
-	res      PageResult
-}
-
-// changes says whether committing the page writes more than bookkeeping.
-func (p *preparedPage) changes() bool {
-	return len(p.fresh) > 0 || len(p.writes) > 0 || len(p.rejected) > 0
-}
-
-// cardWrite is a card to store and why.
-type cardWrite struct {
-	id     string
-	data   string // redacted, canonical JSON
-	hash   []byte
-	change string // new, changed, returned (as classified before the write)
+	ids    string
+	fields fieldSet
 }
 
 // hashLen is how many bytes of SHA-256 card_state.data_hash keeps: 128 bits
@@ -178,70 +136,16 @@ func dataHash(data []byte) []byte {
 // sets aside what cannot be stored, and compares the cards with the
 // warehouse in one query.
 func (w *Warehouse) preparePage(ctx context.Context, p Page) (*preparedPage, error) {
-	if p.Number < 1 {
-		return nil, fmt.Errorf("page numbers start at 1, got %d", p.Number)
+	items, err := PreparePageItems(w.policy, p)
+	if err != nil {
+		return nil, err
 	}
-	pp := &preparedPage{
-		number: p.Number, totalPages: p.TotalPages, totalItems: p.TotalItems,
-		fetchedAt: orNow(p.FetchedAt, w.now), duration: p.Duration, bodySHA256: p.BodySHA256,
-		requests: p.Requests, retries: p.Retries, limited: p.RateLimited, authRequests: p.AuthRequests,
-		items: len(p.Cards) + len(p.Rejected),
+	cards := items.Cards
+	pp := &preparedPage{PreparedPage: NewPreparedPage(p, w.now, len(cards), items.Rejected)}
+	for _, f := range items.Fields {
+		pp.fields.add(f.Name, f.Type)
 	}
-	type redacted struct {
-		id   string
-		data []byte
-		hash []byte
-	}
-	cards := make([]redacted, 0, len(p.Cards))
-	ids := make([]string, 0, pp.items)
-	rejected := append([]Rejection(nil), p.Rejected...)
-	first := make(map[string]int, len(p.Cards))
-	var lastFields []fieldSeen
-	for i, c := range p.Cards {
-		if c.ID == "" {
-			rejected = append(rejected, Rejection{Index: i, Reason: "empty card id", Data: c.Data})
-			continue
-		}
-		if j, dup := first[c.ID]; dup {
-			rejected = append(rejected, Rejection{Index: i, CardID: c.ID, Reason: fmt.Sprintf("card id already used by data[%d] on this page", j), Data: c.Data})
-			continue
-		}
-		first[c.ID] = i
-		data, fields, err := w.redactCard(c.Data)
-		if err != nil {
-			rejected = append(rejected, Rejection{Index: i, CardID: c.ID, Reason: "cannot be stored: " + err.Error(), Data: c.Data})
-			continue
-		}
-		// Cards of one API mostly share their fields, in the same order:
-		// only a card whose list differs from the previous one's adds to
-		// the set.
-		if !slices.Equal(fields, lastFields) {
-			for _, f := range fields {
-				pp.fields.add(f.name, f.typ)
-			}
-			lastFields = fields
-		}
-		cards = append(cards, redacted{id: c.ID, data: data, hash: dataHash(data)})
-		ids = append(ids, c.ID)
-	}
-	for _, r := range rejected {
-		// A rejected item counts as listed: by its id when it has one, else
-		// by its place, so that the walk's distinct count still adds up to
-		// the API's total.
-		id := r.CardID
-		if id == "" {
-			id = anonymousID(p.Number, r.Index)
-		}
-		ids = append(ids, id)
-	}
-	pp.ids = jsonStrings(ids)
-	pp.cards = len(cards)
-	pp.rejected = rejected
-	pp.res.Rejected = len(rejected)
-	for _, r := range rejected {
-		r.Data = nil
-		pp.res.Rejections = append(pp.res.Rejections, r)
-	}
+	pp.ids = jsonStrings(items.IDs)
 	if len(cards) == 0 {
 		return pp, nil
 	}
@@ -250,37 +154,8 @@ func (w *Warehouse) preparePage(ctx context.Context, p Page) (*preparedPage, err
 	if err != nil {
 		return nil, fmt.Errorf("compare cards: %w", err)
 	}
-	for i, c := range cards {
-		s := have[i]
-		change := ""
-		switch {
-		case !s.exists:
-			change = "new"
-			pp.res.New++
-		case s.removed:
-			change = "returned"
-			pp.res.Changed++
-		case string(s.hash) != string(c.hash):
-			change = "changed"
-			pp.res.Changed++
-		default:
-			pp.res.Unchanged++
-		}
-		switch change {
-		case "new":
-			pp.fresh = append(pp.fresh, cardWrite{id: c.id, data: string(c.data), hash: c.hash, change: change})
-		case "":
-		default:
-			pp.writes = append(pp.writes, cardWrite{id: c.id, data: string(c.data), hash: c.hash, change: change})
-		}
-	}
+	pp.Compare(cards, have)
 	return pp, nil
-}
-
-// storedCard is what the warehouse holds of a card, for the comparison.
-type storedCard struct {
-	exists, removed bool
-	hash            []byte // nil when stored without one
 }
 
 // storedCards reads, for the first n ids of the JSON array ids, whether the
@@ -290,12 +165,12 @@ type storedCard struct {
 // card_id IN (?, ...) with 15 bound ids and ~130 µs for 15 single-row
 // lookups. Each card is a letter (n: not stored, r: removed, c: current)
 // and its hash in hex, comma-separated in the order of ids.
-func (w *Warehouse) storedCards(ctx context.Context, ids string, n int) ([]storedCard, error) {
+func (w *Warehouse) storedCards(ctx context.Context, ids string, n int) ([]StoredCard, error) {
 	var list string
 	if err := w.page.cardHashes.QueryRowContext(ctx, ids, w.account).Scan(&list); err != nil {
 		return nil, err
 	}
-	out := make([]storedCard, 0, n)
+	out := make([]StoredCard, 0, n)
 	for item := range strings.SplitSeq(list, ",") {
 		if len(out) == n {
 			break
@@ -303,13 +178,13 @@ func (w *Warehouse) storedCards(ctx context.Context, ids string, n int) ([]store
 		if item == "" {
 			return nil, fmt.Errorf("stored cards: empty item in %q", list)
 		}
-		s := storedCard{exists: item[0] != 'n', removed: item[0] == 'r'}
+		s := StoredCard{Exists: item[0] != 'n', Removed: item[0] == 'r'}
 		if len(item) > 1 {
 			h, err := hex.DecodeString(item[1:])
 			if err != nil {
 				return nil, fmt.Errorf("stored cards: %w", err)
 			}
-			s.hash = h
+			s.Hash = h
 		}
 		out = append(out, s)
 	}

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -111,7 +110,7 @@ type Warehouse struct {
 	immutable bool
 	// batch is Options.BatchPages, BatchDelay and ChangeDelay with defaults
 	// applied.
-	batch batchLimits
+	batch BatchLimits
 
 	// account is Options.Account with its default applied.
 	account string
@@ -280,17 +279,9 @@ func openReadOnly(ctx context.Context, abs string, immutable bool) (*Warehouse, 
 func (w *Warehouse) Immutable() bool { return w.immutable }
 
 func newWarehouse(db *sql.DB, path string, ro bool, opts Options) *Warehouse {
-	now := opts.Now
-	if now == nil {
-		now = time.Now
-	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	frac := opts.withDefaults().MaxRemovedFraction
-	return &Warehouse{db: db, path: path, readOnly: ro, now: now, log: log, policy: redact.NewPolicy(opts.RedactFields),
-		maxRemovedFraction: frac, opts: opts, account: opts.withDefaults().Account, batch: newBatchLimits(opts.BatchPages, opts.BatchDelay, opts.ChangeDelay)}
+	s := opts.Settings()
+	return &Warehouse{db: db, path: path, readOnly: ro, now: s.Now, log: s.Logger, policy: s.Policy,
+		maxRemovedFraction: s.MaxRemovedFraction, opts: opts, account: s.Account, batch: s.Batch}
 }
 
 // dsn builds a file: URI. SQLite decodes %HH escapes in the path, and the

@@ -18,26 +18,6 @@ import (
 // after redaction, cut to this many bytes.
 const MaxRejectedBytes = 64 << 10
 
-// fieldSeen is a top-level field of a stored card and the JSON type of its
-// value.
-type fieldSeen struct{ name, typ string }
-
-// redactCard applies the redaction policy to one card and returns it in
-// canonical JSON with its top-level fields. An error means the card cannot
-// be stored as it is (nested deeper than redact.MaxDepth, not UTF-8, not
-// JSON): the caller quarantines it.
-func (w *Warehouse) redactCard(doc []byte) ([]byte, []fieldSeen, error) {
-	out, fields, err := w.policy.JSON(doc)
-	if err != nil {
-		return nil, nil, err
-	}
-	fs := make([]fieldSeen, len(fields))
-	for i, f := range fields {
-		fs[i] = fieldSeen{name: f.Name, typ: f.Type}
-	}
-	return out, fs, nil
-}
-
 // quarantine stores one rejected item, or counts a repeat of the latest
 // identical rejection (same card id, reason and data) so that an odd card
 // upstream adds no row per run.

@@ -179,6 +179,52 @@ type WalkEnd struct {
 	ConfirmRemovals bool
 }
 
+// Outcome is what sync_walks.outcome records of a walk that ended so:
+// complete when consistent, else inconsistent.
+func (e WalkEnd) Outcome() string {
+	if e.Consistent {
+		return "complete"
+	}
+	return "inconsistent"
+}
+
+// RemovalStep is what closing a walk does about the live cards it missed
+// (see FinishWalk).
+type RemovalStep struct {
+	// Record puts the missed cards in removal_pending (those not there
+	// yet), held or not, so that a confirmation can act on them.
+	Record bool
+	// Remove first marks removed the missed cards that an earlier
+	// consistent walk missed too.
+	Remove bool
+	// Held counts the missed cards the mass-removal guard keeps from
+	// removal (WalkResult.Held).
+	Held int
+}
+
+// Removals is FinishWalk's rule for a walk that ended so: it missed missed
+// of live live cards and listed listed ids, fraction is the guard's
+// (Options.MaxRemovedFraction), and pendingLeft says whether cards listed
+// by no walk since they went pending remain in removal_pending. Only a
+// consistent walk that missed cards acts; the guard (HoldRemovals) holds
+// its removals unless ConfirmRemovals.
+func (e WalkEnd) Removals(missed, live, listed int, fraction float64, pendingLeft bool) RemovalStep {
+	if !e.Consistent || missed == 0 {
+		return RemovalStep{}
+	}
+	if !e.ConfirmRemovals && HoldRemovals(missed, live, listed, fraction) {
+		return RemovalStep{Record: true, Held: missed}
+	}
+	return RemovalStep{Record: true, Remove: pendingLeft}
+}
+
+// FoldsWalk says whether a closed walk is folded into the identical walk
+// before it (when there is one): it is complete, removed nothing and
+// neither added nor cleared pending removals.
+func FoldsWalk(outcome string, removed int, pendingAdded, pendingCleared int64) bool {
+	return outcome == "complete" && removed == 0 && pendingAdded == 0 && pendingCleared == 0
+}
+
 // WalkResult is what FinishWalk did.
 type WalkResult struct {
 	// Removed counts cards marked removed: missed by this walk and by the
@@ -229,11 +275,7 @@ func (w *Warehouse) FinishWalk(ctx context.Context, runID int64, stream string, 
 			return err
 		}
 		if walkID != 0 {
-			outcome := "inconsistent"
-			if end.Consistent {
-				outcome = "complete"
-			}
-			if res, err = w.closeWalk(ctx, tx, walkID, runID, outcome, end, now); err != nil {
+			if res, err = w.closeWalk(ctx, tx, walkID, runID, end.Outcome(), end, now); err != nil {
 				return err
 			}
 		}
@@ -314,12 +356,10 @@ func (w *Warehouse) closeWalk(ctx context.Context, tx *sql.Tx, walkID, runID int
 		return res, fmt.Errorf("count missed cards: %w", err)
 	}
 	var added int64
-	if end.Consistent && res.Missed > 0 {
-		held := !end.ConfirmRemovals && res.Missed > 0 &&
-			(listed == 0 || res.Missed > guardMinCards && float64(res.Missed) > w.maxRemovedFraction*float64(res.Live))
-		if held {
-			res.Held = res.Missed
-		} else if pending > cleared {
+	step := end.Removals(res.Missed, res.Live, listed, w.maxRemovedFraction, pending > cleared)
+	res.Held = step.Held
+	if step.Record {
+		if step.Remove {
 			const gone = missed + ` AND card_id IN (SELECT card_id FROM removal_pending WHERE account = ?A AND walk_id < ?1)`
 			if _, err := tx.ExecContext(ctx, withAccount(`UPDATE card_versions SET valid_to = ?2
 				WHERE account = ?A AND valid_to IS NULL AND card_id IN (`+gone+`)`, 3), walkID, now, w.account); err != nil {
@@ -385,13 +425,40 @@ func (w *Warehouse) closeWalk(ctx context.Context, tx *sql.Tx, walkID, runID int
 	if _, err := tx.ExecContext(ctx, `DELETE FROM walk_seen WHERE walk_id = ?`, walkID); err != nil {
 		return res, fmt.Errorf("clear walk: %w", err)
 	}
-	if outcome == "complete" && res.Removed == 0 && added == 0 && cleared == 0 {
+	if FoldsWalk(outcome, res.Removed, added, cleared) {
 		if err := foldWalk(ctx, tx, walkID); err != nil {
 			return res, err
 		}
 	}
 	return res, nil
 }
+
+// The fold's rule, in SQL that SQLite and PostgreSQL both run as it is but
+// for the numbered parameters (?1 and ?2 here, $1 and $2 in PostgreSQL):
+// package load/postgres folds walks with the same statements.
+const (
+	// FoldWalkQuery selects the walk into which the closed walk ?1 folds
+	// (no row: none): the walk before it of the account's stream, both
+	// complete, neither removing a card, with the same totals, pages,
+	// distinct and duplicated ids and pending removals, walk ?1 having
+	// written no card and left no card pending.
+	FoldWalkQuery = `SELECT p.walk_id FROM sync_walks AS p, sync_walks AS c
+		WHERE c.walk_id = ?1
+		  AND p.walk_id = (SELECT max(walk_id) FROM sync_walks WHERE account = c.account AND stream = c.stream AND walk_id < ?1)
+		  AND p.outcome = 'complete' AND c.outcome = 'complete' AND p.removed = 0 AND c.removed = 0
+		  AND p.first_total = c.first_total AND p.last_total = c.last_total AND c.total_changed = 0
+		  AND p.pages = c.pages AND p.distinct_ids = c.distinct_ids AND p.duplicate_ids = c.duplicate_ids
+		  AND p.pending_removals = c.pending_removals
+		  AND NOT EXISTS (SELECT 1 FROM run_pages WHERE walk_id = ?1 AND (cards_new > 0 OR cards_changed > 0))
+		  AND NOT EXISTS (SELECT 1 FROM removal_pending WHERE walk_id = ?1)`
+	// FoldWalkMerge gives the earlier walk ?1 the finish of walk ?2 and
+	// adds its walks and runs; walk ?2's run_pages rows then move to walk
+	// ?1 and its row goes.
+	FoldWalkMerge = `UPDATE sync_walks AS p SET
+			finished_at = c.finished_at, finished_run = c.finished_run,
+			walks = p.walks + c.walks, runs = p.runs + c.runs, last_run = c.last_run
+		FROM sync_walks AS c WHERE p.walk_id = ?1 AND c.walk_id = ?2`
+)
 
 // foldWalk merges a closed, complete walk that wrote no card into the walk
 // before it, when that one is complete too, removed nothing and looks the
@@ -405,15 +472,7 @@ func (w *Warehouse) closeWalk(ctx context.Context, tx *sql.Tx, walkID, runID int
 // cleared pending removals.
 func foldWalk(ctx context.Context, tx *sql.Tx, walkID int64) error {
 	var prev int64
-	err := tx.QueryRowContext(ctx, `SELECT p.walk_id FROM sync_walks AS p, sync_walks AS c
-		WHERE c.walk_id = ?1
-		  AND p.walk_id = (SELECT max(walk_id) FROM sync_walks WHERE account = c.account AND stream = c.stream AND walk_id < ?1)
-		  AND p.outcome = 'complete' AND c.outcome = 'complete' AND p.removed = 0 AND c.removed = 0
-		  AND p.first_total = c.first_total AND p.last_total = c.last_total AND c.total_changed = 0
-		  AND p.pages = c.pages AND p.distinct_ids = c.distinct_ids AND p.duplicate_ids = c.duplicate_ids
-		  AND p.pending_removals = c.pending_removals
-		  AND NOT EXISTS (SELECT 1 FROM run_pages WHERE walk_id = ?1 AND (cards_new > 0 OR cards_changed > 0))
-		  AND NOT EXISTS (SELECT 1 FROM removal_pending WHERE walk_id = ?1)`, walkID).Scan(&prev)
+	err := tx.QueryRowContext(ctx, FoldWalkQuery, walkID).Scan(&prev)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
@@ -421,10 +480,7 @@ func foldWalk(ctx context.Context, tx *sql.Tx, walkID int64) error {
 		return fmt.Errorf("fold walk: %w", err)
 	}
 	for _, q := range []string{
-		`UPDATE sync_walks AS p SET
-			finished_at = c.finished_at, finished_run = c.finished_run,
-			walks = p.walks + c.walks, runs = p.runs + c.runs, last_run = c.last_run
-		FROM sync_walks AS c WHERE p.walk_id = ?1 AND c.walk_id = ?2`,
+		FoldWalkMerge,
 		`UPDATE run_pages SET walk_id = ?1 WHERE walk_id = ?2`,
 		`DELETE FROM sync_walks WHERE walk_id = ?2`,
 	} {

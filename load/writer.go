@@ -4,36 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 )
-
-// Defaults for Options.BatchPages, Options.BatchDelay and
-// Options.ChangeDelay.
-const (
-	DefaultBatchPages  = 50
-	DefaultBatchDelay  = 5 * time.Second
-	DefaultChangeDelay = time.Second
-)
-
-// batchLimits bounds a WalkWriter's buffer.
-type batchLimits struct {
-	pages       int
-	delay       time.Duration
-	changeDelay time.Duration
-}
-
-func newBatchLimits(pages int, delay, changeDelay time.Duration) batchLimits {
-	if pages <= 0 {
-		pages = DefaultBatchPages
-	}
-	if delay <= 0 {
-		delay = DefaultBatchDelay
-	}
-	if changeDelay == 0 {
-		changeDelay = DefaultChangeDelay
-	}
-	return batchLimits{pages: pages, delay: delay, changeDelay: changeDelay}
-}
 
 // WalkWriter commits one run's pages of one stream, several pages to a
 // transaction. Most runs list exactly what the warehouse holds, and a page
@@ -58,11 +29,8 @@ type WalkWriter struct {
 	runID  int64
 	stream string
 
-	buf      []*preparedPage
-	bufSince time.Time
-	// changeSince is when the first page with changes joined the buffer
-	// (zero: none has).
-	changeSince time.Time
+	// batch buffers the pages and says when they commit (ww.commit).
+	batch *Batcher[*preparedPage]
 	// state is what the writer's commits learnt: the open walk and the
 	// fields this run recorded.
 	state walkState
@@ -74,7 +42,9 @@ type WalkWriter struct {
 // NewWalkWriter returns a WalkWriter for the run's walk of stream
 // (StreamCards when "").
 func (w *Warehouse) NewWalkWriter(runID int64, stream string) *WalkWriter {
-	return &WalkWriter{w: w, runID: runID, stream: streamOf(stream)}
+	ww := &WalkWriter{w: w, runID: runID, stream: streamOf(stream)}
+	ww.batch = NewBatcher(w.batch, ww.commit)
+	return ww
 }
 
 // Add takes the next page of the walk. It compares the page's cards with the
@@ -99,67 +69,36 @@ func (ww *WalkWriter) Add(ctx context.Context, p Page) (_ PageResult, err error)
 	if err != nil {
 		return PageResult{}, fmt.Errorf("add page %d: %w", p.Number, err)
 	}
-	now := ww.w.now()
-	if len(ww.buf) == 0 {
-		ww.bufSince = now
-	}
-	ww.buf = append(ww.buf, pp)
-	if (pp.changes() || ww.newFields(&pp.fields)) && ww.changeSince.IsZero() {
-		ww.changeSince = now
-	}
-	full := len(ww.buf) >= ww.w.batch.pages || now.Sub(ww.bufSince) >= ww.w.batch.delay ||
-		!ww.changeSince.IsZero() && now.Sub(ww.changeSince) >= ww.w.batch.changeDelay
-	if !full {
-		return pp.res, nil
-	}
-	b, err := ww.commit(ctx)
+	res, err := ww.batch.Add(ctx, pp, ww.w.now(), pp.Changes() || ww.newFields(&pp.fields))
 	if err != nil {
-		// The page was not taken; the ones before it stay buffered.
-		ww.buf = ww.buf[:len(ww.buf)-1]
 		return PageResult{}, fmt.Errorf("add page %d: %w", p.Number, err)
 	}
-	res := pp.res
-	res.Committed = b
 	return res, nil
 }
 
 // Buffered reports the pages Add has buffered and not committed yet: what
 // Flush would commit.
-func (ww *WalkWriter) Buffered() Batch {
-	var b Batch
-	for _, p := range ww.buf {
-		b.add(p)
-	}
-	return b
-}
+func (ww *WalkWriter) Buffered() Batch { return ww.batch.Buffered() }
 
 // Flush commits the buffered pages, if any, in one transaction.
 func (ww *WalkWriter) Flush(ctx context.Context) (err error) {
 	defer classify(&err)
-	if len(ww.buf) == 0 {
-		return nil
-	}
-	first := ww.buf[0].number
-	if _, err := ww.commit(ctx); err != nil {
-		return fmt.Errorf("flush pages from %d: %w", first, err)
-	}
-	return nil
+	return ww.batch.Flush(ctx)
 }
 
-func (ww *WalkWriter) commit(ctx context.Context) (Batch, error) {
-	b, err := ww.w.commitBatch(ctx, ww.runID, ww.stream, ww.buf, &ww.state)
+// commit commits a batch of pages (the Batcher's commit function) and
+// learns what it stored.
+func (ww *WalkWriter) commit(ctx context.Context, pages []*preparedPage) (Batch, error) {
+	b, err := ww.w.commitBatch(ctx, ww.runID, ww.stream, pages, &ww.state)
 	if err != nil {
 		// Look the walk up again next time: the error may be that it
 		// closed under the writer.
 		ww.state.walkID = 0
 		return Batch{}, err
 	}
-	for _, p := range ww.buf {
+	for _, p := range pages {
 		p.fields.into(ww.known)
 	}
-	clear(ww.buf)
-	ww.buf = ww.buf[:0]
-	ww.changeSince = time.Time{}
 	return b, nil
 }
 

@@ -1,0 +1,110 @@
+package load
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/cardsync/cardsync/money"
+	"github.com/cardsync/cardsync/redact"
+)
+
+// PageItems is a page after the steps every destination takes before it
+// reads or writes a database: each card redacted by the policy into
+// canonical JSON and hashed; items that cannot be stored set aside as
+// rejections (an empty id, an id used twice on the page, a document the
+// policy cannot walk); and the ids the page listed.
+type PageItems struct {
+	// Cards are the storable cards in page order, each id once.
+	Cards []PreparedCard
+	// Rejected are the page's Rejected followed by the items set aside
+	// here, Data as received (QuarantineData redacts it for storage).
+	Rejected []Rejection
+	// IDs are the ids the page listed: its cards' then the rejected
+	// items', a rejected item without an id standing by its place (so that
+	// the walk's distinct count still adds up to the API's total).
+	IDs []string
+	// Fields are the cards' top-level fields with the JSON type of each
+	// value, possibly repeated.
+	Fields []Field
+}
+
+// PreparedCard is a card ready to store: Data is its redacted, canonical
+// JSON and Hash the first 16 bytes of Data's SHA-256 (card_state.data_hash).
+type PreparedCard struct {
+	ID   string
+	Data []byte
+	Hash []byte
+}
+
+// Field is a top-level card field and the JSON type of one of its values.
+type Field struct{ Name, Type string }
+
+// PreparePageItems takes the database-independent steps of a page commit
+// (see PageItems). It fails only for a page number below 1; what it cannot
+// store goes to Rejected.
+func PreparePageItems(policy *redact.Policy, p Page) (PageItems, error) {
+	if p.Number < 1 {
+		return PageItems{}, fmt.Errorf("page numbers start at 1, got %d", p.Number)
+	}
+	it := PageItems{
+		Cards:    make([]PreparedCard, 0, len(p.Cards)),
+		IDs:      make([]string, 0, len(p.Cards)+len(p.Rejected)),
+		Rejected: append([]Rejection(nil), p.Rejected...),
+	}
+	first := make(map[string]int, len(p.Cards))
+	var lastFields []redact.Field
+	for i, c := range p.Cards {
+		if c.ID == "" {
+			it.Rejected = append(it.Rejected, Rejection{Index: i, Reason: "empty card id", Data: c.Data})
+			continue
+		}
+		if j, dup := first[c.ID]; dup {
+			it.Rejected = append(it.Rejected, Rejection{Index: i, CardID: c.ID, Reason: fmt.Sprintf("card id already used by data[%d] on this page", j), Data: c.Data})
+			continue
+		}
+		first[c.ID] = i
+		data, fields, err := policy.JSON(c.Data)
+		if err != nil {
+			it.Rejected = append(it.Rejected, Rejection{Index: i, CardID: c.ID, Reason: "cannot be stored: " + err.Error(), Data: c.Data})
+			continue
+		}
+		// Cards of one API mostly share their fields, in the same order:
+		// only a card whose list differs from the previous one's adds to
+		// the list.
+		if !slices.Equal(fields, lastFields) {
+			for _, f := range fields {
+				it.Fields = append(it.Fields, Field{Name: f.Name, Type: f.Type})
+			}
+			lastFields = fields
+		}
+		it.Cards = append(it.Cards, PreparedCard{ID: c.ID, Data: data, Hash: dataHash(data)})
+		it.IDs = append(it.IDs, c.ID)
+	}
+	for _, r := range it.Rejected {
+		id := r.CardID
+		if id == "" {
+			id = anonymousID(p.Number, r.Index)
+		}
+		it.IDs = append(it.IDs, id)
+	}
+	return it, nil
+}
+
+// QuarantineData is what rejected_cards.data stores of a rejected item:
+// redacted by policy (see Warehouse's quarantine) and cut to
+// MaxRejectedBytes.
+func QuarantineData(policy *redact.Policy, raw []byte) string {
+	return (&Warehouse{policy: policy}).quarantineData(raw)
+}
+
+// Cents converts an amount of any scale to cents exactly, or fails with
+// ErrAmountScale (more than two decimals, or beyond int64).
+func Cents(a money.Amount) (int64, error) { return centsOf(a) }
+
+// HoldRemovals is the mass-removal guard: whether a consistent walk that
+// listed listed ids and missed missed of live current cards must hold its
+// removals (unless confirmed): it listed nothing while cards are live, or it
+// missed more than 10 cards and more than fraction of the live ones.
+func HoldRemovals(missed, live, listed int, fraction float64) bool {
+	return missed > 0 && (listed == 0 || missed > guardMinCards && float64(missed) > fraction*float64(live))
+}

@@ -1,0 +1,58 @@
+// Package postgres is the PostgreSQL warehouse: the second implementation
+// of what package load does for SQLite, for several replicas sharing one
+// database. It opens a pgx pool ([warehouse] url), migrates
+// schema.Postgres (versions in schema_migrations, each migration in its
+// own transaction under a transaction-scoped advisory lock, so migrators
+// may race), and offers the methods the worker calls on *load.Warehouse
+// with the same signatures and meaning, in load's types: runs, account
+// snapshots, WalkWriter page commits with their checkpoint, walks and
+// two-walk removals with the mass-removal guard, quarantine, redaction.
+// It owns the lease rows (sync_leases) that share accounts among replicas.
+// It never speaks HTTP, never imports package extract, and never logs or
+// returns the URL's password.
+//
+// # Same contract as SQLite
+//
+// The database-independent steps are load's own, so both destinations
+// store the same thing and batch, count and decide alike: redaction,
+// canonical JSON, hashing and setting aside unusable items
+// (load.PreparePageItems, load.QuarantineData), a page's comparison and
+// accounting (load.PreparedPage, load.BatchTally), the batching policy
+// (load.Batcher with load.BatchLimits), the options and their defaults
+// (Options.Common, load.Options.Settings), the removal and guard rules
+// (load.WalkEnd.Removals, load.HoldRemovals, load.FoldsWalk with the fold's
+// SQL) and the account snapshot's columns (load.PrepareAccount). A batch of
+// pages commits in one transaction with the checkpoint that follows it and
+// the run's counters; cards whose data hash is unchanged are not written
+// (their rows keep their xmin); a card is marked removed only when two
+// consecutive complete, consistent walks miss it, unless the guard holds
+// the removal; rejected items go to rejected_cards, redacted.
+//
+// Where PostgreSQL differs: documents are jsonb (keys reordered, duplicates
+// dropped by PostgreSQL; data_hash is taken over the canonical text before
+// that), so a card whose JSON holds \u0000, which jsonb cannot store, is
+// quarantined, and a card id that is not UTF-8 or holds a NUL byte too.
+// walk_seen holds each page's ids as a text[]. card_fields, cards_flat and
+// column_docs do not exist (see schema/postgres/001_init.sql): query
+// card_state.data with jsonb operators.
+//
+// # Leases and fencing
+//
+// AcquireLease takes an account's lease row when it is free or expired by
+// the server's clock, or renews it for its holder, in one transaction;
+// fencing_token goes up whenever the lease changes hands or lapsed. Once a
+// Warehouse has taken the lease of its own account (or when
+// Options.RequireLease is set), every write transaction first reads the
+// lease row FOR SHARE and checks holder, token and expires_at > now(): a
+// replica paused past its lease's expiry finds ErrLeaseLost and writes
+// nothing, and a replica taking over waits for a commit in flight rather
+// than overlapping it. No session-level advisory lock is used, so the pool
+// may sit behind PgBouncer in transaction pooling mode (add
+// default_query_exec_mode=exec to the URL when the pooler cannot keep
+// prepared statements).
+//
+// # Times
+//
+// Times written are Options.Now (UTC, whole seconds), as in SQLite; lease
+// expiry alone uses the server's now(), the one clock all replicas share.
+package postgres

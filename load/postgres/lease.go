@@ -1,0 +1,144 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cardsync/cardsync/load"
+)
+
+// DefaultLeaseTTL is how long a lease lasts without renewal ([cluster]
+// lease_ttl): a dead replica's accounts move to another within it.
+const DefaultLeaseTTL = 60 * time.Second
+
+// Lease is one row of sync_leases.
+type Lease struct {
+	Account      string    `json:"account"`
+	Holder       string    `json:"holder"`
+	FencingToken int64     `json:"fencing_token"`
+	ExpiresAt    time.Time `json:"expires_at"`
+	AcquiredAt   time.Time `json:"acquired_at"` // when Holder took it over
+	RenewedAt    time.Time `json:"renewed_at"`
+	// Expired: expires_at has passed by the server's clock.
+	Expired bool `json:"expired"`
+}
+
+// AcquireLease takes account's lease for holder for ttl, in one
+// transaction, and returns its fencing token: a free or expired lease is
+// taken over (the token goes up by one), a live lease of holder's renewed
+// (same token). A live lease of another holder is refused with a
+// *LeaseHeldError. Expiry is judged by the server's clock. When account is
+// this Warehouse's, its later writes are fenced by the token.
+func (w *Warehouse) AcquireLease(ctx context.Context, account, holder string, ttl time.Duration) (_ int64, err error) {
+	defer classify(&err)
+	if err := load.CheckAccountName(account); err != nil {
+		return 0, fmt.Errorf("acquire lease: %w", err)
+	}
+	if holder == "" || ttl <= 0 {
+		return 0, fmt.Errorf("acquire lease of %s: want a holder and a positive TTL, got %q and %v", account, holder, ttl)
+	}
+	var token int64
+	err = pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `INSERT INTO sync_leases AS l (account, holder, fencing_token, expires_at, acquired_at, renewed_at)
+			VALUES ($1, $2, 1, now() + $3 * interval '1 microsecond', now(), now())
+			ON CONFLICT (account) DO UPDATE SET
+				fencing_token = CASE WHEN l.holder = excluded.holder AND l.expires_at > now()
+					THEN l.fencing_token ELSE l.fencing_token + 1 END,
+				acquired_at = CASE WHEN l.holder = excluded.holder AND l.expires_at > now()
+					THEN l.acquired_at ELSE now() END,
+				holder = excluded.holder,
+				expires_at = excluded.expires_at,
+				renewed_at = now()
+			WHERE l.holder = excluded.holder OR l.expires_at <= now()
+			RETURNING fencing_token`, account, holder, ttl.Microseconds()).Scan(&token)
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		held := &LeaseHeldError{Account: account}
+		if err := tx.QueryRow(ctx, `SELECT holder, expires_at FROM sync_leases WHERE account = $1`, account).
+			Scan(&held.Holder, &held.ExpiresAt); err != nil {
+			return err
+		}
+		return held
+	})
+	if err != nil {
+		return 0, fmt.Errorf("acquire lease of %s: %w", account, err)
+	}
+	if account == w.account {
+		w.mu.Lock()
+		w.fence = fence{holder: holder, token: token}
+		w.mu.Unlock()
+	}
+	return token, nil
+}
+
+// ReleaseLease ends holder's lease of account now, so another replica can
+// take it at once (a clean shutdown). A lease holder no longer holds is
+// left alone.
+func (w *Warehouse) ReleaseLease(ctx context.Context, account, holder string) (err error) {
+	defer classify(&err)
+	if _, err := w.pool.Exec(ctx, `UPDATE sync_leases SET expires_at = least(expires_at, now())
+		WHERE account = $1 AND holder = $2`, account, holder); err != nil {
+		return fmt.Errorf("release lease of %s: %w", account, err)
+	}
+	if account == w.account {
+		w.mu.Lock()
+		if w.fence.holder == holder {
+			w.fence.token = -w.fence.token // keep fencing: no write until taken again
+		}
+		w.mu.Unlock()
+	}
+	return nil
+}
+
+// Leases lists every account's lease, by account: who syncs what.
+func (w *Warehouse) Leases(ctx context.Context) (_ []Lease, err error) {
+	defer classify(&err)
+	rows, err := w.pool.Query(ctx, `SELECT account, holder, fencing_token, expires_at, acquired_at, renewed_at, expires_at <= now()
+		FROM sync_leases ORDER BY account`)
+	if err != nil {
+		return nil, fmt.Errorf("list leases: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Lease, error) {
+		var l Lease
+		err := r.Scan(&l.Account, &l.Holder, &l.FencingToken, &l.ExpiresAt, &l.AcquiredAt, &l.RenewedAt, &l.Expired)
+		l.ExpiresAt, l.AcquiredAt, l.RenewedAt = utc(l.ExpiresAt), utc(l.AcquiredAt), utc(l.RenewedAt)
+		return l, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list leases: %w", err)
+	}
+	return out, nil
+}
+
+// checkLease is the fence of every write transaction: when this Warehouse
+// writes under a lease (it took one, or Options.RequireLease), the lease
+// row must still name its holder and token and not have expired by the
+// server's clock. The row is read FOR SHARE, so a take-over waits for this
+// transaction to end instead of overlapping it.
+func (w *Warehouse) checkLease(ctx context.Context, tx pgx.Tx) error {
+	w.mu.Lock()
+	f := w.fence
+	w.mu.Unlock()
+	if f.holder == "" && !w.require {
+		return nil
+	}
+	lost := &LeaseLostError{Account: w.account, Holder: f.holder, Token: max(f.token, 0)}
+	if f.token <= 0 {
+		return lost
+	}
+	var live bool
+	err := tx.QueryRow(ctx, `SELECT expires_at > now() FROM sync_leases
+		WHERE account = $1 AND holder = $2 AND fencing_token = $3 FOR SHARE`, w.account, f.holder, f.token).Scan(&live)
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && !live {
+		return lost
+	}
+	if err != nil {
+		return fmt.Errorf("check lease: %w", err)
+	}
+	return nil
+}

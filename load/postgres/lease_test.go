@@ -1,0 +1,193 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/cardsync/cardsync/load"
+)
+
+// expire makes account's lease expire now by the server's clock, as if its
+// TTL had passed (no sleep).
+func expire(t *testing.T, w *Warehouse, account string) {
+	t.Helper()
+	if _, err := w.pool.Exec(context.Background(), `UPDATE sync_leases SET expires_at = now() - interval '1 second' WHERE account = $1`, account); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// openReplica opens a second Warehouse of the same account on url, as
+// another replica would.
+func openReplica(t *testing.T, url string) *Warehouse {
+	t.Helper()
+	w, err := Open(t.Context(), url, Options{RequireLease: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
+// TestLeaseAcquireRenewSteal: a free lease is taken, renewed by its holder
+// with the same token, refused to another holder while live, and taken
+// over (new token) once expired; Leases lists it.
+func TestLeaseAcquireRenewSteal(t *testing.T) {
+	a, url, _ := openPG(t, Options{RequireLease: true})
+	b := openReplica(t, url)
+	ctx := t.Context()
+	tok, err := a.AcquireLease(ctx, "default", "replica-a", time.Minute)
+	if err != nil || tok != 1 {
+		t.Fatalf("first acquire = %d, %v; want token 1", tok, err)
+	}
+	if tok, err = a.AcquireLease(ctx, "default", "replica-a", time.Minute); err != nil || tok != 1 {
+		t.Fatalf("renewal = %d, %v; want token 1", tok, err)
+	}
+	var held *LeaseHeldError
+	if _, err := b.AcquireLease(ctx, "default", "replica-b", time.Minute); !errors.As(err, &held) || held.Holder != "replica-a" || !errors.Is(err, load.ErrWarehouse) {
+		t.Fatalf("acquire of a live lease = %v, want LeaseHeldError naming replica-a", err)
+	}
+	expire(t, a, "default")
+	if tok, err = b.AcquireLease(ctx, "default", "replica-b", time.Minute); err != nil || tok != 2 {
+		t.Fatalf("take-over after expiry = %d, %v; want token 2", tok, err)
+	}
+	if _, err := a.AcquireLease(ctx, "default", "replica-a", time.Minute); !errors.Is(err, ErrLeaseHeld) {
+		t.Fatalf("old holder's renewal = %v, want ErrLeaseHeld", err)
+	}
+	if _, err := a.AcquireLease(ctx, "other", "replica-a", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := a.Leases(ctx)
+	if err != nil || len(ls) != 2 || ls[0].Account != "default" || ls[0].Holder != "replica-b" || ls[0].FencingToken != 2 || ls[0].Expired ||
+		ls[1].Account != "other" || ls[1].Holder != "replica-a" {
+		t.Fatalf("Leases = %+v, %v", ls, err)
+	}
+	if err := b.ReleaseLease(ctx, "default", "replica-b"); err != nil {
+		t.Fatal(err)
+	}
+	if tok, err = a.AcquireLease(ctx, "default", "replica-a", time.Minute); err != nil || tok != 3 {
+		t.Fatalf("acquire after release = %d, %v; want token 3", tok, err)
+	}
+}
+
+// TestStaleFencingTokenRefused: a replica paused past its lease's expiry,
+// whose account another replica took over, has its page commit, run start
+// and run finish refused with ErrLeaseLost, and nothing of them is stored;
+// the new holder writes.
+func TestStaleFencingTokenRefused(t *testing.T) {
+	a, url, _ := openPG(t, Options{RequireLease: true})
+	b := openReplica(t, url)
+	ctx := t.Context()
+	if _, err := a.StartRun(ctx, load.TriggerSchedule, "test"); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("StartRun without a lease = %v, want ErrLeaseLost", err)
+	}
+	if _, err := a.AcquireLease(ctx, "default", "replica-a", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	run := startRun(t, a)
+	ww := a.NewWalkWriter(run, "")
+	if _, err := ww.Add(ctx, page(1, idRange(1, 15), 1, 45)); err != nil {
+		t.Fatal(err)
+	}
+	if err := ww.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// replica-a pauses; its lease expires and replica-b takes the account.
+	expire(t, a, "default")
+	if _, err := b.AcquireLease(ctx, "default", "replica-b", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	before := pgQuery(t, a, `SELECT (SELECT count(*) FROM card_state)::text || '/' || (SELECT next_page FROM sync_checkpoints)::text || '/' || (SELECT pages FROM sync_runs WHERE run_id = $1)::text`, run)
+	if _, err := ww.Add(ctx, page(2, idRange(16, 30), 1, 45)); err != nil {
+		t.Fatal(err) // buffered: the test clock stands still, ChangeDelay never passes
+	}
+	var lost *LeaseLostError
+	if err := ww.Flush(ctx); !errors.As(err, &lost) || lost.Holder != "replica-a" || lost.Token != 1 {
+		t.Fatalf("Flush with a stale token = %v, want LeaseLostError for replica-a token 1", err)
+	}
+	if _, err := a.CommitPage(ctx, run, page(2, idRange(16, 30), 1, 45)); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("CommitPage with a stale token = %v, want ErrLeaseLost", err)
+	}
+	if err := a.FinishRun(ctx, run, load.RunResult{Status: load.StatusSucceeded}); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("FinishRun with a stale token = %v, want ErrLeaseLost", err)
+	}
+	if _, err := a.StartRun(ctx, load.TriggerSchedule, "test"); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("StartRun with a stale token = %v, want ErrLeaseLost", err)
+	}
+	if _, err := a.FinishWalk(ctx, run, "", load.WalkEnd{Consistent: true}); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("FinishWalk with a stale token = %v, want ErrLeaseLost", err)
+	}
+	after := pgQuery(t, a, `SELECT (SELECT count(*) FROM card_state)::text || '/' || (SELECT next_page FROM sync_checkpoints)::text || '/' || (SELECT pages FROM sync_runs WHERE run_id = $1)::text`, run)
+	if joined(after) != joined(before) {
+		t.Errorf("refused writes stored something: %s -> %s", joined(before), joined(after))
+	}
+	// The new holder marks the paused replica's run abandoned and resumes
+	// the walk from its checkpoint.
+	stale, err := b.AbandonStaleRuns(ctx, 0)
+	if err != nil || len(stale) != 1 || stale[0].ID != run {
+		t.Fatalf("AbandonStaleRuns = %+v, %v; want run %d", stale, err, run)
+	}
+	run2 := startRun(t, b)
+	cp, err := b.Checkpoint(ctx, "")
+	if err != nil || cp.NextPage != 2 {
+		t.Fatalf("checkpoint %+v, %v; want next page 2", cp, err)
+	}
+	if got := commit(t, b, run2, page(2, idRange(16, 30), 1, 45)); got != (counts{New: 15}) {
+		t.Errorf("new holder's commit %+v", got)
+	}
+}
+
+// TestLeaseCheckWaitsForCommitInFlight: a take-over waits for a page commit
+// that checked the lease before the lease expired, instead of overlapping
+// it (the commit's transaction reads the lease row FOR SHARE), and
+// succeeds once that commit ends.
+func TestLeaseCheckWaitsForCommitInFlight(t *testing.T) {
+	a, url, _ := openPG(t, Options{RequireLease: true})
+	b := openReplica(t, url)
+	ctx := t.Context()
+	const ttl = 300 * time.Millisecond
+	if _, err := a.AcquireLease(ctx, "default", "replica-a", ttl); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := a.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if err := a.checkLease(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		// Retry while the lease is live; the attempt after expiry blocks
+		// on the commit in flight.
+		for {
+			_, err := b.AcquireLease(ctx, "default", "replica-b", time.Minute)
+			if !errors.Is(err, ErrLeaseHeld) {
+				done <- err
+				return
+			}
+			select {
+			case <-ctx.Done():
+				done <- ctx.Err()
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("take-over finished while a fenced transaction was open: %v", err)
+	case <-time.After(3 * ttl):
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("take-over after the commit: %v", err)
+	}
+	if ls, err := b.Leases(ctx); err != nil || ls[0].Holder != "replica-b" || ls[0].FencingToken != 2 {
+		t.Fatalf("Leases = %+v, %v; want replica-b with token 2", ls, err)
+	}
+}

@@ -1,0 +1,195 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/redact"
+)
+
+// DefaultMaxConns is Options.MaxConns's default: a writer needs one
+// connection at a time, the rest serve status readers and lease renewals.
+const DefaultMaxConns = 4
+
+// Options configures Open. The zero value is usable.
+type Options struct {
+	// Common are the options both warehouses take, with load.Options'
+	// meaning, rules and defaults (load.Options.Settings): Account, Now,
+	// Logger, RedactFields, MaxRemovedFraction, BatchPages, BatchDelay and
+	// ChangeDelay. Now stamps every time written; lease expiry uses the
+	// server's clock instead. Its SQLite-only fields (FileMode,
+	// Synchronous, Checkpoint) are not used.
+	Common load.Options
+	// Password is used when the URL carries none: read by the caller from
+	// a file or a systemd credential, so that the URL (which may be logged)
+	// never holds it.
+	Password string
+	// RequireLease refuses every write (ErrLeaseLost) until AcquireLease
+	// has taken the lease of Account: set it when replicas share the
+	// database.
+	RequireLease bool
+	// MaxConns bounds the pool (default DefaultMaxConns).
+	MaxConns int32
+}
+
+// Warehouse is the PostgreSQL warehouse of one account. It is safe for
+// concurrent use; its WalkWriters are not.
+type Warehouse struct {
+	pool     *pgxpool.Pool
+	url      string // redacted
+	account  string
+	now      func() time.Time
+	log      *slog.Logger
+	policy   *redact.Policy
+	fraction float64
+	batch    load.BatchLimits
+	require  bool
+
+	mu    sync.Mutex
+	fence fence // the lease this Warehouse writes under (zero: none)
+
+	closeOnce sync.Once
+}
+
+// fence is a lease taken by AcquireLease.
+type fence struct {
+	holder string
+	token  int64
+}
+
+// Open connects to the PostgreSQL database of url (postgres://…), migrates
+// it and returns the Warehouse of opts.Account. The URL's password, if
+// any, never appears in an error or a log line.
+func Open(ctx context.Context, url string, opts Options) (_ *Warehouse, err error) {
+	defer classify(&err)
+	shown := RedactURL(url)
+	set := opts.Common.Settings()
+	if err := load.CheckAccountName(set.Account); err != nil {
+		return nil, fmt.Errorf("open warehouse %s: Account: %w", shown, err)
+	}
+	if err := load.CheckMaxRemovedFraction(set.MaxRemovedFraction); err != nil {
+		return nil, fmt.Errorf("open warehouse %s: MaxRemovedFraction: %w", shown, err)
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// pgx's parse errors quote the connection string: say only where.
+		return nil, fmt.Errorf("open warehouse %s: the URL does not parse as a PostgreSQL connection string", shown)
+	}
+	if cfg.ConnConfig.Password == "" {
+		cfg.ConnConfig.Password = opts.Password
+	}
+	password := cfg.ConnConfig.Password
+	cfg.MaxConns = DefaultMaxConns
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	if cfg.ConnConfig.RuntimeParams == nil {
+		cfg.ConnConfig.RuntimeParams = map[string]string{}
+	}
+	cfg.ConnConfig.RuntimeParams["application_name"] = "cardsync"
+	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
+	}
+	if _, err := Migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
+	}
+	return &Warehouse{
+		pool: pool, url: shown, account: set.Account, now: set.Now, log: set.Logger,
+		policy: set.Policy, fraction: set.MaxRemovedFraction, batch: set.Batch,
+		require: opts.RequireLease,
+	}, nil
+}
+
+// scrub removes password from err's text, should a driver ever quote it.
+func scrub(err error, password string) error {
+	if err == nil || password == "" || !strings.Contains(err.Error(), password) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), password, "xxxxx"))
+}
+
+// Path returns the database's URL without its password, for messages.
+func (w *Warehouse) Path() string { return w.url }
+
+// Account is the account the Warehouse reads and writes.
+func (w *Warehouse) Account() string { return w.account }
+
+// Pool returns the underlying pool, for tests and read-only diagnostics.
+// Do not write through it.
+func (w *Warehouse) Pool() *pgxpool.Pool { return w.pool }
+
+// Close closes the pool. It does not release a lease: AcquireLease's
+// holder may call ReleaseLease first to hand its accounts over at once.
+func (w *Warehouse) Close() error {
+	w.closeOnce.Do(w.pool.Close)
+	return nil
+}
+
+// Verify is load.Warehouse.Verify for a server: it checks that the
+// database answers and accepts writes (a standby promoted away from us
+// does not) and reports load.FileOK; there is no file to write back.
+func (w *Warehouse) Verify(ctx context.Context) (_ load.FileEvent, _ string, err error) {
+	defer classify(&err)
+	var ro string
+	if err := w.pool.QueryRow(ctx, `SHOW transaction_read_only`).Scan(&ro); err != nil {
+		return load.FileOK, "", fmt.Errorf("check the warehouse %s: %w", w.url, err)
+	}
+	if ro == "on" {
+		return load.FileOK, "", fmt.Errorf("%w: %s is read-only (a standby?)", load.ErrNotWritable, w.url)
+	}
+	return load.FileOK, "", nil
+}
+
+// Optimize does nothing: PostgreSQL's autovacuum keeps statistics and
+// space. It exists so the worker calls both warehouses alike.
+func (w *Warehouse) Optimize(ctx context.Context) error { return nil }
+
+// stamp is the time written now: Options.Now in UTC, whole seconds (as the
+// SQLite warehouse stores them).
+func (w *Warehouse) stamp() time.Time { return w.now().UTC().Truncate(time.Second) }
+
+// write runs fn in one transaction, after checking the lease this
+// Warehouse writes under (checkLease).
+func (w *Warehouse) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
+		if err := w.checkLease(ctx, tx); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+}
+
+// exec runs one statement in a write transaction (see write).
+func (w *Warehouse) exec(ctx context.Context, query string, args ...any) error {
+	return w.write(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, query, args...)
+		return err
+	})
+}
+
+// utc converts a time read from the server (pgx gives local times) to UTC.
+func utc(t time.Time) time.Time { return t.UTC() }
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}

@@ -1,0 +1,395 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/cardsync/cardsync/account"
+	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/postgres/pgtest"
+	"github.com/cardsync/cardsync/money"
+	"github.com/cardsync/cardsync/redact/redacttest"
+)
+
+func TestRedactURL(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"postgres://cardsync:s3cret@db.example:5432/warehouse?sslmode=require", "postgres://cardsync:xxxxx@db.example:5432/warehouse?sslmode=require"},
+		{"postgres://cardsync@db.example/warehouse", "postgres://cardsync@db.example/warehouse"},
+		{"postgresql://db.example/w?password=s3cret&sslmode=disable", "postgresql://db.example/w?password=xxxxx&sslmode=disable"},
+		{"postgres://u:p%40ss@h/d", "postgres://u:xxxxx@h/d"},
+		{"host=db.example password=s3cret", "…"},
+		{"postgres://u:s3cret@[bad", "postgres://…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got := RedactURL(tt.in)
+			if got != tt.want {
+				t.Errorf("RedactURL = %q, want %q", got, tt.want)
+			}
+			if strings.Contains(got, "s3cret") || strings.Contains(got, "p%40ss") {
+				t.Errorf("RedactURL(%q) = %q keeps the password", tt.in, got)
+			}
+		})
+	}
+}
+
+// TestOpenErrorHidesPassword: a failed connection names the server, never
+// the password, whether it came in the URL or in Options.Password.
+func TestOpenErrorHidesPassword(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for _, tt := range []struct {
+		url, password string
+	}{
+		{"postgres://cardsync:s3cret-in-url@127.0.0.1:1/warehouse?connect_timeout=2", ""},
+		{"postgres://cardsync@127.0.0.1:1/warehouse?connect_timeout=2", "s3cret-in-file"},
+	} {
+		_, err := Open(ctx, tt.url, Options{Password: tt.password})
+		if err == nil {
+			t.Fatal("Open of a closed port succeeded")
+		}
+		if strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("Open error holds the password: %v", err)
+		}
+		if !errors.Is(err, load.ErrWarehouse) || !strings.Contains(err.Error(), "127.0.0.1") {
+			t.Errorf("Open error = %v, want a warehouse error naming the server", err)
+		}
+	}
+}
+
+// TestMigrateIdempotentAndConcurrent: migrators racing on a new database
+// apply each migration once; migrating again applies nothing; a database
+// of a newer binary is refused.
+func TestMigrateIdempotentAndConcurrent(t *testing.T) {
+	pgtest.Need(t, server)
+	fresh := server.NewDatabase(t)
+	var wg sync.WaitGroup
+	applied := make([][]int, 4)
+	errs := make([]error, 4)
+	for i := range 4 {
+		wg.Go(func() {
+			pool, err := pgxpool.New(t.Context(), fresh)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer pool.Close()
+			applied[i], errs[i] = Migrate(t.Context(), pool)
+		})
+	}
+	wg.Wait()
+	total := 0
+	for i := range 4 {
+		if errs[i] != nil {
+			t.Fatalf("migrator %d: %v", i, errs[i])
+		}
+		total += len(applied[i])
+	}
+	if total != SchemaVersion() {
+		t.Errorf("%d migrations applied by 4 racing migrators, want %d (each once)", total, SchemaVersion())
+	}
+	pool, err := pgxpool.New(t.Context(), fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if again, err := Migrate(t.Context(), pool); err != nil || len(again) != 0 {
+		t.Errorf("Migrate again = %v, %v; want nothing applied", again, err)
+	}
+	if _, err := pool.Exec(t.Context(), `INSERT INTO schema_migrations (version, name) VALUES (999, '999_future')`); err != nil {
+		t.Fatal(err)
+	}
+	var sv *load.SchemaVersionError
+	if _, err := Migrate(t.Context(), pool); !errors.As(err, &sv) || !errors.Is(err, load.ErrSchemaTooNew) {
+		t.Errorf("Migrate of a newer database = %v, want a SchemaVersionError", err)
+	}
+}
+
+// TestPublicNames: the PostgreSQL warehouse has the SQLite warehouse's
+// public tables and views (but card_fields, cards_flat and column_docs,
+// left out on purpose) with the same columns, plus sync_leases.
+func TestPublicNames(t *testing.T) {
+	w, _, _ := openPG(t, Options{})
+	sq, err := load.Open(t.Context(), t.TempDir()+"/w.db", load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sq.Close()
+	rows, err := sq.DB().QueryContext(t.Context(), `SELECT m.name, p.name FROM sqlite_schema m, pragma_table_info(m.name) p
+		WHERE m.type IN ('table', 'view') AND m.name NOT IN ('card_fields', 'cards_flat', 'column_docs')
+		ORDER BY m.name, p.name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for rows.Next() {
+		var tbl, col string
+		if err := rows.Scan(&tbl, &col); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, tbl+"."+col)
+	}
+	rows.Close()
+	got := pgQuery(t, w, `SELECT table_name || '.' || column_name FROM information_schema.columns
+		WHERE table_schema = 'public' AND table_name NOT IN ('sync_leases', 'schema_migrations')
+		ORDER BY table_name COLLATE "C", column_name COLLATE "C"`)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("public columns differ\npostgres: %q\nsqlite:   %q", got, want)
+	}
+	if got := joined(pgQuery(t, w, `SELECT column_name FROM information_schema.columns WHERE table_name = 'sync_leases' ORDER BY ordinal_position`)); !strings.HasPrefix(got, "account,holder,fencing_token,expires_at") {
+		t.Errorf("sync_leases columns %s", got)
+	}
+}
+
+// TestSaveAccountExactMoney: amounts go from JSON text to bigint cents
+// and back out of the numeric view without a float in between.
+func TestSaveAccountExactMoney(t *testing.T) {
+	tests := []struct {
+		json, minor, view string
+	}{
+		{`"0.10"`, "10", "0.10"},
+		{`98765.4`, "9876540", "98765.40"},
+		{`"12345678901234.56"`, "1234567890123456", "12345678901234.56"},
+		{`99999999999999.99`, "9999999999999999", "99999999999999.99"},
+		{`"92233720368547758.07"`, "9223372036854775807", "92233720368547758.07"},
+		{`"-0.07"`, "-7", "-0.07"},
+		{`1.5e2`, "15000", "150.00"},
+		{`null`, "NULL", "NULL"},
+	}
+	w, _, _ := openPG(t, Options{})
+	ctx := t.Context()
+	run := startRun(t, w)
+	for _, tt := range tests {
+		t.Run(tt.json, func(t *testing.T) {
+			a, err := money.ParseJSON([]byte(tt.json), 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := "Acme " + tt.json
+			acct := load.Account{Snapshot: account.Snapshot{Name: &name, Balance: a, TransferAmount: a, ReachAmount: a,
+				Authorizations: a, CardsBalance: a, AvailableRechargeBalance: a},
+				Raw: []byte(`{"name":"x","balance":` + tt.json + `}`)}
+			if err := w.SaveAccount(ctx, run, acct); err != nil {
+				t.Fatal(err)
+			}
+			got := pgQuery(t, w, `SELECT x FROM (SELECT s.balance_minor::text, b.balance::text, b.transfer_amount::text, b.available_recharge_balance::text
+				FROM account_snapshots s JOIN account_balances b USING (snapshot_id) WHERE s.name = $1) t(a, b, c, d),
+				LATERAL unnest(ARRAY[a, b, c, d]) x`, name)
+			if want := []string{tt.minor, tt.view, tt.view, tt.view}; joined(got) != joined(want) {
+				t.Errorf("stored %q, want %q", got, want)
+			}
+			if got := one(t, pgQuery(t, w, `SELECT pg_typeof(balance)::text FROM account_balances LIMIT 1`)); got != "numeric" {
+				t.Errorf("account_balances.balance is %s, want numeric", got)
+			}
+		})
+	}
+	if got := one(t, pgQuery(t, w, `SELECT raw->>'balance' FROM account_snapshots WHERE name = 'Acme 98765.4'`)); got != "98765.4" {
+		t.Errorf("raw balance = %s, want the number text kept", got)
+	}
+	if got := one(t, pgQuery(t, w, `SELECT old_value || ' -> ' || new_value || ' = ' || change FROM account_balance_changes
+		WHERE amount = 'balance' AND new_value = -0.07`)); got != "92233720368547758.07 -> -0.07 = -92233720368547758.14" {
+		// The difference does not fit a bigint: the view computes it in
+		// numeric.
+		t.Errorf("balance change %s", got)
+	}
+	if err := w.SaveAccount(ctx, run, load.Account{Snapshot: account.Snapshot{Balance: mustAmount(t, `"1.005"`, 3)}}); !errors.Is(err, load.ErrAmountScale) {
+		t.Errorf("SaveAccount of 1.005 = %v, want ErrAmountScale", err)
+	}
+}
+
+func mustAmount(t *testing.T, s string, scale int) *money.Amount {
+	t.Helper()
+	a, err := money.ParseJSON([]byte(s), scale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// TestUnchangedCardsNotRewritten: a walk that lists the same cards writes
+// no card row (same xmin), and a changed card gets a new row version.
+func TestUnchangedCardsNotRewritten(t *testing.T) {
+	w, _, _ := openPG(t, Options{})
+	run := startRun(t, w)
+	commit(t, w, run, page(1, idRange(1, 15), 1, 15))
+	before := pgQuery(t, w, `SELECT card_id || ':' || xmin::text FROM card_state ORDER BY card_id`)
+	if got := commit(t, w, run, page(1, idRange(1, 15), 1, 15)); got != (counts{Unchanged: 15}) {
+		t.Fatalf("second commit %+v", got)
+	}
+	if after := pgQuery(t, w, `SELECT card_id || ':' || xmin::text FROM card_state ORDER BY card_id`); joined(after) != joined(before) {
+		t.Errorf("unchanged cards rewritten: xmin %q -> %q", before, after)
+	}
+	p := page(1, idRange(1, 15), 1, 15)
+	p.Cards[0].Data = cardJSON(1, 2)
+	if got := commit(t, w, run, p); got != (counts{Changed: 1, Unchanged: 14}) {
+		t.Fatalf("third commit %+v", got)
+	}
+	if n := one(t, pgQuery(t, w, `SELECT count(*) FROM card_state WHERE xmin::text <> ALL($1::text[])`, xmins(before))); n != "1" {
+		t.Errorf("%s card rows rewritten, want 1", n)
+	}
+}
+
+func xmins(rows []string) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, r[strings.Index(r, ":")+1:])
+	}
+	return out
+}
+
+// TestResumeAfterDroppedWriter: pages buffered by a WalkWriter that is
+// dropped (the process died) are not stored, the checkpoint stays after
+// the last committed batch, and resuming from it stores every change once.
+func TestResumeAfterDroppedWriter(t *testing.T) {
+	for _, b := range backends(t, 0, 2) {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := t.Context()
+			run := startRun(t, b.s)
+			ww := b.writer(run)
+			for n := 1; n <= 3; n++ { // pages 1-2 commit together, 3 stays buffered
+				if _, err := ww.Add(ctx, page(n, idRange(n*15-14, n*15), 1, 90)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := ww.Buffered(); got.Pages != 1 || got.FirstPage != 3 {
+				t.Fatalf("Buffered = %+v, want page 3", got)
+			}
+			// The writer is dropped without Flush.
+			cp, err := b.s.Checkpoint(ctx, "")
+			if err != nil || cp.NextPage != 3 {
+				t.Fatalf("checkpoint %+v, %v; want next page 3", cp, err)
+			}
+			if got := one(t, b.query(t, "SELECT count(*) FROM card_state")); got != "30" {
+				t.Fatalf("%s cards stored, want 30 (the buffered page is lost)", got)
+			}
+			run2 := startRun(t, b.s)
+			ww = b.writer(run2)
+			for n := cp.NextPage; n <= 6; n++ {
+				if _, err := ww.Add(ctx, page(n, idRange(n*15-14, n*15), 1, 90)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := ww.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got := one(t, b.query(t, "SELECT count(*) FROM card_versions")); got != "90" {
+				t.Errorf("%s versions, want 90 (each card once)", got)
+			}
+			r, err := b.s.FinishWalk(ctx, run2, "", load.WalkEnd{Consistent: true})
+			if err != nil || r.Live != 90 || r.Missed != 0 {
+				t.Errorf("FinishWalk %+v, %v; want 90 live, none missed", r, err)
+			}
+			if got := one(t, b.query(t, "SELECT pages FROM sync_walks")); got != "6" {
+				t.Errorf("walk pages %s, want 6", got)
+			}
+		})
+	}
+}
+
+// TestCommitFailureLeavesNothing: a batch whose transaction fails (here:
+// its run does not exist) stores no card, no checkpoint, no seen ids.
+func TestCommitFailureLeavesNothing(t *testing.T) {
+	for _, b := range backends(t, 0, 0) {
+		t.Run(b.name, func(t *testing.T) {
+			if _, err := b.s.CommitPage(t.Context(), 999, page(1, idRange(1, 15), 1, 15)); err == nil {
+				t.Fatal("commit for a missing run succeeded")
+			}
+			for _, q := range []string{"card_state", "card_versions", "sync_checkpoints", "walk_seen", "sync_walks", "run_pages"} {
+				if got := one(t, b.query(t, "SELECT count(*) FROM "+q)); got != "0" {
+					t.Errorf("%s has %s rows after a failed commit", q, got)
+				}
+			}
+		})
+	}
+}
+
+// TestQuarantine: unusable items are stored in rejected_cards (redacted),
+// count as listed, and a repeat only counts; cards PostgreSQL cannot hold
+// (\u0000 in jsonb) are quarantined rather than failing the page.
+func TestQuarantine(t *testing.T) {
+	pan := redacttest.PANCorpus()[0]
+	for _, b := range backends(t, 0, 0) {
+		t.Run(b.name, func(t *testing.T) {
+			run := startRun(t, b.s)
+			p := page(1, idRange(1, 3), 1, 6)
+			p.Cards = append(p.Cards,
+				load.Card{ID: "", Data: []byte(`{"id":""}`)},
+				load.Card{ID: "2", Data: []byte(`{"id":2,"dup":true}`)},
+			)
+			p.Rejected = []load.Rejection{{Index: 9, CardID: "7", Reason: "not an object: " + pan.Digits, Data: []byte(`["` + pan.Digits + `"]`)}}
+			got := commit(t, b.s, run, p)
+			if got != (counts{New: 3, Rejected: 3}) {
+				t.Fatalf("commit %+v", got)
+			}
+			commit(t, b.s, run, p)
+			if got := joined(b.query(t, "SELECT times FROM rejected_cards ORDER BY rejected_id")); got != "2,2,2" {
+				t.Errorf("rejected times %s, want 2,2,2", got)
+			}
+			for _, row := range b.query(t, "SELECT reason || ' ' || data FROM rejected_cards") {
+				if strings.Contains(row, pan.Digits) {
+					t.Errorf("rejected row holds a full card number: %s", row)
+				}
+			}
+			if b.name == "postgres" {
+				bad := page(2, []int{4}, 1, 6)
+				bad.Cards = append(bad.Cards, load.Card{ID: "5", Data: []byte(`{"id":5,"note":"a\u0000b"}`)})
+				if got := commit(t, b.s, run, bad); got != (counts{New: 1, Rejected: 1}) {
+					t.Errorf("page with \\u0000: %+v, want the card quarantined", got)
+				}
+			}
+		})
+	}
+}
+
+// TestPANCorpusNeverStored: no full card number of the corpus is stored
+// anywhere in the PostgreSQL warehouse (cards, versions, raw account,
+// rejected items, errors).
+func TestPANCorpusNeverStored(t *testing.T) {
+	w, _, _ := openPG(t, Options{})
+	ctx := t.Context()
+	run := startRun(t, w)
+	corpus := redacttest.PANCorpus()
+	if testing.Short() {
+		var some []redacttest.Sample
+		for i := 0; i < len(corpus); i += 5 {
+			some = append(some, corpus[i])
+		}
+		corpus = some
+	}
+	var cards []load.Card
+	for i, s := range corpus {
+		q := fmt.Sprintf("%q", s.Text)
+		doc := fmt.Sprintf(`{"id":%d,"note":%s,"by_key":{%s:"x"},"list":[1,%s]}`, i+1, q, q, q)
+		cards = append(cards, load.Card{ID: fmt.Sprint(i + 1), Data: []byte(doc)})
+	}
+	for p := 0; p*15 < len(cards); p++ {
+		pg := load.Page{Number: p + 1, TotalPages: (len(cards) + 14) / 15, TotalItems: len(cards), Cards: cards[p*15 : min((p+1)*15, len(cards))]}
+		if p == 0 {
+			pg.Rejected = []load.Rejection{{Index: 99, Reason: "test " + corpus[0].Text, Data: []byte(`{"pan":"` + corpus[0].Text + `"}`)}}
+		}
+		commit(t, w, run, pg)
+	}
+	if err := w.SaveAccount(ctx, run, load.Account{Raw: []byte(`{"note":"` + corpus[1].Text + `"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.FinishRun(ctx, run, load.RunResult{Status: load.StatusFailed, Error: "boom " + corpus[2].Text}); err != nil {
+		t.Fatal(err)
+	}
+	var dump []string
+	for _, tbl := range []string{"card_state", "card_versions", "account_snapshots", "rejected_cards", "sync_runs", "walk_seen"} {
+		dump = append(dump, pgQuery(t, w, `SELECT t::text FROM `+tbl+` t`)...)
+	}
+	all := strings.Join(dump, "\n")
+	for _, s := range corpus {
+		if strings.Contains(all, s.Digits) {
+			t.Errorf("%s: full number %s stored", s.Name, s.Digits)
+		}
+	}
+}

@@ -1,0 +1,242 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cardsync/cardsync/load"
+)
+
+// sqlSeen is the set of ids walk $1 listed, distinct: a CTE every
+// statement of a walk's close starts with. PostgreSQL hashes it, so a
+// card's lookup costs the same whatever the size of the walk.
+const sqlSeen = `seen AS MATERIALIZED (SELECT DISTINCT u.id AS card_id FROM walk_seen s, unnest(s.ids) AS u(id) WHERE s.walk_id = $1)`
+
+// sqlMissed adds to sqlSeen the current cards of account $2 that walk $1
+// did not list.
+const sqlMissed = sqlSeen + `, missed AS (SELECT c.card_id FROM card_state c LEFT JOIN seen USING (card_id)
+		WHERE c.account = $2 AND c.removed_at IS NULL AND seen.card_id IS NULL)`
+
+// FinishWalk closes the open walk of stream with load's rules (see
+// load.Warehouse.FinishWalk): when consistent, a current card no attempt
+// of the walk listed is confirmed removed if an earlier consistent walk
+// missed it too, else it becomes pending; every card listed leaves
+// removal_pending; the mass-removal guard (load.HoldRemovals) holds
+// removals unless end.ConfirmRemovals; the checkpoint goes back to page 1.
+func (w *Warehouse) FinishWalk(ctx context.Context, runID int64, stream string, end load.WalkEnd) (_ load.WalkResult, err error) {
+	defer classify(&err)
+	stream = streamOf(stream)
+	var res load.WalkResult
+	err = w.write(ctx, func(tx pgx.Tx) error {
+		res = load.WalkResult{}
+		now := w.stamp()
+		walkID, _, err := openWalk(ctx, tx, w.account, stream)
+		if err != nil {
+			return err
+		}
+		if walkID != 0 {
+			if res, err = w.closeWalk(ctx, tx, walkID, runID, end.Outcome(), end, now); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, `UPDATE sync_runs SET cards_removed = cards_removed + $1, removals_held = $2, walk_consistent = $3
+			WHERE run_id = $4 AND account = $5`, res.Removed, res.Held, boolInt(end.Consistent), runID, w.account); err != nil {
+			return fmt.Errorf("count run: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO sync_checkpoints (stream, run_id, next_page, updated_at, account) VALUES ($1, $2, 1, $3, $4)
+			ON CONFLICT (account, stream) DO UPDATE SET next_page = 1, run_id = excluded.run_id, updated_at = excluded.updated_at`,
+			stream, runID, now, w.account); err != nil {
+			return fmt.Errorf("reset checkpoint: %w", err)
+		}
+		return tx.QueryRow(ctx, `SELECT count(*) FROM removal_pending WHERE account = $1`, w.account).Scan(&res.Pending)
+	})
+	if err != nil {
+		return load.WalkResult{}, fmt.Errorf("finish walk %s: %w", stream, err)
+	}
+	return res, nil
+}
+
+// closeWalk is load's closeWalk: counts, pending cards listed again,
+// two-walk removal under the guard, new pending cards, the walk's row,
+// its walk_seen rows emptied, and a quiet complete walk folded into the
+// identical one before it.
+func (w *Warehouse) closeWalk(ctx context.Context, tx pgx.Tx, walkID, runID int64, outcome string, end load.WalkEnd, now time.Time) (load.WalkResult, error) {
+	var res load.WalkResult
+	var closingRun int64
+	if err := tx.QueryRow(ctx, `SELECT coalesce(nullif($2::bigint, 0), last_run, started_run) FROM sync_walks WHERE walk_id = $1`,
+		walkID, runID).Scan(&closingRun); err != nil {
+		return res, fmt.Errorf("read walk: %w", err)
+	}
+	var pending, cleared int64
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM removal_pending WHERE account = $1`, w.account).Scan(&pending); err != nil {
+		return res, fmt.Errorf("count pending removals: %w", err)
+	}
+	if pending > 0 {
+		if _, err := tx.Exec(ctx, `WITH `+sqlSeen+`
+			UPDATE card_state SET last_seen_at = $2, last_seen_run = $3
+			WHERE account = $4 AND card_id IN (SELECT p.card_id FROM removal_pending p JOIN seen USING (card_id) WHERE p.account = $4)`,
+			walkID, now, closingRun, w.account); err != nil {
+			return res, fmt.Errorf("stamp pending cards listed again: %w", err)
+		}
+		tag, err := tx.Exec(ctx, `WITH `+sqlSeen+`
+			DELETE FROM removal_pending WHERE account = $2 AND card_id IN (SELECT card_id FROM seen)`, walkID, w.account)
+		if err != nil {
+			return res, fmt.Errorf("clear pending removals of seen cards: %w", err)
+		}
+		cleared = tag.RowsAffected()
+	}
+	var listed int
+	if err := tx.QueryRow(ctx, `WITH `+sqlMissed+`
+		SELECT (SELECT count(*) FROM card_state WHERE account = $2 AND removed_at IS NULL),
+			(SELECT count(*) FROM missed),
+			(SELECT coalesce(sum(cardinality(ids)), 0) FROM walk_seen WHERE walk_id = $1)`,
+		walkID, w.account).Scan(&res.Live, &res.Missed, &listed); err != nil {
+		return res, fmt.Errorf("count missed cards: %w", err)
+	}
+	step := end.Removals(res.Missed, res.Live, listed, w.fraction, pending > cleared)
+	res.Held = step.Held
+	if step.Remove {
+		removed, err := w.removeConfirmed(ctx, tx, walkID, runID, now)
+		if err != nil {
+			return res, err
+		}
+		res.Removed, res.Live = removed, res.Live-removed
+	}
+	var added int64
+	if step.Record {
+		var err error
+		if added, err = w.recordPending(ctx, tx, walkID, now); err != nil {
+			return res, err
+		}
+	}
+	var finishedRun *int64
+	if runID != 0 {
+		finishedRun = &runID
+	}
+	distinct, duplicates, err := walkIDCounts(ctx, tx, walkID)
+	if err != nil {
+		return res, err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE sync_walks SET finished_at = $2, finished_run = $3, outcome = $4, removed = $5,
+			distinct_ids = $6, duplicate_ids = $7, pending_removals = (SELECT count(*) FROM removal_pending WHERE account = $8)
+		WHERE walk_id = $1`, walkID, now, finishedRun, outcome, res.Removed, distinct, duplicates, w.account); err != nil {
+		return res, fmt.Errorf("close walk: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM walk_seen WHERE walk_id = $1`, walkID); err != nil {
+		return res, fmt.Errorf("clear walk: %w", err)
+	}
+	if load.FoldsWalk(outcome, res.Removed, added, cleared) {
+		if err := foldWalk(ctx, tx, walkID); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// removeConfirmed marks removed the current cards walk walkID missed that
+// an earlier consistent walk missed too (in removal_pending from before
+// it): their open versions close, a 'removed' version follows, and they
+// leave removal_pending. It returns how many it removed.
+func (w *Warehouse) removeConfirmed(ctx context.Context, tx pgx.Tx, walkID, runID int64, now time.Time) (int, error) {
+	const gone = sqlMissed + `, gone AS (SELECT card_id FROM missed
+		WHERE card_id IN (SELECT card_id FROM removal_pending WHERE account = $2 AND walk_id < $1))`
+	if _, err := tx.Exec(ctx, `WITH `+gone+`
+		UPDATE card_versions SET valid_to = $3
+		WHERE account = $2 AND valid_to IS NULL AND card_id IN (SELECT card_id FROM gone)`, walkID, w.account, now); err != nil {
+		return 0, fmt.Errorf("close versions of removed cards: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `WITH `+gone+`
+		INSERT INTO card_versions (card_id, version, valid_from, valid_to, run_id, change, data, account)
+		SELECT c.card_id, (SELECT max(version) FROM card_versions v WHERE v.account = c.account AND v.card_id = c.card_id) + 1,
+			$3, NULL, $4, 'removed', c.data, c.account
+		FROM card_state c WHERE c.account = $2 AND c.card_id IN (SELECT card_id FROM gone)`, walkID, w.account, now, runID); err != nil {
+		return 0, fmt.Errorf("version removed cards: %w", err)
+	}
+	tag, err := tx.Exec(ctx, `WITH `+gone+`
+		UPDATE card_state SET removed_at = $3 WHERE account = $2 AND card_id IN (SELECT card_id FROM gone)`, walkID, w.account, now)
+	if err != nil {
+		return 0, fmt.Errorf("mark removed cards: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM removal_pending p USING card_state c
+		WHERE p.account = $1 AND c.account = p.account AND c.card_id = p.card_id AND c.removed_at IS NOT NULL`, w.account); err != nil {
+		return 0, fmt.Errorf("clear confirmed removals: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// recordPending puts the current cards walk walkID missed in
+// removal_pending (those not there yet) and returns how many it added;
+// those keep, as last seen, the last complete walk that listed them.
+func (w *Warehouse) recordPending(ctx context.Context, tx pgx.Tx, walkID int64, now time.Time) (int64, error) {
+	tag, err := tx.Exec(ctx, `WITH `+sqlMissed+`
+		INSERT INTO removal_pending (card_id, walk_id, missed_at, account)
+		SELECT card_id, $1, $3, $2 FROM missed
+		ON CONFLICT (account, card_id) DO NOTHING`, walkID, w.account, now)
+	if err != nil {
+		return 0, fmt.Errorf("record pending removals: %w", err)
+	}
+	added := tag.RowsAffected()
+	if added > 0 {
+		if _, err := tx.Exec(ctx, `UPDATE card_state SET last_seen_at = w.finished_at, last_seen_run = w.finished_run
+			FROM (SELECT finished_at, finished_run FROM sync_walks
+				WHERE account = $2 AND outcome = 'complete' AND finished_run IS NOT NULL ORDER BY walk_id DESC LIMIT 1) AS w
+			WHERE card_state.account = $2
+			  AND card_state.card_id IN (SELECT card_id FROM removal_pending WHERE account = $2 AND walk_id = $1)
+			  AND (w.finished_run, w.finished_at) > (card_state.last_seen_run, card_state.last_seen_at)`, walkID, w.account); err != nil {
+			return 0, fmt.Errorf("freeze last seen of pending cards: %w", err)
+		}
+	}
+	return added, nil
+}
+
+// foldWalk merges a closed, complete walk that wrote no card into the
+// identical complete walk before it (load.FoldWalkQuery, load.FoldWalkMerge).
+func foldWalk(ctx context.Context, tx pgx.Tx, walkID int64) error {
+	var prev int64
+	err := tx.QueryRow(ctx, pgParams(load.FoldWalkQuery), walkID).Scan(&prev)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("fold walk: %w", err)
+	}
+	// $1 is typed in the DELETE, which does not otherwise use it.
+	for _, q := range []string{
+		pgParams(load.FoldWalkMerge),
+		`UPDATE run_pages SET walk_id = $1 WHERE walk_id = $2`,
+		`DELETE FROM sync_walks WHERE walk_id = $2 AND $1::bigint IS NOT NULL`,
+	} {
+		if _, err := tx.Exec(ctx, q, prev, walkID); err != nil {
+			return fmt.Errorf("fold walk: %w", err)
+		}
+	}
+	return nil
+}
+
+// pgParams writes load's shared statements' numbered parameters ?1 and ?2
+// as PostgreSQL's $1 and $2.
+func pgParams(query string) string {
+	return strings.NewReplacer("?1", "$1", "?2", "$2").Replace(query)
+}
+
+// querier is a pool or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// walkIDCounts counts the walk's distinct ids and those listed on more
+// than one page.
+func walkIDCounts(ctx context.Context, q querier, walkID int64) (distinct, duplicates int, err error) {
+	err = q.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE pages > 1) FROM (
+			SELECT count(DISTINCT s.page) AS pages FROM walk_seen s, unnest(s.ids) AS u(id)
+			WHERE s.walk_id = $1 GROUP BY u.id) t`, walkID).Scan(&distinct, &duplicates)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count the walk's ids: %w", err)
+	}
+	return distinct, duplicates, nil
+}

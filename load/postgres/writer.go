@@ -1,0 +1,194 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cardsync/cardsync/load"
+)
+
+// WalkWriter commits one run's pages of one stream, several pages to a
+// transaction, with the rules of load.WalkWriter (a load.Batcher): a batch
+// commits when it holds BatchPages pages, BatchDelay after its first page,
+// ChangeDelay after its first page that changes something, or on Flush,
+// together with the checkpoint after its last page and the run's counters.
+// It is not safe for concurrent use.
+type WalkWriter struct {
+	w      *Warehouse
+	runID  int64
+	stream string
+
+	batch *load.Batcher[*preparedPage]
+	walk  walkState
+}
+
+// walkState is what a WalkWriter's commits learnt: the open walk.
+type walkState struct {
+	walkID     int64
+	firstTotal int
+}
+
+// NewWalkWriter returns a WalkWriter for the run's walk of stream
+// (load.StreamCards when "").
+func (w *Warehouse) NewWalkWriter(runID int64, stream string) *WalkWriter {
+	ww := &WalkWriter{w: w, runID: runID, stream: streamOf(stream)}
+	ww.batch = load.NewBatcher(w.batch, ww.commit)
+	return ww
+}
+
+// Add takes the next page of the walk, as load.WalkWriter.Add: it compares
+// the page's cards with the warehouse (one query, no write), then buffers
+// the page or commits it with the pages buffered before it. On error
+// nothing of the failed batch is stored and the page is not taken; a
+// refused lease is an *LeaseLostError.
+func (ww *WalkWriter) Add(ctx context.Context, p load.Page) (_ load.PageResult, err error) {
+	defer classify(&err)
+	if p.Stream != "" && p.Stream != ww.stream {
+		return load.PageResult{}, fmt.Errorf("add page %d: stream %q to a writer of %q", p.Number, p.Stream, ww.stream)
+	}
+	pp, err := ww.w.preparePage(ctx, p)
+	if err != nil {
+		return load.PageResult{}, fmt.Errorf("add page %d: %w", p.Number, err)
+	}
+	res, err := ww.batch.Add(ctx, pp, ww.w.now(), pp.Changes())
+	if err != nil {
+		return load.PageResult{}, fmt.Errorf("add page %d: %w", p.Number, err)
+	}
+	return res, nil
+}
+
+// Buffered reports the pages buffered and not committed yet.
+func (ww *WalkWriter) Buffered() load.Batch { return ww.batch.Buffered() }
+
+// Flush commits the buffered pages, if any, in one transaction.
+func (ww *WalkWriter) Flush(ctx context.Context) (err error) {
+	defer classify(&err)
+	return ww.batch.Flush(ctx)
+}
+
+// commit commits a batch (the Batcher's commit function).
+func (ww *WalkWriter) commit(ctx context.Context, pages []*preparedPage) (load.Batch, error) {
+	b, err := ww.w.commitBatch(ctx, ww.runID, ww.stream, pages, &ww.walk)
+	if err != nil {
+		// Look the walk up again next time: the error may be that it
+		// closed under the writer.
+		ww.walk = walkState{}
+		return load.Batch{}, err
+	}
+	return b, nil
+}
+
+// CommitPage stores one page now, in one transaction, as
+// load.Warehouse.CommitPage.
+func (w *Warehouse) CommitPage(ctx context.Context, runID int64, p load.Page) (_ load.PageResult, err error) {
+	defer classify(&err)
+	pp, err := w.preparePage(ctx, p)
+	if err != nil {
+		return load.PageResult{}, fmt.Errorf("commit page %d: %w", p.Number, err)
+	}
+	b, err := w.commitBatch(ctx, runID, streamOf(p.Stream), []*preparedPage{pp}, &walkState{})
+	if err != nil {
+		return load.PageResult{}, fmt.Errorf("commit page %d: %w", p.Number, err)
+	}
+	res := pp.Result()
+	res.Committed = b
+	return res, nil
+}
+
+// preparedPage is a page redacted and compared with the warehouse:
+// load.PreparedPage with the ids the page listed as walk_seen stores them.
+type preparedPage struct {
+	load.PreparedPage
+	ids []string
+}
+
+// pgUnstorable says why PostgreSQL cannot store a card load accepted, or "".
+func pgUnstorable(c load.PreparedCard) string {
+	switch {
+	case !utf8.ValidString(c.ID) || strings.ContainsRune(c.ID, 0):
+		return "cannot be stored: the card id is not UTF-8 text without NUL (PostgreSQL text)"
+	case bytes.Contains(c.Data, []byte(`\u0000`)):
+		return `cannot be stored: a string holds \u0000, which PostgreSQL jsonb refuses`
+	}
+	return ""
+}
+
+// pgID is an id as walk_seen stores it: load's ids for rejected items
+// without one begin with a NUL byte, which text cannot hold; card ids never
+// hold control characters, so SOH stands in without meeting a real id.
+func pgID(id string) string {
+	if strings.HasPrefix(id, "\x00") {
+		return "\x01" + clean(id[1:])
+	}
+	return clean(id)
+}
+
+func (w *Warehouse) preparePage(ctx context.Context, p load.Page) (*preparedPage, error) {
+	items, err := load.PreparePageItems(w.policy, p)
+	if err != nil {
+		return nil, err
+	}
+	// Cards PostgreSQL cannot store join the rejected items; the ids keep
+	// load's order: cards, then rejected items.
+	cards := items.Cards[:0:0]
+	var late []load.Rejection
+	for _, c := range items.Cards {
+		if why := pgUnstorable(c); why != "" {
+			i := indexOf(p.Cards, c.ID)
+			late = append(late, load.Rejection{Index: i, CardID: clean(c.ID), Reason: why, Data: p.Cards[i].Data})
+			continue
+		}
+		cards = append(cards, c)
+	}
+	rejected := append(items.Rejected, late...)
+	pp := &preparedPage{PreparedPage: load.NewPreparedPage(p, w.now, len(cards), rejected)}
+	pp.ids = make([]string, 0, len(items.IDs))
+	for _, c := range cards {
+		pp.ids = append(pp.ids, c.ID)
+	}
+	for _, id := range items.IDs[len(items.Cards):] {
+		pp.ids = append(pp.ids, pgID(id))
+	}
+	for _, r := range late {
+		pp.ids = append(pp.ids, r.CardID)
+	}
+	if len(cards) == 0 {
+		return pp, nil
+	}
+	rows, err := w.pool.Query(ctx, `SELECT c.card_id IS NOT NULL, c.removed_at IS NOT NULL, c.data_hash
+		FROM unnest($1::text[]) WITH ORDINALITY AS j(id, ord)
+		LEFT JOIN card_state c ON c.account = $2 AND c.card_id = j.id
+		ORDER BY j.ord`, pp.ids[:len(cards)], w.account)
+	if err != nil {
+		return nil, fmt.Errorf("compare cards: %w", err)
+	}
+	var have []load.StoredCard
+	for rows.Next() {
+		var c load.StoredCard
+		if err := rows.Scan(&c.Exists, &c.Removed, &c.Hash); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("compare cards: %w", err)
+		}
+		have = append(have, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("compare cards: %w", err)
+	}
+	if len(have) != len(cards) {
+		return nil, fmt.Errorf("compare cards: %d of %d cards answered", len(have), len(cards))
+	}
+	pp.Compare(cards, have)
+	return pp, nil
+}
+
+func indexOf(cards []load.Card, id string) int {
+	for i, c := range cards {
+		if c.ID == id {
+			return i
+		}
+	}
+	return -1
+}

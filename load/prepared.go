@@ -1,0 +1,213 @@
+package load
+
+import (
+	"bytes"
+	"time"
+)
+
+// PreparedPage is the database-independent part of a page ready to commit:
+// its numbers, timing and request counters (from Page), how many items and
+// storable cards it held, the cards to insert (new) and to write (changed
+// or returned), the items to quarantine and the page's result. Each
+// destination's prepared page embeds it and adds its own form of the ids
+// the page listed. Its fields are set by load's rules only
+// (NewPreparedPage, Compare, Recount); the methods read them.
+type PreparedPage struct {
+	number, totalPages, totalItems int
+	fetchedAt                      time.Time
+	duration                       time.Duration
+	bodySHA256                     string
+	requests, retries, limited     int64
+	authRequests                   int64
+	// items is how many items the page held (cards and rejected).
+	items int
+	// cards counts the cards stored or compared (sync_runs.cards_seen).
+	cards int
+	// fresh are the new cards (the warehouse has no row for them) and
+	// writes the changed and returned ones.
+	fresh, writes []CardWrite
+	// rejected are the items to quarantine, Data included.
+	rejected []Rejection
+	res      PageResult
+}
+
+// NewPreparedPage starts the prepared page of p: its numbers and counters,
+// FetchedAt (now() when p has none), cards storable cards and rejected the
+// items to quarantine (counted in the result, which lists them without
+// Data). Compare then sorts the cards.
+func NewPreparedPage(p Page, now func() time.Time, cards int, rejected []Rejection) PreparedPage {
+	pp := PreparedPage{
+		number: p.Number, totalPages: p.TotalPages, totalItems: p.TotalItems,
+		fetchedAt: orNow(p.FetchedAt, now), duration: p.Duration, bodySHA256: p.BodySHA256,
+		requests: p.Requests, retries: p.Retries, limited: p.RateLimited, authRequests: p.AuthRequests,
+		items: len(p.Cards) + len(p.Rejected),
+		cards: cards, rejected: rejected,
+	}
+	pp.res.Rejected = len(rejected)
+	for _, r := range rejected {
+		r.Data = nil
+		pp.res.Rejections = append(pp.res.Rejections, r)
+	}
+	return pp
+}
+
+// StoredCard is what a warehouse holds of a card, for the comparison of a
+// page with it.
+type StoredCard struct {
+	Exists, Removed bool
+	// Hash is card_state.data_hash (nil when stored without one).
+	Hash []byte
+}
+
+// CardWrite is a card a page commit writes, and why.
+type CardWrite struct {
+	id     string
+	data   string // redacted, canonical JSON
+	hash   []byte
+	change string // new, changed, returned (as classified before the write)
+}
+
+// ID is the card's id.
+func (c CardWrite) ID() string { return c.id }
+
+// Data is the card's redacted, canonical JSON.
+func (c CardWrite) Data() string { return c.data }
+
+// Hash is Data's hash (card_state.data_hash).
+func (c CardWrite) Hash() []byte { return c.hash }
+
+// Change is why the card is written, as the page's comparison found: new,
+// changed or returned.
+func (c CardWrite) Change() string { return c.change }
+
+// Compare sorts the page's storable cards by what the warehouse holds of
+// each (have[i] of cards[i]) and counts them in the result: a card not
+// stored is new, one marked removed is returned, one whose hash differs is
+// changed, the rest are unchanged (counted, not written).
+func (p *PreparedPage) Compare(cards []PreparedCard, have []StoredCard) {
+	for i, c := range cards {
+		s := have[i]
+		change := ""
+		switch {
+		case !s.Exists:
+			change = "new"
+			p.res.New++
+		case s.Removed:
+			change = "returned"
+			p.res.Changed++
+		case !bytes.Equal(s.Hash, c.Hash):
+			change = "changed"
+			p.res.Changed++
+		default:
+			p.res.Unchanged++
+		}
+		switch change {
+		case "new":
+			p.fresh = append(p.fresh, CardWrite{id: c.ID, data: string(c.Data), hash: c.Hash, change: change})
+		case "":
+		default:
+			p.writes = append(p.writes, CardWrite{id: c.ID, data: string(c.Data), hash: c.Hash, change: change})
+		}
+	}
+}
+
+// Recount moves c from the count of c.Change to that of change ("":
+// unchanged) when they differ: the write transaction, which reads the card
+// again, has the last word.
+func (p *PreparedPage) Recount(c CardWrite, change string) {
+	if change != c.change {
+		p.res.count(c.change, -1)
+		p.res.count(change, +1)
+	}
+}
+
+// Prepared returns p: a destination's page that embeds PreparedPage is
+// Batchable through it.
+func (p *PreparedPage) Prepared() *PreparedPage { return p }
+
+// Changes says whether committing the page writes more than bookkeeping:
+// a new, changed or returned card, or a rejected item.
+func (p *PreparedPage) Changes() bool {
+	return len(p.fresh) > 0 || len(p.writes) > 0 || len(p.rejected) > 0
+}
+
+// Number is the page's number.
+func (p *PreparedPage) Number() int { return p.number }
+
+// TotalPages is the total_pages the page reported.
+func (p *PreparedPage) TotalPages() int { return p.totalPages }
+
+// TotalItems is the total the page reported.
+func (p *PreparedPage) TotalItems() int { return p.totalItems }
+
+// FetchedAt is when the page was fetched.
+func (p *PreparedPage) FetchedAt() time.Time { return p.fetchedAt }
+
+// Duration is how long the page's request took.
+func (p *PreparedPage) Duration() time.Duration { return p.duration }
+
+// BodySHA256 is the hex SHA-256 of the page's body.
+func (p *PreparedPage) BodySHA256() string { return p.bodySHA256 }
+
+// Items is how many items the page held (cards and rejected).
+func (p *PreparedPage) Items() int { return p.items }
+
+// Fresh are the new cards, to insert.
+func (p *PreparedPage) Fresh() []CardWrite { return p.fresh }
+
+// Writes are the changed and returned cards, to write after reading them
+// again in the write transaction (Recount).
+func (p *PreparedPage) Writes() []CardWrite { return p.writes }
+
+// Rejected are the items to quarantine, Data as received.
+func (p *PreparedPage) Rejected() []Rejection { return p.rejected }
+
+// Result is the page's result so far (Committed unset).
+func (p *PreparedPage) Result() PageResult { return p.res }
+
+// AddTo adds the page to b, the next page of its batch.
+func (p *PreparedPage) AddTo(b *Batch) {
+	if b.Pages == 0 {
+		b.FirstPage = p.number
+	}
+	b.Pages++
+	b.LastPage = p.number
+	b.TotalPages, b.TotalItems = p.totalPages, p.totalItems
+	b.Cards += p.cards
+	b.New += p.res.New
+	b.Changed += p.res.Changed
+	b.Unchanged += p.res.Unchanged
+	b.Rejected += p.res.Rejected
+}
+
+// BatchTally sums the pages of a batch as its commit records them: the
+// Batch (the run's card counters), the walk's running summary and the
+// run's request counters.
+type BatchTally struct {
+	Batch Batch
+	// MaxPage is the highest page number; MinTotal and MaxTotal the
+	// smallest and largest total a page reported; TotalChanged whether a
+	// page reported another total than the walk's first page.
+	MaxPage, MinTotal, MaxTotal int
+	TotalChanged                bool
+	// Requests, Retries, RateLimited and AuthRequests sum the pages'
+	// counters.
+	Requests, Retries, RateLimited, AuthRequests int64
+}
+
+// Add counts p, the next page of a walk whose first page reported
+// firstTotal. Call it once the page is written: the write has the last
+// word on its counts.
+func (t *BatchTally) Add(p *PreparedPage, firstTotal int) {
+	if t.Batch.Pages == 0 {
+		t.MinTotal, t.MaxTotal = p.totalItems, p.totalItems
+	}
+	t.TotalChanged = t.TotalChanged || p.totalItems != firstTotal
+	t.MinTotal, t.MaxTotal = min(t.MinTotal, p.totalItems), max(t.MaxTotal, p.totalItems)
+	t.MaxPage = max(t.MaxPage, p.number)
+	t.Requests += p.requests
+	t.Retries += p.retries
+	t.RateLimited += p.limited
+	t.AuthRequests += p.authRequests
+	p.AddTo(&t.Batch)
+}

@@ -1,0 +1,51 @@
+package load
+
+import (
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/cardsync/cardsync/redact"
+)
+
+// Settings are the Options every warehouse takes alike (SQLite here,
+// PostgreSQL in package load/postgres), with their defaults applied: what a
+// Warehouse keeps of them.
+type Settings struct {
+	// Account is Options.Account (default DefaultAccount).
+	Account string
+	// Now is Options.Now (default time.Now).
+	Now func() time.Time
+	// Logger is Options.Logger (default: one that discards).
+	Logger *slog.Logger
+	// Policy redacts with Options.RedactFields on top of package redact's
+	// rule.
+	Policy *redact.Policy
+	// MaxRemovedFraction is Options.MaxRemovedFraction (default
+	// DefaultMaxRemovedFraction).
+	MaxRemovedFraction float64
+	// Batch are Options.BatchPages, BatchDelay and ChangeDelay (defaults
+	// DefaultBatchPages, DefaultBatchDelay and DefaultChangeDelay).
+	Batch BatchLimits
+}
+
+// Settings returns the settings of o every warehouse shares, defaults
+// applied. It checks nothing: Validate does.
+func (o Options) Settings() Settings {
+	d := o.withDefaults()
+	s := Settings{
+		Account:            d.Account,
+		Now:                o.Now,
+		Logger:             o.Logger,
+		Policy:             redact.NewPolicy(o.RedactFields),
+		MaxRemovedFraction: d.MaxRemovedFraction,
+		Batch:              BatchLimits{Pages: o.BatchPages, Delay: o.BatchDelay, ChangeDelay: o.ChangeDelay}.withDefaults(),
+	}
+	if s.Now == nil {
+		s.Now = time.Now
+	}
+	if s.Logger == nil {
+		s.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return s
+}
