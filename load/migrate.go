@@ -4,11 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io/fs"
 	"os"
-	"regexp"
-	"slices"
-	"strconv"
 
 	"github.com/cardsync/cardsync/schema"
 )
@@ -38,12 +34,6 @@ func checkVersions(version, appID, latest int) error {
 	return nil
 }
 
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
 // migrationSteps are Go steps that run after a migration's SQL, in the same
 // transaction (before the user_version bump): work SQL cannot do, such as
 // re-applying the redaction policy to rows already stored. Like the SQL,
@@ -57,36 +47,8 @@ func (w *Warehouse) migrationSteps() map[int]func(context.Context, *sql.Tx) erro
 	}
 }
 
-var migrationName = regexp.MustCompile(`^(\d{3})_[a-z0-9_]+\.sql$`)
-
-// migrations lists schema.Migrations in order and checks the numbering is
-// 1, 2, 3... without gaps.
-func migrations() ([]migration, error) {
-	entries, err := fs.ReadDir(schema.Migrations, ".")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, e := range entries {
-		m := migrationName.FindStringSubmatch(e.Name())
-		if m == nil {
-			return nil, fmt.Errorf("migration file %q: want NNN_name.sql", e.Name())
-		}
-		n, _ := strconv.Atoi(m[1])
-		b, err := fs.ReadFile(schema.Migrations, e.Name())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: n, name: e.Name(), sql: string(b)})
-	}
-	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
-	for i, m := range out {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("migration %s: want number %03d", m.name, i+1)
-		}
-	}
-	return out, nil
-}
+// migrations lists the migrations this binary carries, in order.
+func migrations() ([]schema.Migration, error) { return schema.List(schema.Migrations, ".") }
 
 func latestVersion() int {
 	ms, err := migrations()
@@ -129,7 +91,7 @@ func (w *Warehouse) migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	for _, m := range applied {
-		w.log.Info("schema migrated", "version", m.version, "file", m.name)
+		w.log.Info("schema migrated", "version", m.Version, "file", m.Name)
 	}
 	return nil
 }
@@ -140,7 +102,7 @@ func (w *Warehouse) migrate(ctx context.Context) error {
 // schema.Views and cards_flat. So a migration sees tables only, and a
 // reader never sees a file half migrated or without its views. It returns
 // the migrations it applied.
-func (w *Warehouse) apply(ctx context.Context, ms []migration) ([]migration, error) {
+func (w *Warehouse) apply(ctx context.Context, ms []schema.Migration) ([]schema.Migration, error) {
 	tx, err := w.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -163,16 +125,16 @@ func (w *Warehouse) apply(ctx context.Context, ms []migration) ([]migration, err
 	}
 	steps := w.migrationSteps()
 	for _, m := range pending {
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-			return nil, fmt.Errorf("%s: %w", m.name, err)
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return nil, fmt.Errorf("%s: %w", m.Name, err)
 		}
-		if step := steps[m.version]; step != nil {
+		if step := steps[m.Version]; step != nil {
 			if err := step(ctx, tx); err != nil {
-				return nil, fmt.Errorf("%s: %w", m.name, err)
+				return nil, fmt.Errorf("%s: %w", m.Name, err)
 			}
 		}
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
-			return nil, fmt.Errorf("%s: %w", m.name, err)
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.Version)); err != nil {
+			return nil, fmt.Errorf("%s: %w", m.Name, err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, schema.Views); err != nil {

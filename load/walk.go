@@ -103,11 +103,9 @@ func openWalk(ctx context.Context, tx *sql.Tx, account, stream string) (int64, e
 // openWalkTotal returns the open walk of the account's stream (0 when
 // none) and the total its first page reported.
 func openWalkTotal(ctx context.Context, tx *sql.Tx, account, stream string) (id int64, firstTotal int, err error) {
-	err = tx.QueryRowContext(ctx, `SELECT walk_id, first_total FROM sync_walks WHERE account = ? AND stream = ? AND finished_at IS NULL`,
-		account, stream).Scan(&id, &firstTotal)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, 0, nil
-	}
+	// At most one walk of a stream is open; the aggregate answers 0 for none.
+	err = tx.QueryRowContext(ctx, `SELECT coalesce(max(walk_id), 0), coalesce(max(first_total), 0) FROM sync_walks
+		WHERE account = ? AND stream = ? AND finished_at IS NULL`, account, stream).Scan(&id, &firstTotal)
 	if err != nil {
 		return 0, 0, fmt.Errorf("find open walk: %w", err)
 	}

@@ -3,10 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"io/fs"
-	"path"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -23,34 +19,8 @@ import (
 // PgBouncer in transaction pooling mode.
 const migrationLock = 0x43534E43 // "CSNC", load.ApplicationID
 
-// migration is one file of schema.Postgres.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-func migrations() ([]migration, error) {
-	files, err := fs.Glob(schema.Postgres, "postgres/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, f := range files {
-		base := path.Base(f)
-		v, err := strconv.Atoi(base[:3])
-		if err != nil {
-			return nil, fmt.Errorf("migration %s: no version number", base)
-		}
-		b, err := fs.ReadFile(schema.Postgres, f)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: v, name: strings.TrimSuffix(base, ".sql"), sql: string(b)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	return out, nil
-}
+// migrations lists the migrations this binary carries, in order.
+func migrations() ([]schema.Migration, error) { return schema.List(schema.Postgres, "postgres") }
 
 // SchemaVersion is the latest migration this binary carries.
 func SchemaVersion() int {
@@ -58,7 +28,7 @@ func SchemaVersion() int {
 	if err != nil || len(ms) == 0 {
 		return 0
 	}
-	return ms[len(ms)-1].version
+	return ms[len(ms)-1].Version
 }
 
 // Migrate applies the migrations of schema.Postgres the database lacks, each
@@ -71,7 +41,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) (applied []int, err error)
 	if err != nil {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
-	latest := ms[len(ms)-1].version
+	latest := ms[len(ms)-1].Version
 	for _, m := range ms {
 		done := false
 		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
@@ -91,20 +61,20 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) (applied []int, err error)
 			if have > latest {
 				return &load.SchemaVersionError{Database: have, Binary: latest}
 			}
-			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`, m.version).Scan(&done); err != nil || done {
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`, m.Version).Scan(&done); err != nil || done {
 				return err
 			}
-			if _, err := tx.Exec(ctx, m.sql); err != nil {
+			if _, err := tx.Exec(ctx, m.SQL); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name)
+			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.Version, strings.TrimSuffix(m.Name, ".sql"))
 			return err
 		})
 		if err != nil {
-			return applied, fmt.Errorf("migrate to %s: %w", m.name, err)
+			return applied, fmt.Errorf("migrate to %s: %w", m.Name, err)
 		}
 		if !done {
-			applied = append(applied, m.version)
+			applied = append(applied, m.Version)
 		}
 	}
 	return applied, nil

@@ -337,11 +337,9 @@ func (w *Warehouse) ResetCheckpoint(ctx context.Context, stream string) (err err
 // openWalk returns the open walk of the account's stream (0 when none) and
 // the total its first page reported.
 func openWalk(ctx context.Context, tx pgx.Tx, account, stream string) (id int64, firstTotal int, err error) {
-	err = tx.QueryRow(ctx, `SELECT walk_id, first_total FROM sync_walks WHERE account = $1 AND stream = $2 AND finished_at IS NULL`,
-		account, stream).Scan(&id, &firstTotal)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, 0, nil
-	}
+	// At most one walk of a stream is open; the aggregate answers 0 for none.
+	err = tx.QueryRow(ctx, `SELECT coalesce(max(walk_id), 0), coalesce(max(first_total), 0) FROM sync_walks
+		WHERE account = $1 AND stream = $2 AND finished_at IS NULL`, account, stream).Scan(&id, &firstTotal)
 	if err != nil {
 		return 0, 0, fmt.Errorf("find open walk: %w", err)
 	}
