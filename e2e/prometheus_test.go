@@ -215,8 +215,8 @@ scrape_configs:
 			t.Errorf("Prometheus has no %s", want)
 		}
 	}
-	if v := api.vector(`cardsync_cards{state="live"}`); len(v) != 1 || v[0].value != 30 {
-		t.Errorf("cardsync_cards{state=\"live\"} = %v, want 30", v)
+	if v := api.vector(`cardsync_cards{account="default",state="live"}`); len(v) != 1 || v[0].value != 30 {
+		t.Errorf("cardsync_cards{account=\"default\",state=\"live\"} = %v, want 30", v)
 	}
 
 	// Then failing runs: the API refuses every card page.

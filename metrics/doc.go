@@ -6,8 +6,13 @@
 //
 // It learns about the program through the small interfaces the lower
 // packages define (extract.Observer for each request, worker.Observer for
-// each run) and reads the warehouse only through load.Warehouse.Summary,
-// to seed its gauges at start-up and refresh them after a run.
+// each run), one of each per account so the account label comes from the
+// caller and never from the lower packages, and reads the warehouse only
+// through load.Warehouse.Summary, to seed an account's gauges at start-up
+// and refresh them after its run. The account label's values are the
+// configured accounts' names (Options.Accounts): bounded, and created at 0
+// at start-up like every other label value. /healthz is healthy only while
+// every account is.
 //
 // It must not write the warehouse, speak to the upstream API, register
 // anything with prometheus.DefaultRegisterer, or put a card id, an e-mail,

@@ -3,49 +3,129 @@ package metrics
 import (
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/cardsync/cardsync/load"
 )
 
 // healthState is what /healthz judges; guarded by Metrics.mu.
 type healthState struct {
-	started       time.Time     // when New ran: the start-up grace counts from it
-	within        time.Duration // [metrics] healthy_within
-	lastSuccess   time.Time     // zero: none known
-	lastRunAt     time.Time     // zero: none known
+	started time.Time     // when New ran: the start-up grace counts from it
+	within  time.Duration // [metrics] healthy_within
+	// accounts holds each account's state; order lists the accounts as
+	// configured (then any created later).
+	accounts map[string]*accountHealth
+	order    []string
+}
+
+// accountHealth is one account's part of healthState.
+type accountHealth struct {
+	lastSuccess   time.Time // zero: none known
+	lastRunAt     time.Time // zero: none known
 	lastRunStatus string
 }
 
-// Health judges the daemon at the clock's now, as /healthz answers: healthy
-// while the last successful run is younger than healthy_within, and, before
-// any success, for healthy_within after start-up (so a restarted daemon has
+// The states of an account's verdict, and the word that starts the
+// /healthz body.
+const (
+	stateOK        = "ok"
+	stateStarting  = "starting"
+	stateUnhealthy = "unhealthy"
+)
+
+// verdict is how one account stands: its state and a line of detail.
+type verdict struct {
+	account, state, detail string
+}
+
+// look is what an unhealthy body ends with: where to look next.
+const look = "see `cardsync status%s` and `journalctl -u cardsync -p err`"
+
+// Health judges the daemon at the clock's now, as /healthz answers:
+// healthy only while every account is. An account is healthy while its
+// last successful run is younger than healthy_within, and, before any
+// success, for healthy_within after start-up (so a restarted daemon has
 // healthy_within to bring a stale warehouse up to date). The reason is one
-// line of text for people, with no secret and no upstream text in it.
+// line of text for people, with no secret and no upstream text in it; with
+// several accounts it has a part per account, the unhealthy ones first,
+// each starting "account NAME STATE:".
 func (m *Metrics) Health() (healthy bool, reason string) {
 	now := m.opts.Now()
 	m.mu.Lock()
-	h := m.health
+	started, within := m.health.started, m.health.within
+	order := slices.Clone(m.health.order)
+	states := make([]accountHealth, len(order))
+	for i, a := range order {
+		states[i] = *m.health.accounts[a]
+	}
 	m.mu.Unlock()
+
+	verdicts := make([]verdict, len(order))
+	for i, a := range order {
+		verdicts[i] = judge(a, states[i], now, started, within)
+	}
+	if len(order) == 1 && order[0] == load.DefaultAccount {
+		// One account: the line it has always been.
+		v := verdicts[0]
+		if v.state == stateUnhealthy {
+			return false, v.state + ": " + v.detail + "; " + fmt.Sprintf(look, "")
+		}
+		return true, v.state + ": " + v.detail
+	}
+	// Unhealthy accounts first, then starting ones, each in the config's order.
+	rank := map[string]int{stateUnhealthy: 0, stateStarting: 1, stateOK: 2}
+	slices.SortStableFunc(verdicts, func(a, b verdict) int { return rank[a.state] - rank[b.state] })
+	overall := verdicts[0].state
+	parts := make([]string, len(verdicts))
+	var unhealthy []string
+	for i, v := range verdicts {
+		parts[i] = "account " + v.account + " " + v.state + ": " + v.detail
+		if v.state == stateUnhealthy {
+			unhealthy = append(unhealthy, v.account)
+		}
+	}
+	reason = overall + ": " + strings.Join(parts, " | ")
+	if len(unhealthy) == 0 {
+		return true, reason
+	}
+	which := ""
+	if len(unhealthy) == 1 {
+		which = " -account " + unhealthy[0]
+	}
+	return false, reason + "; " + fmt.Sprintf(look, which)
+}
+
+// judge gives one account's verdict at now.
+func judge(account string, h accountHealth, now, started time.Time, within time.Duration) verdict {
 	round := func(d time.Duration) string { return d.Round(time.Second).String() }
 	last := ""
 	if !h.lastRunAt.IsZero() && h.lastRunStatus != "" {
 		last = fmt.Sprintf("; the last run ended %s %s ago", h.lastRunStatus, round(now.Sub(h.lastRunAt)))
 	}
-	const look = "; see `cardsync status` and `journalctl -u cardsync -p err`"
-	if !h.lastSuccess.IsZero() {
-		age := now.Sub(h.lastSuccess)
-		if age <= h.within {
-			return true, fmt.Sprintf("ok: the last successful run ended %s ago (healthy_within %s)%s", round(age), round(h.within), last)
-		}
-		if up := now.Sub(h.started); up <= h.within {
-			return true, fmt.Sprintf("starting: the last successful run ended %s ago; started %s ago, healthy for healthy_within %s after start-up%s",
-				round(age), round(up), round(h.within), last)
-		}
-		return false, fmt.Sprintf("unhealthy: the last successful run ended %s ago, more than healthy_within %s%s%s", round(age), round(h.within), last, look)
+	v := verdict{account: account}
+	up := now.Sub(started)
+	switch {
+	case !h.lastSuccess.IsZero() && now.Sub(h.lastSuccess) <= within:
+		v.state = stateOK
+		v.detail = fmt.Sprintf("the last successful run ended %s ago (healthy_within %s)", round(now.Sub(h.lastSuccess)), round(within))
+	case !h.lastSuccess.IsZero() && up <= within:
+		v.state = stateStarting
+		v.detail = fmt.Sprintf("the last successful run ended %s ago; started %s ago, healthy for healthy_within %s after start-up",
+			round(now.Sub(h.lastSuccess)), round(up), round(within))
+	case !h.lastSuccess.IsZero():
+		v.state = stateUnhealthy
+		v.detail = fmt.Sprintf("the last successful run ended %s ago, more than healthy_within %s", round(now.Sub(h.lastSuccess)), round(within))
+	case up <= within:
+		v.state = stateStarting
+		v.detail = fmt.Sprintf("no successful run yet; started %s ago, healthy for healthy_within %s after start-up", round(up), round(within))
+	default:
+		v.state = stateUnhealthy
+		v.detail = fmt.Sprintf("no successful run in the %s since start-up (healthy_within %s)", round(up), round(within))
 	}
-	if up := now.Sub(h.started); up <= h.within {
-		return true, fmt.Sprintf("starting: no successful run yet; started %s ago, healthy for healthy_within %s after start-up%s", round(up), round(h.within), last)
-	}
-	return false, fmt.Sprintf("unhealthy: no successful run in the %s since start-up (healthy_within %s)%s%s", round(now.Sub(h.started)), round(h.within), last, look)
+	v.detail += last
+	return v
 }
 
 // serveHealth answers /healthz: 200 or 503 with Health's reason as text.

@@ -49,7 +49,7 @@ func TestHealthzFollowsRuns(t *testing.T) {
 	for _, s := range steps {
 		clk.Advance(s.advance)
 		if s.run != "" {
-			m.RunFinished(worker.Result{Trigger: worker.TriggerSchedule, Status: s.run})
+			m.RunFinished(load.DefaultAccount, worker.Result{Trigger: worker.TriggerSchedule, Status: s.run})
 		}
 		code, body := get(t, h, "/healthz")
 		if code != s.want || !strings.Contains(body, s.reason) {
@@ -96,7 +96,7 @@ func TestHandlerServesMetrics(t *testing.T) {
 	}
 	for _, want := range []string{
 		"cardsync_backup_last_success_timestamp_seconds 1.7e+09",
-		`cardsync_runs_total{status="succeeded",trigger="schedule"} 0`,
+		`cardsync_runs_total{account="default",status="succeeded",trigger="schedule"} 0`,
 		"go_goroutines ",
 		"process_start_time_seconds ",
 	} {

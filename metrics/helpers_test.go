@@ -78,23 +78,25 @@ type simJob struct {
 
 func newSimJob(t *testing.T, opts sim.Options) *simJob {
 	t.Helper()
+	m := New(Options{})
+	return newAccountJob(t, m, filepath.Join(t.TempDir(), "w.db"), load.DefaultAccount, opts)
+}
+
+// newAccountJob is a job of account in the warehouse at path, against a
+// simulator of its own, told to m as serve tells it: m's client and run
+// observers of account, the gauges seeded from the warehouse.
+func newAccountJob(t *testing.T, m *Metrics, path, account string, opts sim.Options) *simJob {
+	t.Helper()
 	opts.Window, opts.Limit, opts.AuthLimit = time.Second, 10000, 100
 	srv := sim.New(opts)
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
-	path := filepath.Join(t.TempDir(), "w.db")
-	lock, err := load.OpenLock(path, 0)
+	st, err := worker.OpenStore(t.Context(), path, load.Options{Account: account, BusyTimeout: 30 * time.Second}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { lock.Close() })
-	wh, err := load.Open(t.Context(), path, load.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { wh.Close() })
-	m := New(Options{})
-	if err := m.Refresh(t.Context(), wh); err != nil {
+	t.Cleanup(func() { st.Close() })
+	if err := m.Refresh(t.Context(), st.Warehouse); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 	client, err := extract.New(extract.Config{
@@ -105,11 +107,11 @@ func newSimJob(t *testing.T, opts sim.Options) *simJob {
 		AuthRateLimit: extract.Rate{N: 100, Per: time.Second},
 		Timeout:       5 * time.Second,
 		MaxWait:       10 * time.Second,
-		Observer:      m.ClientObserver(),
+		Observer:      m.ClientObserver(account),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	job := &worker.Job{Client: client, Warehouse: wh, Lock: lock, Version: "test", Observer: m.RunObserver(wh)}
-	return &simJob{sim: srv, job: job, wh: wh, m: m}
+	job := st.Job(client, nil, worker.JobOptions{Version: "test", Observer: m.RunObserver(account, st.Warehouse)})
+	return &simJob{sim: srv, job: job, wh: st.Warehouse, m: m}
 }

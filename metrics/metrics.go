@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -38,6 +39,10 @@ type Warehouse interface {
 
 // Options configure New. Zero fields take the documented defaults.
 type Options struct {
+	// Accounts are the names of the configured accounts: the values of
+	// the account label, each created at 0 at start-up, and the accounts
+	// /healthz judges (default: the one account load.DefaultAccount).
+	Accounts []string
 	// HealthyWithin is how old the last successful run may be while
 	// /healthz answers 200 (default DefaultHealthyWithin).
 	HealthyWithin time.Duration
@@ -50,30 +55,38 @@ type Options struct {
 
 // Metrics holds every series cardsync exports and the state /healthz
 // judges. ClientObserver and RunObserver give the hooks extract and worker
-// call. All methods are safe for concurrent use.
+// call, one of each per account. All methods are safe for concurrent use.
+//
+// Every series about runs, the API or an account's cards carries the label
+// account (each account has its own runs, client, token and rows); the
+// series about the warehouse file (its size, backups) and the
+// configuration (healthy_within) are one for the process.
 type Metrics struct {
 	opts Options
 	// families holds the cardsync_* collectors (the textfile writes only
 	// these); runtime holds the Go and process collectors.
 	families, runtime *prometheus.Registry
 
-	runs           *prometheus.CounterVec
-	runDuration    prometheus.Histogram
-	lastRun        prometheus.Gauge
-	lastSuccess    prometheus.Gauge
-	failedInARow   prometheus.Gauge
-	cards          *prometheus.GaugeVec
-	synced         *prometheus.CounterVec
-	removalsHeld   prometheus.Gauge
-	requests       *prometheus.CounterVec
-	retries        prometheus.Counter
-	rateLimited    prometheus.Counter
-	authRequests   prometheus.Counter
-	snapshot       prometheus.Gauge
+	// Labelled account (first), then as named.
+	runs         *prometheus.CounterVec // trigger, status
+	runDuration  *prometheus.HistogramVec
+	lastRun      *prometheus.GaugeVec
+	lastSuccess  *prometheus.GaugeVec
+	failedInARow *prometheus.GaugeVec
+	cards        *prometheus.GaugeVec   // state
+	synced       *prometheus.CounterVec // change
+	removalsHeld *prometheus.GaugeVec
+	requests     *prometheus.CounterVec // endpoint, code
+	retries      *prometheus.CounterVec
+	rateLimited  *prometheus.CounterVec
+	authRequests *prometheus.CounterVec
+	snapshot     *prometheus.GaugeVec
+	notStarted   *prometheus.CounterVec
+
+	// One for the process: the file and the configuration.
 	warehouseBytes prometheus.Gauge
 	backup         prometheus.Gauge
-	backups        *prometheus.CounterVec
-	notStarted     prometheus.Counter
+	backups        *prometheus.CounterVec // result
 	healthyWithin  prometheus.Gauge
 
 	mu     sync.Mutex
@@ -81,8 +94,8 @@ type Metrics struct {
 }
 
 // New builds the registries and creates every series at 0, every label
-// combination included, so a dashboard or an alert sees them before the
-// first run.
+// combination and every account of opts.Accounts included, so a dashboard
+// or an alert sees them before the first run.
 func New(opts Options) *Metrics {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -93,51 +106,101 @@ func New(opts Options) *Metrics {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	var accounts []string
+	for _, a := range opts.Accounts {
+		if a != "" && !slices.Contains(accounts, a) {
+			accounts = append(accounts, a)
+		}
+	}
+	if len(accounts) == 0 {
+		accounts = []string{load.DefaultAccount}
+	}
+	opts.Accounts = accounts
 	m := &Metrics{opts: opts, families: prometheus.NewRegistry(), runtime: prometheus.NewRegistry()}
 	m.runtime.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	f := builder{m.families}
-	m.runs = f.counterVec("cardsync_runs_total", "Runs that ended, by their sync_runs trigger and final status (abandoned: found left running by a dead process).", "trigger", "status")
-	m.runDuration = f.histogram("cardsync_run_duration_seconds", "How long runs took, from the lock to the recorded result.",
-		[]float64{1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400})
-	m.lastRun = f.gauge("cardsync_last_run_timestamp_seconds", "When the last run ended, whatever its status (unix seconds; 0: none yet).")
-	m.lastSuccess = f.gauge("cardsync_last_success_timestamp_seconds", "When the last successful run ended (unix seconds; 0: none yet).")
-	m.failedInARow = f.gauge("cardsync_runs_failed_in_a_row", "Failed and abandoned runs since the last success (an interrupted run is not a failure).")
-	m.cards = f.gaugeVec("cardsync_cards", "Cards in the warehouse: live (listed upstream) or removed.", "state")
-	m.synced = f.counterVec("cardsync_cards_synced_total", "Cards runs committed, by what the run found (rejected: items set aside in rejected_cards).", "change")
-	m.removalsHeld = f.gauge("cardsync_removals_held", "Cards the mass-removal guard held back in the last finished walk.")
-	m.requests = f.counterVec("cardsync_requests_total", "HTTP attempts to the API by endpoint (token, account, cards) and status class (network: no answer).", "endpoint", "code")
-	m.retries = f.counter("cardsync_retries_total", "Attempts repeated after a transient failure (429, 5xx, network error, truncated body).")
-	m.rateLimited = f.counter("cardsync_rate_limited_total", "429 answers from the API; client-side pacing should keep this at 0.")
-	m.authRequests = f.counter("cardsync_auth_requests_total", "Token requests sent.")
-	m.snapshot = f.gauge("cardsync_account_snapshot_timestamp_seconds", "When the latest account snapshot was taken (unix seconds; 0: none yet).")
-	m.warehouseBytes = f.gauge("cardsync_warehouse_bytes", "Size of the warehouse file and its WAL after the last run.")
+	m.runs = f.counterVec("cardsync_runs_total", "Runs that ended, by account, their sync_runs trigger and final status (abandoned: found left running by a dead process).", "account", "trigger", "status")
+	m.runDuration = f.histogramVec("cardsync_run_duration_seconds", "How long runs took, from the lock to the recorded result, by account.",
+		[]float64{1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400}, "account")
+	m.lastRun = f.gaugeVec("cardsync_last_run_timestamp_seconds", "When the account's last run ended, whatever its status (unix seconds; 0: none yet).", "account")
+	m.lastSuccess = f.gaugeVec("cardsync_last_success_timestamp_seconds", "When the account's last successful run ended (unix seconds; 0: none yet).", "account")
+	m.failedInARow = f.gaugeVec("cardsync_runs_failed_in_a_row", "The account's failed and abandoned runs since its last success (an interrupted run is not a failure).", "account")
+	m.cards = f.gaugeVec("cardsync_cards", "The account's cards in the warehouse: live (listed upstream) or removed.", "account", "state")
+	m.synced = f.counterVec("cardsync_cards_synced_total", "Cards runs committed, by account and what the run found (rejected: items set aside in rejected_cards).", "account", "change")
+	m.removalsHeld = f.gaugeVec("cardsync_removals_held", "Cards the mass-removal guard held back in the account's last finished walk.", "account")
+	m.requests = f.counterVec("cardsync_requests_total", "HTTP attempts to the API by account, endpoint (token, account, cards) and status class (network: no answer).", "account", "endpoint", "code")
+	m.retries = f.counterVec("cardsync_retries_total", "Attempts repeated after a transient failure (429, 5xx, network error, truncated body), by account.", "account")
+	m.rateLimited = f.counterVec("cardsync_rate_limited_total", "429 answers from the API, by account; client-side pacing should keep this at 0.", "account")
+	m.authRequests = f.counterVec("cardsync_auth_requests_total", "Token requests sent, by account.", "account")
+	m.snapshot = f.gaugeVec("cardsync_account_snapshot_timestamp_seconds", "When the account's latest snapshot was taken (unix seconds; 0: none yet).", "account")
+	m.notStarted = f.counterVec("cardsync_run_start_failures_total", "Runs that could not start (run lock, file check, run row), by account: no sync_runs row records them.", "account")
+	m.warehouseBytes = f.gauge("cardsync_warehouse_bytes", "Size of the warehouse file and its WAL after the last run (of any account).")
 	m.backup = f.gauge("cardsync_backup_last_success_timestamp_seconds", "When the last backup succeeded (unix seconds; 0: none, or backups not configured).")
-	m.notStarted = f.counter("cardsync_run_start_failures_total", "Runs that could not start (writer lock, file check, run row): no sync_runs row records them.")
 	m.backups = f.counterVec("cardsync_backups_total", "Scheduled backups serve took, by result (succeeded, failed).", "result")
 	for _, r := range []string{"succeeded", "failed"} {
 		m.backups.WithLabelValues(r)
 	}
-	m.healthyWithin = f.gauge("cardsync_healthy_within_seconds", "[metrics] healthy_within: how old the last success may be while /healthz answers 200.")
+	m.healthyWithin = f.gauge("cardsync_healthy_within_seconds", "[metrics] healthy_within: how old an account's last success may be while /healthz answers 200.")
+	m.healthyWithin.Set(opts.HealthyWithin.Seconds())
+	m.health = healthState{started: opts.Now(), within: opts.HealthyWithin, accounts: map[string]*accountHealth{}}
+	for _, a := range accounts {
+		m.createAccount(a)
+	}
+	return m
+}
 
+// createAccount creates account's series at 0 and its health state; the
+// caller holds no lock (New) or m.mu (accountHealth).
+func (m *Metrics) createAccount(a string) {
 	for _, t := range Triggers {
 		for _, s := range Statuses {
-			m.runs.WithLabelValues(t, s)
+			m.runs.WithLabelValues(a, t, s)
 		}
 	}
+	m.runDuration.WithLabelValues(a)
+	m.lastRun.WithLabelValues(a)
+	m.lastSuccess.WithLabelValues(a)
+	m.failedInARow.WithLabelValues(a)
 	for _, s := range []string{"live", "removed"} {
-		m.cards.WithLabelValues(s)
+		m.cards.WithLabelValues(a, s)
 	}
 	for _, c := range Changes {
-		m.synced.WithLabelValues(c)
+		m.synced.WithLabelValues(a, c)
 	}
+	m.removalsHeld.WithLabelValues(a)
 	for _, e := range extract.Endpoints() {
 		for _, c := range extract.StatusClasses() {
-			m.requests.WithLabelValues(e, c)
+			m.requests.WithLabelValues(a, e, c)
 		}
 	}
-	m.healthyWithin.Set(opts.HealthyWithin.Seconds())
-	m.health = healthState{started: opts.Now(), within: opts.HealthyWithin}
-	return m
+	m.retries.WithLabelValues(a)
+	m.rateLimited.WithLabelValues(a)
+	m.authRequests.WithLabelValues(a)
+	m.snapshot.WithLabelValues(a)
+	m.notStarted.WithLabelValues(a)
+	m.health.accounts[a] = &accountHealth{}
+	if !slices.Contains(m.health.order, a) {
+		m.health.order = append(m.health.order, a)
+	}
+}
+
+// ensure creates account's series and health state if New was not told
+// about it (a caller's mistake: its series then start at its first use).
+func (m *Metrics) ensure(account string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.accountHealth(account)
+}
+
+// accountHealth returns account's health state, creating the account (its
+// series at 0) if New was not told about it. The caller holds m.mu.
+func (m *Metrics) accountHealth(account string) *accountHealth {
+	h := m.health.accounts[account]
+	if h == nil {
+		m.createAccount(account)
+		h = m.health.accounts[account]
+	}
+	return h
 }
 
 // Gatherer returns everything /metrics serves: the cardsync_* families and
@@ -185,111 +248,134 @@ func (m *Metrics) SetHealthyWithin(d time.Duration) {
 	m.healthyWithin.Set(d.Seconds())
 }
 
-// RunObserver returns the worker.Observer that counts each run that ended
-// (RunFinished) and then refreshes the warehouse gauges from w (Refresh;
-// nil w skips that). A failed refresh is logged at warn and changes
-// nothing.
-func (m *Metrics) RunObserver(w Warehouse) worker.Observer { return runObserver{m, w} }
+// RunObserver returns the worker.Observer of account's runs (one of
+// Options.Accounts): it counts each run that ended (RunFinished) and then
+// refreshes the warehouse gauges from w (Refresh; nil w skips that), and,
+// as a worker.StartObserver, counts the runs that could not start. A
+// failed refresh is logged at warn and changes nothing.
+func (m *Metrics) RunObserver(account string, w Warehouse) worker.Observer {
+	m.ensure(account)
+	return runObserver{m, account, w}
+}
 
 type runObserver struct {
-	m *Metrics
-	w Warehouse
+	m       *Metrics
+	account string
+	w       Warehouse
 }
 
 // RunNotStarted implements worker.StartObserver.
-func (o runObserver) RunNotStarted(string, error) { o.m.notStarted.Inc() }
+func (o runObserver) RunNotStarted(string, error) { o.m.notStarted.WithLabelValues(o.account).Inc() }
 
 func (o runObserver) RunFinished(ctx context.Context, r worker.Result) {
-	o.m.RunFinished(r)
+	o.m.RunFinished(o.account, r)
 	if o.w == nil {
 		return
 	}
 	if err := o.m.Refresh(ctx, o.w); err != nil {
-		o.m.opts.Logger.Warn("metrics: read the warehouse summary after the run", "err", err)
+		o.m.opts.Logger.Warn("metrics: read the warehouse summary after the run", "account", o.account, "err", err)
 	}
 }
 
-// RunFinished counts a run that ended: its trigger and status, the runs it
-// found abandoned, its duration and cards, and the timestamps /healthz
-// judges.
-func (m *Metrics) RunFinished(r worker.Result) {
+// RunFinished counts a run of account that ended: its trigger and status,
+// the runs it found abandoned, its duration and cards, and the timestamps
+// /healthz judges.
+func (m *Metrics) RunFinished(account string, r worker.Result) {
 	now := m.opts.Now()
-	m.runs.WithLabelValues(knownTrigger(r.Trigger), r.Status).Inc()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h := m.accountHealth(account)
+	m.runs.WithLabelValues(account, knownTrigger(r.Trigger), r.Status).Inc()
 	for _, t := range r.Abandoned {
-		m.runs.WithLabelValues(knownTrigger(t), load.StatusAbandoned).Inc()
+		m.runs.WithLabelValues(account, knownTrigger(t), load.StatusAbandoned).Inc()
 	}
-	m.runDuration.Observe(r.Duration.Seconds())
+	m.runDuration.WithLabelValues(account).Observe(r.Duration.Seconds())
 	for c, n := range map[string]int{"new": r.New, "changed": r.Changed, "unchanged": r.Unchanged, "removed": r.Removed, "rejected": r.Rejected} {
-		m.synced.WithLabelValues(c).Add(float64(n))
+		m.synced.WithLabelValues(account, c).Add(float64(n))
 	}
 	if r.WalkComplete {
-		m.removalsHeld.Set(float64(r.RemovalsHeld))
+		m.removalsHeld.WithLabelValues(account).Set(float64(r.RemovalsHeld))
 	}
 	if !r.AccountSnapshotAt.IsZero() {
-		m.snapshot.Set(unixSeconds(r.AccountSnapshotAt))
+		m.snapshot.WithLabelValues(account).Set(unixSeconds(r.AccountSnapshotAt))
 	}
-	m.lastRun.Set(unixSeconds(now))
-	m.mu.Lock()
-	m.health.lastRunStatus, m.health.lastRunAt = r.Status, now
+	m.lastRun.WithLabelValues(account).Set(unixSeconds(now))
+	h.lastRunStatus, h.lastRunAt = r.Status, now
 	if r.Status == load.StatusSucceeded {
-		m.health.lastSuccess = now
-		m.lastSuccess.Set(unixSeconds(now))
-		m.failedInARow.Set(0)
+		h.lastSuccess = now
+		m.lastSuccess.WithLabelValues(account).Set(unixSeconds(now))
+		m.failedInARow.WithLabelValues(account).Set(0)
 	} else if r.Status == load.StatusFailed {
 		// As load.Summary counts: failed and abandoned runs.
-		m.failedInARow.Add(float64(1 + len(r.Abandoned)))
+		m.failedInARow.WithLabelValues(account).Add(float64(1 + len(r.Abandoned)))
 	}
-	m.mu.Unlock()
 }
 
-// Refresh sets the gauges that describe the warehouse from w's summary:
-// last run and last success (so a restart does not reset them to 0), the
-// account snapshot, the cards, removals held, failures in a row and the
-// file size. serve calls it at start-up; RunObserver after every run.
+// Refresh sets the gauges that describe an account in the warehouse from
+// w's summary, under the summary's account (load.DefaultAccount when it
+// names none): last run and last success (so a restart does not reset them
+// to 0), the account snapshot, the cards, removals held, failures in a row,
+// and the file size. serve calls it for each account at start-up;
+// RunObserver after every run.
 func (m *Metrics) Refresh(ctx context.Context, w Warehouse) error {
 	s, err := w.Summary(ctx)
 	if err != nil {
 		return fmt.Errorf("metrics refresh: %w", err)
 	}
-	m.cards.WithLabelValues("live").Set(float64(s.CurrentCards))
-	m.cards.WithLabelValues("removed").Set(float64(s.RemovedCards))
-	m.removalsHeld.Set(float64(s.RemovalsHeld))
-	m.failedInARow.Set(float64(s.FailuresInARow))
-	m.warehouseBytes.Set(float64(s.DatabaseBytes + s.WALBytes))
-	if s.LastSnapshotAt != nil {
-		m.snapshot.Set(unixSeconds(*s.LastSnapshotAt))
-	}
+	account := cmp.Or(s.Account, load.DefaultAccount)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	h := m.accountHealth(account)
+	m.cards.WithLabelValues(account, "live").Set(float64(s.CurrentCards))
+	m.cards.WithLabelValues(account, "removed").Set(float64(s.RemovedCards))
+	m.removalsHeld.WithLabelValues(account).Set(float64(s.RemovalsHeld))
+	m.failedInARow.WithLabelValues(account).Set(float64(s.FailuresInARow))
+	m.warehouseBytes.Set(float64(s.DatabaseBytes + s.WALBytes))
+	if s.LastSnapshotAt != nil {
+		m.snapshot.WithLabelValues(account).Set(unixSeconds(*s.LastSnapshotAt))
+	}
 	for _, r := range s.Runs {
 		if r.FinishedAt != nil {
 			// Never move the gauge back: the warehouse stamps whole seconds.
-			if t := *r.FinishedAt; t.After(m.health.lastRunAt.Truncate(time.Second)) {
-				m.health.lastRunStatus, m.health.lastRunAt = r.Status, t
-				m.lastRun.Set(unixSeconds(t))
+			if t := *r.FinishedAt; t.After(h.lastRunAt.Truncate(time.Second)) {
+				h.lastRunStatus, h.lastRunAt = r.Status, t
+				m.lastRun.WithLabelValues(account).Set(unixSeconds(t))
 			}
 			break
 		}
 	}
-	if s.LastSuccessAt != nil && s.LastSuccessAt.After(m.health.lastSuccess.Truncate(time.Second)) {
-		m.health.lastSuccess = *s.LastSuccessAt
-		m.lastSuccess.Set(unixSeconds(*s.LastSuccessAt))
+	if s.LastSuccessAt != nil && s.LastSuccessAt.After(h.lastSuccess.Truncate(time.Second)) {
+		h.lastSuccess = *s.LastSuccessAt
+		m.lastSuccess.WithLabelValues(account).Set(unixSeconds(*s.LastSuccessAt))
 	}
 	return nil
 }
 
-// ClientObserver returns the extract.Observer that counts requests,
-// retries, 429s and token requests.
-func (m *Metrics) ClientObserver() extract.Observer { return clientObserver{m} }
+// ClientObserver returns the extract.Observer of account's API client (one
+// of Options.Accounts; each account has a client and a token of its own):
+// it counts requests, retries, 429s and token requests.
+func (m *Metrics) ClientObserver(account string) extract.Observer {
+	m.ensure(account)
+	return clientObserver{
+		requests:     m.requests.MustCurryWith(prometheus.Labels{"account": account}),
+		retries:      m.retries.WithLabelValues(account),
+		rateLimited:  m.rateLimited.WithLabelValues(account),
+		authRequests: m.authRequests.WithLabelValues(account),
+	}
+}
 
-type clientObserver struct{ m *Metrics }
+// clientObserver holds one account's series.
+type clientObserver struct {
+	requests                           *prometheus.CounterVec // endpoint, code
+	retries, rateLimited, authRequests prometheus.Counter
+}
 
 func (o clientObserver) Request(endpoint string, status int) {
-	o.m.requests.WithLabelValues(endpoint, extract.StatusClass(status)).Inc()
+	o.requests.WithLabelValues(endpoint, extract.StatusClass(status)).Inc()
 }
-func (o clientObserver) Retry(string)       { o.m.retries.Inc() }
-func (o clientObserver) RateLimited(string) { o.m.rateLimited.Inc() }
-func (o clientObserver) TokenRequest()      { o.m.authRequests.Inc() }
+func (o clientObserver) Retry(string)       { o.retries.Inc() }
+func (o clientObserver) RateLimited(string) { o.rateLimited.Inc() }
+func (o clientObserver) TokenRequest()      { o.authRequests.Inc() }
 
 // unixSeconds is t as a Prometheus timestamp gauge value; 0 for the zero
 // time.
@@ -315,20 +401,14 @@ func (p builder) gaugeVec(name, help string, labels ...string) *prometheus.Gauge
 	return g
 }
 
-func (p builder) counter(name, help string) prometheus.Counter {
-	c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
-	p.r.MustRegister(c)
-	return c
-}
-
 func (p builder) gauge(name, help string) prometheus.Gauge {
 	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
 	p.r.MustRegister(g)
 	return g
 }
 
-func (p builder) histogram(name, help string, buckets []float64) prometheus.Histogram {
-	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets})
+func (p builder) histogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
 	p.r.MustRegister(h)
 	return h
 }

@@ -47,18 +47,18 @@ func TestFreshMetricsExistAtZero(t *testing.T) {
 	// Every label combination exists before anything happened.
 	for _, tr := range Triggers {
 		for _, st := range Statuses {
-			mustValue(t, fams, "cardsync_runs_total", "status="+st+",trigger="+tr)
+			mustValue(t, fams, "cardsync_runs_total", "account=default,status="+st+",trigger="+tr)
 		}
 	}
 	for _, c := range Changes {
-		mustValue(t, fams, "cardsync_cards_synced_total", "change="+c)
+		mustValue(t, fams, "cardsync_cards_synced_total", "account=default,change="+c)
 	}
 	for _, s := range []string{"live", "removed"} {
-		mustValue(t, fams, "cardsync_cards", "state="+s)
+		mustValue(t, fams, "cardsync_cards", "account=default,state="+s)
 	}
 	for _, e := range []string{"token", "account", "cards"} {
 		for _, c := range []string{"2xx", "3xx", "401", "4xx", "429", "5xx", "network", "other"} {
-			mustValue(t, fams, "cardsync_requests_total", "code="+c+",endpoint="+e)
+			mustValue(t, fams, "cardsync_requests_total", "account=default,code="+c+",endpoint="+e)
 		}
 	}
 	if got := len(fams["cardsync_runs_total"].GetMetric()); got != len(Triggers)*len(Statuses) {
@@ -82,27 +82,27 @@ func TestMetricsFollowRuns(t *testing.T) {
 		t.Fatalf("run 1: %v", err)
 	}
 	fams := families(t, j.m)
-	if got := mustValue(t, fams, "cardsync_cards_synced_total", "change=new"); got != float64(res1.New) || got < 40 {
+	if got := mustValue(t, fams, "cardsync_cards_synced_total", "account=default,change=new"); got != float64(res1.New) || got < 40 {
 		t.Errorf("new after run 1 = %v, want %d (at least 40)", got, res1.New)
 	}
-	if got := mustValue(t, fams, "cardsync_cards_synced_total", "change=rejected"); got == 0 || got != float64(res1.Rejected) {
+	if got := mustValue(t, fams, "cardsync_cards_synced_total", "account=default,change=rejected"); got == 0 || got != float64(res1.Rejected) {
 		t.Errorf("rejected after run 1 = %v, want %d > 0", got, res1.Rejected)
 	}
-	if got := mustValue(t, fams, "cardsync_cards", "state=live"); got != float64(res1.New) {
+	if got := mustValue(t, fams, "cardsync_cards", "account=default,state=live"); got != float64(res1.New) {
 		t.Errorf("live cards = %v, want %d", got, res1.New)
 	}
 	for _, name := range []string{"cardsync_last_run_timestamp_seconds", "cardsync_last_success_timestamp_seconds", "cardsync_account_snapshot_timestamp_seconds"} {
-		if got := mustValue(t, fams, name, ""); got < float64(start.Unix()-1) || got > float64(time.Now().Unix()+1) {
+		if got := mustValue(t, fams, name, "account=default"); got < float64(start.Unix()-1) || got > float64(time.Now().Unix()+1) {
 			t.Errorf("%s = %v, want about now (%d)", name, got, start.Unix())
 		}
 	}
 	if got := mustValue(t, fams, "cardsync_warehouse_bytes", ""); got <= 0 {
 		t.Errorf("warehouse bytes = %v, want > 0", got)
 	}
-	if got := mustValue(t, fams, "cardsync_auth_requests_total", ""); got != 1 {
+	if got := mustValue(t, fams, "cardsync_auth_requests_total", "account=default"); got != 1 {
 		t.Errorf("auth requests = %v, want 1", got)
 	}
-	if got := mustValue(t, fams, "cardsync_requests_total", "code=2xx,endpoint=token"); got != 1 {
+	if got := mustValue(t, fams, "cardsync_requests_total", "account=default,code=2xx,endpoint=token"); got != 1 {
 		t.Errorf("token 2xx = %v, want 1", got)
 	}
 
@@ -132,28 +132,28 @@ func TestMetricsFollowRuns(t *testing.T) {
 		name, labels string
 		want         float64
 	}{
-		{"cardsync_runs_total", "status=succeeded,trigger=backfill", 1},
-		{"cardsync_runs_total", "status=succeeded,trigger=schedule", 2},
-		{"cardsync_runs_total", "status=failed,trigger=schedule", 0},
-		{"cardsync_run_duration_seconds", "", 3},
-		{"cardsync_cards_synced_total", "change=new", float64(res1.New + 1)},
-		{"cardsync_cards_synced_total", "change=changed", 1},
-		{"cardsync_cards_synced_total", "change=removed", 1},
-		{"cardsync_cards_synced_total", "change=unchanged", float64(res2.Unchanged + res3.Unchanged)},
-		{"cardsync_cards_synced_total", "change=rejected", float64(res1.Rejected + res2.Rejected + res3.Rejected)},
-		{"cardsync_cards", "state=live", float64(res1.New)},
-		{"cardsync_cards", "state=removed", 1},
-		{"cardsync_rate_limited_total", "", 1},
-		{"cardsync_requests_total", "code=429,endpoint=cards", 1},
-		{"cardsync_removals_held", "", 0},
-		{"cardsync_runs_failed_in_a_row", "", 0},
+		{"cardsync_runs_total", "account=default,status=succeeded,trigger=backfill", 1},
+		{"cardsync_runs_total", "account=default,status=succeeded,trigger=schedule", 2},
+		{"cardsync_runs_total", "account=default,status=failed,trigger=schedule", 0},
+		{"cardsync_run_duration_seconds", "account=default", 3},
+		{"cardsync_cards_synced_total", "account=default,change=new", float64(res1.New + 1)},
+		{"cardsync_cards_synced_total", "account=default,change=changed", 1},
+		{"cardsync_cards_synced_total", "account=default,change=removed", 1},
+		{"cardsync_cards_synced_total", "account=default,change=unchanged", float64(res2.Unchanged + res3.Unchanged)},
+		{"cardsync_cards_synced_total", "account=default,change=rejected", float64(res1.Rejected + res2.Rejected + res3.Rejected)},
+		{"cardsync_cards", "account=default,state=live", float64(res1.New)},
+		{"cardsync_cards", "account=default,state=removed", 1},
+		{"cardsync_rate_limited_total", "account=default", 1},
+		{"cardsync_requests_total", "account=default,code=429,endpoint=cards", 1},
+		{"cardsync_removals_held", "account=default", 0},
+		{"cardsync_runs_failed_in_a_row", "account=default", 0},
 	}
 	for _, c := range checks {
 		if got := mustValue(t, fams, c.name, c.labels); got != c.want {
 			t.Errorf("%s{%s} = %v, want %v", c.name, c.labels, got, c.want)
 		}
 	}
-	if got := mustValue(t, fams, "cardsync_retries_total", ""); got < 1 {
+	if got := mustValue(t, fams, "cardsync_retries_total", "account=default"); got < 1 {
 		t.Errorf("retries = %v, want at least 1", got)
 	}
 	// The requests by class add up to the client's own count.
@@ -175,13 +175,13 @@ func TestMetricsFollowRuns(t *testing.T) {
 		t.Fatal("run 4 succeeded against an API answering 400")
 	}
 	fams = families(t, j.m)
-	if got := mustValue(t, fams, "cardsync_runs_total", "status=failed,trigger=schedule"); got != 1 {
+	if got := mustValue(t, fams, "cardsync_runs_total", "account=default,status=failed,trigger=schedule"); got != 1 {
 		t.Errorf("failed schedule runs = %v, want 1", got)
 	}
-	if got := mustValue(t, fams, "cardsync_runs_failed_in_a_row", ""); got != 1 {
+	if got := mustValue(t, fams, "cardsync_runs_failed_in_a_row", "account=default"); got != 1 {
 		t.Errorf("failed in a row = %v, want 1", got)
 	}
-	if got := mustValue(t, fams, "cardsync_requests_total", "code=4xx,endpoint=cards"); got < 1 {
+	if got := mustValue(t, fams, "cardsync_requests_total", "account=default,code=4xx,endpoint=cards"); got < 1 {
 		t.Errorf("cards 4xx = %v, want at least 1", got)
 	}
 }
@@ -217,15 +217,15 @@ func TestRefreshSeedsFromTheWarehouse(t *testing.T) {
 		name, labels string
 		want         float64
 	}{
-		{"cardsync_last_success_timestamp_seconds", "", float64(success.Unix())},
-		{"cardsync_last_run_timestamp_seconds", "", float64(failed.Unix())},
-		{"cardsync_account_snapshot_timestamp_seconds", "", float64(snap.Unix())},
-		{"cardsync_cards", "state=live", 120},
-		{"cardsync_cards", "state=removed", 4},
-		{"cardsync_removals_held", "", 11},
-		{"cardsync_runs_failed_in_a_row", "", 1},
+		{"cardsync_last_success_timestamp_seconds", "account=default", float64(success.Unix())},
+		{"cardsync_last_run_timestamp_seconds", "account=default", float64(failed.Unix())},
+		{"cardsync_account_snapshot_timestamp_seconds", "account=default", float64(snap.Unix())},
+		{"cardsync_cards", "account=default,state=live", 120},
+		{"cardsync_cards", "account=default,state=removed", 4},
+		{"cardsync_removals_held", "account=default", 11},
+		{"cardsync_runs_failed_in_a_row", "account=default", 1},
 		{"cardsync_warehouse_bytes", "", 5120},
-		{"cardsync_runs_total", "status=succeeded,trigger=schedule", 0}, // counters start at 0 in each process
+		{"cardsync_runs_total", "account=default,status=succeeded,trigger=schedule", 0}, // counters start at 0 in each process
 	}
 	for _, c := range checks {
 		if got := mustValue(t, fams, c.name, c.labels); got != c.want {
@@ -246,13 +246,13 @@ func TestRefreshSeedsFromTheWarehouse(t *testing.T) {
 // not start, which no sync_runs row (and so no runs_total) records.
 func TestRunStartFailuresCounted(t *testing.T) {
 	m := New(Options{HealthyWithin: time.Hour})
-	obs, ok := m.RunObserver(nil).(worker.StartObserver)
+	obs, ok := m.RunObserver(load.DefaultAccount, nil).(worker.StartObserver)
 	if !ok {
 		t.Fatal("the run observer is not a worker.StartObserver")
 	}
 	obs.RunNotStarted("take the warehouse lock", errors.New("read-only file system"))
 	obs.RunNotStarted("check the warehouse file", errors.New("gone"))
-	if v, _ := value(t, families(t, m), "cardsync_run_start_failures_total", ""); v != 2 {
+	if v, _ := value(t, families(t, m), "cardsync_run_start_failures_total", "account=default"); v != 2 {
 		t.Errorf("cardsync_run_start_failures_total = %v, want 2", v)
 	}
 }

@@ -15,7 +15,7 @@ import (
 
 func TestTextfileParses(t *testing.T) {
 	m := New(Options{})
-	m.RunFinished(worker.Result{Trigger: worker.TriggerBackfill, Status: load.StatusFailed, Duration: 3 * time.Second})
+	m.RunFinished(load.DefaultAccount, worker.Result{Trigger: worker.TriggerBackfill, Status: load.StatusFailed, Duration: 3 * time.Second})
 	dir := t.TempDir()
 	path := filepath.Join(dir, "cardsync.prom")
 	if err := os.WriteFile(path, []byte("stale"), 0o644); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/metrics"
 	"github.com/cardsync/cardsync/worker"
 )
 
@@ -109,6 +110,34 @@ func accountLogger(s config.Settings, log *slog.Logger, account string) *slog.Lo
 		return log
 	}
 	return log.With("account", account)
+}
+
+// accountNameList lists the names of accounts, in order.
+func accountNameList(accounts []config.AccountSettings) []string {
+	names := make([]string, len(accounts))
+	for i, a := range accounts {
+		names[i] = a.Name
+	}
+	return names
+}
+
+// clientObserver is met's observer of account's API client; nil without
+// metrics.
+func clientObserver(met *metrics.Metrics, account string) extract.Observer {
+	if met == nil {
+		return nil
+	}
+	return met.ClientObserver(account)
+}
+
+// runObserver is met's observer of the runs of st's account, which also
+// refreshes the account's gauges from st after each run; nil without
+// metrics.
+func runObserver(met *metrics.Metrics, st *worker.Store) worker.Observer {
+	if met == nil {
+		return nil
+	}
+	return met.RunObserver(st.Warehouse.Account(), st.Warehouse)
 }
 
 // clientChanged reports whether account a's client must be rebuilt after a

@@ -57,7 +57,8 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 	}
 	var met *metrics.Metrics
 	if *textfile != "" {
-		met = metrics.New(metrics.Options{HealthyWithin: s.HealthyWithin, Logger: log})
+		// The selected accounts' series, each labelled with its account.
+		met = metrics.New(metrics.Options{Accounts: accountNameList(accounts), HealthyWithin: s.HealthyWithin, Logger: log})
 	}
 	opts := worker.Options{Restart: *restart, ConfirmRemovals: *confirm}
 	var res worker.Result
@@ -121,11 +122,7 @@ func (m *Main) backfill(ctx context.Context, s config.Settings, a config.Account
 	if prog != nil {
 		onWait = prog.onWait
 	}
-	var obs extract.Observer
-	if met != nil {
-		obs = met.ClientObserver()
-	}
-	client, err := newAccountClient(s, a, pacers, log, onWait, obs)
+	client, err := newAccountClient(s, a, pacers, log, onWait, clientObserver(met, a.Name))
 	if err != nil {
 		return worker.Result{}, err
 	}
@@ -139,7 +136,7 @@ func (m *Main) backfill(ctx context.Context, s config.Settings, a config.Account
 		if err := met.Refresh(ctx, st.Warehouse); err != nil {
 			log.Warn("metrics: cannot seed the gauges from the warehouse", "err", err)
 		}
-		jo.Observer = met.RunObserver(st.Warehouse)
+		jo.Observer = runObserver(met, st)
 	}
 	if prog != nil {
 		jo.Progress = prog.update

@@ -52,6 +52,9 @@ func sample(fams map[string]*dto.MetricFamily, name string, labels map[string]st
 	return 0, false
 }
 
+// defaultAccount is the label set of the [api] table's one account.
+var defaultAccount = map[string]string{"account": "default"}
+
 func TestBackfillWritesMetricsTextfile(t *testing.T) {
 	srv, e := newEnv(t, sim.Options{Seed: 21, Cards: 20})
 	path := filepath.Join(t.TempDir(), "cardsync.prom")
@@ -64,17 +67,17 @@ func TestBackfillWritesMetricsTextfile(t *testing.T) {
 		labels map[string]string
 		want   float64
 	}{
-		{"cardsync_runs_total", map[string]string{"trigger": "backfill", "status": "succeeded"}, 1},
-		{"cardsync_cards", map[string]string{"state": "live"}, 20},
-		{"cardsync_cards_synced_total", map[string]string{"change": "new"}, 20},
-		{"cardsync_auth_requests_total", nil, 1},
+		{"cardsync_runs_total", map[string]string{"account": "default", "trigger": "backfill", "status": "succeeded"}, 1},
+		{"cardsync_cards", map[string]string{"account": "default", "state": "live"}, 20},
+		{"cardsync_cards_synced_total", map[string]string{"account": "default", "change": "new"}, 20},
+		{"cardsync_auth_requests_total", map[string]string{"account": "default"}, 1},
 	}
 	for _, c := range checks {
 		if got, ok := sample(fams, c.name, c.labels); !ok || got != c.want {
 			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, got, ok, c.want)
 		}
 	}
-	success, _ := sample(fams, "cardsync_last_success_timestamp_seconds", nil)
+	success, _ := sample(fams, "cardsync_last_success_timestamp_seconds", defaultAccount)
 	if success < float64(time.Now().Add(-time.Minute).Unix()) {
 		t.Errorf("last success %v, want about now", success)
 	}
@@ -89,14 +92,14 @@ func TestBackfillWritesMetricsTextfile(t *testing.T) {
 		t.Fatal("backfill against an API answering 400 exited 0")
 	}
 	fams = readTextfile(t, path)
-	if got, _ := sample(fams, "cardsync_runs_total", map[string]string{"trigger": "backfill", "status": "failed"}); got != 1 {
+	if got, _ := sample(fams, "cardsync_runs_total", map[string]string{"account": "default", "trigger": "backfill", "status": "failed"}); got != 1 {
 		t.Errorf("failed backfills = %v, want 1", got)
 	}
 	// The warehouse stamps whole seconds.
-	if got, _ := sample(fams, "cardsync_last_success_timestamp_seconds", nil); got != math.Floor(success) {
+	if got, _ := sample(fams, "cardsync_last_success_timestamp_seconds", defaultAccount); got != math.Floor(success) {
 		t.Errorf("last success after a failed run = %v, want the earlier %v", got, math.Floor(success))
 	}
-	if got, _ := sample(fams, "cardsync_runs_failed_in_a_row", nil); got != 1 {
+	if got, _ := sample(fams, "cardsync_runs_failed_in_a_row", defaultAccount); got != 1 {
 		t.Errorf("failed in a row = %v, want 1", got)
 	}
 }
@@ -165,7 +168,7 @@ func TestServeServesMetricsAndHealth(t *testing.T) {
 		t.Fatal("the run at start-up did not end in 20s")
 	}
 	code, body := get("/metrics")
-	for _, want := range []string{`cardsync_runs_total{status="succeeded",trigger="schedule"} 1`, `cardsync_cards{state="live"} 20`,
+	for _, want := range []string{`cardsync_runs_total{account="default",status="succeeded",trigger="schedule"} 1`, `cardsync_cards{account="default",state="live"} 20`,
 		"cardsync_healthy_within_seconds 10800", "go_goroutines", "process_start_time_seconds"} {
 		if code != 200 || !strings.Contains(body, want) {
 			t.Errorf("/metrics (%d) lacks %q", code, want)
@@ -194,5 +197,187 @@ func TestServeRefusesABusyMetricsPort(t *testing.T) {
 	code, _, stderr := e.run(t.Context(), "serve")
 	if code == 0 || !strings.Contains(stderr, "metrics listen") {
 		t.Errorf("serve with a busy metrics port: exit %d, stderr %s; want a failure naming metrics listen", code, stderr)
+	}
+}
+
+// TestBackfillTextfileWithAccounts: with several accounts, the textfile
+// holds every selected account's series under its account label, and one
+// account's failure shows under its name only.
+func TestBackfillTextfileWithAccounts(t *testing.T) {
+	_, beta, e := accountsEnv(t)
+	path := filepath.Join(t.TempDir(), "cardsync.prom")
+	if code, out, stderr := e.run(t.Context(), "backfill", "-metrics-textfile", path); code != 0 {
+		t.Fatalf("backfill exit %d:\n%s\n%s", code, out, stderr)
+	}
+	fams := readTextfile(t, path)
+	label := func(account string, kv ...string) map[string]string {
+		l := map[string]string{"account": account}
+		for i := 0; i+1 < len(kv); i += 2 {
+			l[kv[i]] = kv[i+1]
+		}
+		return l
+	}
+	checks := []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"cardsync_runs_total", label("alpha", "trigger", "backfill", "status", "succeeded"), 1},
+		{"cardsync_runs_total", label("beta", "trigger", "backfill", "status", "succeeded"), 1},
+		{"cardsync_cards", label("alpha", "state", "live"), 45},
+		{"cardsync_cards", label("beta", "state", "live"), 70},
+		{"cardsync_cards_synced_total", label("alpha", "change", "new"), 45},
+		{"cardsync_cards_synced_total", label("beta", "change", "new"), 70},
+		{"cardsync_auth_requests_total", label("alpha"), 1},
+		{"cardsync_auth_requests_total", label("beta"), 1},
+	}
+	for _, c := range checks {
+		if got, ok := sample(fams, c.name, c.labels); !ok || got != c.want {
+			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, got, ok, c.want)
+		}
+	}
+	for _, a := range []string{"alpha", "beta"} {
+		if got, _ := sample(fams, "cardsync_last_success_timestamp_seconds", label(a)); got < float64(time.Now().Add(-time.Minute).Unix()) {
+			t.Errorf("%s's last success %v, want about now", a, got)
+		}
+	}
+	if _, ok := sample(fams, "cardsync_cards", label("default", "state", "live")); ok {
+		t.Error("the textfile has series of an account default that the config does not name")
+	}
+	if n := len(fams["cardsync_warehouse_bytes"].GetMetric()); n != 1 {
+		t.Errorf("cardsync_warehouse_bytes has %d series, want 1 (one file)", n)
+	}
+
+	// beta fails: its failure is beta's; alpha's run succeeded.
+	beta.InjectFault(sim.Fault{Endpoint: sim.EndpointCards, Kind: sim.FaultStatus, Status: 400})
+	if code, _, _ := e.run(t.Context(), "backfill", "-metrics-textfile", path); code == 0 {
+		t.Fatal("backfill with beta answering 400 exited 0")
+	}
+	fams = readTextfile(t, path)
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"cardsync_runs_total", label("beta", "trigger", "backfill", "status", "failed"), 1},
+		{"cardsync_runs_total", label("alpha", "trigger", "backfill", "status", "failed"), 0},
+		{"cardsync_runs_total", label("alpha", "trigger", "backfill", "status", "succeeded"), 1},
+		{"cardsync_runs_failed_in_a_row", label("beta"), 1},
+		{"cardsync_runs_failed_in_a_row", label("alpha"), 0},
+		{"cardsync_cards", label("beta", "state", "live"), 70},
+	} {
+		if got, ok := sample(fams, c.name, c.labels); !ok || got != c.want {
+			t.Errorf("after beta failed: %s%v = %v (present %v), want %v", c.name, c.labels, got, ok, c.want)
+		}
+	}
+
+	// -account alpha: alpha's series only.
+	alphaOnly := filepath.Join(t.TempDir(), "alpha.prom")
+	if code, _, stderr := e.run(t.Context(), "backfill", "-account", "alpha", "-metrics-textfile", alphaOnly); code != 0 {
+		t.Fatalf("backfill -account alpha exit %d: %s", code, stderr)
+	}
+	fams = readTextfile(t, alphaOnly)
+	if got, ok := sample(fams, "cardsync_runs_total", label("alpha", "trigger", "backfill", "status", "succeeded")); !ok || got != 1 {
+		t.Errorf("alpha's succeeded backfills = %v (present %v), want 1", got, ok)
+	}
+	for name, mf := range fams {
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "account" && l.GetValue() != "alpha" {
+					t.Errorf("backfill -account alpha wrote %s{account=%q}", name, l.GetValue())
+				}
+			}
+		}
+	}
+}
+
+// TestServeMetricsWithAccounts: serve labels each account's series with its
+// name, seeds and refreshes each account's gauges from its own rows, and
+// /healthz judges every account.
+func TestServeMetricsWithAccounts(t *testing.T) {
+	_, beta, e := accountsEnv(t)
+	addr := freePort(t)
+	e.vars["CARDSYNC_METRICS_LISTEN"] = addr
+	e.vars["CARDSYNC_SCHEDULE_CRON"] = "@every 1h"
+	// beta's runs fail; alpha's succeed.
+	beta.InjectFault(sim.Fault{Endpoint: sim.EndpointCards, Kind: sim.FaultStatus, Status: 400})
+	sock := filepath.Join(t.TempDir(), "notify.sock")
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	e.vars["NOTIFY_SOCKET"] = sock
+	ran := make(chan struct{})
+	go func() {
+		defer close(ran)
+		buf := make([]byte, 4096)
+		ended := map[string]bool{}
+		for len(ended) < 2 {
+			n, err := conn.Read(buf)
+			if err != nil {
+				return
+			}
+			for _, a := range []string{"alpha", "beta"} {
+				if strings.HasPrefix(string(buf[:n]), "STATUS=account "+a+": last run ") {
+					ended[a] = true
+				}
+			}
+		}
+	}()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan int, 1)
+	var stderr string
+	go func() {
+		var code int
+		code, _, stderr = e.run(ctx, "serve")
+		done <- code
+	}()
+	select {
+	case <-ran:
+	case code := <-done:
+		t.Fatalf("serve exited %d before its first runs ended: %s", code, stderr)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the runs at start-up did not end in 20s")
+	}
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	code, body := get("/metrics")
+	for _, want := range []string{
+		`cardsync_runs_total{account="alpha",status="succeeded",trigger="schedule"} 1`,
+		`cardsync_runs_total{account="alpha",status="failed",trigger="schedule"} 0`,
+		`cardsync_runs_total{account="beta",status="succeeded",trigger="schedule"} 0`,
+		`cardsync_runs_total{account="beta",status="failed",trigger="schedule"} 1`,
+		`cardsync_cards{account="alpha",state="live"} 45`,
+		`cardsync_cards{account="beta",state="live"} 0`,
+		`cardsync_runs_failed_in_a_row{account="alpha"} 0`,
+		`cardsync_runs_failed_in_a_row{account="beta"} 1`,
+		`cardsync_auth_requests_total{account="alpha"} 1`,
+		`cardsync_auth_requests_total{account="beta"} 1`,
+		`cardsync_last_success_timestamp_seconds{account="beta"} 0`,
+	} {
+		if code != 200 || !strings.Contains(body, want) {
+			t.Errorf("/metrics (%d) lacks %q", code, want)
+		}
+	}
+	if strings.Contains(body, `account="default"`) {
+		t.Error("/metrics has series of an account default that the config does not name")
+	}
+	// Within healthy_within of start-up, beta (no success yet) is starting.
+	if code, body := get("/healthz"); code != 200 || !strings.HasPrefix(body, "starting: account beta starting: no successful run yet") ||
+		!strings.Contains(body, "| account alpha ok: ") {
+		t.Errorf("/healthz = %d %q, want 200 naming beta starting and alpha ok", code, body)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("serve exit %d: %s", code, stderr)
 	}
 }

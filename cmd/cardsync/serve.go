@@ -36,8 +36,9 @@ configuration and logs why. [warehouse] changes and [metrics] listen need
 a restart.
 
 With [metrics] listen set ("127.0.0.1:9464"), it serves /metrics
-(Prometheus) and /healthz (200 while the last successful run is younger than
-[metrics] healthy_within, else 503 with the reason).
+(Prometheus; with [[accounts]], each account's series under its account
+label) and /healthz (200 while every account's last successful run is younger
+than [metrics] healthy_within, else 503 naming the account and the reason).
 
 Examples:
   cardsync serve -config /etc/cardsync/config.toml
@@ -59,14 +60,9 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	log := m.logger(s)
 	notify := newNotifier(m.Getenv)
 	// Metrics exist only when they are served; the hooks stay nil otherwise.
-	var (
-		met    *metrics.Metrics
-		obs    extract.Observer
-		runObs worker.Observer
-	)
+	var met *metrics.Metrics
 	if s.MetricsListen != "" {
-		met = metrics.New(metrics.Options{HealthyWithin: s.HealthyWithin, Logger: log})
-		obs = met.ClientObserver()
+		met = metrics.New(metrics.Options{Accounts: accountNameList(s.Accounts), HealthyWithin: s.HealthyWithin, Logger: log})
 	}
 	// One store per account: its run lock's descriptor and its warehouse
 	// handle stay open for the daemon's life (worker.OpenStore); each run
@@ -82,14 +78,13 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 		stores[i] = st
 	}
 	st := stores[0]
-	clients, err := accountClients(s, log, obs)
+	clients, err := accountClients(s, log, met)
 	if err != nil {
 		return err
 	}
 	if met != nil {
-		runObs = met.RunObserver(st.Warehouse)
 		seedBackupMetric(s, st.Warehouse.Path(), met)
-		stop, err := serveMetrics(ctx, met, st.Warehouse, s.MetricsListen, log)
+		stop, err := serveMetrics(ctx, met, stores, s.MetricsListen, log)
 		if err != nil {
 			log.Error("cannot start: [metrics] listen", "err", err)
 			return &worker.LoggedError{Err: err}
@@ -115,7 +110,7 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 				Version:        version(),
 				AuditRetention: s.PageAuditRetention,
 				Status:         func(st string) { _ = notify.Send(status + st) },
-				Observer:       observers{runObs, report},
+				Observer:       observers{runObserver(met, stores[i]), report},
 			})
 		}
 		return jobs
@@ -159,7 +154,7 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 					accountNames(current), accountNames(next))
 			}
 			if apiChanged(current, next) {
-				if clients, err = accountClients(next, nlog, obs); err != nil {
+				if clients, err = accountClients(next, nlog, met); err != nil {
 					return worker.Config{}, err
 				}
 			}
@@ -196,12 +191,15 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	return nil
 }
 
-// serveMetrics seeds met from the warehouse (so a restart does not report
-// the last success as never) and serves /metrics and /healthz on addr. stop
-// shuts the listener down, waiting up to 5 s for scrapes in progress.
-func serveMetrics(ctx context.Context, met *metrics.Metrics, wh metrics.Warehouse, addr string, log *slog.Logger) (stop func(), err error) {
-	if err := met.Refresh(ctx, wh); err != nil {
-		log.Warn("metrics: cannot seed the gauges from the warehouse; they start at 0", "err", err)
+// serveMetrics seeds met from each account's store (so a restart does not
+// report the last success as never) and serves /metrics and /healthz on
+// addr. stop shuts the listener down, waiting up to 5 s for scrapes in
+// progress.
+func serveMetrics(ctx context.Context, met *metrics.Metrics, stores []*worker.Store, addr string, log *slog.Logger) (stop func(), err error) {
+	for _, st := range stores {
+		if err := met.Refresh(ctx, st.Warehouse); err != nil {
+			log.Warn("metrics: cannot seed the gauges from the warehouse; they start at 0", "account", st.Warehouse.Account(), "err", err)
+		}
 	}
 	srv, err := metrics.Listen(addr, met.Handler(), log)
 	if err != nil {
@@ -253,12 +251,12 @@ func accountsRenamed(a, b config.Settings) bool {
 }
 
 // accountClients builds one API client per account of s, each with its own
-// token, paced with its rate_group.
-func accountClients(s config.Settings, log *slog.Logger, obs extract.Observer) ([]*extract.Client, error) {
+// token, paced with its rate_group, observed by met (nil: no metrics).
+func accountClients(s config.Settings, log *slog.Logger, met *metrics.Metrics) ([]*extract.Client, error) {
 	pacers := groupPacers(s.Accounts)
 	clients := make([]*extract.Client, len(s.Accounts))
 	for i, a := range s.Accounts {
-		c, err := newAccountClient(s, a, pacers, accountLogger(s, log, a.Name), nil, obs)
+		c, err := newAccountClient(s, a, pacers, accountLogger(s, log, a.Name), nil, clientObserver(met, a.Name))
 		if err != nil {
 			return nil, err
 		}
@@ -269,11 +267,7 @@ func accountClients(s config.Settings, log *slog.Logger, obs extract.Observer) (
 
 // accountNames lists the names of the accounts of s.
 func accountNames(s config.Settings) string {
-	var n []string
-	for _, a := range s.Accounts {
-		n = append(n, a.Name)
-	}
-	return strings.Join(n, ", ")
+	return strings.Join(accountNameList(s.Accounts), ", ")
 }
 
 // apiURLs is the base URL of each account, for the start line.
