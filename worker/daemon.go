@@ -120,7 +120,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		nextBackup = b.Schedule.Next(time.Now())
 	}
 	if d.RunOnStart {
-		if err := d.runOnce(ctx, stopTimeout, &pendingReload); err != nil || ctx.Err() != nil {
+		if stopped, err := d.runOnce(ctx, stopTimeout, &pendingReload); err != nil || stopped {
 			return err // stopped during the run: said once, in runOnce
 		}
 	}
@@ -172,7 +172,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 				continue
 			}
 			nextRun = time.Time{}
-			if err := d.runOnce(ctx, stopTimeout, &pendingReload); err != nil || ctx.Err() != nil {
+			if stopped, err := d.runOnce(ctx, stopTimeout, &pendingReload); err != nil || stopped {
 				return err // stopped during the run: said once, in runOnce
 			}
 		}
@@ -185,14 +185,15 @@ func (d *Daemon) stopping(ctx context.Context) {
 }
 
 // runOnce runs the job once and waits for it; a reload request meanwhile
-// is kept for after the run. When ctx ends, the run is cancelled (it
+// is kept for after the run. stopped reports that ctx had ended (runOnce
+// then said STOPPING=1): a cancellation it did not see is the idle wait's. When ctx ends, the run is cancelled (it
 // commits the page in hand and is recorded interrupted) and waited for at
 // most stopTimeout.
-func (d *Daemon) runOnce(ctx context.Context, stopTimeout time.Duration, pendingReload *bool) error {
+func (d *Daemon) runOnce(ctx context.Context, stopTimeout time.Duration, pendingReload *bool) (stopped bool, err error) {
 	job, _, runTimeout, log := d.current()
 	if ctx.Err() != nil {
 		d.stopping(ctx)
-		return nil
+		return true, nil
 	}
 	d.notify("STATUS=syncing")
 	r := startRun(ctx, job, log, runTimeout, &d.running)
@@ -201,14 +202,19 @@ func (d *Daemon) runOnce(ctx context.Context, stopTimeout time.Duration, pending
 		select {
 		case <-r.done:
 			d.notify("STATUS=" + r.status())
-			return nil
+			if ctx.Err() != nil {
+				// Stopped as the run ended.
+				d.stopping(ctx)
+				return true, nil
+			}
+			return false, nil
 		case <-d.Hup:
 			*pendingReload = true
 			log.Info("reload requested; it is applied when the run in progress ends")
 		case <-ctx.Done():
 			d.stopping(ctx)
 			// The caller says "stopped cleanly" once Run returns.
-			return r.stop(log, stopTimeout)
+			return true, r.stop(log, stopTimeout)
 		}
 	}
 }
