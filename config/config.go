@@ -159,7 +159,7 @@ func Default() File {
 		},
 		Backup:  Backup{Keep: load.DefaultBackupKeep},
 		Cluster: Cluster{LeaseTTL: extract.FormatDuration(postgres.DefaultLeaseTTL)},
-		Report: Report{Since: DefaultReportSince},
+		Report:  Report{Since: DefaultReportSince},
 		Schedule: Schedule{
 			Cron:       DefaultCron,
 			Timezone:   "UTC",
