@@ -18,7 +18,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/cardsync/cardsync/load/postgres/pgtest"
 	"github.com/cardsync/cardsync/sim"
 )
 
@@ -146,17 +145,7 @@ func pgInt(t *testing.T, db *pgx.Conn, q string, args ...any) int64 {
 // has its next commit refused once continued; in the end every account
 // equals its simulator and no card version is doubled.
 func TestReplicasSharePostgres(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	srv, err := pgtest.Start(ctx)
-	cancel()
-	if err != nil {
-		if os.Getenv(pgtest.EnvRequire) == "" {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Stop() })
-	url := srv.NewDatabase(t)
+	url := pgServer(t).NewDatabase(t)
 	db, err := pgx.Connect(t.Context(), url)
 	if err != nil {
 		t.Fatal(err)
