@@ -14,6 +14,7 @@ import (
 
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/postgres"
 )
 
 // File is the TOML file's shape. Unknown keys are an error.
@@ -25,6 +26,7 @@ type File struct {
 	Metrics   Metrics   `toml:"metrics"`
 	Backup    Backup    `toml:"backup"`
 	Report    Report    `toml:"report"`
+	Cluster   Cluster   `toml:"cluster"`
 	// Accounts are the [[accounts]] tables; none means the [api] table is
 	// the one account, named load.DefaultAccount.
 	Accounts []Account `toml:"accounts"`
@@ -54,7 +56,13 @@ type API struct {
 
 // Warehouse is the [warehouse] table.
 type Warehouse struct {
-	Path         string   `toml:"path"`
+	Path string `toml:"path"`
+	// URL, when set, is a PostgreSQL warehouse (postgres://…) used
+	// instead of the file at Path; its password never goes in the URL.
+	URL string `toml:"url"`
+	// PasswordFile holds the PostgreSQL password (else the systemd
+	// credential warehouse-password or CARDSYNC_WAREHOUSE_PASSWORD).
+	PasswordFile string   `toml:"password_file"`
 	FileMode     string   `toml:"file_mode"`
 	Synchronous  string   `toml:"synchronous"`
 	RedactFields []string `toml:"redact_fields"`
@@ -79,6 +87,16 @@ type Backup struct {
 	Keep int `toml:"keep"`
 	// Cron is when serve takes a backup, between runs ("": never).
 	Cron string `toml:"cron"`
+}
+
+// Cluster is the [cluster] table: how replicas sharing a PostgreSQL
+// warehouse split the accounts.
+type Cluster struct {
+	// LeaseTTL is how long an account's lease lasts without renewal: a
+	// dead replica's accounts move to another within it.
+	LeaseTTL string `toml:"lease_ttl"`
+	// Holder names this replica in sync_leases ("": hostname:pid).
+	Holder string `toml:"holder"`
 }
 
 // Schedule is the [schedule] table.
@@ -139,8 +157,9 @@ func Default() File {
 			CommitDelay:        extract.FormatDuration(load.DefaultChangeDelay),
 			Checkpoint:         load.CheckpointAuto,
 		},
-		Backup: Backup{Keep: load.DefaultBackupKeep},
-		Report: Report{Since: DefaultReportSince},
+		Backup:  Backup{Keep: load.DefaultBackupKeep},
+		Cluster: Cluster{LeaseTTL: extract.FormatDuration(postgres.DefaultLeaseTTL)},
+		Report:  Report{Since: DefaultReportSince},
 		Schedule: Schedule{
 			Cron:       DefaultCron,
 			Timezone:   "UTC",

@@ -23,6 +23,8 @@ type Config struct {
 	sources map[string]Source
 	// password came from CARDSYNC_API_PASSWORD: never a file key or a flag.
 	password extract.Secret
+	// warehousePassword came from CARDSYNC_WAREHOUSE_PASSWORD.
+	warehousePassword extract.Secret
 }
 
 // Source returns where the value of a dotted key came from.
@@ -47,6 +49,10 @@ type Override struct {
 
 // PasswordEnv is the one environment variable that is not a file key.
 const PasswordEnv = "CARDSYNC_API_PASSWORD"
+
+// WarehousePasswordEnv holds the PostgreSQL warehouse's password; like
+// PasswordEnv it is not a file key.
+const WarehousePasswordEnv = "CARDSYNC_WAREHOUSE_PASSWORD"
 
 // ConfigEnv names the config file when -config is not given.
 const ConfigEnv = "CARDSYNC_CONFIG"
@@ -206,6 +212,10 @@ func (c *Config) applyEnv(environ []string) error {
 			c.password = extract.Secret(values[name])
 			continue
 		}
+		if name == WarehousePasswordEnv {
+			c.warehousePassword = extract.Secret(values[name])
+			continue
+		}
 		k, ok := byEnv[name]
 		if !ok {
 			return &Error{Key: name, Source: Source{Kind: FromEnv, Name: name}, Msg: "unknown CARDSYNC_ variable (typo?)"}
@@ -263,6 +273,8 @@ func keys() []key {
 		intKey("api.amount_scale", func(f *File) *int { return &f.API.AmountScale }),
 		intKey("api.max_pages", func(f *File) *int { return &f.API.MaxPages }),
 		stringKey("warehouse.path", func(f *File) *string { return &f.Warehouse.Path }),
+		stringKey("warehouse.url", func(f *File) *string { return &f.Warehouse.URL }),
+		stringKey("warehouse.password_file", func(f *File) *string { return &f.Warehouse.PasswordFile }),
 		stringKey("warehouse.file_mode", func(f *File) *string { return &f.Warehouse.FileMode }),
 		stringKey("warehouse.synchronous", func(f *File) *string { return &f.Warehouse.Synchronous }),
 		{name: "warehouse.redact_fields", set: func(f *File, v string) error {
@@ -292,6 +304,8 @@ func keys() []key {
 		stringKey("report.since", func(f *File) *string { return &f.Report.Since }),
 		stringKey("metrics.listen", func(f *File) *string { return &f.Metrics.Listen }),
 		stringKey("metrics.healthy_within", func(f *File) *string { return &f.Metrics.HealthyWithin }),
+		stringKey("cluster.lease_ttl", func(f *File) *string { return &f.Cluster.LeaseTTL }),
+		stringKey("cluster.holder", func(f *File) *string { return &f.Cluster.Holder }),
 	}
 }
 

@@ -63,6 +63,8 @@ type Settings struct {
 	// Accounts are the API accounts: the [[accounts]] tables, or the [api]
 	// table's AccountSettings as the one account.
 	Accounts []AccountSettings
+	// PostgresSettings are [warehouse] url's and [cluster]'s.
+	PostgresSettings
 	// Secrets holds the password and, once the client has them, its
 	// tokens: the client scrubs upstream text with it and the log handler
 	// scrubs every line.
@@ -133,6 +135,9 @@ func (c *Config) Settings(needAPI bool, getenv func(string) string) (Settings, e
 		return s, err
 	}
 	if err := c.metricsSettings(&s); err != nil {
+		return s, err
+	}
+	if err := c.postgresSettings(&s, getenv); err != nil {
 		return s, err
 	}
 	return s, nil

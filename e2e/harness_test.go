@@ -49,6 +49,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	if pg.srv != nil {
+		if err := pg.srv.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "pgtest:", err)
+		}
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

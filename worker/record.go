@@ -33,6 +33,22 @@ type pendingResults struct {
 // results across processes (a backfill that exits).
 func (j *Job) pendingPath() string { return j.Warehouse.Path() + ".unrecorded" }
 
+// readPending reads the file of unrecorded results (none with
+// PostgreSQL).
+func (j *Job) readPending() ([]byte, error) {
+	if !j.pendingFile() {
+		return nil, os.ErrNotExist
+	}
+	return os.ReadFile(j.pendingPath())
+}
+
+// pendingFile reports whether unrecorded results are kept in a file: only
+// beside a SQLite file (a PostgreSQL warehouse's Path is a URL).
+func (j *Job) pendingFile() bool {
+	_, ok := j.Warehouse.(*load.Warehouse)
+	return ok
+}
+
 // record stores the run's result, retrying while the warehouse refuses
 // (busy, locked, full) until ctx ends; then it keeps the result for the
 // next run and logs the real error once.
@@ -41,6 +57,12 @@ func (j *Job) record(ctx context.Context, log *slog.Logger, runID int64, rr load
 	var err error
 	for attempt := 1; ; attempt++ {
 		if err = j.Warehouse.FinishRun(ctx, runID, rr); err == nil || errors.Is(err, load.ErrRunNotRunning) {
+			return err
+		}
+		if errors.Is(err, ErrLeaseLost) {
+			// Not ours to record any more: the replica that takes the
+			// lease marks the run abandoned.
+			log.Warn("the run's result cannot be recorded: the account's lease was lost; the next holder marks the run abandoned", "err", err)
 			return err
 		}
 		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
@@ -62,7 +84,7 @@ func (j *Job) record(ctx context.Context, log *slog.Logger, runID int64, rr load
 	j.pending.list = append(j.pending.list, pendingResult{RunID: runID, Result: rr})
 	list := append([]pendingResult(nil), j.pending.list...)
 	j.pending.mu.Unlock()
-	if b, merr := json.Marshal(list); merr == nil {
+	if b, merr := json.Marshal(list); merr == nil && j.pendingFile() {
 		if werr := os.WriteFile(j.pendingPath(), b, 0o640); werr != nil {
 			log.Debug("could not keep the unrecorded result in a file", "err", werr)
 		}
@@ -79,7 +101,7 @@ func (j *Job) recordPending(ctx context.Context, log *slog.Logger) error {
 	j.pending.mu.Lock()
 	defer j.pending.mu.Unlock()
 	list := j.pending.list
-	if b, err := os.ReadFile(j.pendingPath()); err == nil {
+	if b, err := j.readPending(); err == nil {
 		var fromFile []pendingResult
 		if json.Unmarshal(b, &fromFile) == nil {
 			seen := map[int64]bool{}
@@ -110,6 +132,9 @@ func (j *Job) recordPending(ctx context.Context, log *slog.Logger) error {
 		}
 	}
 	j.pending.list = nil
+	if !j.pendingFile() {
+		return nil
+	}
 	if err := os.Remove(j.pendingPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("%w: remove %s: %w", ErrWarehouse, j.pendingPath(), err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/postgres"
 )
 
 // LoggedError is returned by Run for a failure Run has already logged at
@@ -53,14 +54,32 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 		return res, fmt.Errorf("%w: no writer lock", ErrWarehouse)
 	}
 	if !j.Lock.Held() {
-		if err := j.Lock.Acquire(); err != nil {
-			if errors.Is(err, load.ErrLocked) {
+		if err := acquire(ctx, j.Lock); err != nil {
+			var held *postgres.LeaseHeldError
+			switch {
+			case errors.As(err, &held):
+				// Replicas sharing a database meet this every tick: it is
+				// how they split the accounts.
+				log.Info("run skipped: another replica holds the account's lease", "holder", held.Holder,
+					"expires_at", held.ExpiresAt.UTC().Format(time.RFC3339))
+				return res, &LoggedError{err}
+			case errors.Is(err, load.ErrLocked):
 				log.Warn("run skipped: another sync holds the warehouse", "err", err)
 				return res, &LoggedError{err}
 			}
 			return res, j.startFailed(log, "take the warehouse lock", err)
 		}
 		defer j.Lock.Release()
+	}
+	// A lease lapses unless renewed: keep it while the run goes on, and
+	// stop the run (ctx's cause wraps ErrLeaseLost) once it may have
+	// lapsed.
+	if k, ok := j.Lock.(interface {
+		Keep(context.Context) (context.Context, func())
+	}); ok {
+		var stop func()
+		ctx, stop = k.Keep(ctx)
+		defer stop()
 	}
 
 	w := j.Warehouse
@@ -174,6 +193,14 @@ func (j *Job) end(ctx context.Context, log *slog.Logger, runID int64, start time
 	msg := ""
 	switch {
 	case err == nil:
+	case errors.Is(context.Cause(ctx), ErrLeaseLost):
+		// The lease may have lapsed: not an operator's interruption, and
+		// the replica that takes over resumes from the checkpoint.
+		status = load.StatusFailed
+		msg = context.Cause(ctx).Error() + ": " + err.Error()
+		if !errors.Is(err, ErrLeaseLost) {
+			err = fmt.Errorf("%w: %w", context.Cause(ctx), err)
+		}
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		// A run deadline (serve's run_timeout) is a failure, not an
 		// interruption: a run that always times out must show as failing.
@@ -236,10 +263,22 @@ func (j *Job) end(ctx context.Context, log *slog.Logger, runID int64, start time
 		return nil
 	case res.Status == load.StatusInterrupted:
 		log.Warn("run interrupted; the next run resumes from the checkpoint", attrs...)
+	case errors.Is(err, ErrLeaseLost):
+		log.Error("run stopped: this replica lost the account's lease (paused or cut off past [cluster] lease_ttl, or another replica took it over); a commit it refused wrote nothing, and the holder of the lease resumes from the checkpoint",
+			append(attrs, "err", err)...)
 	case errors.Is(err, extract.ErrUnauthenticated):
 		log.Error("run failed: the API refused the credentials; check api.email, the password and that the user is an Administrator", append(attrs, "err", err)...)
 	default:
 		log.Error("run failed; the next run resumes from the checkpoint", append(attrs, "err", err)...)
 	}
 	return &LoggedError{err}
+}
+
+// acquire takes lock for a run, with ctx when the lock can use one (a
+// lease's statement).
+func acquire(ctx context.Context, lock RunLock) error {
+	if c, ok := lock.(interface{ AcquireContext(context.Context) error }); ok {
+		return c.AcquireContext(ctx)
+	}
+	return lock.Acquire()
 }

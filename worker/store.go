@@ -10,6 +10,7 @@ import (
 
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/postgres"
 )
 
 // Store is the warehouse a worker writes (one account of its file,
@@ -19,9 +20,49 @@ import (
 // is opened (and, for a one-shot command, taken) before the warehouse is
 // opened, so a process that must give way to a running sync exits without
 // touching the file. This is the one place that order lives.
+//
+// With PostgreSQL (OpenTarget with a URL) the run lock is the account's
+// lease (LeaseLock), taken once the warehouse is open, since the lease
+// lives in it.
 type Store struct {
-	Lock      *load.Lock
-	Warehouse *load.Warehouse
+	Lock      RunLock
+	Warehouse load.Destination
+}
+
+// Target says where a store writes: the SQLite file at Path, or, when URL
+// is set, the PostgreSQL database of URL.
+type Target struct {
+	Path string
+	// URL is the PostgreSQL URL (postgres://…), without a password.
+	URL string
+	// Password is the PostgreSQL password (from a file or credential).
+	Password string
+	// Holder names this process in sync_leases (hostname:pid).
+	Holder string
+	// LeaseTTL is how long a lease lasts without renewal.
+	LeaseTTL time.Duration
+}
+
+// OpenTarget opens the store of t: OpenStore for a file, or the
+// PostgreSQL warehouse of t.URL with the account's lease as its run lock
+// (taken now when hold is true: a refusal wraps load.ErrLocked). Writes
+// are refused until the lease is taken (postgres.Options.RequireLease).
+func OpenTarget(ctx context.Context, t Target, opts load.Options, hold bool) (*Store, error) {
+	if t.URL == "" {
+		return OpenStore(ctx, t.Path, opts, hold)
+	}
+	wh, err := postgres.Open(ctx, t.URL, postgres.Options{Common: opts, Password: t.Password, RequireLease: true})
+	if err != nil {
+		return nil, err
+	}
+	lock := NewLeaseLock(wh, t.Holder, t.LeaseTTL)
+	if hold {
+		if err := lock.AcquireContext(ctx); err != nil {
+			wh.Close()
+			return nil, err
+		}
+	}
+	return &Store{Lock: lock, Warehouse: wh}, nil
 }
 
 // OpenStore opens the writer lock of the warehouse at path, takes it when
@@ -50,8 +91,12 @@ func OpenStore(ctx context.Context, path string, opts load.Options, hold bool) (
 	return &Store{Lock: lock, Warehouse: wh}, nil
 }
 
-// Close closes the warehouse, then the lock (releasing it if held).
+// Close closes the warehouse, then the lock (releasing it if held). A
+// lease is released first, while the warehouse it lives in is open.
 func (s *Store) Close() error {
+	if _, ok := s.Lock.(*LeaseLock); ok {
+		return errors.Join(s.Lock.Close(), s.Warehouse.Close())
+	}
 	return errors.Join(s.Warehouse.Close(), s.Lock.Close())
 }
 

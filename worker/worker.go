@@ -47,12 +47,16 @@ type Progress struct {
 // Job runs syncs of one account into one warehouse. Its fields are set by
 // the caller; Client, Warehouse and Lock are required.
 type Job struct {
-	Client    *extract.Client
-	Warehouse *load.Warehouse
-	// Lock is the warehouse's writer lock (load.OpenLock). Run takes it for
-	// the run unless the caller already holds it (a backfill takes it before
-	// opening the warehouse, so a refused process never touches the file).
-	Lock    *load.Lock
+	Client *extract.Client
+	// Warehouse is where the run writes: *load.Warehouse (SQLite) or
+	// *postgres.Warehouse.
+	Warehouse load.Destination
+	// Lock is the account's run lock (load.OpenAccountLock, or a LeaseLock
+	// with PostgreSQL). Run takes it for the run unless the caller already
+	// holds it (a backfill takes it before opening the warehouse, so a
+	// refused process never touches the file); a lock with a Keep method
+	// (a lease) is kept alive while the run goes on.
+	Lock    RunLock
 	Logger  *slog.Logger
 	Version string
 	// Now stamps times; default time.Now.
@@ -247,7 +251,7 @@ func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger
 	}
 	// Pages are buffered and committed in batches (load.WalkWriter: 50
 	// pages, 5 s after the first, or 1 s after the first with changes).
-	ww := w.NewWalkWriter(runID, Stream)
+	ww := w.PageWriter(runID, Stream)
 	committed := func(b load.Batch) {
 		if b.Pages == 0 {
 			return
@@ -357,6 +361,11 @@ func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger
 		}
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
+		}
+		if c, ok := j.Lock.(interface{ Check() error }); ok {
+			if err := c.Check(); err != nil {
+				return err
+			}
 		}
 	}
 	return ctx.Err()

@@ -100,7 +100,7 @@ func openAccountStore(ctx context.Context, s config.Settings, account string, lo
 	if len(s.Accounts) > 1 {
 		opts.BusyTimeout = accountsBusyTimeout
 	}
-	return worker.OpenStore(ctx, s.DBPath, opts, hold)
+	return worker.OpenTarget(ctx, storeTarget(s), opts, hold)
 }
 
 // accountLogger scopes log to account when several are configured (one

@@ -51,6 +51,9 @@ func (m *Main) runBackup(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := notWithPostgres(s, "backup", "back it up with pg_dump or your database's own backups"); err != nil {
+		return err
+	}
 	log := m.logger(s)
 	dir, n := backupTarget(s, *to, *keep)
 	if dir == "" {

@@ -83,6 +83,9 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 		ok("%saccount %q read: balance %s", who, name, bal)
 	}
 
+	if s.WarehouseURL != "" {
+		return checkPostgres(ctx, s, ok)
+	}
 	if _, err := os.Stat(s.DBPath); errors.Is(err, fs.ErrNotExist) {
 		dir := filepath.Dir(s.DBPath)
 		probe, err := os.CreateTemp(dir, ".cardsync-check-*")

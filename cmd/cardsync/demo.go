@@ -127,7 +127,11 @@ func (m *Main) runDemo(ctx context.Context, args []string) error {
 		fmt.Fprintf(m.Stdout, "  sqlite3 -header -column %s \"%s\"\n", *db, q)
 	}
 	page := filepath.Join(filepath.Dir(*db), "report.html")
-	if err := report.Write(ctx, st.Warehouse, page, report.Options{}); err != nil {
+	wh, ok := st.Warehouse.(*load.Warehouse)
+	if !ok {
+		return fmt.Errorf("demo: the warehouse %s is not a SQLite file", st.Warehouse.Path())
+	}
+	if err := report.Write(ctx, wh, page, report.Options{}); err != nil {
 		return err
 	}
 	fmt.Fprintf(m.Stdout, "\nreport: %s (open it in any browser: xdg-open %s)\n\n", page, page)

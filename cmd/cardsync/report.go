@@ -41,6 +41,9 @@ func (m *Main) runReport(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := notWithPostgres(s, "report", "query the database with SQL (see the README's \"Shared PostgreSQL warehouse\")"); err != nil {
+		return err
+	}
 	since, err := config.ParseSince(*sinceText)
 	if err != nil {
 		return &usageError{msg: fmt.Sprintf("-since %q: %v", *sinceText, err)}

@@ -57,6 +57,9 @@ func (m *Main) runRestore(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := notWithPostgres(s, "restore", "restore a pg_dump with pg_restore while no replica runs"); err != nil {
+		return err
+	}
 	log := m.logger(s)
 	if err := load.Restore(ctx, s.DBPath, file); err != nil {
 		return err

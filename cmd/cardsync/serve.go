@@ -35,6 +35,10 @@ flags) and uses it from the next run on; an invalid file keeps the current
 configuration and logs why. [warehouse] changes and [metrics] listen need
 a restart.
 
+With [warehouse] url (PostgreSQL), several serve processes may share the
+database: each run takes its account's lease ([cluster] lease_ttl), so the
+replicas split the accounts and a dead replica's move to another.
+
 With [metrics] listen set ("127.0.0.1:9464"), it serves /metrics
 (Prometheus; with [[accounts]], each account's series under its account
 label) and /healthz (200 while every account's last successful run is younger
@@ -182,8 +186,11 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 		d.Job = jobs[0]
 	}
 	log.Info("cardsync serving", "version", version(), "schedule", s.CronSpec, "timezone", s.Location.String(),
-		"next_run", d.Schedule.Next(time.Now()).UTC().Format(time.RFC3339), "warehouse", s.DBPath, "api", apiURLs(s),
+		"next_run", d.Schedule.Next(time.Now()).UTC().Format(time.RFC3339), "warehouse", warehouseName(s), "api", apiURLs(s),
 		"run_on_start", s.RunOnStart)
+	if s.WarehouseURL != "" {
+		log.Info("sharing the PostgreSQL warehouse: each run takes its account's lease", "holder", s.Holder, "lease_ttl", s.LeaseTTL)
+	}
 	if err := d.Run(ctx); err != nil {
 		return &worker.LoggedError{Err: err}
 	}
@@ -301,6 +308,8 @@ func settingsChanges(a, b config.Settings) (changed, restart []string) {
 	add("log", a.LogLevel != b.LogLevel || a.LogFormat != b.LogFormat, false)
 	add("warehouse.page_audit_retention", a.PageAuditRetention != b.PageAuditRetention, false)
 	add("warehouse.path", a.DBPath != b.DBPath, true)
+	add("warehouse.url", a.WarehouseURL != b.WarehouseURL || a.WarehousePassword != b.WarehousePassword, true)
+	add("cluster", a.LeaseTTL != b.LeaseTTL || a.Holder != b.Holder, true)
 	add("warehouse.file_mode", a.FileMode != b.FileMode, true)
 	add("warehouse.synchronous", a.Synchronous != b.Synchronous, true)
 	add("warehouse.redact_fields", strings.Join(a.RedactFields, ",") != strings.Join(b.RedactFields, ","), true)

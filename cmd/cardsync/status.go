@@ -30,6 +30,10 @@ document (schema_version 1; fields described in the README).
 With [[accounts]] in the config it shows every account (healthy only if
 every account is), or the one -account NAME names.
 
+With [warehouse] url (PostgreSQL) it reads the database (with the
+warehouse password, never the API's) and shows who holds each account's
+lease; any host with the config can run it.
+
 Exit codes: 0 healthy, 1 unhealthy (the first line says why), 6 the
 warehouse cannot be read, 2 a bad flag or config.
 
@@ -91,6 +95,9 @@ func (m *Main) runStatus(ctx context.Context, args []string) error {
 
 // accountStatusOf reads and judges one account of the warehouse.
 func accountStatusOf(ctx context.Context, s config.Settings, account string, now time.Time) (accountStatus, error) {
+	if s.WarehouseURL != "" {
+		return postgresStatusOf(ctx, s, account, now)
+	}
 	wh, err := openForReading(ctx, s.DBPath, account)
 	if err != nil {
 		return accountStatus{}, err
@@ -110,6 +117,34 @@ func accountStatusOf(ctx context.Context, s config.Settings, account string, now
 	sched := inLocation{s.Schedule, s.Location}
 	h := worker.Assess(sum, sched, now, holder, s.RunTimeout)
 	return newAccountStatus(sum, h, s, holder, now), nil
+}
+
+// postgresStatusOf is accountStatusOf with a PostgreSQL warehouse: the
+// account's lease says whether (and where) a run is live.
+func postgresStatusOf(ctx context.Context, s config.Settings, account string, now time.Time) (accountStatus, error) {
+	wh, err := openPostgres(ctx, s, account)
+	if err != nil {
+		return accountStatus{}, err
+	}
+	defer wh.Close()
+	sum, err := wh.Summary(ctx)
+	if err != nil {
+		return accountStatus{}, err
+	}
+	lease, err := accountLease(ctx, wh, account)
+	if err != nil {
+		return accountStatus{}, err
+	}
+	// A live lease stands for a live writer (its PID is on another host):
+	// runs marked running are not dead while it lasts.
+	holder := 0
+	if lease != nil && !lease.Expired {
+		holder = -1
+	}
+	h := worker.Assess(sum, inLocation{s.Schedule, s.Location}, now, holder, s.RunTimeout)
+	st := newAccountStatus(sum, h, s, 0, now)
+	st.Lease = lease
+	return st, nil
 }
 
 // inLocation reads a cron schedule in the configured time zone, as the
@@ -152,6 +187,9 @@ type accountStatus struct {
 	RejectedItems   rejectedStatus   `json:"rejected_items"`
 	RemovalsHeld    int64            `json:"removals_held"`
 	Runs            []runStatus      `json:"runs"`
+	// Lease is the account's lease with a PostgreSQL warehouse: who syncs
+	// it (null with SQLite, or before any replica took it).
+	Lease *leaseStatus `json:"lease"`
 }
 
 type warehouseStatus struct {
@@ -381,6 +419,13 @@ func printStatus(w io.Writer, rep statusReport, many bool) {
 		}
 		if a.Writer.PID != nil {
 			fmt.Fprintf(w, "writer     process %d holds the warehouse (a run is in progress)\n", *a.Writer.PID)
+		}
+		switch l := a.Lease; {
+		case l == nil:
+		case l.Expired:
+			fmt.Fprintf(w, "lease      free (last held by %s, fencing token %d, expired %s)\n", l.Holder, l.FencingToken, l.ExpiresAt)
+		default:
+			fmt.Fprintf(w, "lease      held by %s (fencing token %d) until %s\n", l.Holder, l.FencingToken, l.ExpiresAt)
 		}
 		switch {
 		case a.LastWalk.Consistent == nil:

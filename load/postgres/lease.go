@@ -142,3 +142,50 @@ func (w *Warehouse) checkLease(ctx context.Context, tx pgx.Tx) error {
 	}
 	return nil
 }
+
+// RenewLease extends holder's lease of account, taken with token, by ttl
+// from now (the server's clock). Unlike AcquireLease it never takes a
+// lease back: a lease that expired or changed hands since is refused with
+// a *LeaseLostError, because the walk in memory may no longer match the
+// checkpoint another holder moved on.
+func (w *Warehouse) RenewLease(ctx context.Context, account, holder string, token int64, ttl time.Duration) (err error) {
+	defer classify(&err)
+	if ttl <= 0 {
+		return fmt.Errorf("renew lease of %s: want a positive TTL, got %v", account, ttl)
+	}
+	tag, err := w.pool.Exec(ctx, `UPDATE sync_leases SET expires_at = now() + $4 * interval '1 microsecond', renewed_at = now()
+		WHERE account = $1 AND holder = $2 AND fencing_token = $3 AND expires_at > now()`, account, holder, token, ttl.Microseconds())
+	if err != nil {
+		return fmt.Errorf("renew lease of %s: %w", account, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("renew lease: %w", &LeaseLostError{Account: account, Holder: holder, Token: token})
+	}
+	return nil
+}
+
+// MinLeaseTTL is the shortest lease_ttl accepted: a replica renews every
+// TTL/3 and stops a quarter of the TTL early, and both need room for a
+// round trip to the server.
+const MinLeaseTTL = 2 * time.Second
+
+// CheckLeaseTTL is the rule of [cluster] lease_ttl.
+func CheckLeaseTTL(ttl time.Duration) error {
+	if ttl < MinLeaseTTL {
+		return fmt.Errorf("%s is shorter than %s: a replica renews its leases every third of it", ttl, MinLeaseTTL)
+	}
+	return nil
+}
+
+// CheckHolder is the rule of a lease holder's name ([cluster] holder).
+func CheckHolder(holder string) error {
+	if holder == "" || len(holder) > 200 {
+		return fmt.Errorf("%q: want 1 to 200 characters", holder)
+	}
+	for _, r := range holder {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Errorf("%q: control characters are not allowed", holder)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cardsync/cardsync/config"
+	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/postgres"
+	"github.com/cardsync/cardsync/worker"
+)
+
+// storeTarget is where the settings say the warehouse is: the SQLite file,
+// or the PostgreSQL database of [warehouse] url with this replica's
+// [cluster] holder and lease_ttl.
+func storeTarget(s config.Settings) worker.Target {
+	return worker.Target{Path: s.DBPath, URL: s.WarehouseURL, Password: s.WarehousePassword.Reveal(),
+		Holder: s.Holder, LeaseTTL: s.LeaseTTL}
+}
+
+// warehouseName names the warehouse in messages: the file, or the URL
+// without a password.
+func warehouseName(s config.Settings) string {
+	if s.WarehouseURL != "" {
+		return postgres.RedactURL(s.WarehouseURL)
+	}
+	return s.DBPath
+}
+
+// openPostgres opens account's handle on the PostgreSQL warehouse of the
+// settings, for a command that reads (status, check). It takes no lease,
+// so it never writes.
+func openPostgres(ctx context.Context, s config.Settings, account string) (*postgres.Warehouse, error) {
+	wh, err := postgres.Open(ctx, s.WarehouseURL, postgres.Options{Common: load.Options{Account: account},
+		Password: s.WarehousePassword.Reveal(), RequireLease: true, MaxConns: 2})
+	if err != nil {
+		return nil, err
+	}
+	return wh, nil
+}
+
+// notWithPostgres is the error of a command that only knows SQLite files,
+// run with [warehouse] url; instead says what to use.
+func notWithPostgres(s config.Settings, command, instead string) error {
+	if s.WarehouseURL == "" {
+		return nil
+	}
+	return &config.Error{Key: "warehouse.url", Source: config.Source{Kind: config.FromDefault},
+		Msg: fmt.Sprintf("cardsync %s works on a SQLite warehouse; with a PostgreSQL warehouse (%s), %s", command, warehouseName(s), instead)}
+}
+
+// leaseStatus is an account's lease in `status -json` (null with SQLite or
+// when no replica ever took it).
+type leaseStatus struct {
+	Holder       string `json:"holder"`
+	FencingToken int64  `json:"fencing_token"`
+	ExpiresAt    string `json:"expires_at"`
+	Expired      bool   `json:"expired"`
+}
+
+// accountLease returns account's lease from the PostgreSQL warehouse.
+func accountLease(ctx context.Context, wh *postgres.Warehouse, account string) (*leaseStatus, error) {
+	leases, err := wh.Leases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range leases {
+		if l.Account == account {
+			return &leaseStatus{Holder: l.Holder, FencingToken: l.FencingToken, ExpiresAt: rfc(l.ExpiresAt), Expired: l.Expired}, nil
+		}
+	}
+	return nil, nil
+}
+
+// checkPostgres is check's warehouse part with [warehouse] url: it signs
+// in, (like any open) brings the schema up to date, checks that the
+// server accepts writes (not a standby) and reads each account.
+func checkPostgres(ctx context.Context, s config.Settings, ok func(format string, a ...any)) error {
+	for i, a := range s.Accounts {
+		wh, err := openPostgres(ctx, s, a.Name)
+		if err != nil {
+			return err
+		}
+		defer wh.Close()
+		if i == 0 {
+			if _, _, err := wh.Verify(ctx); err != nil {
+				return err
+			}
+			ok("warehouse %s: signed in, schema version %d, accepts writes", wh.Path(), postgres.SchemaVersion())
+		}
+		sum, err := wh.Summary(ctx)
+		if err != nil {
+			return fmt.Errorf("read status: %w", err)
+		}
+		lease, err := accountLease(ctx, wh, a.Name)
+		if err != nil {
+			return err
+		}
+		held := "no live lease"
+		if lease != nil && !lease.Expired {
+			held = fmt.Sprintf("lease held by %s until %s", lease.Holder, lease.ExpiresAt)
+		}
+		ok("account %s: %s; %s", a.Name, statusOneLine(sum), held)
+	}
+	return nil
+}

@@ -1,0 +1,103 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cardsync/cardsync/extract"
+	"github.com/cardsync/cardsync/load/postgres"
+)
+
+// WarehouseCredentialName is the systemd credential (LoadCredential=) that
+// holds the PostgreSQL warehouse's password:
+// $CREDENTIALS_DIRECTORY/warehouse-password.
+const WarehouseCredentialName = "warehouse-password"
+
+// PostgresSettings are the settings of a PostgreSQL warehouse and of the
+// replicas sharing it.
+type PostgresSettings struct {
+	// WarehouseURL is [warehouse] url ("": the SQLite file DBPath). It
+	// holds no password.
+	WarehouseURL string
+	// WarehousePassword is the PostgreSQL password ("" lets libpq's other
+	// means, such as trust or a client certificate, apply).
+	WarehousePassword extract.Secret
+	// LeaseTTL is [cluster] lease_ttl.
+	LeaseTTL time.Duration
+	// Holder is [cluster] holder, hostname:pid unless set.
+	Holder string
+}
+
+// postgresSettings parses [warehouse] url and password_file and the
+// [cluster] table; the rules are load/postgres's. It runs after the other
+// tables, since a URL rules out keys that only a file has.
+func (c *Config) postgresSettings(s *Settings, getenv func(string) string) error {
+	var err error
+	if s.LeaseTTL, err = positiveDuration(c.Cluster.LeaseTTL); err != nil {
+		return c.fail("cluster.lease_ttl", "%v", err)
+	}
+	if err := postgres.CheckLeaseTTL(s.LeaseTTL); err != nil {
+		return c.fail("cluster.lease_ttl", "%v", err)
+	}
+	if s.Holder = c.Cluster.Holder; s.Holder == "" {
+		host, _ := os.Hostname()
+		s.Holder = fmt.Sprintf("%s:%d", host, os.Getpid())
+	}
+	if err := postgres.CheckHolder(s.Holder); err != nil {
+		return c.fail("cluster.holder", "%v", err)
+	}
+	raw := strings.TrimSpace(c.Warehouse.URL)
+	if raw == "" {
+		return nil
+	}
+	if src := c.Source("warehouse.path"); src.Kind != FromDefault {
+		return c.fail("warehouse.url", "set together with warehouse.path (%s): the warehouse is either a PostgreSQL URL or a SQLite file; remove one of them", src)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" && u.Query().Get("host") == "" {
+		return c.fail("warehouse.url", "%s: want postgres://user@host:port/database", postgres.RedactURL(raw))
+	}
+	if _, ok := u.User.Password(); ok || u.Query().Has("password") {
+		return c.fail("warehouse.url", "%s holds a password: URLs get logged; put it in warehouse.password_file, %s or the systemd credential %s",
+			postgres.RedactURL(raw), WarehousePasswordEnv, WarehouseCredentialName)
+	}
+	s.WarehouseURL = raw
+	if s.WarehousePassword, err = c.loadWarehousePassword(getenv); err != nil {
+		return err
+	}
+	s.Secrets.Add(s.WarehousePassword.Reveal())
+	switch {
+	case s.BackupSchedule != nil:
+		return c.fail("backup.cron", "backups of a PostgreSQL warehouse are not cardsync's: use pg_dump (or your database's backups) and remove backup.cron")
+	case s.ReportPath != "":
+		return c.fail("report.path", "the HTML report reads a SQLite warehouse; with warehouse.url, remove report.path")
+	}
+	return nil
+}
+
+// loadWarehousePassword finds the PostgreSQL password:
+// CARDSYNC_WAREHOUSE_PASSWORD, then systemd's
+// $CREDENTIALS_DIRECTORY/warehouse-password, then warehouse.password_file;
+// none is no password.
+func (c *Config) loadWarehousePassword(getenv func(string) string) (extract.Secret, error) {
+	if c.warehousePassword != "" {
+		return c.warehousePassword, nil
+	}
+	if dir := getenv("CREDENTIALS_DIRECTORY"); dir != "" {
+		if _, err := os.Stat(filepath.Join(dir, WarehouseCredentialName)); err == nil {
+			return credentialOrFile(getenv, WarehouseCredentialName, "", nil, "")
+		}
+	}
+	if c.Warehouse.PasswordFile == "" {
+		return "", nil
+	}
+	pw, err := readSecretFile(c.Warehouse.PasswordFile, true)
+	if err != nil {
+		return "", c.fail("warehouse.password_file", "%v", err)
+	}
+	return pw, nil
+}

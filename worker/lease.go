@@ -1,0 +1,237 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/postgres"
+)
+
+// RunLock is an account's run lock: one writer of an account at a time.
+// *load.Lock (SQLite: file locks) is one, *LeaseLock (PostgreSQL: a lease
+// row) the other. Acquire refuses with an error wrapping load.ErrLocked
+// when another writer holds it.
+type RunLock interface {
+	Acquire() error
+	Release() error
+	Held() bool
+	// Reopen follows a warehouse file replaced under the daemon (SQLite).
+	Reopen() error
+	Close() error
+}
+
+// ErrLeaseLost is wrapped by the error of a run stopped because its
+// account's lease lapsed or changed hands (postgres.ErrLeaseLost): a
+// commit refused by its fencing token, a renewal refused, or the
+// replica's own clock saying the lease may have expired.
+var ErrLeaseLost = postgres.ErrLeaseLost
+
+// leaser is what a LeaseLock needs of the PostgreSQL warehouse.
+type leaser interface {
+	AcquireLease(ctx context.Context, account, holder string, ttl time.Duration) (int64, error)
+	RenewLease(ctx context.Context, account, holder string, token int64, ttl time.Duration) error
+	ReleaseLease(ctx context.Context, account, holder string) error
+	Account() string
+}
+
+var (
+	_ RunLock = (*load.Lock)(nil)
+	_ RunLock = (*LeaseLock)(nil)
+	_ leaser  = (*postgres.Warehouse)(nil)
+)
+
+// LeaseLock is the run lock of a PostgreSQL warehouse: its account's row
+// of sync_leases, taken for Holder for TTL by the server's clock, renewed
+// every TTL/3 while a run goes on (Keep) and released at its end. While
+// held, every write of the warehouse checks the lease's fencing token in
+// its own transaction, so a replica paused past the TTL writes nothing
+// once another took over. It holds no session-level lock, so it works
+// through a transaction-pooling PgBouncer.
+type LeaseLock struct {
+	wh     leaser
+	holder string
+	ttl    time.Duration
+
+	mu      sync.Mutex
+	held    bool
+	token   int64
+	renewed time.Time // when the last successful take or renewal was sent (monotonic)
+}
+
+// leaseOpTimeout bounds one lease statement when no caller's context
+// bounds it (Acquire, Release: load.Lock's shape has none).
+const leaseOpTimeout = 10 * time.Second
+
+// NewLeaseLock returns the lease lock of wh's account for holder.
+func NewLeaseLock(wh *postgres.Warehouse, holder string, ttl time.Duration) *LeaseLock {
+	return newLeaseLock(wh, holder, ttl)
+}
+
+func newLeaseLock(wh leaser, holder string, ttl time.Duration) *LeaseLock {
+	if ttl <= 0 {
+		ttl = postgres.DefaultLeaseTTL
+	}
+	return &LeaseLock{wh: wh, holder: holder, ttl: ttl}
+}
+
+// Holder is the name the lease is taken under ([cluster] holder).
+func (l *LeaseLock) Holder() string { return l.holder }
+
+// TTL is how long the lease lasts without renewal ([cluster] lease_ttl).
+func (l *LeaseLock) TTL() time.Duration { return l.ttl }
+
+// Acquire is AcquireContext bounded by its own timeout.
+func (l *LeaseLock) Acquire() error {
+	ctx, cancel := context.WithTimeout(context.Background(), min(leaseOpTimeout, l.ttl))
+	defer cancel()
+	return l.AcquireContext(ctx)
+}
+
+// AcquireContext takes the account's lease, or renews one this holder
+// still has. A live lease of another holder is refused with an error
+// wrapping load.ErrLocked and *postgres.LeaseHeldError.
+func (l *LeaseLock) AcquireContext(ctx context.Context) error {
+	sent := time.Now()
+	token, err := l.wh.AcquireLease(ctx, l.wh.Account(), l.holder, l.ttl)
+	if err != nil {
+		if errors.Is(err, postgres.ErrLeaseHeld) {
+			return fmt.Errorf("%w: %w", load.ErrLocked, err)
+		}
+		return err
+	}
+	l.mu.Lock()
+	l.held, l.token, l.renewed = true, token, sent
+	l.mu.Unlock()
+	return nil
+}
+
+// Token is the fencing token of the lease held (0: none).
+func (l *LeaseLock) Token() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.held {
+		return 0
+	}
+	return l.token
+}
+
+// Release ends the lease now, so another replica may take the account at
+// once.
+func (l *LeaseLock) Release() error {
+	l.mu.Lock()
+	held := l.held
+	l.held = false
+	l.mu.Unlock()
+	if !held {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), leaseOpTimeout)
+	defer cancel()
+	return l.wh.ReleaseLease(ctx, l.wh.Account(), l.holder)
+}
+
+// Held reports whether this lock took the lease and has not released it
+// (it may have lapsed since: see Keep).
+func (l *LeaseLock) Held() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.held
+}
+
+// Reopen does nothing: there is no file to follow.
+func (l *LeaseLock) Reopen() error { return nil }
+
+// Close releases the lease if held.
+func (l *LeaseLock) Close() error { return l.Release() }
+
+// Keep renews the lease every TTL/3 until the returned stop is called or
+// ctx ends, and returns a context that is cancelled, with a cause wrapping
+// ErrLeaseLost, as soon as the lease may have lapsed: a renewal was
+// refused, or the last successful one was sent longer ago than the TTL
+// minus a margin by this process's monotonic clock (a process resumed
+// after SIGSTOP sees that before it fetches another page).
+func (l *LeaseLock) Keep(ctx context.Context) (context.Context, func()) {
+	kctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		l.keep(kctx, done, cancel)
+	}()
+	var once sync.Once
+	return kctx, func() {
+		once.Do(func() { close(done) })
+		wg.Wait()
+		cancel(nil)
+	}
+}
+
+// Check returns an error wrapping ErrLeaseLost when, by this process's
+// monotonic clock, the lease may have lapsed: the walk calls it before
+// each page, so a replica resumed after SIGSTOP fetches nothing more even
+// before Keep's goroutine wakes.
+func (l *LeaseLock) Check() error {
+	l.mu.Lock()
+	held, last := l.held, l.renewed
+	l.mu.Unlock()
+	if !held {
+		return fmt.Errorf("%w: account %s: no lease taken by %s", ErrLeaseLost, l.wh.Account(), l.holder)
+	}
+	if age := time.Since(last); age > l.ttl-l.leaseMargin() {
+		return fmt.Errorf("%w: account %s: the last renewal by %s was sent %s ago and lease_ttl is %s; stopping before the next page",
+			ErrLeaseLost, l.wh.Account(), l.holder, age.Round(time.Millisecond), l.ttl)
+	}
+	return nil
+}
+
+// leaseMargin is how long before the TTL a replica considers its lease
+// possibly lost: the time a commit in flight may still take to reach the
+// server, and clock rate differences.
+func (l *LeaseLock) leaseMargin() time.Duration { return l.ttl / 4 }
+
+func (l *LeaseLock) keep(ctx context.Context, done <-chan struct{}, cancel context.CancelCauseFunc) {
+	every := l.ttl / 3
+	tick := time.NewTicker(max(l.ttl/12, time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-done:
+			return
+		case <-tick.C:
+		}
+		l.mu.Lock()
+		token, last := l.token, l.renewed
+		l.mu.Unlock()
+		if err := l.Check(); err != nil {
+			cancel(err)
+			return
+		}
+		if time.Since(last) < every {
+			continue
+		}
+		sent := time.Now()
+		rctx, rcancel := context.WithTimeout(ctx, every)
+		err := l.wh.RenewLease(rctx, l.wh.Account(), l.holder, token, l.ttl)
+		rcancel()
+		switch {
+		case err == nil:
+			l.mu.Lock()
+			if l.token == token {
+				l.renewed = sent
+			}
+			l.mu.Unlock()
+		case errors.Is(err, ErrLeaseLost):
+			cancel(fmt.Errorf("renew: %w", err))
+			return
+		}
+		// Any other failure (the server unreachable for a moment) is
+		// retried at the next tick until the TTL says stop.
+	}
+}
