@@ -112,6 +112,6 @@ func newAccountJob(t *testing.T, m *Metrics, path, account string, opts sim.Opti
 	if err != nil {
 		t.Fatal(err)
 	}
-	job := st.Job(client, nil, worker.JobOptions{Version: "test", Observer: m.RunObserver(account, st.Warehouse)})
-	return &simJob{sim: srv, job: job, wh: st.Warehouse, m: m}
+	job := st.Job(client, nil, worker.JobOptions{Version: "test", Observer: m.RunObserver(account, st.Warehouse.(*load.Warehouse))})
+	return &simJob{sim: srv, job: job, wh: st.Warehouse.(*load.Warehouse), m: m}
 }
