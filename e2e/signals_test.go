@@ -88,7 +88,8 @@ func lastLines(s string) string {
 }
 
 // roWatch reads the warehouse read-only while a process writes it. It opens
-// the database only once the writer has created its WAL.
+// a SQLite file only once the writer has created its WAL; a PostgreSQL
+// database at once (its tables may not exist yet).
 type roWatch struct {
 	t    *testing.T
 	path string
@@ -101,7 +102,7 @@ func newROWatch(t *testing.T, path string) *roWatch { return &roWatch{t: t, path
 // tables do not exist yet.
 func (w *roWatch) int(q string) (n int64, ok bool) {
 	if w.db == nil {
-		if _, err := os.Stat(w.path + "-wal"); err != nil {
+		if _, err := os.Stat(w.path + "-wal"); err != nil && !isPostgres(w.path) {
 			return 0, false
 		}
 		w.db = openRO(w.t, w.path)
@@ -161,7 +162,7 @@ type syncRun struct {
 func syncRuns(t *testing.T, path string) []syncRun {
 	t.Helper()
 	db := openRO(t, path)
-	rows, err := db.Query(`SELECT run_id, trigger, status, started_at, coalesce(finished_at, ''), coalesce(error, ''),
+	rows, err := db.Query(`SELECT run_id, trigger, status, ` + utcText(path, "started_at") + `, coalesce(` + utcText(path, "finished_at") + `, ''), coalesce(error, ''),
 		pages, cards_seen FROM sync_runs ORDER BY run_id`)
 	if err != nil {
 		t.Fatal(err)
