@@ -1,0 +1,95 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cardsync/cardsync/load/postgres"
+)
+
+func TestWarehousePasswordSources(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "pw")
+	if err := os.WriteFile(file, []byte("from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	loose := filepath.Join(dir, "loose")
+	if err := os.WriteFile(loose, []byte("loose\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	creds := filepath.Join(dir, "creds")
+	if err := os.Mkdir(creds, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(creds, WarehouseCredentialName), []byte("from-credential"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const url = "CARDSYNC_WAREHOUSE_URL=postgres://cardsync@127.0.0.1:5432/cardsync"
+	tests := []struct {
+		name    string
+		environ []string
+		credDir string
+		want    string
+		wantErr string
+	}{
+		{name: "none", environ: []string{url}, want: ""},
+		{name: "file", environ: []string{url, "CARDSYNC_WAREHOUSE_PASSWORD_FILE=" + file}, want: "from-file"},
+		{name: "credential before file", environ: []string{url, "CARDSYNC_WAREHOUSE_PASSWORD_FILE=" + file}, credDir: creds, want: "from-credential"},
+		{name: "variable first", environ: []string{url, "CARDSYNC_WAREHOUSE_PASSWORD=from-env", "CARDSYNC_WAREHOUSE_PASSWORD_FILE=" + file}, credDir: creds, want: "from-env"},
+		{name: "file readable by others", environ: []string{url, "CARDSYNC_WAREHOUSE_PASSWORD_FILE=" + loose},
+			wantErr: "env CARDSYNC_WAREHOUSE_PASSWORD_FILE: warehouse.password_file: password file " + loose + " has permissions 0644"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Load("", tt.environ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := c.Settings(false, func(k string) string {
+				if k == "CREDENTIALS_DIRECTORY" {
+					return tt.credDir
+				}
+				return ""
+			})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.WarehousePassword.Reveal(); got != tt.want {
+				t.Errorf("password %q, want %q", got, tt.want)
+			}
+			if tt.want != "" && s.Secrets.Scrub("x "+tt.want+" y") == "x "+tt.want+" y" {
+				t.Error("the password is not among the secrets the logs are scrubbed of")
+			}
+		})
+	}
+}
+
+func TestClusterDefaults(t *testing.T) {
+	c, err := Load("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Settings(false, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.LeaseTTL != postgres.DefaultLeaseTTL || postgres.DefaultLeaseTTL != 60*time.Second {
+		t.Errorf("lease_ttl %s, want 60s", s.LeaseTTL)
+	}
+	host, _ := os.Hostname()
+	if !strings.HasPrefix(s.Holder, host+":") {
+		t.Errorf("holder %q, want hostname:pid", s.Holder)
+	}
+	if s.WarehouseURL != "" {
+		t.Errorf("url %q by default", s.WarehouseURL)
+	}
+}
