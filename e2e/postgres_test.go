@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/cardsync/cardsync/redact/redacttest"
 	"github.com/cardsync/cardsync/sim"
@@ -109,42 +107,10 @@ func TestPostgresOddData(t *testing.T) { testOddData(t, toPostgres) }
 // TestPostgresMassRemovalGuard is TestMassRemovalGuard on PostgreSQL.
 func TestPostgresMassRemovalGuard(t *testing.T) { testMassRemovalGuard(t, toPostgres) }
 
-// TestPostgresTwoWriters starts a second backfill of the same account while
-// a slow one holds its lease: the second exits 4 naming the holder
-// (hostname:pid), writes nothing and leaves no run; the first completes
-// equal to the simulator.
-func TestPostgresTwoWriters(t *testing.T) {
-	up := newUpstream(t, sim.Options{Seed: 31, Cards: 900, Limit: 5000})
-	d := newDeploymentTo(t, up, toPostgres)
-	d.env["CARDSYNC_API_RATE_LIMIT"] = "20/1s" // about 3 s for 60 pages
-	first := d.startBG("backfill")
-	waitPages(t, newROWatch(t, d.db), 1, first)
-	code, stdout, stderr := d.run("backfill")
-	if first.exited() {
-		t.Fatal("the first backfill finished before the second was refused: the overlap was not real")
-	}
-	if code != 4 {
-		t.Fatalf("second backfill exit %d, want 4 (locked)\nstdout: %s\nstderr:\n%s", code, stdout, lastLines(stderr))
-	}
-	host, err := os.Hostname()
-	if err != nil {
-		t.Fatal(err)
-	}
-	holder := host + ":" + strconv.Itoa(first.cmd.Process.Pid)
-	if !strings.Contains(stderr, "sync in progress") || !strings.Contains(stderr, holder) {
-		t.Errorf("stderr does not say \"sync in progress\" naming the holder %s:\n%s", holder, lastLines(stderr))
-	}
-	if strings.Contains(stdout, "run ") {
-		t.Errorf("refused backfill printed a run summary: %s", stdout)
-	}
-	if code := first.wait(t, time.Minute); code != 0 {
-		t.Fatalf("first backfill exit %d\n%s", code, lastLines(first.stderr.String()))
-	}
-	assertTruth(t, up, d.db)
-	if runs := assertRunHistory(t, d.db); len(runs) != 1 || runs[0].status != "succeeded" {
-		t.Errorf("runs = %v, want exactly one, succeeded", runs)
-	}
-}
+// TestPostgresTwoWriters is TestTwoWriters on PostgreSQL: the account's
+// lease refuses a second backfill (exit 4, naming the holder) and makes a
+// daemon skip its run.
+func TestPostgresTwoWriters(t *testing.T) { testTwoWriters(t, toPostgres) }
 
 // TestPostgresCanarySecrets runs backfill, status, check and failing runs
 // with a bad password, at debug level, against a PostgreSQL warehouse
