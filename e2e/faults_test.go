@@ -227,6 +227,8 @@ func faultCases(foreign *foreignOrigin) []faultCase {
 			faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultTrickle, Chunk: 16, Latency: 50 * time.Millisecond, Pages: []int{2}, Times: 1}}},
 		{name: "429 storm", cards: 60, want: recovers, wantRetries: true, wantRateLimited: true,
 			faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultRateLimit, Times: 2}}},
+		{name: "429 with Retry-After", cards: 60, want: recovers, wantRetries: true, wantRateLimited: true,
+			faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultRateLimit, RetryAfter: time.Second, Pages: []int{2}, Times: 1}}},
 		{name: "token revoked mid-walk", cards: 60, want: recovers, wantTokenRequests: 2,
 			faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultRevoke, Pages: []int{3}, Times: 1}}},
 		{name: "links [] on a one-page account", cards: 10, want: recovers,

@@ -164,9 +164,6 @@ const (
 	toPostgres destination = "postgres"
 )
 
-// destinations are the warehouses a parameterized proof runs against.
-var destinations = []destination{toSQLite, toPostgres}
-
 // isPostgres reports whether a deployment's warehouse (its db) is a
 // PostgreSQL URL rather than a SQLite file.
 func isPostgres(where string) bool {

@@ -111,7 +111,10 @@ func testSIGKILLResume(t *testing.T, sc killScenario) {
 		}
 		break
 	}
-	if midWalk == 0 {
+	// With commit_delay 0 the first page commits at once, so kills land
+	// after it; with a delay they may all come before the first batch.
+	t.Logf("%d of %d kills came after a committed page", midWalk, killed)
+	if midWalk == 0 && sc.commitDelay == "0" {
 		t.Errorf("none of the %d kills came after a committed page: nothing was resumed", killed)
 	}
 	if refused > 0 {

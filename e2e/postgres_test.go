@@ -78,16 +78,15 @@ func TestPostgresSIGKILLResume(t *testing.T) {
 	testSIGKILLResume(t, killScenario{dest: toPostgres, commitDelay: "0", maxPerKill: 1, kills: 6, cards: 900, leaseTTL: "2s"})
 }
 
-// postgresFaults names the part of the SQLite fault matrix run against
-// PostgreSQL: bursts of 5xx, an HTML error page, a truncated body,
-// timeouts, a 429 storm with Retry-After, and a refusal after max_wait.
-var postgresFaults = []string{
-	"5xx with Retry-After", "5xx without Retry-After", "HTML 502", "truncated body",
-	"latency past the timeout", "429 storm", "persistent 5xx past max_wait",
-}
-
-// TestPostgresFaults runs postgresFaults against a PostgreSQL warehouse.
+// TestPostgresFaults runs part of TestFaults' matrix against a PostgreSQL
+// warehouse: bursts of 5xx, an HTML error page, a truncated body, a
+// timeout, a 429 storm, a 429 with Retry-After, and a refusal after
+// max_wait.
 func TestPostgresFaults(t *testing.T) {
+	postgresFaults := []string{
+		"5xx with Retry-After", "5xx without Retry-After", "HTML 502", "truncated body",
+		"latency past the timeout", "429 storm", "429 with Retry-After", "persistent 5xx past max_wait",
+	}
 	foreign := newForeignOrigin(t)
 	var cases []faultCase
 	for _, tc := range faultCases(foreign) {
@@ -114,8 +113,9 @@ func TestPostgresTwoWriters(t *testing.T) { testTwoWriters(t, toPostgres) }
 
 // TestPostgresCanarySecrets runs backfill, status, check and failing runs
 // with a bad password, at debug level, against a PostgreSQL warehouse
-// whose URL's password is a second canary (the test server trusts any),
-// with full card numbers and CVVs in every card and the whole card number
+// whose password (CARDSYNC_WAREHOUSE_PASSWORD; a URL may not hold one) is
+// a second canary, which the test server, trusting every local user,
+// never asks for; with full card numbers and CVVs in every card and the whole card number
 // corpus mixed into the cards. Neither password, no token the API issued
 // and no full card number appears in any output or in any row of any table
 // or view, dumped as text; no CVV is stored.
