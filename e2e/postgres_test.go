@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -111,14 +113,14 @@ func TestPostgresMassRemovalGuard(t *testing.T) { testMassRemovalGuard(t, toPost
 // daemon skip its run.
 func TestPostgresTwoWriters(t *testing.T) { testTwoWriters(t, toPostgres) }
 
-// TestPostgresCanarySecrets runs backfill, status, check and failing runs
-// with a bad password, at debug level, against a PostgreSQL warehouse
+// TestPostgresCanarySecrets runs backfill, status, check, failing runs
+// with a bad password and the daemon, at debug level, against a PostgreSQL warehouse
 // whose password (CARDSYNC_WAREHOUSE_PASSWORD; a URL may not hold one) is
 // a second canary, which the test server, trusting every local user,
 // never asks for; with full card numbers and CVVs in every card and the whole card number
 // corpus mixed into the cards. Neither password, no token the API issued
-// and no full card number appears in any output or in any row of any table
-// or view, dumped as text; no CVV is stored.
+// and no full card number appears in any output, the daemon's command line
+// or any row of any table or view, dumped as text; no CVV is stored.
 func TestPostgresCanarySecrets(t *testing.T) {
 	const pgCanary = "pg-canary-0c41d2"
 	up := newUpstream(t, sim.Options{Seed: 51, Cards: 60, Password: canary, IncludePAN: true, OddData: true})
@@ -152,6 +154,33 @@ func TestPostgresCanarySecrets(t *testing.T) {
 	d.env["CARDSYNC_API_PASSWORD"] = canary
 	run("status after failure", 1, "status")
 	run("backfill again", 0, "backfill")
+
+	// The daemon: both passwords only in its environment. Look at its
+	// command line once its first run has finished.
+	d.env["CARDSYNC_SCHEDULE_CRON"] = "@every 1h"
+	serve := d.startBG("serve")
+	exited := make(chan error, 1)
+	go func() {
+		<-serve.done
+		exited <- serve.err
+	}()
+	waitForRuns(t, d, 4, exited) // backfill, bad-password backfill, backfill, serve's first
+	pid := strconv.Itoa(serve.cmd.Process.Pid)
+	cmdline, err := os.ReadFile("/proc/" + pid + "/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	environ, err := os.ReadFile("/proc/" + pid + "/environ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(environ, []byte("CARDSYNC_WAREHOUSE_PASSWORD="+pgCanary)) {
+		t.Errorf("the warehouse canary is not in the daemon's environment: the command line check would prove nothing")
+	}
+	scan.add("serve /proc/PID/cmdline", cmdline)
+	stopDaemon(t, serve)
+	scan.add("serve stdout", serve.stdout.Bytes())
+	scan.add("serve stderr", serve.stderr.Bytes())
 	if missed := proxy.unserved(); missed > 0 {
 		t.Fatalf("%d of the %d corpus card numbers were never served: the check would not cover them", missed, len(corpus))
 	}
