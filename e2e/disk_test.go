@@ -84,7 +84,7 @@ func testDiskFullMaxPageCount(t *testing.T, opts load.Options, headroom, maxRefe
 	up := newUpstream(t, sim.Options{Seed: 41, Cards: cards, Limit: 5000})
 	path := filepath.Join(t.TempDir(), "warehouse.db")
 	job := newJob(t, up, path, opts)
-	db := job.Warehouse.DB()
+	db := job.Warehouse.(*load.Warehouse).DB()
 	pageCount := func() int64 {
 		var n int64
 		if err := db.QueryRow(`PRAGMA page_count`).Scan(&n); err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -24,7 +23,6 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
 
-	"github.com/cardsync/cardsync/load/postgres/pgtest"
 	"github.com/cardsync/cardsync/money"
 	"github.com/cardsync/cardsync/sim"
 )
@@ -53,59 +51,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
-	if err := pgServer.stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stop the PostgreSQL server:", err)
-		if code == 0 {
-			code = 1
+	if pg.srv != nil {
+		if err := pg.srv.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "pgtest:", err)
 		}
 	}
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-// pgServer is the PostgreSQL server of the package's PostgreSQL
-// deployments: started by the first of them, stopped by TestMain.
-var pgServer lazyPostgres
-
-// lazyPostgres starts one PostgreSQL server the first time a test needs
-// it (CARDSYNC_TEST_POSTGRES_URL's, or a throwaway cluster), so a run of
-// SQLite tests alone never starts one.
-type lazyPostgres struct {
-	once   sync.Once
-	server *pgtest.Server
-	err    error
-}
-
-// database returns the URL of an empty database of its own for t, dropped
-// when t ends. Without a server t skips, or fails when
-// CARDSYNC_REQUIRE_TOOLS is set (CI): a proof that never runs proves
-// nothing.
-func (p *lazyPostgres) database(t *testing.T) string {
-	t.Helper()
-	p.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		p.server, p.err = pgtest.Start(ctx)
-	})
-	if p.err != nil {
-		if errors.Is(p.err, pgtest.ErrNoServer) && os.Getenv(pgtest.EnvRequire) == "" {
-			t.Skip(p.err.Error())
-		}
-		t.Fatalf("start PostgreSQL: %v", p.err)
-	}
-	return p.server.NewDatabase(t)
-}
-
-// stop stops the server if one was started. TestMain calls it once every
-// test has ended.
-func (p *lazyPostgres) stop() error {
-	if p.server == nil {
-		return nil
-	}
-	if err := p.server.Stop(); err != nil {
-		return fmt.Errorf("stop PostgreSQL: %w", err)
-	}
-	return nil
 }
 
 // upstream is a simulator over real HTTP on loopback that also records
@@ -204,13 +156,13 @@ func newDeployment(t *testing.T, up *upstream) *deployment {
 }
 
 // newDeploymentTo is newDeployment writing to dest: for toPostgres, a
-// fresh database of the package's PostgreSQL server, named by
+// fresh database of the package's PostgreSQL server (pgServer), named by
 // CARDSYNC_WAREHOUSE_URL ([warehouse] url) with no warehouse path set.
 func newDeploymentTo(t *testing.T, up *upstream, dest destination) *deployment {
 	t.Helper()
 	d := newDeployment(t, up)
 	if dest == toPostgres {
-		d.db = pgServer.database(t)
+		d.db = pgServer(t).NewDatabase(t)
 		delete(d.env, "CARDSYNC_WAREHOUSE_PATH")
 		d.env["CARDSYNC_WAREHOUSE_URL"] = d.db
 	}

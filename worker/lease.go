@@ -171,6 +171,24 @@ func (l *LeaseLock) Keep(ctx context.Context) (context.Context, func()) {
 	}
 }
 
+// Check returns an error wrapping ErrLeaseLost when, by this process's
+// monotonic clock, the lease may have lapsed: the walk calls it before
+// each page, so a replica resumed after SIGSTOP fetches nothing more even
+// before Keep's goroutine wakes.
+func (l *LeaseLock) Check() error {
+	l.mu.Lock()
+	held, last := l.held, l.renewed
+	l.mu.Unlock()
+	if !held {
+		return fmt.Errorf("%w: account %s: no lease taken by %s", ErrLeaseLost, l.wh.Account(), l.holder)
+	}
+	if age := time.Since(last); age > l.ttl-l.leaseMargin() {
+		return fmt.Errorf("%w: account %s: the last renewal by %s was sent %s ago and lease_ttl is %s; stopping before the next page",
+			ErrLeaseLost, l.wh.Account(), l.holder, age.Round(time.Millisecond), l.ttl)
+	}
+	return nil
+}
+
 // leaseMargin is how long before the TTL a replica considers its lease
 // possibly lost: the time a commit in flight may still take to reach the
 // server, and clock rate differences.
@@ -191,11 +209,11 @@ func (l *LeaseLock) keep(ctx context.Context, done <-chan struct{}, cancel conte
 		l.mu.Lock()
 		token, last := l.token, l.renewed
 		l.mu.Unlock()
-		if age := time.Since(last); age > l.ttl-l.leaseMargin() {
-			cancel(fmt.Errorf("%w: account %s: the last renewal by %s was sent %s ago and lease_ttl is %s; stopping before the next page",
-				ErrLeaseLost, l.wh.Account(), l.holder, age.Round(time.Millisecond), l.ttl))
+		if err := l.Check(); err != nil {
+			cancel(err)
 			return
-		} else if age < every {
+		}
+		if time.Since(last) < every {
 			continue
 		}
 		sent := time.Now()

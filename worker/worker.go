@@ -362,6 +362,11 @@ func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
+		if c, ok := j.Lock.(interface{ Check() error }); ok {
+			if err := c.Check(); err != nil {
+				return err
+			}
+		}
 	}
 	return ctx.Err()
 }

@@ -1,9 +1,18 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/cardsync/cardsync/load/postgres"
+	"github.com/cardsync/cardsync/load/postgres/pgtest"
 	"github.com/cardsync/cardsync/sim"
 )
 
@@ -63,5 +72,93 @@ func TestWarehouseURLConfigErrors(t *testing.T) {
 				t.Errorf("output shows the password: %q", out+errOut)
 			}
 		})
+	}
+}
+
+// pg is the PostgreSQL server of this package's tests, started by the
+// first test that needs one; TestMain stops it.
+var pg struct {
+	once sync.Once
+	srv  *pgtest.Server
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if pg.srv != nil {
+		if err := pg.srv.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "pgtest:", err)
+		}
+	}
+	os.Exit(code)
+}
+
+// pgURL returns a fresh database on the test server (the test skips
+// without one, unless pgtest.EnvRequire is set).
+func pgURL(t *testing.T) string {
+	t.Helper()
+	pg.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		pg.srv, pg.err = pgtest.Start(ctx)
+	})
+	if pg.err != nil {
+		if errors.Is(pg.err, pgtest.ErrNoServer) && os.Getenv(pgtest.EnvRequire) == "" {
+			t.Skip(pg.err)
+		}
+		t.Fatal(pg.err)
+	}
+	return pg.srv.NewDatabase(t)
+}
+
+// TestPostgresCommands: backfill, status (text and JSON, with the lease)
+// and check on a PostgreSQL warehouse; a held lease makes backfill exit 4.
+func TestPostgresCommands(t *testing.T) {
+	url := pgURL(t)
+	_, e := newEnv(t, sim.Options{Seed: 5, Cards: 40})
+	delete(e.vars, "CARDSYNC_WAREHOUSE_PATH")
+	e.vars["CARDSYNC_WAREHOUSE_URL"] = url
+	e.vars["CARDSYNC_CLUSTER_HOLDER"] = "test-host:1"
+	if code, out, errOut := e.run(t.Context(), "backfill"); code != 0 || !strings.Contains(out, "40 cards (40 new") {
+		t.Fatalf("backfill: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut := e.run(t.Context(), "status")
+	if code != 0 || !strings.Contains(out, "healthy: last success") || !strings.Contains(out, "lease      free (last held by test-host:1, fencing token 1") {
+		t.Errorf("status: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, _ = e.run(t.Context(), "status", "-json")
+	var doc struct {
+		Accounts []struct {
+			Lease *struct {
+				Holder       string `json:"holder"`
+				FencingToken int64  `json:"fencing_token"`
+				Expired      bool   `json:"expired"`
+			} `json:"lease"`
+		} `json:"accounts"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 {
+		t.Fatalf("status -json: exit %d, %v\n%s", code, err, out)
+	}
+	if l := doc.Accounts[0].Lease; l == nil || l.Holder != "test-host:1" || l.FencingToken != 1 || !l.Expired {
+		t.Errorf("status -json lease = %+v, want test-host:1's released lease, token 1", l)
+	}
+	if code, out, errOut := e.run(t.Context(), "check"); code != 0 || !strings.Contains(out, "signed in") || !strings.Contains(out, "account default:") {
+		t.Errorf("check: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// Another replica holds the account: backfill is refused with exit 4.
+	wh, err := postgres.Open(t.Context(), url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wh.Close()
+	if _, err := wh.AcquireLease(t.Context(), "default", "other-host:2", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = e.run(t.Context(), "backfill")
+	if code != exitLocked || !strings.Contains(errOut, "lease held by other-host:2") {
+		t.Errorf("backfill while another replica holds the lease: exit %d, want %d\n%s", code, exitLocked, errOut)
+	}
+	if code, out, _ := e.run(t.Context(), "status"); !strings.Contains(out, "lease      held by other-host:2 (fencing token 2)") {
+		t.Errorf("status (exit %d) does not show the holder:\n%s", code, out)
 	}
 }

@@ -35,6 +35,10 @@ flags) and uses it from the next run on; an invalid file keeps the current
 configuration and logs why. [warehouse] changes and [metrics] listen need
 a restart.
 
+With [warehouse] url (PostgreSQL), several serve processes may share the
+database: each run takes its account's lease ([cluster] lease_ttl), so the
+replicas split the accounts and a dead replica's move to another.
+
 With [metrics] listen set ("127.0.0.1:9464"), it serves /metrics
 (Prometheus) and /healthz (200 while the last successful run is younger than
 [metrics] healthy_within, else 503 with the reason).

@@ -30,6 +30,10 @@ document (schema_version 1; fields described in the README).
 With [[accounts]] in the config it shows every account (healthy only if
 every account is), or the one -account NAME names.
 
+With [warehouse] url (PostgreSQL) it reads the database (with the
+warehouse password, never the API's) and shows who holds each account's
+lease; any host with the config can run it.
+
 Exit codes: 0 healthy, 1 unhealthy (the first line says why), 6 the
 warehouse cannot be read, 2 a bad flag or config.
 
