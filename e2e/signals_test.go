@@ -462,16 +462,19 @@ func stderrSoFar(p *bgProc) string {
 }
 
 // assertLockedOut checks that a second sync was refused with exit code 4
-// and a message naming the holder's pid.
+// and the README's message naming the holder: "sync in progress (pid N)",
+// or with PostgreSQL "lease held by HOLDER until …".
 func assertLockedOut(t *testing.T, dest destination, code int, stderr string, holder *bgProc) {
 	t.Helper()
 	if code != 4 {
 		t.Fatalf("second sync exit code %d, want 4 (locked)\nstderr:\n%s", code, lastLines(stderr))
 	}
-	for _, want := range []string{"sync in progress", lockHolder(t, dest, holder)} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("stderr does not say %q:\n%s", want, lastLines(stderr))
-		}
+	want := lockHolder(t, dest, holder)
+	if dest == toPostgres {
+		want = "lease held by " + want + " until"
+	}
+	if !strings.Contains(stderr, want) {
+		t.Errorf("stderr does not say %q:\n%s", want, lastLines(stderr))
 	}
 }
 
