@@ -180,26 +180,27 @@ func cardIDs(t *testing.T, path, query string) []string {
 	return ids
 }
 
-// TestFaults runs the binary against every simulator fault and checks the
-// outcome the fault warrants.
-func TestFaults(t *testing.T) {
-	foreign := newForeignOrigin(t)
-	cases := []struct {
-		name   string
-		cards  int
-		env    map[string]string
-		faults []sim.Fault
-		want   outcome
-		// recovers
-		wantRetries       bool   // retries > 0 in status -json and sync_runs
-		wantRateLimited   bool   // rate_limited > 0
-		wantTokenRequests int64  // exact token requests of the faulty run, 0 = not checked
-		wantWarn          string // a warn line the run logs, once
-		// refuses
-		wantCode int
-		wantErr  string // in stderr and sync_runs.error
-		failPage int    // the page the fault hits: nothing from it is committed
-	}{
+// faultCase is one fault scenario of TestFaults.
+type faultCase struct {
+	name   string
+	cards  int
+	env    map[string]string
+	faults []sim.Fault
+	want   outcome
+	// recovers
+	wantRetries       bool   // retries > 0 in status -json and sync_runs
+	wantRateLimited   bool   // rate_limited > 0
+	wantTokenRequests int64  // exact token requests of the faulty run, 0 = not checked
+	wantWarn          string // a warn line the run logs, once
+	// refuses
+	wantCode int
+	wantErr  string // in stderr and sync_runs.error
+	failPage int    // the page the fault hits: nothing from it is committed
+}
+
+// faultCases are the fault scenarios; links.next faults point at foreign.
+func faultCases(foreign *foreignOrigin) []faultCase {
+	return []faultCase{
 		{name: "5xx with Retry-After", cards: 60, want: recovers, wantRetries: true,
 			faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultStatus, Status: 503, RetryAfter: time.Second, Pages: []int{2}, Times: 1}}},
 		{name: "5xx without Retry-After", cards: 60, want: recovers, wantRetries: true,
@@ -226,6 +227,8 @@ func TestFaults(t *testing.T) {
 			faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultTrickle, Chunk: 16, Latency: 50 * time.Millisecond, Pages: []int{2}, Times: 1}}},
 		{name: "429 storm", cards: 60, want: recovers, wantRetries: true, wantRateLimited: true,
 			faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultRateLimit, Times: 2}}},
+		{name: "429 with Retry-After", cards: 60, want: recovers, wantRetries: true, wantRateLimited: true,
+			faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultRateLimit, RetryAfter: time.Second, Pages: []int{2}, Times: 1}}},
 		{name: "token revoked mid-walk", cards: 60, want: recovers, wantTokenRequests: 2,
 			faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultRevoke, Pages: []int{3}, Times: 1}}},
 		{name: "links [] on a one-page account", cards: 10, want: recovers,
@@ -251,11 +254,29 @@ func TestFaults(t *testing.T) {
 		{name: "total changing mid-walk", cards: 60, want: flagsInconsistent,
 			faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultTotalChange, TotalDelta: 7, Pages: []int{2}, Times: 1}}},
 	}
+}
+
+// TestFaults runs the binary against every simulator fault and checks the
+// outcome the fault warrants.
+func TestFaults(t *testing.T) {
+	foreign := newForeignOrigin(t)
+	runFaultCases(t, toSQLite, faultCases(foreign))
+	t.Cleanup(func() {
+		if n, a := foreign.requests.Load(), foreign.auth.Load(); n != 0 || a != 0 {
+			t.Errorf("the foreign origin received %d requests, %d with Authorization", n, a)
+		}
+	})
+}
+
+// runFaultCases runs each case, in parallel, against a deployment to dest.
+// Besides each case's outcome, no request is refused by the simulator's
+// rate limiters: every 429 the binary meets is an injected one.
+func runFaultCases(t *testing.T, dest destination, cases []faultCase) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			up := newUpstream(t, sim.Options{Seed: 21, Cards: tc.cards})
-			d := newDeployment(t, up)
+			d := newDeploymentTo(t, up, dest)
 			for k, v := range tc.env {
 				d.env[k] = v
 			}
@@ -287,6 +308,9 @@ func TestFaults(t *testing.T) {
 			tokenRequests := up.Stats().TokenRequests - tokensBefore
 			if up.Stats().Faults == 0 {
 				t.Fatal("no fault was applied: the scenario tests nothing")
+			}
+			if st := up.Stats(); st.General.Rejected != 0 || st.Auth.Rejected != 0 {
+				t.Errorf("the simulator's limiters refused %d requests and %d token requests: cardsync's pacing let 429s through", st.General.Rejected, st.Auth.Rejected)
 			}
 			switch tc.want {
 			case recovers:
@@ -382,11 +406,6 @@ func TestFaults(t *testing.T) {
 			}
 		})
 	}
-	t.Cleanup(func() {
-		if n, a := foreign.requests.Load(), foreign.auth.Load(); n != 0 || a != 0 {
-			t.Errorf("the foreign origin received %d requests, %d with Authorization", n, a)
-		}
-	})
 }
 
 // TestDriftBetweenPages removes a card on an already-read page and adds one

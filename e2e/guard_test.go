@@ -12,9 +12,11 @@ import (
 // remaining 90% vanish (the list comes back empty), three walks in a row
 // hold the removal, succeed, log an error naming the count and the command,
 // and `status` shows it; `backfill -confirm-removals` then applies it.
-func TestMassRemovalGuard(t *testing.T) {
+func TestMassRemovalGuard(t *testing.T) { testMassRemovalGuard(t, toSQLite) }
+
+func testMassRemovalGuard(t *testing.T, dest destination) {
 	up := newUpstream(t, sim.Options{Seed: 3, Cards: 200})
-	d := newDeployment(t, up)
+	d := newDeploymentTo(t, up, dest)
 	backfill := func(args ...string) (string, string) {
 		t.Helper()
 		code, stdout, stderr := d.run(append([]string{"backfill"}, args...)...)

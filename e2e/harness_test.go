@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
 
 	"github.com/cardsync/cardsync/money"
@@ -106,10 +108,27 @@ func (u *upstream) Tokens() []string {
 	return out
 }
 
+// destination is the kind of warehouse a deployment writes.
+type destination string
+
+const (
+	toSQLite   destination = "sqlite"
+	toPostgres destination = "postgres"
+)
+
+// isPostgres reports whether a deployment's warehouse (its db) is a
+// PostgreSQL URL rather than a SQLite file.
+func isPostgres(where string) bool {
+	return strings.HasPrefix(where, "postgres://") || strings.HasPrefix(where, "postgresql://")
+}
+
 // deployment is one warehouse and the environment the binary runs with.
 type deployment struct {
 	t   *testing.T
 	dir string
+	// db is the warehouse: the SQLite file's path, or the URL of the
+	// PostgreSQL database (postgres://…) of a PostgreSQL deployment. The
+	// read helpers (openRO and those built on it) take either.
 	db  string
 	env map[string]string
 	// cred, when set, runs the binary as that user (root only).
@@ -133,6 +152,20 @@ func newDeployment(t *testing.T, up *upstream) *deployment {
 		d.env["CARDSYNC_API_BASE_URL"] = up.URL
 	}
 	d.env["CARDSYNC_WAREHOUSE_PATH"] = d.db
+	return d
+}
+
+// newDeploymentTo is newDeployment writing to dest: for toPostgres, a
+// fresh database of the package's PostgreSQL server (pgServer), named by
+// CARDSYNC_WAREHOUSE_URL ([warehouse] url) with no warehouse path set.
+func newDeploymentTo(t *testing.T, up *upstream, dest destination) *deployment {
+	t.Helper()
+	d := newDeployment(t, up)
+	if dest == toPostgres {
+		d.db = pgServer(t).NewDatabase(t)
+		delete(d.env, "CARDSYNC_WAREHOUSE_PATH")
+		d.env["CARDSYNC_WAREHOUSE_URL"] = d.db
+	}
 	return d
 }
 
@@ -189,15 +222,52 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// openRO opens the warehouse read-only, as an analyst would.
+// openRO opens the warehouse read-only, as an analyst would: a SQLite file
+// in mode=ro, or a PostgreSQL database in read-only transactions. Queries
+// meant for both write their parameters $1, $2…, which both drivers bind.
 func openRO(t *testing.T, path string) *sql.DB {
 	t.Helper()
+	if isPostgres(path) {
+		return openPostgresRO(t, path)
+	}
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// openPostgresRO opens a PostgreSQL warehouse through pgx's database/sql
+// driver with every transaction read-only. It keeps no idle connection:
+// tests open many readers, often in parallel, and the server's
+// connections are shared with the binaries under test.
+func openPostgresRO(t *testing.T, rawURL string) *sql.DB {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatalf("warehouse URL: %v", err)
+	}
+	q := u.Query()
+	q.Set("default_transaction_read_only", "on")
+	u.RawQuery = q.Encode()
+	db, err := sql.Open("pgx", u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxIdleConns(0)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// utcText is the SQL expression of a time column as the SQLite warehouse
+// stores it (UTC text, YYYY-MM-DDTHH:MM:SSZ), for a warehouse at where:
+// the column itself in SQLite, its timestamptz formatted in PostgreSQL.
+func utcText(where, column string) string {
+	if !isPostgres(where) {
+		return column
+	}
+	return `to_char(` + column + ` AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`
 }
 
 func queryInt(t *testing.T, db *sql.DB, q string, args ...any) int64 {
@@ -227,14 +297,16 @@ func canonicalJSON(t *testing.T, b []byte) any {
 func assertStructural(t *testing.T, path string) {
 	t.Helper()
 	db := openRO(t, path)
-	var integrity string
-	if err := db.QueryRow(`PRAGMA integrity_check`).Scan(&integrity); err != nil || integrity != "ok" {
-		t.Fatalf("integrity_check = %q, %v", integrity, err)
+	if !isPostgres(path) {
+		var integrity string
+		if err := db.QueryRow(`PRAGMA integrity_check`).Scan(&integrity); err != nil || integrity != "ok" {
+			t.Fatalf("integrity_check = %q, %v", integrity, err)
+		}
 	}
-	if n := queryInt(t, db, `SELECT count(*) FROM (SELECT card_id FROM cards GROUP BY card_id HAVING count(*) > 1)`); n != 0 {
+	if n := queryInt(t, db, `SELECT count(*) FROM (SELECT card_id FROM cards GROUP BY card_id HAVING count(*) > 1) AS dup`); n != 0 {
 		t.Errorf("%d duplicated card ids", n)
 	}
-	if n := queryInt(t, db, `SELECT count(*) FROM (SELECT card_id FROM card_versions WHERE valid_to IS NULL GROUP BY card_id HAVING count(*) > 1)`); n != 0 {
+	if n := queryInt(t, db, `SELECT count(*) FROM (SELECT card_id FROM card_versions WHERE valid_to IS NULL GROUP BY card_id HAVING count(*) > 1) AS dup`); n != 0 {
 		t.Errorf("%d cards with more than one current version", n)
 	}
 	if n := queryInt(t, db, `SELECT count(*) FROM cards c WHERE NOT EXISTS (SELECT 1 FROM card_versions v WHERE v.card_id = c.card_id AND v.valid_to IS NULL)`); n != 0 {
@@ -255,11 +327,12 @@ func assertTruth(t *testing.T, up *upstream, path string) {
 }
 
 // assertAccountTruth is assertTruth for one account of the warehouse: its
-// rows alone equal the simulator.
+// rows alone equal the simulator. Amounts compare as text: SQLite's view
+// shows canonical decimal text, PostgreSQL's numeric(21,2) prints the same.
 func assertAccountTruth(t *testing.T, up *upstream, path, account string) {
 	t.Helper()
 	db := openRO(t, path)
-	rows, err := db.Query(`SELECT card_id, data FROM cards WHERE removed_at IS NULL AND account = ?`, account)
+	rows, err := db.Query(`SELECT card_id, data FROM cards WHERE removed_at IS NULL AND account = $1`, account)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +371,7 @@ func assertAccountTruth(t *testing.T, up *upstream, path, account string) {
 		"cards_balance": acct.CardsBalance, "available_recharge_balance": acct.AvailableRechargeBalance,
 	} {
 		var gotText sql.NullString
-		if err := db.QueryRow(`SELECT `+col+` FROM account_balances WHERE account = ? ORDER BY snapshot_id DESC LIMIT 1`, account).Scan(&gotText); err != nil {
+		if err := db.QueryRow(`SELECT CAST(`+col+` AS text) FROM account_balances WHERE account = $1 ORDER BY snapshot_id DESC LIMIT 1`, account).Scan(&gotText); err != nil {
 			t.Fatalf("account_balances.%s: %v", col, err)
 		}
 		switch {
@@ -317,16 +390,27 @@ func assertAccountTruth(t *testing.T, up *upstream, path, account string) {
 }
 
 // contentHash hashes the warehouse's data tables (not run bookkeeping), to
-// show that a run with no upstream change alters nothing.
+// show that a run with no upstream change alters nothing. In PostgreSQL it
+// covers card_state and card_versions with each row's xmin: a card whose
+// content did not change is not written at all, not even rewritten alike.
 func contentHash(t *testing.T, path string) string {
 	t.Helper()
 	db := openRO(t, path)
-	var b strings.Builder
-	for _, q := range []string{
+	queries := []string{
 		`SELECT card_id, data, first_seen_at, updated_at, coalesce(removed_at,''), first_seen_run FROM cards ORDER BY card_id`,
 		`SELECT card_id, version, valid_from, coalesce(valid_to,''), run_id, change, data FROM card_versions ORDER BY card_id, version`,
 		`SELECT name, json_types, first_run FROM card_fields ORDER BY name`,
-	} {
+	}
+	if isPostgres(path) {
+		queries = []string{
+			`SELECT account, card_id, xmin::text, data::text, first_seen_at::text, last_seen_at::text, last_seen_run, updated_at::text,
+				coalesce(removed_at::text, ''), first_seen_run, encode(data_hash, 'hex') FROM card_state ORDER BY account, card_id`,
+			`SELECT account, card_id, version, xmin::text, valid_from::text, coalesce(valid_to::text, ''), run_id, change, data::text
+				FROM card_versions ORDER BY account, card_id, version`,
+		}
+	}
+	var b strings.Builder
+	for _, q := range queries {
 		rows, err := db.Query(q)
 		if err != nil {
 			t.Fatalf("%s: %v", q, err)

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"math/rand/v2"
+	"os"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +20,10 @@ import (
 // than there were kills; with the default a kill drops at most the batch in
 // hand, at most load.DefaultBatchPages pages.
 func TestSIGKILLResume(t *testing.T) {
+	kills, cards := 20, 3000
+	if testing.Short() {
+		kills, cards = 5, 900
+	}
 	for _, tt := range []struct {
 		commitDelay string
 		maxPerKill  int64 // pages fetched twice per kill, at most
@@ -27,28 +32,39 @@ func TestSIGKILLResume(t *testing.T) {
 		{commitDelay: "1s", maxPerKill: load.DefaultBatchPages},
 	} {
 		t.Run("commit_delay "+tt.commitDelay, func(t *testing.T) {
-			testSIGKILLResume(t, tt.commitDelay, tt.maxPerKill)
+			testSIGKILLResume(t, killScenario{dest: toSQLite, commitDelay: tt.commitDelay, maxPerKill: tt.maxPerKill, kills: kills, cards: cards})
 		})
 	}
 }
 
-func testSIGKILLResume(t *testing.T, commitDelay string, maxPerKill int64) {
-	kills := 20
-	cards := 3000
-	if testing.Short() {
-		kills, cards = 5, 900
-	}
-	up := newUpstream(t, sim.Options{Seed: 11, Cards: cards, Limit: 5000})
-	d := newDeployment(t, up)
-	// A paced walk (80 pages/s, so about 2.5 s) long enough to be killed
-	// 20 times mid-way.
+// killScenario is one run of testSIGKILLResume.
+type killScenario struct {
+	dest        destination
+	commitDelay string // warehouse.commit_delay
+	maxPerKill  int64  // pages fetched twice per kill, at most
+	kills       int
+	cards       int
+	// leaseTTL, for PostgreSQL, is [cluster] lease_ttl: a killed backfill
+	// keeps its account's lease until it expires, and a backfill started
+	// before then is refused (exit 4) and started again once it has.
+	leaseTTL string
+}
+
+func testSIGKILLResume(t *testing.T, sc killScenario) {
+	up := newUpstream(t, sim.Options{Seed: 11, Cards: sc.cards, Limit: 5000})
+	d := newDeploymentTo(t, up, sc.dest)
+	// A paced walk (80 pages/s, so about 2.5 s for 3,000 cards) long
+	// enough to be killed 20 times mid-way.
 	d.env["CARDSYNC_API_RATE_LIMIT"] = "80/1s"
-	d.env["CARDSYNC_WAREHOUSE_COMMIT_DELAY"] = commitDelay
+	d.env["CARDSYNC_WAREHOUSE_COMMIT_DELAY"] = sc.commitDelay
+	if sc.leaseTTL != "" {
+		d.env["CARDSYNC_CLUSTER_LEASE_TTL"] = sc.leaseTTL
+	}
 	rng := rand.New(rand.NewPCG(7, 11))
-	killed, rounds := 0, 0
+	killed, rounds, refused, midWalk := 0, 0, 0, 0
 	for {
 		rounds++
-		if rounds > kills+10 {
+		if rounds > sc.kills+10 {
 			t.Fatalf("backfill did not complete after %d rounds", rounds)
 		}
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
@@ -59,16 +75,23 @@ func testSIGKILLResume(t *testing.T, commitDelay string, maxPerKill int64) {
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
 		var timer <-chan time.Time
-		if killed < kills {
+		if killed < sc.kills {
 			timer = time.After(time.Duration(60+rng.IntN(140)) * time.Millisecond)
 		}
 		select {
 		case err := <-done:
 			cancel()
+			if sc.leaseTTL != "" && killed > 0 && cmd.ProcessState.ExitCode() == 4 && refused < killed {
+				// The last killed backfill's lease has not expired yet.
+				refused++
+				rounds--
+				waitLeasesExpired(t, d.db)
+				continue
+			}
 			if err != nil {
 				t.Fatalf("backfill failed in round %d: %v\n%s", rounds, err, stderr)
 			}
-			if killed < kills {
+			if killed < sc.kills {
 				t.Logf("round %d finished the walk before its kill", rounds)
 			}
 		case <-timer:
@@ -76,19 +99,39 @@ func testSIGKILLResume(t *testing.T, commitDelay string, maxPerKill int64) {
 			<-done
 			cancel()
 			killed++
+			if !schemaReady(t, d.db) {
+				t.Logf("kill %d came before the warehouse had its tables", killed)
+				continue
+			}
 			assertStructural(t, d.db)
-			assertCheckpointMatchesRows(t, d.db)
+			if assertCheckpointMatchesRows(t, d.db) > 1 {
+				midWalk++
+			}
 			continue
 		}
 		break
 	}
+	// With commit_delay 0 the first page commits at once, so kills land
+	// after it; with a delay they may all come before the first batch.
+	t.Logf("%d of %d kills came after a committed page", midWalk, killed)
+	if midWalk == 0 && sc.commitDelay == "0" {
+		t.Errorf("none of the %d kills came after a committed page: nothing was resumed", killed)
+	}
+	if refused > 0 {
+		t.Logf("%d backfills refused while a killed one's lease was live", refused)
+	}
 	assertTruth(t, up, d.db)
 	refetched := extraFetches(up.Stats())
 	t.Logf("%d kills, %d rounds, %d pages fetched twice", killed, rounds, refetched)
-	if refetched > int64(killed)*maxPerKill {
-		t.Errorf("%d pages fetched twice, more than %d for each of the %d kills", refetched, maxPerKill, killed)
+	if refetched > int64(killed)*sc.maxPerKill {
+		t.Errorf("%d pages fetched twice, more than %d for each of the %d kills", refetched, sc.maxPerKill, killed)
 	}
 	db := openRO(t, d.db)
+	// Nothing changed upstream: every card has exactly one version, the
+	// one its first commit wrote, however often its page was refetched.
+	if n, want := queryInt(t, db, `SELECT count(*) FROM card_versions`), int64(len(up.Cards())); n != want {
+		t.Errorf("%d card versions for %d cards: a refetched page doubled versions", n, want)
+	}
 	// A kill during start-up may come before the run row exists; every
 	// run row a kill left behind must have been marked abandoned.
 	abandoned := queryInt(t, db, `SELECT count(*) FROM sync_runs WHERE status = 'abandoned'`)
@@ -111,9 +154,36 @@ func testSIGKILLResume(t *testing.T, commitDelay string, maxPerKill int64) {
 	}
 }
 
+// schemaReady reports whether a warehouse has the tables the checks read: a
+// process killed while it opened the warehouse may leave no file, or one
+// without them (each migration is one transaction).
+func schemaReady(t *testing.T, where string) bool {
+	t.Helper()
+	q := `SELECT count(*) FROM sqlite_master WHERE name IN ('cards', 'card_versions', 'sync_runs', 'sync_checkpoints')`
+	if isPostgres(where) {
+		q = `SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'
+			AND table_name IN ('cards', 'card_versions', 'sync_runs', 'sync_checkpoints')`
+	} else if _, err := os.Stat(where); err != nil {
+		return false
+	}
+	return queryInt(t, openRO(t, where), q) == 4
+}
+
+// waitLeasesExpired waits until no lease of a PostgreSQL warehouse is live
+// by the server's clock.
+func waitLeasesExpired(t *testing.T, where string) {
+	t.Helper()
+	w := newROWatch(t, where)
+	pollUntil(t, 2*time.Minute, "the killed backfill's lease to expire", func() bool {
+		n, ok := w.int(`SELECT count(*) FROM sync_leases WHERE expires_at > now()`)
+		return ok && n == 0
+	})
+}
+
 // assertCheckpointMatchesRows checks page atomicity during the first walk
 // of full 15-card pages: the cards stored are exactly 15 per committed page.
-func assertCheckpointMatchesRows(t *testing.T, path string) {
+// It returns the checkpoint's next page (0: none yet).
+func assertCheckpointMatchesRows(t *testing.T, path string) int64 {
 	t.Helper()
 	db := openRO(t, path)
 	var next int64
@@ -123,9 +193,10 @@ func assertCheckpointMatchesRows(t *testing.T, path string) {
 		if cards != 0 {
 			t.Errorf("no checkpoint but %d cards stored", cards)
 		}
-		return
+		return 0
 	}
 	if want := 15 * (next - 1); cards != want {
 		t.Errorf("checkpoint next_page %d means %d cards committed, found %d", next, want, cards)
 	}
+	return next
 }

@@ -88,7 +88,8 @@ func lastLines(s string) string {
 }
 
 // roWatch reads the warehouse read-only while a process writes it. It opens
-// the database only once the writer has created its WAL.
+// a SQLite file only once the writer has created its WAL; a PostgreSQL
+// database at once (its tables may not exist yet).
 type roWatch struct {
 	t    *testing.T
 	path string
@@ -101,7 +102,7 @@ func newROWatch(t *testing.T, path string) *roWatch { return &roWatch{t: t, path
 // tables do not exist yet.
 func (w *roWatch) int(q string) (n int64, ok bool) {
 	if w.db == nil {
-		if _, err := os.Stat(w.path + "-wal"); err != nil {
+		if _, err := os.Stat(w.path + "-wal"); err != nil && !isPostgres(w.path) {
 			return 0, false
 		}
 		w.db = openRO(w.t, w.path)
@@ -161,7 +162,7 @@ type syncRun struct {
 func syncRuns(t *testing.T, path string) []syncRun {
 	t.Helper()
 	db := openRO(t, path)
-	rows, err := db.Query(`SELECT run_id, trigger, status, started_at, coalesce(finished_at, ''), coalesce(error, ''),
+	rows, err := db.Query(`SELECT run_id, trigger, status, ` + utcText(path, "started_at") + `, coalesce(` + utcText(path, "finished_at") + `, ''), coalesce(error, ''),
 		pages, cards_seen FROM sync_runs ORDER BY run_id`)
 	if err != nil {
 		t.Fatal(err)
@@ -366,7 +367,11 @@ func testSignalBackfill(t *testing.T, sig syscall.Signal) {
 // TestTwoWriters starts a second sync while a slow one holds the writer
 // lock: exactly one writes; the other backfill exits 4 naming the holder's
 // pid, and a daemon skips its run instead of overlapping.
-func TestTwoWriters(t *testing.T) {
+func TestTwoWriters(t *testing.T) { testTwoWriters(t, toSQLite) }
+
+// testTwoWriters is TestTwoWriters on dest. With PostgreSQL the lock is the
+// account's lease, its holder hostname:pid.
+func testTwoWriters(t *testing.T, dest destination) {
 	// A slow first sync (20 requests/s: about 3 s for 60 pages, its first
 	// batch of pages committed after 1 s) so the second certainly starts
 	// while it holds the lock.
@@ -375,12 +380,12 @@ func TestTwoWriters(t *testing.T) {
 
 	t.Run("backfill+backfill", func(t *testing.T) {
 		up := newUpstream(t, sim.Options{Seed: 31, Cards: cards, Limit: 5000})
-		d := newDeployment(t, up)
+		d := newDeploymentTo(t, up, dest)
 		d.env["CARDSYNC_API_RATE_LIMIT"] = slow
 		first := d.startBG("backfill")
 		waitPages(t, newROWatch(t, d.db), 1, first)
 		code, stdout, stderr := d.run("backfill")
-		assertLockedOut(t, code, stderr, first)
+		assertLockedOut(t, dest, code, stderr, first)
 		if first.exited() {
 			t.Fatal("the first backfill finished before the second was refused: the overlap was not real")
 		}
@@ -398,14 +403,14 @@ func TestTwoWriters(t *testing.T) {
 
 	t.Run("serve+backfill", func(t *testing.T) {
 		up := newUpstream(t, sim.Options{Seed: 32, Cards: cards, Limit: 5000})
-		d := newDeployment(t, up)
+		d := newDeploymentTo(t, up, dest)
 		d.env["CARDSYNC_API_RATE_LIMIT"] = slow
 		d.env["CARDSYNC_SCHEDULE_RUN_ON_START"] = "true"
 		serve := d.startBG("serve")
 		w := newROWatch(t, d.db)
 		waitPages(t, w, 1, serve)
 		code, _, stderr := d.run("backfill")
-		assertLockedOut(t, code, stderr, serve)
+		assertLockedOut(t, dest, code, stderr, serve)
 		pollUntil(t, time.Minute, "the daemon's run to succeed", func() bool {
 			n, ok := w.int(`SELECT count(*) FROM sync_runs WHERE status = 'succeeded'`)
 			return ok && n == 1
@@ -419,7 +424,7 @@ func TestTwoWriters(t *testing.T) {
 
 	t.Run("backfill+serve", func(t *testing.T) {
 		up := newUpstream(t, sim.Options{Seed: 33, Cards: cards, Limit: 5000})
-		d := newDeployment(t, up)
+		d := newDeploymentTo(t, up, dest)
 		d.env["CARDSYNC_API_RATE_LIMIT"] = slow
 		d.env["CARDSYNC_SCHEDULE_RUN_ON_START"] = "true"
 		bf := d.startBG("backfill")
@@ -427,15 +432,19 @@ func TestTwoWriters(t *testing.T) {
 		serve := d.startBG("serve")
 		// The daemon's start-up run finds the lock taken and skips; the
 		// daemon itself keeps serving (the next schedule tick will run).
+		skipped := "run skipped: another sync holds the warehouse"
+		if dest == toPostgres {
+			skipped = "run skipped: another replica holds the account's lease"
+		}
 		pollUntil(t, 20*time.Second, "the daemon to skip its run", func() bool {
-			return strings.Contains(stderrSoFar(serve), "run skipped: another sync holds the warehouse")
+			return strings.Contains(stderrSoFar(serve), skipped)
 		}, serve, bf)
 		if code := bf.wait(t, time.Minute); code != 0 {
 			t.Fatalf("backfill exit %d\n%s", code, lastLines(bf.stderr.String()))
 		}
 		stopDaemon(t, serve)
-		if !strings.Contains(serve.stderr.String(), fmt.Sprintf("sync in progress (pid %d)", bf.cmd.Process.Pid)) {
-			t.Errorf("the daemon's skip does not name the backfill's pid %d:\n%s", bf.cmd.Process.Pid, lastLines(serve.stderr.String()))
+		if !strings.Contains(serve.stderr.String(), lockHolder(t, dest, bf)) {
+			t.Errorf("the daemon's skip does not name the backfill (%s):\n%s", lockHolder(t, dest, bf), lastLines(serve.stderr.String()))
 		}
 		assertTruth(t, up, d.db)
 		if runs := assertRunHistory(t, d.db); len(runs) != 1 || runs[0].trigger != "backfill" {
@@ -453,15 +462,35 @@ func stderrSoFar(p *bgProc) string {
 }
 
 // assertLockedOut checks that a second sync was refused with exit code 4
-// and a message naming the holder's pid.
-func assertLockedOut(t *testing.T, code int, stderr string, holder *bgProc) {
+// and the README's message naming the holder: "sync in progress (pid N)",
+// or with PostgreSQL "lease held by HOLDER until …".
+func assertLockedOut(t *testing.T, dest destination, code int, stderr string, holder *bgProc) {
 	t.Helper()
 	if code != 4 {
 		t.Fatalf("second sync exit code %d, want 4 (locked)\nstderr:\n%s", code, lastLines(stderr))
 	}
-	if want := fmt.Sprintf("sync in progress (pid %d)", holder.cmd.Process.Pid); !strings.Contains(stderr, want) {
+	want := lockHolder(t, dest, holder)
+	if dest == toPostgres {
+		want = "lease held by " + want + " until"
+	}
+	if !strings.Contains(stderr, want) {
 		t.Errorf("stderr does not say %q:\n%s", want, lastLines(stderr))
 	}
+}
+
+// lockHolder is how a refusal names the process holding the lock: "sync in
+// progress (pid N)" for a SQLite file lock, the lease's holder
+// (hostname:pid) with PostgreSQL.
+func lockHolder(t *testing.T, dest destination, holder *bgProc) string {
+	t.Helper()
+	if dest != toPostgres {
+		return fmt.Sprintf("sync in progress (pid %d)", holder.cmd.Process.Pid)
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%s:%d", host, holder.cmd.Process.Pid)
 }
 
 // stopDaemon sends SIGTERM to a daemon and expects a clean exit 0.
