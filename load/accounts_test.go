@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -346,4 +347,31 @@ func TestReadOnlyOpenOfAnOlderSchema(t *testing.T) {
 		t.Fatalf("after the upgrade: %v", err)
 	}
 	r.Close()
+}
+
+// TestConcurrentOpensOfANewFile: the accounts of one file open it at the
+// same moment (backfill of every account), one of them creating and
+// migrating it; every open waits for that instead of failing with
+// SQLITE_BUSY.
+func TestConcurrentOpensOfANewFile(t *testing.T) {
+	for round := range 30 {
+		path := filepath.Join(t.TempDir(), "w.db")
+		names := []string{"alpha", "beta", "gamma", "delta", "e1", "e2", "e3", "e4"}
+		errs := make(chan error, len(names))
+		for _, name := range names {
+			go func() {
+				w, err := Open(t.Context(), path, Options{Account: name})
+				if err == nil {
+					_, err = w.StartRun(t.Context(), TriggerBackfill, "test")
+					w.Close()
+				}
+				errs <- err
+			}()
+		}
+		for range names {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+	}
 }

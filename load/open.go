@@ -168,7 +168,24 @@ func Open(ctx context.Context, path string, opts Options) (_ *Warehouse, err err
 	}
 	w := newWarehouse(nil, abs, false, opts)
 	w.syncMode = syncMode
-	if err := w.connect(ctx); err != nil {
+	// Another writer (an account of the same file opening at the same
+	// time, or another process) may be creating or migrating the file:
+	// switching it to WAL and checking the mode can answer SQLITE_BUSY
+	// without SQLite's busy handler, so the open itself waits, as long
+	// as a write would.
+	deadline := time.Now().Add(w.busyTimeout())
+	for {
+		err = w.connect(ctx)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("open warehouse %s: %w", path, err)
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("open warehouse %s: %w", path, err)
 	}
 	return w, nil
