@@ -47,11 +47,8 @@ func (m *Main) runBackup(ctx context.Context, args []string) error {
 	if *keep < 0 {
 		return &usageError{msg: fmt.Sprintf("-keep %d: want 1 or more", *keep)}
 	}
-	s, err := m.settings(cf, false)
+	s, err := m.sqliteSettings(cf, "backup", "back it up with pg_dump or your database's own backups")
 	if err != nil {
-		return err
-	}
-	if err := notWithPostgres(s, "backup", "back it up with pg_dump or your database's own backups"); err != nil {
 		return err
 	}
 	log := m.logger(s)

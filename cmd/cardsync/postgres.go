@@ -49,6 +49,16 @@ func notWithPostgres(s config.Settings, command, instead string) error {
 		Msg: fmt.Sprintf("cardsync %s works on a SQLite warehouse; with a PostgreSQL warehouse (%s), %s", command, warehouseName(s), instead)}
 }
 
+// sqliteSettings loads the settings of a command that only knows SQLite
+// files, refusing a PostgreSQL warehouse (see notWithPostgres).
+func (m *Main) sqliteSettings(cf commonFlags, command, instead string) (config.Settings, error) {
+	s, err := m.settings(cf, false)
+	if err != nil {
+		return s, err
+	}
+	return s, notWithPostgres(s, command, instead)
+}
+
 // leaseStatus is an account's lease in `status -json` (null with SQLite or
 // when no replica ever took it).
 type leaseStatus struct {

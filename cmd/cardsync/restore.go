@@ -53,11 +53,8 @@ func (m *Main) runRestore(ctx context.Context, args []string) error {
 	if err := parse(fs, fs.Args()[1:]); err != nil {
 		return err
 	}
-	s, err := m.settings(cf, false)
+	s, err := m.sqliteSettings(cf, "restore", "restore a pg_dump with pg_restore while no replica runs")
 	if err != nil {
-		return err
-	}
-	if err := notWithPostgres(s, "restore", "restore a pg_dump with pg_restore while no replica runs"); err != nil {
 		return err
 	}
 	log := m.logger(s)

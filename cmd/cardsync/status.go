@@ -12,6 +12,7 @@ import (
 
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/postgres"
 	"github.com/cardsync/cardsync/worker"
 )
 
@@ -95,10 +96,18 @@ func (m *Main) runStatus(ctx context.Context, args []string) error {
 
 // accountStatusOf reads and judges one account of the warehouse.
 func accountStatusOf(ctx context.Context, s config.Settings, account string, now time.Time) (accountStatus, error) {
-	if s.WarehouseURL != "" {
-		return postgresStatusOf(ctx, s, account, now)
+	var wh interface {
+		Summary(context.Context) (load.Summary, error)
+		Close() error
 	}
-	wh, err := openForReading(ctx, s.DBPath, account)
+	var pg *postgres.Warehouse
+	var err error
+	if s.WarehouseURL != "" {
+		pg, err = openPostgres(ctx, s, account)
+		wh = pg
+	} else {
+		wh, err = openForReading(ctx, s.DBPath, account)
+	}
 	if err != nil {
 		return accountStatus{}, err
 	}
@@ -106,6 +115,24 @@ func accountStatusOf(ctx context.Context, s config.Settings, account string, now
 	sum, err := wh.Summary(ctx)
 	if err != nil {
 		return accountStatus{}, err
+	}
+	sched := inLocation{s.Schedule, s.Location}
+	if pg != nil {
+		// With PostgreSQL, the account's lease says whether (and where) a
+		// run is live: a live lease stands for a live writer (its PID is on
+		// another host), so runs marked running are not dead while it
+		// lasts.
+		lease, err := accountLease(ctx, pg, account)
+		if err != nil {
+			return accountStatus{}, err
+		}
+		holder := 0
+		if lease != nil && !lease.Expired {
+			holder = -1
+		}
+		st := newAccountStatus(sum, worker.Assess(sum, sched, now, holder, s.RunTimeout), s, 0, now)
+		st.Lease = lease
+		return st, nil
 	}
 	// The account's run lock says whether its run is live; a holder whose
 	// PID is unknown (-1), or the one account of an older cardsync (its
@@ -114,37 +141,8 @@ func accountStatusOf(ctx context.Context, s config.Settings, account string, now
 	if holder < 0 || holder == 0 && !manyAccounts(s) {
 		holder, _ = load.LockHolder(s.DBPath)
 	}
-	sched := inLocation{s.Schedule, s.Location}
 	h := worker.Assess(sum, sched, now, holder, s.RunTimeout)
 	return newAccountStatus(sum, h, s, holder, now), nil
-}
-
-// postgresStatusOf is accountStatusOf with a PostgreSQL warehouse: the
-// account's lease says whether (and where) a run is live.
-func postgresStatusOf(ctx context.Context, s config.Settings, account string, now time.Time) (accountStatus, error) {
-	wh, err := openPostgres(ctx, s, account)
-	if err != nil {
-		return accountStatus{}, err
-	}
-	defer wh.Close()
-	sum, err := wh.Summary(ctx)
-	if err != nil {
-		return accountStatus{}, err
-	}
-	lease, err := accountLease(ctx, wh, account)
-	if err != nil {
-		return accountStatus{}, err
-	}
-	// A live lease stands for a live writer (its PID is on another host):
-	// runs marked running are not dead while it lasts.
-	holder := 0
-	if lease != nil && !lease.Expired {
-		holder = -1
-	}
-	h := worker.Assess(sum, inLocation{s.Schedule, s.Location}, now, holder, s.RunTimeout)
-	st := newAccountStatus(sum, h, s, 0, now)
-	st.Lease = lease
-	return st, nil
 }
 
 // inLocation reads a cron schedule in the configured time zone, as the
