@@ -296,6 +296,24 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
+// CheckCreatable reports whether a file exists at path and, when none
+// does, checks that the warehouse can be created there: its directory
+// takes a new file (a probe file, created and removed at once). It is
+// `cardsync check` before the first run.
+func CheckCreatable(path string) (exists bool, err error) {
+	defer classify(&err)
+	if _, err := os.Stat(path); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return err == nil, err
+	}
+	dir := filepath.Dir(path)
+	probe, err := os.CreateTemp(dir, ".cardsync-check-*")
+	if err != nil {
+		return false, fmt.Errorf("warehouse directory %s is not usable: %w", dir, err)
+	}
+	probe.Close()
+	return false, os.Remove(probe.Name())
+}
+
 // CheckWritable proves that this process could sync the warehouse at path
 // without writing anything: it takes the writer lock (ErrLocked when a sync
 // holds it) and opens the file read-write for a write transaction that it

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/cardsync/cardsync/load"
@@ -86,14 +83,11 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 	if s.WarehouseURL != "" {
 		return checkPostgres(ctx, s, ok)
 	}
-	if _, err := os.Stat(s.DBPath); errors.Is(err, fs.ErrNotExist) {
-		dir := filepath.Dir(s.DBPath)
-		probe, err := os.CreateTemp(dir, ".cardsync-check-*")
-		if err != nil {
-			return fmt.Errorf("warehouse directory %s is not usable: %w", dir, err)
-		}
-		probe.Close()
-		os.Remove(probe.Name())
+	exists, err := load.CheckCreatable(s.DBPath)
+	if err != nil {
+		return err
+	}
+	if !exists {
 		ok("warehouse %s does not exist yet; its directory is writable and the first run creates it", s.DBPath)
 		return nil
 	}

@@ -1,0 +1,264 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cardsync/cardsync/extract"
+	"github.com/cardsync/cardsync/load"
+)
+
+// The steps of a run between its start line and its end: the account
+// snapshot, the card walk page by page, and the walk's close.
+
+// statsDelta tracks client counters so each page commit carries only what
+// happened since the previous commit.
+type statsDelta struct {
+	c    *extract.Client
+	last extract.Stats
+}
+
+func (d *statsDelta) take() extract.Stats {
+	s := d.c.Stats()
+	out := extract.Stats{
+		Requests:     s.Requests - d.last.Requests,
+		Retries:      s.Retries - d.last.Retries,
+		RateLimited:  s.RateLimited - d.last.RateLimited,
+		AuthRequests: s.AuthRequests - d.last.AuthRequests,
+	}
+	d.last = s
+	return out
+}
+
+// commitTimeout bounds a warehouse write that must finish even after the
+// run's context is cancelled, so a page in hand is committed on shutdown.
+const commitTimeout = 30 * time.Second
+
+// snapshotAccount reads the account and stores a snapshot. A failed read
+// (errors after retries, a body that cannot be parsed, an amount the
+// warehouse refuses) does not stop the run: the card walk goes on, no
+// snapshot is written and sync_runs.account_error says why. Only an
+// interruption or a warehouse failure is returned.
+func (j *Job) snapshotAccount(ctx context.Context, client *extract.Client, log *slog.Logger, runID int64, res *Result) error {
+	w := j.Warehouse
+	acct, err := client.Account(ctx)
+	if err == nil {
+		if len(acct.Missing) > 0 {
+			log.Warn("account response omits fields the spec says are always present; stored as NULL", "fields", acct.Missing)
+		}
+		if len(acct.Rounded) > 0 {
+			log.Warn("account amounts had more decimals than api.amount_scale; rounded half to even (the snapshot's raw JSON keeps the exact text)",
+				"fields", acct.Rounded)
+		}
+		err = w.SaveAccount(ctx, runID, accountSnapshot(acct))
+		if err == nil {
+			res.AccountSnapshotAt = j.now()
+			return nil
+		}
+		if !errors.Is(err, load.ErrBadData) {
+			return err
+		}
+	}
+	if ctx.Err() != nil {
+		return err
+	}
+	res.AccountError = j.Client.Scrub("read account: " + err.Error())
+	log.Error("no account snapshot this run; the card walk goes on", "err", err)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+	defer cancel()
+	if rerr := w.RecordAccountError(cctx, runID, res.AccountError); rerr != nil {
+		return rerr
+	}
+	return nil
+}
+
+func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger, runID int64, first int, delta *statsDelta, res *Result) (err error) {
+	w := j.Warehouse
+	walkStart := j.now()
+	lastBeat := walkStart
+	every := j.HeartbeatEvery
+	if every <= 0 {
+		every = 10 * time.Second
+	}
+	// Pages are buffered and committed in batches (load.WalkWriter: 50
+	// pages, 5 s after the first, or 1 s after the first with changes).
+	ww := w.PageWriter(runID, Stream)
+	committed := func(b load.Batch) {
+		if b.Pages == 0 {
+			return
+		}
+		res.Pages += b.Pages
+		res.Cards += b.New + b.Changed + b.Unchanged
+		res.New += b.New
+		res.Changed += b.Changed
+		res.Unchanged += b.Unchanged
+		res.Rejected += b.Rejected
+		log.Debug("pages committed", "first_page", b.FirstPage, "last_page", b.LastPage, "total_pages", b.TotalPages,
+			"cards", b.Cards, "new", b.New, "changed", b.Changed, "unchanged", b.Unchanged)
+		if j.Progress != nil {
+			j.Progress(Progress{RunID: runID, Page: b.LastPage, TotalPages: b.TotalPages,
+				TotalItems: b.TotalItems, Cards: res.Cards, Elapsed: j.now().Sub(walkStart),
+				Resumed: res.Resumed, StartPage: res.StartPage})
+		}
+		if j.Status != nil {
+			j.Status(fmt.Sprintf("run %d: page %d/%d", runID, b.LastPage, b.TotalPages))
+		}
+	}
+	// Whatever ends the walk (its last page, a shutdown, a fetch error), the
+	// batch in hand commits, as a page in hand always did; not after a
+	// warehouse error, which the next commit would likely meet again.
+	warehouseErr := false
+	defer func() {
+		if warehouseErr {
+			return
+		}
+		b := ww.Buffered()
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+		defer cancel()
+		if ferr := ww.Flush(cctx); ferr != nil {
+			if err == nil {
+				err = ferr
+			} else {
+				log.Error("commit the pages in hand", "err", ferr)
+			}
+			return
+		}
+		committed(b)
+	}()
+	// One warn line per rejected card per run, even when a page is fetched
+	// twice.
+	warned := map[string]bool{}
+	for page, err := range client.Pages(ctx, first) {
+		if err != nil {
+			return fmt.Errorf("walk cards: %w", err)
+		}
+		cards := make([]load.Card, len(page.Cards))
+		for i, c := range page.Cards {
+			cards[i] = load.Card{ID: c.ID, Data: c.Raw}
+		}
+		rejected := make([]load.Rejection, len(page.Rejected))
+		for i, r := range page.Rejected {
+			rejected[i] = load.Rejection{Index: r.Index, CardID: r.ID, Reason: j.Client.Scrub(r.Reason), Data: r.Raw}
+		}
+		d := delta.take()
+		res.Requests += d.Requests
+		res.Retries += d.Retries
+		res.RateLimited += d.RateLimited
+		res.AuthRequests += d.AuthRequests
+		// The page is in hand: take it even if a shutdown began meanwhile.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+		pr, err := ww.Add(cctx, load.Page{
+			Stream:       Stream,
+			Number:       page.Number,
+			TotalPages:   page.Pagination.TotalPages,
+			TotalItems:   page.Pagination.Total,
+			Cards:        cards,
+			Rejected:     rejected,
+			FetchedAt:    j.now(),
+			Duration:     page.Duration,
+			BodySHA256:   page.BodySHA256,
+			Requests:     d.Requests,
+			Retries:      d.Retries,
+			RateLimited:  d.RateLimited,
+			AuthRequests: d.AuthRequests,
+		})
+		cancel()
+		if err != nil {
+			warehouseErr = true
+			return err
+		}
+		j.markProgress()
+		for _, r := range pr.Rejections {
+			key := fmt.Sprintf("%s\x00%d:%d\x00%s", r.CardID, page.Number, r.Index, r.Reason)
+			if r.CardID != "" {
+				key = r.CardID + "\x00" + r.Reason
+			}
+			if !warned[key] {
+				warned[key] = true
+				log.Warn("card set aside in rejected_cards; the rest of the page is stored", "page", page.Number,
+					"index", r.Index, "card_id", r.CardID, "reason", r.Reason)
+			}
+		}
+		log.Debug("page read", "page", page.Number, "total_pages", page.Pagination.TotalPages,
+			"cards", len(cards), "new", pr.New, "changed", pr.Changed, "unchanged", pr.Unchanged,
+			"committed_pages", pr.Committed.Pages)
+		committed(pr.Committed)
+		if now := j.now(); now.Sub(lastBeat) >= every {
+			lastBeat = now
+			if err := w.Heartbeat(ctx, runID); err != nil && ctx.Err() == nil {
+				warehouseErr = true
+				return err
+			}
+		}
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		if c, ok := j.Lock.(interface{ Check() error }); ok {
+			if err := c.Check(); err != nil {
+				return err
+			}
+		}
+	}
+	return ctx.Err()
+}
+
+// finishWalk decides whether the walk was complete and consistent and only
+// then lets the warehouse act on the cards it did not see: a first miss
+// makes a card pending, a second consecutive one marks it removed.
+func (j *Job) finishWalk(ctx context.Context, log *slog.Logger, runID int64, opts Options, res *Result) error {
+	w := j.Warehouse
+	sum, err := w.WalkSummary(ctx, Stream)
+	if err != nil {
+		return err
+	}
+	res.WalkComplete = true
+	res.Inconsistency = inconsistency(sum)
+	res.WalkConsistent = res.Inconsistency == ""
+	if !res.WalkConsistent {
+		log.Warn("walk inconsistent: the card list changed while it was read; no removals marked, the next run re-walks",
+			"reason", res.Inconsistency, "distinct_ids", sum.DistinctIDs, "duplicate_ids", sum.DuplicateIDs,
+			"first_total", sum.FirstTotal, "last_total", sum.LastTotal, "min_total", sum.MinTotal, "max_total", sum.MaxTotal)
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+	defer cancel()
+	wr, err := w.FinishWalk(cctx, runID, Stream, load.WalkEnd{Consistent: res.WalkConsistent, ConfirmRemovals: opts.ConfirmRemovals})
+	if err != nil {
+		return err
+	}
+	res.Removed = wr.Removed
+	res.RemovalsHeld = wr.Held
+	res.PendingRemovals = wr.Pending
+	if wr.Held > 0 {
+		log.Error("mass removal held: the walk did not list many live cards, so none were marked removed (an upstream glitch must not wipe the warehouse); if they are really gone, run `cardsync backfill -confirm-removals`",
+			"removals_held", wr.Held, "live_cards", wr.Live, "missed", wr.Missed)
+	}
+	if wr.Pending > 0 && wr.Held == 0 {
+		log.Info("cards not listed by the last complete walk; marked removed if the next consistent walk also misses them",
+			"pending_removals", wr.Pending, "removed", wr.Removed)
+	}
+	return nil
+}
+
+// inconsistency explains why a walk cannot be trusted for removals, or
+// returns "" for a complete, consistent walk.
+func inconsistency(s load.WalkSummary) string {
+	switch {
+	case s.WalkID == 0:
+		return "no page was committed in this walk"
+	case s.TotalChanged:
+		return fmt.Sprintf("the card total changed during the walk: the first page said %d, pages said between %d and %d, the last %d",
+			s.FirstTotal, min(s.MinTotal, s.FirstTotal), max(s.MaxTotal, s.FirstTotal), s.LastTotal)
+	case s.DuplicateIDs > 0:
+		return fmt.Sprintf("%d card ids appeared on more than one page", s.DuplicateIDs)
+	case s.DistinctIDs != s.LastTotal:
+		return fmt.Sprintf("saw %d distinct cards but the API reports a total of %d", s.DistinctIDs, s.LastTotal)
+	}
+	return ""
+}
+
+func accountSnapshot(a *extract.Account) load.Account {
+	return load.Account{Snapshot: a.Snapshot, AmountsRounded: len(a.Rounded) > 0, Raw: a.Raw}
+}
