@@ -154,10 +154,6 @@ type inLocation struct {
 
 func (l inLocation) Next(t time.Time) time.Time { return l.s.Next(t.In(l.loc)) }
 
-// StatusSchemaVersion is the version of `status -json`'s document. Fields
-// are only ever added within a version.
-const StatusSchemaVersion = 1
-
 // statusReport is `status -json`. Every field is always present; times are
 // RFC 3339 UTC strings, null for "never". The accounts list has one entry
 // per synced account ("default" for the [api] table).
@@ -167,6 +163,10 @@ type statusReport struct {
 	Healthy       bool            `json:"healthy"`
 	Accounts      []accountStatus `json:"accounts"`
 }
+
+// StatusSchemaVersion is the version of `status -json`'s document. Fields
+// are only ever added within a version.
+const StatusSchemaVersion = 1
 
 type accountStatus struct {
 	Account         string           `json:"account"`
