@@ -15,7 +15,7 @@ type walkState struct {
 	firstTotal int
 	// fields are the fields and JSON types card_fields holds with
 	// last_run = this run; nil: unknown, record every batch's fields.
-	fields map[string]typeMask
+	fields map[string]TypeMask
 }
 
 // commitBatch commits pages (in the order given) in one transaction: the
@@ -37,11 +37,11 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 			}
 		}
 	}
-	var fields fieldSet
+	var fields FieldSet
 	for _, p := range pages {
-		fields.merge(&p.fields)
+		fields.Merge(&p.fields)
 	}
-	recordFields := st.fields == nil || !fields.within(st.fields)
+	recordFields := st.fields == nil || !fields.Within(st.fields)
 	next := *st
 	err := w.write(ctx, func(tx *sql.Tx) error {
 		batch = Batch{}
@@ -88,7 +88,7 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 		}
 		batch = tally.Batch
 		if recordFields {
-			if err := w.recordFields(ctx, tx, runID, now, fields.order, fields.typeSets()); err != nil {
+			if err := w.recordFields(ctx, tx, runID, now, &fields); err != nil {
 				return err
 			}
 		}
@@ -120,9 +120,9 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 	}
 	if recordFields {
 		if next.fields == nil {
-			next.fields = map[string]typeMask{}
+			next.fields = map[string]TypeMask{}
 		}
-		fields.into(next.fields)
+		fields.Into(next.fields)
 	}
 	*st = next
 	return batch, nil
@@ -224,21 +224,23 @@ func (r *PageResult) count(change string, d int) {
 	}
 }
 
-// fieldSet collects top-level fields and their JSON types in order of first
-// appearance. A set of types is a bit mask over jsonTypes.
-type fieldSet struct {
+// FieldSet collects top-level fields and their JSON types in order of first
+// appearance (card_fields' input, PlanFields). A set of types is a bit mask
+// over jsonTypes. The zero value is empty and ready to use.
+type FieldSet struct {
 	order []string
-	types map[string]typeMask
+	types map[string]TypeMask
 }
 
-// typeMask is a set of JSON types, one bit per jsonTypes entry.
-type typeMask uint8
+// TypeMask is a set of JSON types, one bit per type (array, boolean, null,
+// number, object, string).
+type TypeMask uint8
 
 // jsonTypes are the JSON types package redact reports, in card_fields'
 // sorted order.
 var jsonTypes = [...]string{"array", "boolean", "null", "number", "object", "string"}
 
-func typeBit(t string) typeMask {
+func typeBit(t string) TypeMask {
 	for i, name := range jsonTypes {
 		if t == name {
 			return 1 << i
@@ -247,11 +249,12 @@ func typeBit(t string) typeMask {
 	return 1 << len(jsonTypes) // not a JSON type: never matches a known one
 }
 
-func (s *fieldSet) add(name, typ string) { s.addMask(name, typeBit(typ)) }
+// Add records a value of JSON type typ in field name.
+func (s *FieldSet) Add(name, typ string) { s.addMask(name, typeBit(typ)) }
 
-func (s *fieldSet) addMask(name string, m typeMask) {
+func (s *FieldSet) addMask(name string, m TypeMask) {
 	if s.types == nil {
-		s.types = map[string]typeMask{}
+		s.types = map[string]TypeMask{}
 	}
 	old, ok := s.types[name]
 	if !ok {
@@ -260,14 +263,15 @@ func (s *fieldSet) addMask(name string, m typeMask) {
 	s.types[name] = old | m
 }
 
-func (s *fieldSet) merge(o *fieldSet) {
+// Merge adds o's fields and types to s, keeping the order of appearance.
+func (s *FieldSet) Merge(o *FieldSet) {
 	for _, name := range o.order {
 		s.addMask(name, o.types[name])
 	}
 }
 
-// within says whether every field and type of s is in known.
-func (s *fieldSet) within(known map[string]typeMask) bool {
+// Within says whether every field and type of s is in known.
+func (s *FieldSet) Within(known map[string]TypeMask) bool {
 	for name, m := range s.types {
 		if k, ok := known[name]; !ok || m&^k != 0 {
 			return false
@@ -276,24 +280,12 @@ func (s *fieldSet) within(known map[string]typeMask) bool {
 	return true
 }
 
-// into adds every field and type of s to known.
-func (s *fieldSet) into(known map[string]typeMask) {
+// Into adds every field and type of s to known.
+func (s *FieldSet) Into(known map[string]TypeMask) {
 	for name, m := range s.types {
 		known[name] |= m
 	}
 }
 
-// typeSets is the form recordFields takes: field -> set of type names.
-func (s *fieldSet) typeSets() map[string]map[string]bool {
-	out := make(map[string]map[string]bool, len(s.types))
-	for name, m := range s.types {
-		set := map[string]bool{}
-		for i, t := range jsonTypes {
-			if m&(1<<i) != 0 {
-				set[t] = true
-			}
-		}
-		out[name] = set
-	}
-	return out
-}
+// Names are the fields of s in order of first appearance.
+func (s *FieldSet) Names() []string { return s.order }

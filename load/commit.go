@@ -120,7 +120,7 @@ type preparedPage struct {
 	// ids is the JSON array of the ids the page listed, rejected items
 	// included (walk_seen.ids).
 	ids    string
-	fields fieldSet
+	fields FieldSet
 }
 
 // hashLen is how many bytes of SHA-256 card_state.data_hash keeps: 128 bits
@@ -143,7 +143,7 @@ func (w *Warehouse) preparePage(ctx context.Context, p Page) (*preparedPage, err
 	cards := items.Cards
 	pp := &preparedPage{PreparedPage: NewPreparedPage(p, w.now, len(cards), items.Rejected)}
 	for _, f := range items.Fields {
-		pp.fields.add(f.Name, f.Type)
+		pp.fields.Add(f.Name, f.Type)
 	}
 	pp.ids = jsonStrings(items.IDs)
 	if len(cards) == 0 {

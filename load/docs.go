@@ -9,34 +9,34 @@ import (
 	"github.com/cardsync/cardsync/schema"
 )
 
-// columnDoc is one row of column_docs.
-type columnDoc struct {
-	table, column, description, unit string
+// ColumnDoc is one row of column_docs (Unit "" is NULL).
+type ColumnDoc struct {
+	Table, Column, Description, Unit string
 }
 
-// wantColumnDocs is column_docs as schema.Objects describes it, in primary
-// key order.
-func wantColumnDocs() []columnDoc {
-	var out []columnDoc
+// ColumnDocs is column_docs as schema.Objects describes it, in primary key
+// order (table, column): the rows both warehouses store.
+func ColumnDocs() []ColumnDoc {
+	var out []ColumnDoc
 	for _, o := range schema.Objects() {
 		if o.Internal {
 			continue
 		}
 		for _, c := range o.Columns {
-			out = append(out, columnDoc{o.Name, c.Name, c.Description, c.Unit})
+			out = append(out, ColumnDoc{o.Name, c.Name, c.Description, c.Unit})
 		}
 	}
-	slices.SortFunc(out, func(a, b columnDoc) int {
-		if a.table != b.table {
-			if a.table < b.table {
+	slices.SortFunc(out, func(a, b ColumnDoc) int {
+		if a.Table != b.Table {
+			if a.Table < b.Table {
 				return -1
 			}
 			return 1
 		}
 		switch {
-		case a.column < b.column:
+		case a.Column < b.Column:
 			return -1
-		case a.column > b.column:
+		case a.Column > b.Column:
 			return 1
 		}
 		return 0
@@ -46,17 +46,17 @@ func wantColumnDocs() []columnDoc {
 
 func storedColumnDocs(ctx context.Context, q interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}) ([]columnDoc, error) {
+}) ([]ColumnDoc, error) {
 	rows, err := q.QueryContext(ctx, `SELECT table_name, column_name, description, coalesce(unit, '')
 		FROM column_docs ORDER BY table_name, column_name`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []columnDoc
+	var out []ColumnDoc
 	for rows.Next() {
-		var d columnDoc
-		if err := rows.Scan(&d.table, &d.column, &d.description, &d.unit); err != nil {
+		var d ColumnDoc
+		if err := rows.Scan(&d.Table, &d.Column, &d.Description, &d.Unit); err != nil {
 			return nil, err
 		}
 		out = append(out, d)
@@ -70,13 +70,13 @@ func fillColumnDocs(ctx context.Context, tx *sql.Tx) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM column_docs`); err != nil {
 		return fmt.Errorf("fill column_docs: %w", err)
 	}
-	for _, d := range wantColumnDocs() {
+	for _, d := range ColumnDocs() {
 		var unit any
-		if d.unit != "" {
-			unit = d.unit
+		if d.Unit != "" {
+			unit = d.Unit
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO column_docs (table_name, column_name, description, unit) VALUES (?, ?, ?, ?)`,
-			d.table, d.column, d.description, unit); err != nil {
+			d.Table, d.Column, d.Description, unit); err != nil {
 			return fmt.Errorf("fill column_docs: %w", err)
 		}
 	}
@@ -92,12 +92,12 @@ func (w *Warehouse) refreshColumnDocs(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read column_docs: %w", err)
 	}
-	if slices.Equal(got, wantColumnDocs()) {
+	if slices.Equal(got, ColumnDocs()) {
 		return nil
 	}
 	if err := w.write(ctx, func(tx *sql.Tx) error { return fillColumnDocs(ctx, tx) }); err != nil {
 		return err
 	}
-	w.log.Info("column_docs refreshed", "rows", len(wantColumnDocs()))
+	w.log.Info("column_docs refreshed", "rows", len(ColumnDocs()))
 	return nil
 }

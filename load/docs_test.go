@@ -99,7 +99,7 @@ func TestColumnDocsCoverEveryPublicColumn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := wantColumnDocs(); !slices.Equal(got, want) || len(got) < 150 {
+	if want := ColumnDocs(); !slices.Equal(got, want) || len(got) < 150 {
 		t.Errorf("column_docs holds %d rows, want the %d documented columns", len(got), len(want))
 	}
 	if n := queryInt(t, w, `SELECT count(*) FROM column_docs WHERE unit = 'cents'`); n < 6 {
@@ -135,7 +135,7 @@ func TestColumnDocsRefreshed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(got, wantColumnDocs()) {
+	if !slices.Equal(got, ColumnDocs()) {
 		t.Errorf("column_docs not refreshed: %d rows", len(got))
 	}
 	if !strings.Contains(logs.String(), "column_docs refreshed") {

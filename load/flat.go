@@ -23,56 +23,62 @@ const MaxFlatFields = 1900
 // name is cut and given a short hash so two long names stay distinct.
 const maxColumnName = 100
 
-// fieldInfo is one row of card_fields.
-type fieldInfo struct {
-	types   string
-	lastRun int64
+// FlatLimits bound a database's cards_flat view.
+type FlatLimits struct {
+	// Fields is how many field columns the view holds at most.
+	Fields int
+	// ColumnBytes bounds a column name in bytes: a longer field name is cut
+	// and given a short hash, a suffix never makes it longer.
+	ColumnBytes int
 }
 
-// recordFields updates card_fields with the top-level fields of a page's
-// cards (order: first appearance; seen: JSON types per field) and
-// regenerates cards_flat when a field joins the view.
-func (w *Warehouse) recordFields(ctx context.Context, tx *sql.Tx, runID int64, now string, order []string, seen map[string]map[string]bool) error {
-	if len(order) == 0 {
-		return nil
-	}
-	have := map[string]fieldInfo{}
+// SQLiteFlatLimits are the SQLite warehouse's bounds: MaxFlatFields
+// columns, names of at most 100 bytes.
+func SQLiteFlatLimits() FlatLimits {
+	return FlatLimits{Fields: MaxFlatFields, ColumnBytes: maxColumnName}
+}
+
+// FieldRow is one row of card_fields as the page commit reads and writes
+// it.
+type FieldRow struct {
+	Name string
+	// JSONTypes are the JSON types seen, sorted and joined with commas.
+	JSONTypes string
+	LastRun   int64
+	// Column is the field's cards_flat column, "" when it has none.
+	Column     string
+	InFlatView bool
+}
+
+// PlanFields is card_fields' rule, shared by both warehouses: given the
+// rows card_fields holds (in the order fields first appeared) and a batch's
+// fields s, committed by run runID, it returns the rows to insert (fields
+// not seen before, in order of appearance, each with a unique column name
+// while the view has room) and the rows to update (known fields with a new
+// JSON type or last seen by another run; JSONTypes merged, LastRun runID).
+func PlanFields(have []FieldRow, s *FieldSet, runID int64, lim FlatLimits) (add, update []FieldRow) {
+	byName := make(map[string]FieldRow, len(have))
 	used := map[string]bool{}
 	inView := 0
-	rows, err := tx.QueryContext(ctx, `SELECT name, json_types, last_run, column_name, in_flat_view FROM card_fields`)
-	if err != nil {
-		return fmt.Errorf("read fields: %w", err)
-	}
-	for rows.Next() {
-		var name string
-		var k fieldInfo
-		var column sql.NullString
-		var flat bool
-		if err := rows.Scan(&name, &k.types, &k.lastRun, &column, &flat); err != nil {
-			rows.Close()
-			return fmt.Errorf("read fields: %w", err)
+	for _, f := range have {
+		byName[f.Name] = f
+		if f.Column != "" {
+			used[strings.ToLower(f.Column)] = true
 		}
-		have[name] = k
-		if column.Valid {
-			used[strings.ToLower(column.String)] = true
-		}
-		if flat {
+		if f.InFlatView {
 			inView++
 		}
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read fields: %w", err)
-	}
-	added := false
-	for _, name := range order {
-		k, ok := have[name]
+	for _, name := range s.order {
+		k, ok := byName[name]
 		types := map[string]bool{}
-		for t := range seen[name] {
-			types[t] = true
+		for i, t := range jsonTypes {
+			if s.types[name]&(1<<i) != 0 {
+				types[t] = true
+			}
 		}
 		if ok {
-			for t := range strings.SplitSeq(k.types, ",") {
+			for t := range strings.SplitSeq(k.JSONTypes, ",") {
 				types[t] = true
 			}
 		}
@@ -84,24 +90,63 @@ func (w *Warehouse) recordFields(ctx context.Context, tx *sql.Tx, runID int64, n
 		joined := strings.Join(list, ",")
 		switch {
 		case !ok:
-			var column any
-			flat := inView < MaxFlatFields
-			if flat {
-				column = columnName(name, used)
+			f := FieldRow{Name: name, JSONTypes: joined, LastRun: runID, InFlatView: inView < lim.Fields}
+			if f.InFlatView {
+				f.Column = columnName(name, used, lim.ColumnBytes)
 				inView++
-				added = true
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO card_fields (name, json_types, first_run, last_run, first_seen_at, column_name, in_flat_view)
-				VALUES (?, ?, ?, ?, ?, ?, ?)`, name, joined, runID, runID, now, column, boolInt(flat)); err != nil {
-				return fmt.Errorf("add field %q: %w", name, err)
-			}
-			have[name] = fieldInfo{types: joined, lastRun: runID}
-		case joined != k.types || k.lastRun != runID:
-			if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET json_types = ?, last_run = ? WHERE name = ?`,
-				joined, runID, name); err != nil {
-				return fmt.Errorf("update field %q: %w", name, err)
-			}
-			have[name] = fieldInfo{types: joined, lastRun: runID}
+			add = append(add, f)
+			byName[name] = f
+		case joined != k.JSONTypes || k.LastRun != runID:
+			k.JSONTypes, k.LastRun = joined, runID
+			update = append(update, k)
+			byName[name] = k
+		}
+	}
+	return add, update
+}
+
+// recordFields updates card_fields with the top-level fields of a batch's
+// cards (PlanFields) and regenerates cards_flat when a field joins the
+// view.
+func (w *Warehouse) recordFields(ctx context.Context, tx *sql.Tx, runID int64, now string, s *FieldSet) error {
+	if len(s.order) == 0 {
+		return nil
+	}
+	var have []FieldRow
+	rows, err := tx.QueryContext(ctx, `SELECT name, json_types, last_run, coalesce(column_name, ''), in_flat_view FROM card_fields ORDER BY rowid`)
+	if err != nil {
+		return fmt.Errorf("read fields: %w", err)
+	}
+	for rows.Next() {
+		var f FieldRow
+		if err := rows.Scan(&f.Name, &f.JSONTypes, &f.LastRun, &f.Column, &f.InFlatView); err != nil {
+			rows.Close()
+			return fmt.Errorf("read fields: %w", err)
+		}
+		have = append(have, f)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read fields: %w", err)
+	}
+	add, update := PlanFields(have, s, runID, SQLiteFlatLimits())
+	added := false
+	for _, f := range add {
+		var column any
+		if f.Column != "" {
+			column = f.Column
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO card_fields (name, json_types, first_run, last_run, first_seen_at, column_name, in_flat_view)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, f.Name, f.JSONTypes, runID, runID, now, column, boolInt(f.InFlatView)); err != nil {
+			return fmt.Errorf("add field %q: %w", f.Name, err)
+		}
+		added = added || f.InFlatView
+	}
+	for _, f := range update {
+		if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET json_types = ?, last_run = ? WHERE name = ?`,
+			f.JSONTypes, f.LastRun, f.Name); err != nil {
+			return fmt.Errorf("update field %q: %w", f.Name, err)
 		}
 	}
 	if added {
@@ -118,7 +163,8 @@ var reservedColumns = []string{"card_id", "removed_at", "account"}
 // names that way) with a _2, _3... suffix. Control characters become "_",
 // an empty name becomes "field", and a name longer than maxColumnName bytes
 // is cut and given a short hash. used holds the lower-cased names taken.
-func columnName(name string, used map[string]bool) string {
+// A suffix that would make the name longer than maxBytes cuts it further.
+func columnName(name string, used map[string]bool, maxBytes int) string {
 	for _, r := range reservedColumns {
 		used[r] = true
 	}
@@ -131,20 +177,28 @@ func columnName(name string, used map[string]bool) string {
 	if clean == "" {
 		clean = "field"
 	}
-	if len(clean) > maxColumnName {
-		cut := maxColumnName - 9
-		for cut > 0 && !utf8.RuneStart(clean[cut]) {
-			cut--
-		}
+	if len(clean) > maxBytes {
 		sum := sha256.Sum256([]byte(name))
-		clean = clean[:cut] + "_" + hex.EncodeToString(sum[:4])
+		clean = cutName(clean, maxBytes-9) + "_" + hex.EncodeToString(sum[:4])
 	}
 	alias := clean
 	for i := 2; used[strings.ToLower(alias)]; i++ {
-		alias = clean + "_" + strconv.Itoa(i)
+		suffix := "_" + strconv.Itoa(i)
+		alias = cutName(clean, maxBytes-len(suffix)) + suffix
 	}
 	used[strings.ToLower(alias)] = true
 	return alias
+}
+
+// cutName cuts s to at most n bytes on a rune boundary.
+func cutName(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // regenerateFlat recreates the cards_flat view with one column per field in

@@ -68,7 +68,7 @@ func (w *Warehouse) upgradeHardening(ctx context.Context, tx *sql.Tx) error {
 		var column any
 		flat := inView < MaxFlatFields
 		if flat {
-			column = columnName(masked, used)
+			column = columnName(masked, used, maxColumnName)
 			inView++
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET column_name = ?, in_flat_view = ? WHERE name = ?`,
@@ -158,7 +158,7 @@ func upgradeAccounts(ctx context.Context, tx *sql.Tx) error {
 		return fmt.Errorf("upgrade card_fields: %w", err)
 	}
 	for _, name := range clash {
-		if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET column_name = ? WHERE name = ?`, columnName(name, used), name); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET column_name = ? WHERE name = ?`, columnName(name, used, maxColumnName), name); err != nil {
 			return fmt.Errorf("upgrade card_fields: %w", err)
 		}
 	}

@@ -36,7 +36,7 @@ type WalkWriter struct {
 	state walkState
 	// known are the fields and JSON types card_fields holds, read at the
 	// first Add and kept up to date with every commit.
-	known map[string]typeMask
+	known map[string]TypeMask
 }
 
 // NewWalkWriter returns a WalkWriter for the run's walk of stream
@@ -97,7 +97,7 @@ func (ww *WalkWriter) commit(ctx context.Context, pages []*preparedPage) (Batch,
 		return Batch{}, err
 	}
 	for _, p := range pages {
-		p.fields.into(ww.known)
+		p.fields.Into(ww.known)
 	}
 	return b, nil
 }
@@ -112,7 +112,7 @@ func (ww *WalkWriter) loadFields(ctx context.Context) error {
 		return fmt.Errorf("read fields: %w", err)
 	}
 	defer rows.Close()
-	known := map[string]typeMask{}
+	known := map[string]TypeMask{}
 	for rows.Next() {
 		var name, types string
 		if err := rows.Scan(&name, &types); err != nil {
@@ -131,4 +131,4 @@ func (ww *WalkWriter) loadFields(ctx context.Context) error {
 
 // newFields says whether s holds a field or a JSON type of a field that
 // card_fields does not.
-func (ww *WalkWriter) newFields(s *fieldSet) bool { return !s.within(ww.known) }
+func (ww *WalkWriter) newFields(s *FieldSet) bool { return !s.Within(ww.known) }

@@ -390,18 +390,18 @@ func TestFieldSetTypes(t *testing.T) {
 			t.Errorf("typeBit(%q) = %b, want %b", name, got, 1<<i)
 		}
 	}
-	var s fieldSet
-	s.add("a", "string")
-	s.add("a", "null")
-	s.add("b", "object")
-	got := s.typeSets()
-	if len(got) != 2 || !got["a"]["string"] || !got["a"]["null"] || len(got["a"]) != 2 || !got["b"]["object"] || len(got["b"]) != 1 {
-		t.Errorf("typeSets = %v", got)
+	var s FieldSet
+	s.Add("a", "string")
+	s.Add("a", "null")
+	s.Add("b", "object")
+	add, _ := PlanFields(nil, &s, 1, SQLiteFlatLimits())
+	if len(add) != 2 || add[0].Name != "a" || add[0].JSONTypes != "null,string" || add[1].Name != "b" || add[1].JSONTypes != "object" {
+		t.Errorf("PlanFields added %+v", add)
 	}
-	if !s.within(map[string]typeMask{"a": typeBit("string") | typeBit("null") | typeBit("number"), "b": typeBit("object")}) {
+	if !s.Within(map[string]TypeMask{"a": typeBit("string") | typeBit("null") | typeBit("number"), "b": typeBit("object")}) {
 		t.Error("a subset is not within its superset")
 	}
-	if s.within(map[string]typeMask{"a": typeBit("string"), "b": typeBit("object")}) {
+	if s.Within(map[string]TypeMask{"a": typeBit("string"), "b": typeBit("object")}) {
 		t.Error("a new type of a known field is within")
 	}
 }

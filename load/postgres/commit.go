@@ -16,13 +16,20 @@ import (
 // commitBatch commits pages in one transaction (after the lease check):
 // the cards they write with their versions, rejected items, audit rows,
 // their seen ids, the walk's running summary, the checkpoint after the
-// last of them and the run's counters. st is updated only when the
-// transaction commits.
+// last of them and the run's counters, and the new top-level fields in
+// card_fields; cards_flat follows after the commit (syncFlat). st is
+// updated only when the transaction commits.
 func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string, pages []*preparedPage, st *walkState) (load.Batch, error) {
 	var batch load.Batch
 	if len(pages) == 0 {
 		return batch, nil
 	}
+	var fields load.FieldSet
+	for _, p := range pages {
+		fields.Merge(&p.fields)
+	}
+	recordFields := st.fields == nil || !fields.Within(st.fields)
+	flat := false
 	next := *st
 	err := w.write(ctx, func(tx pgx.Tx) error {
 		batch = load.Batch{}
@@ -53,6 +60,12 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 			tally.Add(&p.PreparedPage, next.firstTotal)
 		}
 		batch = tally.Batch
+		if recordFields {
+			var err error
+			if flat, err = w.recordFields(ctx, tx, runID, now, &fields); err != nil {
+				return err
+			}
+		}
 		// The bookkeeping goes in one round trip.
 		b := &pgx.Batch{}
 		for _, p := range pages {
@@ -114,7 +127,24 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 	if err != nil {
 		return load.Batch{}, err
 	}
+	if recordFields {
+		if next.fields == nil {
+			next.fields = map[string]load.TypeMask{}
+		}
+		fields.Into(next.fields)
+	}
 	*st = next
+	// cards_flat follows card_fields after the commit, in a transaction of
+	// its own. The page is stored either way: a failure is retried by the
+	// next commit and by the next Open.
+	if flat || w.flatStale.Load() {
+		if err := w.syncFlat(ctx); err != nil {
+			w.flatStale.Store(true)
+			w.log.Warn("cards_flat not re-created; retried later", "err", err)
+		} else {
+			w.flatStale.Store(false)
+		}
+	}
 	return batch, nil
 }
 

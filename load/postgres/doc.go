@@ -32,9 +32,26 @@
 // dropped by PostgreSQL; data_hash is taken over the canonical text before
 // that), so a card whose JSON holds \u0000, which jsonb cannot store, is
 // quarantined, and a card id that is not UTF-8 or holds a NUL byte too.
-// walk_seen holds each page's ids as a text[]. card_fields, cards_flat and
-// column_docs do not exist (see schema/postgres/001_init.sql): query
-// card_state.data with jsonb operators.
+// walk_seen holds each page's ids as a text[].
+//
+// # card_fields, cards_flat and column_docs
+//
+// The public names are SQLite's. The page commit records its cards'
+// top-level fields in card_fields with load.PlanFields (SQLite's rule:
+// JSON types, first and last run, a column name unique case-insensitively),
+// taking a transaction-scoped advisory lock only when it adds or updates a
+// row, so replicas of several accounts never pick the same column. The
+// cards_flat view is not touched inside that transaction: after the commit,
+// syncFlat compares the view with card_fields in a transaction of its own
+// under another advisory lock and changes it only when needed, with CREATE
+// OR REPLACE VIEW when the change adds columns at the end (card_id,
+// removed_at and account come first so that a new field always does), or
+// DROP and CREATE when a column changes type (numeric while a field held
+// numbers only, then text). A failed re-creation is logged and retried by
+// the next commit and at Open. PostgreSQL's bounds are lower than SQLite's:
+// 1,597 field columns, names of 63 bytes (flatLimits). Open fills
+// column_docs from load.ColumnDocs when its rows differ, under a third
+// advisory lock.
 //
 // # Leases and fencing
 //

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -53,6 +54,10 @@ type Warehouse struct {
 	fraction float64
 	batch    load.BatchLimits
 	require  bool
+
+	// flatStale is set when cards_flat could not follow card_fields after
+	// a commit: the next commit tries again.
+	flatStale atomic.Bool
 
 	mu    sync.Mutex
 	fence fence // the lease this Warehouse writes under (zero: none)
@@ -109,11 +114,23 @@ func Open(ctx context.Context, url string, opts Options) (_ *Warehouse, err erro
 		pool.Close()
 		return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
 	}
-	return &Warehouse{
+	w := &Warehouse{
 		pool: pool, url: shown, account: set.Account, now: set.Now, log: set.Logger,
 		policy: set.Policy, fraction: set.MaxRemovedFraction, batch: set.Batch,
 		require: opts.RequireLease,
-	}, nil
+	}
+	// The shared objects a migration cannot fill: column_docs from this
+	// binary's documentation, cards_flat from card_fields (a replica may
+	// have stopped between a commit and its re-creation).
+	if err := w.refreshColumnDocs(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
+	}
+	if err := w.syncFlat(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
+	}
+	return w, nil
 }
 
 // scrub removes password from err's text, should a driver ever quote it.

@@ -25,10 +25,14 @@ type WalkWriter struct {
 	walk  walkState
 }
 
-// walkState is what a WalkWriter's commits learnt: the open walk.
+// walkState is what a WalkWriter's commits learnt: the open walk and the
+// fields this run recorded.
 type walkState struct {
 	walkID     int64
 	firstTotal int
+	// fields are the fields and JSON types card_fields holds with
+	// last_run = this run; nil: unknown, record every batch's fields.
+	fields map[string]load.TypeMask
 }
 
 // NewWalkWriter returns a WalkWriter for the run's walk of stream
@@ -75,7 +79,7 @@ func (ww *WalkWriter) commit(ctx context.Context, pages []*preparedPage) (load.B
 	if err != nil {
 		// Look the walk up again next time: the error may be that it
 		// closed under the writer.
-		ww.walk = walkState{}
+		ww.walk.walkID = 0
 		return load.Batch{}, err
 	}
 	return b, nil
@@ -99,10 +103,12 @@ func (w *Warehouse) CommitPage(ctx context.Context, runID int64, p load.Page) (_
 }
 
 // preparedPage is a page redacted and compared with the warehouse:
-// load.PreparedPage with the ids the page listed as walk_seen stores them.
+// load.PreparedPage with the ids the page listed as walk_seen stores them
+// and its cards' top-level fields.
 type preparedPage struct {
 	load.PreparedPage
-	ids []string
+	ids    []string
+	fields load.FieldSet
 }
 
 // pgUnstorable says why PostgreSQL cannot store a card load accepted, or "".
@@ -144,7 +150,7 @@ func (w *Warehouse) preparePage(ctx context.Context, p load.Page) (*preparedPage
 		cards = append(cards, c)
 	}
 	rejected := append(items.Rejected, late...)
-	pp := &preparedPage{PreparedPage: load.NewPreparedPage(p, w.now, len(cards), rejected)}
+	pp := &preparedPage{PreparedPage: load.NewPreparedPage(p, w.now, len(cards), rejected), fields: pageFields(items.Fields)}
 	pp.ids = make([]string, 0, len(items.IDs))
 	for _, c := range cards {
 		pp.ids = append(pp.ids, c.ID)

@@ -1,0 +1,272 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cardsync/cardsync/load"
+)
+
+// Keys of the transaction-scoped advisory locks that serialize writers of
+// the shared, account-less objects (next to migrationLock): card_fields'
+// rows, the cards_flat view and column_docs' rows.
+const (
+	fieldsLock = migrationLock + 1
+	flatLock   = migrationLock + 2
+	docsLock   = migrationLock + 3
+)
+
+// flatLimits are cards_flat's bounds in PostgreSQL: a relation has at most
+// 1,600 columns (three are card_id, removed_at and account) and a name at
+// most 63 bytes (longer ones are cut by the server, which could make two
+// columns one).
+func flatLimits() load.FlatLimits {
+	return load.FlatLimits{Fields: min(load.MaxFlatFields, 1600-3), ColumnBytes: 63}
+}
+
+// pageFields collects the top-level fields of a page's cards for
+// card_fields. A name PostgreSQL text cannot hold (NUL, invalid UTF-8) is
+// left out: its card is quarantined anyway (pgUnstorable).
+func pageFields(fields []load.Field) load.FieldSet {
+	var s load.FieldSet
+	for _, f := range fields {
+		if clean(f.Name) == f.Name {
+			s.Add(f.Name, f.Type)
+		}
+	}
+	return s
+}
+
+// recordFields updates card_fields with a batch's fields inside the page
+// commit's transaction (load.PlanFields). It reads the rows first and
+// writes only when something changes, then under fieldsLock, reading them
+// again: replicas of other accounts adding the same or case-colliding
+// fields wait for each other instead of picking the same column name. It
+// reports whether cards_flat must follow (syncFlat, after the commit).
+func (w *Warehouse) recordFields(ctx context.Context, tx pgx.Tx, runID int64, now time.Time, s *load.FieldSet) (bool, error) {
+	if len(s.Names()) == 0 {
+		return false, nil
+	}
+	have, err := readFields(ctx, tx)
+	if err != nil {
+		return false, err
+	}
+	if add, update := load.PlanFields(have, s, runID, flatLimits()); len(add) == 0 && len(update) == 0 {
+		return false, nil
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(fieldsLock)); err != nil {
+		return false, fmt.Errorf("lock fields: %w", err)
+	}
+	if have, err = readFields(ctx, tx); err != nil {
+		return false, err
+	}
+	add, update := load.PlanFields(have, s, runID, flatLimits())
+	flat := false
+	if len(add) > 0 {
+		var names, types, columns []string
+		var inView []int16
+		for _, f := range add {
+			names, types, columns = append(names, f.Name), append(types, f.JSONTypes), append(columns, f.Column)
+			inView = append(inView, boolInt(f.InFlatView))
+			flat = flat || f.InFlatView
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO card_fields (name, json_types, first_run, last_run, first_seen_at, column_name, in_flat_view)
+			SELECT name, types, $1, $1, $2, nullif(col, ''), flat
+			FROM unnest($3::text[], $4::text[], $5::text[], $6::smallint[]) WITH ORDINALITY AS t(name, types, col, flat, ord)
+			ORDER BY ord`, runID, now, names, types, columns, inView); err != nil {
+			return false, fmt.Errorf("add %d fields: %w", len(add), err)
+		}
+	}
+	if len(update) > 0 {
+		old := make(map[string]load.FieldRow, len(have))
+		for _, f := range have {
+			old[f.Name] = f
+		}
+		var names, types []string
+		for _, f := range update {
+			names, types = append(names, f.Name), append(types, f.JSONTypes)
+			flat = flat || f.InFlatView && f.JSONTypes != old[f.Name].JSONTypes
+		}
+		if _, err := tx.Exec(ctx, `UPDATE card_fields f SET json_types = u.types, last_run = greatest(f.last_run, $1)
+			FROM unnest($2::text[], $3::text[]) AS u(name, types) WHERE f.name = u.name`, runID, names, types); err != nil {
+			return false, fmt.Errorf("update %d fields: %w", len(update), err)
+		}
+	}
+	return flat, nil
+}
+
+// readFields reads card_fields in the order fields first appeared.
+func readFields(ctx context.Context, tx pgx.Tx) ([]load.FieldRow, error) {
+	rows, err := tx.Query(ctx, `SELECT name, json_types, last_run, coalesce(column_name, ''), in_flat_view = 1
+		FROM card_fields ORDER BY first_run, first_seen_at, name COLLATE "C"`)
+	if err != nil {
+		return nil, fmt.Errorf("read fields: %w", err)
+	}
+	have, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (load.FieldRow, error) {
+		var f load.FieldRow
+		err := r.Scan(&f.Name, &f.JSONTypes, &f.LastRun, &f.Column, &f.InFlatView)
+		return f, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read fields: %w", err)
+	}
+	return have, nil
+}
+
+// flatColumn is a field column of cards_flat.
+type flatColumn struct {
+	name, field string
+	numeric     bool
+}
+
+// pgType is the column's type as format_type shows it.
+func (c flatColumn) pgType() string {
+	if c.numeric {
+		return "numeric"
+	}
+	return "text"
+}
+
+// flatFixed are cards_flat's own columns, first so that a new field is a
+// new last column.
+var flatFixed = []string{"card_id", "removed_at", "account"}
+
+// syncFlat brings cards_flat in line with card_fields, in a transaction
+// of its own under flatLock (never inside a page commit, whose locks it
+// would hold on to): nothing when the view already has the columns; CREATE
+// OR REPLACE VIEW when the change only adds columns at the end (it locks
+// the view alone, and views built on cards_flat survive); DROP and CREATE
+// when a column must change type or go. Existing columns keep their place.
+// A field column is numeric while every value seen is a number or null,
+// text otherwise (->>, nested objects and arrays as JSON text); a column
+// once text stays text.
+func (w *Warehouse) syncFlat(ctx context.Context) error {
+	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(flatLock)); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
+			WHERE attrelid = to_regclass('cards_flat') AND attnum > 0 AND NOT attisdropped ORDER BY attnum`)
+		if err != nil {
+			return err
+		}
+		current, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (c [2]string, err error) {
+			err = r.Scan(&c[0], &c[1])
+			return c, err
+		})
+		if err != nil {
+			return err
+		}
+		rows, err = tx.Query(ctx, `SELECT name, column_name, json_types FROM card_fields
+			WHERE in_flat_view = 1 AND column_name IS NOT NULL ORDER BY first_run, first_seen_at, name COLLATE "C"`)
+		if err != nil {
+			return err
+		}
+		fields, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (f [3]string, err error) {
+			err = r.Scan(&f[0], &f[1], &f[2])
+			return f, err
+		})
+		if err != nil {
+			return err
+		}
+		want := flatColumns(current, fields)
+		have := make([]string, len(current))
+		for i, c := range current {
+			have[i] = c[0] + " " + c[1]
+		}
+		spec := make([]string, 0, len(flatFixed)+len(want))
+		for _, c := range flatFixed {
+			spec = append(spec, c+" ")
+		}
+		for _, c := range want {
+			spec = append(spec, c.name+" "+c.pgType())
+		}
+		same := len(have) <= len(spec)
+		for i := range have {
+			same = same && (i < len(flatFixed) && strings.HasPrefix(have[i], spec[i]) || have[i] == spec[i])
+		}
+		switch {
+		case same && len(have) == len(spec):
+			return nil
+		case same:
+			_, err = tx.Exec(ctx, "SET LOCAL standard_conforming_strings = on;\nCREATE OR REPLACE VIEW "+flatViewSQL(want))
+		default:
+			_, err = tx.Exec(ctx, "SET LOCAL standard_conforming_strings = on;\nDROP VIEW IF EXISTS cards_flat;\nCREATE VIEW "+flatViewSQL(want))
+		}
+		if err == nil {
+			w.log.Info("cards_flat re-created", "fields", len(want))
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("re-create cards_flat: %w", err)
+	}
+	return nil
+}
+
+// flatColumns are the field columns cards_flat should have: those it has
+// (name, type) still in card_fields, in their place, then the others in
+// card_fields' order. fields are card_fields' (name, column, json_types)
+// of the fields in the view.
+func flatColumns(current [][2]string, fields [][3]string) []flatColumn {
+	byColumn := make(map[string][3]string, len(fields))
+	for _, f := range fields {
+		byColumn[f[1]] = f
+	}
+	var out []flatColumn
+	placed := map[string]bool{}
+	for _, c := range current {
+		f, ok := byColumn[c[0]] // never a fixed column: load reserves their names
+		if !ok {
+			continue
+		}
+		out = append(out, flatColumn{name: f[1], field: f[0], numeric: numeric(f[2]) && c[1] == "numeric"})
+		placed[f[1]] = true
+	}
+	for _, f := range fields {
+		if !placed[f[1]] {
+			out = append(out, flatColumn{name: f[1], field: f[0], numeric: numeric(f[2])})
+		}
+	}
+	return out
+}
+
+// numeric says whether a field of these JSON types (card_fields.json_types)
+// reads as a number: it has held numbers and nulls only.
+func numeric(types string) bool {
+	has := false
+	for t := range strings.SplitSeq(types, ",") {
+		switch t {
+		case "number":
+			has = true
+		case "null":
+		default:
+			return false
+		}
+	}
+	return has
+}
+
+// flatViewSQL is the body of cards_flat's CREATE VIEW: card_state's fixed
+// columns, then a jsonb lookup per field (the key as a string literal, the
+// column as a quoted identifier; both come from the API).
+func flatViewSQL(cols []flatColumn) string {
+	var b strings.Builder
+	b.WriteString("cards_flat AS\nSELECT card_id, removed_at, account")
+	for _, c := range cols {
+		key := "'" + strings.ReplaceAll(c.field, "'", "''") + "'"
+		b.WriteString(",\n    ")
+		if c.numeric {
+			b.WriteString("CASE WHEN jsonb_typeof(data -> " + key + ") = 'number' THEN (data ->> " + key + ")::numeric END")
+		} else {
+			b.WriteString("data ->> " + key)
+		}
+		b.WriteString(" AS " + pgx.Identifier{c.name}.Sanitize())
+	}
+	b.WriteString("\nFROM card_state")
+	return b.String()
+}
