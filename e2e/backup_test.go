@@ -158,8 +158,9 @@ func TestBackupDuringSync(t *testing.T) {
 			if cpRun == 1 && queryInt(t, db, `SELECT count(*) FROM sync_walks WHERE finished_at IS NOT NULL`) == 0 {
 				midFirstWalk++
 				// The first walk: only new cards, 15 to a page (cards added
-				// upstream meanwhile land after them).
-				if n := queryInt(t, db, `SELECT count(*) FROM cards`); n != 15*(next-1) {
+				// upstream meanwhile land after them, so the last page
+				// committed may be a short one past the first total).
+				if n := queryInt(t, db, `SELECT count(*) FROM cards`); n > 15*(next-1) || n <= 15*(next-2) {
 					t.Errorf("%s: checkpoint at page %d of the first walk but %d cards", b, next, n)
 				}
 			}
