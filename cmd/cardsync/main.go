@@ -1,5 +1,6 @@
-// Command cardsync keeps a local SQLite warehouse in step with a Card Payment
-// Service account. Run "cardsync help" for its commands.
+// Command cardsync keeps a local SQLite warehouse (or a shared PostgreSQL
+// one) in step with Card Payment Service accounts. Run "cardsync help" for
+// its commands.
 //
 // The command owns flags, logging, exit codes and sd_notify, one file per
 // command; it loads configuration through package config and composes
