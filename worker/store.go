@@ -51,7 +51,10 @@ func OpenTarget(ctx context.Context, t Target, opts load.Options, hold bool) (*S
 	if t.URL == "" {
 		return OpenStore(ctx, t.Path, opts, hold)
 	}
-	wh, err := postgres.Open(ctx, t.URL, postgres.Options{Common: opts, Password: t.Password, RequireLease: true})
+	// A replica paused inside a write transaction holds its lease row: its
+	// session ends after half a TTL idle, so the lease can move on.
+	wh, err := postgres.Open(ctx, t.URL, postgres.Options{Common: opts, Password: t.Password, RequireLease: true,
+		IdleInTransaction: min(postgres.DefaultIdleInTransaction, t.LeaseTTL/2)})
 	if err != nil {
 		return nil, err
 	}

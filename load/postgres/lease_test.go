@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/jackc/pgx/v5"
 )
 
 // expire makes account's lease expire now by the server's clock, as if its
@@ -189,5 +190,51 @@ func TestLeaseCheckWaitsForCommitInFlight(t *testing.T) {
 	}
 	if ls, err := b.Leases(ctx); err != nil || ls[0].Holder != "replica-b" || ls[0].FencingToken != 2 {
 		t.Fatalf("Leases = %+v, %v; want replica-b with token 2", ls, err)
+	}
+}
+
+// TestPausedWriterDoesNotHoldTheLease: a replica paused inside a write
+// transaction (SIGSTOP, a VM freeze) holds its lease row FOR SHARE; the
+// server ends its idle session after Options.IdleInTransaction, so the
+// lease is taken over once expired instead of waiting for the pause to end,
+// and the paused transaction writes nothing.
+func TestPausedWriterDoesNotHoldTheLease(t *testing.T) {
+	a, url, _ := openPG(t, Options{RequireLease: true, IdleInTransaction: 300 * time.Millisecond})
+	b := openReplica(t, url)
+	ctx := t.Context()
+	const ttl = 300 * time.Millisecond
+	if _, err := a.AcquireLease(ctx, "default", "replica-a", ttl); err != nil {
+		t.Fatal(err)
+	}
+	inside, resume := make(chan struct{}), make(chan struct{})
+	wrote := make(chan error, 1)
+	go func() {
+		wrote <- a.write(ctx, func(tx pgx.Tx) error {
+			close(inside)
+			<-resume // paused between two statements of the transaction
+			_, err := tx.Exec(ctx, `UPDATE sync_leases SET holder = holder WHERE account = 'default'`)
+			return err
+		})
+	}()
+	<-inside
+	deadline := time.Now().Add(10 * time.Second)
+	actx, cancel := context.WithDeadline(ctx, deadline) // without the bound, AcquireLease waits forever
+	defer cancel()
+	for {
+		_, err := b.AcquireLease(actx, "default", "replica-b", time.Minute)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, ErrLeaseHeld) || time.Now().After(deadline) {
+			t.Fatalf("take-over while the holder is paused in a transaction: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	close(resume)
+	if err := <-wrote; err == nil {
+		t.Fatal("the paused transaction committed after its session was ended")
+	}
+	if ls, err := b.Leases(ctx); err != nil || ls[0].Holder != "replica-b" {
+		t.Fatalf("Leases = %+v, %v; want replica-b", ls, err)
 	}
 }

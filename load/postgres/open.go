@@ -1,10 +1,12 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,7 +42,17 @@ type Options struct {
 	RequireLease bool
 	// MaxConns bounds the pool (default DefaultMaxConns).
 	MaxConns int32
+	// IdleInTransaction bounds how long a write transaction may sit idle
+	// between statements before the server ends its session (default
+	// DefaultIdleInTransaction). Every write transaction holds its lease
+	// row FOR SHARE, so a replica paused inside one (SIGSTOP, a VM freeze)
+	// would otherwise keep the lease from being taken over for as long as
+	// it is paused: set it below the lease TTL.
+	IdleInTransaction time.Duration
 }
+
+// DefaultIdleInTransaction is Options.IdleInTransaction's default.
+const DefaultIdleInTransaction = 10 * time.Second
 
 // Warehouse is the PostgreSQL warehouse of one account. It is safe for
 // concurrent use; its WalkWriters are not.
@@ -53,6 +65,7 @@ type Warehouse struct {
 	policy   *redact.Policy
 	fraction float64
 	batch    load.BatchLimits
+	idleInTx time.Duration
 	require  bool
 
 	// flatStale is set when cards_flat could not follow card_fields after
@@ -116,7 +129,7 @@ func Open(ctx context.Context, url string, opts Options) (_ *Warehouse, err erro
 	}
 	w := &Warehouse{
 		pool: pool, url: shown, account: set.Account, now: set.Now, log: set.Logger,
-		policy: set.Policy, fraction: set.MaxRemovedFraction, batch: set.Batch,
+		policy: set.Policy, fraction: set.MaxRemovedFraction, batch: set.Batch, idleInTx: cmp.Or(max(opts.IdleInTransaction, 0), DefaultIdleInTransaction),
 		require: opts.RequireLease,
 	}
 	// The shared objects a migration cannot fill: column_docs from this
@@ -185,6 +198,12 @@ func (w *Warehouse) stamp() time.Time { return w.now().UTC().Truncate(time.Secon
 // Warehouse writes under (checkLease).
 func (w *Warehouse) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
+		// Per transaction (SET LOCAL), so it holds behind a pooler in
+		// transaction mode too.
+		if _, err := tx.Exec(ctx, "SELECT set_config('idle_in_transaction_session_timeout', $1, true)",
+			strconv.FormatInt(w.idleInTx.Milliseconds(), 10)); err != nil {
+			return fmt.Errorf("bound idle transactions: %w", err)
+		}
 		if err := w.checkLease(ctx, tx); err != nil {
 			return err
 		}
