@@ -182,15 +182,15 @@ func (d *deployment) environ() []string {
 
 // command returns the built binary ready to run with the deployment's
 // environment.
-func (d *deployment) command(ctx context.Context, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+func (d *deployment) command(ctx context.Context, args ...string) (*exec.Cmd, *lockedWriter, *lockedWriter) {
 	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Env = d.environ()
 	if d.cred != nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: d.cred}
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &lockedWriter{w: &stdout}, &lockedWriter{w: &stderr}
-	return cmd, &stdout, &stderr
+	stdout, stderr := &lockedWriter{w: new(bytes.Buffer)}, &lockedWriter{w: new(bytes.Buffer)}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	return cmd, stdout, stderr
 }
 
 // run runs the binary to completion and returns its exit code and output.
@@ -220,6 +220,21 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// Bytes returns a copy of what was written so far; safe while the
+// process writes.
+func (l *lockedWriter) Bytes() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return bytes.Clone(l.w.Bytes())
+}
+
+// String returns what was written so far; safe while the process writes.
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.String()
 }
 
 // openRO opens the warehouse read-only, as an analyst would: a SQLite file

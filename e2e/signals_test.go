@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -25,7 +24,7 @@ const watchEvery = 20 * time.Millisecond
 // bgProc is the built binary running in the background.
 type bgProc struct {
 	cmd            *exec.Cmd
-	stdout, stderr *bytes.Buffer
+	stdout, stderr *lockedWriter
 	done           chan struct{}
 	err            error
 }
