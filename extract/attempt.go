@@ -34,6 +34,11 @@ func (c *Client) attempt(ctx context.Context, r *request, tok Secret) outcome {
 	if r.token {
 		req.Header.Set("Authorization", "Bearer "+tok.Reveal())
 	}
+	if c.gate != nil {
+		if err := c.gate(); err != nil {
+			return outcome{err: err}
+		}
+	}
 	c.stats.requests.Add(1)
 	if r.pacer == c.authP {
 		c.stats.authRequests.Add(1)

@@ -23,9 +23,11 @@ type Client struct {
 	// Everything secret sits behind pointers so that %v of a Client
 	// prints addresses, never values (fmt cannot call Secret's methods on
 	// unexported fields).
-	cfg     *Config
-	base    *url.URL
-	hc      *http.Client
+	cfg  *Config
+	base *url.URL
+	hc   *http.Client
+	// gate, when set, is called right before each request is sent (WithGate).
+	gate    func() error
 	log     *slog.Logger
 	clk     Clock
 	general *pacer
@@ -53,6 +55,18 @@ func (c *Client) Scrub(s string) string { return c.scrub(s) }
 func (c *Client) WithLogger(l *slog.Logger) *Client {
 	cp := *c
 	cp.log = l.With("component", "extract")
+	return &cp
+}
+
+// WithGate returns a copy of the client that calls gate right before it
+// sends each request (after pacing, before the bytes leave) and sends
+// nothing when gate fails: the run's request fails with gate's error, not
+// retried. A replica passes its lease check, so one resumed after a pause
+// past its lease sends no request for an account another replica now
+// walks.
+func (c *Client) WithGate(gate func() error) *Client {
+	cp := *c
+	cp.gate = gate
 	return &cp
 }
 

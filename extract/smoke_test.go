@@ -2,6 +2,7 @@ package extract
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 
 	"github.com/cardsync/cardsync/money"
@@ -40,4 +41,29 @@ func TestWalkMatchesSim(t *testing.T) {
 	}
 	st := e.c.Stats()
 	t.Logf("stats %+v sim %+v", st, e.sim.Stats())
+}
+
+// TestGateStopsRequests: a client with a failing gate sends nothing (the
+// simulator sees no request) and fails with the gate's error, not retried;
+// the same client without the gate works.
+func TestGateStopsRequests(t *testing.T) {
+	e := newEnv(t, sim.Options{Seed: 3, Cards: 20}, nil)
+	lost := errors.New("lease lost")
+	calls := 0
+	gated := e.c.WithGate(func() error { calls++; return lost })
+	if err := gated.Authenticate(t.Context()); !errors.Is(err, lost) {
+		t.Fatalf("Authenticate through a failing gate: %v, want the gate's error", err)
+	}
+	if calls != 1 {
+		t.Errorf("gate called %d times, want 1 (no retry)", calls)
+	}
+	if n := e.sim.Stats().Requests; len(n) != 0 {
+		t.Fatalf("the simulator saw requests through a failing gate: %v", n)
+	}
+	if err := e.c.Authenticate(t.Context()); err != nil {
+		t.Fatalf("without the gate: %v", err)
+	}
+	if n := e.sim.Stats().Requests["token"]; n != 1 {
+		t.Fatalf("the simulator saw %d token requests without the gate, want 1", n)
+	}
 }

@@ -123,6 +123,10 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 	res.RunID, res.Trigger = runID, trigger
 	log = log.With("run_id", runID)
 	client := j.Client.WithLogger(log)
+	if c, ok := j.Lock.(interface{ Check() error }); ok {
+		// The lease is checked again right before each request leaves.
+		client = client.WithGate(c.Check)
+	}
 	delta := &statsDelta{c: j.Client, last: j.Client.Stats()}
 	defer func() { err = j.end(ctx, log, runID, start, delta, &res, err) }()
 
