@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"sync"
@@ -57,10 +58,14 @@ func NewPolicy(extraKeys []string) *Policy {
 // Redaction:
 //   - card numbers in every string and every key, at any depth, are masked
 //     (see the package documentation);
-//   - an integer (digits only: no sign, fraction or exponent) that is a card
-//     number becomes the JSON string of its masked form;
-//   - keys for which SecretKey is true are dropped with their value, when the
-//     value is a string or a number (extra keys: whatever the value);
+//   - a number whose value is an integer that is a card number (no sign;
+//     a fraction of zeros and an exponent are allowed: 4111111111111111,
+//     4111111111111111.0, 4.111111111111111e15) becomes the JSON string of
+//     its masked digits ("411111******1111");
+//   - keys for which SecretKey is true are dropped with their value,
+//     whatever its type (a string, a number, an array such as ["123"], an
+//     object such as {"value":"4321"}), except a boolean or null under the
+//     built-in rule (extra keys: whatever the value);
 //   - except: the value of the key "id" of the top-level object, when it is a
 //     string or a number, is the card's identity and is never masked.
 //
@@ -130,7 +135,7 @@ type walker struct {
 	fields  []field
 	names   []byte // decoded top-level keys, back to back
 	scratch []byte // a decoded key
-	groups  []group
+	scan    scan
 }
 
 func (w *walker) reset(p *Policy, in, out []byte) {
@@ -303,12 +308,14 @@ func (w *walker) key() error {
 	}
 	w.out = append(w.out, ':')
 
-	var scalar bool
+	var scalar, literal bool
 	switch c := w.in[w.i]; {
 	case c == '"', c == '-', isDigit(c):
 		scalar = true
+	case c == 't', c == 'f', c == 'n':
+		literal = true
 	}
-	if w.p.extraKey(key) || scalar && secretWords(key) {
+	if w.p.extraKey(key) || !literal && secretKey(key) {
 		f.drop = mark
 		return nil
 	}
@@ -401,18 +408,103 @@ func (w *walker) number(mask bool) error {
 	}
 	w.i = i
 	num := in[start:i]
-	if mask && integer && len(num) >= minPAN && len(num) <= maxPAN && networkLengths(num)&(1<<len(num)) != 0 && luhn(num) {
-		w.out = append(w.out, '"')
-		at := len(w.out)
-		w.out = append(w.out, num...)
-		for k := at + 6; k < len(w.out)-4; k++ {
-			w.out[k] = '*'
+	if mask && len(num) >= minPAN {
+		var d [maxPAN]byte
+		var digits []byte
+		if integer {
+			if len(num) <= maxPAN {
+				digits = num
+			}
+		} else {
+			digits = integerValue(num, &d)
 		}
-		w.out = append(w.out, '"')
-		return nil
+		if n := len(digits); n >= minPAN && networkLengths(digits)&(1<<n) != 0 && luhn(digits) {
+			w.out = append(w.out, '"')
+			at := len(w.out)
+			w.out = append(w.out, digits...)
+			for k := at + 6; k < len(w.out)-4; k++ {
+				w.out[k] = '*'
+			}
+			w.out = append(w.out, '"')
+			return nil
+		}
 	}
 	w.out = append(w.out, num...)
 	return nil
+}
+
+// integerValue returns the digits of the value of num, a valid JSON number
+// with a fraction or an exponent, written into d, when that value is a
+// positive integer of at most maxPAN digits ("4111111111111111.0",
+// "4.111111111111111e15"); nil otherwise.
+func integerValue(num []byte, d *[maxPAN]byte) []byte {
+	if num[0] == '-' {
+		return nil
+	}
+	// The significant digits, without the '.', and where the decimal
+	// point falls among them once the exponent is applied.
+	mant, exp := num, 0
+	if e := bytes.IndexAny(num, "eE"); e >= 0 {
+		mant = num[:e]
+		neg := false
+		k := e + 1
+		switch num[k] {
+		case '-':
+			neg = true
+			k++
+		case '+':
+			k++
+		}
+		for ; k < len(num); k++ {
+			// Saturate: beyond this no integer of at most maxPAN digits
+			// can come out of a document that fits in memory.
+			if exp < 1<<40 {
+				exp = exp*10 + int(num[k]-'0')
+			}
+		}
+		if neg {
+			exp = -exp
+		}
+	}
+	intLen, ndig := len(mant), len(mant)
+	if dot := bytes.IndexByte(mant, '.'); dot >= 0 {
+		intLen, ndig = dot, ndig-1
+	}
+	point := intLen + exp // digits of mant (without the '.') before the point
+	n := 0
+	for k, pos := 0, 0; k < len(mant); k++ {
+		c := mant[k]
+		if c == '.' {
+			continue
+		}
+		switch {
+		case pos >= point:
+			if c != '0' {
+				return nil // a fraction that is not zero
+			}
+		case n == 0 && c == '0':
+			// A leading zero.
+		default:
+			if n == maxPAN {
+				return nil
+			}
+			d[n] = c
+			n++
+		}
+		pos++
+	}
+	// Zeros the exponent adds after the last digit.
+	for pos := ndig; pos < point; pos++ {
+		if n == 0 {
+			break // the value is zero
+		}
+		if n == maxPAN {
+			return nil
+		}
+		d[n] = '0'
+		n++
+	}
+	return d[:n]
 }
 
 func jsonType(first byte) string {

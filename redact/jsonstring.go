@@ -56,7 +56,8 @@ func (w *walker) str(mask bool) (escaped bool, err error) {
 		case c == '"':
 			i++
 			if mask && digits >= minPAN {
-				w.groups, _ = maskText(out[start:], escaped, w.groups)
+				n, _ := maskText(out[start:], escaped, &w.scan)
+				out = out[:start+n]
 			}
 			w.i, w.out = i, append(out, '"')
 			return escaped, nil
@@ -68,6 +69,9 @@ func (w *walker) str(mask bool) (escaped bool, err error) {
 			}
 			out = append(out, in[i:i+size]...)
 			i += size
+			if _, ok := digitValue(r); ok {
+				digits++
+			}
 		case c < 0x20:
 			w.i, w.out = i, out
 			return false, w.syntaxError("control character in string")
@@ -123,7 +127,7 @@ var (
 // unescapeOne reads the escape at in[i] (a backslash) and appends its
 // canonical form to out. It returns the new output, the offset after the
 // escape, whether the canonical form is itself an escape, and whether the
-// character is an ASCII digit.
+// character is a decimal digit (of any script).
 func unescapeOne(in []byte, i int, out []byte) (_ []byte, _ int, esc, digit bool, err error) {
 	if i+1 >= len(in) {
 		return out, i, false, false, errUnterminated
@@ -155,7 +159,8 @@ func unescapeOne(in []byte, i int, out []byte) (_ []byte, _ int, esc, digit bool
 	case r < 0x20 || r == '"' || r == '\\':
 		return appendControl(out, byte(r)), i, true, false, nil
 	}
-	return utf8.AppendRune(out, r), i, false, r >= '0' && r <= '9', nil
+	_, nd := digitValue(r)
+	return utf8.AppendRune(out, r), i, false, r >= '0' && r <= '9' || nd, nil
 }
 
 // hex4 parses the four hex digits at in[i:i+4].

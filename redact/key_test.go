@@ -1,6 +1,9 @@
 package redact
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestSecretKey(t *testing.T) {
 	tests := []struct {
@@ -42,7 +45,43 @@ func TestSecretKey(t *testing.T) {
 		{"cvvCode", true},
 		{"CVVCode", true},
 		{"cvc_code", true},
-		{"cvv2Code", false}, // last two words: cvv2 code
+		{"cvv2Code", true},
+		{"CVV2Code", true},
+		{"cvv_number", true},
+		{"cvvNumber", true},
+		{"cvv_value", true},
+		{"cvv2_value", true},
+		{"cvc_data", true},
+		{"cvv_2", true},
+		{"card_verification", true},
+		{"cardVerification", true},
+		{"card_verification_value", true},
+		{"card_verification_code", true},
+		{"cardVerificationValue", true},
+		{"verification_value", true},
+		{"cardverificationvalue", true},
+		{"pin_number", true},
+		{"pinNumber", true},
+		{"pin_block", true},
+		{"PINBlock", true},
+		{"pinblock", true},
+		{"pin_code", true},
+		{"pin_data", true},
+		{"pin2", true},
+		{"cvvnumber", true},
+		{"cvvcode", true},
+		{"cvccode", true},
+		{"cvv2code", true},
+		{"cav2", true},
+		{"csc", true},
+		{"card_csc", true},
+		{"card_cid", true},
+		{"cc_cid", true},
+		{"amex_cid", true},
+		{"cardCID", true},
+		{"cid_card", false}, // the code is not the last word
+		{"card.security_code.value", true},
+		{"security_code_number", true},
 		{"card_cvv_", true},
 		{"__pin__", true},
 		{"card:cvv", true},
@@ -65,8 +104,35 @@ func TestSecretKey(t *testing.T) {
 		{"postal_code", false},
 		{"zip_code", false},
 		{"country_code", false},
-		{"cardcvv", false},
-		{"cvv_number", false},
+		{"cardcvv", true},
+		{"cardno", false},
+		{"cid", false},
+		{"customer_cid", false},
+		{"cid_number", false},
+		{"cvv_result", false},
+		{"cvvResult", false},
+		{"cvc_checked", false},
+		{"pin_status", false},
+		{"pin_set", false},
+		{"pin_count", false},
+		{"pin_enabled", false},
+		{"pin_required", false},
+		{"cvv_present", false},
+		{"cvv_match", false},
+		{"cvv_provided", false},
+		{"pinverified", false},
+		{"pins", false},
+		{"pin_hash", false},
+		{"verification", false},
+		{"verification_code", false},
+		{"email_verification_code", false},
+		{"verification_status", false},
+		{"card_verification_status", false},
+		{"security_number", false},
+		{"social_security_number", false},
+		{"number", false},
+		{"card_number", false},
+		{"code_value", false},
 		{"pinyin", false},
 		{"spinCode", false},
 		{"shipping", false},
@@ -113,28 +179,95 @@ func TestSecretKeyExtra(t *testing.T) {
 	}
 }
 
-func TestLastWord(t *testing.T) {
-	tests := []struct{ key, last, prev string }{
-		{"cardCVV", "CVV", "card"},
-		{"PINCode", "Code", "PIN"},
-		{"CVV2", "CVV2", ""},
-		{"card_cvv2", "cvv2", "card"},
-		{"securityCode", "Code", "security"},
-		{"HTTPServer", "Server", "HTTP"},
-		{"cvv2Code", "Code", "cvv2"},
-		{"a--b__", "b", "a"},
-		{"x", "x", ""},
-		{"__", "", ""},
-		{"zoëPin", "Pin", "zoë"},
+// TestSecretKeyUnicode checks that keys are compared after NFKC, case
+// folding and the removal of invisible characters.
+func TestSecretKeyUnicode(t *testing.T) {
+	tests := []struct {
+		key  string
+		want bool
+	}{
+		{"ｃｖｖ", true},
+		{"ＣＶＶ", true},
+		{"card_ｃｖｃ", true},
+		{"ｐｉｎ_ｃｏｄｅ", true},
+		{"card\u00a0cvv", true},
+		{"security\u00a0code", true},
+		{"card\u3000pin", true},
+		{"card\u2003cvv", true},
+		{"c\u200bvv", true},
+		{"cv\u200cv", true},
+		{"cv\u200dv", true},
+		{"p\u2060in", true},
+		{"\ufeffcvv", true},
+		{"c\u00advv", true},
+		{"pin\ufe0f", true},
+		{"cvv\u200b_number", true},
+		{"security\u200bcode", true},
+		{"ＣＶＶ２Ｃｏｄｅ", true},
+		{"ＰＩＮＣｏｄｅ", true},
+		{"cvv\u2013number", true}, // an en dash separates words
+		{"pin\u00a0verified", false},
+		{"cvc\u200b_check", false},
+		{"ｐｉｎｎｅｄ", false},
+		{"sp\u200bin", false},
+		{"número_pin", true},
+		{"pín", false},
+		{"zoëPin", true},
+		{"pinЁ", false},
+	}
+	p := NewPolicy(nil)
+	for _, tt := range tests {
+		t.Run(tt.key, func(t *testing.T) {
+			if got := p.SecretKey(tt.key); got != tt.want {
+				t.Errorf("SecretKey(%q) = %v, want %v", tt.key, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestNextWord(t *testing.T) {
+	tests := []struct {
+		key   string
+		words string
+	}{
+		{"cardCVV", "card CVV"},
+		{"PINCode", "PIN Code"},
+		{"CVV2", "CVV2"},
+		{"CVV2Code", "CVV2 Code"},
+		{"card_cvv2", "card cvv2"},
+		{"securityCode", "security Code"},
+		{"HTTPServer", "HTTP Server"},
+		{"cvv2Code", "cvv2 Code"},
+		{"a--b__", "a b"},
+		{"x", "x"},
+		{"__", ""},
+		{"zoëPin", "zoë Pin"},
+		{"ÉtéPIN", "Été PIN"},
+		{"card cvv", "card cvv"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key, func(t *testing.T) {
 			key := []byte(tt.key)
-			s, e := lastWord(key, len(key))
-			ps, pe := lastWord(key, s)
-			if got, gotPrev := string(key[s:e]), string(key[ps:pe]); got != tt.last || gotPrev != tt.prev {
-				t.Errorf("last words of %q = %q, %q; want %q, %q", tt.key, gotPrev, got, tt.prev, tt.last)
+			var words []string
+			for i := 0; ; {
+				s, e := nextWord(key, i)
+				if s == e {
+					break
+				}
+				words = append(words, string(key[s:e]))
+				i = e
+			}
+			if got := strings.Join(words, " "); got != tt.words {
+				t.Errorf("words of %q = %q, want %q", tt.key, got, tt.words)
 			}
 		})
+	}
+}
+
+func TestSecretKeyAllocs(t *testing.T) {
+	for _, key := range []string{"created_at", "card_cvv2", "pin_verified", "cardVerificationValue"} {
+		if n := testing.AllocsPerRun(100, func() { secretKey([]byte(key)) }); n != 0 {
+			t.Errorf("secretKey(%q) allocates %v times, want 0", key, n)
+		}
 	}
 }

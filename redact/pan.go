@@ -1,5 +1,12 @@
 package redact
 
+import (
+	"cmp"
+	"slices"
+	"unicode"
+	"unicode/utf8"
+)
+
 // Card numbers have 13 to 19 digits.
 const (
 	minPAN = 13
@@ -147,21 +154,29 @@ func maskString(s string) (string, bool) {
 		return s, false
 	}
 	var arr [32]group
-	gs := arr[:0]
-	var at int
-	if gs, at = firstPAN(s, false, gs); at < 0 {
+	at := firstPAN(s, false, arr[:0])
+	if at < 0 {
 		return s, false
 	}
+	// Masking allocates the result anyway; its scratch space is not
+	// arr, which would then live on the heap on every call.
 	b := []byte(s)
-	maskText(b[at:], false, gs)
-	return string(b), true
+	var sc scan
+	n, _ := maskText(b[at:], false, &sc)
+	return string(b[:at+n]), true
 }
 
+// countDigits counts the decimal digits of t, of any script.
 func countDigits[T ~string | ~[]byte](t T) int {
 	n := 0
 	for i := 0; i < len(t); i++ {
-		if t[i]-'0' < 10 {
+		switch c := t[i]; {
+		case c-'0' < 10:
 			n++
+		case c >= minDigitLead:
+			if k, _, _ := charAt(t, i, false); k == kDigit {
+				n++
+			}
 		}
 	}
 	return n
@@ -169,45 +184,127 @@ func countDigits[T ~string | ~[]byte](t T) int {
 
 func isDigit(c byte) bool { return c-'0' < 10 }
 
-// group is one run of contiguous digits: t[start:end].
-type group struct{ start, end int }
+// minDigitLead is the smallest first byte of a non-ASCII decimal digit in
+// UTF-8: the first of them, U+0660 ARABIC-INDIC DIGIT ZERO, is D9 A0.
+const minDigitLead = 0xD9
 
-// sepWidth returns the byte length of the separator character at t[j] (1, or
-// 2 for a UTF-8 no-break space), or 0 if t[j] is not a separator.
-func sepWidth[T ~string | ~[]byte](t T, j int) int {
-	switch t[j] {
-	case ' ', '-', '.', '/', '_':
-		return 1
-	case 0xC2:
-		if j+1 < len(t) && t[j+1] == 0xA0 {
-			return 2
+// Kinds of characters, for the scanner.
+const (
+	// kOther ends a run of digit groups: a letter, a number that is not a
+	// decimal digit, '*' (a masked digit) or '+' (see phoneRun).
+	kOther = iota
+	// kDigit is a decimal digit of any script (Unicode category Nd).
+	kDigit
+	// kSep is any other character: it may separate digit groups.
+	kSep
+)
+
+// maxSeps is the most separator characters between two digit groups of a
+// card number.
+const maxSeps = 4
+
+// charAt returns the kind of the character at t[i], its length in bytes
+// and, for a digit, the ASCII digit it stands for. A byte that is not valid
+// UTF-8 is a separator of one byte. In JSON mode t is canonical JSON string
+// content, and an escape (which stands for '"', '\', a control character or
+// a lone surrogate) is one separator.
+func charAt[T ~string | ~[]byte](t T, i int, json bool) (kind int, digit byte, width int) {
+	c := t[i]
+	if c < utf8.RuneSelf {
+		switch {
+		case c-'0' < 10:
+			return kDigit, c, 1
+		case json && c == '\\':
+			return kSep, 0, escLen(t[i+1])
+		case (c|0x20)-'a' < 26, c == '*', c == '+':
+			return kOther, 0, 1
 		}
+		return kSep, 0, 1
 	}
-	return 0
+	var buf [utf8.UTFMax]byte
+	r, w := utf8.DecodeRune(buf[:copy(buf[:], t[i:])])
+	if r == utf8.RuneError && w == 1 {
+		return kSep, 0, 1
+	}
+	if d, ok := digitValue(r); ok {
+		return kDigit, '0' + d, w
+	}
+	if unicode.IsLetter(r) || unicode.IsNumber(r) {
+		return kOther, 0, w
+	}
+	return kSep, 0, w
+}
+
+// digitValue returns the value of r when r is a decimal digit (Unicode
+// category Nd) other than an ASCII one. Unicode encodes the digits of each
+// script as ten consecutive code points from zero to nine, and the ranges
+// of unicode.Nd each start at a zero (TestDigitRanges checks both).
+func digitValue(r rune) (byte, bool) {
+	if r < 0x660 {
+		return 0, false
+	}
+	if r <= 0xFFFF {
+		rs := unicode.Nd.R16
+		k, _ := slices.BinarySearchFunc(rs, uint16(r), func(rg unicode.Range16, v uint16) int { return cmp.Compare(rg.Hi, v) })
+		if k < len(rs) && rune(rs[k].Lo) <= r {
+			return byte((r - rune(rs[k].Lo)) % 10), true
+		}
+		return 0, false
+	}
+	rs := unicode.Nd.R32
+	k, _ := slices.BinarySearchFunc(rs, uint32(r), func(rg unicode.Range32, v uint32) int { return cmp.Compare(rg.Hi, v) })
+	if k < len(rs) && rune(rs[k].Lo) <= r {
+		return byte((r - rune(rs[k].Lo)) % 10), true
+	}
+	return 0, false
+}
+
+// group is one run of contiguous digits: t[start:end], n digits.
+type group struct{ start, end, n int }
+
+// scan is scratch space for masking, reused between calls.
+type scan struct {
+	groups []group
+	// cuts are the bytes left over where a multi-byte digit was masked
+	// (its first byte became '*'): they are cut once masking is done.
+	cuts []span
 }
 
 // scanRun reads the run of digit groups that starts with the digit at t[i]:
-// groups of digits joined by one or two separator characters. It returns
+// groups of digits joined by 1 to maxSeps separator characters. It returns
 // gs[:0] with the groups appended, and the offset just after the run's last
 // digit.
-func scanRun[T ~string | ~[]byte](t T, i int, gs []group) ([]group, int) {
+func scanRun[T ~string | ~[]byte](t T, i int, json bool, gs []group) ([]group, int) {
 	gs = gs[:0]
 	for {
-		start := i
-		for i < len(t) && isDigit(t[i]) {
-			i++
+		start, n := i, 0
+		for i < len(t) {
+			if isDigit(t[i]) {
+				i++
+				n++
+				continue
+			}
+			k, _, w := charAt(t, i, json)
+			if k != kDigit {
+				break
+			}
+			i += w
+			n++
 		}
-		gs = append(gs, group{start, i})
+		gs = append(gs, group{start, i, n})
 		j, seps := i, 0
-		for seps < 2 && j < len(t) {
-			w := sepWidth(t, j)
-			if w == 0 {
+		for seps < maxSeps && j < len(t) {
+			k, _, w := charAt(t, j, json)
+			if k != kSep {
 				break
 			}
 			j += w
 			seps++
 		}
-		if seps == 0 || j >= len(t) || !isDigit(t[j]) {
+		if seps == 0 || j >= len(t) {
+			return gs, i
+		}
+		if k, _, _ := charAt(t, j, json); k != kDigit {
 			return gs, i
 		}
 		i = j
@@ -218,7 +315,7 @@ func scanRun[T ~string | ~[]byte](t T, i int, gs []group) ([]group, int) {
 func runDigits(gs []group) int {
 	n := 0
 	for _, g := range gs {
-		n += g.end - g.start
+		n += g.n
 	}
 	return n
 }
@@ -234,17 +331,19 @@ windows:
 		var lengths uint32
 		for to := from; to < len(gs); to++ {
 			g := gs[to]
-			if n+g.end-g.start > maxPAN {
+			if n+g.n > maxPAN {
 				break
 			}
-			for k := g.start; k < g.end; k++ {
-				if !isDigit(t[k]) {
+			for k := g.start; k < g.end; {
+				kind, digit, w := charAt(t, k, false)
+				if kind != kDigit {
 					// Masked by an earlier window of this pass: the
 					// next pass judges what is left.
 					continue windows
 				}
-				d[n] = t[k]
+				d[n] = digit
 				n++
+				k += w
 			}
 			if n < minPAN {
 				continue
@@ -262,21 +361,17 @@ windows:
 }
 
 // firstPAN returns the offset of the first run in t that holds a card
-// number, or -1. In JSON mode t is canonical JSON string content and
-// backslash escapes are skipped.
-func firstPAN[T ~string | ~[]byte](t T, json bool, gs []group) ([]group, int) {
+// number, or -1; gs is scratch space. In JSON mode t is canonical JSON
+// string content.
+func firstPAN[T ~string | ~[]byte](t T, json bool, gs []group) int {
 	for i := 0; i < len(t); {
-		c := t[i]
-		if json && c == '\\' {
-			i += escLen(t[i+1])
-			continue
-		}
-		if !isDigit(c) {
-			i++
+		k, _, w := charAt(t, i, json)
+		if k != kDigit {
+			i += w
 			continue
 		}
 		var end int
-		gs, end = scanRun(t, i, gs)
+		gs, end = scanRun(t, i, json, gs)
 		if phoneRun(t, i) {
 			i = end
 			continue
@@ -285,12 +380,12 @@ func firstPAN[T ~string | ~[]byte](t T, json bool, gs []group) ([]group, int) {
 			found := false
 			eachPAN(t, gs, func(int, int, int) bool { found = true; return false })
 			if found {
-				return gs, i
+				return i
 			}
 		}
 		i = end
 	}
-	return gs, -1
+	return -1
 }
 
 // phoneRun reports whether the run of digits starting at t[i] follows a
@@ -308,45 +403,49 @@ func escLen(c byte) int {
 	return 2
 }
 
-// maskText masks every card number in b in place and reports whether it
-// changed anything; gs is scratch space, returned for reuse. In JSON mode b is canonical JSON string content and
-// backslash escapes are skipped (they stand for characters that are neither
-// digits nor separators).
-func maskText(b []byte, json bool, gs []group) ([]group, bool) {
-	changed := false
+// maskText masks every card number in b and reports the new length of b
+// (b[:n] holds the result: a masked digit of several bytes becomes one '*')
+// and whether it changed anything; sc is scratch space. In JSON mode b is
+// canonical JSON string content.
+func maskText(b []byte, json bool, sc *scan) (n int, changed bool) {
+	sc.cuts = sc.cuts[:0]
 	for i := 0; i < len(b); {
-		c := b[i]
-		if json && c == '\\' {
-			i += escLen(b[i+1])
-			continue
-		}
-		if !isDigit(c) {
-			i++
+		k, _, w := charAt(b, i, json)
+		if k != kDigit {
+			i += w
 			continue
 		}
 		var end int
-		gs, end = scanRun(b, i, gs)
+		sc.groups, end = scanRun(b, i, json, sc.groups)
 		if phoneRun(b, i) {
 			i = end
 			continue
 		}
-		if runDigits(gs) >= minPAN {
-			var masked bool
-			if gs, masked = maskRegion(b[:end], i, gs); masked {
-				changed = true
-			}
+		if runDigits(sc.groups) >= minPAN && maskRegion(b[:end], i, json, sc) {
+			changed = true
 		}
 		i = end
 	}
-	return gs, changed
+	if len(sc.cuts) == 0 {
+		return len(b), changed
+	}
+	slices.SortFunc(sc.cuts, func(a, b span) int { return a.start - b.start })
+	n, last := 0, 0
+	for _, c := range sc.cuts {
+		n += copy(b[n:], b[last:c.start])
+		last = c.end
+	}
+	n += copy(b[n:], b[last:])
+	return n, changed
 }
 
 // reach bounds how far, in bytes, a card number can reach from one end to
-// the other: 19 digits with up to two separators of up to two bytes between
-// each two.
-const reach = maxPAN + (maxPAN-1)*4
+// the other: 19 digits of up to 4 bytes with up to maxSeps separators of up
+// to 6 bytes (a JSON \u escape) between each two.
+const reach = maxPAN*utf8.UTFMax + (maxPAN-1)*maxSeps*6
 
-// maskRegion masks the card numbers of the run b[start:].
+// maskRegion masks the card numbers of the run b[start:] and reports
+// whether it masked any.
 //
 // Masking one window writes '*' into its groups, which splits them; the
 // digits left next to the stars can form a new card number with their
@@ -355,25 +454,27 @@ const reach = maxPAN + (maxPAN-1)*4
 // fixed point, which is what makes masking idempotent. A new card number
 // must contain a digit next to a star written by the last pass, so it lies
 // within reach of the windows that pass masked.
-func maskRegion(b []byte, start int, gs []group) ([]group, bool) {
+func maskRegion(b []byte, start int, json bool, sc *scan) bool {
 	masked := false
 	from, to := start, len(b)
 	for {
 		lo, hi := len(b), -1
 		for i := from; i < to; {
-			if !isDigit(b[i]) {
-				i++
+			k, _, w := charAt(b, i, json)
+			if k != kDigit {
+				i += w
 				continue
 			}
 			var end int
-			gs, end = scanRun(b[:to], i, gs)
+			sc.groups, end = scanRun(b[:to], i, json, sc.groups)
 			if phoneRun(b, i) {
 				i = end
 				continue
 			}
-			if runDigits(gs) >= minPAN {
+			if runDigits(sc.groups) >= minPAN {
+				gs := sc.groups
 				eachPAN(b, gs, func(first, last, n int) bool {
-					maskWindow(b, gs[first:last+1], n)
+					sc.cuts = maskWindow(b, gs[first:last+1], n, sc.cuts)
 					lo = min(lo, gs[first].start)
 					hi = max(hi, gs[last].end)
 					return true
@@ -382,34 +483,53 @@ func maskRegion(b []byte, start int, gs []group) ([]group, bool) {
 			i = end
 		}
 		if hi < 0 {
-			return gs, masked
+			return masked
 		}
 		masked = true
 		// Scan again from the first group that starts within reach
-		// before the masked windows (a group starts after a non-digit,
-		// so groups stay aligned) to the end of the group within reach
-		// after them.
-		from = max(start, lo-reach)
-		for from > start && from < len(b) && isDigit(b[from]) && isDigit(b[from-1]) {
-			from++
-		}
-		to = min(len(b), hi+reach)
-		for to < len(b) && isDigit(b[to]) {
-			to++
-		}
+		// before the masked windows to the end of the group within
+		// reach after them. Characters are stepped over from the start
+		// of the run (a JSON escape or a multi-byte character cannot be
+		// entered in the middle), and a group is never entered in the
+		// middle, so groups stay aligned.
+		from = skipTo(b, start, lo-reach, json)
+		to = skipTo(b, hi, hi+reach, json)
 	}
 }
 
+// skipTo steps over the characters of b from i, a character boundary
+// outside a digit group, to the first offset at or after at that is not in
+// the middle of a digit group, or len(b).
+func skipTo(b []byte, i, at int, json bool) int {
+	prev := kOther
+	for i < len(b) {
+		k, _, w := charAt(b, i, json)
+		if i >= at && (prev != kDigit || k != kDigit) {
+			return i
+		}
+		prev = k
+		i += w
+	}
+	return len(b)
+}
+
 // maskWindow writes '*' over the digits of the window gs (n digits) except
-// its first 6 and last 4.
-func maskWindow(b []byte, gs []group, n int) {
+// its first 6 and last 4, and returns cuts with the leftover bytes of the
+// multi-byte digits it masked appended.
+func maskWindow(b []byte, gs []group, n int, cuts []span) []span {
 	k := 0
 	for _, g := range gs {
-		for p := g.start; p < g.end; p++ {
+		for p := g.start; p < g.end; {
+			_, _, w := charAt(b, p, false)
 			if k >= 6 && k < n-4 {
 				b[p] = '*'
+				if w > 1 {
+					cuts = append(cuts, span{p + 1, p + w})
+				}
 			}
 			k++
+			p += w
 		}
 	}
+	return cuts
 }
