@@ -151,7 +151,9 @@ func unescapeOne(in []byte, i int, out []byte) (_ []byte, _ int, esc, digit bool
 	switch {
 	case r >= 0xD800 && r < 0xDC00:
 		if r2, ok := hex4(in, i+2); ok && in[i] == '\\' && in[i+1] == 'u' && r2 >= 0xDC00 && r2 < 0xE000 {
-			return utf8.AppendRune(out, (r-0xD800)<<10|(r2-0xDC00)+0x10000), i + 6, false, false, nil
+			r = (r-0xD800)<<10 | (r2 - 0xDC00) + 0x10000
+			_, nd := digitValue(r)
+			return utf8.AppendRune(out, r), i + 6, false, nd, nil
 		}
 		return appendU(out, r), i, true, false, nil
 	case r >= 0xDC00 && r < 0xE000:

@@ -1,21 +1,30 @@
 package redact
 
 import (
+	"math/big"
 	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/cardsync/cardsync/redact/redacttest"
 )
 
 // The test oracle: a second, plain implementation of "the card numbers left
-// in a text", built from a regular expression and IsPAN, to check the
-// scanner against.
+// in a text", built from a regular expression, redacttest.Fold and IsPAN, to
+// check the scanner against.
 
-// runRE matches a run: digit groups joined by one or two separators.
-var runRE = regexp.MustCompile(`[0-9]+(?:(?:[ \-./_]|\x{00a0}){1,2}[0-9]+)*`)
+// runRE matches a run: groups of decimal digits of any script joined by 1 to
+// 4 separators, characters that are neither letters nor numbers nor '*' or
+// '+' (an invalid UTF-8 byte is one separator).
+var runRE = regexp.MustCompile(`\p{Nd}+(?:[^\p{L}\p{N}*+]{1,4}\p{Nd}+)*`)
 
 // groupRE matches the digit groups of a run.
-var groupRE = regexp.MustCompile(`[0-9]+`)
+var groupRE = regexp.MustCompile(`\p{Nd}+`)
 
 // remainingPANs returns the card numbers left in s: every group-aligned
-// window of 13 to 19 digits of every run that IsPAN accepts.
+// window of 13 to 19 digits of every run that IsPAN accepts, once its
+// digits are read as ASCII ones.
 func remainingPANs(s string) []string {
 	var found []string
 	for _, loc := range runRE.FindAllStringIndex(s, -1) {
@@ -27,7 +36,7 @@ func remainingPANs(s string) []string {
 		for from := range groups {
 			d := ""
 			for to := from; to < len(groups); to++ {
-				d += groups[to]
+				d += redacttest.Fold(groups[to])
 				if len(d) > 19 {
 					break
 				}
@@ -41,15 +50,38 @@ func remainingPANs(s string) []string {
 }
 
 // onlyStars reports whether out differs from in only by '*' written over
-// ASCII digits.
+// decimal digits, one '*' for each.
 func onlyStars(in, out string) bool {
-	if len(in) != len(out) {
-		return false
-	}
-	for i := 0; i < len(in); i++ {
-		if in[i] != out[i] && !(out[i] == '*' && isDigit(in[i])) {
+	for in != "" && out != "" {
+		r, n := utf8.DecodeRuneInString(in)
+		_, m := utf8.DecodeRuneInString(out)
+		switch {
+		case in[:n] == out[:m]:
+		case out[0] == '*' && (n > 1 || r != utf8.RuneError) && unicode.Is(unicode.Nd, r):
+		default:
 			return false
 		}
+		in, out = in[n:], out[m:]
 	}
-	return true
+	return in == "" && out == ""
+}
+
+// holds reports whether text, read as redact reads it (digits as ASCII,
+// separators taken out), holds digits.
+func holds(text, digits string) bool {
+	return strings.Contains(redacttest.Fold(text), digits)
+}
+
+// numberPAN returns the digits of the JSON number num when its value is a
+// positive integer that is a card number.
+func numberPAN(num string) (string, bool) {
+	if _, exp, ok := strings.Cut(strings.ToLower(num), "e"); ok && len(strings.TrimLeft(exp, "+-0")) > 4 {
+		return "", false // too far from 13 to 19 digits for a short input
+	}
+	r, ok := new(big.Rat).SetString(num)
+	if !ok || !r.IsInt() || r.Sign() <= 0 {
+		return "", false
+	}
+	d := r.Num().String()
+	return d, IsPAN(d)
 }

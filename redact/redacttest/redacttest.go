@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Sample is a text that holds one full card number.
@@ -124,7 +125,10 @@ func Groups(digits string) []string {
 // PANCorpus returns card numbers of every network, at every prefix edge and
 // every length the network issues, each in every shape: plain digits, printed
 // in groups with each separator and pair of separators, inside a sentence, and
-// glued to letters.
+// glued to letters; and, at the first length of each prefix, in every other
+// spelling: other separators and runs of them, digits of other scripts, and
+// JSON numbers with a zero fraction or an exponent (see JSONNumber). Digits
+// are always ASCII; Fold reads a Text the way redact does.
 func PANCorpus() []Sample {
 	separators := []struct{ name, sep string }{
 		{"space", " "},
@@ -156,10 +160,151 @@ func PANCorpus() []Sample {
 					Sample{name + "glued-dash", "card:" + strings.Join(groups, "-") + ";ok", d},
 					Sample{name + "more-groups", strings.Join(groups, " ") + " 2024", d},
 				)
+				if n == nw.Lengths[0] {
+					out = append(out, spellings(name, d)...)
+				}
 			}
 		}
 	}
 	return out
+}
+
+// Zeros of the decimal digits of scripts other than ASCII.
+const (
+	fullWidthZero      = '\uff10'
+	arabicIndicZero    = '\u0660'
+	extArabicIndicZero = '\u06f0'
+	devanagariZero     = '\u0966'
+	mathBoldZero       = '\U0001d7ce'
+	mathMonospaceZero  = '\U0001d7f6'
+)
+
+// spellings returns the card number d (name is the prefix of the sample
+// names) in the spellings that need more than ASCII digits and one or two
+// ASCII separators: other separators (tab, runs of up to four spaces, en
+// and em dashes, zero-width, thin and ideographic spaces, soft hyphen,
+// word joiner), digits of other scripts (full-width, Arabic-Indic,
+// extended Arabic-Indic, Devanagari, mathematical), and as a JSON number
+// with a zero fraction or an exponent.
+func spellings(name, d string) []Sample {
+	groups := Groups(d)
+	var out []Sample
+	for _, s := range []struct{ name, sep string }{
+		{"tab", "\t"},
+		{"tab-space", "\t "},
+		{"three-spaces", "   "},
+		{"four-spaces", "    "},
+		{"space-dash-space", " - "},
+		{"en-dash", "\u2013"},
+		{"em-dash", "\u2014"},
+		{"spaced-en-dash", " \u2013 "},
+		{"zero-width-space", "\u200b"},
+		{"zero-width-space-space", "\u200b "},
+		{"nbsp-zero-width-space", "\u00a0\u200b"},
+		{"thin-space", "\u2009"},
+		{"narrow-nbsp", "\u202f"},
+		{"ideographic-space", "\u3000"},
+		{"soft-hyphen", "\u00ad"},
+		{"word-joiner", "\u2060"},
+		{"newline", "\n"},
+	} {
+		out = append(out, Sample{name + s.name, strings.Join(groups, s.sep), d})
+	}
+	for _, s := range []struct {
+		name string
+		zero rune
+	}{
+		{"full-width", fullWidthZero},
+		{"arabic-indic", arabicIndicZero},
+		{"ext-arabic-indic", extArabicIndicZero},
+		{"devanagari", devanagariZero},
+		{"math-bold", mathBoldZero},
+		{"math-monospace", mathMonospaceZero},
+	} {
+		script := make([]string, len(groups))
+		for k, g := range groups {
+			script[k] = InScript(g, s.zero)
+		}
+		out = append(out,
+			Sample{name + s.name, InScript(d, s.zero), d},
+			Sample{name + s.name + "-grouped", strings.Join(script, " "), d},
+		)
+	}
+	full := make([]string, len(groups))
+	for k, g := range groups {
+		full[k] = InScript(g, fullWidthZero)
+	}
+	out = append(out,
+		Sample{name + "full-width-ideographic-space", strings.Join(full, "\u3000"), d},
+		Sample{name + "mixed-scripts", InScript(groups[0], arabicIndicZero) + " " + strings.Join(groups[1:], "-"), d},
+		Sample{name + "zero-width-between-digits", strings.Join(strings.Split(d, ""), "\u200b"), d},
+		Sample{name + "json-zero-fraction", d + ".0", d},
+		Sample{name + "json-zero-fraction-2", d + ".00", d},
+		Sample{name + "json-exponent", d[:1] + "." + d[1:] + "e" + strconv.Itoa(len(d)-1), d},
+	)
+	return out
+}
+
+// InScript returns the ASCII digits of s written with the digits of the
+// script whose zero is zero (U+FF10 for full-width digits, U+0660 for
+// Arabic-Indic ones); other characters are kept.
+func InScript(s string, zero rune) string {
+	var b strings.Builder
+	for _, c := range s {
+		if c >= '0' && c <= '9' {
+			c = zero + c - '0'
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// Fold returns s with every decimal digit of any script (Unicode category
+// Nd) as its ASCII digit, and without the characters that may separate the
+// digit groups of a card number: what is left of a text once read for card
+// numbers. A test looks for a sample's Digits in it.
+func Fold(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case unicode.Is(unicode.Nd, r):
+			// The digits of a script are ten consecutive code points
+			// from zero: count back to the first.
+			zero := r
+			for unicode.Is(unicode.Nd, zero-1) {
+				zero--
+			}
+			b.WriteByte(byte('0' + (r-zero)%10))
+		case unicode.IsLetter(r), unicode.IsNumber(r), r == '*', r == '+':
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// JSONNumber reports whether s is a JSON number that redact reads as the
+// integer it stands for: digits, then a fraction, an exponent or both
+// ("4111111111111111.0", "4.111111111111111e15"). Integers are JSONInt.
+func JSONNumber(s string) bool {
+	if JSONInt(s) {
+		return false
+	}
+	mant, exp, hasExp := strings.Cut(strings.ToLower(s), "e")
+	intPart, frac, hasFrac := strings.Cut(mant, ".")
+	if !hasExp && !hasFrac || !JSONInt(intPart) || hasFrac && !allDigits(frac) {
+		return false
+	}
+	exp = strings.TrimPrefix(strings.TrimPrefix(exp, "+"), "-")
+	return !hasExp || allDigits(exp)
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // LookAlikes returns strings that look like card numbers but hold none:
@@ -206,8 +351,21 @@ func LookAlikes() []string {
 		"XXXX-XXXX-XXXX-1111", "411111XXXXXX1111", "3782 82**** *0005",
 		// Luhn fails.
 		"4111111111111112", "5500005555555550", "378282246310006",
-		// Three separators do not join groups.
-		"4111   1111 1111 1111", "4111 - 1111 - 1111 - 1111",
+		// Five separators do not join groups.
+		"4111     1111 1111 1111", "4111 -- - 1111 - 1111 - 1111",
+		"4111\u200b\u200b\u200b\u200b\u200b1111 1111 1111",
+		// Letters break a run.
+		"4111 x 1111 1111 1111", "4111o1111o1111o1111",
+		// Digits of other scripts: Luhn fails, or no network's prefix.
+		"\uff14\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff12",
+		"\u0661\u0667\u0660\u0665\u0663\u0661\u0662\u0668\u0660\u0660\u0660\u0660\u0669",
+		"\u0967\u0969\u096b\u096d \u0968\u096f\u0967\u0966 \u0966\u0967\u0967\u0969 \u096e\u0966\u0967\u0968",
+		// Digits that are not decimal digits: superscripts, circled,
+		// Roman numerals.
+		"\u2074\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9",
+		"\u2463\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460",
+		// A phone number after '+', with en dashes.
+		"+49\u20131511\u20132345678",
 	}
 	// A Luhn-valid number at a length or prefix no network issues.
 	for _, c := range []struct {

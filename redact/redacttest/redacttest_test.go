@@ -16,8 +16,7 @@ func TestPANCorpus(t *testing.T) {
 		if !Luhn(s.Digits) {
 			t.Errorf("%s: %s fails Luhn", s.Name, s.Digits)
 		}
-		stripped := strings.NewReplacer(" ", "", "\u00a0", "", "-", "", ".", "", "/", "", "_", "").Replace(s.Text)
-		if !strings.Contains(stripped, s.Digits) {
+		if !strings.Contains(Fold(s.Text), s.Digits) {
 			t.Errorf("%s: %q does not hold %s", s.Name, s.Text, s.Digits)
 		}
 	}
@@ -117,6 +116,55 @@ func TestGroups(t *testing.T) {
 		t.Run(tt.digits, func(t *testing.T) {
 			if got := strings.Join(Groups(tt.digits), " "); got != tt.want {
 				t.Errorf("Groups(%s) = %q, want %q", tt.digits, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFold(t *testing.T) {
+	tests := []struct{ s, want string }{
+		{"4111 1111-1111.1111", "4111111111111111"},
+		{"\uff14\uff11 \u0664\u0661\u2013\u096a\u0967\u200b\U0001d7dc\U0001d7d9", "41414141"},
+		{"\u0669\u06f9\u096f\uff19\U0001d7ff", "99999"},
+		{"x4111*+\u00b2", "x4111*+\u00b2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.s, func(t *testing.T) {
+			if got := Fold(tt.s); got != tt.want {
+				t.Errorf("Fold(%q) = %q, want %q", tt.s, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestInScript(t *testing.T) {
+	if got, want := InScript("41-1", '\u0660'), "\u0664\u0661-\u0661"; got != want {
+		t.Errorf("InScript = %q, want %q", got, want)
+	}
+}
+
+func TestJSONNumber(t *testing.T) {
+	tests := []struct {
+		s    string
+		want bool
+	}{
+		{"4111111111111111.0", true},
+		{"4111111111111111.00", true},
+		{"4.111111111111111e15", true},
+		{"4.111111111111111E+15", true},
+		{"41111111111111110e-1", true},
+		{"4111111111111111", false},
+		{"-4111111111111111.0", false},
+		{"4111111111111111.", false},
+		{".5", false},
+		{"1e", false},
+		{"01.0", false},
+		{"4111 1111.0", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.s, func(t *testing.T) {
+			if got := JSONNumber(tt.s); got != tt.want {
+				t.Errorf("JSONNumber(%q) = %v, want %v", tt.s, got, tt.want)
 			}
 		})
 	}
