@@ -163,3 +163,48 @@ func TestLookAlikes(t *testing.T) {
 		})
 	}
 }
+
+// TestCorpusKeys drops every secret key of the corpus with its value, of
+// every type but boolean and null, at any depth, and keeps every look-alike.
+func TestCorpusKeys(t *testing.T) {
+	p := NewPolicy(nil)
+	values := []string{`"127"`, `127`, `["127"]`, `{"value":"4321"}`, `[]`, `{}`, `[[1],{"a":"2"}]`, `-1.5e3`}
+	for _, key := range redacttest.SecretKeys() {
+		t.Run(key, func(t *testing.T) {
+			if !p.SecretKey(key) {
+				t.Errorf("SecretKey(%q) = false, want true", key)
+			}
+			for _, v := range values {
+				for _, c := range []struct{ doc, want string }{
+					{`{` + quote(key) + `:` + v + `,"keep":1}`, `{"keep":1}`},
+					{`{"a":[{"b":{` + quote(key) + `:` + v + `}}]}`, `{"a":[{"b":{}}]}`},
+					{`{` + quoteEscaped(key) + `:` + v + `}`, `{}`},
+				} {
+					out, _, err := p.JSON([]byte(c.doc))
+					if err != nil || string(out) != c.want {
+						t.Errorf("JSON(%s) = %s, %v; want %s", c.doc, out, err, c.want)
+					}
+				}
+			}
+			for _, v := range []string{`true`, `false`, `null`} {
+				doc := `{` + quote(key) + `:` + v + `}`
+				if out, _, err := p.JSON([]byte(doc)); err != nil || string(out) != doc {
+					t.Errorf("JSON(%s) = %s, %v; want it unchanged", doc, out, err)
+				}
+			}
+		})
+	}
+	for _, key := range redacttest.LookAlikeKeys() {
+		t.Run(key, func(t *testing.T) {
+			if p.SecretKey(key) {
+				t.Errorf("SecretKey(%q) = true, want false", key)
+			}
+			for _, v := range values {
+				doc := `{` + quote(key) + `:` + v + `}`
+				if out, _, err := p.JSON([]byte(doc)); err != nil || string(out) != doc {
+					t.Errorf("JSON(%s) = %s, %v; want it unchanged", doc, out, err)
+				}
+			}
+		})
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/cardsync/cardsync/redact/redacttest"
 )
 
 // FuzzJSON checks Policy.JSON against encoding/json and the oracle: errors
@@ -22,8 +24,25 @@ func FuzzJSON(f *testing.F) {
 		`{"a":"x4111111111111111y","4111-1111-1111-1111":5500005555555559,"ssn":{"x":1}}`,
 		`["\ud800\udc00\u00e9\/\u0000","\u0034111111111111111",-0,1E+2]`,
 		`{"cardCVV":"1","PINCode":2,"cvc_check":"pass","has_pin":true}`,
+		`{"cvv_number":"127","cvv_value":128,"card_verification_value":"129","pin_number":"4321","CVV2Code":"130"}`,
+		`{"cvv":["127"],"pin":{"value":"4321"},"card_cid":"1234","cid":"cust_1","pin_block":"0412AC"}`,
+		`{"card\u00a0cvv":"1","c\u200bvv":"2","\uff43\uff56\uff56":"3","security\u200bcode":4}`,
+		`{"pin_verified":true,"cvc_check":"pass","has_pin":true,"pinned":false,"spin_count":3,"pin_attempts":2,"cvv_result":"M","pin":null}`,
+		`{"a":"4111\t1111\t1111\t1111","b":"4111   1111    1111 1111","c":"4111\u20131111\u20141111\u20131111"}`,
+		`{"a":"4111\u200b1111\u200b1111\u200b1111","b":"\uff14\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11"}`,
+		`{"a":"\u0664\u0661\u0661\u0661 \u0661\u0661\u0661\u0661 \u0661\u0661\u0661\u0661 \u0661\u0661\u0661\u0661","b":"\ud835\udfdc\ud835\udfd9"}`,
+		`[4111111111111111.0,4111111111111111.00,4.111111111111111e15,41111111111111110e-1,4111111111111111.5,-4111111111111111.0]`,
+		`{"id":4111111111111111.0,"x":{"id":4.111111111111111e15}}`,
+		`{"a":"4111     1111 1111 1111","b":"+49\u20131511\u20132345678","c":"\u2074\u00b9\u00b9\u00b9"}`,
 	} {
 		f.Add([]byte(seed))
+	}
+	for _, s := range redacttest.PANCorpus() {
+		if strings.HasSuffix(s.Name, "/plain") || !strings.HasPrefix(s.Name, "visa/4/13/") {
+			continue
+		}
+		b, _ := json.Marshal(map[string]string{"v": s.Text, s.Text: "k"})
+		f.Add(b)
 	}
 	p := NewPolicy([]string{"ssn"})
 	f.Fuzz(func(t *testing.T, in []byte) {
@@ -59,6 +78,9 @@ func FuzzJSON(f *testing.F) {
 		}
 		got := tokens(t, out)
 		if err := noPANs(got); err != nil {
+			t.Fatalf("JSON(%q) = %q: %v", in, out, err)
+		}
+		if err := noSecrets(p, got); err != nil {
 			t.Fatalf("JSON(%q) = %q: %v", in, out, err)
 		}
 		want := redactTokens(p, tokens(t, in))
@@ -150,10 +172,29 @@ func noPANs(toks []token) error {
 				return fmt.Errorf("%q holds %v", v, left)
 			}
 		case json.Number:
-			if IsPAN(string(v)) {
+			if _, ok := numberPAN(string(v)); ok {
 				return fmt.Errorf("number %s is a card number", v)
 			}
 		}
+	}
+	return nil
+}
+
+// noSecrets checks that no key that SecretKey says is secret is left, but
+// for a built-in one whose value is a boolean or null.
+func noSecrets(p *Policy, toks []token) error {
+	for k, tk := range toks {
+		key, ok := tk.tok.(string)
+		if !tk.key || !ok || !p.SecretKey(key) {
+			continue
+		}
+		switch toks[k+1].tok.(type) {
+		case bool, nil:
+			if !p.extraKey([]byte(key)) {
+				continue
+			}
+		}
+		return fmt.Errorf("secret key %q is left", key)
 	}
 	return nil
 }
@@ -169,10 +210,12 @@ func redactTokens(p *Policy, in []token) []token {
 			if tk.key {
 				tk.tok = PANs(v)
 				key := tk.tok.(string)
-				next := in[k+1]
-				_, str := next.tok.(string)
-				_, num := next.tok.(json.Number)
-				if p.extraKey([]byte(key)) || (str || num) && secretWords([]byte(key)) {
+				literal := false
+				switch in[k+1].tok.(type) {
+				case bool, nil:
+					literal = true
+				}
+				if p.extraKey([]byte(key)) || !literal && p.SecretKey(key) {
 					k = skipValue(in, k+1)
 					continue
 				}
@@ -180,8 +223,8 @@ func redactTokens(p *Policy, in []token) []token {
 				tk.tok = PANs(v)
 			}
 		case json.Number:
-			if !tk.topID && IsPAN(string(v)) {
-				tk.tok = PANs(string(v))
+			if d, ok := numberPAN(string(v)); ok && !tk.topID {
+				tk.tok = PANs(d)
 			}
 		}
 		out = append(out, tk)
@@ -248,8 +291,20 @@ func FuzzPANs(f *testing.F) {
 		"4111\u00a01111\u00a01111\u00a01111",
 		"411111******1111 4111 11** **** 1111",
 		"2024-01-15T10:00:00.123456789Z +86 138 0013 8000",
+		"4111\t1111\t1111\t1111 4111   1111    1111 1111",
+		"4111\u20131111\u20141111\u20131111 4111\u200b1111\u200b1111\u200b1111",
+		"\uff14\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11",
+		"\u0664\u0661\u0661\u0661 \u0661\u0661\u0661\u0661 \u0661\u0661\u0661\u0661 \u0661\u0661\u0661\u0661",
+		"4111111111111111.0 4.111111111111111e15",
+		"4111     1111 1111 1111 +49\u20131511\u20132345678",
+		"4111\xff1111\xfe1111 1111",
 	} {
 		f.Add(seed)
+	}
+	for _, s := range redacttest.PANCorpus() {
+		if strings.HasPrefix(s.Name, "visa/4/16/") {
+			f.Add(s.Text)
+		}
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		out := PANs(in)
@@ -329,4 +384,56 @@ func outsideMarkers(text, piece string) bool {
 		}
 		from = a + 1
 	}
+}
+
+// FuzzSecretKey checks that SecretKey reads a key the same way whatever its
+// spelling: with invisible characters inserted, in full-width letters, or
+// with its separators spelled as no-break or ideographic spaces.
+func FuzzSecretKey(f *testing.F) {
+	for _, seed := range []string{
+		"cvv", "card_cvv2", "CVV2Code", "cvv_number", "cvv_value", "card_verification_value",
+		"pin_number", "pinBlock", "securityCode", "card_cid", "cid", "pin_verified", "cvc_check",
+		"cvv_result", "has_pin", "spin_count", "pinned", "pin_attempts", "postal_code",
+		"verification_code", "cardcvv", "PINCode", "pin2", "ｃｖｖ", "card\u00a0cvv", "c\u200bvv",
+	} {
+		f.Add(seed, uint8(1))
+	}
+	p := NewPolicy(nil)
+	f.Fuzz(func(t *testing.T, key string, at uint8) {
+		want := p.SecretKey(key)
+		if !utf8.ValidString(key) {
+			return
+		}
+		// An invisible character inside the key.
+		k := int(at) % (len(key) + 1)
+		for k > 0 && !utf8.RuneStart(key[k%len(key)]) {
+			k--
+		}
+		for _, inv := range []string{"\u200b", "\u200d", "\u2060", "\ufeff", "\u00ad"} {
+			if got := p.SecretKey(key[:k] + inv + key[k:]); got != want {
+				t.Fatalf("SecretKey(%q) = %v, but with %q inserted at %d: %v", key, want, inv, k, got)
+			}
+		}
+		// ASCII keys in other spellings.
+		for i := 0; i < len(key); i++ {
+			if key[i] >= utf8.RuneSelf {
+				return
+			}
+		}
+		full := strings.Map(func(r rune) rune {
+			if r > ' ' && r < 0x7f {
+				return r - '!' + '\uff01'
+			}
+			return r
+		}, key)
+		if got := p.SecretKey(full); got != want {
+			t.Fatalf("SecretKey(%q) = %v, but SecretKey(%q) = %v", key, want, full, got)
+		}
+		for _, space := range []string{"\u00a0", "\u3000", "\u2003"} {
+			spaced := strings.ReplaceAll(key, " ", space)
+			if got := p.SecretKey(spaced); got != want {
+				t.Fatalf("SecretKey(%q) = %v, but SecretKey(%q) = %v", key, want, spaced, got)
+			}
+		}
+	})
 }

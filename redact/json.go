@@ -32,7 +32,7 @@ type Field struct {
 	// numbers masked. A lone surrogate escape in a key reads as U+FFFD here.
 	Name string
 	// Type is object, array, string, number, boolean or null. A card number
-	// sent as an integer is stored, masked, as a string.
+	// sent as a number is stored, masked, as a string.
 	Type string
 }
 

@@ -3,6 +3,7 @@ package redact
 import (
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/cardsync/cardsync/redact/redacttest"
 )
@@ -229,5 +230,49 @@ func TestPANsZeroAllocs(t *testing.T) {
 	text := "card crd_8f3a2b1c9d declined at 2024-01-15T10:00:00Z (ref ORD-2024-000123456789)"
 	if n := testing.AllocsPerRun(100, func() { PANs(text) }); n != 0 {
 		t.Errorf("PANs allocates %v times on text without a card number, want 0", n)
+	}
+}
+
+// TestDigitRanges checks what digitValue relies on: every range of
+// unicode.Nd above ASCII has stride 1 and holds whole sets of ten digits, so
+// each starts at a zero.
+func TestDigitRanges(t *testing.T) {
+	check := func(lo, hi, stride uint32) {
+		if lo < 0x80 {
+			return
+		}
+		if stride != 1 || (hi-lo+1)%10 != 0 {
+			t.Errorf("unicode.Nd range %U-%U stride %d: not whole sets of ten digits", lo, hi, stride)
+		}
+	}
+	for _, r := range unicode.Nd.R16 {
+		check(uint32(r.Lo), uint32(r.Hi), uint32(r.Stride))
+	}
+	for _, r := range unicode.Nd.R32 {
+		check(r.Lo, r.Hi, r.Stride)
+	}
+	for _, tt := range []struct {
+		r    rune
+		want byte
+	}{
+		{'\u0660', 0}, {'\u0669', 9}, {'\u06f4', 4}, {'\u096d', 7}, {'\uff10', 0}, {'\uff19', 9},
+		{'\U0001d7ce', 0}, {'\U0001d7d7', 9}, {'\U0001d7d8', 0}, {'\U0001d7ff', 9},
+	} {
+		if got, ok := digitValue(tt.r); !ok || got != tt.want {
+			t.Errorf("digitValue(%U) = %d, %v; want %d, true", tt.r, got, ok, tt.want)
+		}
+	}
+	for _, r := range []rune{'0', '9', 'a', '\u00b2', '\u2463', '\u065f', '\u066a', '\uff1a', '\U0010ffff'} {
+		if _, ok := digitValue(r); ok {
+			t.Errorf("digitValue(%U) is a digit", r)
+		}
+	}
+	// Every Nd digit is one, with the value its place in its set of ten
+	// gives.
+	for r := rune(0x80); r <= unicode.MaxRune; r++ {
+		_, ok := digitValue(r)
+		if ok != unicode.Is(unicode.Nd, r) {
+			t.Fatalf("digitValue(%U) ok = %v, unicode.Nd says %v", r, ok, !ok)
+		}
 	}
 }

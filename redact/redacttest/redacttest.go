@@ -1,6 +1,8 @@
 // Package redacttest holds test data for code that must not store or log card
-// numbers: a corpus of card numbers of every network, length and shape, and
-// strings that look like card numbers but are not.
+// numbers or card codes: a corpus of card numbers of every network, length
+// and shape, strings that look like card numbers but are not, keys that name
+// a security code or a PIN in every spelling and keys that merely look like
+// one.
 //
 // It is for tests only. It does not import package redact, so that redact's
 // own tests can use it and so that its card numbers are built by a second,
@@ -407,4 +409,42 @@ func JSONInt(s string) bool {
 		}
 	}
 	return true
+}
+
+// SecretKeys returns object keys that name a card security code or a PIN, in
+// every spelling: redact drops them with their value, whatever its type but
+// a boolean or null.
+func SecretKeys() []string {
+	return []string{
+		"cvv", "CVV", "cvc", "cvv2", "CVV2", "cvc2", "cvn", "cav2", "csc", "pin", "PIN",
+		"card_cvv", "cardCVV", "card-cvc", "card.cvc2", "card cvn", "cardPIN", "new-pin", "cardcvv",
+		"cvv_number", "cvvNumber", "cvv_value", "cvv2_value", "CVV2Code", "cvv2Code", "cvvcode", "cvccode",
+		"cvv_code", "CVVCode", "cvc_data", "cvv_2",
+		"card_verification", "card_verification_value", "card_verification_code", "cardVerificationValue",
+		"verification_value", "cardverificationvalue",
+		"security_code", "securityCode", "SecurityCode", "security-code", "securitycode", "security_code_number",
+		"pin_number", "pinNumber", "pin_code", "PINCode", "pincode", "pin_block", "PINBlock", "pinblock",
+		"pin_data", "pin2", "card_cid", "cc_cid", "amex_cid", "cardCID",
+		// Spelled with other characters.
+		"card\u00a0cvv", "security\u00a0code", "card\u3000pin", "c\u200bvv", "cv\u200cv", "cv\u200dv",
+		"p\u2060in", "\ufeffcvv", "c\u00advv", "cvv\u200b_number",
+		"\uff43\uff56\uff56", "\uff23\uff36\uff36", "card_\uff43\uff56\uff43", "\uff30\uff29\uff2e\uff23\uff4f\uff44\uff45",
+		"cvv\u2013number",
+	}
+}
+
+// LookAlikeKeys returns object keys that mention a card code or a PIN but
+// name a flag, a counter, an outcome or something else: redact keeps them.
+func LookAlikeKeys() []string {
+	return []string{
+		"cvc_check", "cvcCheck", "cvc_status", "cvc_checked", "cvv_result", "cvvResult", "cvv_present",
+		"cvv_match", "cvv_provided", "pin_verified", "pinVerified", "pin_status", "pin_set", "pin_count",
+		"pin_enabled", "pin_required", "pin_attempts", "pinAttempts", "pinverified", "pin_hash",
+		"spin_count", "spin", "pinned", "pins", "PINs", "pinyin", "spinCode", "shipping",
+		"cid", "customer_cid", "cid_number", "cid_card",
+		"verification", "verification_code", "email_verification_code", "verification_status",
+		"card_verification_status", "security", "security_number", "social_security_number",
+		"code", "postal_code", "zip_code", "country_code", "number", "card_number", "code_value", "cardno",
+		"pin\u00a0verified", "cvc\u200b_check", "\uff50\uff49\uff4e\uff4e\uff45\uff44", "sp\u200bin",
+	}
 }

@@ -169,3 +169,13 @@ func TestJSONNumber(t *testing.T) {
 		})
 	}
 }
+
+func TestKeys(t *testing.T) {
+	seen := map[string]bool{}
+	for _, k := range append(SecretKeys(), LookAlikeKeys()...) {
+		if seen[k] {
+			t.Errorf("key %q listed twice", k)
+		}
+		seen[k] = true
+	}
+}
