@@ -35,7 +35,7 @@ func TestPANCorpusNeverStored(t *testing.T) {
 		text, _ := json.Marshal(s.Text)
 		nested := strings.Repeat(`{"n":`, 200) + string(text) + strings.Repeat(`}`, 200)
 		doc := fmt.Sprintf(`{"id":%d,"note":%s,"by_key":{%s:"x"},"list":[1,%s],"deep":%s`, i+1, text, text, text, nested)
-		if isAllDigits(s.Text) {
+		if isAllDigits(s.Text) || redacttest.JSONNumber(s.Text) {
 			doc += fmt.Sprintf(`,"reference":%s,"nums":[%s]`, s.Text, s.Text)
 		}
 		cards = append(cards, Card{ID: fmt.Sprint(i + 1), Data: []byte(doc + "}")})
@@ -99,6 +99,54 @@ func TestPANCorpusNeverStored(t *testing.T) {
 		}
 		if s.Text != s.Digits && bytes.Contains(files, []byte(s.Text)) {
 			t.Errorf("%s: %q stored", s.Name, s.Text)
+		}
+	}
+}
+
+// TestSecretKeysNeverStored stores a card with every secret key of the
+// corpus, holding a string, a number, an array and an object, at the top and
+// nested, then searches the database and WAL bytes: no value is there, and
+// every look-alike key is stored with its value.
+func TestSecretKeysNeverStored(t *testing.T) {
+	w, path, _ := openTest(t, Options{})
+	run := startRun(t, w)
+	var doc bytes.Buffer
+	doc.WriteString(`{"id":"keys"`)
+	var secrets []string
+	for i, key := range redacttest.SecretKeys() {
+		k, _ := json.Marshal(key)
+		canary := fmt.Sprintf("canary-%03d-", i)
+		fmt.Fprintf(&doc, `,%[1]s:"%[2]ss","n%[4]d":{%[1]s:%[3]d},"a%[4]d":{%[1]s:["%[2]sa"]},"o%[4]d":[{%[1]s:{"value":"%[2]so"}}]`,
+			k, canary, 7300000+i, i)
+		secrets = append(secrets, canary, fmt.Sprint(7300000+i))
+	}
+	for i, key := range redacttest.LookAlikeKeys() {
+		k, _ := json.Marshal(key)
+		fmt.Fprintf(&doc, `,"l%d":{%s:"kept-%03d"}`, i, k, i)
+	}
+	doc.WriteString("}")
+	data := doc.String()
+	if !json.Valid([]byte(data)) {
+		t.Fatalf("test document is not JSON: %s", data)
+	}
+	commit(t, w, run, Page{Number: 1, TotalPages: 1, TotalItems: 1, Cards: []Card{{ID: "keys", Data: []byte(data)}}})
+	stored := queryString(t, w, `SELECT data FROM cards WHERE card_id = 'keys'`)
+	for i := range redacttest.LookAlikeKeys() {
+		if want := fmt.Sprintf("kept-%03d", i); !strings.Contains(stored, want) {
+			t.Errorf("look-alike key %q dropped: %s", redacttest.LookAlikeKeys()[i], stored)
+		}
+	}
+	var files []byte
+	for _, f := range []string{path, path + "-wal"} {
+		files = append(files, readFileIfExists(t, f)...)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, readFileIfExists(t, path)...)
+	for _, c := range secrets {
+		if bytes.Contains(files, []byte(c)) {
+			t.Errorf("secret value %s stored", c)
 		}
 	}
 }

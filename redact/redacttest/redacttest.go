@@ -127,10 +127,11 @@ func Groups(digits string) []string {
 // PANCorpus returns card numbers of every network, at every prefix edge and
 // every length the network issues, each in every shape: plain digits, printed
 // in groups with each separator and pair of separators, inside a sentence, and
-// glued to letters; and, at the first length of each prefix, in every other
-// spelling: other separators and runs of them, digits of other scripts, and
-// JSON numbers with a zero fraction or an exponent (see JSONNumber). Digits
-// are always ASCII; Fold reads a Text the way redact does.
+// glued to letters; and, at the first prefix and length of each network, in
+// every other spelling: other separators and runs of them, digits of other
+// scripts, and JSON numbers with a zero fraction or an exponent (see
+// JSONNumber). Digits are always ASCII; Fold reads a Text the way redact
+// does.
 func PANCorpus() []Sample {
 	separators := []struct{ name, sep string }{
 		{"space", " "},
@@ -162,7 +163,7 @@ func PANCorpus() []Sample {
 					Sample{name + "glued-dash", "card:" + strings.Join(groups, "-") + ";ok", d},
 					Sample{name + "more-groups", strings.Join(groups, " ") + " 2024", d},
 				)
-				if n == nw.Lengths[0] {
+				if p == nw.Prefixes[0] && n == nw.Lengths[0] {
 					out = append(out, spellings(name, d)...)
 				}
 			}
