@@ -199,6 +199,26 @@ const (
 	kSep
 )
 
+// notDigit returns 0 if the character at t[i] is a digit, or else how far
+// to step to the next character that may be one: most bytes are read
+// without decoding a character.
+func notDigit[T ~string | ~[]byte](t T, i int, json bool) int {
+	c := t[i]
+	switch {
+	case c-'0' < 10:
+		return 0
+	case json && c == '\\':
+		return escLen(t[i+1])
+	case c < minDigitLead:
+		// ASCII, or a byte of a character that is not a digit.
+		return 1
+	}
+	if k, _, w := charAt(t, i, json); k != kDigit {
+		return w
+	}
+	return 0
+}
+
 // maxSeps is the most separator characters between two digit groups of a
 // card number.
 const maxSeps = 4
@@ -294,6 +314,11 @@ func scanRun[T ~string | ~[]byte](t T, i int, json bool, gs []group) ([]group, i
 		gs = append(gs, group{start, i, n})
 		j, seps := i, 0
 		for seps < maxSeps && j < len(t) {
+			if c := t[j]; c == ' ' || c == '-' {
+				j++
+				seps++
+				continue
+			}
 			k, _, w := charAt(t, j, json)
 			if k != kSep {
 				break
@@ -301,10 +326,7 @@ func scanRun[T ~string | ~[]byte](t T, i int, json bool, gs []group) ([]group, i
 			j += w
 			seps++
 		}
-		if seps == 0 || j >= len(t) {
-			return gs, i
-		}
-		if k, _, _ := charAt(t, j, json); k != kDigit {
+		if seps == 0 || j >= len(t) || notDigit(t, j, json) > 0 {
 			return gs, i
 		}
 		i = j
@@ -335,6 +357,12 @@ windows:
 				break
 			}
 			for k := g.start; k < g.end; {
+				if c := t[k]; isDigit(c) {
+					d[n] = c
+					n++
+					k++
+					continue
+				}
 				kind, digit, w := charAt(t, k, false)
 				if kind != kDigit {
 					// Masked by an earlier window of this pass: the
@@ -365,8 +393,11 @@ windows:
 // string content.
 func firstPAN[T ~string | ~[]byte](t T, json bool, gs []group) int {
 	for i := 0; i < len(t); {
-		k, _, w := charAt(t, i, json)
-		if k != kDigit {
+		if c := t[i]; c-'0' >= 10 && c < minDigitLead && (!json || c != '\\') {
+			i++ // the common case, without a call
+			continue
+		}
+		if w := notDigit(t, i, json); w > 0 {
 			i += w
 			continue
 		}
@@ -410,8 +441,11 @@ func escLen(c byte) int {
 func maskText(b []byte, json bool, sc *scan) (n int, changed bool) {
 	sc.cuts = sc.cuts[:0]
 	for i := 0; i < len(b); {
-		k, _, w := charAt(b, i, json)
-		if k != kDigit {
+		if c := b[i]; c-'0' >= 10 && c < minDigitLead && (!json || c != '\\') {
+			i++ // the common case, without a call
+			continue
+		}
+		if w := notDigit(b, i, json); w > 0 {
 			i += w
 			continue
 		}
@@ -460,8 +494,11 @@ func maskRegion(b []byte, start int, json bool, sc *scan) bool {
 	for {
 		lo, hi := len(b), -1
 		for i := from; i < to; {
-			k, _, w := charAt(b, i, json)
-			if k != kDigit {
+			if c := b[i]; c-'0' >= 10 && c < minDigitLead && (!json || c != '\\') {
+				i++
+				continue
+			}
+			if w := notDigit(b, i, json); w > 0 {
 				i += w
 				continue
 			}
@@ -503,7 +540,17 @@ func maskRegion(b []byte, start int, json bool, sc *scan) bool {
 func skipTo(b []byte, i, at int, json bool) int {
 	prev := kOther
 	for i < len(b) {
-		k, _, w := charAt(b, i, json)
+		k, w := kOther, 1
+		if c := b[i]; c < utf8.RuneSelf && (!json || c != '\\') {
+			switch {
+			case isDigit(c):
+				k = kDigit
+			case (c|0x20)-'a' >= 26 && c != '*' && c != '+':
+				k = kSep
+			}
+		} else {
+			k, _, w = charAt(b, i, json)
+		}
 		if i >= at && (prev != kDigit || k != kDigit) {
 			return i
 		}
