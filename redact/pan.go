@@ -161,7 +161,7 @@ func maskString(s string) (string, bool) {
 	// Masking allocates the result anyway; its scratch space is not
 	// arr, which would then live on the heap on every call.
 	b := []byte(s)
-	var sc scan
+	sc := scan{groups: make([]group, 0, 16)}
 	n, _ := maskText(b[at:], false, &sc)
 	return string(b[:at+n]), true
 }
