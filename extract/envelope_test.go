@@ -5,10 +5,13 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cardsync/cardsync/sim"
 )
 
 const accountBody = `{"data":{"name":"A","email":null,"timezone":null,"transfer_amount":null,"reach_amount":null,"authorizations":null,"balance":null,"cards_balance":null,"available_recharge_balance":null,"available_to_apply_card_count":null,"applied_card_count":null}}`
@@ -178,5 +181,93 @@ func TestErrorBodyWithBOM(t *testing.T) {
 	var se *StatusError
 	if !errors.As(err, &se) || se.StatusCode != 403 || se.Message != "This action is unauthorized." {
 		t.Fatalf("err = %v; want a 403 *StatusError with the message", err)
+	}
+}
+
+// TestEnvelopeFaultsOverHTTP: the simulator's envelope faults, each
+// reproducing a reply that stopped every sync, give the same cards as a
+// clean walk; a 204 and a redirect give their own errors, not retried.
+func TestEnvelopeFaultsOverHTTP(t *testing.T) {
+	clean := newEnv(t, sim.Options{Cards: 47}, nil)
+	want, err := walk(t, clean.c, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := func(pages []*Page) []string {
+		var out []string
+		for _, p := range pages {
+			for _, c := range p.Cards {
+				out = append(out, c.ID+"="+string(c.Raw))
+			}
+		}
+		return out
+	}
+	for _, fault := range []string{"cards:links-shapes", "bom", "content-type", "deep-meta", "cards:deep-meta,pages=2"} {
+		t.Run(fault, func(t *testing.T) {
+			f, err := sim.ParseFault(fault)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := newEnv(t, sim.Options{Cards: 47, Faults: []sim.Fault{f}}, nil)
+			if _, err := e.c.Account(t.Context()); err != nil {
+				t.Fatalf("Account: %v", err)
+			}
+			got, err := walk(t, e.c, 1)
+			if err != nil {
+				t.Fatalf("walk: %v", err)
+			}
+			if !slices.Equal(ids(got), ids(want)) {
+				t.Errorf("cards differ from a clean walk: %d pages, want %d", len(got), len(want))
+			}
+			if st := e.sim.Stats(); st.Faults == 0 || e.c.Stats().Retries != 0 {
+				t.Errorf("faults served %d, retries %d; want some and none", st.Faults, e.c.Stats().Retries)
+			}
+			if strings.Contains(e.log.String(), "level=WARN") {
+				t.Errorf("warnings for a readable envelope:\n%s", e.log.String())
+			}
+		})
+	}
+	for _, tt := range []struct {
+		fault string
+		is    error
+		not   error
+	}{
+		{"cards:no-content,pages=2", ErrNoContent, ErrUnavailable},
+		{"account:no-content", ErrNoContent, ErrUnavailable},
+		{"cards:redirect,pages=2", ErrRedirect, ErrForeignOrigin},
+		{"cards:redirect=https://other.example/cards", ErrForeignOrigin, ErrUnavailable},
+	} {
+		t.Run(tt.fault, func(t *testing.T) {
+			f, err := sim.ParseFault(tt.fault)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := newEnv(t, sim.Options{Cards: 47, Faults: []sim.Fault{f}}, nil)
+			if f.Endpoint == "account" {
+				_, err = e.c.Account(t.Context())
+			} else {
+				_, err = walk(t, e.c, 1)
+			}
+			if !errors.Is(err, tt.is) || errors.Is(err, tt.not) {
+				t.Fatalf("err = %v; want errors.Is %v and not %v", err, tt.is, tt.not)
+			}
+			if st := e.sim.Stats(); st.Faults != 1 || e.c.Stats().Retries != 0 {
+				t.Errorf("faults served %d, retries %d; want 1 and 0 (not retried)", st.Faults, e.c.Stats().Retries)
+			}
+		})
+	}
+}
+
+// TestLinksForeignWarnedOncePerWalk: links.next on another origin is a
+// warning, once per walk, and never contacted.
+func TestLinksForeignWarnedOncePerWalk(t *testing.T) {
+	e := newEnv(t, sim.Options{Cards: 47, Faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultForeignNext, URL: "http://other.example:9"}}}, nil)
+	for range 2 {
+		if _, err := walk(t, e.c, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := strings.Count(e.log.String(), "links.next names another origin"); n != 2 {
+		t.Errorf("%d warnings in two walks, want 2:\n%s", n, e.log.String())
 	}
 }
