@@ -90,7 +90,7 @@ func (c *Client) attempt(ctx context.Context, r *request, tok Secret) outcome {
 	case s == http.StatusNoContent:
 		// A 204 is a deliberate answer, not a fault in transit: retrying
 		// it gets the same nothing.
-		o.err = &ProtocolError{StatusCode: s, Reason: "the server answered 204 No Content, with no body to read", Err: ErrNoContent}
+		o.err = &ProtocolError{StatusCode: s, Reason: "the server answered with no body where JSON was expected", Err: ErrNoContent}
 		return o
 	case s >= 200 && s < 300:
 		// JSON is read whatever the Content-Type says (PHP code that

@@ -28,7 +28,7 @@ var (
 	ErrRateLimited = errors.New("rate limited")
 	// ErrNoContent is wrapped by the *ProtocolError of a 204 No Content
 	// answer where a JSON body was expected. It is not retried.
-	ErrNoContent = errors.New("no content")
+	ErrNoContent = errors.New("204 No Content")
 	// ErrRedirect is wrapped by every refused redirect (a *RedirectError):
 	// cardsync follows none, to its own origin or elsewhere.
 	ErrRedirect = errors.New("redirect refused")
