@@ -52,7 +52,7 @@ type RedirectError struct {
 }
 
 func (e *RedirectError) Error() string {
-	where := "to " + e.Location
+	var where string
 	switch {
 	case e.Location == "":
 		where = "without a usable Location"
