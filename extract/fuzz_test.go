@@ -110,6 +110,9 @@ func FuzzDecodeAccount(f *testing.F) {
 	f.Add([]byte(`{"data":{"name":"A","balance":98765.4,"cards_balance":"12.30","applied_card_count":"3","transfer_amount":null}}`), 2)
 	f.Add([]byte(`{"data":{"balance":"1,234.50"}}`), 2)
 	f.Add([]byte(`{"data":{"balance":1e400}}`), 0)
+	f.Add([]byte("\xEF\xBB\xBF"+`{"data":{"name":"A","balance":"1.00"}}`), 2)
+	f.Add([]byte(`{"meta":`+strings.Repeat("[", 20000)+strings.Repeat("]", 20000)+`,"data":{"name":"A"}}`), 2)
+	f.Add([]byte(`{"data":null,"data":{"balance":"1.00","balance":2}}`), 2)
 	f.Fuzz(func(t *testing.T, body []byte, scale int) {
 		if scale < 0 || scale > 18 {
 			return
