@@ -154,7 +154,7 @@ func (c *Config) accountSettings(s *Settings, needAPI bool, getenv func(string) 
 // credential api-password-NAME, then its password_file. CARDSYNC_API_PASSWORD
 // is the [api] account's only.
 func (c *Config) accountPassword(i int, a Account, getenv func(string) string) (extract.Secret, error) {
-	return credentialOrFile(getenv, AccountCredentialName(a.Name), a.PasswordFile,
+	return credentialOrFile(getenv, AccountCredentialName(a.Name), accountKey(i, "password_file"), a.PasswordFile,
 		func(format string, args ...any) error { return c.failAccount(i, "password_file", format, args...) },
 		fmt.Sprintf("no password for account %q: set password_file or a systemd credential %s", a.Name, AccountCredentialName(a.Name)))
 }

@@ -89,7 +89,7 @@ func (c *Config) loadWarehousePassword(getenv func(string) string) (extract.Secr
 	}
 	if dir := getenv("CREDENTIALS_DIRECTORY"); dir != "" {
 		if _, err := os.Stat(filepath.Join(dir, WarehouseCredentialName)); err == nil {
-			return credentialOrFile(getenv, WarehouseCredentialName, "", nil, "")
+			return credentialOrFile(getenv, WarehouseCredentialName, "warehouse.password_file", "", nil, "")
 		}
 	}
 	if c.Warehouse.PasswordFile == "" {

@@ -1,11 +1,13 @@
 package config
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
+	"syscall"
 
 	"github.com/cardsync/cardsync/extract"
 )
@@ -14,26 +16,36 @@ import (
 // API password: $CREDENTIALS_DIRECTORY/api-password.
 const CredentialName = "api-password"
 
+// maxSecretBytes bounds a password file.
+const maxSecretBytes = 4096
+
 // loadPassword finds the API password: CARDSYNC_API_PASSWORD, then systemd's
 // $CREDENTIALS_DIRECTORY/api-password, then api.password_file.
 func (c *Config) loadPassword(getenv func(string) string) (extract.Secret, error) {
 	if c.password != "" {
 		return c.password, nil
 	}
-	return credentialOrFile(getenv, CredentialName, c.API.PasswordFile,
+	return credentialOrFile(getenv, CredentialName, "api.password_file", c.API.PasswordFile,
 		func(format string, args ...any) error { return c.fail("api.password_file", format, args...) },
 		"no password: set api.password_file, CARDSYNC_API_PASSWORD, or a systemd credential api-password")
 }
 
 // credentialOrFile reads a password from systemd's credential credName
 // ($CREDENTIALS_DIRECTORY/credName) when there is one, else from file (its
-// mode checked); fail builds the error naming the key of file, missing is
-// its message when file is not set either.
-func credentialOrFile(getenv func(string) string, credName, file string, fail func(format string, args ...any) error, missing string) (extract.Secret, error) {
+// mode checked); key is the config key of file, fail builds the error
+// naming it and its source, missing is its message when file is not set
+// either. A credential that cannot be used is an *Error naming key and
+// the credential.
+func credentialOrFile(getenv func(string) string, credName, key, file string, fail func(format string, args ...any) error, missing string) (extract.Secret, error) {
 	if dir := getenv("CREDENTIALS_DIRECTORY"); dir != "" {
 		p := filepath.Join(dir, credName)
-		if _, err := os.Stat(p); err == nil {
-			return readSecretFile(p, false)
+		if _, err := os.Lstat(p); err == nil {
+			pw, err := readSecretFile(p, false)
+			if err != nil {
+				return "", &Error{Key: key, Source: Source{Kind: FromEnv, Name: "CREDENTIALS_DIRECTORY"},
+					Msg: fmt.Sprintf("systemd credential %s: %v", credName, err)}
+			}
+			return pw, nil
 		}
 	}
 	if file == "" {
@@ -46,34 +58,69 @@ func credentialOrFile(getenv func(string) string, credName, file string, fail fu
 	return pw, nil
 }
 
-// readSecretFile reads a one-line secret. With checkMode, a file that group
-// or others may read is refused, as OpenSSH refuses a private key.
+// readSecretFile reads a one-line secret: a regular file (a symbolic link
+// to one is fine) holding one line, a trailing "\n" or "\r\n" allowed. The
+// file type is checked before the file is opened, and the open does not
+// block, so a FIFO or a device given by mistake is refused at once instead
+// of hanging the command in open(2). With checkMode, a file that group or
+// others may read is refused, as OpenSSH refuses a private key. Errors name
+// the path, never the content.
 func readSecretFile(path string, checkMode bool) (extract.Secret, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", fmt.Errorf("open password file: %w", err)
+	fail := func(format string, args ...any) (extract.Secret, error) {
+		return "", fmt.Errorf(format, args...)
 	}
-	defer f.Close()
-	fi, err := f.Stat()
+	fi, err := os.Stat(path)
 	if err != nil {
-		return "", fmt.Errorf("stat password file: %w", err)
+		return fail("password file: %w", err)
 	}
 	if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("password file %s is not a regular file", path)
+		return fail("password file %s is %s, not a regular file", path, fileKind(fi.Mode()))
 	}
 	if checkMode && fi.Mode().Perm()&0o077 != 0 {
-		return "", fmt.Errorf("password file %s has permissions %04o: readable by group or others; chmod 600 it", path, fi.Mode().Perm())
+		return fail("password file %s has permissions %04o: readable by group or others; chmod 600 it", path, fi.Mode().Perm())
 	}
-	buf, err := io.ReadAll(io.LimitReader(f, 4097))
+	// O_NONBLOCK: should the file be swapped for a FIFO between the check
+	// and the open, the open still returns at once; the type is checked
+	// again on the open file.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return "", fmt.Errorf("read password file: %w", err)
+		return fail("open password file: %w", err)
 	}
-	if len(buf) > 4096 {
-		return "", fmt.Errorf("password file %s is larger than 4096 bytes", path)
+	defer f.Close()
+	if ofi, err := f.Stat(); err != nil || !ofi.Mode().IsRegular() || !os.SameFile(fi, ofi) {
+		return fail("password file %s changed while it was opened", path)
 	}
-	pw := strings.TrimRight(string(buf), "\r\n")
-	if pw == "" {
-		return "", fmt.Errorf("password file %s is empty", path)
+	buf, err := io.ReadAll(io.LimitReader(f, maxSecretBytes+1))
+	if err != nil {
+		return fail("read password file %s: %w", path, err)
+	}
+	if len(buf) > maxSecretBytes {
+		return fail("password file %s is larger than %d bytes", path, maxSecretBytes)
+	}
+	pw, ok := bytes.CutSuffix(buf, []byte("\n"))
+	if ok {
+		pw, _ = bytes.CutSuffix(pw, []byte("\r"))
+	}
+	if bytes.ContainsAny(pw, "\r\n") {
+		return fail("password file %s has more than one line: it must hold the password alone on one line (a trailing newline is fine)", path)
+	}
+	if len(pw) == 0 {
+		return fail("password file %s is empty", path)
 	}
 	return extract.Secret(pw), nil
+}
+
+// fileKind names a file type for an error.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
 }

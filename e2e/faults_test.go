@@ -253,6 +253,25 @@ func faultCases(foreign *foreignOrigin) []faultCase {
 			wantCode: 7, wantErr: "exceeds the limit of 65536 bytes", failPage: 2},
 		{name: "total changing mid-walk", cards: 60, want: flagsInconsistent,
 			faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultTotalChange, TotalDelta: 7, Pages: []int{2}, Times: 1}}},
+		// The envelope: the same data in another wrapping is read, with
+		// no retry; a 204 or a redirect is refused at once.
+		{name: "links in every shape", cards: 80, want: recovers,
+			faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultLinksShapes}}},
+		{name: "UTF-8 BOM before every body", cards: 60, want: recovers,
+			faults: []sim.Fault{{Kind: sim.FaultBOM}}},
+		{name: "JSON as text/plain or without a Content-Type", cards: 60, want: recovers,
+			faults: []sim.Fault{{Kind: sim.FaultContentType}}},
+		{name: "100,000-deep meta sibling", cards: 60, want: recovers,
+			faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultDeepMeta}}},
+		{name: "204 No Content", cards: 60, want: refuses,
+			faults:   []sim.Fault{{Endpoint: "cards", Kind: sim.FaultNoContent, Pages: []int{2}}},
+			wantCode: 7, wantErr: "204 No Content", failPage: 2},
+		{name: "redirect on the same origin", cards: 60, want: refuses,
+			faults:   []sim.Fault{{Endpoint: "cards", Kind: sim.FaultRedirect, Pages: []int{2}}},
+			wantCode: 7, wantErr: "redirect refused: status 302 to /login on the same origin", failPage: 2},
+		{name: "redirect to another origin", cards: 60, want: refuses,
+			faults:   []sim.Fault{{Endpoint: "cards", Kind: sim.FaultRedirect, URL: foreign.URL + "/cards?page=2", Pages: []int{2}}},
+			wantCode: 7, wantErr: "redirect refused: status 302 to another origin", failPage: 2},
 	}
 }
 

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -238,7 +239,8 @@ func waitForRuns(t *testing.T, d *deployment, n int64, exited <-chan error) {
 func TestBadConfig(t *testing.T) {
 	cases := []struct {
 		name     string
-		file     string // config file; {PWFILE} is replaced by a 0644 password file
+		file     string // config file; {PWFILE} is replaced by a 0644 password file, {PWFIFO} by a FIFO, {PWTWOLINES} by a 0600 file of two lines
+		command  string // default backfill
 		unsetEnv []string
 		wantKey  string
 		wantLine int // 0: the problem is not in the file
@@ -256,6 +258,14 @@ func TestBadConfig(t *testing.T) {
 		{name: "world-readable password file", file: "[api]\n\npassword_file = \"{PWFILE}\"\n",
 			unsetEnv: []string{"CARDSYNC_API_PASSWORD"},
 			wantKey:  "api.password_file", wantLine: 3, wantMsg: "0644"},
+		// A FIFO blocked check in open(2) for good; a file of two lines
+		// was sent whole as the password.
+		{name: "password file is a FIFO", file: "[api]\npassword_file = \"{PWFIFO}\"\n", command: "check",
+			unsetEnv: []string{"CARDSYNC_API_PASSWORD"},
+			wantKey:  "api.password_file", wantLine: 2, wantMsg: "a named pipe (FIFO), not a regular file"},
+		{name: "password file of two lines", file: "[api]\npassword_file = \"{PWTWOLINES}\"\n",
+			unsetEnv: []string{"CARDSYNC_API_PASSWORD"},
+			wantKey:  "api.password_file", wantLine: 2, wantMsg: "more than one line"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -265,7 +275,7 @@ func TestBadConfig(t *testing.T) {
 				delete(d.env, k)
 			}
 			confDir := t.TempDir()
-			args := []string{"backfill"}
+			args := []string{cmp.Or(tc.command, "backfill")}
 			cfgPath := filepath.Join(confDir, "cardsync.toml")
 			if tc.file != "" {
 				pw := filepath.Join(confDir, "api-password")
@@ -275,7 +285,15 @@ func TestBadConfig(t *testing.T) {
 				if err := os.Chmod(pw, 0o644); err != nil { // whatever the umask
 					t.Fatal(err)
 				}
-				text := strings.ReplaceAll(tc.file, "{PWFILE}", pw)
+				fifo := filepath.Join(confDir, "api-password.fifo")
+				if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				twoLines := filepath.Join(confDir, "api-password.two-lines")
+				if err := os.WriteFile(twoLines, []byte(canary+"\n"+canary+"\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				text := strings.NewReplacer("{PWFILE}", pw, "{PWFIFO}", fifo, "{PWTWOLINES}", twoLines).Replace(tc.file)
 				if err := os.WriteFile(cfgPath, []byte(text), 0o600); err != nil {
 					t.Fatal(err)
 				}

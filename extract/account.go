@@ -15,20 +15,24 @@ func decodeAccount(body []byte, scale int, scrub func(string) string) (*Account,
 	if scrub == nil {
 		scrub = noScrub
 	}
-	var top struct {
-		Data json.RawMessage `json:"data"`
-	}
-	if err := decodeStrict(body, &top); err != nil {
+	// Only data is read: other members (meta, links, debug output) are
+	// skipped whatever their depth, a leading BOM too.
+	body, top, err := topMembers(body, "account body")
+	if err != nil {
 		return nil, err
 	}
-	if len(top.Data) == 0 || top.Data[0] != '{' {
-		return nil, protoErr("data", "must be an object, got "+jsonKind(top.Data), nil)
+	var data json.RawMessage
+	if sp, ok := top["data"]; ok {
+		data = body[sp.start:sp.end]
+	}
+	if len(data) == 0 || data[0] != '{' {
+		return nil, protoErr("data", "must be an object, got "+jsonKind(data), nil)
 	}
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(top.Data, &m); err != nil {
+	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, protoErr("data", "", err)
 	}
-	a := &Account{Raw: top.Data}
+	a := &Account{Raw: data}
 	for _, f := range []struct {
 		name string
 		dst  **string

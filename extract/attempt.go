@@ -87,15 +87,29 @@ func (c *Client) attempt(ctx context.Context, r *request, tok Secret) outcome {
 	}
 	ct := resp.Header.Get("Content-Type")
 	switch s := resp.StatusCode; {
+	case s == http.StatusNoContent:
+		// A 204 is a deliberate answer, not a fault in transit: retrying
+		// it gets the same nothing.
+		o.err = &ProtocolError{StatusCode: s, Reason: "the server answered with no body where JSON was expected", Err: ErrNoContent}
+		return o
 	case s >= 200 && s < 300:
-		if !isJSONMediaType(ct) {
-			o.err = &ProtocolError{StatusCode: s, ContentType: c.upstreamText(ct, 64), Reason: "response is not JSON"}
-			return o
-		}
+		// JSON is read whatever the Content-Type says (PHP code that
+		// echoes json_encode output goes out as text/html or text/plain);
+		// only a body that does not parse is refused, naming the type.
 		if err := r.decode(s, raw); err != nil {
 			var pe *ProtocolError
 			if errors.As(err, &pe) {
 				pe.StatusCode = s
+				if !isJSONMediaType(ct) && !isJSON(raw) {
+					// Not a JSON document at all: not retried, whatever
+					// the decoder thought of where it ended.
+					label := c.upstreamText(ct, 64)
+					if label == "" {
+						label = "none"
+					}
+					o.err = &ProtocolError{StatusCode: s, ContentType: label, Reason: "response is not JSON (Content-Type " + label + ")", Err: err}
+					return o
+				}
 				if pe.Transient {
 					o.err, o.retry = unavailable(err), true
 					return o
@@ -112,7 +126,7 @@ func (c *Client) attempt(ctx context.Context, r *request, tok Secret) outcome {
 		o.hint = c.retryHint(resp.Header, true)
 		return o
 	case s == http.StatusRequestTimeout || s >= 500:
-		if isHTML(ct) || !isJSONMediaType(ct) && len(raw) > 0 {
+		if len(raw) > 0 && !isJSON(raw) {
 			o.err = unavailable(&ProtocolError{StatusCode: s, ContentType: c.upstreamText(ct, 64), Reason: "error page is not JSON", Transient: true})
 		} else {
 			o.err = unavailable(c.errorBody(s, ct, raw, tok))
@@ -121,14 +135,15 @@ func (c *Client) attempt(ctx context.Context, r *request, tok Secret) outcome {
 		o.hint = c.retryHint(resp.Header, false)
 		return o
 	case s >= 300 && s < 400:
-		se := &StatusError{StatusCode: s, Message: "redirect refused"}
+		re := &RedirectError{StatusCode: s}
 		if loc, err := resp.Location(); err == nil {
-			if !sameOrigin(loc, c.base) || loc.User != nil {
-				o.err = fmt.Errorf("%w: %w", ErrForeignOrigin, se)
-				return o
+			re.Foreign = !sameOrigin(loc, c.base) || loc.User != nil
+			re.Location = c.upstreamText(loc.Redacted(), 120)
+			if !re.Foreign {
+				re.Location = c.upstreamText(loc.Path, 120)
 			}
 		}
-		o.err = se
+		o.err = re
 		return o
 	default:
 		o.err = c.errorBody(s, ct, raw, tok)
@@ -148,8 +163,11 @@ func (c *Client) errorBody(status int, ct string, raw []byte, _ Secret) *StatusE
 // then control characters replaced and the length bounded.
 func (c *Client) upstreamText(s string, n int) string { return truncate(sanitize(c.scrub(s)), n) }
 
-func isHTML(ct string) bool {
-	return strings.Contains(strings.ToLower(ct), "html")
+// isJSON reports whether body (a leading BOM skipped) is one JSON value, at
+// any depth.
+func isJSON(body []byte) bool {
+	_, err := scanDocument(trimBOM(body))
+	return err == nil
 }
 
 // networkError turns a transport error into a short, secret-free message.

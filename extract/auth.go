@@ -18,6 +18,12 @@ var tokenFields = []string{"access_token", "token", "accessToken", "data.access_
 const (
 	defaultTokenTTL = 24 * time.Hour
 	refreshMargin   = 5 * time.Minute
+	// MinTokenTTL is the shortest token lifetime cardsync believes: a
+	// shorter expires_in (0.000001, a clock skewed expires_at) is raised to
+	// it, with a warning once, so a bogus lifetime cannot make every request
+	// fetch a token and slow the walk to the token endpoint's 10 a minute.
+	// A token that really expires sooner is refreshed on its first 401.
+	MinTokenTTL = time.Minute
 )
 
 // authState caches the bearer token. sem (capacity 1) serialises refreshes
@@ -25,6 +31,7 @@ const (
 // caller that waited for someone else's refresh uses its result.
 type authState struct {
 	sem       chan struct{}
+	warnedTTL bool // a short lifetime was logged (once per client)
 	tok       Secret
 	refreshAt time.Time // on Config.Now's clock (monotonic when time.Now)
 	expiresAt time.Time
@@ -63,6 +70,14 @@ func (c *Client) bearer(ctx context.Context, stale Secret) (Secret, error) {
 	tok, ttl, err := c.fetchToken(ctx)
 	if err != nil {
 		return "", err
+	}
+	if ttl < MinTokenTTL {
+		if !a.warnedTTL {
+			a.warnedTTL = true
+			c.log.Warn("token lifetime too short; using the minimum instead (a token that expires sooner is refreshed on its first 401)",
+				"sent_ttl", ttl, "ttl", MinTokenTTL)
+		}
+		ttl = MinTokenTTL
 	}
 	now := c.clk.Now()
 	margin := refreshMargin
@@ -109,13 +124,11 @@ func (c *Client) fetchToken(ctx context.Context) (Secret, time.Duration, error) 
 // its lifetime (expires_in, expires_at, else 24h) next to it or at the top.
 // Errors name keys, never values.
 func (c *Client) parseToken(b []byte) (Secret, time.Duration, error) {
-	var top map[string]json.RawMessage
-	if err := decodeStrict(b, &top); err != nil {
+	b, spans, err := topMembers(b, "token response")
+	if err != nil {
 		return "", 0, err
 	}
-	if top == nil {
-		return "", 0, protoErr("", "token response is not a JSON object", nil)
-	}
+	top := rawMembers(b, spans)
 	paths := tokenFields
 	if c.cfg.TokenField != "" {
 		paths = []string{c.cfg.TokenField}
@@ -165,13 +178,23 @@ func lookup(top map[string]json.RawMessage, path string) (json.RawMessage, map[s
 		if i == len(parts)-1 {
 			return bytes.TrimSpace(raw), obj, true
 		}
-		var next map[string]json.RawMessage
-		if json.Unmarshal(raw, &next) != nil || next == nil {
+		raw = bytes.TrimSpace(raw)
+		members, err := objectMembers(raw, span{0, len(raw)})
+		if err != nil {
 			return nil, nil, false
 		}
-		obj = next
+		obj = rawMembers(raw, lastWins(members))
 	}
 	return nil, nil, false
+}
+
+// rawMembers turns the spans of an object's members into their values.
+func rawMembers(b []byte, spans map[string]span) map[string]json.RawMessage {
+	m := make(map[string]json.RawMessage, len(spans))
+	for k, sp := range spans {
+		m[k] = b[sp.start:sp.end]
+	}
+	return m
 }
 
 // checkToken keeps header injection and absurd values out.

@@ -60,7 +60,11 @@ func TestTokenParsing(t *testing.T) {
 		{"token not a string", "", `{"access_token":12345}`, 0, "not a string"},
 		{"token with space", "", `{"access_token":"a b"}`, 0, "printable ASCII"},
 		{"empty token", "", `{"access_token":""}`, 0, "empty"},
-		{"not an object", "", `["VALUE-NOT-SHOWN"]`, 0, "malformed JSON"},
+		{"not an object", "", `["VALUE-NOT-SHOWN"]`, 0, "token response must be an object"},
+		{"leading BOM", "", "\xEF\xBB\xBF" + `{"access_token":"a.b.c","expires_in":3600}`, time.Hour, ""},
+		{"deep sibling", "", `{"debug":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `,"access_token":"a.b.c","expires_in":3600}`, time.Hour, ""},
+		{"deep sibling inside data", "", `{"data":{"debug":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `,"token":"a.b.c"},"expires_in":3600}`, time.Hour, ""},
+		{"duplicate key: the last wins", "", `{"access_token":"first","access_token":"a.b.c","expires_in":1,"expires_in":3600}`, time.Hour, ""},
 		{"trailing data", "", `{"access_token":"x"} {}`, 0, "trailing data"},
 	}
 	for _, tt := range tests {

@@ -74,9 +74,48 @@ func isJSONMediaType(ct string) bool {
 	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
 
-// decodeStrict decodes exactly one JSON value from body into v and rejects
-// trailing data. Truncated input gives a transient *ProtocolError.
+// utf8BOM is the byte order mark a PHP file saved "UTF-8 with BOM" puts
+// before every response of the application.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// trimBOM drops one leading UTF-8 byte order mark. RFC 8259 lets a parser
+// ignore it, and a PHP source file saved with one prefixes it to every body
+// the application sends.
+func trimBOM(body []byte) []byte { return bytes.TrimPrefix(body, utf8BOM) }
+
+// topMembers checks that body (a leading BOM skipped) holds exactly one JSON
+// object and returns its members by key, the last of duplicates winning as
+// in encoding/json and PHP's json_decode. Values are checked for syntax but
+// not decoded, so a member nobody reads may nest to any depth. The
+// syntax errors are those of scanDocument; what names the document in the
+// error when it is not an object.
+func topMembers(body []byte, what string) ([]byte, map[string]span, error) {
+	body = trimBOM(body)
+	doc, err := scanDocument(body)
+	if err != nil {
+		return nil, nil, err
+	}
+	members, err := objectMembers(body, doc)
+	if err != nil {
+		return nil, nil, protoErr("", what+" must be an object, got "+jsonKind(body[doc.start:doc.end]), nil)
+	}
+	return body, lastWins(members), nil
+}
+
+// lastWins indexes members by key; of duplicate keys the last one wins.
+func lastWins(members []member) map[string]span {
+	m := make(map[string]span, len(members))
+	for _, mb := range members {
+		m[mb.key] = mb.value
+	}
+	return m
+}
+
+// decodeStrict decodes exactly one JSON value from body (a leading BOM
+// skipped) into v and rejects trailing data. Truncated input gives a
+// transient *ProtocolError.
 func decodeStrict(body []byte, v any) error {
+	body = trimBOM(body)
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
@@ -150,9 +189,12 @@ func truncate(s string, n int) string {
 // MaxIDBytes is the longest string id accepted (in bytes of UTF-8).
 const MaxIDBytes = 255
 
-// parseCardID reads a card id: any JSON integer (as its digits), or a JSON
-// string of 1..MaxIDBytes bytes of UTF-8 with no control characters (spaces,
-// base64 "+/=", Unicode and UUIDs are all fine). raw is a checked JSON value.
+// parseCardID reads a card id: any JSON integer (as its canonical decimal
+// digits: -0 is 0), or a JSON string of 1..MaxIDBytes bytes of UTF-8 with no
+// control characters (spaces, base64 "+/=", Unicode and UUIDs are all fine;
+// kept as sent, so the string "-0" is not the number -0). A number with a
+// fraction or an exponent (0.0, 1e3) is not an integer id. raw is a checked
+// JSON value.
 func parseCardID(raw []byte) (string, error) {
 	if len(raw) == 0 {
 		return "", errors.New("no id")
@@ -186,51 +228,58 @@ func parseCardID(raw []byte) (string, error) {
 		if len(s) > MaxIDBytes {
 			return "", fmt.Errorf("integer id has %d digits, more than %d", len(s), MaxIDBytes)
 		}
+		// JSON allows no leading zeros, so the digits are canonical but
+		// for the sign of zero: -0 is the card 0.
+		if s == "-0" {
+			s = "0"
+		}
 		return s, nil
 	default:
 		return "", fmt.Errorf("id is %s, not an integer or a string", jsonKind(raw))
 	}
 }
 
-// wirePagination is meta.pagination. RawMessage everywhere: no float64 on
-// the data path.
-type wirePagination struct {
-	Total       json.RawMessage `json:"total"`
-	Count       json.RawMessage `json:"count"`
-	PerPage     json.RawMessage `json:"per_page"`
-	CurrentPage json.RawMessage `json:"current_page"`
-	TotalPages  json.RawMessage `json:"total_pages"`
-	Links       json.RawMessage `json:"links"`
+// paginationFields are the members of meta.pagination cardsync reads, with
+// their lower bounds; per_page may be null or absent.
+var paginationFields = []struct {
+	name     string
+	min      int
+	optional bool
+}{
+	{"total", 0, false},
+	{"count", 0, false},
+	{"per_page", 0, true},
+	{"current_page", 1, false},
+	{"total_pages", 0, false},
 }
 
-// decodePage decodes a card page body. It checks the envelope and the
-// invariants that need no request context (count equals the number of
-// items, current_page >= 1, non-negative totals); the caller checks
-// current_page against the page it asked for. An item that cannot be a card
-// (not an object, no usable id, its id already on this page) does not fail
-// the page: it is returned in Rejected for the warehouse's quarantine.
-// scrub cleans upstream text quoted in errors (nil: none).
+// decodePage decodes a card page body. It reads only what it needs: data,
+// meta.pagination's numbers and links.next when it is a string; every other
+// member, of the page, of meta or of pagination, and links in any other
+// shape, is skipped after a syntax check, whatever its depth. Of duplicate
+// keys the last one wins (as in encoding/json and PHP). A leading UTF-8 BOM
+// is skipped. It checks the envelope and the invariants that need no
+// request context (count equals the number of items, current_page >= 1,
+// non-negative totals); the caller checks current_page against the page it
+// asked for. An item that cannot be a card (not an object, no usable id, its
+// id already on this page) does not fail the page: it is returned in
+// Rejected for the warehouse's quarantine. scrub cleans upstream text quoted
+// in errors (nil: none).
 func decodePage(body []byte, scrub func(string) string) (*Page, error) {
 	if scrub == nil {
 		scrub = noScrub
 	}
-	doc, err := scanDocument(body)
+	body, top, err := topMembers(body, "page body")
 	if err != nil {
 		return nil, err
 	}
-	members, err := objectMembers(body, doc)
-	if err != nil {
-		return nil, protoErr("", "page body must be an object, got "+jsonKind(body[doc.start:doc.end]), nil)
-	}
-	var data, meta []byte
-	for _, m := range members {
-		switch m.key {
-		case "data":
-			data = body[m.value.start:m.value.end]
-		case "meta":
-			meta = body[m.value.start:m.value.end]
+	value := func(m map[string]span, key string) []byte {
+		if sp, ok := m[key]; ok {
+			return body[sp.start:sp.end]
 		}
+		return nil
 	}
+	data := value(top, "data")
 	if len(data) == 0 || string(data) == "null" {
 		return nil, protoErr("data", "missing or null", nil)
 	}
@@ -238,54 +287,45 @@ func decodePage(body []byte, scrub func(string) string) (*Page, error) {
 	if err != nil {
 		return nil, protoErr("data", "must be an array, got "+jsonKind(data), nil)
 	}
-	var wm struct {
-		Pagination *wirePagination `json:"pagination"`
-	}
-	if len(meta) == 0 || string(meta) == "null" || meta[0] != '{' {
+	metaSpan, ok := top["meta"]
+	if !ok || body[metaSpan.start] != '{' {
 		return nil, protoErr("meta.pagination", "missing or null", nil)
 	}
-	if err := json.Unmarshal(meta, &wm); err != nil {
+	metaMembers, err := objectMembers(body, metaSpan)
+	if err != nil {
 		return nil, protoErr("meta", "", err)
 	}
-	if wm.Pagination == nil {
+	pgSpan, ok := lastWins(metaMembers)["pagination"]
+	if !ok || body[pgSpan.start] == 'n' {
 		return nil, protoErr("meta.pagination", "missing or null", nil)
 	}
-	wp := wm.Pagination
+	pgMembers, err := objectMembers(body, pgSpan)
+	if err != nil {
+		return nil, protoErr("meta.pagination", "must be an object, got "+jsonKind(body[pgSpan.start:pgSpan.end]), nil)
+	}
+	wp := lastWins(pgMembers)
 	var pg Pagination
-	for _, f := range []struct {
-		name     string
-		raw      json.RawMessage
-		dst      *int
-		min      int
-		optional bool
-	}{
-		{"total", wp.Total, &pg.Total, 0, false},
-		{"count", wp.Count, &pg.Count, 0, false},
-		{"per_page", wp.PerPage, &pg.PerPage, 0, true},
-		{"current_page", wp.CurrentPage, &pg.CurrentPage, 1, false},
-		{"total_pages", wp.TotalPages, &pg.TotalPages, 0, false},
-	} {
+	dst := map[string]*int{"total": &pg.Total, "count": &pg.Count, "per_page": &pg.PerPage,
+		"current_page": &pg.CurrentPage, "total_pages": &pg.TotalPages}
+	for _, f := range paginationFields {
 		field := "meta.pagination." + f.name
-		if len(f.raw) == 0 || string(f.raw) == "null" {
+		raw := value(wp, f.name)
+		if len(raw) == 0 || string(raw) == "null" {
 			if f.optional {
 				continue
 			}
 			return nil, protoErr(field, "missing or null", nil)
 		}
-		n, err := parseInt(f.raw, scrub)
+		n, err := parseInt(raw, scrub)
 		if err != nil {
 			return nil, protoErr(field, "", err)
 		}
 		if n < int64(f.min) || n > math.MaxInt32 {
 			return nil, protoErr(field, fmt.Sprintf("%d out of range", n), nil)
 		}
-		*f.dst = int(n)
+		*dst[f.name] = int(n)
 	}
-	next, err := decodeLinks(wp.Links)
-	if err != nil {
-		return nil, err
-	}
-	pg.Next = next
+	pg.Next = linksNext(value(wp, "links"))
 	if pg.Count != len(items) {
 		return nil, protoErr("meta.pagination.count", fmt.Sprintf("%d but data has %d items", pg.Count, len(items)), nil)
 	}
@@ -309,79 +349,59 @@ func decodePage(body []byte, scrub func(string) string) (*Page, error) {
 	return p, nil
 }
 
-// itemID reads the id of one data item. reason is empty for a usable id;
-// otherwise it says why the item cannot be stored as a card, and id is set
-// only when a valid id could still be read.
+// itemID reads the id of one data item; of several "id" keys the last one
+// wins, as in encoding/json and PHP's json_decode. reason is empty for a
+// usable id; otherwise it says why the item cannot be stored as a card.
 func itemID(raw []byte) (id, reason string) {
 	members, err := objectMembers(raw, span{0, len(raw)})
 	if err != nil {
 		return "", "item is " + jsonKind(raw) + ", not an object"
 	}
-	var idRaw []byte
-	n := 0
-	for _, m := range members {
-		if m.key == "id" {
-			n++
-			idRaw = raw[m.value.start:m.value.end]
-		}
-	}
-	switch n {
-	case 0:
+	sp, ok := lastWins(members)["id"]
+	if !ok {
 		return "", "item has no \"id\""
-	case 1:
-	default:
-		return "", fmt.Sprintf("item has %d \"id\" keys: its identity is ambiguous", n)
 	}
-	id, err = parseCardID(idRaw)
+	id, err = parseCardID(raw[sp.start:sp.end])
 	if err != nil {
 		return "", "unusable id: " + err.Error()
 	}
 	return id, ""
 }
 
-// decodeLinks accepts links as an object (next: string or null) or as an
-// empty array (Fractal < 0.18), or absent.
-func decodeLinks(raw json.RawMessage) (string, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
+// linksNext returns links.next when links is an object whose next is a
+// string, else "". cardsync never requests links.next (it only warns about
+// another origin), so links in any other shape ({} or [] without a link, a
+// number, true, next as an object like {"href": ...}) is not an error.
+// raw is a checked JSON value or nil.
+func linksNext(raw []byte) string {
+	if len(raw) == 0 || raw[0] != '{' {
+		return ""
 	}
-	switch raw[0] {
-	case '[':
-		var a []json.RawMessage
-		if err := json.Unmarshal(raw, &a); err != nil || len(a) != 0 {
-			return "", protoErr("meta.pagination.links", "a non-empty array", err)
-		}
-		return "", nil
-	case '{':
-		var l struct {
-			Next json.RawMessage `json:"next"`
-		}
-		if err := json.Unmarshal(raw, &l); err != nil {
-			return "", protoErr("meta.pagination.links", "", err)
-		}
-		if len(l.Next) == 0 || string(l.Next) == "null" {
-			return "", nil
-		}
-		var s string
-		if err := json.Unmarshal(l.Next, &s); err != nil {
-			return "", protoErr("meta.pagination.links.next", "must be a string, got "+jsonKind(l.Next), nil)
-		}
-		return s, nil
+	members, err := objectMembers(raw, span{0, len(raw)})
+	if err != nil {
+		return ""
 	}
-	return "", protoErr("meta.pagination.links", "must be an object, got "+jsonKind(raw), nil)
+	sp, ok := lastWins(members)["next"]
+	if !ok || raw[sp.start] != '"' {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw[sp.start:sp.end], &s) != nil {
+		return ""
+	}
+	return s
 }
 
 // noScrub is the scrub of tests and fuzzers.
 func noScrub(s string) string { return s }
 
 // decodeErrorBody extracts message and errors from an error body, bounded.
-// scrub runs on every piece of text before it is cut or cleaned.
-func decodeErrorBody(status int, ct string, body []byte, scrub func(string) string) *StatusError {
+// The body is read as JSON whatever its content type (a leading BOM
+// skipped); one that does not parse gives no message. scrub runs on every
+// piece of text before it is cut or cleaned.
+func decodeErrorBody(status int, _ string, body []byte, scrub func(string) string) *StatusError {
 	se := &StatusError{StatusCode: status}
-	if !isJSONMediaType(ct) {
-		return se
-	}
+	body = trimBOM(body)
 	var e struct {
 		Message json.RawMessage `json:"message"`
 		Errors  json.RawMessage `json:"errors"`

@@ -174,8 +174,18 @@ func TestDecodePage(t *testing.T) {
 		{"bool total", `{"data":[],"meta":{"pagination":{"total":true,"count":0,"current_page":1,"total_pages":1}}}`, "meta.pagination.total"},
 		{"current_page 0", `{"data":[],"meta":{"pagination":{"total":0,"count":0,"current_page":0,"total_pages":1}}}`, "meta.pagination.current_page"},
 		{"total_pages beyond int32", `{"data":[],"meta":{"pagination":{"total":0,"count":0,"current_page":1,"total_pages":4294967296}}}`, "meta.pagination.total_pages"},
-		{"links non-empty array", `{"data":[],"meta":{"pagination":{"total":0,"count":0,"current_page":1,"total_pages":1,"links":["x"]}}}`, "meta.pagination.links"},
-		{"links.next number", `{"data":[],"meta":{"pagination":{"total":0,"count":0,"current_page":1,"total_pages":1,"links":{"next":3}}}}`, "meta.pagination.links.next"},
+		{"ok after a UTF-8 BOM", "\xEF\xBB\xBF" + `{"data":[{"id":1},{"id":2}],` + meta + `}`, ""},
+		{"two BOMs", "\xEF\xBB\xBF\xEF\xBB\xBF" + `{"data":[{"id":1},{"id":2}],` + meta + `}`, "malformed JSON"},
+		{"ok with a 100,000-deep meta sibling", `{"data":[{"id":1},{"id":2}],"meta":{"debug":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `,"pagination":{"total":2,"count":2,"per_page":15,"current_page":1,"total_pages":1}}}`, ""},
+		{"ok with a deep unknown envelope member", `{"trace":` + strings.Repeat(`{"a":`, 100000) + "1" + strings.Repeat("}", 100000) + `,"data":[{"id":1},{"id":2}],` + meta + `}`, ""},
+		{"ok with a deep pagination member", `{"data":[{"id":1},{"id":2}],"meta":{"pagination":{"x":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `,"total":2,"count":2,"per_page":15,"current_page":1,"total_pages":1}}}`, ""},
+		{"deep meta sibling still checked for syntax", `{"data":[{"id":1},{"id":2}],"meta":{"debug":` + strings.Repeat("[", 100000) + strings.Repeat("]", 99999) + `,"pagination":{"total":2,"count":2,"per_page":15,"current_page":1,"total_pages":1}}}`, "malformed JSON"},
+		{"pagination not an object", `{"data":[],"meta":{"pagination":7}}`, "meta.pagination: must be an object"},
+		{"duplicate count: the last wins", `{"data":[{"id":1},{"id":2}],"meta":{"pagination":{"total":2,"count":1,"per_page":15,"current_page":1,"total_pages":1,"count":2}}}`, ""},
+		{"duplicate count: the last wins, and it is wrong", `{"data":[{"id":1},{"id":2}],"meta":{"pagination":{"total":2,"count":2,"per_page":15,"current_page":1,"total_pages":1,"count":1}}}`, "meta.pagination.count: 1 but data has 2"},
+		{"duplicate pagination: the last wins", `{"data":[{"id":1},{"id":2}],"meta":{"pagination":null,"pagination":{"total":2,"count":2,"per_page":15,"current_page":1,"total_pages":1}}}`, ""},
+		{"duplicate data: the last wins", `{"data":null,"data":[{"id":1},{"id":2}],` + meta + `}`, ""},
+		{"null meta", `{"data":[],"meta":null}`, "meta.pagination: missing"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -229,7 +239,14 @@ func TestDecodePageItems(t *testing.T) {
 		{name: "exponent", item: `{"id":1e3}`, reason: "not an integer"},
 		{name: "boolean", item: `{"id":true}`, reason: "a boolean"},
 		{name: "object", item: `{"id":{"n":1}}`, reason: "an object"},
-		{name: "two id keys", item: `{"id":1,"id":2}`, reason: "ambiguous"},
+		{name: "two id keys: the last wins", item: `{"id":1,"id":2}`, wantID: "2"},
+		{name: "two id keys, the last unusable", item: `{"id":1,"id":null}`, reason: "null"},
+		{name: "two id keys, the first unusable", item: `{"id":null,"id":"k9"}`, wantID: "k9"},
+		{name: "zero", item: `{"id":0}`, wantID: "0"},
+		{name: "minus zero is zero", item: `{"id":-0}`, wantID: "0"},
+		{name: "the string -0 is kept as sent", item: `{"id":"-0"}`, wantID: "-0"},
+		{name: "0.0 is not an integer", item: `{"id":0.0}`, reason: "not an integer"},
+		{name: "-0.0 is not an integer", item: `{"id":-0.0}`, reason: "not an integer"},
 		{name: "string item", item: `"oops"`, reason: "a string, not an object"},
 		{name: "number item", item: `42`, reason: "a number, not an object"},
 		{name: "same id twice on the page", item: `{"id":"first"}`, reason: "already used by data[0]", readID: "first"},
@@ -281,5 +298,61 @@ func TestParseRate(t *testing.T) {
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("ParseRate(%q) = %v, %v; want %v ok=%v", tt.in, got, err, tt.want, tt.ok)
 		}
+	}
+}
+
+// TestDecodePageLinks: links is read only for a string links.next; any
+// other shape a Fractal or hand-written PHP server may send is skipped.
+func TestDecodePageLinks(t *testing.T) {
+	tests := []struct {
+		name, links, wantNext string
+	}{
+		{"absent", ``, ""},
+		{"null", `,"links":null`, ""},
+		{"empty object", `,"links":{}`, ""},
+		{"empty array (Fractal < 0.18)", `,"links":[]`, ""},
+		{"array", `,"links":["https://api.example.com/cards?page=2"]`, ""},
+		{"array of objects", `,"links":[{"rel":"next","href":"/cards?page=2"}]`, ""},
+		{"number", `,"links":2`, ""},
+		{"string", `,"links":"https://api.example.com/cards?page=2"`, ""},
+		{"true", `,"links":true`, ""},
+		{"next string", `,"links":{"next":"https://api.example.com/cards?page=2"}`, "https://api.example.com/cards?page=2"},
+		{"next null", `,"links":{"next":null}`, ""},
+		{"next number", `,"links":{"next":2}`, ""},
+		{"next object", `,"links":{"next":{"href":"https://api.example.com/cards?page=2"}}`, ""},
+		{"next true", `,"links":{"next":true}`, ""},
+		{"next array", `,"links":{"next":["x"]}`, ""},
+		{"next twice: the last wins", `,"links":{"next":"https://a.example/cards?page=9","next":"https://api.example.com/cards?page=2"}`, "https://api.example.com/cards?page=2"},
+		{"deep", `,"links":{"next":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := `{"data":[{"id":1}],"meta":{"pagination":{"total":2,"count":1,"per_page":1,"current_page":1,"total_pages":2` + tt.links + `}}}`
+			p, err := decodePage([]byte(body), nil)
+			if err != nil {
+				t.Fatalf("decodePage: %v", err)
+			}
+			if p.Pagination.Next != tt.wantNext || p.Pagination.TotalPages != 2 || len(p.Cards) != 1 {
+				t.Errorf("pagination %+v, cards %d; want next %q, total_pages 2, one card", p.Pagination, len(p.Cards), tt.wantNext)
+			}
+		})
+	}
+}
+
+// TestDecodeAccountEnvelope: /account reads only data; a BOM and deep
+// siblings are skipped, and of duplicate keys the last wins.
+func TestDecodeAccountEnvelope(t *testing.T) {
+	deep := strings.Repeat("[", 100000) + strings.Repeat("]", 100000)
+	for _, tt := range []struct{ name, body string }{
+		{"BOM", "\xEF\xBB\xBF" + `{"data":{"name":"A"}}`},
+		{"deep sibling", `{"meta":` + deep + `,"data":{"name":"A"}}`},
+		{"duplicate data", `{"data":null,"data":{"name":"A"}}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a, err := decodeAccount([]byte(tt.body), 2, nil)
+			if err != nil || a.Name == nil || *a.Name != "A" {
+				t.Fatalf("decodeAccount = %+v, %v; want name A", a, err)
+			}
+		})
 	}
 }

@@ -26,7 +26,48 @@ var (
 	// ErrRateLimited is wrapped, with ErrUnavailable, by the error of a 429
 	// answer.
 	ErrRateLimited = errors.New("rate limited")
+	// ErrNoContent is wrapped by the *ProtocolError of a 204 No Content
+	// answer where a JSON body was expected. It is not retried.
+	ErrNoContent = errors.New("204 No Content")
+	// ErrRedirect is wrapped by every refused redirect (a *RedirectError):
+	// cardsync follows none, to its own origin or elsewhere.
+	ErrRedirect = errors.New("redirect refused")
 )
+
+// RedirectError is a 3xx answer. cardsync follows no redirect: the token
+// must go only to the configured base URL, and a redirect on the same
+// origin usually means a wrong api.base_url (a missing path prefix, http
+// behind https) or a login page. It is ErrRedirect, and ErrForeignOrigin
+// too when Foreign.
+type RedirectError struct {
+	// StatusCode is the 3xx status.
+	StatusCode int
+	// Location is where the server pointed (scrubbed and bounded: the path
+	// on the same origin, the URL without userinfo elsewhere; empty when
+	// there was no usable Location).
+	Location string
+	// Foreign is true when Location is on another origin or carries
+	// userinfo.
+	Foreign bool
+}
+
+func (e *RedirectError) Error() string {
+	var where string
+	switch {
+	case e.Location == "":
+		where = "without a usable Location"
+	case e.Foreign:
+		where = "to another origin, " + e.Location
+	default:
+		where = "to " + e.Location + " on the same origin (check api.base_url)"
+	}
+	return fmt.Sprintf("redirect refused: status %d %s; cardsync follows no redirect", e.StatusCode, where)
+}
+
+// Is reports ErrRedirect, and ErrForeignOrigin for a foreign redirect.
+func (e *RedirectError) Is(target error) bool {
+	return target == ErrRedirect || e.Foreign && target == ErrForeignOrigin
+}
 
 // rateLimitedError is a 429 answer: "rate limited (429): <message>". It is
 // both ErrRateLimited and ErrUnavailable (exit code 5 when it outlasts

@@ -101,8 +101,8 @@ var ErrTooManyPages = errors.New("the API claims more pages than api.max_pages")
 // each page in order. Every request is built from the configured base URL:
 // links.next is never requested, only read for its page number. It stops
 // after the last page (current_page >= total_pages, or the first empty
-// page, whatever total_pages says; a missing links.next before total_pages
-// is logged and the walk goes on), or with one error: ErrTooManyPages when
+// page, whatever total_pages says; links.next missing, or in a shape other
+// than a string, changes nothing), or with one error: ErrTooManyPages when
 // the first page fetched claims more than MaxPages pages (before yielding
 // it), ErrPaginationLoop when the walk runs past total_pages plus a slack,
 // or the request's error. A links.next on another origin (a TLS-terminating
@@ -114,7 +114,7 @@ func (c *Client) Pages(ctx context.Context, start int) iter.Seq2[*Page, error] {
 			start = 1
 		}
 		limit := -1
-		var warnedNoNext, warnedForeign, warnedNextPage bool
+		var warnedForeign, warnedNextPage bool
 		for n := start; ; n++ {
 			if limit >= 0 && n > limit {
 				yield(nil, fmt.Errorf("fetch cards page %d: walk passed total_pages plus slack (%d): %w", n, limit, ErrPaginationLoop))
@@ -134,15 +134,11 @@ func (c *Client) Pages(ctx context.Context, start int) iter.Seq2[*Page, error] {
 				limit = min(max(p.Pagination.TotalPages, start)+pageSlack(p.Pagination.TotalPages), c.cfg.MaxPages+pageSlack(c.cfg.MaxPages))
 			}
 			// total_pages is authoritative: a server that leaves links.next
-			// out of a middle page (links [] or {} on every page) must not
-			// end the walk early and leave the rest of the cards unsynced.
+			// out of a middle page (links [] or {} on every page, or links
+			// in a shape of its own) must not end the walk early and leave
+			// the rest of the cards unsynced.
 			// An empty page ends the walk whatever total_pages claims.
 			last := p.Pagination.CurrentPage >= p.Pagination.TotalPages || p.Empty()
-			if !last && p.Pagination.Next == "" && !warnedNoNext {
-				warnedNoNext = true
-				c.log.Warn("links.next missing before the last page; continuing by total_pages",
-					"page", n, "total_pages", p.Pagination.TotalPages)
-			}
 			if p.Pagination.Next != "" {
 				c.readNext(n, p.Pagination.Next, last, &warnedForeign, &warnedNextPage)
 			}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -16,7 +17,12 @@ type bodyFaults struct {
 	loopTo    int
 	linksArr  bool
 	totalDiff int
-	any       bool
+	// The envelope faults.
+	linksShape  int // 1 + index in linksShapes; 0 = none
+	bom         bool
+	contentType int // 1: text/plain, 2: none; 0 = application/json
+	deepMeta    int // depth of meta.debug; 0 = none
+	any         bool
 }
 
 func (s *Server) bodyFaultsLocked(endpoint string, page int) bodyFaults {
@@ -27,7 +33,8 @@ func (s *Server) bodyFaultsLocked(endpoint string, page int) bodyFaults {
 		}
 		if endpoint != EndpointCards {
 			switch fs.f.Kind {
-			case FaultForeignNext, FaultLoopNext, FaultLinksArray, FaultTotalChange:
+			case FaultForeignNext, FaultLoopNext, FaultLinksArray, FaultTotalChange,
+				FaultLinksShapes, FaultDeepMeta:
 				continue
 			}
 		}
@@ -58,6 +65,14 @@ func (s *Server) bodyFaultsLocked(endpoint string, page int) bodyFaults {
 			if bf.totalDiff == 0 {
 				bf.totalDiff = 7
 			}
+		case FaultLinksShapes:
+			bf.linksShape = 1 + (fs.applied-1)%len(linksShapes)
+		case FaultBOM:
+			bf.bom = true
+		case FaultContentType:
+			bf.contentType = 1 + (fs.applied-1)%2
+		case FaultDeepMeta:
+			bf.deepMeta = cmp.Or(f.Depth, DefaultDeepMetaDepth)
 		}
 	}
 	return bf
@@ -97,7 +112,14 @@ func (s *Server) serveCards(w http.ResponseWriter, r *http.Request, page int) {
 		}
 		b = append(b, it...)
 	}
-	b = append(b, `],"meta":{"pagination":{"total":`...)
+	b = append(b, `],"meta":{`...)
+	if bf.deepMeta > 0 {
+		b = append(b, `"debug":`...)
+		b = append(b, strings.Repeat("[", bf.deepMeta)...)
+		b = append(b, strings.Repeat("]", bf.deepMeta)...)
+		b = append(b, ',')
+	}
+	b = append(b, `"pagination":{"total":`...)
 	b = strconv.AppendInt(b, int64(servedTotal), 10)
 	b = append(b, `,"count":`...)
 	b = strconv.AppendInt(b, int64(len(items)), 10)
@@ -111,6 +133,14 @@ func (s *Server) serveCards(w http.ResponseWriter, r *http.Request, page int) {
 	prev := s.opts.PreviousLinks && page > 1
 	next := page < totalPages
 	switch {
+	case bf.linksShape > 0:
+		// The next page's URL and number, or the last page's when there
+		// is none: the shape is what this fault is about.
+		target := min(page+1, totalPages)
+		shape := linksShapes[bf.linksShape-1]
+		shape = strings.Replace(shape, "%d", strconv.Itoa(target), 1)
+		shape = strings.Replace(shape, "%s", string(appendString(nil, s.pageURL(r, "", target), php)), 1)
+		b = append(b, shape...)
 	case !prev && !next && bf.linksArr:
 		b = append(b, "[]"...)
 	case !prev && !next:

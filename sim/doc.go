@@ -58,6 +58,12 @@
 //	links-array        links rendered as [] when there is no link (Fractal < 0.18)
 //	total[=DELTA]      total changed by DELTA (default 7), total_pages recomputed
 //	oversize[=BYTES]   valid JSON padded with a "padding" string (default 8 MiB)
+//	links-shapes       links in turn as {"next":N}, {"next":{"href":URL}}, "URL", true, ["URL"]
+//	bom                a UTF-8 byte order mark before the body
+//	content-type       the JSON body as text/plain, then without a Content-Type, in turn
+//	deep-meta[=DEPTH]  meta.debug, an array nested DEPTH levels (default 100,000)
+//	no-content         204 No Content, no body
+//	redirect[=URL]     302 Found to URL (default /login on the same origin)
 //
 // and the KEYs are
 //
@@ -66,7 +72,7 @@
 //	percent=P          affect P% of matching requests, chosen by the seeded generator
 //	pages=LIST         /cards pages only, e.g. pages=2-4,7 or pages=2-4;7
 //	retry_after=DUR    Retry-After on status, html and ratelimit replies (DUR or seconds)
-//	latency=DUR, chunk=BYTES, url=URL, to=PAGE, delta=N, bytes=N, status=CODE
+//	latency=DUR, chunk=BYTES, url=URL, to=PAGE, delta=N, bytes=N, status=CODE, depth=N
 //
 // For example "cards:status=503,retry_after=2s,times=3,pages=2-4" answers
 // 503 with Retry-After: 2 to the first three requests for pages 2 to 4.

@@ -51,13 +51,53 @@ const (
 	// FaultOversize adds a "padding" string of PadBytes (default 8 MiB) to a
 	// successful body, which stays valid JSON. [oversize]
 	FaultOversize
+
+	// The envelope faults: replies a PHP server may send that carry the
+	// same data in another wrapping.
+
+	// FaultLinksShapes renders meta.pagination.links of a card page in the
+	// shapes hand-written or older servers use, one after the other: next
+	// as a number, next as {"href": URL}, links as a string, links as true,
+	// links as an array of the URL. [links-shapes]
+	FaultLinksShapes
+	// FaultBOM puts a UTF-8 byte order mark before a successful body (a PHP
+	// file saved "UTF-8 with BOM"). [bom]
+	FaultBOM
+	// FaultContentType sends a successful JSON body as "text/plain;
+	// charset=UTF-8" and without a Content-Type, one after the other.
+	// [content-type]
+	FaultContentType
+	// FaultDeepMeta adds a "debug" member to meta of a card page, before
+	// pagination: an array nested Depth levels (default 100,000). [deep-meta]
+	FaultDeepMeta
+	// FaultNoContent answers 204 No Content without a body. [no-content]
+	FaultNoContent
+	// FaultRedirect answers 302 Found with Location URL (default: /login on
+	// the same origin, as Laravel does for a guest). [redirect]
+	FaultRedirect
 )
+
+// linksShapes are the links renderings of FaultLinksShapes, in turn; %s
+// is the next page's URL, %d its number.
+var linksShapes = []string{
+	`{"next":%d}`,
+	`{"next":{"href":%s}}`,
+	`%s`,
+	`true`,
+	`[%s]`,
+}
+
+// DefaultDeepMetaDepth is the nesting of FaultDeepMeta's array.
+const DefaultDeepMetaDepth = 100000
 
 var faultKindNames = map[FaultKind]string{
 	FaultStatus: "status", FaultHTML: "html", FaultReset: "reset", FaultTruncate: "truncate",
 	FaultLatency: "latency", FaultTrickle: "trickle", FaultRateLimit: "ratelimit", FaultRevoke: "revoke",
 	FaultForeignNext: "foreign", FaultLoopNext: "loop", FaultLinksArray: "links-array",
 	FaultTotalChange: "total", FaultOversize: "oversize",
+	// The envelope faults.
+	FaultLinksShapes: "links-shapes", FaultBOM: "bom", FaultContentType: "content-type",
+	FaultDeepMeta: "deep-meta", FaultNoContent: "no-content", FaultRedirect: "redirect",
 }
 
 // String returns the kind's name in the -fault syntax.
@@ -112,6 +152,8 @@ type Fault struct {
 	TotalDelta int
 	// PadBytes is the size of the padding (FaultOversize, default 8 MiB).
 	PadBytes int
+	// Depth is the nesting of FaultDeepMeta's array (default 100,000).
+	Depth int
 }
 
 // ErrBadFault is wrapped by every ParseFault error.
@@ -125,10 +167,13 @@ var ErrBadFault = errors.New("bad fault")
 // optional ARG are: status=CODE (default 503), html[=CODE] (default 502),
 // reset, truncate, latency=DURATION, trickle[=DURATION between chunks],
 // ratelimit (a 429 storm), revoke, foreign=URL, loop[=PAGE] (default 1),
-// links-array, total[=DELTA] (default 7), oversize[=BYTES] (default 8 MiB).
-// KEYs are times=N, skip=N, percent=P, pages=LIST where LIST is pages and
-// ranges separated by commas or semicolons (pages=2-4,7), retry_after=DURATION
-// (or seconds), latency=DURATION, chunk=BYTES, url=URL. Example:
+// links-array, total[=DELTA] (default 7), oversize[=BYTES] (default 8 MiB),
+// and the envelope faults links-shapes, bom, content-type,
+// deep-meta[=DEPTH] (default 100,000), no-content, redirect[=URL] (default
+// /login on the same origin). KEYs are times=N, skip=N, percent=P,
+// pages=LIST where LIST is pages and ranges separated by commas or
+// semicolons (pages=2-4,7), retry_after=DURATION (or seconds),
+// latency=DURATION, chunk=BYTES, url=URL, depth=N. Example:
 //
 //	cards:status=503,retry_after=2s,times=3,pages=2-4
 func ParseFault(s string) (Fault, error) {
@@ -185,6 +230,7 @@ func ParseFault(s string) (Fault, error) {
 	ints := map[string]*int{
 		"times": &f.Times, "skip": &f.Skip, "percent": &f.Percent, "chunk": &f.Chunk,
 		"status": &f.Status, "to": &f.LoopTo, "delta": &f.TotalDelta, "bytes": &f.PadBytes,
+		"depth": &f.Depth,
 	}
 	// set applies one KEY=VALUE (pages aside); false for an unknown key.
 	set := func(k, v string) bool {
@@ -209,6 +255,7 @@ func ParseFault(s string) (Fault, error) {
 		key := map[FaultKind]string{
 			FaultStatus: "status", FaultHTML: "status", FaultLatency: "latency", FaultTrickle: "latency",
 			FaultForeignNext: "url", FaultLoopNext: "to", FaultTotalChange: "delta", FaultOversize: "bytes",
+			FaultDeepMeta: "depth", FaultRedirect: "url",
 		}[f.Kind]
 		if key == "" {
 			return bad("kind %s takes no argument", f.Kind)
@@ -297,8 +344,13 @@ func (f Fault) validate() error {
 			return fmt.Errorf("foreign needs an absolute URL, got %q", f.URL)
 		}
 	}
-	if f.LoopTo < 0 || f.PadBytes < 0 || f.Chunk < 0 {
-		return errors.New("negative loop page, padding or chunk")
+	if f.LoopTo < 0 || f.PadBytes < 0 || f.Chunk < 0 || f.Depth < 0 {
+		return errors.New("negative loop page, padding, chunk or depth")
+	}
+	if f.Kind == FaultRedirect && f.URL != "" {
+		if _, err := url.Parse(f.URL); err != nil {
+			return fmt.Errorf("redirect needs a URL, got %q", f.URL)
+		}
 	}
 	return nil
 }
@@ -323,6 +375,7 @@ func (f Fault) String() string {
 		{"to", f.LoopTo != 0, f.LoopTo},
 		{"delta", f.TotalDelta != 0, f.TotalDelta},
 		{"bytes", f.PadBytes != 0, f.PadBytes},
+		{"depth", f.Depth != 0, f.Depth},
 		{"times", f.Times != 0, f.Times},
 		{"skip", f.Skip != 0, f.Skip},
 		{"percent", f.Percent != 0, f.Percent},
@@ -344,7 +397,8 @@ func (f Fault) String() string {
 // preFault reports whether the kind acts before the request is handled.
 func (k FaultKind) preFault() bool {
 	switch k {
-	case FaultStatus, FaultHTML, FaultReset, FaultLatency, FaultRateLimit, FaultRevoke:
+	case FaultStatus, FaultHTML, FaultReset, FaultLatency, FaultRateLimit, FaultRevoke,
+		FaultNoContent, FaultRedirect:
 		return true
 	}
 	return false

@@ -38,9 +38,20 @@ func (s *Server) writeOK(w http.ResponseWriter, r *http.Request, status int, bod
 		body = append(padded, '}')
 		h.Set("Content-Length", strconv.Itoa(len(body)))
 	}
+	if bf.bom {
+		body = append([]byte("\xEF\xBB\xBF"), body...)
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	switch bf.contentType {
+	case 1:
+		h.Set("Content-Type", "text/plain; charset=UTF-8")
+	case 2:
+		h["Content-Type"] = nil // and no sniffing either
+	}
 	if bf.any {
 		s.log.Debug("sim fault", "path", r.URL.Path, "truncate", bf.truncate, "trickle", bf.trickle != nil,
-			"oversize", bf.oversize, "foreign", bf.foreign, "loop_to", bf.loopTo, "links_array", bf.linksArr, "total_delta", bf.totalDiff)
+			"oversize", bf.oversize, "foreign", bf.foreign, "loop_to", bf.loopTo, "links_array", bf.linksArr, "total_delta", bf.totalDiff,
+			"links_shape", bf.linksShape, "bom", bf.bom, "content_type", bf.contentType, "deep_meta", bf.deepMeta)
 	}
 	switch {
 	case bf.truncate:

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"cmp"
+	"html"
 	"log/slog"
 	mrand "math/rand/v2"
 	"net/http"
@@ -169,6 +170,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		case FaultRevoke:
 			s.RevokeTokens()
+		case FaultNoContent:
+			w.Header().Set("Cache-Control", "no-cache, private")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		case FaultRedirect:
+			loc := cmp.Or(f.URL, "/login")
+			w.Header().Set("Location", loc)
+			w.Header().Set("Content-Type", "text/html; charset=UTF-8")
+			w.WriteHeader(http.StatusFound)
+			_, _ = w.Write([]byte(`<!DOCTYPE html><html><head><meta http-equiv="refresh" content="0;url='` + html.EscapeString(loc) + `'" /><title>Redirecting</title></head></html>`))
+			return
 		}
 	}
 

@@ -169,10 +169,11 @@ func exitCode(err error) int {
 		return exitWarehouse
 	case errors.Is(err, extract.ErrUnavailable):
 		return exitUnavailable
-	case errors.As(err, &pe), errors.Is(err, extract.ErrForeignOrigin), errors.Is(err, extract.ErrPaginationLoop),
-		errors.Is(err, extract.ErrTooManyPages):
-		// A foreign links.next or a pagination that does not advance is
-		// data the API sent that cardsync refuses, like malformed JSON.
+	case errors.As(err, &pe), errors.Is(err, extract.ErrForeignOrigin), errors.Is(err, extract.ErrRedirect),
+		errors.Is(err, extract.ErrPaginationLoop), errors.Is(err, extract.ErrTooManyPages):
+		// A redirect (to any origin), a 204, or a pagination that does not
+		// advance is an answer of the API that cardsync refuses, like
+		// malformed JSON.
 		return exitBadData
 	}
 	return exitFailure
