@@ -225,6 +225,43 @@ func TestSIGHUPReloads(t *testing.T) {
 	}
 }
 
+// TestSIGHUPKeepsSchedule: a config tool that reloads more often than the
+// schedule runs never starves the runs: a reload that leaves the schedule
+// alone keeps the next run where it was.
+func TestSIGHUPKeepsSchedule(t *testing.T) {
+	up := newUpstream(t, sim.Options{Seed: 75, Cards: 15})
+	d := newDeployment(t, up)
+	cfg := filepath.Join(d.dir, "cardsync.toml")
+	delete(d.env, "CARDSYNC_LOG_LEVEL")
+	levels := []string{"info", "debug"}
+	write := func(level string) {
+		body := "[schedule]\ncron = \"@every 3s\"\n[log]\nlevel = \"" + level + "\"\n"
+		if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("info")
+	serve := d.startBG("serve", "-config", cfg)
+	pollUntil(t, 30*time.Second, "the daemon to start", func() bool {
+		return strings.Contains(stderrSoFar(serve), "cardsync serving")
+	}, serve)
+	// A reload every second (the log level flips) for 10 seconds.
+	for i := range 10 {
+		time.Sleep(time.Second)
+		write(levels[i%2])
+		if err := serve.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := countRuns(t, d.db, `WHERE status = 'succeeded'`); n < 2 {
+		t.Errorf("%d runs in 10 s of @every 3s with a reload every second, want at least 2:\n%s", n, lastLines(stderrSoFar(serve)))
+	}
+	if !strings.Contains(stderrSoFar(serve), `"schedule_kept":true`) {
+		t.Errorf("no reload line says the schedule was kept:\n%s", lastLines(stderrSoFar(serve)))
+	}
+	stopDaemon(t, serve)
+}
+
 // TestJournalPriorities: with JOURNAL_STREAM naming stderr (as systemd sets
 // it for a unit logging to the journal), every line starts with its syslog
 // priority, so `journalctl -p err` shows failed runs; without it, output is

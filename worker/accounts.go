@@ -103,20 +103,30 @@ func (d *Daemon) daemonLoop(ctx context.Context) {
 	}
 }
 
-// accountConfig is the configuration of account i in use.
-func (d *Daemon) accountConfig(i int) (*Job, Schedule, time.Duration, <-chan struct{}) {
+// accountConfig is the configuration of account i in use, with the
+// generation of its schedule (see Daemon.scheduleGen).
+func (d *Daemon) accountConfig(i int) (*Job, Schedule, int, time.Duration, <-chan struct{}) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.Jobs[i], d.Schedule, d.RunTimeout, d.reloaded
+	return d.Jobs[i], d.Schedule, d.scheduleGen, d.RunTimeout, d.reloaded
 }
 
-// accountSchedule is one account's loop: wait for its slot, run, repeat.
+// accountSchedule is one account's loop: wait for its slot, run, repeat. A
+// reload that replaced the schedule moves the slot to the new schedule's
+// next one; any other reload keeps it.
 func (d *Daemon) accountSchedule(ctx context.Context, a *accountLoop, stopTimeout time.Duration) error {
 	runNow := d.RunOnStart
+	var next time.Time // the slot waited for; zero: compute from now
+	gen := -1
 	for {
-		job, sched, runTimeout, reloaded := d.accountConfig(a.index)
+		job, sched, g, runTimeout, reloaded := d.accountConfig(a.index)
+		if g != gen {
+			next, gen = time.Time{}, g
+		}
 		if !runNow {
-			next := sched.Next(time.Now())
+			if next.IsZero() {
+				next = sched.Next(time.Now())
+			}
 			job.logger().Debug("waiting for the next scheduled run", "next_run", next.UTC().Format(time.RFC3339))
 			timer := time.NewTimer(time.Until(next))
 			select {
@@ -124,13 +134,12 @@ func (d *Daemon) accountSchedule(ctx context.Context, a *accountLoop, stopTimeou
 				timer.Stop()
 				return nil
 			case <-reloaded:
-				// The slot follows the new schedule.
 				timer.Stop()
 				continue
 			case <-timer.C:
 			}
 		}
-		runNow = false
+		runNow, next = false, time.Time{}
 		if err := d.accountRun(ctx, a, job, runTimeout, stopTimeout); err != nil || ctx.Err() != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"github.com/robfig/cron/v3"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -155,4 +156,38 @@ func TestDaemonAccountsRefuseDuplicates(t *testing.T) {
 	if err := d.Run(t.Context()); err == nil || !strings.Contains(err.Error(), `account "a" has two jobs`) {
 		t.Errorf("Run with two jobs of one account: %v", err)
 	}
+}
+
+// TestDaemonAccountsReloadKeepsPhase: with several accounts too, reloads
+// that leave the schedule alone never move the accounts' slots.
+func TestDaemonAccountsReloadKeepsPhase(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		log := slog.New(slog.NewJSONHandler(rec, nil))
+		path := filepath.Join(t.TempDir(), "w.db")
+		opts := sim.Options{Seed: 42, Cards: 10, Window: time.Second, Limit: 1000, AuthLimit: 100}
+		pacer := extract.NewPacer(extract.Rate{N: 1000, Per: time.Second}, extract.Rate{N: 100, Per: time.Second}, nil)
+		a := accountJob(t, &simTransport{srv: sim.New(opts)}, log, path, "a", pacer)
+		b := accountJob(t, &simTransport{srv: sim.New(opts)}, log, path, "b", pacer)
+		hup := make(chan struct{}, 1)
+		d := &Daemon{Jobs: []*Job{a, b}, Schedule: cron.Every(time.Minute), RunTimeout: time.Hour, Logger: log, Hup: hup,
+			Reload: func(context.Context) (Config, error) { return Config{Jobs: []*Job{a, b}, Changes: "log.level"}, nil }}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- d.Run(ctx) }()
+		for range 15 {
+			time.Sleep(40 * time.Second)
+			hup <- struct{}{}
+			synctest.Wait()
+		}
+		time.Sleep(20 * time.Second)
+		synctest.Wait()
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if na, nb := len(runs(t, a)), len(runs(t, b)); na != 10 || nb != 10 {
+			t.Errorf("runs in 10 minutes of @every 1m with a reload every 40 s: a %d, b %d; want 10 each", na, nb)
+		}
+	})
 }

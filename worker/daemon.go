@@ -52,6 +52,9 @@ type Daemon struct {
 	// and replaced by each reload, waking the loops waiting for a slot.
 	accounts []*accountLoop
 	reloaded chan struct{}
+	// scheduleGen counts the reloads that replaced Schedule: a loop keeps
+	// its next slot across a reload that left the schedule alone.
+	scheduleGen int
 }
 
 // Config is what a reload replaces.
@@ -59,7 +62,11 @@ type Config struct {
 	Job *Job
 	// Jobs replaces Daemon.Jobs: the same accounts, in the same order
 	// (adding or removing an account needs a restart).
-	Jobs       []*Job
+	Jobs []*Job
+	// Schedule, when not nil, replaces the schedule: the next run follows
+	// it from the reload on. nil keeps the schedule in use and the time of
+	// the next run, so reloads (of any other key, however often) never move
+	// or starve the runs.
 	Schedule   Schedule
 	RunTimeout time.Duration
 	Logger     *slog.Logger
@@ -127,10 +134,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 	for {
 		if pendingReload {
 			pendingReload = false
-			d.reload(ctx)
-			// Future slots follow the new schedules; a backup that fell due
-			// meanwhile (during the run that held the reload) is still owed.
-			nextRun = time.Time{}
+			// A new schedule starts from the reload; an unchanged one keeps
+			// its phase. A backup that fell due meanwhile (during the run
+			// that held the reload) is still owed; future backup slots
+			// follow the new plan.
+			if d.reload(ctx) {
+				nextRun = time.Time{}
+			}
 			if nextBackup.After(time.Now()) {
 				nextBackup = time.Time{}
 			}
@@ -220,12 +230,13 @@ func (d *Daemon) runOnce(ctx context.Context, stopTimeout time.Duration, pending
 }
 
 // reload asks for a new configuration and applies it; a failed reload
-// keeps the current configuration and says why.
-func (d *Daemon) reload(ctx context.Context) {
+// keeps the current configuration and says why. It reports whether the
+// schedule was replaced.
+func (d *Daemon) reload(ctx context.Context) (scheduleChanged bool) {
 	log := d.logger()
 	if d.Reload == nil {
 		log.Warn("reload requested but not supported; restart to apply a new configuration")
-		return
+		return false
 	}
 	cfg, err := d.Reload(ctx)
 	if err == nil {
@@ -234,7 +245,7 @@ func (d *Daemon) reload(ctx context.Context) {
 	if err != nil {
 		log.Error("reload failed; the current configuration stays in use", "err", err)
 		d.notify("STATUS=reload failed: " + err.Error())
-		return
+		return false
 	}
 	d.mu.Lock()
 	if cfg.Job != nil {
@@ -242,6 +253,7 @@ func (d *Daemon) reload(ctx context.Context) {
 	}
 	if cfg.Schedule != nil {
 		d.Schedule = cfg.Schedule
+		d.scheduleGen++
 	}
 	if cfg.RunTimeout > 0 {
 		d.RunTimeout = cfg.RunTimeout
@@ -260,7 +272,8 @@ func (d *Daemon) reload(ctx context.Context) {
 		d.reloaded = make(chan struct{})
 	}
 	d.mu.Unlock()
-	d.logger().Info("configuration reloaded", "changes", cfg.Changes)
+	d.logger().Info("configuration reloaded", "changes", cfg.Changes, "schedule_kept", cfg.Schedule == nil)
+	return cfg.Schedule != nil
 }
 
 // feedWatchdog sends WATCHDOG=1 every d.Watchdog while the daemon makes

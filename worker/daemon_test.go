@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"github.com/robfig/cron/v3"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -336,6 +337,55 @@ func TestDaemonStopDuringRun(t *testing.T) {
 		}
 		if strings.Contains(rec.text(), "stopped cleanly") {
 			t.Errorf("the daemon says \"stopped cleanly\"; its caller does, once:\n%s", rec.text())
+		}
+	})
+}
+
+// TestDaemonReloadKeepsPhase: reloads that leave the schedule alone, sent
+// more often than it runs, never move or starve the runs; one that
+// replaces it starts the new schedule from the reload.
+func TestDaemonReloadKeepsPhase(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		log := slog.New(slog.NewJSONHandler(rec, nil))
+		tr := &simTransport{srv: sim.New(sim.Options{Seed: 2, Cards: 10, Window: time.Second, Limit: 1000, AuthLimit: 100})}
+		hup := make(chan struct{}, 1)
+		next := Config{Changes: "log.level"}
+		d := &Daemon{Job: bubbleJob(t, tr, log), Schedule: cron.Every(time.Minute), RunTimeout: time.Hour, Logger: log, Hup: hup,
+			Reload: func(context.Context) (Config, error) { return next, nil }}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- d.Run(ctx) }()
+		// A reload every 40 s for 10 minutes: the runs stay on their
+		// minute slots (10 of them), none is pushed past the next reload.
+		for range 15 {
+			time.Sleep(40 * time.Second)
+			hup <- struct{}{}
+			synctest.Wait()
+		}
+		time.Sleep(20 * time.Second)
+		synctest.Wait()
+		if n := len(runs(t, d.Job)); n != 10 {
+			t.Errorf("%d runs in 10 minutes of @every 1m with a reload every 40 s, want 10", n)
+		}
+		// A reload that replaces the schedule starts it from the reload.
+		next = Config{Schedule: cron.Every(10 * time.Minute), Changes: "schedule.cron"}
+		start := len(runs(t, d.Job))
+		hup <- struct{}{}
+		synctest.Wait()
+		time.Sleep(10*time.Minute - time.Second)
+		synctest.Wait()
+		if n := len(runs(t, d.Job)) - start; n != 0 {
+			t.Errorf("%d runs within 10 minutes of a reload to @every 10m, want 0", n)
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if n := len(runs(t, d.Job)) - start; n != 1 {
+			t.Errorf("%d runs 10 minutes after a reload to @every 10m, want 1", n)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
 		}
 	})
 }

@@ -168,10 +168,14 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 			if len(restart) > 0 {
 				nlog.Warn("these keys changed but need a restart to take effect", "keys", restart)
 			}
-			current = next
-			cfg := worker.Config{Schedule: inLocation{next.Schedule, next.Location},
-				Backups:    backups(next, st.Warehouse.Path(), met),
+			cfg := worker.Config{Backups: backups(next, st.Warehouse.Path(), met),
 				RunTimeout: next.RunTimeout, Logger: nlog, Changes: strings.Join(changes, ", ")}
+			if scheduleChanged(current, next) {
+				// A new schedule starts from the reload; an unchanged one
+				// keeps the next run where it was.
+				cfg.Schedule = inLocation{next.Schedule, next.Location}
+			}
+			current = next
 			if jobs := newJobs(next, clients, nlog); manyAccounts(next) {
 				cfg.Jobs = jobs
 			} else {
@@ -488,4 +492,10 @@ func asObserver(r *reportRefresh, list *[]*reportRefresh) worker.Observer {
 	}
 	*list = append(*list, r)
 	return r
+}
+
+// scheduleChanged reports whether a reload from cur to next changes when
+// runs are due: the cron spec or its time zone.
+func scheduleChanged(cur, next config.Settings) bool {
+	return cur.CronSpec != next.CronSpec || cur.Location.String() != next.Location.String()
 }
