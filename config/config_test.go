@@ -67,6 +67,7 @@ func TestConfigErrors(t *testing.T) {
 	}{
 		{name: "unknown key", file: base + "rate_limt = \"1/1s\"\n", wantKey: "api.rate_limt", wantLine: 5, wantMsg: "unknown key"},
 		{name: "unknown table", file: base + "[warehous]\npath = \"x\"\n", wantKey: "warehous", wantLine: 5, wantMsg: "unknown key"},
+		{name: "every unknown key", file: base + "rate_limt = \"1/1s\"\ntimout = \"1s\"\n", wantKey: "api.rate_limt", wantLine: 5, wantMsg: `also unknown: "api.timout" (line 6)`},
 		{name: "wrong type", file: base + "max_body_bytes = \"big\"\n", wantKey: "api.max_body_bytes", wantLine: 5},
 		{name: "syntax error", file: base + "timeout = \n", wantLine: 5},
 		{name: "bad rate", file: base + "rate_limit = \"fast\"\n", wantKey: "api.rate_limit", wantLine: 5, wantMsg: "N/duration"},

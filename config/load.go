@@ -93,10 +93,20 @@ func (c *Config) decodeFile(path string) error {
 	if err := dec.Decode(&c.File); err != nil {
 		var strict *toml.StrictMissingError
 		if errors.As(err, &strict) && len(strict.Errors) > 0 {
+			// Name every unknown key at once, not one per attempt.
 			first := strict.Errors[0]
 			row, _ := first.Position()
 			key := strings.Join(first.Key(), ".")
-			return &Error{Key: key, Source: Source{Kind: FromFile, Name: path, Line: row}, Msg: fmt.Sprintf("unknown key %q", key)}
+			msg := fmt.Sprintf("unknown key %q", key)
+			var more []string
+			for _, e := range strict.Errors[1:] {
+				r, _ := e.Position()
+				more = append(more, fmt.Sprintf("%q (line %d)", strings.Join(e.Key(), "."), r))
+			}
+			if len(more) > 0 {
+				msg += "; also unknown: " + strings.Join(more, ", ")
+			}
+			return &Error{Key: key, Source: Source{Kind: FromFile, Name: path, Line: row}, Msg: msg}
 		}
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
