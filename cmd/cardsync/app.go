@@ -236,6 +236,9 @@ func (m *Main) settings(cf commonFlags, needAPI bool) (config.Settings, error) {
 	if err != nil {
 		return config.Settings{}, err
 	}
+	if err := cfg.Configured(); err != nil {
+		return config.Settings{}, err
+	}
 	return cfg.Settings(needAPI, m.Getenv)
 }
 

@@ -472,6 +472,14 @@ func TestSmallOperatorMessages(t *testing.T) {
 	if code != exitWarehouse || !strings.Contains(errOut, "warehouse directory "+missing+" does not exist") || !strings.Contains(errOut, "warehouse.path") {
 		t.Errorf("backfill into a missing directory: exit %d, %q", code, errOut)
 	}
+	// Nothing configured at all: said, not acted on with the defaults.
+	e.vars = map[string]string{"CARDSYNC_LOG_LEVEL": "info"}
+	for _, cmd := range []string{"status", "backfill", "check", "report", "backup"} {
+		code, _, errOut = e.run(t.Context(), cmd)
+		if code != exitConfig || !strings.Contains(errOut, "no configuration: pass -config FILE or set CARDSYNC_CONFIG") {
+			t.Errorf("%s with no configuration: exit %d, %q", cmd, code, errOut)
+		}
+	}
 }
 
 // TestServeNotifiesSystemd runs serve with a NOTIFY_SOCKET and checks the
