@@ -223,7 +223,12 @@ type Error struct {
 	Key    string // dotted key, e.g. "api.rate_limit"
 	Source Source
 	Msg    string
+	// err, when set, is a sentinel the error wraps (ErrNoConfig).
+	err error
 }
+
+// Unwrap returns the sentinel the error wraps, if any.
+func (e *Error) Unwrap() error { return e.err }
 
 // Error implements error: "config: cardsync.toml:7: log.level: ...".
 func (e *Error) Error() string {

@@ -67,6 +67,7 @@ func TestConfigErrors(t *testing.T) {
 	}{
 		{name: "unknown key", file: base + "rate_limt = \"1/1s\"\n", wantKey: "api.rate_limt", wantLine: 5, wantMsg: "unknown key"},
 		{name: "unknown table", file: base + "[warehous]\npath = \"x\"\n", wantKey: "warehous", wantLine: 5, wantMsg: "unknown key"},
+		{name: "every unknown key", file: base + "rate_limt = \"1/1s\"\ntimout = \"1s\"\n", wantKey: "api.rate_limt", wantLine: 5, wantMsg: `also unknown: "api.timout" (line 6)`},
 		{name: "wrong type", file: base + "max_body_bytes = \"big\"\n", wantKey: "api.max_body_bytes", wantLine: 5},
 		{name: "syntax error", file: base + "timeout = \n", wantLine: 5},
 		{name: "bad rate", file: base + "rate_limit = \"fast\"\n", wantKey: "api.rate_limit", wantLine: 5, wantMsg: "N/duration"},
@@ -158,5 +159,72 @@ func TestPasswordFromCredentialsDirectory(t *testing.T) {
 	}
 	if s.Password.Reveal() != "cred-pw" {
 		t.Errorf("password not read from the credentials directory")
+	}
+}
+
+// TestRelativePathsFollowTheFile: relative paths in a config file resolve
+// against the file's directory whatever the working directory; paths from
+// variables and flags stay relative to the working directory; nothing at
+// all configured is an error naming -config and CARDSYNC_CONFIG.
+func TestRelativePathsFollowTheFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "etc", "cardsync.toml")
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	body := `[api]
+password_file = "secrets/api"
+[warehouse]
+path = "../data/warehouse.db"
+password_file = "pg.pass"
+[backup]
+dir = "backups"
+[report]
+path = "/srv/www/report.html"
+[[accounts]]
+name = "a"
+base_url = "https://a.example.com"
+email = "a@example.com"
+password_file = "a.pass"
+`
+	if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	c, err := Load(file, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	etc := filepath.Dir(file)
+	for name, got := range map[string][2]string{
+		"api.password_file":        {c.API.PasswordFile, filepath.Join(etc, "secrets", "api")},
+		"warehouse.path":           {c.Warehouse.Path, filepath.Join(dir, "data", "warehouse.db")},
+		"warehouse.password_file":  {c.Warehouse.PasswordFile, filepath.Join(etc, "pg.pass")},
+		"backup.dir":               {c.Backup.Dir, filepath.Join(etc, "backups")},
+		"report.path":              {c.Report.Path, "/srv/www/report.html"},
+		"accounts.0.password_file": {c.Accounts[0].PasswordFile, filepath.Join(etc, "a.pass")},
+	} {
+		if got[0] != got[1] {
+			t.Errorf("%s = %q, want %q", name, got[0], got[1])
+		}
+	}
+	c, err = Load(file, []string{"CARDSYNC_WAREHOUSE_PATH=w.db"}, Override{Key: "backup.dir", Flag: "backup-dir", Value: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Warehouse.Path != "w.db" || c.Backup.Dir != "b" {
+		t.Errorf("variable and flag paths: %q, %q; want them as given (relative to the working directory)", c.Warehouse.Path, c.Backup.Dir)
+	}
+
+	c, err = Load("", []string{"CARDSYNC_LOG_LEVEL=debug"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Configured(); !errors.Is(err, ErrNoConfig) || !strings.Contains(err.Error(), "pass -config FILE or set CARDSYNC_CONFIG") {
+		t.Errorf("nothing configured: %v, want ErrNoConfig", err)
+	}
+	c, err = Load("", []string{"CARDSYNC_WAREHOUSE_PATH=w.db"})
+	if err != nil || c.Configured() != nil {
+		t.Errorf("a variable configures cardsync: %v, %v", err, c.Configured())
 	}
 }

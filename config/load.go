@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -93,10 +94,20 @@ func (c *Config) decodeFile(path string) error {
 	if err := dec.Decode(&c.File); err != nil {
 		var strict *toml.StrictMissingError
 		if errors.As(err, &strict) && len(strict.Errors) > 0 {
+			// Name every unknown key at once, not one per attempt.
 			first := strict.Errors[0]
 			row, _ := first.Position()
 			key := strings.Join(first.Key(), ".")
-			return &Error{Key: key, Source: Source{Kind: FromFile, Name: path, Line: row}, Msg: fmt.Sprintf("unknown key %q", key)}
+			msg := fmt.Sprintf("unknown key %q", key)
+			var more []string
+			for _, e := range strict.Errors[1:] {
+				r, _ := e.Position()
+				more = append(more, fmt.Sprintf("%q (line %d)", strings.Join(e.Key(), "."), r))
+			}
+			if len(more) > 0 {
+				msg += "; also unknown: " + strings.Join(more, ", ")
+			}
+			return &Error{Key: key, Source: Source{Kind: FromFile, Name: path, Line: row}, Msg: msg}
 		}
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
@@ -115,7 +126,54 @@ func (c *Config) decodeFile(path string) error {
 	for key, line := range keyLines(string(data)) {
 		c.sources[key] = Source{Kind: FromFile, Name: path, Line: line}
 	}
+	c.resolvePaths(path)
 	return nil
+}
+
+// resolvePaths makes the relative paths the file set relative to the
+// file's own directory, as Prometheus does: a config file means the same
+// whatever directory a command runs in. Paths from variables and flags
+// (applied after this) stay relative to the working directory.
+func (c *Config) resolvePaths(path string) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return
+	}
+	dir := filepath.Dir(abs)
+	rel := func(p *string) {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(dir, *p)
+		}
+	}
+	rel(&c.File.Warehouse.Path)
+	rel(&c.File.Warehouse.PasswordFile)
+	rel(&c.File.API.PasswordFile)
+	for i := range c.File.Accounts {
+		rel(&c.File.Accounts[i].PasswordFile)
+	}
+	rel(&c.File.Backup.Dir)
+	rel(&c.File.Report.Path)
+}
+
+// ErrNoConfig is returned (wrapped in an *Error) by Configured when nothing
+// configures cardsync: no file, no CARDSYNC_* variable and no flag set a
+// key.
+var ErrNoConfig = errors.New("no configuration: pass -config FILE or set CARDSYNC_CONFIG")
+
+// Configured fails with ErrNoConfig when no file was read and no variable
+// or flag set a key other than the log's: a command would otherwise act on
+// the defaults (/var/lib/cardsync/warehouse.db) and say something
+// misleading about them.
+func (c *Config) Configured() error {
+	if c.Path != "" {
+		return nil
+	}
+	for key := range c.sources {
+		if !strings.HasPrefix(key, "log.") {
+			return nil
+		}
+	}
+	return &Error{Msg: ErrNoConfig.Error(), err: ErrNoConfig}
 }
 
 // flatKeys lists the dotted keys of a decoded TOML document ("api.timeout"),

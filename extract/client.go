@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -245,6 +246,8 @@ func (c *Client) do(ctx context.Context, r *request) (response, error) {
 		refreshed bool
 		stale     Secret
 		lastErr   error
+		// answered: an attempt got an HTTP answer, so the API is reachable.
+		answered bool
 	)
 	// MaxWait bounds the wall time spent on this request: pacing, backoff
 	// and the failed attempts themselves, so that a failing run ends when
@@ -268,7 +271,11 @@ func (c *Client) do(ctx context.Context, r *request) (response, error) {
 				if last == nil {
 					last = unavailable(fmt.Errorf("pacing (api.rate_limit, slowed after a 429) would wait %s", next.Round(time.Millisecond)))
 				}
-				return response{}, &WaitError{Op: r.op, Waited: c.clk.Now().Sub(start), Next: next, Attempts: attempts, Last: last}
+				we := &WaitError{Op: r.op, Waited: c.clk.Now().Sub(start), Next: next, Attempts: attempts, Last: last}
+				if _, unreachable := unreachableCause(outcome{err: lastErr}); unreachable && !answered {
+					we.Unreachable = c.cfg.BaseURL
+				}
+				return response{}, we
 			}
 			return response{}, stopped(r.op, err, attempts, lastErr)
 		}
@@ -279,6 +286,7 @@ func (c *Client) do(ctx context.Context, r *request) (response, error) {
 			return response{status: o.status, bytes: o.bytes, duration: o.duration, attempts: attempts}, nil
 		}
 		lastErr = o.err
+		answered = answered || o.status != 0
 		if ctx.Err() != nil {
 			return response{}, stopped(r.op, ctx.Err(), attempts, lastErr)
 		}
@@ -301,6 +309,10 @@ func (c *Client) do(ctx context.Context, r *request) (response, error) {
 			d = o.hint
 		}
 		reason := shortReason(o)
+		cause, unreachable := unreachableCause(o)
+		if unreachable && !answered {
+			reason = fmt.Sprintf("cannot reach api.base_url %s: %s (retrying until %s)", c.cfg.BaseURL, cause, deadline.UTC().Format(time.RFC3339))
+		}
 		if o.rateLimited {
 			c.stats.rateLimited.Add(1)
 			c.cfg.Observer.RateLimited(r.endpoint)
@@ -309,11 +321,20 @@ func (c *Client) do(ctx context.Context, r *request) (response, error) {
 		if now := c.clk.Now(); now.Add(d).After(deadline) {
 			// The caller logs the returned error once; this is detail.
 			c.log.Debug("giving up", "op", r.op, "attempts", attempts, "spent", now.Sub(start), "next_wait", d, "reason", reason)
-			return response{}, &WaitError{Op: r.op, Waited: now.Sub(start), Next: d, Attempts: attempts, Last: o.err}
+			we := &WaitError{Op: r.op, Waited: now.Sub(start), Next: d, Attempts: attempts, Last: o.err}
+			if unreachable && !answered {
+				we.Unreachable = c.cfg.BaseURL
+			}
+			return response{}, we
 		}
 		c.stats.retries.Add(1)
 		c.cfg.Observer.Retry(r.endpoint)
-		c.log.Info("retrying", "op", r.op, "attempt", attempts, "wait", d.Round(time.Millisecond), "reason", reason, "err", o.err)
+		if unreachable && !answered {
+			c.log.Warn("cannot reach api.base_url", "base_url", c.cfg.BaseURL, "cause", cause, "retrying_until", deadline.UTC().Format(time.RFC3339),
+				"op", r.op, "attempt", attempts, "wait", d.Round(time.Millisecond), "reason", reason)
+		} else {
+			c.log.Info("retrying", "op", r.op, "attempt", attempts, "wait", d.Round(time.Millisecond), "reason", reason, "err", o.err)
+		}
 		if c.cfg.OnWait != nil {
 			c.cfg.OnWait(reason, d)
 		}
@@ -333,6 +354,31 @@ func stopped(op string, err error, attempts int, last error) error {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	return fmt.Errorf("%s: %w; attempt %d failed: %w", op, err, attempts, last)
+}
+
+// unreachableCause says why an attempt got no connection to the API at all
+// (refused, unknown host, no route, no answer to the connect), and whether
+// that was the failure: a reset or a timeout after connecting is not.
+func unreachableCause(o outcome) (string, bool) {
+	if o.status != 0 || o.err == nil {
+		return "", false
+	}
+	var dns *net.DNSError
+	var op *net.OpError
+	switch {
+	case errors.Is(o.err, syscall.ECONNREFUSED):
+		return "connection refused", true
+	case errors.As(o.err, &dns):
+		if dns.IsNotFound {
+			return "no such host " + dns.Name, true
+		}
+		return "cannot resolve " + dns.Name, true
+	case errors.Is(o.err, syscall.EHOSTUNREACH), errors.Is(o.err, syscall.ENETUNREACH):
+		return "no route to host", true
+	case errors.As(o.err, &op) && op.Op == "dial":
+		return "cannot connect (" + op.Err.Error() + ")", true
+	}
+	return "", false
 }
 
 // shortReason names why an attempt is retried, for the log.

@@ -39,7 +39,8 @@ func FormatDuration(d time.Duration) string {
 func (r Rate) interval() time.Duration { return r.Per / time.Duration(r.N) }
 
 // ParseRate reads "N/duration", e.g. "180/1m" or "10/60s". A bare unit
-// ("180/m", "10/s", "5/h") means one of that unit.
+// means one of that unit: "180/m", "180/min" and "180/minute" are
+// "180/1m"; likewise s, sec, second and h, hour.
 func ParseRate(s string) (Rate, error) {
 	n, per, ok := strings.Cut(strings.TrimSpace(s), "/")
 	if !ok {
@@ -50,13 +51,17 @@ func ParseRate(s string) (Rate, error) {
 		return Rate{}, fmt.Errorf("rate %q: count must be a positive integer", s)
 	}
 	per = strings.TrimSpace(per)
-	switch per {
-	case "s", "m", "h":
-		per = "1" + per
+	switch strings.ToLower(per) {
+	case "s", "sec", "second":
+		per = "1s"
+	case "m", "min", "minute":
+		per = "1m"
+	case "h", "hour":
+		per = "1h"
 	}
 	d, err := time.ParseDuration(per)
 	if err != nil || d <= 0 {
-		return Rate{}, fmt.Errorf("rate %q: window must be a positive duration", s)
+		return Rate{}, fmt.Errorf("rate %q: window must be a positive duration such as 1m, 60s or 1h (e.g. \"180/1m\")", s)
 	}
 	if d/time.Duration(count) <= 0 {
 		return Rate{}, fmt.Errorf("rate %q: too many requests for the window", s)

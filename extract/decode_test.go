@@ -293,10 +293,18 @@ func TestParseRate(t *testing.T) {
 		{"10", Rate{}, false},
 		{"10/0s", Rate{}, false},
 		{"x/1m", Rate{}, false},
+		{"180/min", Rate{180, 60e9}, true},
+		{"180/Minute", Rate{180, 60e9}, true},
+		{"3/sec", Rate{3, 1e9}, true},
+		{"100/hour", Rate{100, 3600e9}, true},
+		{"180/fortnight", Rate{}, false},
 	} {
 		got, err := ParseRate(tt.in)
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("ParseRate(%q) = %v, %v; want %v ok=%v", tt.in, got, err, tt.want, tt.ok)
+		}
+		if err != nil && strings.Contains(err.Error(), "window") && !strings.Contains(err.Error(), `"180/1m"`) {
+			t.Errorf("ParseRate(%q): %v; want an example of the form", tt.in, err)
 		}
 	}
 }

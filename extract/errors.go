@@ -135,9 +135,17 @@ type WaitError struct {
 	Attempts int
 	// Last is the error of the last attempt.
 	Last error
+	// Unreachable is the configured base URL when no attempt got a
+	// connection to it (refused, unknown host, no route): most likely a
+	// wrong api.base_url or a network that does not reach it.
+	Unreachable string
 }
 
 func (e *WaitError) Error() string {
+	if e.Unreachable != "" {
+		return fmt.Sprintf("%s: cannot reach api.base_url %s (check the URL and the network): gave up after %d attempts in %s (the next wait, %s, would pass api.max_wait): %v",
+			e.Op, e.Unreachable, e.Attempts, e.Waited.Round(time.Millisecond), e.Next.Round(time.Millisecond), e.Last)
+	}
 	return fmt.Sprintf("%s: gave up after %d attempts in %s (the next wait, %s, would pass api.max_wait): %v",
 		e.Op, e.Attempts, e.Waited.Round(time.Millisecond), e.Next.Round(time.Millisecond), e.Last)
 }

@@ -3,6 +3,7 @@ package extract
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -373,5 +374,45 @@ func TestStoppedWhileRetryingKeepsTheCause(t *testing.T) {
 	_, err := e.c.Account(ctx)
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "503") {
 		t.Errorf("err = %v: want context.Canceled wrapping the 503 attempt (ErrUnavailable)", err)
+	}
+}
+
+// TestUnreachableBaseURLIsSaidAtOnce: an API that never accepts a
+// connection (a wrong api.base_url, a closed port) is named from the first
+// retry on, in the wait reason and the log, and in the final error.
+func TestUnreachableBaseURLIsSaidAtOnce(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + l.Addr().String()
+	l.Close()
+	var reasons []string
+	e := newEnv(t, sim.Options{Cards: 15}, func(c *Config) {
+		c.BaseURL = closed
+		c.MaxWait = time.Minute
+		c.OnWait = func(reason string, _ time.Duration) { reasons = append(reasons, reason) }
+	})
+	_, err = e.c.Account(t.Context())
+	var we *WaitError
+	if !errors.As(err, &we) || we.Unreachable != closed {
+		t.Fatalf("err = %v, want a *WaitError naming the unreachable base URL", err)
+	}
+	if !strings.Contains(err.Error(), "cannot reach api.base_url "+closed) {
+		t.Errorf("final error does not name api.base_url: %v", err)
+	}
+	want := "cannot reach api.base_url " + closed + ": connection refused (retrying until "
+	if len(reasons) == 0 || !strings.HasPrefix(reasons[0], want) {
+		t.Errorf("first wait reason %q, want it to start %q", reasons, want)
+	}
+	if !strings.Contains(e.log.String(), `msg="cannot reach api.base_url"`) {
+		t.Errorf("no log line names the unreachable URL:\n%s", e.log.String())
+	}
+	// A server that answers, even with errors, is reachable: not said.
+	e = newEnv(t, sim.Options{Cards: 15, Faults: []sim.Fault{{Kind: sim.FaultStatus, Status: 503, Endpoint: "account"}}},
+		func(c *Config) { c.MaxWait = time.Minute })
+	_, err = e.c.Account(t.Context())
+	if !errors.As(err, &we) || we.Unreachable != "" || strings.Contains(err.Error(), "cannot reach") {
+		t.Errorf("a 503 said unreachable: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -48,6 +49,9 @@ func OpenLock(path string, mode os.FileMode) (_ *Lock, err error) {
 		mode = DefaultFileMode
 	}
 	if err := createFile(path, mode); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("warehouse directory %s does not exist: create it (writable by the user cardsync runs as) or set warehouse.path: %w", filepath.Dir(path), err)
+		}
 		return nil, fmt.Errorf("open lock: %w", err)
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY, 0)

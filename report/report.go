@@ -29,13 +29,18 @@ type Options struct {
 	// Now ends the period and is the report's generation time (default
 	// time.Now()).
 	Now time.Time
+	// Mode is the permission of a new report file, less the process umask
+	// (default 0644). Callers pass the warehouse file's, so that the page,
+	// which shows the warehouse's data, is never more readable than the
+	// warehouse.
+	Mode fs.FileMode
 }
 
 // Write reads the period from the warehouse (a read-only one is enough)
 // and writes the report to out atomically: into a temporary file in the
 // same directory, synced, then renamed over out, so a file server or a
-// shared folder never shows half a page. A new file gets mode 0644 less the
-// process umask; a replaced file keeps its mode. serve can call it after
+// shared folder never shows half a page. A new file gets opts.Mode (0644
+// by default) less the process umask; a replaced file keeps its mode. serve can call it after
 // each successful run.
 func Write(ctx context.Context, w *load.Warehouse, out string, opts Options) error {
 	now := opts.Now
@@ -53,14 +58,19 @@ func Write(ctx context.Context, w *load.Warehouse, out string, opts Options) err
 	if err != nil {
 		return fmt.Errorf("write report %s: %w", out, err)
 	}
-	if err := writeAtomic(out, func(wr io.Writer) error { return Render(wr, data) }); err != nil {
+	mode := opts.Mode.Perm()
+	if mode == 0 {
+		mode = 0o644
+	}
+	if err := writeAtomic(out, mode, func(wr io.Writer) error { return Render(wr, data) }); err != nil {
 		return fmt.Errorf("write report %s: %w", out, err)
 	}
 	return nil
 }
 
-// writeAtomic writes out through a temporary file beside it and a rename.
-func writeAtomic(out string, fill func(io.Writer) error) (err error) {
+// writeAtomic writes out through a temporary file beside it and a rename;
+// a new file gets mode less the umask, a replaced one keeps its mode.
+func writeAtomic(out string, mode fs.FileMode, fill func(io.Writer) error) (err error) {
 	dir, base := filepath.Split(out)
 	if dir == "" {
 		dir = "."
@@ -70,8 +80,8 @@ func writeAtomic(out string, fill func(io.Writer) error) (err error) {
 		var suffix [6]byte
 		_, _ = rand.Read(suffix[:])
 		name := filepath.Join(dir, "."+base+"."+hex.EncodeToString(suffix[:])+".tmp")
-		// open(2) applies the umask to 0644, as os.WriteFile would.
-		f, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		// open(2) applies the umask to mode, as os.WriteFile would.
+		f, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 		if !errors.Is(err, fs.ErrExist) {
 			break
 		}

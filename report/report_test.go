@@ -141,6 +141,15 @@ func TestRenderYear(t *testing.T) {
 	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".report.html.*")); len(leftovers) > 0 {
 		t.Errorf("temporary files left: %v", leftovers)
 	}
+	// A new report gets the mode it is given (the warehouse's, from the
+	// commands), so the page is never more readable than the warehouse.
+	private := filepath.Join(dir, "private.html")
+	if err := Write(t.Context(), w, private, Options{Since: time.Hour, Mode: 0o640}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(private); err != nil || fi.Mode().Perm()&0o007 != 0 {
+		t.Errorf("report written with Mode 0640 has mode %v (%v), want no access for others", fi.Mode(), err)
+	}
 }
 
 // checkSelfContained fails on anything that would make a browser fetch

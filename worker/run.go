@@ -13,6 +13,10 @@ import (
 	"github.com/cardsync/cardsync/load/postgres"
 )
 
+// CredentialsAdvice is what to check when the API refuses the credentials:
+// the same words wherever cardsync says so (a run's log, check).
+const CredentialsAdvice = "check api.email, the password and that the user is an Administrator"
+
 // LoggedError is returned by Run for a failure Run has already logged at
 // error level with its cause: a caller that also prints errors can skip it
 // and still branch on the error it wraps.
@@ -271,7 +275,7 @@ func (j *Job) end(ctx context.Context, log *slog.Logger, runID int64, start time
 		log.Error("run stopped: this replica lost the account's lease (paused or cut off past [cluster] lease_ttl, or another replica took it over); a commit it refused wrote nothing, and the holder of the lease resumes from the checkpoint",
 			append(attrs, "err", err)...)
 	case errors.Is(err, extract.ErrUnauthenticated):
-		log.Error("run failed: the API refused the credentials; check api.email, the password and that the user is an Administrator", append(attrs, "err", err)...)
+		log.Error("run failed: the API refused the credentials; "+CredentialsAdvice, append(attrs, "err", err)...)
 	default:
 		log.Error("run failed; the next run resumes from the checkpoint", append(attrs, "err", err)...)
 	}

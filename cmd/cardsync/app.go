@@ -115,8 +115,7 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	case run != nil:
 		err = run(ctx, rest)
 	case cmd == "version" || cmd == "-version" || cmd == "--version":
-		fmt.Fprintf(m.Stdout, "cardsync %s\n", version())
-		return exitOK
+		return m.runVersion(rest)
 	case cmd == "help" || cmd == "-h" || cmd == "-help" || cmd == "--help":
 		fmt.Fprint(m.Stdout, usage)
 		return exitOK
@@ -238,6 +237,9 @@ func (m *Main) settings(cf commonFlags, needAPI bool) (config.Settings, error) {
 	if err != nil {
 		return config.Settings{}, err
 	}
+	if err := cfg.Configured(); err != nil {
+		return config.Settings{}, err
+	}
 	return cfg.Settings(needAPI, m.Getenv)
 }
 
@@ -278,4 +280,27 @@ func openForReading(ctx context.Context, path, account string) (*load.Warehouse,
 		return nil, fmt.Errorf("open %s read-only: %w", path, err)
 	}
 	return wh, nil
+}
+
+const versionUsage = `
+Usage: cardsync version
+
+Prints the version of this build ("dev" for a build from source without
+one) and exits.
+`
+
+// runVersion prints the version; -h prints its usage, any other argument
+// is a usage error.
+func (m *Main) runVersion(args []string) int {
+	switch {
+	case len(args) == 0:
+		fmt.Fprintf(m.Stdout, "cardsync %s\n", version())
+		return exitOK
+	case len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help"):
+		fmt.Fprint(m.Stdout, strings.TrimPrefix(versionUsage, "\n"))
+		return exitOK
+	default:
+		fmt.Fprintf(m.Stderr, "cardsync version: unexpected argument %q%s", args[0], versionUsage)
+		return exitConfig
+	}
 }

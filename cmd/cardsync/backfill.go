@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -230,7 +231,12 @@ func (p *progressLine) onWait(reason string, d time.Duration) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if d >= time.Second {
+	switch {
+	case strings.HasPrefix(reason, "cannot reach"):
+		// Said at once, whatever the wait: the URL or the network is wrong.
+		p.waiting = " | " + reason
+		p.draw()
+	case d >= time.Second:
 		p.waiting = fmt.Sprintf(" | waiting %s (%s)", d.Round(time.Second), reason)
 		p.draw()
 	}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/worker"
 )
 
 const checkUsage = `
@@ -50,7 +52,14 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 	}
 	ok := func(format string, a ...any) { fmt.Fprintf(m.Stdout, "ok    "+format+"\n", a...) }
 	ok("config valid (api %s, schedule %q %s)", apiURLs(s), s.CronSpec, s.Location)
-	log := m.logger(s)
+	// check prints its own findings; the client's routine lines (a token
+	// obtained) would interleave with them, so it logs warnings and errors
+	// only, unless debug logging was asked for.
+	quiet := s
+	if quiet.LogLevel != "debug" && quiet.LogLevel != "error" {
+		quiet.LogLevel = "warn"
+	}
+	log := m.logger(quiet)
 	pacers := groupPacers(s.Accounts)
 	for _, a := range s.Accounts {
 		client, err := newAccountClient(s, a, pacers, accountLogger(s, log, a.Name), nil, nil)
@@ -62,6 +71,9 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 			who = "account " + a.Name + ": "
 		}
 		if err := client.Authenticate(ctx); err != nil {
+			if errors.Is(err, extract.ErrUnauthenticated) {
+				return fmt.Errorf("%s%w; %s", who, withCause(err), worker.CredentialsAdvice)
+			}
 			return fmt.Errorf("%s%w", who, withCause(err))
 		}
 		ok("%sauthenticated as %s", who, a.Email)

@@ -169,7 +169,7 @@ func removeDemoWarehouse(ctx context.Context, path string) error {
 		return fmt.Errorf("inspect %s: %w", path, err)
 	}
 	if others > 0 {
-		return &usageError{msg: fmt.Sprintf("refusing to replace %s: it holds %d non-demo runs; choose another -db", path, others)}
+		return &usageError{msg: fmt.Sprintf("refusing to replace %s: it holds %s; choose another -db", path, plural(others, "non-demo run"))}
 	}
 	for _, suffix := range []string{"", "-wal", "-shm"} {
 		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {

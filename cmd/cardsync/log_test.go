@@ -31,3 +31,19 @@ func TestLogDurationsAsText(t *testing.T) {
 		})
 	}
 }
+
+// TestProgressLineSaysUnreachable: a backfill that cannot reach the API
+// says so on its progress line at once, whatever the wait; other waits
+// show from a second up.
+func TestProgressLineSaysUnreachable(t *testing.T) {
+	var b strings.Builder
+	p := &progressLine{w: &b}
+	p.onWait("status 503", 500*time.Millisecond)
+	if b.Len() != 0 {
+		t.Errorf("a short wait was drawn: %q", b.String())
+	}
+	p.onWait("cannot reach api.base_url http://127.0.0.1:9: connection refused (retrying until 2026-11-26T00:43:27Z)", 500*time.Millisecond)
+	if !strings.Contains(b.String(), "| cannot reach api.base_url http://127.0.0.1:9: connection refused (retrying until 2026-11-26T00:43:27Z)") {
+		t.Errorf("progress line %q does not say the API is unreachable", b.String())
+	}
+}

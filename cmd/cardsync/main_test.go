@@ -436,6 +436,50 @@ func TestHelpAndUsage(t *testing.T) {
 	if code, out, _ := e.run(t.Context(), "version"); code != 0 || !strings.HasPrefix(out, "cardsync ") {
 		t.Errorf("version: %d %q", code, out)
 	}
+	if code, out, _ := e.run(t.Context(), "version", "-h"); code != 0 || !strings.HasPrefix(out, "Usage: cardsync version") {
+		t.Errorf("version -h: %d %q, want its usage", code, out)
+	}
+	if code, _, errOut := e.run(t.Context(), "version", "-x"); code != exitConfig || !strings.Contains(errOut, `unexpected argument "-x"`) {
+		t.Errorf("version -x: %d %q, want a usage error", code, errOut)
+	}
+}
+
+// TestSmallOperatorMessages: check prints only its own lines (no routine
+// log line between them) and gives the credentials advice on a 401; a
+// missing warehouse directory is named as such with the key to set.
+func TestSmallOperatorMessages(t *testing.T) {
+	_, e := newEnv(t, sim.Options{Seed: 3, Cards: 10})
+	e.vars["CARDSYNC_LOG_LEVEL"] = "info"
+	code, out, errOut := e.run(t.Context(), "check")
+	if code != 0 || errOut != "" {
+		t.Errorf("check: exit %d, stderr %q; want 0 and nothing on stderr at the info level", code, errOut)
+	}
+	if !strings.Contains(out, "ok    authenticated as") {
+		t.Errorf("check output:\n%s", out)
+	}
+	e.vars["CARDSYNC_API_PASSWORD"] = "not-the-password"
+	code, _, errOut = e.run(t.Context(), "check")
+	if code != exitAuth || !strings.Contains(errOut, "check api.email, the password and that the user is an Administrator") {
+		t.Errorf("check with a wrong password: exit %d, %q; want exit %d and the advice", code, errOut, exitAuth)
+	}
+	if strings.Contains(errOut, "not-the-password") {
+		t.Errorf("check printed the password: %q", errOut)
+	}
+	e.vars["CARDSYNC_API_PASSWORD"] = sim.DefaultPassword
+	missing := filepath.Join(t.TempDir(), "no", "such", "dir")
+	e.vars["CARDSYNC_WAREHOUSE_PATH"] = filepath.Join(missing, "w.db")
+	code, _, errOut = e.run(t.Context(), "backfill")
+	if code != exitWarehouse || !strings.Contains(errOut, "warehouse directory "+missing+" does not exist") || !strings.Contains(errOut, "warehouse.path") {
+		t.Errorf("backfill into a missing directory: exit %d, %q", code, errOut)
+	}
+	// Nothing configured at all: said, not acted on with the defaults.
+	e.vars = map[string]string{"CARDSYNC_LOG_LEVEL": "info"}
+	for _, cmd := range []string{"status", "backfill", "check", "report", "backup"} {
+		code, _, errOut = e.run(t.Context(), cmd)
+		if code != exitConfig || !strings.Contains(errOut, "no configuration: pass -config FILE or set CARDSYNC_CONFIG") {
+			t.Errorf("%s with no configuration: exit %d, %q", cmd, code, errOut)
+		}
+	}
 }
 
 // TestServeNotifiesSystemd runs serve with a NOTIFY_SOCKET and checks the
@@ -512,7 +556,7 @@ func TestDemoRefusesARealWarehouse(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, errOut := e.run(t.Context(), "demo", "-db", e.db, "-cards", "10")
-	if code != exitConfig || !strings.Contains(errOut, "non-demo runs") {
+	if code != exitConfig || !strings.Contains(errOut, "it holds 1 non-demo run;") {
 		t.Fatalf("demo on a real warehouse: exit %d, %q; want a refusal", code, errOut)
 	}
 	after, err := os.ReadFile(e.db)

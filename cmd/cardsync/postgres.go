@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/load"
@@ -23,6 +24,9 @@ func storeTarget(s config.Settings) worker.Target {
 func warehouseName(s config.Settings) string {
 	if s.WarehouseURL != "" {
 		return postgres.RedactURL(s.WarehouseURL)
+	}
+	if abs, err := filepath.Abs(s.DBPath); err == nil {
+		return abs
 	}
 	return s.DBPath
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"os"
 
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/report"
@@ -56,9 +58,19 @@ func (m *Main) runReport(ctx context.Context, args []string) error {
 		return err
 	}
 	defer wh.Close()
-	if err := report.Write(ctx, wh, *out, report.Options{Since: since}); err != nil {
+	if err := report.Write(ctx, wh, *out, report.Options{Since: since, Mode: fileMode(s.DBPath)}); err != nil {
 		return err
 	}
 	fmt.Fprintf(m.Stdout, "report: %s\n", *out)
 	return nil
+}
+
+// fileMode is the permission of the file at path, for files made from it
+// (a report of the warehouse); 0 when it cannot be read.
+func fileMode(path string) fs.FileMode {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Mode().Perm()
 }

@@ -468,7 +468,7 @@ func (r *reportRefresh) refresh() {
 			return err
 		}
 		defer wh.Close()
-		return report.Write(ctx, wh, r.out, report.Options{Since: r.since})
+		return report.Write(ctx, wh, r.out, report.Options{Since: r.since, Mode: fileMode(r.db)})
 	}()
 	if err != nil {
 		r.log.Warn("[report] path not refreshed; the next successful run tries again", "path", r.out, "err", err)
