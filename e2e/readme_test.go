@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardsync/cardsync/load/sqlitecheck"
 	"github.com/cardsync/cardsync/sim"
 )
 
@@ -79,7 +80,12 @@ const (
 // use; Debian 12 ships 3.40), against a warehouse built by simulator runs
 // with card changes, removals (one confirmed, one pending), a failed run,
 // odd data (rejected items, rounded amounts) and moving balances: each must
-// succeed and return rows. Then every ```sh block runs as a bash script,
+// succeed and return rows. Then every command of a ```sh or ```text block
+// that queries the warehouse with sqlite3, sqlite-utils or python3 runs on
+// its own: each must open the file read-only, succeed, create no file and
+// leave -wal and -shm in place (nothing else holds the file open then, so a
+// read-write open would remove them on close; so would one of the queries
+// above run without -readonly). Then every ```sh block runs as a bash script,
 // with /etc/cardsync/config.toml and /var/lib/cardsync/warehouse.db pointing
 // at that deployment and `cardsync` on PATH: blocks that use `go` or `make` run in the
 // repository (the build and the demo write only git-ignored files there),
@@ -120,9 +126,22 @@ func TestREADME(t *testing.T) {
 	up.RemoveCard(ordinary[30].ID)
 	d.backfillOK(t) // resumes the failed walk: the removal shifted cards, so it is inconsistent
 	d.backfillOK(t) // a consistent walk: one removal pending
-	if n := queryInt(t, openRO(t, d.db), `SELECT count(*) FROM removal_pending`); n != 1 {
+	ro := openRO(t, d.db)
+	if n := queryInt(t, ro, `SELECT count(*) FROM removal_pending`); n != 1 {
 		t.Fatalf("%d pending removals in the fixture, want 1", n)
 	}
+	// From here on nothing else holds the file open: a read-write open that
+	// closes last would remove -wal and -shm, which keepsWAL catches.
+	ro.Close()
+	keepsWAL := func(t *testing.T, what string) {
+		t.Helper()
+		for _, suffix := range []string{"-wal", "-shm"} {
+			if _, err := os.Stat(d.db + suffix); err != nil {
+				t.Fatalf("%s removed the warehouse's %s: %v", what, suffix, err)
+			}
+		}
+	}
+	keepsWAL(t, "the fixture")
 
 	t.Run("sql", func(t *testing.T) {
 		n := 0
@@ -133,8 +152,9 @@ func TestREADME(t *testing.T) {
 			for _, q := range sqlStatements(b.text) {
 				n++
 				ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-				out, err := exec.CommandContext(ctx, cli, "-bail", "-readonly", "file:"+d.db+"?mode=ro", q).CombinedOutput()
+				out, err := exec.CommandContext(ctx, cli, "-bail", "-readonly", d.db, q).CombinedOutput()
 				cancel()
+				keepsWAL(t, fmt.Sprintf("README.md:%d: sqlite3 -readonly", b.line))
 				if err != nil {
 					t.Errorf("README.md:%d: %s\n%v: %s", b.line, q, err, out)
 					continue
@@ -146,6 +166,39 @@ func TestREADME(t *testing.T) {
 		}
 		if n < 12 {
 			t.Errorf("only %d SQL statements found in README.md", n)
+		}
+	})
+
+	t.Run("read-only", func(t *testing.T) {
+		cmds := readmeQueryCommands(blocks)
+		if len(cmds) < 6 {
+			t.Fatalf("only %d query commands found in README.md", len(cmds))
+		}
+		sqlitecheck.Program(t, "sqlite-utils", "sqlite-utils python3-click-default-group")
+		sqlitecheck.Program(t, "python3", "python3")
+		for _, c := range cmds {
+			if !strings.Contains(c.text, "-readonly ") && !strings.Contains(c.text, "?mode=ro") {
+				t.Errorf("README.md:%d: does not open the warehouse read-only: %s", c.line, c.text)
+			}
+			script := strings.ReplaceAll(c.text, readmeWarehouse, d.db)
+			script = strings.ReplaceAll(script, "WAREHOUSE", d.db)
+			script = strings.ReplaceAll(script, "'NAME'", "'default'")
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+			cmd.Dir = t.TempDir()
+			out, err := cmd.CombinedOutput()
+			cancel()
+			keepsWAL(t, fmt.Sprintf("README.md:%d: %s", c.line, c.text))
+			if err != nil {
+				t.Errorf("README.md:%d: %s\n%v: %s", c.line, script, err, out)
+				continue
+			}
+			if c.lang == "sh" && strings.TrimSpace(string(out)) == "" {
+				t.Errorf("README.md:%d: no output from\n%s", c.line, script)
+			}
+			if entries, _ := os.ReadDir(cmd.Dir); len(entries) > 0 {
+				t.Errorf("README.md:%d: created %s in the working directory (a URI taken for a file name?)", c.line, entries[0].Name())
+			}
 		}
 	})
 
@@ -202,6 +255,34 @@ func TestREADME(t *testing.T) {
 			t.Error("no shell block ran")
 		}
 	})
+}
+
+// readmeCommand is one command line of a README.md code block.
+type readmeCommand struct {
+	lang string
+	line int
+	text string
+}
+
+// readmeQueryCommands returns every command line of README.md that queries
+// the warehouse with an analyst's tool (sqlite3, sqlite-utils, python3),
+// in ```sh blocks and in the runbook's ```text blocks (where the file is
+// WAREHOUSE and the account NAME).
+func readmeQueryCommands(blocks []readmeBlock) []readmeCommand {
+	var out []readmeCommand
+	for _, b := range blocks {
+		if b.lang != "sh" && b.lang != "text" {
+			continue
+		}
+		for i, line := range strings.Split(b.text, "\n") {
+			line = strings.TrimSpace(line)
+			tool := strings.HasPrefix(line, "sqlite3 ") || strings.HasPrefix(line, "sqlite-utils ") || strings.HasPrefix(line, "python3 ")
+			if tool && (strings.Contains(line, readmeWarehouse) || strings.Contains(line, "WAREHOUSE")) {
+				out = append(out, readmeCommand{lang: b.lang, line: b.line + 1 + i, text: line})
+			}
+		}
+	}
+	return out
 }
 
 func goEnv(key string) string {

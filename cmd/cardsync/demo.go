@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/cardsync/cardsync/config"
@@ -122,9 +123,9 @@ func (m *Main) runDemo(ctx context.Context, args []string) error {
 
 	ss := srv.Stats()
 	fmt.Fprintf(m.Stdout, "\nsimulator saw %d token requests and %d rate-limited replies\n", ss.TokenRequests, ss.RateLimited)
-	fmt.Fprintf(m.Stdout, "\nwarehouse: %s — try:\n\n", *db)
+	fmt.Fprintf(m.Stdout, "\nwarehouse: %s — try (read-only: a read-write open's close removes -wal and -shm):\n\n", *db)
 	for _, q := range demoQueries {
-		fmt.Fprintf(m.Stdout, "  sqlite3 -header -column %s \"%s\"\n", *db, q)
+		fmt.Fprintf(m.Stdout, "  %s\n", demoQueryCommand(*db, q))
 	}
 	page := filepath.Join(filepath.Dir(*db), "report.html")
 	wh, ok := st.Warehouse.(*load.Warehouse)
@@ -144,6 +145,23 @@ var demoQueries = []string{
 	"SELECT card_id, status, balance, currency FROM cards_flat ORDER BY CAST(card_id AS INTEGER) LIMIT 5;",
 	"SELECT card_id, version, valid_from, valid_to, run_id FROM card_versions WHERE card_id IN (SELECT card_id FROM card_versions WHERE version > 1) ORDER BY card_id, version;",
 	"SELECT run_id, trigger, status, pages, cards_seen, cards_new, cards_changed, cards_removed, walk_consistent FROM sync_runs ORDER BY run_id;",
+}
+
+// demoQueryCommand is the shell command demo prints to run q on the
+// warehouse at db: the sqlite3 CLI with -readonly, because a read-write
+// connection that closes last checkpoints the WAL and removes -wal and
+// -shm, which read-only users need (see the README).
+func demoQueryCommand(db, q string) string {
+	return "sqlite3 -readonly -header -column " + shellWord(db) + ` "` + q + `"`
+}
+
+// shellWord returns s as one word of a POSIX shell command: as it is when
+// it holds no character the shell treats specially, else single-quoted.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./+:@%,=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // removeDemoWarehouse deletes an earlier demo warehouse at path, and refuses

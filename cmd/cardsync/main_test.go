@@ -20,6 +20,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/cardsync/cardsync/load/sqlitecheck"
 	"github.com/cardsync/cardsync/money"
 	"github.com/cardsync/cardsync/sim"
 )
@@ -382,6 +383,11 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// TestDemoAndItsQueries runs the demo, then every query command it prints,
+// exactly as printed, through bash: each must succeed with rows and leave
+// the warehouse's -wal and -shm in place (a read-write sqlite3 that closes
+// last removes them, and read-only users need them). The demo has ended, so
+// no other connection holds the file: the case where that removal happens.
 func TestDemoAndItsQueries(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "demo.db")
@@ -395,25 +401,49 @@ func TestDemoAndItsQueries(t *testing.T) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
 	}
-	sqlite3, err := exec.LookPath("sqlite3")
-	for i, q := range demoQueries {
-		if err == nil {
-			cmd := exec.Command(sqlite3, "-header", "-column", db, q)
-			res, cerr := cmd.CombinedOutput()
-			if cerr != nil || len(bytes.TrimSpace(res)) == 0 {
-				t.Errorf("sqlite3 query %d failed: %v\n%s", i, cerr, res)
+	sqlitecheck.Program(t, "sqlite3", "sqlite3")
+	var printed []string
+	for _, line := range strings.Split(out, "\n") {
+		if cmd, ok := strings.CutPrefix(line, "  sqlite3 "); ok {
+			printed = append(printed, "sqlite3 "+cmd)
+		}
+	}
+	if len(printed) != len(demoQueries) {
+		t.Fatalf("demo printed %d query commands, want %d:\n%s", len(printed), len(demoQueries), out)
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if _, err := os.Stat(db + suffix); err != nil {
+			t.Fatalf("the demo warehouse has no %s before the queries: %v", suffix, err)
+		}
+	}
+	for i, line := range printed {
+		if !strings.Contains(line, " -readonly ") {
+			t.Errorf("query %d does not open the file read-only: %s", i+1, line)
+		}
+		cmd := exec.CommandContext(t.Context(), "bash", "-euo", "pipefail", "-c", line)
+		cmd.Dir = dir
+		res, err := cmd.CombinedOutput()
+		if err != nil || len(bytes.TrimSpace(res)) == 0 {
+			t.Errorf("%s\nfailed or returned no rows: %v\n%s", line, err, res)
+		}
+		for _, suffix := range []string{"-wal", "-shm"} {
+			if _, err := os.Stat(db + suffix); err != nil {
+				t.Fatalf("%s\nremoved the warehouse's %s: %v", line, suffix, err)
 			}
-			continue
 		}
-		rows, qerr := openDB(t, db).Query(q)
-		if qerr != nil {
-			t.Errorf("query %d: %v", i, qerr)
-			continue
+	}
+}
+
+func TestShellWord(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"cardsync-demo.db", "cardsync-demo.db"},
+		{"/tmp/a b/demo.db", "'/tmp/a b/demo.db'"},
+		{"it's.db", `'it'\''s.db'`},
+		{"", "''"},
+	} {
+		if got := shellWord(c.in); got != c.want {
+			t.Errorf("shellWord(%q) = %s, want %s", c.in, got, c.want)
 		}
-		if !rows.Next() {
-			t.Errorf("query %d returned no rows", i)
-		}
-		rows.Close()
 	}
 }
 
