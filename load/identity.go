@@ -14,9 +14,6 @@ import (
 // for writing since), or it is not a warehouse at all.
 var ErrNoIdentity = errors.New("the file has no warehouse identity")
 
-// identitySchemaVersion is the migration that adds warehouse_identity.
-const identitySchemaVersion = 6
-
 // newIdentity returns a random 128-bit warehouse id as 32 lowercase hex
 // digits.
 func newIdentity() string {
@@ -38,7 +35,7 @@ func (w *Warehouse) upgradeIdentity(ctx context.Context, tx *sql.Tx) error {
 // ID returns the warehouse's identity: 32 hex digits, the same in every
 // backup of it.
 func (w *Warehouse) ID(ctx context.Context) (string, error) {
-	id, err := identityOf(ctx, w.db)
+	id, err := identityOf(ctx, w.db, "main")
 	if err != nil {
 		return "", &warehouseError{err: fmt.Errorf("%s: %w", w.path, err)}
 	}
@@ -55,24 +52,25 @@ func ReadIdentity(ctx context.Context, path string) (_ string, err error) {
 		return "", fmt.Errorf("read the identity of %s: %w", path, err)
 	}
 	defer db.Close()
-	id, err := identityOf(ctx, db)
+	id, err := identityOf(ctx, db, "main")
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
 	}
 	return id, nil
 }
 
-// identityOf reads warehouse_identity through q.
-func identityOf(ctx context.Context, q queryer) (string, error) {
+// identityOf reads warehouse_identity of the database schema (main, or an
+// attached one) through q.
+func identityOf(ctx context.Context, q queryer, schema string) (string, error) {
 	var tables int
-	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'warehouse_identity'`).Scan(&tables); err != nil {
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM `+schema+`.sqlite_schema WHERE type = 'table' AND name = 'warehouse_identity'`).Scan(&tables); err != nil {
 		return "", fmt.Errorf("read the warehouse identity: %w", err)
 	}
 	if tables == 0 {
 		return "", ErrNoIdentity
 	}
 	var id string
-	err := q.QueryRowContext(ctx, `SELECT warehouse_id FROM warehouse_identity WHERE singleton = 1`).Scan(&id)
+	err := q.QueryRowContext(ctx, `SELECT warehouse_id FROM `+schema+`.warehouse_identity WHERE singleton = 1`).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", ErrNoIdentity
 	}
