@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/sim"
 )
 
@@ -254,5 +255,74 @@ func TestBackupsShareADirectory(t *testing.T) {
 	}
 	if _, err := os.Stat(mine[a][4]); err != nil {
 		t.Errorf("b's backup pruned a's newest: %v", err)
+	}
+}
+
+// TestUpgradeGivesIdentity: a warehouse of an earlier release (schema 4)
+// has no identity, nor have the backups an earlier cardsync took of it. The
+// first run upgrades it and gives it one; from then on its backups carry it
+// and prune each other, never the older backups without one (each backup
+// says so), and a restore of an old backup needs -force.
+func TestUpgradeGivesIdentity(t *testing.T) {
+	up := newUpstream(t, sim.Options{Seed: 44, Cards: 30})
+	d := newDeployment(t, up)
+	dump, err := os.ReadFile("../load/testdata/release4.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := load.LoadSQL(t.Context(), d.db, string(dump)); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	// Backups an earlier cardsync took: copies of the file, named alike.
+	raw, err := os.ReadFile(d.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := []string{filepath.Join(dir, "warehouse-20200101T000000Z.db"), filepath.Join(dir, "warehouse-20200102T000000Z.db")}
+	for _, p := range old {
+		if err := os.WriteFile(p, raw, 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	if code, _, errOut := d.run("backfill"); code != 0 {
+		t.Fatalf("backfill of the schema-4 warehouse: exit %d\n%s", code, lastLines(errOut))
+	}
+	id := identity(t, d.db)
+	if len(id) != 32 {
+		t.Fatalf("identity after the upgrade %q, want 32 hex digits", id)
+	}
+	var latest string
+	for range 3 {
+		code, out, errOut := d.run("backup", "-to", dir, "-keep", "1", "-log-level", "info")
+		if code != 0 {
+			t.Fatalf("backup: exit %d\n%s", code, lastLines(errOut))
+		}
+		latest = strings.TrimSpace(out)
+		if got := identity(t, latest); got != id {
+			t.Errorf("backup %s carries identity %s, want the warehouse's %s", latest, got, id)
+		}
+		if !strings.Contains(errOut, `"msg":"backup left alone by pruning","path":"`+old[0]+`","reason":"it has no warehouse identity`) {
+			t.Errorf("the backup did not say it left %s alone:\n%s", old[0], lastLines(errOut))
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, e := range entries {
+		if backupFileRE.MatchString(e.Name()) {
+			left = append(left, filepath.Join(dir, e.Name()))
+		}
+	}
+	if want := []string{old[0], old[1], latest}; !slices.Equal(left, want) {
+		t.Errorf("backups left %v, want the two without identity and the newest", left)
+	}
+
+	code, out, errOut := d.run("restore", old[1])
+	if code != 6 || !strings.Contains(errOut, "the file has no warehouse identity") {
+		t.Errorf("restore of a backup without identity: exit %d, want 6\n%s\n%s", code, out, errOut)
 	}
 }

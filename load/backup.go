@@ -63,19 +63,25 @@ var ErrBackupCheck = errors.New("backup check failed")
 // directory.
 var ErrBackupBusy = errors.New("another backup is writing to this directory")
 
-// PruneSkip is a backup that pruning left alone although it is named like
-// one of the warehouse's and is older than the newest keep: its identity is
-// another warehouse's, or could not be read. Only a backup that carries the
-// warehouse's own identity is ever removed.
+// PruneSkip is a file that pruning left alone although it is named like
+// one of the warehouse's backups: its identity is another warehouse's, or
+// could not be read. Only a backup that carries the warehouse's own
+// identity is ever removed. When the backup just written has no identity
+// (the warehouse was not yet upgraded), nothing is pruned and the one
+// PruneSkip names that backup.
 type PruneSkip struct {
-	Path   string
+	// Path is the file left alone.
+	Path string
+	// Reason says why, for a log line.
 	Reason string
 }
 
 // BackupResult is what Backup did: the file it wrote and the backups its
 // pruning left alone (see PruneSkip).
 type BackupResult struct {
-	Path    string
+	// Path is the backup written ("" when none was).
+	Path string
+	// Skipped lists the files pruning left alone.
 	Skipped []PruneSkip
 }
 

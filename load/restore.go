@@ -35,7 +35,8 @@ const restoreTempSuffix = ".restore-*.tmp"
 // INTO a temporary file beside the warehouse (so a backup that is itself in
 // WAL mode comes whole) and checks the copy.
 //
-// It then compares the copy with the current warehouse and, unless opts.Force, refuses with a *RestoreRefusedError (errors.Is
+// It then compares the copy with the current warehouse and, unless
+// opts.Force, refuses with a *RestoreRefusedError (errors.Is
 // ErrRestoreRefused) and changes nothing when the current warehouse holds
 // runs, account snapshots or card versions the copy lacks, when the two
 // are not shown to be the same warehouse (their identities differ, or one
@@ -116,6 +117,9 @@ func Restore(ctx context.Context, warehousePath, file string, opts RestoreOption
 		return res, fmt.Errorf("restore: the copy: %w", err)
 	}
 	c, reasons := compareForRestore(ctx, abs, tmp)
+	if ctx.Err() != nil {
+		return res, fmt.Errorf("restore: %w", ctx.Err())
+	}
 	res.Comparison = c
 	if len(reasons) > 0 && !opts.Force {
 		return res, &RestoreRefusedError{Warehouse: abs, File: src, Comparison: c, Reasons: reasons}

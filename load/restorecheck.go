@@ -139,7 +139,7 @@ func compareForRestore(ctx context.Context, current, file string) (RestoreCompar
 		reasons = append(reasons, fmt.Sprintf("the file is a backup of another warehouse (identity %s; this warehouse's is %s)", c.File.ID, c.Current.ID))
 		c.LostRuns, c.LostAccountSnapshots, c.LostCardVersions = c.Current.Runs, c.Current.AccountSnapshots, c.Current.CardVersions
 	case c.Current.ID == "" || c.File.ID == "":
-		reasons = append(reasons, fmt.Sprintf("cannot tell whether the file is a backup of this warehouse: %s has no warehouse identity (written by a cardsync before schema 6)", noIdentity(c)))
+		reasons = append(reasons, fmt.Sprintf("cannot tell whether the file is a backup of this warehouse: %s (written by a cardsync before schema 6)", noIdentity(c)))
 	}
 	if c.Current.ID == c.File.ID || c.Current.ID == "" || c.File.ID == "" {
 		// One warehouse (or perhaps one): rows are matched by their keys.
@@ -167,11 +167,11 @@ func compareForRestore(ctx context.Context, current, file string) (RestoreCompar
 func noIdentity(c RestoreComparison) string {
 	switch {
 	case c.Current.ID == "" && c.File.ID == "":
-		return "neither the warehouse nor the file"
+		return "neither the warehouse nor the file has a warehouse identity"
 	case c.Current.ID == "":
-		return "the warehouse"
+		return "the warehouse has no warehouse identity"
 	}
-	return "the file"
+	return "the file has no warehouse identity"
 }
 
 // historyOf reads the history of the database schema (main, or an
