@@ -74,7 +74,7 @@
 // # Backups and checkpoints
 //
 // Every warehouse has an identity (warehouse_identity: a random 128-bit id
-// created once, with the file or at its upgrade to schema 6), which its
+// created once, with the file or at the upgrade of an older one), which its
 // backups carry as copies of it (ReadIdentity).
 //
 // Backup writes a consistent copy with VACUUM INTO on a read-only

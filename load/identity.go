@@ -10,7 +10,7 @@ import (
 )
 
 // ErrNoIdentity is wrapped when a database file has no warehouse identity:
-// it was written by a cardsync older than schema version 6 (and not opened
+// it was written by a cardsync before warehouse identities (and not opened
 // for writing since), or it is not a warehouse at all.
 var ErrNoIdentity = errors.New("the file has no warehouse identity")
 
@@ -22,7 +22,7 @@ func newIdentity() string {
 	return hex.EncodeToString(b[:])
 }
 
-// upgradeIdentity is migration 6's Go step: the warehouse's identity,
+// upgradeIdentity is the identity migration's Go step: the warehouse's identity,
 // created once, with the warehouse's clock.
 func (w *Warehouse) upgradeIdentity(ctx context.Context, tx *sql.Tx) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO warehouse_identity (singleton, warehouse_id, created_at) VALUES (1, ?, ?)`,

@@ -19,7 +19,7 @@ import (
 // keeps the replaced warehouse in (its WAL, if it had one, beside it with
 // -wal appended, so opening it shows exactly what was replaced). A second
 // restore within the same second adds -2, -3, ...: no kept warehouse is
-// ever replaced. cardsync before schema 6 kept one file,
+// ever replaced. cardsync before warehouse identities kept one file,
 // <warehouse>.before-restore, replaced by each restore.
 const BeforeRestoreSuffix = ".before-restore"
 

@@ -139,7 +139,7 @@ func compareForRestore(ctx context.Context, current, file string) (RestoreCompar
 		reasons = append(reasons, fmt.Sprintf("the file is a backup of another warehouse (identity %s; this warehouse's is %s)", c.File.ID, c.Current.ID))
 		c.LostRuns, c.LostAccountSnapshots, c.LostCardVersions = c.Current.Runs, c.Current.AccountSnapshots, c.Current.CardVersions
 	case c.Current.ID == "" || c.File.ID == "":
-		reasons = append(reasons, fmt.Sprintf("cannot tell whether the file is a backup of this warehouse: %s (written by a cardsync before schema 6)", noIdentity(c)))
+		reasons = append(reasons, fmt.Sprintf("cannot tell whether the file is a backup of this warehouse: %s (written by a cardsync before warehouse identities)", noIdentity(c)))
 	}
 	if c.Current.ID == c.File.ID || c.Current.ID == "" || c.File.ID == "" {
 		// One warehouse (or perhaps one): rows are matched by their keys.
@@ -202,7 +202,7 @@ type BeforeRestoreFile struct {
 	// Path is the kept file.
 	Path string
 	// ReplacedAt is when the restore replaced it (from its name; zero
-	// for <warehouse>.before-restore, kept by cardsync before schema 6).
+	// for <warehouse>.before-restore, kept by a cardsync before warehouse identities).
 	ReplacedAt time.Time
 	// Bytes is its size, its -wal included.
 	Bytes int64

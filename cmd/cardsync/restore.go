@@ -24,8 +24,8 @@ account snapshots, card versions, the newest run) and what would be lost,
 when the warehouse holds runs, account snapshots or card versions FILE
 lacks, when FILE is a backup of another warehouse (every warehouse has a
 random identity, copied into its backups; the refusal names both), when
-either has no identity (written by a cardsync before schema 6), or when the
-warehouse's history cannot be read. -force restores it all the same. A
+either has no identity (written by a cardsync before identities), or when
+the warehouse's history cannot be read. -force restores it all the same. A
 missing or empty warehouse is simply restored.
 
 It then keeps the current warehouse as
