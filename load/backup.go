@@ -302,10 +302,23 @@ func finishFile(path string, mode os.FileMode) error {
 }
 
 // freeBackupName returns the path of a backup of the warehouse named stem
-// taken at now that no file uses yet.
+// taken at now that no file uses yet. Within one second the numbers only
+// grow (-2 after the highest one there, never a gap a pruned file left), so
+// the names sort in the order the backups were written, even when several
+// warehouses with the same stem share dir.
 func freeBackupName(dir, stem string, now time.Time) (string, error) {
 	stamp := now.UTC().Format(backupTimeFormat)
-	for n := 1; n < 10000; n++ {
+	files, err := listBackups(dir, stem)
+	if err != nil {
+		return "", err
+	}
+	next := 1
+	for _, f := range files {
+		if f.stamp == stamp && f.n >= next {
+			next = f.n + 1
+		}
+	}
+	for n := next; n < 10000; n++ {
 		name := stem + "-" + stamp + ".db"
 		if n > 1 {
 			name = stem + "-" + stamp + "-" + strconv.Itoa(n) + ".db"

@@ -240,9 +240,10 @@ func TestRestoreAnotherWarehouse(t *testing.T) {
 
 // TestBackupsOfTwoWarehousesShareADir: three warehouses, two named
 // warehouse.db in different directories and one prod.db, back up into one
-// directory with keep 3, in turns: each keeps its own newest 3 and never
-// prunes another's, and a backup without an identity (written before
-// identities) is never pruned; each backup says which files it left alone.
+// directory with keep 3, in turns, mostly within one second: each keeps its
+// own newest 3 and never prunes another's, and a backup without an
+// identity (written before identities) is never pruned; each backup says
+// which files it left alone.
 func TestBackupsOfTwoWarehousesShareADir(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
@@ -272,7 +273,9 @@ func TestBackupsOfTwoWarehousesShareADir(t *testing.T) {
 
 	mine := map[*Warehouse][]string{}
 	for i := range 5 {
-		at := backupTime.Add(time.Duration(i) * time.Minute)
+		// All in one second but the last: the -N suffixes of a and b
+		// interleave, and still sort in the order each wrote them.
+		at := backupTime.Add(time.Duration(i/4) * time.Minute)
 		for _, w := range []*Warehouse{a, b, c} {
 			res, err := w.Backup(ctx, dir, 3, at)
 			if err != nil {
