@@ -310,11 +310,14 @@ func TestRestoreThenBackfill(t *testing.T) {
 		t.Errorf("a refused restore changed the warehouse: %d runs, was %d", n, runsBefore)
 	}
 
-	if code, out, errOut := d.run("restore", backup); code != 0 {
+	// The warehouse holds two runs the backup lacks: -force.
+	code, out, errOut = d.run("restore", "-force", backup)
+	if code != 0 {
 		t.Fatalf("restore: exit %d\n%s\n%s", code, out, lastLines(errOut))
 	}
-	if n := countRuns(t, d.db+".before-restore", ""); n != runsBefore {
-		t.Errorf(".before-restore has %d runs, want the replaced warehouse's %d", n, runsBefore)
+	kept := keptAs(t, out)
+	if n := countRuns(t, kept, ""); n != runsBefore {
+		t.Errorf("%s has %d runs, want the replaced warehouse's %d", kept, n, runsBefore)
 	}
 	code, _, errOut = d.run("backfill")
 	if code != 0 {
@@ -332,6 +335,16 @@ func TestRestoreThenBackfill(t *testing.T) {
 		}
 	}
 	assertTruth(t, up, d.db)
+}
+
+// keptAs returns the file restore said it kept the replaced warehouse in.
+func keptAs(t *testing.T, out string) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^the replaced warehouse is kept as (.+)$`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("restore did not say where it kept the replaced warehouse:\n%s", out)
+	}
+	return m[1]
 }
 
 // TestRestoreUnderServe: restored while `serve` runs, the warehouse is
@@ -360,7 +373,7 @@ func TestRestoreUnderServe(t *testing.T) {
 	up.AddCard()
 	locked := 0
 	for {
-		code, _, errOut := d.run("restore", backup)
+		code, _, errOut := d.run("restore", "-force", backup)
 		if code == 0 {
 			break
 		}

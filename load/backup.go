@@ -26,11 +26,21 @@ const DefaultBackupDirName = "backups"
 // backupTimeFormat is the UTC time in a backup's name.
 const backupTimeFormat = "20060102T150405Z"
 
-// backupName matches the names Backup gives its files, and only those:
-// warehouse-YYYYMMDDTHHMMSSZ.db, with -N before .db for the second and
-// later backups taken within the same second. Prune never touches any
-// other file.
-var backupName = regexp.MustCompile(`^warehouse-(\d{8}T\d{6}Z)(?:-([1-9]\d{0,3}))?\.db$`)
+// backupNameOf returns the pattern of the names Backup gives the backups
+// of a warehouse whose file's stem is stem (BackupStem), and only those:
+// <stem>-YYYYMMDDTHHMMSSZ.db, with -N before .db for the second and later
+// backups taken within the same second. Prune never touches any other
+// file.
+func backupNameOf(stem string) *regexp.Regexp {
+	return regexp.MustCompile(`^` + regexp.QuoteMeta(stem) + `-(\d{8}T\d{6}Z)(?:-([1-9]\d{0,3}))?\.db$`)
+}
+
+// BackupStem is the first part of the names of a warehouse's backups: the
+// warehouse file's name without its .db extension (warehouse for
+// warehouse.db, whose backups are warehouse-YYYYMMDDTHHMMSSZ.db).
+func BackupStem(warehousePath string) string {
+	return strings.TrimSuffix(filepath.Base(warehousePath), ".db")
+}
 
 // Temporary files of Backup (in the backup directory) and of Restore
 // (beside the warehouse). A killed process leaves them; the next one
@@ -53,6 +63,28 @@ var ErrBackupCheck = errors.New("backup check failed")
 // directory.
 var ErrBackupBusy = errors.New("another backup is writing to this directory")
 
+// PruneSkip is a file that pruning left alone although it is named like
+// one of the warehouse's backups: its identity is another warehouse's, or
+// could not be read. Only a backup that carries the warehouse's own
+// identity is ever removed. When the backup just written has no identity
+// (the warehouse was not yet upgraded), nothing is pruned and the one
+// PruneSkip names that backup.
+type PruneSkip struct {
+	// Path is the file left alone.
+	Path string
+	// Reason says why, for a log line.
+	Reason string
+}
+
+// BackupResult is what Backup did: the file it wrote and the backups its
+// pruning left alone (see PruneSkip).
+type BackupResult struct {
+	// Path is the backup written ("" when none was).
+	Path string
+	// Skipped lists the files pruning left alone.
+	Skipped []PruneSkip
+}
+
 // ErrBackupPrune is wrapped when a backup was written but older backups
 // could not all be removed; Backup then also returns the new backup's path.
 var ErrBackupPrune = errors.New("prune old backups")
@@ -65,10 +97,17 @@ func DefaultBackupDir(warehousePath string) string {
 
 // Backup writes a consistent copy of the warehouse at warehousePath to dir
 // (DefaultBackupDir when empty, created 0750 if missing) and returns its
-// path: warehouse-YYYYMMDDTHHMMSSZ.db, now's UTC wall-clock time (with -2,
-// -3, ... when that name is taken). It keeps the newest keep backups
-// (DefaultBackupKeep when keep is 0) of that name pattern and removes older
-// ones; nothing else in dir is ever removed.
+// path: <stem>-YYYYMMDDTHHMMSSZ.db, the warehouse file's name without .db
+// (BackupStem) and now's UTC wall-clock time (with -2, -3, ... when that
+// name is taken). It keeps the newest keep backups (DefaultBackupKeep when
+// keep is 0) of this warehouse and removes older ones: a file is one of
+// its backups when it is named <stem>-… and carries the warehouse's
+// identity (read from the file, like the new backup's). A file named like
+// one whose identity is another warehouse's or cannot be read is never
+// removed; the result lists it (BackupResult.Skipped). Nothing else in dir
+// is ever removed, and nothing is pruned while the warehouse has no
+// identity yet (written by an older cardsync and not opened for writing
+// since). Backups of several warehouses may share one directory.
 //
 // The copy is written with VACUUM INTO a temporary file in dir, read in
 // one transaction on a read-only connection of its own: a writer committing
@@ -80,32 +119,32 @@ func DefaultBackupDir(warehousePath string) string {
 // failure, or a kill, leaves no file under a backup's name; temporary files
 // a killed backup left behind are removed by the next one. Only one backup
 // writes to a directory at a time (ErrBackupBusy).
-func Backup(ctx context.Context, warehousePath, dir string, keep int, now time.Time) (_ string, err error) {
+func Backup(ctx context.Context, warehousePath, dir string, keep int, now time.Time) (_ BackupResult, err error) {
 	defer classify(&err)
 	if keep < 0 {
-		return "", fmt.Errorf("backup: keep %d: want 1 or more (0: %d)", keep, DefaultBackupKeep)
+		return BackupResult{}, fmt.Errorf("backup: keep %d: want 1 or more (0: %d)", keep, DefaultBackupKeep)
 	}
 	if keep == 0 {
 		keep = DefaultBackupKeep
 	}
 	abs, err := filepath.Abs(warehousePath)
 	if err != nil {
-		return "", fmt.Errorf("backup %s: %w", warehousePath, err)
+		return BackupResult{}, fmt.Errorf("backup %s: %w", warehousePath, err)
 	}
 	if dir == "" {
 		dir = DefaultBackupDir(abs)
 	}
 	fi, err := os.Stat(abs)
 	if err != nil {
-		return "", fmt.Errorf("backup: %w", err)
+		return BackupResult{}, fmt.Errorf("backup: %w", err)
 	}
 	mode := fi.Mode().Perm()&0o640 | 0o600
 	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return "", fmt.Errorf("backup: create the backup directory: %w", err)
+		return BackupResult{}, fmt.Errorf("backup: create the backup directory: %w", err)
 	}
 	unlock, err := lockDir(dir)
 	if err != nil {
-		return "", err
+		return BackupResult{}, err
 	}
 	defer unlock()
 	// Holding the directory's lock, no other backup runs here: every
@@ -114,7 +153,7 @@ func Backup(ctx context.Context, warehousePath, dir string, keep int, now time.T
 
 	tmp, err := newTempPath(dir, backupTempPattern)
 	if err != nil {
-		return "", fmt.Errorf("backup: %w", err)
+		return BackupResult{}, fmt.Errorf("backup: %w", err)
 	}
 	done := false
 	defer func() {
@@ -123,34 +162,36 @@ func Backup(ctx context.Context, warehousePath, dir string, keep int, now time.T
 		}
 	}()
 	if err := vacuumInto(ctx, abs, tmp); err != nil {
-		return "", fmt.Errorf("backup %s: %w", abs, err)
+		return BackupResult{}, fmt.Errorf("backup %s: %w", abs, err)
 	}
 	if err := checkCopy(ctx, tmp); err != nil {
-		return "", fmt.Errorf("backup %s: the copy: %w", abs, err)
+		return BackupResult{}, fmt.Errorf("backup %s: the copy: %w", abs, err)
 	}
 	if err := finishFile(tmp, mode); err != nil {
-		return "", fmt.Errorf("backup: %w", err)
+		return BackupResult{}, fmt.Errorf("backup: %w", err)
 	}
-	final, err := freeBackupName(dir, now)
+	final, err := freeBackupName(dir, BackupStem(abs), now)
 	if err != nil {
-		return "", fmt.Errorf("backup: %w", err)
+		return BackupResult{}, fmt.Errorf("backup: %w", err)
 	}
 	if err := os.Rename(tmp, final); err != nil {
-		return "", fmt.Errorf("backup: %w", err)
+		return BackupResult{}, fmt.Errorf("backup: %w", err)
 	}
 	done = true
+	res := BackupResult{Path: final}
 	if err := syncDir(dir); err != nil {
-		return final, fmt.Errorf("backup: sync %s: %w", dir, err)
+		return res, fmt.Errorf("backup: sync %s: %w", dir, err)
 	}
-	if err := pruneBackups(dir, keep, final, abs); err != nil {
-		return final, fmt.Errorf("backup %s written; %w", final, err)
+	res.Skipped, err = pruneBackups(ctx, dir, keep, final, abs)
+	if err != nil {
+		return res, fmt.Errorf("backup %s written; %w", final, err)
 	}
-	return final, nil
+	return res, nil
 }
 
 // Backup writes a backup of this warehouse (see the package function
 // Backup); it reads through a connection of its own, never the writer's.
-func (w *Warehouse) Backup(ctx context.Context, dir string, keep int, now time.Time) (string, error) {
+func (w *Warehouse) Backup(ctx context.Context, dir string, keep int, now time.Time) (BackupResult, error) {
 	return Backup(ctx, w.path, dir, keep, now)
 }
 
@@ -260,14 +301,27 @@ func finishFile(path string, mode os.FileMode) error {
 	return f.Close()
 }
 
-// freeBackupName returns the path of a backup taken at now that no file
-// uses yet.
-func freeBackupName(dir string, now time.Time) (string, error) {
+// freeBackupName returns the path of a backup of the warehouse named stem
+// taken at now that no file uses yet. Within one second the numbers only
+// grow (-2 after the highest one there, never a gap a pruned file left), so
+// the names sort in the order the backups were written, even when several
+// warehouses with the same stem share dir.
+func freeBackupName(dir, stem string, now time.Time) (string, error) {
 	stamp := now.UTC().Format(backupTimeFormat)
-	for n := 1; n < 10000; n++ {
-		name := "warehouse-" + stamp + ".db"
+	files, err := listBackups(dir, stem)
+	if err != nil {
+		return "", err
+	}
+	next := 1
+	for _, f := range files {
+		if f.stamp == stamp && f.n >= next {
+			next = f.n + 1
+		}
+	}
+	for n := next; n < 10000; n++ {
+		name := stem + "-" + stamp + ".db"
 		if n > 1 {
-			name = "warehouse-" + stamp + "-" + strconv.Itoa(n) + ".db"
+			name = stem + "-" + stamp + "-" + strconv.Itoa(n) + ".db"
 		}
 		p := filepath.Join(dir, name)
 		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
@@ -286,11 +340,13 @@ type backupFile struct {
 	n     int
 }
 
-// ListBackups returns the backups in dir (files named as Backup names them),
-// newest first.
-func ListBackups(dir string) (_ []string, err error) {
+// ListBackups returns the backups of the warehouse at warehousePath in dir
+// (files named as Backup names them: <stem>-YYYYMMDDTHHMMSSZ.db), newest
+// first. It goes by the names only; pruning also checks each file's
+// identity.
+func ListBackups(dir, warehousePath string) (_ []string, err error) {
 	defer classify(&err)
-	files, err := listBackups(dir)
+	files, err := listBackups(dir, BackupStem(warehousePath))
 	if err != nil {
 		return nil, err
 	}
@@ -301,11 +357,12 @@ func ListBackups(dir string) (_ []string, err error) {
 	return out, nil
 }
 
-func listBackups(dir string) ([]backupFile, error) {
+func listBackups(dir, stem string) ([]backupFile, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
+	backupName := backupNameOf(stem)
 	var files []backupFile
 	for _, e := range entries {
 		m := backupName.FindStringSubmatch(e.Name())
@@ -324,26 +381,54 @@ func listBackups(dir string) ([]backupFile, error) {
 	return files, nil
 }
 
-// pruneBackups removes all but the newest keep backups in dir. The one
-// just written (keepPath) stays whatever its name says (a clock set back),
-// and so does the warehouse itself, should it be named like a backup.
-func pruneBackups(dir string, keep int, keepPath, warehouse string) error {
-	files, err := listBackups(dir)
+// pruneBackups removes all but the newest keep backups of the warehouse
+// in dir: files named after its stem that carry the identity of the backup
+// just written (keepPath), which stays whatever its name says (a clock set
+// back). The warehouse itself stays, should it be named like a backup, and
+// so does every file whose identity differs or cannot be read: those are
+// returned. Without an identity in keepPath, nothing is pruned.
+func pruneBackups(ctx context.Context, dir string, keep int, keepPath, warehouse string) ([]PruneSkip, error) {
+	id, err := ReadIdentity(ctx, keepPath)
+	if errors.Is(err, ErrNoIdentity) {
+		return []PruneSkip{{Path: keepPath, Reason: "the warehouse has no identity yet (written by an older cardsync): no backup is pruned until a run upgrades it"}}, nil
+	}
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrBackupPrune, err)
+		return nil, fmt.Errorf("%w: %w", ErrBackupPrune, err)
+	}
+	files, err := listBackups(dir, BackupStem(warehouse))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBackupPrune, err)
 	}
 	wi, _ := os.Stat(warehouse)
+	var skipped []PruneSkip
 	var errs []error
 	kept := 0
 	for _, f := range files {
 		p := filepath.Join(dir, f.name)
+		if p == keepPath {
+			continue
+		}
 		if fi, err := os.Stat(p); err == nil && wi != nil && os.SameFile(fi, wi) {
 			continue
 		}
-		if p == keepPath || kept < keep-1 {
-			if p != keepPath {
-				kept++
+		other, err := ReadIdentity(ctx, p)
+		if errors.Is(err, ErrNoIdentity) {
+			skipped = append(skipped, PruneSkip{Path: p, Reason: "it has no warehouse identity (written by an older cardsync, or not a warehouse): remove it by hand once it is not needed"})
+			continue
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return skipped, fmt.Errorf("%w: %w", ErrBackupPrune, ctx.Err())
 			}
+			skipped = append(skipped, PruneSkip{Path: p, Reason: "its identity cannot be read: " + err.Error()})
+			continue
+		}
+		if other != id {
+			skipped = append(skipped, PruneSkip{Path: p, Reason: fmt.Sprintf("it is a backup of another warehouse (identity %s, this one's is %s)", other, id)})
+			continue
+		}
+		if kept < keep-1 {
+			kept++
 			continue
 		}
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -351,9 +436,9 @@ func pruneBackups(dir string, keep int, keepPath, warehouse string) error {
 		}
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("%w: %w", ErrBackupPrune, errors.Join(errs...))
+		return skipped, fmt.Errorf("%w: %w", ErrBackupPrune, errors.Join(errs...))
 	}
-	return nil
+	return skipped, nil
 }
 
 // lockDir takes an flock on dir's .backup.lock without waiting, so two

@@ -57,7 +57,8 @@ func TestBackup(t *testing.T) {
 		t.Run(mode.String(), func(t *testing.T) {
 			w, path, _ := openTest(t, Options{FileMode: mode})
 			fillWarehouse(t, w, 3)
-			got, err := Backup(t.Context(), path, "", 0, backupTime)
+			res, err := Backup(t.Context(), path, "", 0, backupTime)
+			got := res.Path
 			if err != nil {
 				t.Fatalf("Backup: %v", err)
 			}
@@ -117,7 +118,9 @@ func TestBackupWhileWritingAndReading(t *testing.T) {
 	var got string
 	go func() {
 		var err error
-		got, err = Backup(t.Context(), path, t.TempDir(), 0, backupTime)
+		var res BackupResult
+		res, err = Backup(t.Context(), path, t.TempDir(), 0, backupTime)
+		got = res.Path
 		done <- err
 	}()
 	select {
@@ -153,18 +156,18 @@ func TestBackupNamesAndPrune(t *testing.T) {
 	for i, at := range []time.Time{
 		backupTime, backupTime, backupTime.Add(time.Minute), backupTime.Add(time.Hour), backupTime.Add(time.Hour),
 	} {
-		p, err := Backup(t.Context(), path, dir, 3, at)
+		res, err := Backup(t.Context(), path, dir, 3, at)
 		if err != nil {
 			t.Fatalf("backup %d: %v", i, err)
 		}
-		written = append(written, filepath.Base(p))
+		written = append(written, filepath.Base(res.Path))
 	}
 	wantWritten := []string{"warehouse-20250301T110005Z.db", "warehouse-20250301T110005Z-2.db", "warehouse-20250301T110105Z.db",
 		"warehouse-20250301T120005Z.db", "warehouse-20250301T120005Z-2.db"}
 	if !slices.Equal(written, wantWritten) {
 		t.Errorf("names %v, want %v", written, wantWritten)
 	}
-	left, err := ListBackups(dir)
+	left, err := ListBackups(dir, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +188,7 @@ func TestBackupNamesAndPrune(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(p); err != nil {
+	if _, err := os.Stat(p.Path); err != nil {
 		t.Errorf("the backup just written was pruned: %v", err)
 	}
 	if _, err := Backup(t.Context(), path, dir, -1, backupTime); err == nil {
@@ -237,7 +240,7 @@ func TestBackupRefusesNonWarehouses(t *testing.T) {
 	if _, err := Backup(t.Context(), filepath.Join(dir, "missing.db"), "", 0, backupTime); err == nil {
 		t.Error("backup of a missing file succeeded")
 	}
-	if names, _ := ListBackups(filepath.Join(dir, "backups")); len(names) != 0 {
+	if names, _ := ListBackups(filepath.Join(dir, "backups"), filepath.Join(dir, "missing.db")); len(names) != 0 {
 		t.Errorf("refused backups left %v", names)
 	}
 }
@@ -261,7 +264,8 @@ func TestBackupCancelled(t *testing.T) {
 func TestCheckCopyRefuses(t *testing.T) {
 	w, path, _ := openTest(t, Options{})
 	fillWarehouse(t, w, 20)
-	good, err := Backup(t.Context(), path, t.TempDir(), 0, backupTime)
+	goodRes, err := Backup(t.Context(), path, t.TempDir(), 0, backupTime)
+	good := goodRes.Path
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +328,8 @@ func bad(t *testing.T, good string) []badFile {
 }
 
 // TestPruneSparesTheWarehouse: backups written beside a warehouse that is
-// itself named like a backup never prune the warehouse.
+// itself named like a backup (of warehouse.db) never prune the warehouse,
+// neither its own backups nor those of a warehouse.db elsewhere.
 func TestPruneSparesTheWarehouse(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "warehouse-20000101T000000Z.db")
@@ -334,15 +339,25 @@ func TestPruneSparesTheWarehouse(t *testing.T) {
 	}
 	defer w.Close()
 	fillWarehouse(t, w, 1)
+	other, _, _ := openTest(t, Options{})
+	fillWarehouse(t, other, 1)
 	for i := range 3 {
-		if _, err := Backup(t.Context(), path, dir, 1, backupTime.Add(time.Duration(i)*time.Second)); err != nil {
+		at := backupTime.Add(time.Duration(i) * time.Second)
+		if _, err := Backup(t.Context(), path, dir, 1, at); err != nil {
 			t.Fatal(err)
+		}
+		res, err := Backup(t.Context(), other.Path(), dir, 1, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(res.Skipped, func(s PruneSkip) bool { return s.Path == path }) {
+			t.Errorf("pruning the backups of %s: skipped %v, want %s named", other.Path(), res.Skipped, path)
 		}
 	}
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("the warehouse was pruned: %v", err)
 	}
-	if files, _ := ListBackups(dir); len(files) != 2 {
-		t.Errorf("%v: want the warehouse and the newest backup", files)
+	if files, _ := ListBackups(dir, path); len(files) != 1 {
+		t.Errorf("%v: want the newest backup of %s", files, path)
 	}
 }

@@ -73,14 +73,21 @@
 //
 // # Backups and checkpoints
 //
+// Every warehouse has an identity (warehouse_identity: a random 128-bit id
+// created once, with the file or at the upgrade of an older one), which its
+// backups carry as copies of it (ReadIdentity).
+//
 // Backup writes a consistent copy with VACUUM INTO on a read-only
 // connection of its own (a writer and readers go on), checks it (integrity,
 // application_id, user_version), fsyncs it and renames it to
-// warehouse-YYYYMMDDTHHMMSSZ.db, then prunes older files of that pattern
-// only. Restore checks a backup, takes the writer lock, keeps the current
-// file (and its WAL) as <path>.before-restore, removes the current -wal and
-// -shm and renames a checked copy over the path; an open writer adopts it in
-// Verify. Options.Checkpoint "external" leaves WAL checkpoints to another
+// <stem>-YYYYMMDDTHHMMSSZ.db (BackupStem), then prunes older files of that
+// pattern that carry the warehouse's identity only. Restore checks a
+// backup, takes the writer lock, refuses without Force a file that lacks
+// history the warehouse holds or is another warehouse's
+// (RestoreRefusedError), keeps the current file (and its WAL) as
+// <path>.before-restore-YYYYMMDDTHHMMSSZ (never replacing one;
+// ListBeforeRestore), removes the current -wal and -shm and renames a
+// checked copy over the path; an open writer adopts it in Verify. Options.Checkpoint "external" leaves WAL checkpoints to another
 // process (Litestream): Optimize and Close run no TRUNCATE checkpoint.
 //
 // # Redaction

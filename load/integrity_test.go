@@ -95,7 +95,7 @@ func TestSystemSQLiteIntegrity(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sqlitecheck.IntegrityOK(t, backup)
+		sqlitecheck.IntegrityOK(t, backup.Path)
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}

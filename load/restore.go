@@ -9,12 +9,18 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
+	"time"
 )
 
-// BeforeRestoreSuffix is appended to the warehouse path to name the file
-// Restore keeps the replaced warehouse in (its WAL, if it had one, beside
-// it with -wal appended, so opening it shows exactly what was replaced).
+// BeforeRestoreSuffix, then -YYYYMMDDTHHMMSSZ (the UTC time of the
+// restore), is appended to the warehouse path to name the file Restore
+// keeps the replaced warehouse in (its WAL, if it had one, beside it with
+// -wal appended, so opening it shows exactly what was replaced). A second
+// restore within the same second adds -2, -3, ...: no kept warehouse is
+// ever replaced. cardsync before warehouse identities kept one file,
+// <warehouse>.before-restore, replaced by each restore.
 const BeforeRestoreSuffix = ".before-restore"
 
 // restoreTempSuffix names Restore's temporary copy beside the warehouse.
@@ -27,41 +33,52 @@ const restoreTempSuffix = ".restore-*.tmp"
 // writer lock without waiting (a *LockedError, errors.Is ErrLocked, while
 // a sync runs) and holds it for the swap. It copies the backup with VACUUM
 // INTO a temporary file beside the warehouse (so a backup that is itself in
-// WAL mode comes whole), checks and fsyncs the copy, gives it the current
-// file's mode and owner, and locks it, so a writer starting just after the
-// swap waits for the swap to end. The current file is kept as
-// <warehouse>.before-restore (a hard link, or a copy where links fail; its
-// -wal goes along as <warehouse>.before-restore-wal), replacing an older
-// one. The current -wal and -shm are then removed, so no stale frame can
-// ever be read as the restored file's, and the copy is renamed over the
-// warehouse and the directory fsynced.
+// WAL mode comes whole) and checks the copy.
+//
+// It then compares the copy with the current warehouse and, unless
+// opts.Force, refuses with a *RestoreRefusedError (errors.Is
+// ErrRestoreRefused) and changes nothing when the current warehouse holds
+// runs, account snapshots or card versions the copy lacks, when the two
+// are not shown to be the same warehouse (their identities differ, or one
+// has none), or when the current warehouse's history cannot be read. A
+// missing or empty warehouse is replaced without a question.
+//
+// It fsyncs the copy, gives it the current file's mode and owner, and locks
+// it, so a writer starting just after the swap waits for the swap to end.
+// The current file is kept as <warehouse>.before-restore-YYYYMMDDTHHMMSSZ
+// (opts.Now, with -2, -3, ... when that name is taken: an earlier one is
+// never replaced; a hard link, or a copy where links fail; its -wal goes
+// along with -wal appended). The current -wal and -shm are then removed,
+// so no stale frame can ever be read as the restored file's, and the copy
+// is renamed over the warehouse and the directory fsynced.
 //
 // The restored file is a plain rollback-journal database; the next writer
 // puts it back in WAL mode and migrates it if it is older than the binary.
 // A daemon that had the old file open adopts the new one at its next run
 // (Warehouse.Verify) and resumes from the restored checkpoint.
-func Restore(ctx context.Context, warehousePath, file string) (err error) {
+func Restore(ctx context.Context, warehousePath, file string, opts RestoreOptions) (_ RestoreResult, err error) {
 	defer classify(&err)
+	var res RestoreResult
 	abs, err := filepath.Abs(warehousePath)
 	if err != nil {
-		return fmt.Errorf("restore: %w", err)
+		return res, fmt.Errorf("restore: %w", err)
 	}
 	src, err := filepath.Abs(file)
 	if err != nil {
-		return fmt.Errorf("restore: %w", err)
+		return res, fmt.Errorf("restore: %w", err)
 	}
 	srcInfo, err := os.Stat(src)
 	if err != nil {
-		return fmt.Errorf("restore: %w", err)
+		return res, fmt.Errorf("restore: %w", err)
 	}
 	if !srcInfo.Mode().IsRegular() {
-		return fmt.Errorf("restore: %s: %w: not a regular file", src, ErrBackupCheck)
+		return res, fmt.Errorf("restore: %s: %w: not a regular file", src, ErrBackupCheck)
 	}
 	if cur, err := os.Stat(abs); err == nil && os.SameFile(cur, srcInfo) {
-		return fmt.Errorf("restore: %s is the warehouse itself", file)
+		return res, fmt.Errorf("restore: %s is the warehouse itself", file)
 	}
 	if err := checkCopy(ctx, src); err != nil {
-		return fmt.Errorf("restore: %w", err)
+		return res, fmt.Errorf("restore: %w", err)
 	}
 
 	mode, uid, gid := DefaultFileMode, -1, -1
@@ -75,7 +92,7 @@ func Restore(ctx context.Context, warehousePath, file string) (err error) {
 	// restore after losing it); it is then replaced like any other.
 	lock, err := AcquireLock(abs)
 	if err != nil {
-		return fmt.Errorf("restore: %w", err)
+		return res, fmt.Errorf("restore: %w", err)
 	}
 	defer lock.Close()
 	dir := filepath.Dir(abs)
@@ -85,7 +102,7 @@ func Restore(ctx context.Context, warehousePath, file string) (err error) {
 
 	tmp, err := newTempPath(dir, filepath.Base(abs)+restoreTempSuffix)
 	if err != nil {
-		return fmt.Errorf("restore: %w", err)
+		return res, fmt.Errorf("restore: %w", err)
 	}
 	swapped := false
 	defer func() {
@@ -94,10 +111,18 @@ func Restore(ctx context.Context, warehousePath, file string) (err error) {
 		}
 	}()
 	if err := copyDatabase(ctx, src, tmp); err != nil {
-		return fmt.Errorf("restore: copy %s: %w", src, err)
+		return res, fmt.Errorf("restore: copy %s: %w", src, err)
 	}
 	if err := checkCopy(ctx, tmp); err != nil {
-		return fmt.Errorf("restore: the copy: %w", err)
+		return res, fmt.Errorf("restore: the copy: %w", err)
+	}
+	c, reasons := compareForRestore(ctx, abs, tmp)
+	if ctx.Err() != nil {
+		return res, fmt.Errorf("restore: %w", ctx.Err())
+	}
+	res.Comparison = c
+	if len(reasons) > 0 && !opts.Force {
+		return res, &RestoreRefusedError{Warehouse: abs, File: src, Comparison: c, Reasons: reasons}
 	}
 	if uid >= 0 {
 		// Best effort: root restoring for the service user gives the file
@@ -105,36 +130,41 @@ func Restore(ctx context.Context, warehousePath, file string) (err error) {
 		_ = os.Chown(tmp, uid, gid)
 	}
 	if err := finishFile(tmp, mode); err != nil {
-		return fmt.Errorf("restore: %w", err)
+		return res, fmt.Errorf("restore: %w", err)
 	}
 	// Lock the new inode before it takes the name: a writer that opens the
 	// path after the rename finds the lock held until the swap is done.
 	newLock, err := os.Open(tmp)
 	if err != nil {
-		return fmt.Errorf("restore: %w", err)
+		return res, fmt.Errorf("restore: %w", err)
 	}
 	defer newLock.Close()
 	if err := syscall.Flock(int(newLock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return fmt.Errorf("restore: lock the copy: %w", err)
+		return res, fmt.Errorf("restore: lock the copy: %w", err)
 	}
-	if err := keepBeforeRestore(abs); err != nil {
-		return fmt.Errorf("restore: keep the current warehouse: %w", err)
+	now := opts.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	res.BeforeRestore, err = keepBeforeRestore(abs, now)
+	if err != nil {
+		return res, fmt.Errorf("restore: keep the current warehouse: %w", err)
 	}
 	// A -wal left at the path would be applied to the restored file by the
 	// next connection: it went aside with the old file, and the -shm that
 	// indexes it goes too. Writers are locked out; readers that have the
 	// old file open keep their own descriptors of both.
 	if err := removeWAL(abs); err != nil {
-		return fmt.Errorf("restore: %w", err)
+		return res, fmt.Errorf("restore: %w", err)
 	}
 	if err := os.Rename(tmp, abs); err != nil {
-		return fmt.Errorf("restore: %w", err)
+		return res, fmt.Errorf("restore: %w", err)
 	}
 	swapped = true
 	if err := syncDir(dir); err != nil {
-		return fmt.Errorf("restore: sync %s: %w", dir, err)
+		return res, fmt.Errorf("restore: sync %s: %w", dir, err)
 	}
-	return nil
+	return res, nil
 }
 
 // copyDatabase writes a consistent copy of the database at src (any
@@ -165,32 +195,55 @@ func openPlain(path string) (*sql.DB, error) {
 	return db, nil
 }
 
-// keepBeforeRestore makes <path>.before-restore (and -wal) the current
-// warehouse, replacing an older one. An empty file (a warehouse that was
-// missing, created by the lock) is not kept.
-func keepBeforeRestore(path string) error {
-	aside := path + BeforeRestoreSuffix
-	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
-		if err := os.Remove(aside + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-	}
+// keepBeforeRestore keeps the current warehouse (and its -wal) as
+// <path>.before-restore-<now>, a name no file uses yet, and returns that
+// path. An empty file (a warehouse that was missing, created by the lock)
+// is not kept: it returns "".
+func keepBeforeRestore(path string, now time.Time) (string, error) {
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) || err == nil && fi.Size() == 0 {
-		return nil
+		return "", nil
 	}
 	if err != nil {
-		return err
+		return "", err
+	}
+	aside, err := freeBeforeRestoreName(path, now)
+	if err != nil {
+		return "", err
 	}
 	if err := linkOrCopy(path, aside); err != nil {
-		return err
+		return "", err
 	}
 	if wi, err := os.Stat(path + "-wal"); err == nil && wi.Size() > 0 {
 		if err := linkOrCopy(path+"-wal", aside+"-wal"); err != nil {
-			return err
+			return "", err
 		}
 	}
-	return syncDir(filepath.Dir(path))
+	return aside, syncDir(filepath.Dir(path))
+}
+
+// freeBeforeRestoreName returns <path>.before-restore-<now>, with -2, -3,
+// ... when a file (or its -wal, -shm or -journal) already uses the name.
+func freeBeforeRestoreName(path string, now time.Time) (string, error) {
+	base := path + BeforeRestoreSuffix + "-" + now.UTC().Format(backupTimeFormat)
+	for n := 1; n < 10000; n++ {
+		name := base
+		if n > 1 {
+			name = base + "-" + strconv.Itoa(n)
+		}
+		free := true
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+			if _, err := os.Lstat(name + suffix); err == nil {
+				free = false
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				return "", err
+			}
+		}
+		if free {
+			return name, nil
+		}
+	}
+	return "", fmt.Errorf("no free name for %s", base)
 }
 
 // linkOrCopy hard-links src as dst, or copies it (fsynced) where the file

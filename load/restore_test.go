@@ -6,18 +6,24 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
-// TestRestore: a backup taken after one run, restored after a second run,
-// brings back the first state; the second is kept in .before-restore,
-// WAL frames included, and the next writer opens the restored file in WAL
-// mode with its checkpoint.
+// restoreTime is the wall-clock time restores in these tests run at.
+var restoreTime = time.Date(2025, 3, 2, 10, 0, 0, 0, time.FixedZone("CET", 3600))
+
+// TestRestore: a backup taken after one run, restored (forced) after a
+// second run, brings back the first state; the second is kept in
+// .before-restore-<time>, WAL frames included, and the next writer opens
+// the restored file in WAL mode with its checkpoint. A second restore
+// keeps its own file beside the first.
 func TestRestore(t *testing.T) {
 	for _, mode := range []string{CheckpointAuto, CheckpointExternal} {
 		t.Run(mode, func(t *testing.T) {
 			w, path, _ := openTest(t, Options{Checkpoint: mode})
 			fillWarehouse(t, w, 2)
-			backup, err := Backup(t.Context(), path, "", 0, backupTime)
+			res, err := Backup(t.Context(), path, "", 0, backupTime)
+			backup := res.Path
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -26,15 +32,19 @@ func TestRestore(t *testing.T) {
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if err := Restore(t.Context(), path, backup); err != nil {
+			first, err := Restore(t.Context(), path, backup, RestoreOptions{Force: true, Now: restoreTime})
+			if err != nil {
 				t.Fatalf("Restore: %v", err)
+			}
+			if want := path + ".before-restore-20250302T090000Z"; first.BeforeRestore != want {
+				t.Errorf("kept the replaced warehouse as %q, want %q", first.BeforeRestore, want)
 			}
 			for _, suffix := range []string{"-wal", "-shm"} {
 				if _, err := os.Stat(path + suffix); !errors.Is(err, os.ErrNotExist) {
 					t.Errorf("%s still beside the restored file: %v", suffix, err)
 				}
 			}
-			if n := pathInt(t, path+BeforeRestoreSuffix, "SELECT count(*) FROM cards"); n != 45 {
+			if n := pathInt(t, first.BeforeRestore, "SELECT count(*) FROM cards"); n != 45 {
 				t.Errorf(".before-restore has %d cards, want the replaced warehouse's 45", n)
 			}
 			if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != DefaultFileMode {
@@ -58,12 +68,20 @@ func TestRestore(t *testing.T) {
 			if err != nil || cp.NextPage != 3 {
 				t.Errorf("restored checkpoint %+v, %v; want next page 3", cp, err)
 			}
-			// A second restore replaces the older .before-restore.
+			// A second restore in the same second keeps the first one's
+			// file and adds its own.
 			w2.Close()
-			if err := Restore(t.Context(), path, backup); err != nil {
+			second, err := Restore(t.Context(), path, backup, RestoreOptions{Now: restoreTime})
+			if err != nil {
 				t.Fatal(err)
 			}
-			if n := pathInt(t, path+BeforeRestoreSuffix, "SELECT count(*) FROM cards"); n != 30 {
+			if want := path + ".before-restore-20250302T090000Z-2"; second.BeforeRestore != want {
+				t.Errorf("second restore kept the replaced warehouse as %q, want %q", second.BeforeRestore, want)
+			}
+			if n := pathInt(t, first.BeforeRestore, "SELECT count(*) FROM cards"); n != 45 {
+				t.Errorf("the first .before-restore has %d cards after a second restore, want 45", n)
+			}
+			if n := pathInt(t, second.BeforeRestore, "SELECT count(*) FROM cards"); n != 30 {
 				t.Errorf("second .before-restore has %d cards, want 30", n)
 			}
 		})
@@ -77,13 +95,15 @@ func TestRestore(t *testing.T) {
 func TestRestoreUnderAnOpenWriter(t *testing.T) {
 	w, path, _ := openTest(t, Options{Checkpoint: CheckpointExternal})
 	fillWarehouse(t, w, 1)
-	backup, err := Backup(t.Context(), path, "", 0, backupTime)
+	res, err := Backup(t.Context(), path, "", 0, backupTime)
+	backup := res.Path
 	if err != nil {
 		t.Fatal(err)
 	}
 	run2 := startRun(t, w)
 	commit(t, w, run2, page(2, idRange(16, 30), 1, 30))
-	if err := Restore(t.Context(), path, backup); err != nil {
+	restored, err := Restore(t.Context(), path, backup, RestoreOptions{Force: true})
+	if err != nil {
 		t.Fatalf("Restore under an open writer: %v", err)
 	}
 	ev, msg, err := w.Verify(t.Context())
@@ -101,7 +121,7 @@ func TestRestoreUnderAnOpenWriter(t *testing.T) {
 	if got := queryString(t, w, "PRAGMA integrity_check"); got != "ok" {
 		t.Errorf("integrity after writing to the restored file: %s", got)
 	}
-	if n := pathInt(t, path+BeforeRestoreSuffix, "SELECT count(*) FROM cards"); n != 30 {
+	if n := pathInt(t, restored.BeforeRestore, "SELECT count(*) FROM cards"); n != 30 {
 		t.Errorf(".before-restore has %d cards, want 30 (its WAL kept beside it)", n)
 	}
 }
@@ -111,7 +131,8 @@ func TestRestoreUnderAnOpenWriter(t *testing.T) {
 func TestRestoreRefuses(t *testing.T) {
 	w, path, _ := openTest(t, Options{})
 	fillWarehouse(t, w, 20)
-	good, err := Backup(t.Context(), path, "", 0, backupTime)
+	goodRes, err := Backup(t.Context(), path, "", 0, backupTime)
+	good := goodRes.Path
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,8 +149,8 @@ func TestRestoreRefuses(t *testing.T) {
 		if id, err := statID(path); err != nil || id != before {
 			t.Errorf("the warehouse file was replaced (%v)", err)
 		}
-		if _, err := os.Stat(path + BeforeRestoreSuffix); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("a refused restore left %s: %v", BeforeRestoreSuffix, err)
+		if kept, _ := filepath.Glob(path + BeforeRestoreSuffix + "*"); len(kept) > 0 {
+			t.Errorf("a refused restore left %v", kept)
 		}
 		matches, _ := filepath.Glob(path + ".restore-*")
 		if len(matches) > 0 {
@@ -138,7 +159,7 @@ func TestRestoreRefuses(t *testing.T) {
 	}
 	for _, tt := range bad(t, good) {
 		t.Run(tt.name, func(t *testing.T) {
-			err := Restore(t.Context(), path, tt.path)
+			_, err := Restore(t.Context(), path, tt.path, RestoreOptions{Force: true})
 			if !errors.Is(err, ErrBackupCheck) || tt.also != nil && !errors.Is(err, tt.also) {
 				t.Errorf("Restore: %v, want ErrBackupCheck and %v", err, tt.also)
 			}
@@ -151,7 +172,7 @@ func TestRestoreRefuses(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer l.Close()
-		err = Restore(t.Context(), path, good)
+		_, err = Restore(t.Context(), path, good, RestoreOptions{Force: true})
 		var le *LockedError
 		if !errors.Is(err, ErrLocked) || !errors.As(err, &le) || le.PID != os.Getpid() {
 			t.Errorf("Restore while a sync holds the lock: %v, want a LockedError naming pid %d", err, os.Getpid())
@@ -159,7 +180,7 @@ func TestRestoreRefuses(t *testing.T) {
 		unchanged(t)
 	})
 	t.Run("the warehouse itself", func(t *testing.T) {
-		if err := Restore(t.Context(), path, path); err == nil || !strings.Contains(err.Error(), "itself") {
+		if _, err := Restore(t.Context(), path, path, RestoreOptions{Force: true}); err == nil || !strings.Contains(err.Error(), "itself") {
 			t.Errorf("Restore of the warehouse onto itself: %v", err)
 		}
 		unchanged(t)
@@ -171,7 +192,8 @@ func TestRestoreRefuses(t *testing.T) {
 func TestRestoreMissingWarehouse(t *testing.T) {
 	w, path, _ := openTest(t, Options{})
 	fillWarehouse(t, w, 1)
-	backup, err := Backup(t.Context(), path, t.TempDir(), 0, backupTime)
+	res, err := Backup(t.Context(), path, t.TempDir(), 0, backupTime)
+	backup := res.Path
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,14 +202,18 @@ func TestRestoreMissingWarehouse(t *testing.T) {
 	if err := os.WriteFile(target+".restore-1.tmp", []byte("half"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := Restore(t.Context(), target, backup); err != nil {
-		t.Fatal(err)
+	restored, err := Restore(t.Context(), target, backup, RestoreOptions{})
+	if err != nil {
+		t.Fatalf("Restore into a missing warehouse's path: %v", err)
+	}
+	if restored.BeforeRestore != "" {
+		t.Errorf("kept %q for a missing warehouse", restored.BeforeRestore)
 	}
 	if n := pathInt(t, target, "SELECT count(*) FROM cards"); n != 15 {
 		t.Errorf("restored %d cards, want 15", n)
 	}
-	if _, err := os.Stat(target + BeforeRestoreSuffix); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("%s kept for a missing warehouse: %v", BeforeRestoreSuffix, err)
+	if kept, _ := filepath.Glob(target + BeforeRestoreSuffix + "*"); len(kept) > 0 {
+		t.Errorf("%v kept for a missing warehouse", kept)
 	}
 	if _, err := os.Stat(target + ".restore-1.tmp"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a killed restore's temporary file is still there: %v", err)

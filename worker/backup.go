@@ -11,8 +11,8 @@ import (
 	"github.com/cardsync/cardsync/load"
 )
 
-// Backups is a daemon's backup plan: Take writes one backup and returns
-// its path; the daemon calls it on Schedule, in its own loop, so a backup
+// Backups is a daemon's backup plan: Take writes one backup and says what
+// it wrote and which backups its pruning left alone (logged at info); the daemon calls it on Schedule, in its own loop, so a backup
 // never overlaps a run (a run due meanwhile starts as soon as the backup
 // ends; a backup due during a run is taken when the run ends). A failed
 // backup is logged at error level and counted (Daemon.BackupStats), never
@@ -20,7 +20,7 @@ import (
 // its stop.
 type Backups struct {
 	Schedule Schedule
-	Take     func(ctx context.Context, now time.Time) (path string, err error)
+	Take     func(ctx context.Context, now time.Time) (load.BackupResult, error)
 	// OnSuccess, if set, is told about each backup written (its path and
 	// when it started), e.g. for a last-success metric.
 	OnSuccess func(path string, at time.Time)
@@ -31,11 +31,12 @@ type Backups struct {
 
 // WarehouseBackups is the plan `cardsync serve` uses: load.Backup of the
 // warehouse at warehousePath into dir (load.DefaultBackupDir when empty),
-// keeping the newest keep (load.DefaultBackupKeep when 0), on schedule.
+// keeping the newest keep (load.DefaultBackupKeep when 0) of this
+// warehouse's backups, on schedule.
 func WarehouseBackups(schedule Schedule, warehousePath, dir string, keep int) *Backups {
 	return &Backups{
 		Schedule: schedule,
-		Take: func(ctx context.Context, now time.Time) (string, error) {
+		Take: func(ctx context.Context, now time.Time) (load.BackupResult, error) {
 			return load.Backup(ctx, warehousePath, dir, keep, now)
 		},
 	}
@@ -84,7 +85,7 @@ func (d *Daemon) backupOnce(ctx context.Context, b *Backups) {
 		bctx, cancel = context.WithTimeoutCause(ctx, timeout, fmt.Errorf("backup exceeded [schedule] run_timeout %s", timeout))
 	}
 	defer cancel()
-	path, err := func() (path string, err error) {
+	res, err := func() (res load.BackupResult, err error) {
 		defer func() {
 			if p := recover(); p != nil {
 				err = fmt.Errorf("backup panicked: %v", p)
@@ -94,6 +95,10 @@ func (d *Daemon) backupOnce(ctx context.Context, b *Backups) {
 		return b.Take(bctx, start)
 	}()
 	elapsed := time.Since(start)
+	path := res.Path
+	for _, s := range res.Skipped {
+		log.Info("backup left alone by pruning", "path", s.Path, "reason", s.Reason)
+	}
 	if err != nil && ctx.Err() != nil {
 		log.Info("backup interrupted by the stop; its temporary file was removed", "err", err)
 		return

@@ -54,7 +54,7 @@ func TestDaemonBackups(t *testing.T) {
 		d := &Daemon{Job: job, Schedule: every(15 * time.Minute), RunOnStart: true, RunTimeout: time.Hour, Logger: log, Notify: rec.notify}
 		plan := WarehouseBackups(every(10*time.Minute), job.Warehouse.Path(), dir, 3)
 		take := plan.Take
-		plan.Take = func(ctx context.Context, now time.Time) (string, error) {
+		plan.Take = func(ctx context.Context, now time.Time) (load.BackupResult, error) {
 			k.record(d, now)
 			return take(ctx, now)
 		}
@@ -83,11 +83,11 @@ func TestDaemonBackups(t *testing.T) {
 				t.Errorf("backup %d at +%v, want on its 10-minute slot (after the run sharing it)", i, off)
 			}
 		}
-		files, err := load.ListBackups(dir)
+		files, err := load.ListBackups(dir, job.Warehouse.Path())
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := "warehouse-" + at[len(at)-1].UTC().Format("20060102T150405Z") + ".db"
+		want := load.BackupStem(job.Warehouse.Path()) + "-" + at[len(at)-1].UTC().Format("20060102T150405Z") + ".db"
 		if len(files) != 3 || filepath.Base(files[0]) != want {
 			t.Errorf("backup directory %v, want 3 files, the newest %s", files, want)
 		}
@@ -113,9 +113,9 @@ func TestDaemonBackupWaitsForTheRun(t *testing.T) {
 		tr := &simTransport{srv: sim.New(sim.Options{Seed: 1, Cards: 30, Window: time.Second, Limit: 1000, AuthLimit: 100}), block: block}
 		var k takes
 		d := &Daemon{Job: bubbleJob(t, tr, log), Schedule: every(time.Hour), RunOnStart: true, RunTimeout: time.Hour, Logger: log}
-		d.Backups = &Backups{Schedule: every(10 * time.Minute), Take: func(ctx context.Context, now time.Time) (string, error) {
+		d.Backups = &Backups{Schedule: every(10 * time.Minute), Take: func(ctx context.Context, now time.Time) (load.BackupResult, error) {
 			k.record(d, now)
-			return "backup.db", nil
+			return load.BackupResult{Path: "backup.db"}, nil
 		}}
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
@@ -154,12 +154,12 @@ func TestDaemonBackupFailures(t *testing.T) {
 		calls := 0
 		hup := make(chan struct{}, 1)
 		d := &Daemon{Job: bubbleJob(t, tr, log), Schedule: every(15 * time.Minute), RunTimeout: time.Hour, Logger: log, Hup: hup,
-			Backups: &Backups{Schedule: every(10 * time.Minute), Take: func(ctx context.Context, now time.Time) (string, error) {
+			Backups: &Backups{Schedule: every(10 * time.Minute), Take: func(ctx context.Context, now time.Time) (load.BackupResult, error) {
 				calls++
 				if calls == 2 {
 					panic("disk on fire")
 				}
-				return "", errors.New("backup: create the backup directory: permission denied")
+				return load.BackupResult{}, errors.New("backup: create the backup directory: permission denied")
 			}},
 			Reload: func(context.Context) (Config, error) { return Config{Backups: &Backups{}, Changes: "backup.cron"}, nil },
 		}

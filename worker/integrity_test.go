@@ -40,5 +40,5 @@ func TestSyncedWarehousePassesSystemIntegrityCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sqlitecheck.IntegrityOK(t, backup)
+	sqlitecheck.IntegrityOK(t, backup.Path)
 }

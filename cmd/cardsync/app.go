@@ -77,7 +77,7 @@ Commands:
   report    write a self-contained HTML report of the warehouse (charts and tables)
   check     validate the config, reach the API, authenticate, read the warehouse; writes nothing
   backup    write a checked copy of the warehouse to backups/ (or -to DIR), keep the newest 7
-  restore   replace the warehouse with a backup FILE (the current one kept as .before-restore)
+  restore   replace the warehouse with a backup FILE (refused if it loses history; the current one kept as .before-restore-<time>)
   sim       serve the Card Payment Service simulator on loopback
   version   print the version
 

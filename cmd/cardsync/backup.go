@@ -16,15 +16,19 @@ const backupUsage = `
 Usage: cardsync backup [flags]
 
 Writes a consistent copy of the warehouse and prints its path:
-DIR/warehouse-YYYYMMDDTHHMMSSZ.db, named by the UTC time of the backup. The
+DIR/<stem>-YYYYMMDDTHHMMSSZ.db, named by the warehouse file's name without
+.db (warehouse-… for warehouse.db) and the UTC time of the backup. The
 copy is written with VACUUM INTO a temporary file in DIR, read in one
 transaction through a read-only connection (a running sync and analysts'
 queries go on), then checked (PRAGMA integrity_check, application_id,
 user_version), given the warehouse's permissions (0640), fsynced and renamed
 into place; a failed or killed backup leaves no file under that name. The
-newest -keep backups in DIR are kept and older ones of that name pattern
-removed; no other file is touched. DIR defaults to backups/ beside the
-warehouse. It needs no password and makes no API request.
+newest -keep backups of this warehouse in DIR are kept and older ones
+removed: only files named <stem>-… that carry this warehouse's identity (a
+random id every warehouse gets once, copied into its backups). A file of
+another warehouse, or whose identity cannot be read, is never removed (it
+says so), so several warehouses may share DIR. DIR defaults to backups/
+beside the warehouse. It needs no password and makes no API request.
 
 Exit codes: 0 written, 4 another backup is writing to DIR, 6 the warehouse
 could not be read or the copy failed its checks, 2 a bad flag or config,
@@ -57,7 +61,11 @@ func (m *Main) runBackup(ctx context.Context, args []string) error {
 		dir = load.DefaultBackupDir(s.DBPath)
 	}
 	start := time.Now()
-	path, err := load.Backup(ctx, s.DBPath, dir, n, start)
+	res, err := load.Backup(ctx, s.DBPath, dir, n, start)
+	path := res.Path
+	for _, sk := range res.Skipped {
+		log.Info("backup left alone by pruning", "path", sk.Path, "reason", sk.Reason)
+	}
 	if err != nil && (path == "" || !errors.Is(err, load.ErrBackupPrune)) {
 		return err
 	}

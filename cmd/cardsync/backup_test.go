@@ -41,12 +41,17 @@ func TestBackupAndRestoreCommands(t *testing.T) {
 	if code, _, errOut := e.run(t.Context(), "backfill", "-no-progress"); code != 0 {
 		t.Fatalf("backfill: exit %d\n%s", code, errOut)
 	}
-	// Flags may follow FILE.
-	if code, out, errOut := e.run(t.Context(), "restore", path, "-log-level", "info"); code != 0 || !strings.Contains(out, load.BeforeRestoreSuffix) {
-		t.Fatalf("restore: exit %d\n%s\n%s", code, out, errOut)
+	// The warehouse holds a run the backup lacks: refused, then forced.
+	if code, out, errOut := e.run(t.Context(), "restore", path); code != exitWarehouse ||
+		!strings.Contains(errOut, "refused, nothing changed") || !strings.Contains(errOut, "a restore would discard 1 runs") {
+		t.Fatalf("restore over newer history: exit %d, want %d\n%s\n%s", code, exitWarehouse, out, errOut)
 	}
-	if _, err := os.Stat(e.db + load.BeforeRestoreSuffix); err != nil {
-		t.Errorf("no %s: %v", load.BeforeRestoreSuffix, err)
+	// Flags may follow FILE.
+	if code, out, errOut := e.run(t.Context(), "restore", path, "-log-level", "info", "-force"); code != 0 || !strings.Contains(out, load.BeforeRestoreSuffix+"-") {
+		t.Fatalf("restore -force: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if kept, err := load.ListBeforeRestore(e.db); err != nil || len(kept) != 1 {
+		t.Errorf("kept %v (%v), want the replaced warehouse", kept, err)
 	}
 	db := openDB(t, e.db)
 	var runs int
@@ -106,7 +111,7 @@ func TestBackupKeysAndServePlan(t *testing.T) {
 			t.Fatalf("backup: exit %d, printed %q, want a file in %s\n%s", code, out, dir, errOut)
 		}
 	}
-	if list, err := load.ListBackups(dir); err != nil || len(list) != 2 {
+	if list, err := load.ListBackups(dir, e.db); err != nil || len(list) != 2 {
 		t.Fatalf("backups in [backup] dir: %v (%v), want the newest 2", list, err)
 	}
 
@@ -129,7 +134,8 @@ func TestBackupKeysAndServePlan(t *testing.T) {
 		t.Fatalf("plan %+v: want a schedule, a Take and an OnSuccess", plan)
 	}
 	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	path, err := plan.Take(t.Context(), at)
+	res, err := plan.Take(t.Context(), at)
+	path := res.Path
 	if err != nil || filepath.Dir(path) != dir || filepath.Base(path) != "warehouse-20300102T030405Z.db" {
 		t.Fatalf("Take: %q, %v; want warehouse-20300102T030405Z.db in %s", path, err, dir)
 	}

@@ -358,7 +358,7 @@ func seedBackupMetric(s config.Settings, path string, met *metrics.Metrics) {
 		return
 	}
 	dir := cmp.Or(s.BackupDir, load.DefaultBackupDir(path))
-	list, err := load.ListBackups(dir)
+	list, err := load.ListBackups(dir, path)
 	if err != nil || len(list) == 0 {
 		return
 	}

@@ -142,7 +142,19 @@ func accountStatusOf(ctx context.Context, s config.Settings, account string, now
 		holder, _ = load.LockHolder(s.DBPath)
 	}
 	h := worker.Assess(sum, sched, now, holder, s.RunTimeout)
-	return newAccountStatus(sum, h, s, holder, now), nil
+	st := newAccountStatus(sum, h, s, holder, now)
+	kept, err := load.ListBeforeRestore(s.DBPath)
+	if err != nil {
+		return accountStatus{}, err
+	}
+	for _, k := range kept {
+		var at *string
+		if !k.ReplacedAt.IsZero() {
+			at = strPtr(rfc(k.ReplacedAt))
+		}
+		st.Warehouse.BeforeRestore = append(st.Warehouse.BeforeRestore, beforeRestoreStatus{Path: k.Path, ReplacedAt: at, Bytes: k.Bytes})
+	}
+	return st, nil
 }
 
 // inLocation reads a cron schedule in the configured time zone, as the
@@ -195,6 +207,16 @@ type warehouseStatus struct {
 	SchemaVersion int    `json:"schema_version"`
 	DatabaseBytes int64  `json:"database_bytes"`
 	WALBytes      int64  `json:"wal_bytes"`
+	// BeforeRestore lists the warehouses restore replaced and kept beside
+	// this one, newest first (empty with PostgreSQL).
+	BeforeRestore []beforeRestoreStatus `json:"before_restore"`
+}
+
+// beforeRestoreStatus is one warehouse kept by a restore.
+type beforeRestoreStatus struct {
+	Path       string  `json:"path"`
+	ReplacedAt *string `json:"replaced_at"`
+	Bytes      int64   `json:"bytes"`
 }
 
 type scheduleStatus struct {
@@ -289,7 +311,7 @@ func newAccountStatus(sum load.Summary, h worker.Health, s config.Settings, hold
 		Problems: append([]string{}, h.Problems...),
 		Warnings: append([]string{}, h.Warnings...),
 		Warehouse: warehouseStatus{Path: sum.Path, SchemaVersion: sum.SchemaVersion,
-			DatabaseBytes: sum.DatabaseBytes, WALBytes: sum.WALBytes},
+			DatabaseBytes: sum.DatabaseBytes, WALBytes: sum.WALBytes, BeforeRestore: []beforeRestoreStatus{}},
 		Schedule: scheduleStatus{Cron: s.CronSpec, Timezone: s.Location.String(), Overdue: h.Overdue,
 			NextDueAt: rfcPtr(&h.NextDue), StaleAfter: rfcPtr(&h.StaleAfter)},
 		FailuresInARow: sum.FailuresInARow,
@@ -399,6 +421,13 @@ func printStatus(w io.Writer, rep statusReport, many bool) {
 		}
 		fmt.Fprintf(w, "\nwarehouse  %s (schema v%d, %s, WAL %s)\n", a.Warehouse.Path, a.Warehouse.SchemaVersion,
 			bytesText(a.Warehouse.DatabaseBytes), bytesText(a.Warehouse.WALBytes))
+		for _, k := range a.Warehouse.BeforeRestore {
+			when := "by an older cardsync"
+			if k.ReplacedAt != nil {
+				when = "at " + *k.ReplacedAt
+			}
+			fmt.Fprintf(w, "kept       %s (%s, replaced by a restore %s; remove it by hand when not needed)\n", k.Path, bytesText(k.Bytes), when)
+		}
 		sched := fmt.Sprintf("schedule   %q in %s", a.Schedule.Cron, a.Schedule.Timezone)
 		if a.Schedule.NextDueAt != nil {
 			sched += "; next run due " + *a.Schedule.NextDueAt
