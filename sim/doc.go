@@ -58,6 +58,9 @@
 //	links-array        links rendered as [] when there is no link (Fractal < 0.18)
 //	total[=DELTA]      total changed by DELTA (default 7), total_pages recomputed
 //	oversize[=BYTES]   valid JSON padded with a "padding" string (default 8 MiB)
+//	empty-page[=PAGE]  a page with no items, totals unchanged (default page 2)
+//	shrinking-total[=N] total_pages less by N (default 1) from page 2 on, same items
+//	repeated-page[=PAGE] page 1's items on the page (default every page)
 //
 // and the KEYs are
 //
@@ -66,7 +69,11 @@
 //	percent=P          affect P% of matching requests, chosen by the seeded generator
 //	pages=LIST         /cards pages only, e.g. pages=2-4,7 or pages=2-4;7
 //	retry_after=DUR    Retry-After on status, html and ratelimit replies (DUR or seconds)
-//	latency=DUR, chunk=BYTES, url=URL, to=PAGE, delta=N, bytes=N, status=CODE
+//	latency=DUR, chunk=BYTES, url=URL, to=PAGE, delta=N, bytes=N, status=CODE, shrink=N
+//
+// The walk faults (empty-page, shrinking-total, repeated-page) act once
+// with times=1, so that a refetch of the page gets the right answer, and
+// on every request by default.
 //
 // For example "cards:status=503,retry_after=2s,times=3,pages=2-4" answers
 // 503 with Retry-After: 2 to the first three requests for pages 2 to 4.

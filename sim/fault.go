@@ -51,13 +51,50 @@ const (
 	// FaultOversize adds a "padding" string of PadBytes (default 8 MiB) to a
 	// successful body, which stays valid JSON. [oversize]
 	FaultOversize
+
+	// Walk faults: a card list that moves or lies under a walk. Without
+	// Pages they act on the pages named in each one's comment; Times 1 makes
+	// one answer wrong (a refetch gets the right one), 0 every answer.
+
+	// FaultEmptyPage serves a card page with no items while total and
+	// total_pages stay unchanged (page 2 without Pages). [empty-page]
+	FaultEmptyPage
+	// FaultShrinkingTotal reports total_pages less by Shrink (default 1,
+	// never below 1) and serves the same items (every page but page 1
+	// without Pages). [shrinking-total]
+	FaultShrinkingTotal
+	// FaultRepeatedPage serves page 1's items on a card page, with that
+	// page's own pagination (every page without Pages). [repeated-page]
+	FaultRepeatedPage
 )
+
+// walkFaultNames are the walk faults' names, apart so that they read as
+// one block.
+var walkFaultNames = map[FaultKind]string{
+	FaultEmptyPage: "empty-page", FaultShrinkingTotal: "shrinking-total", FaultRepeatedPage: "repeated-page",
+}
+
+// walkFault reports whether the kind changes which items or totals a card
+// page serves, and whether it acts on page when the fault names no pages.
+func (k FaultKind) walkFault(page int) (walk, onPage bool) {
+	switch k {
+	case FaultEmptyPage:
+		return true, page == 2
+	case FaultShrinkingTotal:
+		return true, page > 1
+	case FaultRepeatedPage:
+		return true, true
+	}
+	return false, false
+}
 
 var faultKindNames = map[FaultKind]string{
 	FaultStatus: "status", FaultHTML: "html", FaultReset: "reset", FaultTruncate: "truncate",
 	FaultLatency: "latency", FaultTrickle: "trickle", FaultRateLimit: "ratelimit", FaultRevoke: "revoke",
 	FaultForeignNext: "foreign", FaultLoopNext: "loop", FaultLinksArray: "links-array",
 	FaultTotalChange: "total", FaultOversize: "oversize",
+	FaultEmptyPage: walkFaultNames[FaultEmptyPage], FaultShrinkingTotal: walkFaultNames[FaultShrinkingTotal],
+	FaultRepeatedPage: walkFaultNames[FaultRepeatedPage],
 }
 
 // String returns the kind's name in the -fault syntax.
@@ -112,6 +149,9 @@ type Fault struct {
 	TotalDelta int
 	// PadBytes is the size of the padding (FaultOversize, default 8 MiB).
 	PadBytes int
+	// Shrink is how many pages FaultShrinkingTotal takes off total_pages
+	// (default 1).
+	Shrink int
 }
 
 // ErrBadFault is wrapped by every ParseFault error.
@@ -125,7 +165,9 @@ var ErrBadFault = errors.New("bad fault")
 // optional ARG are: status=CODE (default 503), html[=CODE] (default 502),
 // reset, truncate, latency=DURATION, trickle[=DURATION between chunks],
 // ratelimit (a 429 storm), revoke, foreign=URL, loop[=PAGE] (default 1),
-// links-array, total[=DELTA] (default 7), oversize[=BYTES] (default 8 MiB).
+// links-array, total[=DELTA] (default 7), oversize[=BYTES] (default 8 MiB),
+// empty-page[=PAGE] (default page 2), shrinking-total[=PAGES] (default 1,
+// from page 2 on), repeated-page[=PAGE] (default every page).
 // KEYs are times=N, skip=N, percent=P, pages=LIST where LIST is pages and
 // ranges separated by commas or semicolons (pages=2-4,7), retry_after=DURATION
 // (or seconds), latency=DURATION, chunk=BYTES, url=URL. Example:
@@ -185,6 +227,7 @@ func ParseFault(s string) (Fault, error) {
 	ints := map[string]*int{
 		"times": &f.Times, "skip": &f.Skip, "percent": &f.Percent, "chunk": &f.Chunk,
 		"status": &f.Status, "to": &f.LoopTo, "delta": &f.TotalDelta, "bytes": &f.PadBytes,
+		"shrink": &f.Shrink,
 	}
 	// set applies one KEY=VALUE (pages aside); false for an unknown key.
 	set := func(k, v string) bool {
@@ -199,6 +242,11 @@ func ParseFault(s string) (Fault, error) {
 			f.Latency = dur(v)
 		case "url":
 			f.URL = v
+		case "page":
+			// The walk faults' argument: the one page they act on.
+			if e := addPages(&f.Pages, v); e != nil && err == nil {
+				err = e
+			}
 		default:
 			return false
 		}
@@ -209,6 +257,7 @@ func ParseFault(s string) (Fault, error) {
 		key := map[FaultKind]string{
 			FaultStatus: "status", FaultHTML: "status", FaultLatency: "latency", FaultTrickle: "latency",
 			FaultForeignNext: "url", FaultLoopNext: "to", FaultTotalChange: "delta", FaultOversize: "bytes",
+			FaultEmptyPage: "page", FaultShrinkingTotal: "shrink", FaultRepeatedPage: "page",
 		}[f.Kind]
 		if key == "" {
 			return bad("kind %s takes no argument", f.Kind)
@@ -297,8 +346,8 @@ func (f Fault) validate() error {
 			return fmt.Errorf("foreign needs an absolute URL, got %q", f.URL)
 		}
 	}
-	if f.LoopTo < 0 || f.PadBytes < 0 || f.Chunk < 0 {
-		return errors.New("negative loop page, padding or chunk")
+	if f.LoopTo < 0 || f.PadBytes < 0 || f.Chunk < 0 || f.Shrink < 0 {
+		return errors.New("negative loop page, padding, chunk or shrink")
 	}
 	return nil
 }
@@ -323,6 +372,7 @@ func (f Fault) String() string {
 		{"to", f.LoopTo != 0, f.LoopTo},
 		{"delta", f.TotalDelta != 0, f.TotalDelta},
 		{"bytes", f.PadBytes != 0, f.PadBytes},
+		{"shrink", f.Shrink != 0, f.Shrink},
 		{"times", f.Times != 0, f.Times},
 		{"skip", f.Skip != 0, f.Skip},
 		{"percent", f.Percent != 0, f.Percent},
@@ -363,6 +413,9 @@ func (fs *faultState) take(endpoint string, page int, rng *rand.Rand) bool {
 		return false
 	}
 	if len(f.Pages) > 0 && (endpoint != EndpointCards || !slices.Contains(f.Pages, page)) {
+		return false
+	}
+	if walk, onPage := f.Kind.walkFault(page); walk && (endpoint != EndpointCards || len(f.Pages) == 0 && !onPage) {
 		return false
 	}
 	if f.Times > 0 && fs.applied >= f.Times {
