@@ -3,8 +3,10 @@ package load
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +40,11 @@ type WalkSummary struct {
 	TotalChanged bool      `json:"total_changed"` // some page reported a different total
 	MinTotal     int       `json:"min_total"`     // the smallest total any page reported
 	MaxTotal     int       `json:"max_total"`     // the largest
+	// Reason is the first page anomaly a commit recorded on the walk
+	// (sync_walks.inconsistent_reason; "" when none) and AnomalyPages the pages
+	// that showed one.
+	Reason       string `json:"reason,omitempty"`
+	AnomalyPages []int  `json:"anomaly_pages,omitempty"`
 }
 
 func streamOf(s string) string {
@@ -119,13 +126,15 @@ func (w *Warehouse) WalkSummary(ctx context.Context, stream string) (_ WalkSumma
 	defer classify(&err)
 	stream = streamOf(stream)
 	var s WalkSummary
-	var started string
+	var started, pages string
 	err = w.db.QueryRowContext(ctx, `SELECT walk_id, started_at, started_run, first_total, last_total,
 			pages, last_page, runs, total_changed, coalesce(min_total, first_total), coalesce(max_total, first_total),
-			coalesce((SELECT total_pages FROM sync_checkpoints WHERE account = ?2 AND stream = ?1), 0)
+			coalesce((SELECT total_pages FROM sync_checkpoints WHERE account = ?2 AND stream = ?1), 0),
+			coalesce(inconsistent_reason, ''), coalesce(inconsistent_pages, '')
 		FROM sync_walks WHERE account = ?2 AND stream = ?1 AND finished_at IS NULL`, stream, w.account).
 		Scan(&s.WalkID, &started, &s.StartedRun, &s.FirstTotal, &s.LastTotal,
-			&s.Pages, &s.LastPage, &s.Runs, &s.TotalChanged, &s.MinTotal, &s.MaxTotal, &s.TotalPages)
+			&s.Pages, &s.LastPage, &s.Runs, &s.TotalChanged, &s.MinTotal, &s.MaxTotal, &s.TotalPages,
+			&s.Reason, &pages)
 	if errors.Is(err, sql.ErrNoRows) {
 		return WalkSummary{}, nil
 	}
@@ -133,6 +142,7 @@ func (w *Warehouse) WalkSummary(ctx context.Context, stream string) (_ WalkSumma
 		return s, fmt.Errorf("walk summary %s: %w", stream, err)
 	}
 	s.StartedAt = parseTime(started)
+	s.AnomalyPages = ParsePages(pages)
 	if s.DistinctIDs, s.DuplicateIDs, err = walkIDCounts(ctx, w.db, s.WalkID); err != nil {
 		return s, fmt.Errorf("walk summary %s: %w", stream, err)
 	}
@@ -175,6 +185,18 @@ type WalkEnd struct {
 	// ConfirmRemovals lifts the mass-removal guard for this walk
 	// (`cardsync backfill -confirm-removals`).
 	ConfirmRemovals bool
+	// Reason is why an inconsistent walk is so (one of WalkReasons),
+	// recorded unless a page anomaly was recorded first.
+	Reason string
+}
+
+// ReasonArg is Reason as the walk's close records it: nil when "" or the
+// walk is consistent.
+func (e WalkEnd) ReasonArg() any {
+	if e.Consistent || e.Reason == "" {
+		return nil
+	}
+	return e.Reason
 }
 
 // Outcome is what sync_walks.outcome records of a walk that ended so:
@@ -416,8 +438,9 @@ func (w *Warehouse) closeWalk(ctx context.Context, tx *sql.Tx, walkID, runID int
 		return res, err
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE sync_walks SET finished_at = ?2, finished_run = ?3, outcome = ?4, removed = ?5,
-			distinct_ids = ?6, duplicate_ids = ?7, pending_removals = (SELECT count(*) FROM removal_pending WHERE account = ?8)
-		WHERE walk_id = ?1`, walkID, now, finishedRun, outcome, res.Removed, distinct, duplicates, w.account); err != nil {
+			distinct_ids = ?6, duplicate_ids = ?7, pending_removals = (SELECT count(*) FROM removal_pending WHERE account = ?8),
+			inconsistent_reason = coalesce(inconsistent_reason, ?9)
+		WHERE walk_id = ?1`, walkID, now, finishedRun, outcome, res.Removed, distinct, duplicates, w.account, end.ReasonArg()); err != nil {
 		return res, fmt.Errorf("close walk: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM walk_seen WHERE walk_id = ?`, walkID); err != nil {
@@ -493,4 +516,55 @@ func foldWalk(ctx context.Context, tx *sql.Tx, walkID int64) error {
 // statement's other numbered parameters (SQLite wants them without gaps).
 func withAccount(query string, n int) string {
 	return strings.ReplaceAll(query, "?A", "?"+strconv.Itoa(n))
+}
+
+// The reasons a walk is inconsistent (sync_walks.inconsistent_reason, the
+// reason label of cardsync_walks_inconsistent_total). The page reasons are
+// the client's page anomalies (extract.Anomaly), recorded by the page
+// commit; the others are judged from the walk's counts when it closes.
+const (
+	ReasonEmptyPage         = "empty_page"
+	ReasonRepeatedPage      = "repeated_page"
+	ReasonShortPage         = "short_page"
+	ReasonTotalPagesChanged = "total_pages_changed"
+	// ReasonTotalChanged: the card total changed during the walk (cards
+	// added or removed upstream while it ran).
+	ReasonTotalChanged = "total_changed"
+	// ReasonDuplicateIDs: card ids appeared on more than one page.
+	ReasonDuplicateIDs = "duplicate_ids"
+	// ReasonCountMismatch: the distinct ids seen differ from the total.
+	ReasonCountMismatch = "count_mismatch"
+	// ReasonNoPages: no page was committed in the walk.
+	ReasonNoPages = "no_pages"
+)
+
+// WalkReasons lists every reason a walk can be inconsistent: a bounded set,
+// page reasons first.
+func WalkReasons() []string {
+	return []string{ReasonEmptyPage, ReasonRepeatedPage, ReasonShortPage, ReasonTotalPagesChanged,
+		ReasonTotalChanged, ReasonDuplicateIDs, ReasonCountMismatch, ReasonNoPages}
+}
+
+// AppendPagesSQL is the SQL expression, the same in SQLite and
+// PostgreSQL, that appends the JSON array of page numbers in param (NULL:
+// none) to sync_walks.inconsistent_pages.
+func AppendPagesSQL(param string) string {
+	return `CASE WHEN ` + param + ` IS NULL THEN inconsistent_pages WHEN inconsistent_pages IS NULL THEN ` + param +
+		` ELSE substr(inconsistent_pages, 1, length(inconsistent_pages) - 1) || ',' || substr(` + param + `, 2) END`
+}
+
+// ParsePages reads sync_walks.inconsistent_pages: the page numbers in the
+// order first recorded, each once (nil for NULL or unreadable text).
+func ParsePages(s string) []int {
+	var pages []int
+	if s == "" || json.Unmarshal([]byte(s), &pages) != nil {
+		return nil
+	}
+	out := pages[:0]
+	for _, p := range pages {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
