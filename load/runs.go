@@ -325,10 +325,10 @@ type Summary struct {
 	LastWalkAt         *time.Time `json:"last_walk_at"`
 	// RecentWalks are the last SummaryWalks finished walks that were judged
 	// (complete or inconsistent; reset ones aside), newest first.
-	RecentWalks []WalkOutcome `json:"recent_walks"`
-	Running            int        `json:"running"`
-	WALBytes           int64      `json:"wal_bytes"`
-	DatabaseBytes      int64      `json:"database_bytes"`
+	RecentWalks   []WalkOutcome `json:"recent_walks"`
+	Running       int           `json:"running"`
+	WALBytes      int64         `json:"wal_bytes"`
+	DatabaseBytes int64         `json:"database_bytes"`
 }
 
 // Summary summarises the warehouse: the last SummaryRuns runs, the card
