@@ -42,9 +42,8 @@ func NewPreparedPage(p Page, now func() time.Time, cards int, rejected []Rejecti
 		number: p.Number, totalPages: p.TotalPages, totalItems: p.TotalItems,
 		fetchedAt: orNow(p.FetchedAt, now), duration: p.Duration, bodySHA256: p.BodySHA256,
 		requests: p.Requests, retries: p.Retries, limited: p.RateLimited, authRequests: p.AuthRequests,
-		anomaly: p.Anomaly,
-		items:   len(p.Cards) + len(p.Rejected),
-		cards:   cards, rejected: rejected,
+		items: len(p.Cards) + len(p.Rejected),
+		cards: cards, rejected: rejected, anomaly: p.Anomaly,
 	}
 	pp.res.Rejected = len(rejected)
 	for _, r := range rejected {
