@@ -523,9 +523,14 @@ func withAccount(query string, n int) string {
 // the client's page anomalies (extract.Anomaly), recorded by the page
 // commit; the others are judged from the walk's counts when it closes.
 const (
-	ReasonEmptyPage         = "empty_page"
-	ReasonRepeatedPage      = "repeated_page"
-	ReasonShortPage         = "short_page"
+	// ReasonEmptyPage: a page before the last was empty, twice.
+	ReasonEmptyPage = "empty_page"
+	// ReasonRepeatedPage: a page listed the ids of the page before, twice.
+	ReasonRepeatedPage = "repeated_page"
+	// ReasonShortPage: a page before the last held fewer than per_page
+	// items, twice.
+	ReasonShortPage = "short_page"
+	// ReasonTotalPagesChanged: total_pages changed between pages.
 	ReasonTotalPagesChanged = "total_pages_changed"
 	// ReasonTotalChanged: the card total changed during the walk (cards
 	// added or removed upstream while it ran).

@@ -257,7 +257,7 @@ func inconsistency(s load.WalkSummary) (reason, text string) {
 	case s.WalkID == 0:
 		return load.ReasonNoPages, "no page was committed in this walk"
 	case s.Reason != "":
-		return s.Reason, pageReasonText(s.Reason, s.AnomalyPages)
+		return s.Reason, pageReasonText(s.Reason)
 	case s.TotalChanged:
 		return load.ReasonTotalChanged, fmt.Sprintf("the card total changed during the walk: the first page said %d, pages said between %d and %d, the last %d",
 			s.FirstTotal, min(s.MinTotal, s.FirstTotal), max(s.MaxTotal, s.FirstTotal), s.LastTotal)
@@ -269,21 +269,20 @@ func inconsistency(s load.WalkSummary) (reason, text string) {
 	return "", ""
 }
 
-// pageReasonText says in a sentence what a page reason means, for the
-// pages that showed it.
-func pageReasonText(reason string, pages []int) string {
-	on := "on " + PagesText(pages)
+// pageReasonText says what a page reason means; the caller names the
+// pages.
+func pageReasonText(reason string) string {
 	switch reason {
 	case load.ReasonEmptyPage:
-		return on + ": empty before the last page, also when asked for again (the walk read on to its last page)"
+		return "a page before the last was empty, also when asked for again; the walk read on to its last page"
 	case load.ReasonRepeatedPage:
-		return on + ": the same cards as the page before, also when asked for again"
+		return "a page listed the same cards as the page before it, also when asked for again"
 	case load.ReasonShortPage:
-		return on + ": fewer items than per_page before the last page, also when asked for again"
+		return "a page before the last held fewer items than per_page, also when asked for again; the walk read on to its last page"
 	case load.ReasonTotalPagesChanged:
-		return "total_pages changed during the walk " + on + " (the walk read on to the largest total_pages seen)"
+		return "total_pages changed during the walk; the walk read on to the largest total_pages seen"
 	}
-	return reason + " " + on
+	return reason
 }
 
 // PagesText names pages for people: "page 2", "pages 2, 3", or "no page

@@ -32,9 +32,9 @@ func TestInconsistency(t *testing.T) {
 		{name: "missed cards", sum: load.WalkSummary{WalkID: 1, DistinctIDs: 29, FirstTotal: 30, LastTotal: 30}, want: "distinct cards"},
 		{name: "no page committed", sum: load.WalkSummary{}, want: "no page"},
 		{name: "empty page", sum: load.WalkSummary{WalkID: 1, DistinctIDs: 30, FirstTotal: 30, LastTotal: 30, Reason: "empty_page", AnomalyPages: []int{2}},
-			want: "on page 2: empty"},
+			want: "a page before the last was empty"},
 		{name: "a page reason comes first", sum: load.WalkSummary{WalkID: 1, DistinctIDs: 30, DuplicateIDs: 15, FirstTotal: 45, LastTotal: 45,
-			Reason: "repeated_page", AnomalyPages: []int{2, 3}}, want: "on pages 2, 3: the same cards"},
+			Reason: "repeated_page", AnomalyPages: []int{2, 3}}, want: "the same cards as the page before"},
 	}
 	reasons := map[string]string{"total changed": "total_changed", "duplicates": "duplicate_ids", "missed cards": "count_mismatch",
 		"no page committed": "no_pages", "empty page": "empty_page", "a page reason comes first": "repeated_page"}
