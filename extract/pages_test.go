@@ -79,16 +79,30 @@ func TestPagesFaults(t *testing.T) {
 			t.Fatalf("err = %v, want ErrTooManyPages", err)
 		}
 	})
-	t.Run("the first empty page ends the walk whatever total_pages says", func(t *testing.T) {
+	t.Run("empty pages do not end the walk before total_pages", func(t *testing.T) {
+		var requests [7]int
 		c, _, _ := handlerEnv(t, pageHandler(func(n int) string {
+			requests[n]++
 			if n >= 3 {
-				return fmt.Sprintf(`{"data":[],"meta":{"pagination":{"total":900,"count":0,"per_page":1,"current_page":%d,"total_pages":900,"links":{}}}}`, n)
+				return fmt.Sprintf(`{"data":[],"meta":{"pagination":{"total":6,"count":0,"per_page":1,"current_page":%d,"total_pages":6,"links":{}}}}`, n)
 			}
-			return synthPage(n, 900, "")
+			return synthPage(n, 6, "")
 		}), nil)
 		pages, err := walk(t, c, 1)
-		if err != nil || len(pages) != 3 {
-			t.Fatalf("pages %d, err = %v; want 2 pages and the empty third", len(pages), err)
+		if err != nil || len(pages) != 6 {
+			t.Fatalf("pages %d, err = %v; want all 6 pages", len(pages), err)
+		}
+		for _, p := range pages {
+			want := AnomalyEmptyPage
+			if p.Number < 3 || p.Number == 6 {
+				want = "" // the last page may be empty
+			}
+			if p.Anomaly != want || p.Refetched != (want != "") {
+				t.Errorf("page %d: anomaly %q refetched %v, want %q", p.Number, p.Anomaly, p.Refetched, want)
+			}
+		}
+		if got, want := fmt.Sprint(requests[1:]), "[1 1 2 2 2 1]"; got != want {
+			t.Errorf("requests per page %s, want %s (an empty page before the last is asked for twice)", got, want)
 		}
 	})
 	t.Run("links as []", func(t *testing.T) {
@@ -108,8 +122,18 @@ func TestPagesFaults(t *testing.T) {
 		for _, p := range pages {
 			totals = append(totals, fmt.Sprintf("%d/%d", p.Pagination.Total, p.Pagination.TotalPages))
 		}
-		if got, want := strings.Join(totals, " "), "100/7 100/7 100/7 120/8 120/8 100/7 100/7"; got != want {
+		// The walk goes on to the largest total_pages seen: page 8.
+		if got, want := strings.Join(totals, " "), "100/7 100/7 100/7 120/8 120/8 100/7 100/7 100/7"; got != want {
 			t.Errorf("totals %q, want %q", got, want)
+		}
+		var anomalies []string
+		for _, p := range pages {
+			if p.Anomaly != "" {
+				anomalies = append(anomalies, fmt.Sprintf("%d:%s", p.Number, p.Anomaly))
+			}
+		}
+		if got, want := strings.Join(anomalies, " "), "4:total_pages_changed 6:total_pages_changed 7:short_page"; got != want {
+			t.Errorf("anomalies %q, want %q", got, want)
 		}
 	})
 	t.Run("cards added mid-walk", func(t *testing.T) {
@@ -311,4 +335,88 @@ func TestMissingNextBeforeLastPage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWalkNeverEndsEarly: a page before the last that comes back empty,
+// short or repeated is asked for once more, the walk goes on to the
+// largest total_pages seen, and each page that still looks wrong carries
+// its anomaly.
+func TestWalkNeverEndsEarly(t *testing.T) {
+	type want struct {
+		pages     int
+		anomalies string // page:anomaly, in order
+		requests  string // per page
+	}
+	tests := []struct {
+		name   string
+		cards  int
+		faults []sim.Fault
+		want   want
+	}{
+		{"empty page 2 of 3", 45, []sim.Fault{{Endpoint: "cards", Kind: sim.FaultEmptyPage}},
+			want{3, "2:empty_page", "1 2 1"}},
+		{"empty once: the refetch gets it", 45, []sim.Fault{{Endpoint: "cards", Kind: sim.FaultEmptyPage, Times: 1}},
+			want{3, "", "1 2 1"}},
+		{"empty last page is no anomaly", 45, []sim.Fault{{Endpoint: "cards", Kind: sim.FaultEmptyPage, Pages: []int{3}}},
+			want{3, "", "1 1 1"}},
+		{"total_pages shrinks on page 2", 45, []sim.Fault{{Endpoint: "cards", Kind: sim.FaultShrinkingTotal}},
+			want{3, "2:total_pages_changed", "1 1 1"}},
+		{"the same items on every page", 45, []sim.Fault{{Endpoint: "cards", Kind: sim.FaultRepeatedPage}},
+			want{3, "2:repeated_page 3:repeated_page", "1 2 2"}},
+		{"total_pages dips on page 2 only", 45, []sim.Fault{{Endpoint: "cards", Kind: sim.FaultShrinkingTotal, Shrink: 1, Pages: []int{2}}},
+			want{3, "2:total_pages_changed 3:total_pages_changed", "1 1 1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, sim.Options{Cards: tt.cards, Faults: tt.faults}, nil)
+			pages, err := walk(t, e.c, 1)
+			if err != nil || len(pages) != tt.want.pages {
+				t.Fatalf("pages %d, err = %v; want %d", len(pages), err, tt.want.pages)
+			}
+			var anomalies, requests []string
+			for _, p := range pages {
+				if p.Anomaly != "" {
+					anomalies = append(anomalies, fmt.Sprintf("%d:%s", p.Number, p.Anomaly))
+				}
+				requests = append(requests, strconv.FormatInt(e.sim.Stats().PageRequests[p.Number], 10))
+			}
+			if got := strings.Join(anomalies, " "); got != tt.want.anomalies {
+				t.Errorf("anomalies %q, want %q", got, tt.want.anomalies)
+			}
+			if got := strings.Join(requests, " "); got != tt.want.requests {
+				t.Errorf("requests per page %q, want %q", got, tt.want.requests)
+			}
+		})
+	}
+	t.Run("a short page before the last", func(t *testing.T) {
+		c, _, _ := handlerEnv(t, pageHandler(func(n int) string {
+			if n == 2 {
+				return `{"data":[{"id":"b1"}],"meta":{"pagination":{"total":5,"count":1,"per_page":2,"current_page":2,"total_pages":3,"links":{}}}}`
+			}
+			return fmt.Sprintf(`{"data":[{"id":"x%d"},{"id":"y%d"}],"meta":{"pagination":{"total":5,"count":2,"per_page":2,"current_page":%d,"total_pages":3,"links":{}}}}`, n, n, n)
+		}), nil)
+		pages, err := walk(t, c, 1)
+		if err != nil || len(pages) != 3 {
+			t.Fatalf("pages %d, err = %v; want 3", len(pages), err)
+		}
+		if p := pages[1]; p.Anomaly != AnomalyShortPage || !p.Refetched {
+			t.Errorf("page 2: anomaly %q refetched %v, want short_page after a refetch", p.Anomaly, p.Refetched)
+		}
+		if pages[2].Anomaly != "" {
+			t.Errorf("page 3: anomaly %q; the last page may be short", pages[2].Anomaly)
+		}
+	})
+	t.Run("bounded by api.max_pages", func(t *testing.T) {
+		c, _, _ := handlerEnv(t, pageHandler(func(n int) string {
+			tp := 3
+			if n == 2 {
+				tp = 50
+			}
+			return fmt.Sprintf(`{"data":[{"id":"x%d"}],"meta":{"pagination":{"total":3,"count":1,"per_page":1,"current_page":%d,"total_pages":%d,"links":{}}}}`, n, n, tp)
+		}), func(c *Config) { c.MaxPages = 5 })
+		pages, err := walk(t, c, 1)
+		if err != nil || len(pages) != 5 {
+			t.Fatalf("pages %d, err = %v; want 5 (max_pages)", len(pages), err)
+		}
+	})
 }

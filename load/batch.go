@@ -92,8 +92,10 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 				return err
 			}
 		}
+		reason, anomalyPages := tally.AnomalyArgs()
 		r, err := tx.StmtContext(ctx, w.page.walkUpdate).ExecContext(ctx,
-			next.walkID, last.totalItems, tally.MaxPage, runID, newPages, boolInt(tally.TotalChanged), tally.MinTotal, tally.MaxTotal)
+			next.walkID, last.totalItems, tally.MaxPage, runID, newPages, boolInt(tally.TotalChanged), tally.MinTotal, tally.MaxTotal,
+			reason, anomalyPages)
 		if err != nil {
 			return fmt.Errorf("update walk: %w", err)
 		}

@@ -27,6 +27,12 @@ type Page struct {
 	BodySHA256 string // hex
 	// Counters since the previous page, added to the run's totals.
 	Requests, Retries, RateLimited, AuthRequests int64
+	// Anomaly, when not "", is why the walk cannot trust this page (one of
+	// the page reasons of WalkReasons: the client's extract.Anomaly). The
+	// commit records it and the page number on the open walk
+	// (sync_walks.inconsistent_reason and inconsistent_pages), in the same
+	// transaction as the page, so a resumed walk still knows.
+	Anomaly string
 }
 
 // Card is one card as received: its id as text and its raw JSON. Load

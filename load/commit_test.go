@@ -3,6 +3,7 @@ package load
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -165,7 +166,7 @@ func TestRemovalOnlyOnCompleteWalk(t *testing.T) {
 	}
 	want := WalkSummary{WalkID: sum.WalkID, StartedAt: sum.StartedAt, StartedRun: run2, Runs: 2, Pages: 2, LastPage: 2,
 		TotalPages: 2, DistinctIDs: 28, DuplicateIDs: 1, FirstTotal: 28, LastTotal: 28, MinTotal: 28, MaxTotal: 28}
-	if sum != want {
+	if !reflect.DeepEqual(sum, want) {
 		t.Errorf("WalkSummary = %+v\nwant %+v", sum, want)
 	}
 

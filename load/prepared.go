@@ -2,6 +2,7 @@ package load
 
 import (
 	"bytes"
+	"encoding/json"
 	"time"
 )
 
@@ -19,6 +20,7 @@ type PreparedPage struct {
 	bodySHA256                     string
 	requests, retries, limited     int64
 	authRequests                   int64
+	anomaly                        string
 	// items is how many items the page held (cards and rejected).
 	items int
 	// cards counts the cards stored or compared (sync_runs.cards_seen).
@@ -41,7 +43,7 @@ func NewPreparedPage(p Page, now func() time.Time, cards int, rejected []Rejecti
 		fetchedAt: orNow(p.FetchedAt, now), duration: p.Duration, bodySHA256: p.BodySHA256,
 		requests: p.Requests, retries: p.Retries, limited: p.RateLimited, authRequests: p.AuthRequests,
 		items: len(p.Cards) + len(p.Rejected),
-		cards: cards, rejected: rejected,
+		cards: cards, rejected: rejected, anomaly: p.Anomaly,
 	}
 	pp.res.Rejected = len(rejected)
 	for _, r := range rejected {
@@ -193,6 +195,21 @@ type BatchTally struct {
 	// Requests, Retries, RateLimited and AuthRequests sum the pages'
 	// counters.
 	Requests, Retries, RateLimited, AuthRequests int64
+	// Anomaly is the first page anomaly of the batch ("" when none) and
+	// AnomalyPages the pages that showed one, in order.
+	Anomaly      string
+	AnomalyPages []int
+}
+
+// AnomalyArgs returns the batch's anomaly and its pages as the walk update
+// records them (AppendPagesSQL): nil and nil when no page showed one, else
+// the reason and a JSON array of the page numbers.
+func (t *BatchTally) AnomalyArgs() (reason, pages any) {
+	if len(t.AnomalyPages) == 0 {
+		return nil, nil
+	}
+	b, _ := json.Marshal(t.AnomalyPages)
+	return t.Anomaly, string(b)
 }
 
 // Add counts p, the next page of a walk whose first page reported
@@ -209,5 +226,11 @@ func (t *BatchTally) Add(p *PreparedPage, firstTotal int) {
 	t.Retries += p.retries
 	t.RateLimited += p.limited
 	t.AuthRequests += p.authRequests
+	if p.anomaly != "" {
+		if t.Anomaly == "" {
+			t.Anomaly = p.anomaly
+		}
+		t.AnomalyPages = append(t.AnomalyPages, p.number)
+	}
 	p.AddTo(&t.Batch)
 }

@@ -323,9 +323,12 @@ type Summary struct {
 	FailuresInARow     int        `json:"failures_in_a_row"`
 	LastWalkConsistent *bool      `json:"last_walk_consistent"`
 	LastWalkAt         *time.Time `json:"last_walk_at"`
-	Running            int        `json:"running"`
-	WALBytes           int64      `json:"wal_bytes"`
-	DatabaseBytes      int64      `json:"database_bytes"`
+	// RecentWalks are the last SummaryWalks finished walks that were judged
+	// (complete or inconsistent; reset ones aside), newest first.
+	RecentWalks   []WalkOutcome `json:"recent_walks"`
+	Running       int           `json:"running"`
+	WALBytes      int64         `json:"wal_bytes"`
+	DatabaseBytes int64         `json:"database_bytes"`
 }
 
 // Summary summarises the warehouse: the last SummaryRuns runs, the card
@@ -376,6 +379,9 @@ func (w *Warehouse) Summary(ctx context.Context) (_ Summary, err error) {
 	if walkConsistent.Valid {
 		b := walkConsistent.Int64 == 1
 		st.LastWalkConsistent = &b
+	}
+	if st.RecentWalks, err = w.recentWalks(ctx); err != nil {
+		return st, err
 	}
 	st.DatabaseBytes = fileSize(w.path)
 	st.WALBytes = fileSize(w.path + "-wal")
@@ -441,4 +447,52 @@ func (w *Warehouse) updateRunning(ctx context.Context, query string, args ...any
 		}
 		return nil
 	})
+}
+
+// SummaryWalks is how many finished walks Summary.RecentWalks holds: two
+// inconsistent walks in a row make an account unhealthy.
+const SummaryWalks = 2
+
+// WalkOutcome is how a finished walk ended, as Summary reports it.
+type WalkOutcome struct {
+	WalkID     int64     `json:"walk_id"`
+	FinishedAt time.Time `json:"finished_at"`
+	// Outcome is complete or inconsistent.
+	Outcome string `json:"outcome"`
+	// Reason is why an inconsistent walk was so (one of WalkReasons; ""
+	// for a complete walk, or one closed before schema version 6).
+	Reason string `json:"reason,omitempty"`
+	// Pages are the pages that came back wrong (sync_walks.inconsistent_pages).
+	Pages []int `json:"pages,omitempty"`
+}
+
+// Consistent reports whether the walk was complete.
+func (o WalkOutcome) Consistent() bool { return o.Outcome == "complete" }
+
+// RecentWalksQuery selects the account's ($1 or ?1) last SummaryWalks
+// judged walks, newest first: walk_id, finished_at, outcome, reason, pages.
+// SQLite and PostgreSQL run it as it is but for the parameter's spelling.
+const RecentWalksQuery = `SELECT walk_id, finished_at, outcome, coalesce(inconsistent_reason, ''), coalesce(inconsistent_pages, '')
+	FROM sync_walks WHERE account = ?1 AND outcome IN ('complete', 'inconsistent') ORDER BY walk_id DESC LIMIT 2`
+
+func (w *Warehouse) recentWalks(ctx context.Context) ([]WalkOutcome, error) {
+	rows, err := w.db.QueryContext(ctx, RecentWalksQuery, w.account)
+	if err != nil {
+		return nil, fmt.Errorf("recent walks: %w", err)
+	}
+	defer rows.Close()
+	out := []WalkOutcome{}
+	for rows.Next() {
+		var o WalkOutcome
+		var finished, pages string
+		if err := rows.Scan(&o.WalkID, &finished, &o.Outcome, &o.Reason, &pages); err != nil {
+			return nil, fmt.Errorf("recent walks: %w", err)
+		}
+		o.FinishedAt, o.Pages = parseTime(finished), ParsePages(pages)
+		out = append(out, o)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("recent walks: %w", err)
+	}
+	return out, nil
 }

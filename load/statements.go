@@ -42,7 +42,8 @@ const (
 		ON CONFLICT (walk_id, page) DO NOTHING`
 	sqlSeenUpdate = `UPDATE walk_seen SET run_id = ?3, ids = ?4 WHERE walk_id = ?1 AND page = ?2`
 	// sqlWalkUpdate brings the open walk's running summary up to date once
-	// per batch: ?5 is how many of the batch's pages are new to the walk.
+	// per batch: ?5 is how many of the batch's pages are new to the walk,
+	// ?9 and ?10 the batch's page anomaly and its pages (AppendPagesSQL).
 	sqlWalkUpdate = `UPDATE sync_walks SET
 			last_total = ?2,
 			pages = pages + ?5,
@@ -51,7 +52,10 @@ const (
 			last_run = ?4,
 			total_changed = max(total_changed, ?6),
 			min_total = min(coalesce(min_total, ?7), ?7),
-			max_total = max(coalesce(max_total, ?8), ?8)
+			max_total = max(coalesce(max_total, ?8), ?8),
+			inconsistent_reason = coalesce(inconsistent_reason, ?9),
+			inconsistent_pages = CASE WHEN ?10 IS NULL THEN inconsistent_pages WHEN inconsistent_pages IS NULL THEN ?10
+				ELSE substr(inconsistent_pages, 1, length(inconsistent_pages) - 1) || ',' || substr(?10, 2) END
 		WHERE walk_id = ?1 AND finished_at IS NULL`
 	sqlAudit = `INSERT INTO run_pages (run_id, stream, page, walk_id, fetched_at, committed_at,
 				items, total_items, total_pages, duration_ms, body_sha256, cards_new, cards_changed, cards_unchanged)

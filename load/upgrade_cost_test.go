@@ -1,6 +1,7 @@
 package load
 
 import (
+	"reflect"
 	"testing"
 )
 
@@ -55,7 +56,7 @@ func TestUpgradeOpenWalk(t *testing.T) {
 	}
 	want := WalkSummary{WalkID: 6, StartedAt: sum.StartedAt, StartedRun: 7, Runs: 1, Pages: 2, LastPage: 2, TotalPages: 3,
 		DistinctIDs: 29, DuplicateIDs: 1, FirstTotal: 40, LastTotal: 41, TotalChanged: true, MinTotal: 40, MaxTotal: 41}
-	if sum != want {
+	if !reflect.DeepEqual(sum, want) {
 		t.Errorf("WalkSummary after the upgrade = %+v\nwant %+v", sum, want)
 	}
 

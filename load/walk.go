@@ -38,6 +38,11 @@ type WalkSummary struct {
 	TotalChanged bool      `json:"total_changed"` // some page reported a different total
 	MinTotal     int       `json:"min_total"`     // the smallest total any page reported
 	MaxTotal     int       `json:"max_total"`     // the largest
+	// Reason is the first page anomaly a commit recorded on the walk
+	// (sync_walks.inconsistent_reason; "" when none) and AnomalyPages the pages
+	// that showed one.
+	Reason       string `json:"reason,omitempty"`
+	AnomalyPages []int  `json:"anomaly_pages,omitempty"`
 }
 
 func streamOf(s string) string {
@@ -119,13 +124,15 @@ func (w *Warehouse) WalkSummary(ctx context.Context, stream string) (_ WalkSumma
 	defer classify(&err)
 	stream = streamOf(stream)
 	var s WalkSummary
-	var started string
+	var started, pages string
 	err = w.db.QueryRowContext(ctx, `SELECT walk_id, started_at, started_run, first_total, last_total,
 			pages, last_page, runs, total_changed, coalesce(min_total, first_total), coalesce(max_total, first_total),
-			coalesce((SELECT total_pages FROM sync_checkpoints WHERE account = ?2 AND stream = ?1), 0)
+			coalesce((SELECT total_pages FROM sync_checkpoints WHERE account = ?2 AND stream = ?1), 0),
+			coalesce(inconsistent_reason, ''), coalesce(inconsistent_pages, '')
 		FROM sync_walks WHERE account = ?2 AND stream = ?1 AND finished_at IS NULL`, stream, w.account).
 		Scan(&s.WalkID, &started, &s.StartedRun, &s.FirstTotal, &s.LastTotal,
-			&s.Pages, &s.LastPage, &s.Runs, &s.TotalChanged, &s.MinTotal, &s.MaxTotal, &s.TotalPages)
+			&s.Pages, &s.LastPage, &s.Runs, &s.TotalChanged, &s.MinTotal, &s.MaxTotal, &s.TotalPages,
+			&s.Reason, &pages)
 	if errors.Is(err, sql.ErrNoRows) {
 		return WalkSummary{}, nil
 	}
@@ -133,6 +140,7 @@ func (w *Warehouse) WalkSummary(ctx context.Context, stream string) (_ WalkSumma
 		return s, fmt.Errorf("walk summary %s: %w", stream, err)
 	}
 	s.StartedAt = parseTime(started)
+	s.AnomalyPages = ParsePages(pages)
 	if s.DistinctIDs, s.DuplicateIDs, err = walkIDCounts(ctx, w.db, s.WalkID); err != nil {
 		return s, fmt.Errorf("walk summary %s: %w", stream, err)
 	}
@@ -175,6 +183,9 @@ type WalkEnd struct {
 	// ConfirmRemovals lifts the mass-removal guard for this walk
 	// (`cardsync backfill -confirm-removals`).
 	ConfirmRemovals bool
+	// Reason is why an inconsistent walk is so (one of WalkReasons),
+	// recorded unless a page anomaly was recorded first.
+	Reason string
 }
 
 // Outcome is what sync_walks.outcome records of a walk that ended so:
@@ -416,8 +427,9 @@ func (w *Warehouse) closeWalk(ctx context.Context, tx *sql.Tx, walkID, runID int
 		return res, err
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE sync_walks SET finished_at = ?2, finished_run = ?3, outcome = ?4, removed = ?5,
-			distinct_ids = ?6, duplicate_ids = ?7, pending_removals = (SELECT count(*) FROM removal_pending WHERE account = ?8)
-		WHERE walk_id = ?1`, walkID, now, finishedRun, outcome, res.Removed, distinct, duplicates, w.account); err != nil {
+			distinct_ids = ?6, duplicate_ids = ?7, pending_removals = (SELECT count(*) FROM removal_pending WHERE account = ?8),
+			inconsistent_reason = coalesce(inconsistent_reason, ?9)
+		WHERE walk_id = ?1`, walkID, now, finishedRun, outcome, res.Removed, distinct, duplicates, w.account, end.ReasonArg()); err != nil {
 		return res, fmt.Errorf("close walk: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM walk_seen WHERE walk_id = ?`, walkID); err != nil {

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/worker"
 )
 
 // healthState is what /healthz judges; guarded by Metrics.mu.
@@ -25,6 +27,9 @@ type accountHealth struct {
 	lastSuccess   time.Time // zero: none known
 	lastRunAt     time.Time // zero: none known
 	lastRunStatus string
+	// walks are the account's last judged walks, newest first (at most
+	// load.SummaryWalks).
+	walks []load.WalkOutcome
 }
 
 // The states of an account's verdict, and the word that starts the
@@ -125,7 +130,23 @@ func judge(account string, h accountHealth, now, started time.Time, within time.
 		v.detail = fmt.Sprintf("no successful run in the %s since start-up (healthy_within %s)", round(up), round(within))
 	}
 	v.detail += last
+	// Two inconsistent walks in a row: pages came back wrong (or the list
+	// moved) twice, and cards may be stale however recent the success.
+	if w := h.walks; len(w) >= 2 && !w[0].Consistent() && !w[1].Consistent() {
+		v.state = stateUnhealthy
+		v.detail = fmt.Sprintf("the last two walks were inconsistent (%s; %s); ", walkText(w[0]), walkText(w[1])) + v.detail
+	}
 	return v
+}
+
+// walkText names an inconsistent walk's reason and pages: a bounded reason
+// and page numbers, never upstream text.
+func walkText(o load.WalkOutcome) string {
+	reason := cmp.Or(o.Reason, "reason not recorded")
+	if len(o.Pages) == 0 {
+		return reason
+	}
+	return reason + " on " + worker.PagesText(o.Pages)
 }
 
 // serveHealth answers /healthz: 200 or 503 with Health's reason as text.

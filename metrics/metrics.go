@@ -26,6 +26,10 @@ var (
 	Statuses = []string{load.StatusSucceeded, load.StatusFailed, load.StatusInterrupted, load.StatusAbandoned}
 	// Changes are the values of cardsync_cards_synced_total's change label.
 	Changes = []string{"new", "changed", "unchanged", "removed", "rejected"}
+	// WalkReasons are the values of cardsync_walks_inconsistent_total's
+	// reason label: load.WalkReasons, and other for a reason this binary
+	// does not know.
+	WalkReasons = append(load.WalkReasons(), "other")
 )
 
 // DefaultHealthyWithin is Options.HealthyWithin's default: three runs of
@@ -82,6 +86,7 @@ type Metrics struct {
 	authRequests *prometheus.CounterVec
 	snapshot     *prometheus.GaugeVec
 	notStarted   *prometheus.CounterVec
+	inconsistent *prometheus.CounterVec // reason
 
 	// One for the process: the file and the configuration.
 	warehouseBytes prometheus.Gauge
@@ -134,6 +139,7 @@ func New(opts Options) *Metrics {
 	m.authRequests = f.counterVec("cardsync_auth_requests_total", "Token requests sent, by account.", "account")
 	m.snapshot = f.gaugeVec("cardsync_account_snapshot_timestamp_seconds", "When the account's latest snapshot was taken (unix seconds; 0: none yet).", "account")
 	m.notStarted = f.counterVec("cardsync_run_start_failures_total", "Runs that could not start (run lock, file check, run row), by account: no sync_runs row records them.", "account")
+	m.inconsistent = f.counterVec("cardsync_walks_inconsistent_total", "Walks judged inconsistent (no removals marked; unread or wrong pages may leave cards stale), by account and reason: a page came back wrong (empty_page, repeated_page, short_page, total_pages_changed) or the walk's counts did not add up (total_changed, duplicate_ids, count_mismatch, no_pages).", "account", "reason")
 	m.warehouseBytes = f.gauge("cardsync_warehouse_bytes", "Size of the warehouse file and its WAL after the last run (of any account).")
 	m.backup = f.gauge("cardsync_backup_last_success_timestamp_seconds", "When the last backup succeeded (unix seconds; 0: none, or backups not configured).")
 	m.backups = f.counterVec("cardsync_backups_total", "Scheduled backups serve took, by result (succeeded, failed).", "result")
@@ -178,6 +184,9 @@ func (m *Metrics) createAccount(a string) {
 	m.authRequests.WithLabelValues(a)
 	m.snapshot.WithLabelValues(a)
 	m.notStarted.WithLabelValues(a)
+	for _, r := range WalkReasons {
+		m.inconsistent.WithLabelValues(a, r)
+	}
 	m.health.accounts[a] = &accountHealth{}
 	if !slices.Contains(m.health.order, a) {
 		m.health.order = append(m.health.order, a)
@@ -295,6 +304,12 @@ func (m *Metrics) RunFinished(account string, r worker.Result) {
 	}
 	if r.WalkComplete {
 		m.removalsHeld.WithLabelValues(account).Set(float64(r.RemovalsHeld))
+		o := load.WalkOutcome{Outcome: "complete"}
+		if !r.WalkConsistent {
+			o = load.WalkOutcome{Outcome: "inconsistent", Reason: r.InconsistentReason, Pages: r.InconsistentPages}
+			m.inconsistent.WithLabelValues(account, knownReason(r.InconsistentReason)).Inc()
+		}
+		h.walks = append([]load.WalkOutcome{o}, h.walks...)[:min(len(h.walks)+1, load.SummaryWalks)]
 	}
 	if !r.AccountSnapshotAt.IsZero() {
 		m.snapshot.WithLabelValues(account).Set(unixSeconds(r.AccountSnapshotAt))
@@ -334,6 +349,7 @@ func (m *Metrics) Refresh(ctx context.Context, w Warehouse) error {
 	if s.LastSnapshotAt != nil {
 		m.snapshot.WithLabelValues(account).Set(unixSeconds(*s.LastSnapshotAt))
 	}
+	h.walks = slices.Clone(s.RecentWalks)
 	for _, r := range s.Runs {
 		if r.FinishedAt != nil {
 			// Never move the gauge back: the warehouse stamps whole seconds.
@@ -415,6 +431,13 @@ func (p builder) histogramVec(name, help string, buckets []float64, labels ...st
 
 // knownTrigger bounds a trigger label: a value read from the warehouse that
 // this binary does not know (written by another version) counts as "other".
+func knownReason(r string) string {
+	if slices.Contains(WalkReasons, r) {
+		return r
+	}
+	return "other"
+}
+
 func knownTrigger(t string) string {
 	if slices.Contains(Triggers, t) {
 		return t

@@ -23,6 +23,10 @@ type bodyFaults struct {
 	contentType int // 1: text/plain, 2: none; 0 = application/json
 	deepMeta    int // depth of meta.debug; 0 = none
 	any         bool
+	// The walk faults: no items, total_pages less by shrink, page 1's items.
+	empty  bool
+	shrink int
+	repeat bool
 }
 
 func (s *Server) bodyFaultsLocked(endpoint string, page int) bodyFaults {
@@ -73,6 +77,12 @@ func (s *Server) bodyFaultsLocked(endpoint string, page int) bodyFaults {
 			bf.contentType = 1 + (fs.applied-1)%2
 		case FaultDeepMeta:
 			bf.deepMeta = cmp.Or(f.Depth, DefaultDeepMetaDepth)
+		case FaultEmptyPage:
+			bf.empty = true
+		case FaultShrinkingTotal:
+			bf.shrink = max(f.Shrink, 1)
+		case FaultRepeatedPage:
+			bf.repeat = true
 		}
 	}
 	return bf
@@ -81,19 +91,26 @@ func (s *Server) bodyFaultsLocked(endpoint string, page int) bodyFaults {
 func (s *Server) serveCards(w http.ResponseWriter, r *http.Request, page int) {
 	ps := s.opts.PageSize
 	s.mu.Lock()
+	bf := s.bodyFaultsLocked(EndpointCards, page)
 	total := len(s.cards)
+	from := page
+	if bf.repeat {
+		from = 1
+	}
 	lo := total
-	if page-1 <= total/ps { // avoids overflow on huge page numbers
-		lo = min((page-1)*ps, total)
+	if from-1 <= total/ps { // avoids overflow on huge page numbers
+		lo = min((from-1)*ps, total)
 	}
 	hi := min(lo+ps, total)
+	if bf.empty {
+		hi = lo
+	}
 	items := make([][]byte, 0, hi-lo)
 	size := 0
 	for _, c := range s.cards[lo:hi] {
 		items = append(items, c.raw) // raw slices are never modified in place
 		size += len(c.raw) + 1
 	}
-	bf := s.bodyFaultsLocked(EndpointCards, page)
 	hook := s.hook
 	s.mu.Unlock()
 
@@ -101,7 +118,7 @@ func (s *Server) serveCards(w http.ResponseWriter, r *http.Request, page int) {
 	if servedTotal < 0 {
 		servedTotal = 0
 	}
-	totalPages := max((servedTotal+ps-1)/ps, 1)
+	totalPages := max((servedTotal+ps-1)/ps-bf.shrink, 1)
 	php := s.opts.PHPEscaping
 
 	b := make([]byte, 0, size+256)

@@ -64,6 +64,9 @@
 //	deep-meta[=DEPTH]  meta.debug, an array nested DEPTH levels (default 100,000)
 //	no-content         204 No Content, no body
 //	redirect[=URL]     302 Found to URL (default /login on the same origin)
+//	empty-page[=PAGE]  a page with no items, totals unchanged (default page 2)
+//	shrinking-total[=N] total_pages less by N (default 1) from page 2 on, same items
+//	repeated-page[=PAGE] page 1's items on the page (default every page)
 //
 // and the KEYs are
 //
@@ -72,7 +75,11 @@
 //	percent=P          affect P% of matching requests, chosen by the seeded generator
 //	pages=LIST         /cards pages only, e.g. pages=2-4,7 or pages=2-4;7
 //	retry_after=DUR    Retry-After on status, html and ratelimit replies (DUR or seconds)
-//	latency=DUR, chunk=BYTES, url=URL, to=PAGE, delta=N, bytes=N, status=CODE, depth=N
+//	latency=DUR, chunk=BYTES, url=URL, to=PAGE, delta=N, bytes=N, status=CODE, depth=N, shrink=N
+//
+// The walk faults (empty-page, shrinking-total, repeated-page) act once
+// with times=1, so that a refetch of the page gets the right answer, and
+// on every request by default.
 //
 // For example "cards:status=503,retry_after=2s,times=3,pages=2-4" answers
 // 503 with Retry-After: 2 to the first three requests for pages 2 to 4.

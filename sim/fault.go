@@ -75,6 +75,21 @@ const (
 	// FaultRedirect answers 302 Found with Location URL (default: /login on
 	// the same origin, as Laravel does for a guest). [redirect]
 	FaultRedirect
+
+	// Walk faults: a card list that moves or lies under a walk. Without
+	// Pages they act on the pages named in each one's comment; Times 1 makes
+	// one answer wrong (a refetch gets the right one), 0 every answer.
+
+	// FaultEmptyPage serves a card page with no items while total and
+	// total_pages stay unchanged (page 2 without Pages). [empty-page]
+	FaultEmptyPage
+	// FaultShrinkingTotal reports total_pages less by Shrink (default 1,
+	// never below 1) and serves the same items (every page but page 1
+	// without Pages). [shrinking-total]
+	FaultShrinkingTotal
+	// FaultRepeatedPage serves page 1's items on a card page, with that
+	// page's own pagination (every page without Pages). [repeated-page]
+	FaultRepeatedPage
 )
 
 // linksShapes are the links renderings of FaultLinksShapes, in turn; %s
@@ -90,6 +105,26 @@ var linksShapes = []string{
 // DefaultDeepMetaDepth is the nesting of FaultDeepMeta's array.
 const DefaultDeepMetaDepth = 100000
 
+// walkFaultNames are the walk faults' names, apart so that they read as
+// one block.
+var walkFaultNames = map[FaultKind]string{
+	FaultEmptyPage: "empty-page", FaultShrinkingTotal: "shrinking-total", FaultRepeatedPage: "repeated-page",
+}
+
+// walkFault reports whether the kind changes which items or totals a card
+// page serves, and whether it acts on page when the fault names no pages.
+func (k FaultKind) walkFault(page int) (walk, onPage bool) {
+	switch k {
+	case FaultEmptyPage:
+		return true, page == 2
+	case FaultShrinkingTotal:
+		return true, page > 1
+	case FaultRepeatedPage:
+		return true, true
+	}
+	return false, false
+}
+
 var faultKindNames = map[FaultKind]string{
 	FaultStatus: "status", FaultHTML: "html", FaultReset: "reset", FaultTruncate: "truncate",
 	FaultLatency: "latency", FaultTrickle: "trickle", FaultRateLimit: "ratelimit", FaultRevoke: "revoke",
@@ -98,6 +133,8 @@ var faultKindNames = map[FaultKind]string{
 	// The envelope faults.
 	FaultLinksShapes: "links-shapes", FaultBOM: "bom", FaultContentType: "content-type",
 	FaultDeepMeta: "deep-meta", FaultNoContent: "no-content", FaultRedirect: "redirect",
+	FaultEmptyPage: walkFaultNames[FaultEmptyPage], FaultShrinkingTotal: walkFaultNames[FaultShrinkingTotal],
+	FaultRepeatedPage: walkFaultNames[FaultRepeatedPage],
 }
 
 // String returns the kind's name in the -fault syntax.
@@ -154,6 +191,9 @@ type Fault struct {
 	PadBytes int
 	// Depth is the nesting of FaultDeepMeta's array (default 100,000).
 	Depth int
+	// Shrink is how many pages FaultShrinkingTotal takes off total_pages
+	// (default 1).
+	Shrink int
 }
 
 // ErrBadFault is wrapped by every ParseFault error.
@@ -170,10 +210,12 @@ var ErrBadFault = errors.New("bad fault")
 // links-array, total[=DELTA] (default 7), oversize[=BYTES] (default 8 MiB),
 // and the envelope faults links-shapes, bom, content-type,
 // deep-meta[=DEPTH] (default 100,000), no-content, redirect[=URL] (default
-// /login on the same origin). KEYs are times=N, skip=N, percent=P,
-// pages=LIST where LIST is pages and ranges separated by commas or
-// semicolons (pages=2-4,7), retry_after=DURATION (or seconds),
-// latency=DURATION, chunk=BYTES, url=URL, depth=N. Example:
+// /login on the same origin), and the walk faults empty-page[=PAGE]
+// (default page 2), shrinking-total[=PAGES] (default 1, from page 2 on),
+// repeated-page[=PAGE] (default every page). KEYs are times=N, skip=N,
+// percent=P, pages=LIST where LIST is pages and ranges separated by commas
+// or semicolons (pages=2-4,7), retry_after=DURATION (or seconds),
+// latency=DURATION, chunk=BYTES, url=URL, depth=N, shrink=N. Example:
 //
 //	cards:status=503,retry_after=2s,times=3,pages=2-4
 func ParseFault(s string) (Fault, error) {
@@ -230,7 +272,8 @@ func ParseFault(s string) (Fault, error) {
 	ints := map[string]*int{
 		"times": &f.Times, "skip": &f.Skip, "percent": &f.Percent, "chunk": &f.Chunk,
 		"status": &f.Status, "to": &f.LoopTo, "delta": &f.TotalDelta, "bytes": &f.PadBytes,
-		"depth": &f.Depth,
+		"depth":  &f.Depth,
+		"shrink": &f.Shrink,
 	}
 	// set applies one KEY=VALUE (pages aside); false for an unknown key.
 	set := func(k, v string) bool {
@@ -245,6 +288,11 @@ func ParseFault(s string) (Fault, error) {
 			f.Latency = dur(v)
 		case "url":
 			f.URL = v
+		case "page":
+			// The walk faults' argument: the one page they act on.
+			if e := addPages(&f.Pages, v); e != nil && err == nil {
+				err = e
+			}
 		default:
 			return false
 		}
@@ -256,6 +304,7 @@ func ParseFault(s string) (Fault, error) {
 			FaultStatus: "status", FaultHTML: "status", FaultLatency: "latency", FaultTrickle: "latency",
 			FaultForeignNext: "url", FaultLoopNext: "to", FaultTotalChange: "delta", FaultOversize: "bytes",
 			FaultDeepMeta: "depth", FaultRedirect: "url",
+			FaultEmptyPage: "page", FaultShrinkingTotal: "shrink", FaultRepeatedPage: "page",
 		}[f.Kind]
 		if key == "" {
 			return bad("kind %s takes no argument", f.Kind)
@@ -344,8 +393,8 @@ func (f Fault) validate() error {
 			return fmt.Errorf("foreign needs an absolute URL, got %q", f.URL)
 		}
 	}
-	if f.LoopTo < 0 || f.PadBytes < 0 || f.Chunk < 0 || f.Depth < 0 {
-		return errors.New("negative loop page, padding, chunk or depth")
+	if f.LoopTo < 0 || f.PadBytes < 0 || f.Chunk < 0 || f.Depth < 0 || f.Shrink < 0 {
+		return errors.New("negative loop page, padding, chunk, depth or shrink")
 	}
 	if f.Kind == FaultRedirect && f.URL != "" {
 		if _, err := url.Parse(f.URL); err != nil {
@@ -376,6 +425,7 @@ func (f Fault) String() string {
 		{"delta", f.TotalDelta != 0, f.TotalDelta},
 		{"bytes", f.PadBytes != 0, f.PadBytes},
 		{"depth", f.Depth != 0, f.Depth},
+		{"shrink", f.Shrink != 0, f.Shrink},
 		{"times", f.Times != 0, f.Times},
 		{"skip", f.Skip != 0, f.Skip},
 		{"percent", f.Percent != 0, f.Percent},
@@ -417,6 +467,9 @@ func (fs *faultState) take(endpoint string, page int, rng *rand.Rand) bool {
 		return false
 	}
 	if len(f.Pages) > 0 && (endpoint != EndpointCards || !slices.Contains(f.Pages, page)) {
+		return false
+	}
+	if walk, onPage := f.Kind.walkFault(page); walk && (endpoint != EndpointCards || len(f.Pages) == 0 && !onPage) {
 		return false
 	}
 	if f.Times > 0 && fs.applied >= f.Times {

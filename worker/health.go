@@ -105,9 +105,28 @@ func Assess(s load.Summary, sched Schedule, now time.Time, lockHolder int, runTi
 	if len(s.Runs) > 0 && s.Runs[0].AccountError != "" {
 		h.Warnings = append(h.Warnings, "the last run took no account snapshot: "+s.Runs[0].AccountError)
 	}
-	if s.LastWalkConsistent != nil && !*s.LastWalkConsistent {
-		h.Warnings = append(h.Warnings, "the last walk was inconsistent (cards changed upstream while it ran): no removals were marked")
+	switch w := s.RecentWalks; {
+	case len(w) >= 2 && !w[0].Consistent() && !w[1].Consistent():
+		h.Problems = append(h.Problems, fmt.Sprintf("the last two walks were inconsistent (%s; %s): no removals are marked and the cards on those pages may be stale; see the runbook (README: CardsyncWalksInconsistent)",
+			WalkText(w[0]), WalkText(w[1])))
+	case len(w) >= 1 && !w[0].Consistent():
+		h.Warnings = append(h.Warnings, fmt.Sprintf("the last walk was inconsistent (%s): no removals were marked; another one in a row makes the account unhealthy", WalkText(w[0])))
+	case len(w) == 0 && s.LastWalkConsistent != nil && !*s.LastWalkConsistent:
+		h.Warnings = append(h.Warnings, "the last walk was inconsistent: no removals were marked")
 	}
 	h.Healthy = len(h.Problems) == 0
 	return h
+}
+
+// WalkText names an inconsistent walk's reason and pages for people:
+// "walk 7: empty_page on page 2", "walk 8: count_mismatch".
+func WalkText(o load.WalkOutcome) string {
+	reason := o.Reason
+	if reason == "" {
+		reason = "reason not recorded"
+	}
+	if len(o.Pages) == 0 {
+		return fmt.Sprintf("walk %d: %s", o.WalkID, reason)
+	}
+	return fmt.Sprintf("walk %d: %s on %s", o.WalkID, reason, PagesText(o.Pages))
 }

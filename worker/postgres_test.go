@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -179,5 +180,47 @@ func TestPostgresLeaseLostMidWalk(t *testing.T) {
 		if r.ID == res.RunID && r.Status != load.StatusAbandoned {
 			t.Errorf("A's run %d: status %s, want abandoned", r.ID, r.Status)
 		}
+	}
+}
+
+// TestPostgresWalkNeverEndsEarly: on PostgreSQL, page 2 of 3 empty after a
+// good sync while a card on page 3 changes: the change is stored, the walk
+// is inconsistent with empty_page on page 2 (sync_walks), and the second
+// such walk makes the account unhealthy, naming reason and page.
+func TestPostgresWalkNeverEndsEarly(t *testing.T) {
+	url := pgServer(t).NewDatabase(t)
+	srv, client := pgFixture(t, 45)
+	st := pgStore(t, url, "acme", "replica-a", 10*time.Second, false)
+	job := st.Job(client, nil, JobOptions{Version: "test"})
+	if res, err := job.Run(t.Context(), TriggerBackfill, Options{}); err != nil || !res.WalkConsistent {
+		t.Fatalf("good sync: %+v, %v", res, err)
+	}
+	onPage3 := srv.Cards()[40].ID
+	srv.InjectFault(sim.Fault{Endpoint: sim.EndpointCards, Kind: sim.FaultEmptyPage})
+	for i := range 2 {
+		srv.UpdateCard(onPage3)
+		res, err := job.Run(t.Context(), TriggerBackfill, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Pages != 3 || res.Changed != 1 || res.WalkConsistent || res.InconsistentReason != load.ReasonEmptyPage || !slices.Equal(res.InconsistentPages, []int{2}) {
+			t.Errorf("walk %d: %+v; want 3 pages, the change read, empty_page on page 2", i+1, res)
+		}
+	}
+	var reason, pages string
+	if err := st.Warehouse.(*postgres.Warehouse).Pool().QueryRow(t.Context(), `SELECT inconsistent_reason, inconsistent_pages FROM sync_walks
+		WHERE account = 'acme' ORDER BY walk_id DESC LIMIT 1`).Scan(&reason, &pages); err != nil || reason != "empty_page" || pages != "[2]" {
+		t.Errorf("sync_walks: %q %q (%v), want empty_page [2]", reason, pages, err)
+	}
+	sum, err := st.Warehouse.Summary(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := Assess(sum, nil, time.Now(), 0, 0)
+	if h.Healthy || len(h.Problems) == 0 || !strings.Contains(h.Problems[0], "empty_page on page 2; walk") {
+		t.Errorf("after two inconsistent walks: healthy %v problems %q; want unhealthy naming empty_page on page 2", h.Healthy, h.Problems)
+	}
+	if ids, _ := pgCards(t, st); len(ids) != 45 {
+		t.Errorf("%d current cards, want 45 (no removal)", len(ids))
 	}
 }

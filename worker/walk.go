@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cardsync/cardsync/extract"
@@ -164,6 +166,7 @@ func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger
 			Retries:      d.Retries,
 			RateLimited:  d.RateLimited,
 			AuthRequests: d.AuthRequests,
+			Anomaly:      string(page.Anomaly),
 		})
 		cancel()
 		if err != nil {
@@ -215,16 +218,19 @@ func (j *Job) finishWalk(ctx context.Context, log *slog.Logger, runID int64, opt
 		return err
 	}
 	res.WalkComplete = true
-	res.Inconsistency = inconsistency(sum)
-	res.WalkConsistent = res.Inconsistency == ""
+	res.InconsistentReason, res.Inconsistency = inconsistency(sum)
+	res.WalkConsistent = res.InconsistentReason == ""
 	if !res.WalkConsistent {
-		log.Warn("walk inconsistent: the card list changed while it was read; no removals marked, the next run re-walks",
-			"reason", res.Inconsistency, "distinct_ids", sum.DistinctIDs, "duplicate_ids", sum.DuplicateIDs,
+		res.InconsistentPages = sum.AnomalyPages
+		log.Warn("walk inconsistent: no removals marked, the next run re-walks",
+			"reason", res.InconsistentReason, "pages", sum.AnomalyPages, "detail", res.Inconsistency,
+			"distinct_ids", sum.DistinctIDs, "duplicate_ids", sum.DuplicateIDs,
 			"first_total", sum.FirstTotal, "last_total", sum.LastTotal, "min_total", sum.MinTotal, "max_total", sum.MaxTotal)
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
 	defer cancel()
-	wr, err := w.FinishWalk(cctx, runID, Stream, load.WalkEnd{Consistent: res.WalkConsistent, ConfirmRemovals: opts.ConfirmRemovals})
+	wr, err := w.FinishWalk(cctx, runID, Stream, load.WalkEnd{Consistent: res.WalkConsistent, ConfirmRemovals: opts.ConfirmRemovals,
+		Reason: res.InconsistentReason})
 	if err != nil {
 		return err
 	}
@@ -242,21 +248,57 @@ func (j *Job) finishWalk(ctx context.Context, log *slog.Logger, runID int64, opt
 	return nil
 }
 
-// inconsistency explains why a walk cannot be trusted for removals, or
-// returns "" for a complete, consistent walk.
-func inconsistency(s load.WalkSummary) string {
+// inconsistency says why a walk cannot be trusted for removals: a reason
+// of load.WalkReasons and a sentence for people, or "", "" for a complete,
+// consistent walk. A page anomaly the walk recorded comes first: it names
+// pages the walk could not read as they are.
+func inconsistency(s load.WalkSummary) (reason, text string) {
 	switch {
 	case s.WalkID == 0:
-		return "no page was committed in this walk"
+		return load.ReasonNoPages, "no page was committed in this walk"
+	case s.Reason != "":
+		return s.Reason, pageReasonText(s.Reason)
 	case s.TotalChanged:
-		return fmt.Sprintf("the card total changed during the walk: the first page said %d, pages said between %d and %d, the last %d",
+		return load.ReasonTotalChanged, fmt.Sprintf("the card total changed during the walk: the first page said %d, pages said between %d and %d, the last %d",
 			s.FirstTotal, min(s.MinTotal, s.FirstTotal), max(s.MaxTotal, s.FirstTotal), s.LastTotal)
 	case s.DuplicateIDs > 0:
-		return fmt.Sprintf("%d card ids appeared on more than one page", s.DuplicateIDs)
+		return load.ReasonDuplicateIDs, fmt.Sprintf("%d card ids appeared on more than one page", s.DuplicateIDs)
 	case s.DistinctIDs != s.LastTotal:
-		return fmt.Sprintf("saw %d distinct cards but the API reports a total of %d", s.DistinctIDs, s.LastTotal)
+		return load.ReasonCountMismatch, fmt.Sprintf("saw %d distinct cards but the API reports a total of %d", s.DistinctIDs, s.LastTotal)
 	}
-	return ""
+	return "", ""
+}
+
+// pageReasonText says what a page reason means; the caller names the
+// pages.
+func pageReasonText(reason string) string {
+	switch reason {
+	case load.ReasonEmptyPage:
+		return "a page before the last was empty, also when asked for again; the walk read on to its last page"
+	case load.ReasonRepeatedPage:
+		return "a page listed the same cards as the page before it, also when asked for again"
+	case load.ReasonShortPage:
+		return "a page before the last held fewer items than per_page, also when asked for again; the walk read on to its last page"
+	case load.ReasonTotalPagesChanged:
+		return "total_pages changed during the walk; the walk read on to the largest total_pages seen"
+	}
+	return reason
+}
+
+// PagesText names pages for people: "page 2", "pages 2, 3", or "no page
+// recorded" when there are none.
+func PagesText(pages []int) string {
+	switch len(pages) {
+	case 0:
+		return "no page recorded"
+	case 1:
+		return "page " + strconv.Itoa(pages[0])
+	}
+	s := make([]string, len(pages))
+	for i, p := range pages {
+		s[i] = strconv.Itoa(p)
+	}
+	return "pages " + strings.Join(s, ", ")
 }
 
 func accountSnapshot(a *extract.Account) load.Account {

@@ -157,12 +157,18 @@ type Result struct {
 	StartPage      int
 	WalkComplete   bool
 	WalkConsistent bool
-	Inconsistency  string
-	Requests       int64
-	Retries        int64
-	RateLimited    int64
-	AuthRequests   int64
-	Duration       time.Duration
+	// Inconsistency says for people why the walk was inconsistent ("" when
+	// it was not), InconsistentReason names it (one of load.WalkReasons)
+	// and InconsistentPages are the pages that came back wrong (none for a
+	// reason judged from the walk's counts).
+	Inconsistency      string
+	InconsistentReason string
+	InconsistentPages  []int
+	Requests           int64
+	Retries            int64
+	RateLimited        int64
+	AuthRequests       int64
+	Duration           time.Duration
 }
 
 func (j *Job) logger() *slog.Logger {

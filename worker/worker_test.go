@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,14 +31,29 @@ func TestInconsistency(t *testing.T) {
 		{name: "duplicates", sum: load.WalkSummary{WalkID: 1, DistinctIDs: 29, DuplicateIDs: 1, FirstTotal: 30, LastTotal: 30}, want: "more than one page"},
 		{name: "missed cards", sum: load.WalkSummary{WalkID: 1, DistinctIDs: 29, FirstTotal: 30, LastTotal: 30}, want: "distinct cards"},
 		{name: "no page committed", sum: load.WalkSummary{}, want: "no page"},
+		{name: "empty page", sum: load.WalkSummary{WalkID: 1, DistinctIDs: 30, FirstTotal: 30, LastTotal: 30, Reason: "empty_page", AnomalyPages: []int{2}},
+			want: "a page before the last was empty"},
+		{name: "a page reason comes first", sum: load.WalkSummary{WalkID: 1, DistinctIDs: 30, DuplicateIDs: 15, FirstTotal: 45, LastTotal: 45,
+			Reason: "repeated_page", AnomalyPages: []int{2, 3}}, want: "the same cards as the page before"},
 	}
+	reasons := map[string]string{"total changed": "total_changed", "duplicates": "duplicate_ids", "missed cards": "count_mismatch",
+		"no page committed": "no_pages", "empty page": "empty_page", "a page reason comes first": "repeated_page"}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := inconsistency(tt.sum)
+			reason, got := inconsistency(tt.sum)
 			if (got == "") != (tt.want == "") || (tt.want != "" && !strings.Contains(got, tt.want)) {
 				t.Errorf("inconsistency(%+v) = %q, want %q", tt.sum, got, tt.want)
 			}
+			if reason != reasons[tt.name] || (reason != "" && !slices.Contains(load.WalkReasons(), reason)) {
+				t.Errorf("reason %q, want %q (one of load.WalkReasons)", reason, reasons[tt.name])
+			}
 		})
+	}
+	// The client's page anomalies are the warehouse's page reasons.
+	for _, a := range extract.Anomalies() {
+		if !slices.Contains(load.WalkReasons(), string(a)) {
+			t.Errorf("extract anomaly %q is not in load.WalkReasons", a)
+		}
 	}
 }
 

@@ -166,7 +166,8 @@ func printSummary(w io.Writer, r worker.Result) {
 		fmt.Fprintf(w, "mass removal held: %s not listed, none marked removed; if they are gone, run: cardsync backfill -confirm-removals\n", plural(r.RemovalsHeld, "card"))
 	}
 	if r.WalkComplete && !r.WalkConsistent {
-		fmt.Fprintf(w, "walk inconsistent (%s): no removals marked; the next run re-walks\n", r.Inconsistency)
+		fmt.Fprintf(w, "walk inconsistent: %s: %s; no removals marked, the next run re-walks\n",
+			inconsistentText(walkStatus{Reason: strPtr(r.InconsistentReason), Pages: r.InconsistentPages}), r.Inconsistency)
 	}
 	if r.PendingRemovals > 0 && r.RemovalsHeld == 0 {
 		fmt.Fprintf(w, "%s not listed; marked removed if the next walk also misses %s\n", plural(r.PendingRemovals, "card"), them(r.PendingRemovals))

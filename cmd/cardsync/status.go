@@ -250,6 +250,11 @@ type checkpointStatus struct {
 type walkStatus struct {
 	Consistent *bool   `json:"consistent"`
 	FinishedAt *string `json:"finished_at"`
+	// Reason and Pages say why an inconsistent walk was so (sync_walks).
+	Reason *string `json:"inconsistent_reason"`
+	Pages  []int   `json:"inconsistent_pages"`
+	// InconsistentInARow counts the inconsistent walks among the last two.
+	InconsistentInARow int `json:"inconsistent_in_a_row"`
 }
 
 type cardsStatus struct {
@@ -318,7 +323,7 @@ func newAccountStatus(sum load.Summary, h worker.Health, s config.Settings, hold
 		Writer:         writerStatus{DeadRuns: append([]int64{}, h.DeadRuns...)},
 		Checkpoint: checkpointStatus{InProgress: sum.Checkpoint.InProgress, NextPage: sum.Checkpoint.NextPage,
 			TotalPages: sum.Checkpoint.TotalPages, UpdatedAt: rfcPtr(&sum.Checkpoint.UpdatedAt)},
-		LastWalk: walkStatus{Consistent: sum.LastWalkConsistent, FinishedAt: rfcPtr(sum.LastWalkAt)},
+		LastWalk: lastWalkStatus(sum),
 		Cards: cardsStatus{Total: sum.Cards, Current: sum.CurrentCards, Removed: sum.RemovedCards,
 			PendingRemovals: sum.PendingRemovals, Versions: sum.CardVersions},
 		AccountSnapshot: snapshotStatus{Count: sum.Snapshots, LastAt: rfcPtr(sum.LastSnapshotAt)},
@@ -460,7 +465,8 @@ func printStatus(w io.Writer, rep statusReport, many bool) {
 		case *a.LastWalk.Consistent:
 			fmt.Fprintln(w, "last walk  complete and consistent")
 		default:
-			fmt.Fprintln(w, "last walk  INCONSISTENT: cards changed upstream during the walk; no removals were marked")
+			fmt.Fprintf(w, "last walk  INCONSISTENT (%s, %d in a row): no removals were marked\n",
+				inconsistentText(a.LastWalk), a.LastWalk.InconsistentInARow)
 		}
 		cp := a.Checkpoint
 		if cp.InProgress && cp.RunID != nil {
@@ -519,4 +525,33 @@ func bytesText(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// lastWalkStatus is the report's last walk: its outcome and, when
+// inconsistent, why, on which pages and how many in a row.
+func lastWalkStatus(sum load.Summary) walkStatus {
+	ws := walkStatus{Consistent: sum.LastWalkConsistent, FinishedAt: rfcPtr(sum.LastWalkAt), Pages: []int{}}
+	for i, o := range sum.RecentWalks {
+		if o.Consistent() {
+			break
+		}
+		if i == 0 {
+			ws.Reason = strPtr(o.Reason)
+			ws.Pages = append(ws.Pages, o.Pages...)
+		}
+		ws.InconsistentInARow++
+	}
+	return ws
+}
+
+// inconsistentText names an inconsistent walk's reason and pages.
+func inconsistentText(ws walkStatus) string {
+	reason := "reason not recorded"
+	if ws.Reason != nil {
+		reason = *ws.Reason
+	}
+	if len(ws.Pages) == 0 {
+		return reason
+	}
+	return reason + " on " + worker.PagesText(ws.Pages)
 }

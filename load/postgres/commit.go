@@ -67,6 +67,7 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 			}
 		}
 		// The bookkeeping goes in one round trip.
+		reason, anomalyPages := tally.AnomalyArgs()
 		b := &pgx.Batch{}
 		for _, p := range pages {
 			b.Queue(`INSERT INTO walk_seen (walk_id, page, run_id, ids) VALUES ($1, $2, $3, $4)
@@ -82,9 +83,12 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 				last_run = $4,
 				total_changed = greatest(total_changed, $5),
 				min_total = least(coalesce(min_total, $6), $6),
-				max_total = greatest(coalesce(max_total, $7), $7)
+				max_total = greatest(coalesce(max_total, $7), $7),
+				inconsistent_reason = coalesce(inconsistent_reason, $8::text),
+				inconsistent_pages = `+load.AppendPagesSQL("$9::text")+`
 			WHERE walk_id = $1 AND finished_at IS NULL`,
-			next.walkID, last.TotalItems(), tally.MaxPage, runID, boolInt(tally.TotalChanged), tally.MinTotal, tally.MaxTotal)
+			next.walkID, last.TotalItems(), tally.MaxPage, runID, boolInt(tally.TotalChanged), tally.MinTotal, tally.MaxTotal,
+			reason, anomalyPages)
 		b.Queue(`INSERT INTO sync_checkpoints (stream, run_id, next_page, total_pages, total_items, updated_at, account)
 			VALUES ($1, $2, $3, $4, $5, $6, $7)
 			ON CONFLICT (account, stream) DO UPDATE SET run_id = excluded.run_id, next_page = excluded.next_page,

@@ -218,6 +218,9 @@ func (w *Warehouse) Summary(ctx context.Context) (_ load.Summary, err error) {
 		st.LastSuccessRun = *lastSuccessRun
 	}
 	st.LastWalkConsistent = walkConsistent
+	if st.RecentWalks, err = w.recentWalks(ctx); err != nil {
+		return st, err
+	}
 	st.LastSuccessAt, st.LastWalkAt, st.LastSnapshotAt = utcPtr(st.LastSuccessAt), utcPtr(st.LastWalkAt), utcPtr(st.LastSnapshotAt)
 	return st, nil
 }
@@ -352,12 +355,15 @@ func (w *Warehouse) WalkSummary(ctx context.Context, stream string) (_ load.Walk
 	stream = streamOf(stream)
 	var s load.WalkSummary
 	var totalChanged int16
+	var pages string
 	err = w.pool.QueryRow(ctx, `SELECT walk_id, started_at, started_run, first_total, last_total,
 			pages, last_page, runs, total_changed, coalesce(min_total, first_total), coalesce(max_total, first_total),
-			coalesce((SELECT total_pages FROM sync_checkpoints WHERE account = $2 AND stream = $1), 0)
+			coalesce((SELECT total_pages FROM sync_checkpoints WHERE account = $2 AND stream = $1), 0),
+			coalesce(inconsistent_reason, ''), coalesce(inconsistent_pages, '')
 		FROM sync_walks WHERE account = $2 AND stream = $1 AND finished_at IS NULL`, stream, w.account).
 		Scan(&s.WalkID, &s.StartedAt, &s.StartedRun, &s.FirstTotal, &s.LastTotal,
-			&s.Pages, &s.LastPage, &s.Runs, &totalChanged, &s.MinTotal, &s.MaxTotal, &s.TotalPages)
+			&s.Pages, &s.LastPage, &s.Runs, &totalChanged, &s.MinTotal, &s.MaxTotal, &s.TotalPages,
+			&s.Reason, &pages)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return load.WalkSummary{}, nil
 	}
@@ -365,6 +371,7 @@ func (w *Warehouse) WalkSummary(ctx context.Context, stream string) (_ load.Walk
 		return s, fmt.Errorf("walk summary %s: %w", stream, err)
 	}
 	s.StartedAt = utc(s.StartedAt)
+	s.AnomalyPages = load.ParsePages(pages)
 	if s.DistinctIDs, s.DuplicateIDs, err = walkIDCounts(ctx, w.pool, s.WalkID); err != nil {
 		return s, fmt.Errorf("walk summary %s: %w", stream, err)
 	}
@@ -380,4 +387,26 @@ func (w *Warehouse) PendingRemovals(ctx context.Context) (_ int, err error) {
 		return 0, fmt.Errorf("count pending removals: %w", err)
 	}
 	return n, nil
+}
+
+// recentWalks is load.Summary.RecentWalks: load.RecentWalksQuery.
+func (w *Warehouse) recentWalks(ctx context.Context) ([]load.WalkOutcome, error) {
+	rows, err := w.pool.Query(ctx, strings.ReplaceAll(load.RecentWalksQuery, "?1", "$1"), w.account)
+	if err != nil {
+		return nil, fmt.Errorf("recent walks: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (load.WalkOutcome, error) {
+		var o load.WalkOutcome
+		var pages string
+		err := row.Scan(&o.WalkID, &o.FinishedAt, &o.Outcome, &o.Reason, &pages)
+		o.FinishedAt, o.Pages = utc(o.FinishedAt), load.ParsePages(pages)
+		return o, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("recent walks: %w", err)
+	}
+	if out == nil {
+		out = []load.WalkOutcome{}
+	}
+	return out, nil
 }

@@ -123,8 +123,9 @@ func (w *Warehouse) closeWalk(ctx context.Context, tx pgx.Tx, walkID, runID int6
 		return res, err
 	}
 	if _, err := tx.Exec(ctx, `UPDATE sync_walks SET finished_at = $2, finished_run = $3, outcome = $4, removed = $5,
-			distinct_ids = $6, duplicate_ids = $7, pending_removals = (SELECT count(*) FROM removal_pending WHERE account = $8)
-		WHERE walk_id = $1`, walkID, now, finishedRun, outcome, res.Removed, distinct, duplicates, w.account); err != nil {
+			distinct_ids = $6, duplicate_ids = $7, pending_removals = (SELECT count(*) FROM removal_pending WHERE account = $8),
+			inconsistent_reason = coalesce(inconsistent_reason, $9::text)
+		WHERE walk_id = $1`, walkID, now, finishedRun, outcome, res.Removed, distinct, duplicates, w.account, end.ReasonArg()); err != nil {
 		return res, fmt.Errorf("close walk: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM walk_seen WHERE walk_id = $1`, walkID); err != nil {

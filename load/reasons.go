@@ -1,0 +1,71 @@
+package load
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// The reasons a walk is inconsistent (sync_walks.inconsistent_reason, the
+// reason label of cardsync_walks_inconsistent_total). The page reasons are
+// the client's page anomalies (extract.Anomaly), recorded by the page
+// commit; the others are judged from the walk's counts when it closes.
+const (
+	// ReasonEmptyPage: a page before the last was empty, twice.
+	ReasonEmptyPage = "empty_page"
+	// ReasonRepeatedPage: a page listed the ids of the page before, twice.
+	ReasonRepeatedPage = "repeated_page"
+	// ReasonShortPage: a page before the last held fewer than per_page
+	// items, twice.
+	ReasonShortPage = "short_page"
+	// ReasonTotalPagesChanged: total_pages changed between pages.
+	ReasonTotalPagesChanged = "total_pages_changed"
+	// ReasonTotalChanged: the card total changed during the walk (cards
+	// added or removed upstream while it ran).
+	ReasonTotalChanged = "total_changed"
+	// ReasonDuplicateIDs: card ids appeared on more than one page.
+	ReasonDuplicateIDs = "duplicate_ids"
+	// ReasonCountMismatch: the distinct ids seen differ from the total.
+	ReasonCountMismatch = "count_mismatch"
+	// ReasonNoPages: no page was committed in the walk.
+	ReasonNoPages = "no_pages"
+)
+
+// WalkReasons lists every reason a walk can be inconsistent: a bounded set,
+// page reasons first.
+func WalkReasons() []string {
+	return []string{ReasonEmptyPage, ReasonRepeatedPage, ReasonShortPage, ReasonTotalPagesChanged,
+		ReasonTotalChanged, ReasonDuplicateIDs, ReasonCountMismatch, ReasonNoPages}
+}
+
+// AppendPagesSQL is the SQL expression, the same in SQLite and
+// PostgreSQL, that appends the JSON array of page numbers in param (NULL:
+// none) to sync_walks.inconsistent_pages.
+func AppendPagesSQL(param string) string {
+	return `CASE WHEN ` + param + ` IS NULL THEN inconsistent_pages WHEN inconsistent_pages IS NULL THEN ` + param +
+		` ELSE substr(inconsistent_pages, 1, length(inconsistent_pages) - 1) || ',' || substr(` + param + `, 2) END`
+}
+
+// ParsePages reads sync_walks.inconsistent_pages: the page numbers in the
+// order first recorded, each once (nil for NULL or unreadable text).
+func ParsePages(s string) []int {
+	var pages []int
+	if s == "" || json.Unmarshal([]byte(s), &pages) != nil {
+		return nil
+	}
+	out := pages[:0]
+	for _, p := range pages {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// ReasonArg is Reason as the walk's close records it: nil when "" or the
+// walk is consistent.
+func (e WalkEnd) ReasonArg() any {
+	if e.Consistent || e.Reason == "" {
+		return nil
+	}
+	return e.Reason
+}
