@@ -383,3 +383,31 @@ func TestConcurrentOpensOfANewFile(t *testing.T) {
 		}
 	}
 }
+
+// TestForeignRunsOfAnOlderSchema: demo's question (runs it did not start)
+// is answered for a file of an older release too, read-only, so an older
+// demo warehouse is replaced and an older real one refused.
+func TestForeignRunsOfAnOlderSchema(t *testing.T) {
+	ctx := t.Context()
+	path := releaseWarehouse(t, "release4")
+	db := rawDB(t, path)
+	var runs int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sync_runs").Scan(&runs); err != nil || runs == 0 {
+		t.Fatalf("release4 fixture: %d runs (%v)", runs, err)
+	}
+	if n, err := ForeignRuns(ctx, path, "demo"); err != nil || n != runs {
+		t.Errorf("ForeignRuns of a schema-4 file = %d, %v; want %d", n, err, runs)
+	}
+	if _, err := db.ExecContext(ctx, "UPDATE sync_runs SET trigger = 'demo'"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if n, err := ForeignRuns(ctx, path, "demo"); err != nil || n != 0 {
+		t.Errorf("ForeignRuns of a schema-4 demo file = %d, %v; want 0", n, err)
+	}
+	var v int
+	db = rawDB(t, path)
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v != 4 {
+		t.Errorf("the file was changed: user_version %d (%v), want 4", v, err)
+	}
+}

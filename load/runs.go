@@ -4,9 +4,12 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -495,4 +498,37 @@ func (w *Warehouse) recentWalks(ctx context.Context) ([]WalkOutcome, error) {
 		return nil, fmt.Errorf("recent walks: %w", err)
 	}
 	return out, nil
+}
+
+// ForeignRuns counts the runs in the warehouse file at path that trigger
+// did not start. It reads a file of any schema version this binary can
+// upgrade (sync_runs.trigger exists since the first), read-only: demo asks
+// it before it replaces a file, so a demo warehouse of an older release is
+// replaced while a real warehouse of any release is refused.
+func ForeignRuns(ctx context.Context, path, trigger string) (n int, err error) {
+	defer classify(&err)
+	w, err := OpenReadOnly(ctx, path)
+	if err == nil {
+		defer w.Close()
+		return w.RunsNotTriggeredBy(ctx, trigger)
+	}
+	var old *SchemaVersionError
+	if !errors.As(err, &old) {
+		return 0, err
+	}
+	abs, aerr := filepath.Abs(path)
+	if aerr != nil {
+		return 0, aerr
+	}
+	db, err := sql.Open("sqlite", dsn(abs, []string{"mode=ro", "_pragma=query_only(1)",
+		"_pragma=busy_timeout(" + strconv.Itoa(int(busyTimeout/time.Millisecond)) + ")"}))
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	err = db.QueryRowContext(ctx, `SELECT count(*) FROM sync_runs WHERE trigger != ?`, trigger).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count runs of %s (schema %d): %w", path, old.Database, err)
+	}
+	return n, nil
 }

@@ -177,14 +177,9 @@ func removeDemoWarehouse(ctx context.Context, path string) error {
 		return fmt.Errorf("refusing to replace %s: %w", path, err)
 	}
 	defer lock.Close()
-	wh, err := load.OpenReadOnly(ctx, path)
+	others, err := load.ForeignRuns(ctx, path, worker.TriggerDemo)
 	if err != nil {
 		return &usageError{msg: fmt.Sprintf("refusing to replace %s: not a demo warehouse (%v); choose another -db", path, err)}
-	}
-	others, err := wh.RunsNotTriggeredBy(ctx, worker.TriggerDemo)
-	wh.Close()
-	if err != nil {
-		return fmt.Errorf("inspect %s: %w", path, err)
 	}
 	if others > 0 {
 		return &usageError{msg: fmt.Sprintf("refusing to replace %s: it holds %s; choose another -db", path, plural(others, "non-demo run"))}
