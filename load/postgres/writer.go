@@ -33,6 +33,8 @@ type walkState struct {
 	// fields are the fields and JSON types card_fields holds with
 	// last_run = this run; nil: unknown, record every batch's fields.
 	fields map[string]load.TypeMask
+	// budget bounds the fields the walk adds (load.MaxNewFieldsPerWalk).
+	budget load.FieldBudget
 }
 
 // NewWalkWriter returns a WalkWriter for the run's walk of stream
