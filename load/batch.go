@@ -129,7 +129,7 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 		}
 		fields.Into(next.fields)
 	}
-	batch.FieldsSkipped = next.budget.Skip(skipped)
+	next.budget.Skip(skipped)
 	*st = next
 	return batch, nil
 }

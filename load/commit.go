@@ -85,11 +85,6 @@ type Batch struct {
 	Changed   int `json:"changed"`
 	Unchanged int `json:"unchanged"`
 	Rejected  int `json:"rejected"`
-	// FieldsSkipped counts the new top-level fields the batch found beyond
-	// the walk's MaxNewFieldsPerWalk, each once a walk: they have no
-	// card_fields row and no cards_flat column, their values stay in the
-	// cards' data.
-	FieldsSkipped int `json:"fields_skipped,omitempty"`
 }
 
 // CommitPage stores one page now, in one transaction: card writes

@@ -46,6 +46,11 @@ type PageWriter interface {
 	Add(ctx context.Context, p Page) (PageResult, error)
 	Flush(ctx context.Context) error
 	Buffered() Batch
+	// FieldsSkipped counts the new top-level fields the writer's commits
+	// found beyond the walk's MaxNewFieldsPerWalk, each once: they have
+	// no card_fields row and no cards_flat column, their values stay in
+	// the cards' data.
+	FieldsSkipped() int
 }
 
 // PageWriter implements Destination: NewWalkWriter as a PageWriter.

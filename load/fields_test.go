@@ -79,6 +79,9 @@ func TestNewFieldsPerWalkBounded(t *testing.T) {
 	if err := ww2.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if n := ww2.FieldsSkipped(); n != 1 {
+		t.Errorf("the resumed walk skipped %d fields, want 1", n)
+	}
 	if got := queryInt(t, w, `SELECT count(*) FROM card_fields WHERE name = 'late'`); got != 0 {
 		t.Errorf("a run resuming the walk added a field past the walk's bound")
 	}
@@ -90,43 +93,39 @@ func TestNewFieldsPerWalkBounded(t *testing.T) {
 	run3 := startRun(t, w)
 	ww3 := w.NewWalkWriter(run3, StreamCards)
 	for n := 1; n <= 15; n++ {
-		r, err := ww3.Add(ctx, uniqueFieldsPage(n, 10, 10, 150))
-		if err != nil {
+		if _, err := ww3.Add(ctx, uniqueFieldsPage(n, 10, 10, 150)); err != nil {
 			t.Fatal(err)
-		}
-		if r.Committed.FieldsSkipped != 0 {
-			t.Errorf("page %d: %d fields skipped by a walk with room", n, r.Committed.FieldsSkipped)
 		}
 	}
 	if err := ww3.Flush(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if n := ww3.FieldsSkipped(); n != 0 {
+		t.Errorf("%d fields skipped by a walk with room", n)
 	}
 	if got := queryInt(t, w, `SELECT count(*) FROM card_fields`); got != 1501 {
 		t.Errorf("card_fields has %d rows after a second walk, want 1501", got)
 	}
 }
 
-// TestNewFieldsSkippedCount: Batch.FieldsSkipped counts each left-out
-// field once per walk, whatever the batches.
+// TestNewFieldsSkippedCount: WalkWriter.FieldsSkipped counts each
+// left-out field once, whatever the batches.
 func TestNewFieldsSkippedCount(t *testing.T) {
 	ctx := t.Context()
 	w, _, _ := openTest(t, Options{BatchPages: 1})
 	run := startRun(t, w)
 	ww := w.NewWalkWriter(run, StreamCards)
-	skipped := 0
 	for n := 1; n <= 15; n++ {
 		for range 2 { // every page twice: a field is counted once
-			r, err := ww.Add(ctx, uniqueFieldsPage(n, 10, 10, 150))
-			if err != nil {
+			if _, err := ww.Add(ctx, uniqueFieldsPage(n, 10, 10, 150)); err != nil {
 				t.Fatal(err)
 			}
-			skipped += r.Committed.FieldsSkipped
 		}
 	}
 	if err := ww.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if want := 1501 - MaxNewFieldsPerWalk; skipped != want {
+	if want, skipped := 1501-MaxNewFieldsPerWalk, ww.FieldsSkipped(); skipped != want {
 		t.Errorf("FieldsSkipped adds up to %d, want %d", skipped, want)
 	}
 }

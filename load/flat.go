@@ -134,8 +134,8 @@ func PlanFields(have []FieldRow, s *FieldSet, runID int64, lim FlatLimits, room 
 
 // FieldBudget carries card_fields' per-walk bound (MaxNewFieldsPerWalk)
 // from one commit of a walk to the next, in both warehouses: how many
-// fields the walk has added, and which new fields it left out, so that
-// each is counted once. The zero value knows nothing yet: the warehouse
+// fields the walk has added, and which new fields the writer's commits
+// left out, so that each is counted once (PageWriter.FieldsSkipped). The zero value knows nothing yet: the warehouse
 // counts the walk's fields in card_fields first (Known, Start).
 type FieldBudget struct {
 	added   int
@@ -157,27 +157,23 @@ func (b *FieldBudget) Room() int { return max(0, MaxNewFieldsPerWalk-b.added) }
 // Added counts n more fields added to card_fields by the walk.
 func (b *FieldBudget) Added(n int) { b.added += n }
 
-// Skip notes the fields a committed batch left out (PlanFields' skipped)
-// and returns how many of them the walk had not left out before. Only
-// hashes of the names are kept: a walk may find very many.
-func (b *FieldBudget) Skip(names []string) int {
+// Skip notes the fields a committed batch left out (PlanFields' skipped).
+// Only hashes of the names are kept: a walk may find very many.
+func (b *FieldBudget) Skip(names []string) {
 	if len(names) == 0 {
-		return 0
+		return
 	}
 	if b.skipped == nil {
 		b.seed = maphash.MakeSeed()
 		b.skipped = map[uint64]struct{}{}
 	}
-	n := 0
 	for _, name := range names {
-		h := maphash.String(b.seed, name)
-		if _, ok := b.skipped[h]; !ok {
-			b.skipped[h] = struct{}{}
-			n++
-		}
+		b.skipped[maphash.String(b.seed, name)] = struct{}{}
 	}
-	return n
 }
+
+// Skipped counts the distinct new fields the commits left out.
+func (b *FieldBudget) Skipped() int { return len(b.skipped) }
 
 // StaleFields is card_fields' retention rule, shared by both warehouses:
 // the rows of have last seen before cutoff (now minus
@@ -186,6 +182,9 @@ func (b *FieldBudget) Skip(names []string) int {
 // not stamp is gone from them, or held by another account's cards that
 // have not been walked within the retention either.
 func StaleFields(have []FieldRow, cutoff time.Time) []FieldRow {
+	// last_seen_at is stored to the second: a field stamped in the
+	// second of cutoff is not older than it.
+	cutoff = cutoff.Truncate(time.Second)
 	var out []FieldRow
 	for _, f := range have {
 		if f.LastSeen.Before(cutoff) {

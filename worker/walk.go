@@ -96,7 +96,6 @@ func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger
 		res.Changed += b.Changed
 		res.Unchanged += b.Unchanged
 		res.Rejected += b.Rejected
-		res.FieldsSkipped += b.FieldsSkipped
 		log.Debug("pages committed", "first_page", b.FirstPage, "last_page", b.LastPage, "total_pages", b.TotalPages,
 			"cards", b.Cards, "new", b.New, "changed", b.Changed, "unchanged", b.Unchanged)
 		if j.Progress != nil {
@@ -111,7 +110,7 @@ func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger
 	// One line for the walk, after its last commit: the names could be
 	// many and long, so only their number.
 	defer func() {
-		if res.FieldsSkipped > 0 {
+		if res.FieldsSkipped = ww.FieldsSkipped(); res.FieldsSkipped > 0 {
 			log.Warn("the walk found more new card fields than a walk may add; the rest have no card_fields row or cards_flat column, their values stay in the cards' data",
 				"fields_skipped", res.FieldsSkipped, "max_new_fields", load.MaxNewFieldsPerWalk)
 		}

@@ -135,7 +135,7 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 		}
 		fields.Into(next.fields)
 	}
-	batch.FieldsSkipped = next.budget.Skip(skipped)
+	next.budget.Skip(skipped)
 	*st = next
 	// cards_flat follows card_fields after the commit, in a transaction of
 	// its own. The page is stored either way: a failure is retried by the

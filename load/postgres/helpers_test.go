@@ -55,6 +55,7 @@ type walkWriter interface {
 	Add(ctx context.Context, p load.Page) (load.PageResult, error)
 	Flush(ctx context.Context) error
 	Buffered() load.Batch
+	FieldsSkipped() int
 }
 
 // backend is one warehouse under test: its store, a new WalkWriter, and a

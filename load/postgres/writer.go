@@ -69,6 +69,10 @@ func (ww *WalkWriter) Add(ctx context.Context, p load.Page) (_ load.PageResult, 
 // Buffered reports the pages buffered and not committed yet.
 func (ww *WalkWriter) Buffered() load.Batch { return ww.batch.Buffered() }
 
+// FieldsSkipped implements load.PageWriter: the new fields the writer's
+// commits left out (load.MaxNewFieldsPerWalk), each counted once.
+func (ww *WalkWriter) FieldsSkipped() int { return ww.walk.budget.Skipped() }
+
 // Flush commits the buffered pages, if any, in one transaction.
 func (ww *WalkWriter) Flush(ctx context.Context) (err error) {
 	defer classify(&err)
