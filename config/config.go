@@ -11,6 +11,7 @@ package config
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
@@ -68,6 +69,10 @@ type Warehouse struct {
 	RedactFields []string `toml:"redact_fields"`
 	// PageAuditRetention is how long run_pages rows are kept ("0": forever).
 	PageAuditRetention string `toml:"page_audit_retention"`
+	// FieldRetention is how long a card_fields row (and its cards_flat
+	// column) stays after a commit last saw its field: days ("90d") or a
+	// Go duration ("36h").
+	FieldRetention string `toml:"field_retention"`
 	// MaxRemovedFraction is the mass-removal guard's threshold.
 	MaxRemovedFraction float64 `toml:"max_removed_fraction"`
 	// CommitDelay is how long a page that changes something may wait for
@@ -153,6 +158,7 @@ func Default() File {
 			FileMode:           fmt.Sprintf("%04o", load.DefaultFileMode),
 			Synchronous:        load.DefaultSynchronous,
 			PageAuditRetention: DefaultPageAuditRetention,
+			FieldRetention:     fmt.Sprintf("%dd", load.DefaultFieldRetention/(24*time.Hour)),
 			MaxRemovedFraction: load.DefaultMaxRemovedFraction,
 			CommitDelay:        extract.FormatDuration(load.DefaultChangeDelay),
 			Checkpoint:         load.CheckpointAuto,

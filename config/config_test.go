@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cardsync/cardsync/load"
 )
 
 func noEnv(string) string { return "" }
@@ -38,7 +40,7 @@ func equalConfig(a, b File) bool {
 	return a.API == b.API && a.Schedule == b.Schedule && a.Log == b.Log &&
 		a.Warehouse.Path == b.Warehouse.Path && a.Warehouse.FileMode == b.Warehouse.FileMode &&
 		a.Warehouse.Synchronous == b.Warehouse.Synchronous &&
-		a.Warehouse.PageAuditRetention == b.Warehouse.PageAuditRetention && len(a.Warehouse.RedactFields) == len(b.Warehouse.RedactFields) &&
+		a.Warehouse.PageAuditRetention == b.Warehouse.PageAuditRetention && a.Warehouse.FieldRetention == b.Warehouse.FieldRetention && len(a.Warehouse.RedactFields) == len(b.Warehouse.RedactFields) &&
 		a.Warehouse.MaxRemovedFraction == b.Warehouse.MaxRemovedFraction &&
 		a.Warehouse.CommitDelay == b.Warehouse.CommitDelay && a.Warehouse.Checkpoint == b.Warehouse.Checkpoint &&
 		a.Backup == b.Backup && a.Metrics == b.Metrics && a.Report == b.Report
@@ -86,6 +88,11 @@ func TestConfigErrors(t *testing.T) {
 		{name: "file mode from the environment", env: []string{"CARDSYNC_WAREHOUSE_FILE_MODE=0604"}, file: base, wantKey: "warehouse.file_mode", wantMsg: "nothing for others"},
 		{name: "max_removed_fraction above 1", file: base + "[warehouse]\nmax_removed_fraction = 1.5\n", wantKey: "warehouse.max_removed_fraction", wantLine: 6},
 		{name: "max_removed_fraction zero", file: base + "[warehouse]\nmax_removed_fraction = 0.0\n", wantKey: "warehouse.max_removed_fraction", wantLine: 6},
+		{name: "field_retention not a period", file: base + "[warehouse]\nfield_retention = \"90 days\"\n", wantKey: "warehouse.field_retention", wantLine: 6, wantMsg: "number of days"},
+		{name: "field_retention zero", file: base + "[warehouse]\nfield_retention = \"0d\"\n", wantKey: "warehouse.field_retention", wantLine: 6, wantMsg: "positive"},
+		{name: "field_retention negative", file: base + "[warehouse]\nfield_retention = \"-36h\"\n", wantKey: "warehouse.field_retention", wantLine: 6, wantMsg: "positive"},
+		{name: "field_retention an integer", file: base + "[warehouse]\nfield_retention = 90\n", wantKey: "warehouse.field_retention", wantLine: 6, wantMsg: "quoted string"},
+		{name: "field_retention from the environment", file: base, env: []string{"CARDSYNC_WAREHOUSE_FIELD_RETENTION=3 months"}, wantKey: "warehouse.field_retention", wantMsg: "env CARDSYNC_WAREHOUSE_FIELD_RETENTION"},
 		{name: "max_pages zero", file: base + "max_pages = 0\n", wantKey: "api.max_pages", wantLine: 5},
 		{name: "bad log level", file: base + "[log]\nlevel = \"loud\"\n", wantKey: "log.level", wantLine: 6},
 		{name: "unknown env var", file: base, env: []string{"CARDSYNC_API_BASEURL=x"}, wantKey: "CARDSYNC_API_BASEURL", wantMsg: "unknown"},
@@ -226,5 +233,39 @@ password_file = "a.pass"
 	c, err = Load("", []string{"CARDSYNC_WAREHOUSE_PATH=w.db"})
 	if err != nil || c.Configured() != nil {
 		t.Errorf("a variable configures cardsync: %v, %v", err, c.Configured())
+	}
+}
+
+// TestFieldRetention: warehouse.field_retention defaults to load's 90 days
+// and takes days or a Go duration from the file or the environment.
+func TestFieldRetention(t *testing.T) {
+	tests := []struct {
+		name string
+		file string
+		env  []string
+		want time.Duration
+	}{
+		{name: "default", want: load.DefaultFieldRetention},
+		{name: "days", file: "[warehouse]\nfield_retention = \"30d\"\n", want: 30 * 24 * time.Hour},
+		{name: "duration", file: "[warehouse]\nfield_retention = \"36h\"\n", want: 36 * time.Hour},
+		{name: "environment over the file", file: "[warehouse]\nfield_retention = \"30d\"\n", env: []string{"CARDSYNC_WAREHOUSE_FIELD_RETENTION=7d"}, want: 7 * 24 * time.Hour},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := Load(writeFile(t, "c.toml", tt.file, 0o600), tt.env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := cfg.Settings(false, noEnv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.FieldRetention != tt.want {
+				t.Errorf("FieldRetention = %v, want %v", s.FieldRetention, tt.want)
+			}
+		})
+	}
+	if got, want := Default().Warehouse.FieldRetention, "90d"; got != want {
+		t.Errorf("default field_retention %q, want %q", got, want)
 	}
 }

@@ -345,6 +345,7 @@ func keys() []key {
 			return nil
 		}},
 		stringKey("warehouse.page_audit_retention", func(f *File) *string { return &f.Warehouse.PageAuditRetention }),
+		stringKey("warehouse.field_retention", func(f *File) *string { return &f.Warehouse.FieldRetention }),
 		parsedKey("warehouse.max_removed_fraction", "want a number", func(v string) (float64, error) { return strconv.ParseFloat(v, 64) },
 			func(f *File) *float64 { return &f.Warehouse.MaxRemovedFraction }),
 		stringKey("warehouse.commit_delay", func(f *File) *string { return &f.Warehouse.CommitDelay }),

@@ -31,6 +31,9 @@ type Settings struct {
 	RedactFields []string
 	// PageAuditRetention is 0 to keep run_pages forever.
 	PageAuditRetention time.Duration
+	// FieldRetention is how long a card_fields row stays unseen
+	// (worker.Job.FieldRetention; default load.DefaultFieldRetention).
+	FieldRetention     time.Duration
 	MaxRemovedFraction float64
 	// CommitDelay is load.Options.ChangeDelay: negative for "0" (at once).
 	CommitDelay time.Duration
@@ -219,6 +222,9 @@ func (c *Config) warehouseSettings(s *Settings) error {
 		if s.PageAuditRetention, err = positiveDuration(c.Warehouse.PageAuditRetention); err != nil {
 			return c.fail("warehouse.page_audit_retention", "%v (or \"0\" to keep the audit forever)", err)
 		}
+	}
+	if s.FieldRetention, err = ParseSince(c.Warehouse.FieldRetention); err != nil {
+		return c.fail("warehouse.field_retention", "%q: %v", c.Warehouse.FieldRetention, err)
 	}
 	s.Checkpoint = strings.ToLower(c.Warehouse.Checkpoint)
 	if err := load.CheckCheckpoint(s.Checkpoint); err != nil {

@@ -16,6 +16,8 @@ type walkState struct {
 	// fields are the fields and JSON types card_fields holds with
 	// last_run = this run; nil: unknown, record every batch's fields.
 	fields map[string]TypeMask
+	// budget bounds the fields the walk adds (MaxNewFieldsPerWalk).
+	budget FieldBudget
 }
 
 // commitBatch commits pages (in the order given) in one transaction: the
@@ -43,9 +45,11 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 	}
 	recordFields := st.fields == nil || !fields.Within(st.fields)
 	next := *st
+	var skipped []string
 	err := w.write(ctx, func(tx *sql.Tx) error {
 		batch = Batch{}
 		next = *st
+		skipped = nil
 		now := w.stamp()
 		last := pages[len(pages)-1]
 		if next.walkID == 0 {
@@ -88,7 +92,8 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 		}
 		batch = tally.Batch
 		if recordFields {
-			if err := w.recordFields(ctx, tx, runID, now, &fields); err != nil {
+			var err error
+			if skipped, err = w.recordFields(ctx, tx, runID, next.walkID, now, &fields, &next.budget); err != nil {
 				return err
 			}
 		}
@@ -126,6 +131,7 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 		}
 		fields.Into(next.fields)
 	}
+	next.budget.Skip(skipped)
 	*st = next
 	return batch, nil
 }

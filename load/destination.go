@@ -26,6 +26,10 @@ type Destination interface {
 	WalkSummary(ctx context.Context, stream string) (WalkSummary, error)
 	FinishWalk(ctx context.Context, runID int64, stream string, end WalkEnd) (WalkResult, error)
 	PruneAudit(ctx context.Context, cutoff time.Time) (int64, error)
+	// PruneFields deletes the card_fields rows (and cards_flat columns)
+	// of fields no commit saw since cutoff (StaleFields); call it after
+	// a complete walk only.
+	PruneFields(ctx context.Context, cutoff time.Time) (int, error)
 	Optimize(ctx context.Context) error
 	Summary(ctx context.Context) (Summary, error)
 	Runs(ctx context.Context, n int) ([]Run, error)
@@ -42,6 +46,11 @@ type PageWriter interface {
 	Add(ctx context.Context, p Page) (PageResult, error)
 	Flush(ctx context.Context) error
 	Buffered() Batch
+	// FieldsSkipped counts the new top-level fields the writer's commits
+	// found beyond the walk's MaxNewFieldsPerWalk, each once: they have
+	// no card_fields row and no cards_flat column, their values stay in
+	// the cards' data.
+	FieldsSkipped() int
 }
 
 // PageWriter implements Destination: NewWalkWriter as a PageWriter.

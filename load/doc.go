@@ -71,6 +71,18 @@
 // accounts of one file sync concurrently; their write transactions take
 // turns on the file (Options.BusyTimeout).
 //
+// # Card fields
+//
+// card_fields is bounded, by rules both warehouses share (flat.go): a walk
+// adds at most MaxNewFieldsPerWalk new fields over all its pages, batches
+// and runs (FieldBudget; PlanFields leaves the rest out, their values stay
+// in data and PageWriter.FieldsSkipped counts them), and every commit that
+// records a run's fields stamps last_seen_at, so that PruneFields, called
+// by the worker after a complete walk, deletes the rows StaleFields names
+// (not seen for warehouse.field_retention, DefaultFieldRetention) and
+// regenerates cards_flat without their columns. A field any account's
+// commit saw within the retention stays.
+//
 // # Backups and checkpoints
 //
 // Every warehouse has an identity (warehouse_identity: a random 128-bit id

@@ -6,9 +6,11 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -18,6 +20,21 @@ import (
 // view is full keeps card_fields.in_flat_view = 0 and stays reachable in
 // cards.data.
 const MaxFlatFields = 1900
+
+// MaxNewFieldsPerWalk bounds how many fields one walk adds to card_fields
+// (and so to cards_flat), across all its pages, batches and runs: the
+// fields a walk finds beyond it stay in card_state.data only, with no
+// card_fields row and no column. An API that puts ids or free text in its
+// keys would otherwise grow card_fields and its index without end (200
+// unique 1 KB names made a 488 MB warehouse). A later walk with room adds
+// them.
+const MaxNewFieldsPerWalk = 1000
+
+// DefaultFieldRetention is how long a card_fields row stays after the last
+// commit whose cards held its field: 90 days (config
+// warehouse.field_retention). Older rows are pruned after a complete walk
+// (PruneFields), and their cards_flat columns go with them.
+const DefaultFieldRetention = 90 * 24 * time.Hour
 
 // maxColumnName bounds a cards_flat column name in bytes; a longer field
 // name is cut and given a short hash so two long names stay distinct.
@@ -48,15 +65,20 @@ type FieldRow struct {
 	// Column is the field's cards_flat column, "" when it has none.
 	Column     string
 	InFlatView bool
+	// LastSeen is when a commit last saw the field (card_fields.last_seen_at).
+	LastSeen time.Time
 }
 
 // PlanFields is card_fields' rule, shared by both warehouses: given the
 // rows card_fields holds (in the order fields first appeared) and a batch's
 // fields s, committed by run runID, it returns the rows to insert (fields
 // not seen before, in order of appearance, each with a unique column name
-// while the view has room) and the rows to update (known fields with a new
-// JSON type or last seen by another run; JSONTypes merged, LastRun runID).
-func PlanFields(have []FieldRow, s *FieldSet, runID int64, lim FlatLimits) (add, update []FieldRow) {
+// while the view has room), the rows to update (known fields with a new
+// JSON type or last seen by another run; JSONTypes merged, LastRun runID)
+// and the new fields left out because the walk may add only room more
+// (FieldBudget.Room): those stay in the cards' data alone. The caller
+// stamps last_seen_at on every row it inserts or updates.
+func PlanFields(have []FieldRow, s *FieldSet, runID int64, lim FlatLimits, room int) (add, update []FieldRow, skipped []string) {
 	byName := make(map[string]FieldRow, len(have))
 	used := map[string]bool{}
 	inView := 0
@@ -71,6 +93,10 @@ func PlanFields(have []FieldRow, s *FieldSet, runID int64, lim FlatLimits) (add,
 	}
 	for _, name := range s.order {
 		k, ok := byName[name]
+		if !ok && len(add) >= room {
+			skipped = append(skipped, name)
+			continue
+		}
 		types := map[string]bool{}
 		for i, t := range jsonTypes {
 			if s.types[name]&(1<<i) != 0 {
@@ -103,56 +129,173 @@ func PlanFields(have []FieldRow, s *FieldSet, runID int64, lim FlatLimits) (add,
 			byName[name] = k
 		}
 	}
-	return add, update
+	return add, update, skipped
+}
+
+// FieldBudget carries card_fields' per-walk bound (MaxNewFieldsPerWalk)
+// from one commit of a walk to the next, in both warehouses: how many
+// fields the walk has added, and which new fields the writer's commits
+// left out, so that each is counted once (PageWriter.FieldsSkipped). The zero value knows nothing yet: the warehouse
+// counts the walk's fields in card_fields first (Known, Start).
+type FieldBudget struct {
+	added   int
+	known   bool
+	seed    maphash.Seed
+	skipped map[uint64]struct{}
+}
+
+// Known says whether Start has set the walk's count.
+func (b *FieldBudget) Known() bool { return b.known }
+
+// Start sets how many fields the walk added before this writer's first
+// commit: card_fields rows whose first_run is one of the walk's runs.
+func (b *FieldBudget) Start(added int) { b.added, b.known = added, true }
+
+// Room is how many more fields the walk may add to card_fields.
+func (b *FieldBudget) Room() int { return max(0, MaxNewFieldsPerWalk-b.added) }
+
+// Added counts n more fields added to card_fields by the walk.
+func (b *FieldBudget) Added(n int) { b.added += n }
+
+// Skip notes the fields a committed batch left out (PlanFields' skipped).
+// Only hashes of the names are kept: a walk may find very many.
+func (b *FieldBudget) Skip(names []string) {
+	if len(names) == 0 {
+		return
+	}
+	if b.skipped == nil {
+		b.seed = maphash.MakeSeed()
+		b.skipped = map[uint64]struct{}{}
+	}
+	for _, name := range names {
+		b.skipped[maphash.String(b.seed, name)] = struct{}{}
+	}
+}
+
+// Skipped counts the distinct new fields the commits left out.
+func (b *FieldBudget) Skipped() int { return len(b.skipped) }
+
+// StaleFields is card_fields' retention rule, shared by both warehouses:
+// the rows of have last seen before cutoff (now minus
+// warehouse.field_retention). Call it after a complete walk only: such a
+// walk saw every field the account's cards still hold, so a field it did
+// not stamp is gone from them, or held by another account's cards that
+// have not been walked within the retention either.
+func StaleFields(have []FieldRow, cutoff time.Time) []FieldRow {
+	// last_seen_at is stored to the second: a field stamped in the
+	// second of cutoff is not older than it.
+	cutoff = cutoff.Truncate(time.Second)
+	var out []FieldRow
+	for _, f := range have {
+		if f.LastSeen.Before(cutoff) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // recordFields updates card_fields with the top-level fields of a batch's
-// cards (PlanFields) and regenerates cards_flat when a field joins the
-// view.
-func (w *Warehouse) recordFields(ctx context.Context, tx *sql.Tx, runID int64, now string, s *FieldSet) error {
+// cards (PlanFields), within the walk's budget b, stamps last_seen_at on
+// every field it adds or updates, and regenerates cards_flat when a field
+// joins the view. It returns the new fields it left out.
+func (w *Warehouse) recordFields(ctx context.Context, tx *sql.Tx, runID, walkID int64, now string, s *FieldSet, b *FieldBudget) ([]string, error) {
 	if len(s.order) == 0 {
-		return nil
+		return nil, nil
 	}
-	var have []FieldRow
-	rows, err := tx.QueryContext(ctx, `SELECT name, json_types, last_run, coalesce(column_name, ''), in_flat_view FROM card_fields ORDER BY rowid`)
-	if err != nil {
-		return fmt.Errorf("read fields: %w", err)
-	}
-	for rows.Next() {
-		var f FieldRow
-		if err := rows.Scan(&f.Name, &f.JSONTypes, &f.LastRun, &f.Column, &f.InFlatView); err != nil {
-			rows.Close()
-			return fmt.Errorf("read fields: %w", err)
+	if !b.Known() {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM card_fields
+			WHERE first_run IN (SELECT run_id FROM sync_runs WHERE account = ?
+				AND run_id >= (SELECT started_run FROM sync_walks WHERE walk_id = ?))`, w.account, walkID).Scan(&n); err != nil {
+			return nil, fmt.Errorf("count the walk's fields: %w", err)
 		}
-		have = append(have, f)
+		b.Start(n)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read fields: %w", err)
+	have, err := readFields(ctx, tx)
+	if err != nil {
+		return nil, err
 	}
-	add, update := PlanFields(have, s, runID, SQLiteFlatLimits())
+	add, update, skipped := PlanFields(have, s, runID, SQLiteFlatLimits(), b.Room())
 	added := false
 	for _, f := range add {
 		var column any
 		if f.Column != "" {
 			column = f.Column
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO card_fields (name, json_types, first_run, last_run, first_seen_at, column_name, in_flat_view)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, f.Name, f.JSONTypes, runID, runID, now, column, boolInt(f.InFlatView)); err != nil {
-			return fmt.Errorf("add field %q: %w", f.Name, err)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO card_fields (name, json_types, first_run, last_run, first_seen_at, column_name, in_flat_view, last_seen_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, f.Name, f.JSONTypes, runID, runID, now, column, boolInt(f.InFlatView), now); err != nil {
+			return nil, fmt.Errorf("add field %q: %w", f.Name, err)
 		}
 		added = added || f.InFlatView
 	}
+	b.Added(len(add))
 	for _, f := range update {
-		if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET json_types = ?, last_run = ? WHERE name = ?`,
-			f.JSONTypes, f.LastRun, f.Name); err != nil {
-			return fmt.Errorf("update field %q: %w", f.Name, err)
+		if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET json_types = ?, last_run = ?, last_seen_at = max(last_seen_at, ?) WHERE name = ?`,
+			f.JSONTypes, f.LastRun, now, f.Name); err != nil {
+			return nil, fmt.Errorf("update field %q: %w", f.Name, err)
 		}
 	}
 	if added {
-		return regenerateFlat(ctx, tx)
+		return skipped, regenerateFlat(ctx, tx)
 	}
-	return nil
+	return skipped, nil
+}
+
+// readFields reads card_fields in the order fields first appeared.
+func readFields(ctx context.Context, tx *sql.Tx) ([]FieldRow, error) {
+	var have []FieldRow
+	rows, err := tx.QueryContext(ctx, `SELECT name, json_types, last_run, coalesce(column_name, ''), in_flat_view, last_seen_at FROM card_fields ORDER BY rowid`)
+	if err != nil {
+		return nil, fmt.Errorf("read fields: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var f FieldRow
+		var seen string
+		if err := rows.Scan(&f.Name, &f.JSONTypes, &f.LastRun, &f.Column, &f.InFlatView, &seen); err != nil {
+			return nil, fmt.Errorf("read fields: %w", err)
+		}
+		f.LastSeen = parseTime(seen)
+		have = append(have, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read fields: %w", err)
+	}
+	return have, nil
+}
+
+// PruneFields deletes the card_fields rows last seen before cutoff
+// (StaleFields) and regenerates cards_flat when one of them had a column
+// there, in one transaction. card_fields is shared by the file's accounts:
+// a field any account's commit saw since cutoff stays. The worker calls
+// it after a complete walk, with cutoff now minus
+// warehouse.field_retention. It returns the number of rows deleted.
+func (w *Warehouse) PruneFields(ctx context.Context, cutoff time.Time) (_ int, err error) {
+	defer classify(&err)
+	n := 0
+	err = w.write(ctx, func(tx *sql.Tx) error {
+		have, err := readFields(ctx, tx)
+		if err != nil {
+			return err
+		}
+		flat := false
+		stale := StaleFields(have, cutoff)
+		for _, f := range stale {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM card_fields WHERE name = ?`, f.Name); err != nil {
+				return fmt.Errorf("delete field: %w", err)
+			}
+			flat = flat || f.InFlatView
+		}
+		n = len(stale)
+		if flat {
+			return regenerateFlat(ctx, tx)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("prune fields: %w", err)
+	}
+	return n, nil
 }
 
 // reservedColumns are cards_flat's own columns.

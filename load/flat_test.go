@@ -69,17 +69,25 @@ func TestCardsFlatOddNames(t *testing.T) {
 }
 
 // TestCardsFlatColumnLimit: past MaxFlatFields the view stops growing and
-// stays valid; the extra fields are recorded with in_flat_view = 0.
+// stays valid; the extra fields are recorded with in_flat_view = 0. A walk
+// adds at most MaxNewFieldsPerWalk fields, so three walks of the same card
+// record its 2,101.
 func TestCardsFlatColumnLimit(t *testing.T) {
 	w, _, _ := openTest(t, Options{})
-	run := startRun(t, w)
 	var b strings.Builder
 	b.WriteString(`{"id":1`)
 	for i := range 2100 {
 		fmt.Fprintf(&b, `,"f%04d":%d`, i, i)
 	}
 	b.WriteString("}")
-	commit(t, w, run, Page{Number: 1, TotalPages: 1, TotalItems: 1, Cards: []Card{{ID: "1", Data: []byte(b.String())}}})
+	var run int64
+	for range 3 {
+		run = startRun(t, w)
+		commit(t, w, run, Page{Number: 1, TotalPages: 1, TotalItems: 1, Cards: []Card{{ID: "1", Data: []byte(b.String())}}})
+		if _, err := finishWalk(t.Context(), w, run, true); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if got := queryInt(t, w, `SELECT count(*) FROM card_fields WHERE in_flat_view = 1`); got != MaxFlatFields {
 		t.Errorf("fields in the view = %d, want %d", got, MaxFlatFields)
 	}

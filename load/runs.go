@@ -463,7 +463,7 @@ type WalkOutcome struct {
 	// Outcome is complete or inconsistent.
 	Outcome string `json:"outcome"`
 	// Reason is why an inconsistent walk was so (one of WalkReasons; ""
-	// for a complete walk, or one closed before schema version 6).
+	// for a complete walk, or one closed before schema version 8).
 	Reason string `json:"reason,omitempty"`
 	// Pages are the pages that came back wrong (sync_walks.inconsistent_pages).
 	Pages []int `json:"pages,omitempty"`

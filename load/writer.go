@@ -80,6 +80,10 @@ func (ww *WalkWriter) Add(ctx context.Context, p Page) (_ PageResult, err error)
 // Flush would commit.
 func (ww *WalkWriter) Buffered() Batch { return ww.batch.Buffered() }
 
+// FieldsSkipped implements PageWriter: the new fields the writer's
+// commits left out (MaxNewFieldsPerWalk), each counted once.
+func (ww *WalkWriter) FieldsSkipped() int { return ww.state.budget.Skipped() }
+
 // Flush commits the buffered pages, if any, in one transaction.
 func (ww *WalkWriter) Flush(ctx context.Context) (err error) {
 	defer classify(&err)

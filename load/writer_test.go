@@ -394,7 +394,7 @@ func TestFieldSetTypes(t *testing.T) {
 	s.Add("a", "string")
 	s.Add("a", "null")
 	s.Add("b", "object")
-	add, _ := PlanFields(nil, &s, 1, SQLiteFlatLimits())
+	add, _, _ := PlanFields(nil, &s, 1, SQLiteFlatLimits(), MaxNewFieldsPerWalk)
 	if len(add) != 2 || add[0].Name != "a" || add[0].JSONTypes != "null,string" || add[1].Name != "b" || add[1].JSONTypes != "object" {
 		t.Errorf("PlanFields added %+v", add)
 	}

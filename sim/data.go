@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -46,6 +47,8 @@ type Card struct {
 
 	balance int64 // minor units
 	raw     []byte
+	// index is the card's place in the generated list (UniqueFields).
+	index int
 	// oddJSON renders an odd item at a revision (UpdateCard bumps it).
 	oddJSON func(rev int) string
 	oddRev  int
@@ -218,7 +221,7 @@ func nextGap(seed int64, index int) int64 {
 // when non-zero (cards added later), otherwise a seeded time.
 func generateCard(seed int64, index int, id int64, created time.Time) Card {
 	r := cardRNG(seed, index)
-	c := Card{Number: id, ID: strconv.FormatInt(id, 10)}
+	c := Card{Number: id, ID: strconv.FormatInt(id, 10), index: index}
 	bins := visaBINs
 	c.Brand = "visa"
 	if r.IntN(3) == 0 {
@@ -309,6 +312,12 @@ func (c *Card) render(o Options) {
 		b = appendField(b, `,"metadata":{"source":"api","tags":[],"x_internal_ref":`, "ref-"+strconv.FormatUint(r.Uint64()%1e12, 36), php)
 		b = append(b, `}`...)
 	}
+	if o.UniqueFields > 0 && o.Cards > 0 {
+		for j := c.index; j < o.UniqueFields; j += o.Cards {
+			b = appendString(append(b, ','), uniqueFieldName(j, o.FieldNameBytes), php)
+			b = strconv.AppendInt(append(b, ':'), int64(j), 10)
+		}
+	}
 	b = appendField(b, `,"created_at":`, c.CreatedAt.Format(timeLayout), php)
 	b = appendField(b, `,"updated_at":`, c.UpdatedAt.Format(timeLayout), php)
 	b = append(b, '}')
@@ -316,6 +325,16 @@ func (c *Card) render(o Options) {
 }
 
 const timeLayout = "2006-01-02T15:04:05Z"
+
+// uniqueFieldName is Options.UniqueFields' name number j: "u<j>_" padded
+// with "x" to size bytes.
+func uniqueFieldName(j, size int) string {
+	name := "u" + strconv.Itoa(j) + "_"
+	if len(name) < size {
+		name += strings.Repeat("x", size-len(name))
+	}
+	return name
+}
 
 // formatMinor formats minor units (scale 2) as "-12.07".
 func formatMinor(m int64) string {

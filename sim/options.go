@@ -91,6 +91,14 @@ type Options struct {
 	IncludePAN bool
 	// ExtraFields adds fields a client does not know about (nested too).
 	ExtraFields bool
+	// UniqueFields spreads that many top-level fields of distinct names
+	// over the cards, each name on one card (round robin: card n holds
+	// names n, n+Cards, n+2·Cards, … below UniqueFields), as an API that
+	// puts ids or free text in its keys would. The names are "u<j>_",
+	// padded with "x" to FieldNameBytes; the value is j.
+	UniqueFields int
+	// FieldNameBytes is the length UniqueFields' names are padded to.
+	FieldNameBytes int
 	// PreviousLinks adds links.previous on pages after the first, as Fractal
 	// does; off by default.
 	PreviousLinks bool
@@ -191,6 +199,8 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.StringIDs, "string-ids", o.StringIDs, "serve card ids as JSON strings")
 	fs.BoolVar(&o.IncludePAN, "pan", o.IncludePAN, "include a full card_number and cvv in every card")
 	fs.BoolVar(&o.ExtraFields, "extra-fields", o.ExtraFields, "add unknown (nested) fields to every card")
+	fs.IntVar(&o.UniqueFields, "unique-fields", o.UniqueFields, "spread this many top-level fields of distinct names over the cards, one card each")
+	fs.IntVar(&o.FieldNameBytes, "field-name-bytes", o.FieldNameBytes, "pad the names of -unique-fields to this many bytes")
 	fs.BoolVar(&o.PreviousLinks, "previous-links", o.PreviousLinks, "add links.previous on pages after the first")
 	fs.BoolVar(&o.PHPEscaping, "php-escaping", o.PHPEscaping, `escape "/" and non-ASCII in JSON strings like PHP's json_encode`)
 	fs.BoolVar(&o.OddData, "odd-data", o.OddData, "mix odd items into the cards: unusual and unusable ids, non-objects, odd field names, deep nesting, card numbers in odd forms")

@@ -488,3 +488,41 @@ func TestNotFoundAndMethods(t *testing.T) {
 		t.Errorf("Stats().Requests[other] = %d, want 3", got)
 	}
 }
+
+// TestUniqueFields: Options.UniqueFields puts each of its names on exactly
+// one card, padded to FieldNameBytes, round robin over the cards.
+func TestUniqueFields(t *testing.T) {
+	s := sim.New(sim.Options{Cards: 30, Seed: 7, UniqueFields: 75, FieldNameBytes: 40})
+	seen := map[string]int{}
+	for i, c := range s.Cards() {
+		var m map[string]any
+		if err := json.Unmarshal(c.JSON(), &m); err != nil {
+			t.Fatalf("card %s: %v", c.ID, err)
+		}
+		n := 0
+		for k, v := range m {
+			if !strings.HasPrefix(k, "u") || !strings.HasSuffix(k, "xx") {
+				continue
+			}
+			n++
+			seen[k]++
+			if len(k) != 40 {
+				t.Errorf("field %q is %d bytes, want 40", k, len(k))
+			}
+			if j := int(v.(float64)); j%30 != i {
+				t.Errorf("card %d holds field %d", i, j)
+			}
+		}
+		if want := 2 + map[bool]int{true: 1}[i < 15]; n != want {
+			t.Errorf("card %d holds %d unique fields, want %d", i, n, want)
+		}
+	}
+	if len(seen) != 75 {
+		t.Errorf("%d distinct names, want 75", len(seen))
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Errorf("field %q on %d cards", k, n)
+		}
+	}
+}

@@ -252,6 +252,19 @@ func (j *Job) end(ctx context.Context, log *slog.Logger, runID int64, start time
 			log.Debug("pruned page audit rows", "rows", n, "older_than", j.AuditRetention)
 		}
 	}
+	if err == nil && res.WalkComplete {
+		// A complete walk stamped every field the account's cards hold.
+		retention := j.FieldRetention
+		if retention <= 0 {
+			retention = load.DefaultFieldRetention
+		}
+		if n, perr := w.PruneFields(fctx, j.now().Add(-retention)); perr != nil {
+			log.Warn("prune card fields", "err", perr)
+		} else if n > 0 {
+			log.Info("pruned card fields not seen within warehouse.field_retention; their cards_flat columns are gone, their values stay in the cards' data",
+				"fields", n, "older_than", retention)
+		}
+	}
 	if oerr := w.Optimize(fctx); oerr != nil {
 		log.Debug("wal checkpoint after run", "err", oerr)
 	}

@@ -107,6 +107,8 @@ func (s *Store) Close() error {
 type JobOptions struct {
 	Version        string
 	AuditRetention time.Duration
+	// FieldRetention is Job.FieldRetention.
+	FieldRetention time.Duration
 	Progress       func(Progress)
 	Status         func(string)
 	// Observer, if set, hears how each run ended (metrics).
@@ -122,6 +124,7 @@ func (s *Store) Job(client *extract.Client, log *slog.Logger, o JobOptions) *Job
 		Logger:         log,
 		Version:        o.Version,
 		AuditRetention: o.AuditRetention,
+		FieldRetention: o.FieldRetention,
 		Progress:       o.Progress,
 		Status:         o.Status,
 		Observer:       o.Observer,

@@ -109,6 +109,14 @@ func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger
 			j.Status(fmt.Sprintf("run %d: page %d/%d", runID, b.LastPage, b.TotalPages))
 		}
 	}
+	// One line for the walk, after its last commit: the names could be
+	// many and long, so only their number.
+	defer func() {
+		if res.FieldsSkipped = ww.FieldsSkipped(); res.FieldsSkipped > 0 {
+			log.Warn("the walk found more new card fields than a walk may add; the rest have no card_fields row or cards_flat column, their values stay in the cards' data",
+				"fields_skipped", res.FieldsSkipped, "max_new_fields", load.MaxNewFieldsPerWalk)
+		}
+	}()
 	// Whatever ends the walk (its last page, a shutdown, a fetch error), the
 	// batch in hand commits, as a page in hand always did; not after a
 	// warehouse error, which the next commit would likely meet again.

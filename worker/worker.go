@@ -70,6 +70,11 @@ type Job struct {
 	// AuditRetention, when positive, is how long run_pages audit rows are
 	// kept: older ones are pruned after each run.
 	AuditRetention time.Duration
+	// FieldRetention is how long a card_fields row stays after a commit
+	// last saw its field: older ones (and their cards_flat columns) are
+	// pruned after each run that completed a walk. Zero is
+	// load.DefaultFieldRetention.
+	FieldRetention time.Duration
 	// Observer, if set, is told about every run that recorded a sync_runs
 	// row, once its result is recorded (metrics).
 	Observer Observer
@@ -144,6 +149,10 @@ type Result struct {
 	RemovalsHeld int
 	// Rejected counts page items set aside in rejected_cards.
 	Rejected int
+	// FieldsSkipped counts the new top-level fields this run's part of the
+	// walk found beyond load.MaxNewFieldsPerWalk: stored in the cards'
+	// data only, with no card_fields row or cards_flat column.
+	FieldsSkipped int
 	// AccountError says why no account snapshot was taken ("" if it was).
 	AccountError string
 	// AccountSnapshotAt is when this run stored its account snapshot; zero

@@ -132,7 +132,7 @@ func (m *Main) backfill(ctx context.Context, s config.Settings, a config.Account
 		return worker.Result{}, err
 	}
 	defer st.Close()
-	jo := worker.JobOptions{Version: version(), AuditRetention: s.PageAuditRetention}
+	jo := worker.JobOptions{Version: version(), AuditRetention: s.PageAuditRetention, FieldRetention: s.FieldRetention}
 	if met != nil {
 		if err := met.Refresh(ctx, st.Warehouse); err != nil {
 			log.Warn("metrics: cannot seed the gauges from the warehouse", "err", err)

@@ -31,6 +31,7 @@ func TestBadValueNamesItsSource(t *testing.T) {
 		{name: "flag", args: []string{"-config", file, "-log-level", "loud"}, want: `config: flag -log-level: log.level: "loud"`},
 		{name: "variable", args: []string{"-config", file}, vars: map[string]string{"CARDSYNC_LOG_LEVEL": "loud"}, want: `config: env CARDSYNC_LOG_LEVEL: log.level: "loud"`},
 		{name: "file", args: []string{"-config", bad}, want: "config: " + bad + `:3: log.level: "loud"`},
+		{name: "field_retention from a variable", args: []string{"-config", file}, vars: map[string]string{"CARDSYNC_WAREHOUSE_FIELD_RETENTION": "forever"}, want: `config: env CARDSYNC_WAREHOUSE_FIELD_RETENTION: warehouse.field_retention: "forever"`},
 		{name: "commit_delay from a variable", args: []string{"-config", file}, vars: map[string]string{"CARDSYNC_WAREHOUSE_COMMIT_DELAY": "soon"}, want: "config: env CARDSYNC_WAREHOUSE_COMMIT_DELAY: warehouse.commit_delay"},
 	}
 	for _, tt := range tests {

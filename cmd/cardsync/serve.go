@@ -113,6 +113,7 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 			jobs[i] = stores[i].Job(clients[i], accountLogger(s, log, a.Name), worker.JobOptions{
 				Version:        version(),
 				AuditRetention: s.PageAuditRetention,
+				FieldRetention: s.FieldRetention,
 				Status:         func(st string) { _ = notify.Send(status + st) },
 				Observer:       observers{runObserver(met, stores[i]), report},
 			})
@@ -311,6 +312,7 @@ func settingsChanges(a, b config.Settings) (changed, restart []string) {
 	add("schedule.run_timeout", a.RunTimeout != b.RunTimeout, false)
 	add("log", a.LogLevel != b.LogLevel || a.LogFormat != b.LogFormat, false)
 	add("warehouse.page_audit_retention", a.PageAuditRetention != b.PageAuditRetention, false)
+	add("warehouse.field_retention", a.FieldRetention != b.FieldRetention, false)
 	add("warehouse.path", a.DBPath != b.DBPath, true)
 	add("warehouse.url", a.WarehouseURL != b.WarehouseURL || a.WarehousePassword != b.WarehousePassword, true)
 	add("cluster", a.LeaseTTL != b.LeaseTTL || a.Holder != b.Holder, true)

@@ -31,9 +31,11 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 	recordFields := st.fields == nil || !fields.Within(st.fields)
 	flat := false
 	next := *st
+	var skipped []string
 	err := w.write(ctx, func(tx pgx.Tx) error {
 		batch = load.Batch{}
 		next = *st
+		skipped = nil
 		now := w.stamp()
 		last := pages[len(pages)-1]
 		if next.walkID == 0 {
@@ -62,7 +64,7 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 		batch = tally.Batch
 		if recordFields {
 			var err error
-			if flat, err = w.recordFields(ctx, tx, runID, now, &fields); err != nil {
+			if flat, skipped, err = w.recordFields(ctx, tx, runID, next.walkID, now, &fields, &next.budget); err != nil {
 				return err
 			}
 		}
@@ -137,6 +139,7 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 		}
 		fields.Into(next.fields)
 	}
+	next.budget.Skip(skipped)
 	*st = next
 	// cards_flat follows card_fields after the commit, in a transaction of
 	// its own. The page is stored either way: a failure is retried by the

@@ -373,6 +373,81 @@ func TestCardsFlatOddNames(t *testing.T) {
 	}
 }
 
+// TestFieldBoundsAsSQLite: both warehouses keep the same bounds on
+// card_fields: a walk meeting 1,500 unique field names (and "id") records
+// load.MaxNewFieldsPerWalk of them and counts the other 501 once each; a
+// complete walk 91 days later that sees 101 of them, then PruneFields
+// with the default retention, leaves those 101 in card_fields and
+// cards_flat.
+func TestFieldBoundsAsSQLite(t *testing.T) {
+	ctx := t.Context()
+	for _, b := range backends(t, 1, 1) {
+		t.Run(b.name, func(t *testing.T) {
+			run := startRun(t, b.s)
+			ww := b.writer(run)
+			for n := 1; n <= 15; n++ {
+				if _, err := ww.Add(ctx, uniqueFieldsPage(n, 150)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := ww.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got := one(t, b.query(t, `SELECT count(*) FROM card_fields`)); got != fmt.Sprint(load.MaxNewFieldsPerWalk) {
+				t.Errorf("card_fields has %s rows, want %d", got, load.MaxNewFieldsPerWalk)
+			}
+			if want, skipped := 1501-load.MaxNewFieldsPerWalk, ww.FieldsSkipped(); skipped != want {
+				t.Errorf("%d fields skipped, want %d", skipped, want)
+			}
+			if _, err := b.s.FinishWalk(ctx, run, load.StreamCards, load.WalkEnd{Consistent: true}); err != nil {
+				t.Fatal(err)
+			}
+			b.clk.Advance(91 * 24 * time.Hour)
+			run = startRun(t, b.s)
+			ww = b.writer(run)
+			if _, err := ww.Add(ctx, uniqueFieldsPage(1, 10)); err != nil {
+				t.Fatal(err)
+			}
+			if err := ww.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.s.FinishWalk(ctx, run, load.StreamCards, load.WalkEnd{Consistent: true}); err != nil {
+				t.Fatal(err)
+			}
+			n, err := b.s.PruneFields(ctx, b.clk.Now().Add(-load.DefaultFieldRetention))
+			if err != nil || n != load.MaxNewFieldsPerWalk-101 {
+				t.Fatalf("PruneFields = %d, %v; want %d", n, err, load.MaxNewFieldsPerWalk-101)
+			}
+			if got := one(t, b.query(t, `SELECT count(*) FROM card_fields`)); got != "101" {
+				t.Errorf("card_fields has %s rows after the prune, want 101", got)
+			}
+			columns := `SELECT count(*) FROM pragma_table_info('cards_flat')`
+			if b.name == "postgres" {
+				columns = `SELECT count(*) FROM information_schema.columns WHERE table_name = 'cards_flat'`
+			}
+			if got := one(t, b.query(t, columns)); got != "104" {
+				t.Errorf("cards_flat has %s columns after the prune, want 104", got)
+			}
+		})
+	}
+}
+
+// uniqueFieldsPage is page n (10 cards) of a walk of total cards, each
+// card with "id" and ten top-level fields of its own: card i holds
+// u<10i> … u<10i+9>.
+func uniqueFieldsPage(n, total int) load.Page {
+	p := load.Page{Stream: load.StreamCards, Number: n, TotalPages: (total + 9) / 10, TotalItems: total}
+	for c := range 10 {
+		id := (n-1)*10 + c
+		parts := []string{fmt.Sprintf(`"id":%d`, id)}
+		for f := range 10 {
+			parts = append(parts, fmt.Sprintf(`"u%04d":%d`, id*10+f, f))
+		}
+		p.Cards = append(p.Cards, load.Card{ID: fmt.Sprint(id), Data: []byte("{" + strings.Join(parts, ",") + "}")})
+	}
+	return p
+}
+
 // TestCardsFlatColumnLimit: past PostgreSQL's column limit the view stops
 // growing and stays valid; the extra fields have in_flat_view = 0.
 func TestCardsFlatColumnLimit(t *testing.T) {
@@ -380,13 +455,20 @@ func TestCardsFlatColumnLimit(t *testing.T) {
 		t.Skip("2,100 fields")
 	}
 	w, _, _ := openPG(t, Options{})
-	run := startRun(t, w)
 	parts := []string{`"id":1`}
 	for i := range 2100 {
 		parts = append(parts, fmt.Sprintf(`"f%04d":%d`, i, i))
 	}
 	wide := load.Page{Number: 1, TotalPages: 1, TotalItems: 1, Cards: []load.Card{{ID: "1", Data: []byte("{" + strings.Join(parts, ",") + "}")}}}
-	commit(t, w, run, wide)
+	// A walk adds at most load.MaxNewFieldsPerWalk fields: three walks.
+	var run int64
+	for range 3 {
+		run = startRun(t, w)
+		commit(t, w, run, wide)
+		if _, err := w.FinishWalk(t.Context(), run, load.StreamCards, load.WalkEnd{Consistent: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if got := one(t, pgQuery(t, w, `SELECT count(*) FROM card_fields WHERE in_flat_view = 1`)); got != fmt.Sprint(flatLimits().Fields) {
 		t.Errorf("fields in the view = %s, want %d", got, flatLimits().Fields)
 	}

@@ -49,7 +49,11 @@
 // DROP and CREATE when a column changes type (numeric while a field held
 // numbers only, then text). A failed re-creation is logged and retried by
 // the next commit and at Open. PostgreSQL's bounds are lower than SQLite's:
-// 1,597 field columns, names of 63 bytes (flatLimits). Open fills
+// 1,597 field columns, names of 63 bytes (flatLimits). load's bounds on
+// card_fields hold here too: a walk adds at most load.MaxNewFieldsPerWalk
+// fields (load.FieldBudget, counted over the walk's runs), and PruneFields
+// deletes the rows load.StaleFields names under the fields lock, then
+// syncFlat drops their columns (DROP and CREATE). Open fills
 // column_docs from load.ColumnDocs when its rows differ, under a third
 // advisory lock.
 //

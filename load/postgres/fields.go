@@ -42,29 +42,40 @@ func pageFields(fields []load.Field) load.FieldSet {
 }
 
 // recordFields updates card_fields with a batch's fields inside the page
-// commit's transaction (load.PlanFields). It reads the rows first and
-// writes only when something changes, then under fieldsLock, reading them
-// again: replicas of other accounts adding the same or case-colliding
-// fields wait for each other instead of picking the same column name. It
-// reports whether cards_flat must follow (syncFlat, after the commit).
-func (w *Warehouse) recordFields(ctx context.Context, tx pgx.Tx, runID int64, now time.Time, s *load.FieldSet) (bool, error) {
+// commit's transaction (load.PlanFields, within the walk's budget b) and
+// stamps last_seen_at on every field it adds or updates. It reads the rows
+// first and writes only when something changes, then under fieldsLock,
+// reading them again: replicas of other accounts adding the same or
+// case-colliding fields wait for each other instead of picking the same
+// column name. It reports whether cards_flat must follow (syncFlat, after
+// the commit) and the new fields it left out.
+func (w *Warehouse) recordFields(ctx context.Context, tx pgx.Tx, runID, walkID int64, now time.Time, s *load.FieldSet, b *load.FieldBudget) (bool, []string, error) {
 	if len(s.Names()) == 0 {
-		return false, nil
+		return false, nil, nil
+	}
+	if !b.Known() {
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM card_fields
+			WHERE first_run IN (SELECT run_id FROM sync_runs WHERE account = $1
+				AND run_id >= (SELECT started_run FROM sync_walks WHERE walk_id = $2))`, w.account, walkID).Scan(&n); err != nil {
+			return false, nil, fmt.Errorf("count the walk's fields: %w", err)
+		}
+		b.Start(n)
 	}
 	have, err := readFields(ctx, tx)
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
-	if add, update := load.PlanFields(have, s, runID, flatLimits()); len(add) == 0 && len(update) == 0 {
-		return false, nil
+	if add, update, skipped := load.PlanFields(have, s, runID, flatLimits(), b.Room()); len(add) == 0 && len(update) == 0 {
+		return false, skipped, nil
 	}
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(fieldsLock)); err != nil {
-		return false, fmt.Errorf("lock fields: %w", err)
+		return false, nil, fmt.Errorf("lock fields: %w", err)
 	}
 	if have, err = readFields(ctx, tx); err != nil {
-		return false, err
+		return false, nil, err
 	}
-	add, update := load.PlanFields(have, s, runID, flatLimits())
+	add, update, skipped := load.PlanFields(have, s, runID, flatLimits(), b.Room())
 	flat := false
 	if len(add) > 0 {
 		var names, types, columns []string
@@ -74,12 +85,13 @@ func (w *Warehouse) recordFields(ctx context.Context, tx pgx.Tx, runID int64, no
 			inView = append(inView, boolInt(f.InFlatView))
 			flat = flat || f.InFlatView
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO card_fields (name, json_types, first_run, last_run, first_seen_at, column_name, in_flat_view)
-			SELECT name, types, $1, $1, $2, nullif(col, ''), flat
+		if _, err := tx.Exec(ctx, `INSERT INTO card_fields (name, json_types, first_run, last_run, first_seen_at, column_name, in_flat_view, last_seen_at)
+			SELECT name, types, $1, $1, $2, nullif(col, ''), flat, $2
 			FROM unnest($3::text[], $4::text[], $5::text[], $6::smallint[]) WITH ORDINALITY AS t(name, types, col, flat, ord)
 			ORDER BY ord`, runID, now, names, types, columns, inView); err != nil {
-			return false, fmt.Errorf("add %d fields: %w", len(add), err)
+			return false, nil, fmt.Errorf("add %d fields: %w", len(add), err)
 		}
+		b.Added(len(add))
 	}
 	if len(update) > 0 {
 		old := make(map[string]load.FieldRow, len(have))
@@ -91,30 +103,74 @@ func (w *Warehouse) recordFields(ctx context.Context, tx pgx.Tx, runID int64, no
 			names, types = append(names, f.Name), append(types, f.JSONTypes)
 			flat = flat || f.InFlatView && f.JSONTypes != old[f.Name].JSONTypes
 		}
-		if _, err := tx.Exec(ctx, `UPDATE card_fields f SET json_types = u.types, last_run = greatest(f.last_run, $1)
-			FROM unnest($2::text[], $3::text[]) AS u(name, types) WHERE f.name = u.name`, runID, names, types); err != nil {
-			return false, fmt.Errorf("update %d fields: %w", len(update), err)
+		if _, err := tx.Exec(ctx, `UPDATE card_fields f SET json_types = u.types, last_run = greatest(f.last_run, $1),
+				last_seen_at = greatest(f.last_seen_at, $4)
+			FROM unnest($2::text[], $3::text[]) AS u(name, types) WHERE f.name = u.name`, runID, names, types, now); err != nil {
+			return false, nil, fmt.Errorf("update %d fields: %w", len(update), err)
 		}
 	}
-	return flat, nil
+	return flat, skipped, nil
 }
 
 // readFields reads card_fields in the order fields first appeared.
 func readFields(ctx context.Context, tx pgx.Tx) ([]load.FieldRow, error) {
-	rows, err := tx.Query(ctx, `SELECT name, json_types, last_run, coalesce(column_name, ''), in_flat_view = 1
+	rows, err := tx.Query(ctx, `SELECT name, json_types, last_run, coalesce(column_name, ''), in_flat_view = 1, last_seen_at
 		FROM card_fields ORDER BY first_run, first_seen_at, name COLLATE "C"`)
 	if err != nil {
 		return nil, fmt.Errorf("read fields: %w", err)
 	}
 	have, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (load.FieldRow, error) {
 		var f load.FieldRow
-		err := r.Scan(&f.Name, &f.JSONTypes, &f.LastRun, &f.Column, &f.InFlatView)
+		err := r.Scan(&f.Name, &f.JSONTypes, &f.LastRun, &f.Column, &f.InFlatView, &f.LastSeen)
 		return f, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read fields: %w", err)
 	}
 	return have, nil
+}
+
+// PruneFields deletes the card_fields rows last seen before cutoff
+// (load.StaleFields) under fieldsLock, then, when one of them had a
+// cards_flat column, re-creates cards_flat without it (syncFlat), as
+// load.Warehouse.PruneFields. It returns the number of rows deleted.
+func (w *Warehouse) PruneFields(ctx context.Context, cutoff time.Time) (_ int, err error) {
+	defer classify(&err)
+	n, flat := 0, false
+	err = w.write(ctx, func(tx pgx.Tx) error {
+		n, flat = 0, false
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(fieldsLock)); err != nil {
+			return fmt.Errorf("lock fields: %w", err)
+		}
+		have, err := readFields(ctx, tx)
+		if err != nil {
+			return err
+		}
+		stale := load.StaleFields(have, cutoff)
+		if len(stale) == 0 {
+			return nil
+		}
+		names := make([]string, len(stale))
+		for i, f := range stale {
+			names[i] = f.Name
+			flat = flat || f.InFlatView
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM card_fields WHERE name = ANY($1::text[])`, names); err != nil {
+			return fmt.Errorf("delete %d fields: %w", len(names), err)
+		}
+		n = len(stale)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("prune fields: %w", err)
+	}
+	if flat {
+		if err := w.syncFlat(ctx); err != nil {
+			w.flatStale.Store(true)
+			return n, fmt.Errorf("prune fields: %w", err)
+		}
+	}
+	return n, nil
 }
 
 // flatColumn is a field column of cards_flat.

@@ -47,6 +47,7 @@ type store interface {
 	SaveAccount(ctx context.Context, runID int64, a load.Account) error
 	FinishRun(ctx context.Context, runID int64, r load.RunResult) error
 	Runs(ctx context.Context, n int) ([]load.Run, error)
+	PruneFields(ctx context.Context, cutoff time.Time) (int, error)
 }
 
 // walkWriter is what the contract tests need of either WalkWriter.
@@ -54,6 +55,7 @@ type walkWriter interface {
 	Add(ctx context.Context, p load.Page) (load.PageResult, error)
 	Flush(ctx context.Context) error
 	Buffered() load.Batch
+	FieldsSkipped() int
 }
 
 // backend is one warehouse under test: its store, a new WalkWriter, and a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -394,5 +395,35 @@ func TestPANCorpusNeverStored(t *testing.T) {
 		if strings.Contains(all, s.Digits) {
 			t.Errorf("%s: full number %s stored", s.Name, s.Digits)
 		}
+	}
+}
+
+// TestFieldRetentionMigration: migration 4 gives the card_fields rows of a
+// database from before it last_seen_at = the time of the upgrade, so that
+// none is pruned before a full retention has passed.
+func TestFieldRetentionMigration(t *testing.T) {
+	w, _, _ := openPG(t, Options{})
+	ctx := t.Context()
+	run := startRun(t, w)
+	commit(t, w, run, page(1, idRange(1, 3), 1, 3))
+	// The database as the release before migration 4 left it.
+	if _, err := w.pool.Exec(ctx, `ALTER TABLE card_fields DROP COLUMN last_seen_at;
+		DELETE FROM schema_migrations WHERE version = 4`); err != nil {
+		t.Fatal(err)
+	}
+	applied, err := Migrate(ctx, w.pool)
+	if err != nil || !slices.Equal(applied, []int{4}) {
+		t.Fatalf("Migrate = %v, %v; want [4]", applied, err)
+	}
+	rows := one(t, pgQuery(t, w, `SELECT count(*) FROM card_fields`))
+	if rows == "0" {
+		t.Fatal("no card_fields rows to upgrade")
+	}
+	if got := one(t, pgQuery(t, w, `SELECT count(*) FROM card_fields WHERE last_seen_at > now() - interval '1 minute'`)); got != rows {
+		t.Errorf("%s of %s rows count as seen at the upgrade", got, rows)
+	}
+	if got := one(t, pgQuery(t, w, `SELECT column_default IS NULL FROM information_schema.columns
+		WHERE table_name = 'card_fields' AND column_name = 'last_seen_at'`)); got != "true" {
+		t.Errorf("last_seen_at keeps a default: every insert must set it")
 	}
 }

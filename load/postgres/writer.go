@@ -33,6 +33,8 @@ type walkState struct {
 	// fields are the fields and JSON types card_fields holds with
 	// last_run = this run; nil: unknown, record every batch's fields.
 	fields map[string]load.TypeMask
+	// budget bounds the fields the walk adds (load.MaxNewFieldsPerWalk).
+	budget load.FieldBudget
 }
 
 // NewWalkWriter returns a WalkWriter for the run's walk of stream
@@ -66,6 +68,10 @@ func (ww *WalkWriter) Add(ctx context.Context, p load.Page) (_ load.PageResult, 
 
 // Buffered reports the pages buffered and not committed yet.
 func (ww *WalkWriter) Buffered() load.Batch { return ww.batch.Buffered() }
+
+// FieldsSkipped implements load.PageWriter: the new fields the writer's
+// commits left out (load.MaxNewFieldsPerWalk), each counted once.
+func (ww *WalkWriter) FieldsSkipped() int { return ww.walk.budget.Skipped() }
 
 // Flush commits the buffered pages, if any, in one transaction.
 func (ww *WalkWriter) Flush(ctx context.Context) (err error) {
