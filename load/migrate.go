@@ -44,6 +44,7 @@ func (w *Warehouse) migrationSteps() map[int]func(context.Context, *sql.Tx) erro
 		3: w.upgradeRunCost,
 		4: fillColumnDocs,
 		5: upgradeAccounts,
+		6: w.upgradeCanonical,
 	}
 }
 

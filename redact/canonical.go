@@ -312,3 +312,17 @@ func (s *Secrets) scrubData(text string) (string, bool) {
 		text, changed = t, true
 	}
 }
+
+// Text returns s with its card numbers masked (see PANs) and, for a Policy
+// from NewSecretPolicy, its secrets and bearer tokens replaced as Scrub
+// replaces them; scrubbed reports whether a secret or token was. It is the
+// rule for text stored beside documents: account names, reasons, a
+// rejected item that is not JSON.
+func (p *Policy) Text(s string) (_ string, scrubbed bool) {
+	if p.secrets != nil {
+		p.secrets.mu.RLock()
+		s, scrubbed = p.secrets.scrubData(s)
+		p.secrets.mu.RUnlock()
+	}
+	return PANs(s), scrubbed
+}
