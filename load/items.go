@@ -100,6 +100,10 @@ func PreparePageItems(policy *redact.Policy, p Page) (PageItems, error) {
 	return it, nil
 }
 
+// DataHash is what card_state.data_hash holds of a card's redacted,
+// canonical JSON (PreparedCard.Hash).
+func DataHash(data []byte) []byte { return dataHash(data) }
+
 // QuarantineData is what rejected_cards.data stores of a rejected item:
 // redacted by policy (see Warehouse's quarantine) and cut to
 // MaxRejectedBytes.

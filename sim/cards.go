@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -16,7 +17,10 @@ type bodyFaults struct {
 	loopTo    int
 	linksArr  bool
 	totalDiff int
-	any       bool
+	// shuffle seeds the member order of FaultShuffleMembers (0: none).
+	shuffle uint64
+	secrets bool
+	any     bool
 }
 
 func (s *Server) bodyFaultsLocked(endpoint string, page int) bodyFaults {
@@ -27,9 +31,12 @@ func (s *Server) bodyFaultsLocked(endpoint string, page int) bodyFaults {
 		}
 		if endpoint != EndpointCards {
 			switch fs.f.Kind {
-			case FaultForeignNext, FaultLoopNext, FaultLinksArray, FaultTotalChange:
+			case FaultForeignNext, FaultLoopNext, FaultLinksArray, FaultTotalChange, FaultShuffleMembers:
 				continue
 			}
+		}
+		if endpoint == EndpointToken && fs.f.Kind == FaultSecretsInData {
+			continue
 		}
 		if !fs.take(endpoint, page, s.faultRNG) {
 			continue
@@ -58,6 +65,10 @@ func (s *Server) bodyFaultsLocked(endpoint string, page int) bodyFaults {
 			if bf.totalDiff == 0 {
 				bf.totalDiff = 7
 			}
+		case FaultShuffleMembers:
+			bf.shuffle = s.faultRNG.Uint64() | 1
+		case FaultSecretsInData:
+			bf.secrets = true
 		}
 	}
 	return bf
@@ -88,6 +99,15 @@ func (s *Server) serveCards(w http.ResponseWriter, r *http.Request, page int) {
 	}
 	totalPages := max((servedTotal+ps-1)/ps, 1)
 	php := s.opts.PHPEscaping
+	if bf.secrets {
+		items = secretItems(items, s.opts.Password, bearer(r), php)
+	}
+	if bf.shuffle != 0 {
+		rng := rand.New(rand.NewPCG(bf.shuffle, uint64(page)))
+		for i, it := range items {
+			items[i] = shuffleMembers(it, rng)
+		}
+	}
 
 	b := make([]byte, 0, size+256)
 	b = append(b, `{"data":[`...)

@@ -58,6 +58,8 @@
 //	links-array        links rendered as [] when there is no link (Fractal < 0.18)
 //	total[=DELTA]      total changed by DELTA (default 7), total_pages recomputed
 //	oversize[=BYTES]   valid JSON padded with a "padding" string (default 8 MiB)
+//	shuffle-members    every card's members in another order (same meaning)
+//	secrets-in-data    the password and the request's token inside cards and the account
 //
 // and the KEYs are
 //

@@ -51,6 +51,19 @@ const (
 	// FaultOversize adds a "padding" string of PadBytes (default 8 MiB) to a
 	// successful body, which stays valid JSON. [oversize]
 	FaultOversize
+	// FaultShuffleMembers serves every card of a /cards page with the
+	// members of each of its objects in another order, drawn by the seeded
+	// generator (members with the same key keep their order, so a card
+	// means what it meant), as two servers behind a balancer may.
+	// [shuffle-members]
+	FaultShuffleMembers
+	// FaultSecretsInData puts the login password and the request's bearer
+	// token into the data: on /cards, into the page's first card (a value,
+	// a key, a nested value, a "Bearer" header text) and into one more
+	// item that reuses that card's id (an item a client must reject); on
+	// /account, into the account's name and an extra "notes" member. A
+	// client must store none of them. [secrets-in-data]
+	FaultSecretsInData
 )
 
 var faultKindNames = map[FaultKind]string{
@@ -58,6 +71,7 @@ var faultKindNames = map[FaultKind]string{
 	FaultLatency: "latency", FaultTrickle: "trickle", FaultRateLimit: "ratelimit", FaultRevoke: "revoke",
 	FaultForeignNext: "foreign", FaultLoopNext: "loop", FaultLinksArray: "links-array",
 	FaultTotalChange: "total", FaultOversize: "oversize",
+	FaultShuffleMembers: "shuffle-members", FaultSecretsInData: "secrets-in-data",
 }
 
 // String returns the kind's name in the -fault syntax.
@@ -125,7 +139,8 @@ var ErrBadFault = errors.New("bad fault")
 // optional ARG are: status=CODE (default 503), html[=CODE] (default 502),
 // reset, truncate, latency=DURATION, trickle[=DURATION between chunks],
 // ratelimit (a 429 storm), revoke, foreign=URL, loop[=PAGE] (default 1),
-// links-array, total[=DELTA] (default 7), oversize[=BYTES] (default 8 MiB).
+// links-array, total[=DELTA] (default 7), oversize[=BYTES] (default 8 MiB),
+// shuffle-members, secrets-in-data.
 // KEYs are times=N, skip=N, percent=P, pages=LIST where LIST is pages and
 // ranges separated by commas or semicolons (pages=2-4,7), retry_after=DURATION
 // (or seconds), latency=DURATION, chunk=BYTES, url=URL. Example:

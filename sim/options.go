@@ -202,7 +202,8 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 		"\tcards:status=503,retry_after=2s,times=3,pages=2-4\n"+
 		"ENDPOINT: token, account, cards, all (default all)\n"+
 		"KIND: status=5xx, html[=502], reset, truncate, latency=DUR, trickle=DUR, ratelimit,\n"+
-		"\trevoke, foreign=URL, loop[=PAGE], links-array, total=DELTA, oversize[=BYTES]\n"+
+		"\trevoke, foreign=URL, loop[=PAGE], links-array, total=DELTA, oversize[=BYTES],\n"+
+		"\tshuffle-members, secrets-in-data\n"+
 		"KEYS: times=N, skip=N, percent=P, pages=A-B[,C...], retry_after=DUR, chunk=BYTES", func(s string) error {
 		f, err := ParseFault(s)
 		if err != nil {

@@ -81,7 +81,7 @@ func TestMigrateIdempotentAndConcurrent(t *testing.T) {
 				return
 			}
 			defer pool.Close()
-			applied[i], errs[i] = Migrate(t.Context(), pool)
+			applied[i], errs[i] = Migrate(t.Context(), pool, nil)
 		})
 	}
 	wg.Wait()
@@ -100,14 +100,14 @@ func TestMigrateIdempotentAndConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	if again, err := Migrate(t.Context(), pool); err != nil || len(again) != 0 {
+	if again, err := Migrate(t.Context(), pool, nil); err != nil || len(again) != 0 {
 		t.Errorf("Migrate again = %v, %v; want nothing applied", again, err)
 	}
 	if _, err := pool.Exec(t.Context(), `INSERT INTO schema_migrations (version, name) VALUES (999, '999_future')`); err != nil {
 		t.Fatal(err)
 	}
 	var sv *load.SchemaVersionError
-	if _, err := Migrate(t.Context(), pool); !errors.As(err, &sv) || !errors.Is(err, load.ErrSchemaTooNew) {
+	if _, err := Migrate(t.Context(), pool, nil); !errors.As(err, &sv) || !errors.Is(err, load.ErrSchemaTooNew) {
 		t.Errorf("Migrate of a newer database = %v, want a SchemaVersionError", err)
 	}
 }
