@@ -83,6 +83,7 @@ func (s Settings) LoadOptions() load.Options {
 		FileMode:           s.FileMode,
 		Synchronous:        s.Synchronous,
 		RedactFields:       s.RedactFields,
+		Secrets:            s.Secrets,
 		MaxRemovedFraction: s.MaxRemovedFraction,
 		ChangeDelay:        s.CommitDelay,
 		Checkpoint:         s.Checkpoint,
