@@ -322,7 +322,7 @@ func TestBadConfig(t *testing.T) {
 func TestSecretsInDataProof(t *testing.T) { testSecretsInData(t, toSQLite) }
 
 // TestPostgresSecretsInDataProof is TestSecretsInDataProof on PostgreSQL:
-// every public table read as text, and the report.
+// every public table read as text (report and backup read SQLite files).
 func TestPostgresSecretsInDataProof(t *testing.T) { testSecretsInData(t, toPostgres) }
 
 func testSecretsInData(t *testing.T, dest destination) {
@@ -341,19 +341,9 @@ func testSecretsInData(t *testing.T, dest destination) {
 	}
 	run("backfill", "backfill")
 	run("second backfill", "backfill")
-	report := filepath.Join(t.TempDir(), "report.html")
-	run("report", "report", "-o", report, "-since", "3650d")
-	html, err := os.ReadFile(report)
-	if err != nil {
-		t.Fatal(err)
-	}
-	scan.add("report", html)
-	if !bytes.Contains(html, []byte(`[REDACTED]`)) {
-		t.Errorf("the report shows no [REDACTED]: its rejected items table proves nothing")
-	}
-
 	db := openRO(t, d.db)
 	if dest == toPostgres {
+		// report and backup work on SQLite files: the tables are all there is.
 		tables, err := db.Query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public'`)
 		if err != nil {
 			t.Fatal(err)
@@ -375,6 +365,16 @@ func testSecretsInData(t *testing.T, dest destination) {
 			scan.add("table "+n, []byte(text))
 		}
 	} else {
+		report := filepath.Join(t.TempDir(), "report.html")
+		run("report", "report", "-o", report, "-since", "3650d")
+		html, err := os.ReadFile(report)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scan.add("report", html)
+		if !bytes.Contains(html, []byte(`[REDACTED]`)) {
+			t.Errorf("the report shows no [REDACTED]: its rejected items table proves nothing")
+		}
 		backups := t.TempDir()
 		run("backup", "backup", "-to", backups)
 		scan.addFiles(t, d.dir, "after the backup")
