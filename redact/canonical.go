@@ -177,12 +177,17 @@ func (c *canon) run(secrets *Secrets, root bool, out []byte) (_ []byte, fields [
 // string that starts at src[i].
 func stringEnd(src []byte, i int) int {
 	for j := i + 1; ; {
-		k := bytes.IndexAny(src[j:], `"\`)
-		j += k
-		if src[j] == '"' {
+		j += bytes.IndexByte(src[j:], '"')
+		// The quote closes the string unless an odd number of
+		// backslashes escapes it.
+		k := j
+		for src[k-1] == '\\' {
+			k--
+		}
+		if (j-k)%2 == 0 {
 			return j + 1
 		}
-		j += 2 // an escape: its second byte is never the closing quote
+		j++
 	}
 }
 
