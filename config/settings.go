@@ -86,6 +86,7 @@ func (s Settings) LoadOptions() load.Options {
 		FileMode:           s.FileMode,
 		Synchronous:        s.Synchronous,
 		RedactFields:       s.RedactFields,
+		Secrets:            s.Secrets,
 		MaxRemovedFraction: s.MaxRemovedFraction,
 		ChangeDelay:        s.CommitDelay,
 		Checkpoint:         s.Checkpoint,

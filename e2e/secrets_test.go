@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -327,4 +328,115 @@ func TestBadConfig(t *testing.T) {
 			t.Logf("exit %d: %s", code, strings.TrimSpace(errOut))
 		})
 	}
+}
+
+// TestSecretsInDataProof serves cards and an account that carry the API
+// password and the current token (secrets-in-data: a value, a key, a
+// nested value, a "Bearer" text, an item rejected for reusing an id, the
+// account's name and raw body), runs a backfill, a backup and the report,
+// and checks the warehouse, its -wal, the backup and the report for the
+// password, every token and every 8-byte piece of each: none is there, the
+// items are kept with [REDACTED] in their place, and sync_runs counts them.
+func TestSecretsInDataProof(t *testing.T) { testSecretsInData(t, toSQLite) }
+
+// TestPostgresSecretsInDataProof is TestSecretsInDataProof on PostgreSQL:
+// every public table read as text (report and backup read SQLite files).
+func TestPostgresSecretsInDataProof(t *testing.T) { testSecretsInData(t, toPostgres) }
+
+func testSecretsInData(t *testing.T, dest destination) {
+	up := newUpstream(t, sim.Options{Seed: 53, Cards: 45, Password: canary, Faults: []sim.Fault{{Kind: sim.FaultSecretsInData}}})
+	d := newDeploymentTo(t, up, dest)
+	d.env["CARDSYNC_API_PASSWORD"] = canary
+	scan := &leakScan{}
+	run := func(label string, args ...string) {
+		t.Helper()
+		code, out, errOut := d.run(args...)
+		scan.add(label+" stdout", []byte(out))
+		scan.add(label+" stderr", []byte(errOut))
+		if code != 0 {
+			t.Fatalf("%s: exit %d\nstdout: %s\nstderr: %s", label, code, out, errOut)
+		}
+	}
+	run("backfill", "backfill")
+	run("second backfill", "backfill")
+	db := openRO(t, d.db)
+	if dest == toPostgres {
+		// report and backup work on SQLite files: the tables are all there is.
+		tables, err := db.Query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public'`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for tables.Next() {
+			var n string
+			if err := tables.Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			names = append(names, n)
+		}
+		tables.Close()
+		for _, n := range names {
+			var text string
+			if err := db.QueryRow(`SELECT coalesce(string_agg(t::text, E'\n'), '') FROM ` + n + ` t`).Scan(&text); err != nil {
+				t.Fatal(err)
+			}
+			scan.add("table "+n, []byte(text))
+		}
+	} else {
+		report := filepath.Join(t.TempDir(), "report.html")
+		run("report", "report", "-o", report, "-since", "3650d")
+		html, err := os.ReadFile(report)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scan.add("report", html)
+		if !bytes.Contains(html, []byte(`[REDACTED]`)) {
+			t.Errorf("the report shows no [REDACTED]: its rejected items table proves nothing")
+		}
+		backups := t.TempDir()
+		run("backup", "backup", "-to", backups)
+		scan.addFiles(t, d.dir, "after the backup")
+		scan.addFiles(t, backups, "backup")
+	}
+
+	var redacted, rejected, versions int64
+	if err := db.QueryRow(`SELECT sum(secrets_redacted), sum(cards_rejected) FROM sync_runs`).Scan(&redacted, &rejected); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow(`SELECT count(*) FROM card_versions`).Scan(&versions); err != nil {
+		t.Fatal(err)
+	}
+	// Per run and page: the first card's note, token key, nested value
+	// and the rejected item; per run: the account's name and notes.
+	if redacted < 2*(3*4+2) || rejected < 2*3 {
+		t.Errorf("secrets_redacted %d, cards_rejected %d over two runs of 3 pages: want the secrets counted and the items rejected", redacted, rejected)
+	}
+	if versions != 45 {
+		t.Errorf("%d card versions for 45 cards: a new token in the data each run must not make a new version", versions)
+	}
+	var name string
+	if err := db.QueryRow(`SELECT name FROM account_snapshots ORDER BY snapshot_id DESC LIMIT 1`).Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	if name != "Acme [REDACTED] [REDACTED]" {
+		t.Errorf("account name %q, want the password and the token replaced", name)
+	}
+
+	tokens := up.Tokens()
+	if len(tokens) < 2 {
+		t.Fatalf("the upstream saw %d tokens, want one per run", len(tokens))
+	}
+	secrets := map[string]string{}
+	for name, s := range map[string]string{"password": canary} {
+		secrets[name] = s
+	}
+	for i, tok := range tokens {
+		secrets[fmt.Sprintf("token %d", i)] = tok
+	}
+	for name, s := range maps.Clone(secrets) {
+		for k := 0; k+8 <= len(s); k++ {
+			secrets[fmt.Sprintf("%s bytes %d-%d", name, k, k+8)] = s[k : k+8]
+		}
+	}
+	scan.check(t, secrets)
 }

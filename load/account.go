@@ -44,6 +44,9 @@ type AccountRow struct {
 	Raw *string
 	// AmountsRounded is 1 when an amount was rounded, else 0.
 	AmountsRounded int16
+	// Secrets counts the fields, and the strings, keys and numbers of Raw,
+	// in which a secret was replaced (added to sync_runs.secrets_redacted).
+	Secrets int
 }
 
 // Args are the values of AccountSnapshotColumns: the row of run runID taken
@@ -57,12 +60,22 @@ func (r AccountRow) Args(runID int64, takenAt any, account string) []any {
 // PrepareAccount takes the database-independent steps of SaveAccount: the
 // snapshot's fields mapped to account_snapshots' columns, each amount
 // converted to cents exactly (ErrAmountScale, naming the field, when it
-// cannot be) and Raw redacted by policy (ErrBadData when it cannot be
-// walked).
+// cannot be), the text fields redacted as text (RedactText) and Raw as JSON
+// by policy (ErrBadData when it cannot be walked). Raw's duplicate keys
+// resolve as the decoded fields do: the last one wins.
 func PrepareAccount(policy *redact.Policy, a Account) (AccountRow, error) {
 	row := AccountRow{
-		Name: a.Name, Email: a.Email, Timezone: a.Timezone,
 		AvailableToApplyCardCount: a.AvailableToApplyCardCount, AppliedCardCount: a.AppliedCardCount,
+	}
+	for _, f := range []struct{ dst, src **string }{{&row.Name, &a.Name}, {&row.Email, &a.Email}, {&row.Timezone, &a.Timezone}} {
+		if *f.src == nil {
+			continue
+		}
+		s, scrubbed := policy.Text(**f.src)
+		if scrubbed {
+			row.Secrets++
+		}
+		*f.dst = &s
 	}
 	if a.AmountsRounded {
 		row.AmountsRounded = 1
@@ -80,7 +93,8 @@ func PrepareAccount(policy *redact.Policy, a Account) (AccountRow, error) {
 		row.Minor[i] = &m
 	}
 	if len(a.Raw) > 0 {
-		red, _, err := policy.JSON(a.Raw)
+		red, _, secrets, err := policy.JSONCount(a.Raw)
+		row.Secrets += secrets
 		if err != nil {
 			return AccountRow{}, fmt.Errorf("raw: %w: %w", ErrBadData, err)
 		}
@@ -99,8 +113,15 @@ func (w *Warehouse) SaveAccount(ctx context.Context, runID int64, a Account) (er
 		return fmt.Errorf("save account: %w", err)
 	}
 	err = w.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO account_snapshots (`+AccountSnapshotColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, row.Args(runID, w.stamp(), w.account)...)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO account_snapshots (`+AccountSnapshotColumns+`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, row.Args(runID, w.stamp(), w.account)...); err != nil {
+			return err
+		}
+		if row.Secrets == 0 {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE sync_runs SET secrets_redacted = secrets_redacted + ? WHERE run_id = ? AND account = ?`,
+			row.Secrets, runID, w.account)
 		return err
 	})
 	if err != nil {

@@ -72,7 +72,7 @@ func TestSaveAccountExactMoney(t *testing.T) {
 		})
 	}
 	// Raw keeps the exact number text.
-	if got := queryString(t, w, `SELECT raw FROM account_snapshots WHERE name = 'Acme number one decimal'`); !strings.Contains(got, `"balance":98765.4}`) {
+	if got := queryString(t, w, `SELECT raw FROM account_snapshots WHERE name = 'Acme number one decimal'`); !strings.Contains(got, `"balance":98765.4,`) {
 		t.Errorf("raw = %s, want the number text kept", got)
 	}
 	// Changes between snapshots as exact text.

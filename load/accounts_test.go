@@ -2,10 +2,12 @@ package load
 
 import (
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -127,6 +129,7 @@ func TestUpgradeToAccountsKeepsAnswers(t *testing.T) {
 		before[i] = queryTable(t, db4, q, nil)
 	}
 	rowsBefore := tableRows(t, db4)
+	meaningBefore := jsonMeanings(t, db4)
 	db4.Close()
 
 	w, err := Open(ctx, path, Options{})
@@ -138,6 +141,9 @@ func TestUpgradeToAccountsKeepsAnswers(t *testing.T) {
 		t.Fatalf("version %d, want %d", v, SchemaVersion())
 	}
 	rowsAfter := tableRows(t, w.db)
+	if meaningAfter := jsonMeanings(t, w.db); !reflect.DeepEqual(meaningBefore, meaningAfter) {
+		t.Errorf("stored JSON means something else after the upgrade:\nbefore %q\nafter  %q", meaningBefore, meaningAfter)
+	}
 	for table, rows := range rowsBefore {
 		if table == "column_docs" {
 			continue // gains the account columns' descriptions
@@ -310,7 +316,9 @@ func tableRows(t *testing.T, db *sql.DB) map[string][]string {
 			if err := info.Scan(&c); err != nil {
 				t.Fatal(err)
 			}
-			cols = append(cols, "quote("+quoteIdent(c)+")")
+			if !slices.Contains(rewritten[table], c) {
+				cols = append(cols, "quote("+quoteIdent(c)+")")
+			}
 		}
 		info.Close()
 		rows, err := db.QueryContext(ctx, `SELECT `+strings.Join(cols, " || '|' || ")+` FROM `+quoteIdent(table))
@@ -416,4 +424,53 @@ func TestForeignRunsOfAnOlderSchema(t *testing.T) {
 	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v != 4 {
 		t.Errorf("the file was changed: user_version %d (%v), want 4", v, err)
 	}
+}
+
+// rewritten are the columns migration 10 rewrites in place (JSON made
+// canonical, and its hashes) or adds: tableRows leaves them out, and
+// jsonMeanings compares what the JSON ones mean.
+var rewritten = map[string][]string{
+	"card_state":        {"data", "data_hash"},
+	"card_versions":     {"data"},
+	"account_snapshots": {"raw"},
+	"rejected_cards":    {"data", "data_sha256"},
+	"sync_runs":         {"secrets_redacted"},
+}
+
+// jsonMeanings returns, per JSON column migration 10 rewrites, its values
+// as encoding/json reads them (members in key order, the last of
+// duplicate keys, numbers as their text) with the row's key, sorted.
+func jsonMeanings(t *testing.T, db *sql.DB) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, c := range []struct{ table, column, key string }{
+		{"card_state", "data", "card_id"},
+		{"card_versions", "data", "card_id || '/' || version"},
+		{"account_snapshots", "raw", "snapshot_id"},
+		{"rejected_cards", "data", "rejected_id"},
+	} {
+		var list []string
+		err := eachRow(t.Context(), db, `SELECT `+c.key+`, `+c.column+` FROM `+c.table+` WHERE `+c.column+` IS NOT NULL`, nil,
+			func(scan func(...any) error) error {
+				var key, doc string
+				if err := scan(&key, &doc); err != nil {
+					return err
+				}
+				dec := json.NewDecoder(strings.NewReader(doc))
+				dec.UseNumber()
+				var v any
+				if dec.Decode(&v) == nil {
+					b, _ := json.Marshal(v)
+					doc = string(b)
+				}
+				list = append(list, key+" "+doc)
+				return nil
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(list)
+		out[c.table+"."+c.column] = list
+	}
+	return out
 }

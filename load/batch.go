@@ -112,7 +112,7 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 			return fmt.Errorf("advance checkpoint: %w", err)
 		}
 		r, err = tx.StmtContext(ctx, w.page.runCount).ExecContext(ctx,
-			batch.Pages, batch.Cards, batch.New, batch.Changed, batch.Unchanged, batch.Rejected,
+			batch.Pages, batch.Cards, batch.New, batch.Changed, batch.Unchanged, batch.Rejected, batch.Secrets,
 			tally.Requests, tally.Retries, tally.RateLimited, tally.AuthRequests, now, runID, w.account)
 		if err != nil {
 			return fmt.Errorf("count run: %w", err)

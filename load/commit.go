@@ -68,6 +68,9 @@ type PageResult struct {
 	// with the page and the cards the warehouse could not store (nested
 	// deeper than SQLite's JSON allows, not UTF-8, an id used twice).
 	Rejected int `json:"rejected"`
+	// Secrets counts the strings, keys and numbers of the page's items in
+	// which a secret was replaced (PageItems.Secrets).
+	Secrets int `json:"secrets_redacted"`
 	// Rejections are those items, with Data nil.
 	Rejections []Rejection `json:"-"`
 	// Committed is what the call made durable: this page together with
@@ -91,6 +94,8 @@ type Batch struct {
 	Changed   int `json:"changed"`
 	Unchanged int `json:"unchanged"`
 	Rejected  int `json:"rejected"`
+	// Secrets is the sum of the pages' PageResult.Secrets.
+	Secrets int `json:"secrets_redacted"`
 }
 
 // CommitPage stores one page now, in one transaction: card writes
@@ -147,7 +152,7 @@ func (w *Warehouse) preparePage(ctx context.Context, p Page) (*preparedPage, err
 		return nil, err
 	}
 	cards := items.Cards
-	pp := &preparedPage{PreparedPage: NewPreparedPage(p, w.now, len(cards), items.Rejected)}
+	pp := &preparedPage{PreparedPage: NewPreparedPage(p, w.now, len(cards), items.Rejected, items.Secrets)}
 	for _, f := range items.Fields {
 		pp.fields.Add(f.Name, f.Type)
 	}

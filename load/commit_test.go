@@ -286,7 +286,7 @@ func TestCardsFlatRegenerated(t *testing.T) {
 	}
 	cols, _ := rows.Columns()
 	rows.Close()
-	if got, want := strings.Join(cols, ","), `card_id,id,status,limits,tags,Status_2,card_id_2,we'ird "name",removed_at_2,removed_at,account`; got != want {
+	if got, want := strings.Join(cols, ","), `card_id,id,limits,status,tags,Status_2,card_id_2,removed_at_2,we'ird "name",removed_at,account`; got != want {
 		t.Errorf("cards_flat columns = %s\nwant %s", got, want)
 	}
 	if got := queryInt(t, w, `SELECT "we'ird ""name""" FROM cards_flat WHERE card_id = '2'`); got != 7 {

@@ -112,9 +112,15 @@
 // secret fields (a last word cvv, cvc, cvv2, cvc2, cvn or pin, or last two
 // words security code, pin code or cvv code, plus Options.RedactFields) are
 // dropped at any depth, while flags such as pin_verified stay; the top-level
-// id is never altered. Documents are stored as canonical JSON (UTF-8, no
-// needless escapes, numbers as sent) so that every SQLite from 3.38 on reads
-// every key. Migration 2 applied the same policy to rows stored before it.
+// id is never altered. The values of Options.Secrets (the password and the
+// tokens in use) become "[REDACTED]" in every string, key and number of
+// documents, in the account's fields and in stored text; the item is kept
+// and sync_runs.secrets_redacted counts them. Documents are stored as
+// canonical JSON (UTF-8, no needless escapes, numbers as sent, members
+// sorted by key, the last of duplicate keys kept) so that every SQLite from
+// 3.38 on reads every key and a card sent in another member order hashes
+// the same. Migration 2 applied the policy to rows stored before it;
+// migration 10 made stored documents canonical again, adding no version.
 //
 // # Analysts reading the file
 //

@@ -26,6 +26,10 @@ type PageItems struct {
 	// Fields are the cards' top-level fields with the JSON type of each
 	// value, possibly repeated.
 	Fields []Field
+	// Secrets counts the strings, keys and numbers of the page's cards and
+	// rejected items (data and reason) in which the policy replaced a
+	// secret (sync_runs.secrets_redacted).
+	Secrets int
 }
 
 // PreparedCard is a card ready to store: Data is its redacted, canonical
@@ -63,7 +67,8 @@ func PreparePageItems(policy *redact.Policy, p Page) (PageItems, error) {
 			continue
 		}
 		first[c.ID] = i
-		data, fields, err := policy.JSON(c.Data)
+		data, fields, secrets, err := policy.JSONCount(c.Data)
+		it.Secrets += secrets
 		if err != nil {
 			it.Rejected = append(it.Rejected, Rejection{Index: i, CardID: c.ID, Reason: "cannot be stored: " + err.Error(), Data: c.Data})
 			continue
@@ -81,6 +86,11 @@ func PreparePageItems(policy *redact.Policy, p Page) (PageItems, error) {
 		it.IDs = append(it.IDs, c.ID)
 	}
 	for _, r := range it.Rejected {
+		_, n := quarantineData(policy, r.Data)
+		if _, scrubbed := policy.Text(r.Reason); scrubbed {
+			n++
+		}
+		it.Secrets += n
 		id := r.CardID
 		if id == "" {
 			id = anonymousID(p.Number, r.Index)
@@ -90,11 +100,24 @@ func PreparePageItems(policy *redact.Policy, p Page) (PageItems, error) {
 	return it, nil
 }
 
+// DataHash is what card_state.data_hash holds of a card's redacted,
+// canonical JSON (PreparedCard.Hash).
+func DataHash(data []byte) []byte { return dataHash(data) }
+
 // QuarantineData is what rejected_cards.data stores of a rejected item:
 // redacted by policy (see Warehouse's quarantine) and cut to
 // MaxRejectedBytes.
 func QuarantineData(policy *redact.Policy, raw []byte) string {
-	return (&Warehouse{policy: policy}).quarantineData(raw)
+	s, _ := quarantineData(policy, raw)
+	return s
+}
+
+// RedactText is what the warehouse stores of a text it did not write
+// (reasons, error messages): card numbers masked and the policy's secrets
+// removed.
+func RedactText(policy *redact.Policy, s string) string {
+	s, _ = policy.Text(s)
+	return s
 }
 
 // Cents converts an amount of any scale to cents exactly, or fails with

@@ -40,11 +40,12 @@ func checkVersions(version, appID, latest int) error {
 // they see tables only: the views are made after the last migration.
 func (w *Warehouse) migrationSteps() map[int]func(context.Context, *sql.Tx) error {
 	return map[int]func(context.Context, *sql.Tx) error{
-		2: w.upgradeHardening,
-		3: w.upgradeRunCost,
-		4: fillColumnDocs,
-		5: upgradeAccounts,
-		7: w.upgradeIdentity,
+		2:  w.upgradeHardening,
+		3:  w.upgradeRunCost,
+		4:  fillColumnDocs,
+		5:  upgradeAccounts,
+		7:  w.upgradeIdentity,
+		10: w.upgradeCanonical,
 	}
 }
 

@@ -55,6 +55,13 @@ type Options struct {
 	// whose last word is cvv, cvc, cvv2, cvc2, cvn or pin, or whose last two
 	// words are security code, pin code or cvv code).
 	RedactFields []string
+	// Secrets are the password and the tokens in use (nil: none): every
+	// string, key and number of card and account JSON, every account field,
+	// rejected item and reason has them replaced by "[REDACTED]" before it
+	// is hashed or stored (sync_runs.secrets_redacted counts them). The set
+	// is read at each use, so a token added while a run goes on is removed
+	// from what follows.
+	Secrets *redact.Secrets
 	// MaxRemovedFraction is the mass-removal guard: a consistent walk that
 	// would remove more than this fraction of the live cards (and more than
 	// 10) removes nothing until confirmed. Default DefaultMaxRemovedFraction.

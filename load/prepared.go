@@ -36,8 +36,9 @@ type PreparedPage struct {
 // NewPreparedPage starts the prepared page of p: its numbers and counters,
 // FetchedAt (now() when p has none), cards storable cards and rejected the
 // items to quarantine (counted in the result, which lists them without
-// Data). Compare then sorts the cards.
-func NewPreparedPage(p Page, now func() time.Time, cards int, rejected []Rejection) PreparedPage {
+// Data), and secrets the secrets the policy removed from them
+// (PageItems.Secrets). Compare then sorts the cards.
+func NewPreparedPage(p Page, now func() time.Time, cards int, rejected []Rejection, secrets int) PreparedPage {
 	pp := PreparedPage{
 		number: p.Number, totalPages: p.TotalPages, totalItems: p.TotalItems,
 		fetchedAt: orNow(p.FetchedAt, now), duration: p.Duration, bodySHA256: p.BodySHA256,
@@ -46,6 +47,7 @@ func NewPreparedPage(p Page, now func() time.Time, cards int, rejected []Rejecti
 		cards: cards, rejected: rejected, anomaly: p.Anomaly,
 	}
 	pp.res.Rejected = len(rejected)
+	pp.res.Secrets = secrets
 	for _, r := range rejected {
 		r.Data = nil
 		pp.res.Rejections = append(pp.res.Rejections, r)
@@ -180,6 +182,7 @@ func (p *PreparedPage) AddTo(b *Batch) {
 	b.Changed += p.res.Changed
 	b.Unchanged += p.res.Unchanged
 	b.Rejected += p.res.Rejected
+	b.Secrets += p.res.Secrets
 }
 
 // BatchTally sums the pages of a batch as its commit records them: the

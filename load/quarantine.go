@@ -22,7 +22,7 @@ const MaxRejectedBytes = 64 << 10
 // identical rejection (same card id, reason and data) so that an odd card
 // upstream adds no row per run.
 func (w *Warehouse) quarantine(ctx context.Context, tx *sql.Tx, runID int64, page int, r Rejection, now string) error {
-	data := w.quarantineData(r.Data)
+	data, _ := quarantineData(w.policy, r.Data)
 	sum := sha256.Sum256([]byte(data))
 	digest := hex.EncodeToString(sum[:])
 	reason := w.redactText(r.Reason)
@@ -46,34 +46,39 @@ func (w *Warehouse) quarantine(ctx context.Context, tx *sql.Tx, runID int64, pag
 	return nil
 }
 
-// quarantineData redacts a rejected item for storage. An item the JSON
-// policy can walk is stored redacted and canonical; one it cannot (too deep,
-// not UTF-8, not JSON) is treated as text: invalid bytes replaced, card
-// numbers masked and the values of secret-named keys replaced. The result
-// is cut to MaxRejectedBytes on a character boundary.
-func (w *Warehouse) quarantineData(raw []byte) string {
+// quarantineData redacts a rejected item for storage and counts the
+// secrets it removed. An item the JSON policy can walk is stored redacted
+// and canonical; one it cannot (too deep, not UTF-8, not JSON) is treated as
+// text: invalid bytes replaced, the values of secret-named keys replaced,
+// card numbers masked and secrets removed. The result is cut to
+// MaxRejectedBytes on a character boundary.
+func quarantineData(policy *redact.Policy, raw []byte) (string, int) {
 	var s string
-	if out, _, err := w.policy.JSON(raw); err == nil {
-		s = string(out)
+	var secrets int
+	if out, _, n, err := policy.JSONCount(raw); err == nil {
+		s, secrets = string(out), n
 	} else {
 		s = strings.ToValidUTF8(string(raw), "\uFFFD")
 		s = secretMember.ReplaceAllStringFunc(s, func(m string) string {
 			sub := secretMember.FindStringSubmatch(m)
-			if !w.policy.SecretKey(unquoteKey(sub[1])) {
+			if !policy.SecretKey(unquoteKey(sub[1])) {
 				return m
 			}
 			return `"` + sub[1] + `":"[REDACTED]"`
 		})
-		s = redact.PANs(s)
+		var scrubbed bool
+		if s, scrubbed = policy.Text(s); scrubbed {
+			secrets = 1
+		}
 	}
 	if len(s) <= MaxRejectedBytes {
-		return s
+		return s, secrets
 	}
 	cut := MaxRejectedBytes
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return s[:cut]
+	return s[:cut], secrets
 }
 
 // secretMember matches a JSON member whose value is a string or a number,
@@ -92,5 +97,6 @@ func unquoteKey(k string) string {
 }
 
 // redactText masks card numbers in text the warehouse stores (reasons,
-// error messages). Secrets are the caller's to scrub; this is the last line.
-func (w *Warehouse) redactText(s string) string { return redact.PANs(s) }
+// error messages) and removes the policy's secrets: the callers scrub
+// secrets first; this is the last line.
+func (w *Warehouse) redactText(s string) string { return RedactText(w.policy, s) }

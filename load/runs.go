@@ -224,6 +224,9 @@ type RunCounts struct {
 	Retries        int64 `json:"retries"`
 	RateLimited    int64 `json:"rate_limited"`
 	AuthRequests   int64 `json:"auth_requests"`
+	// SecretsRedacted counts the values and keys of the run's data in
+	// which a secret was replaced (Options.Secrets).
+	SecretsRedacted int64 `json:"secrets_redacted"`
 }
 
 // Run is one row of sync_runs.
@@ -255,7 +258,7 @@ func runs(ctx context.Context, q interface {
 }, account string, n int) ([]Run, error) {
 	rows, err := q.QueryContext(ctx, `SELECT run_id, trigger, status, started_at, finished_at, heartbeat_at,
 			pages, cards_seen, cards_new, cards_changed, cards_unchanged, cards_removed, cards_rejected, removals_held,
-			requests, retries, rate_limited, auth_requests, walk_consistent, error, account_error, version
+			requests, retries, rate_limited, auth_requests, walk_consistent, error, account_error, version, secrets_redacted
 		FROM sync_runs WHERE account = ? ORDER BY run_id DESC LIMIT ?`, account, n)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
@@ -269,7 +272,7 @@ func runs(ctx context.Context, q interface {
 		var consistent sql.NullInt64
 		if err := rows.Scan(&r.ID, &r.Trigger, &r.Status, &started, &finished, &heartbeat,
 			&r.Pages, &r.CardsSeen, &r.CardsNew, &r.CardsChanged, &r.CardsUnchanged, &r.CardsRemoved, &r.CardsRejected, &r.RemovalsHeld,
-			&r.Requests, &r.Retries, &r.RateLimited, &r.AuthRequests, &consistent, &errText, &accountErr, &r.Version); err != nil {
+			&r.Requests, &r.Retries, &r.RateLimited, &r.AuthRequests, &consistent, &errText, &accountErr, &r.Version, &r.SecretsRedacted); err != nil {
 			return nil, fmt.Errorf("list runs: %w", err)
 		}
 		r.StartedAt, r.HeartbeatAt = parseTime(started), parseTime(heartbeat)

@@ -19,7 +19,7 @@ type Settings struct {
 	// Logger is Options.Logger (default: one that discards).
 	Logger *slog.Logger
 	// Policy redacts with Options.RedactFields on top of package redact's
-	// rule.
+	// rule, and removes Options.Secrets.
 	Policy *redact.Policy
 	// MaxRemovedFraction is Options.MaxRemovedFraction (default
 	// DefaultMaxRemovedFraction).
@@ -37,7 +37,7 @@ func (o Options) Settings() Settings {
 		Account:            d.Account,
 		Now:                o.Now,
 		Logger:             o.Logger,
-		Policy:             redact.NewPolicy(o.RedactFields),
+		Policy:             redact.NewSecretPolicy(o.RedactFields, o.Secrets),
 		MaxRemovedFraction: d.MaxRemovedFraction,
 		Batch:              BatchLimits{Pages: o.BatchPages, Delay: o.BatchDelay, ChangeDelay: o.ChangeDelay}.withDefaults(),
 	}

@@ -72,7 +72,7 @@ const (
 	sqlRunCount = `UPDATE sync_runs SET
 				pages = pages + ?, cards_seen = cards_seen + ?, cards_new = cards_new + ?,
 				cards_changed = cards_changed + ?, cards_unchanged = cards_unchanged + ?,
-				cards_rejected = cards_rejected + ?,
+				cards_rejected = cards_rejected + ?, secrets_redacted = secrets_redacted + ?,
 				requests = requests + ?, retries = retries + ?, rate_limited = rate_limited + ?,
 				auth_requests = auth_requests + ?, heartbeat_at = ?
 			WHERE run_id = ? AND account = ?`

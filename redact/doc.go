@@ -7,8 +7,11 @@
 //     number, PANs masks every card number in free text;
 //   - JSON documents: Policy.JSON masks card numbers in every key and string
 //     (and in numbers whose value is an integer), drops security codes and
-//     PINs (see SecretKey), and rewrites the document in one canonical form
-//     (see Policy.JSON);
+//     PINs (see SecretKey), removes the values of a Secrets set
+//     (NewSecretPolicy), and rewrites the document in one canonical form,
+//     members sorted and the last of duplicate keys kept, so that the same
+//     card sent in another member order stores and hashes the same (see
+//     Policy.JSON);
 //   - credentials: Secrets remembers the password and tokens in use and
 //     Secrets.Scrub removes them, bearer tokens and card numbers from text
 //     meant for logs and error messages.

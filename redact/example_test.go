@@ -28,12 +28,12 @@ func ExamplePolicy_JSON() {
 		fmt.Println(f.Name, f.Type)
 	}
 	// Output:
-	// {"id":4111111111111111,"number":"4111 11** **** 1111","backup":"550000******5559","has_pin":true,"café":"https://example.com"}
+	// {"backup":"550000******5559","café":"https://example.com","has_pin":true,"id":4111111111111111,"number":"4111 11** **** 1111"}
+	// backup string
+	// café string
+	// has_pin boolean
 	// id number
 	// number string
-	// backup string
-	// has_pin boolean
-	// café string
 }
 
 func ExamplePANs() {

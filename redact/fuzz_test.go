@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -83,7 +84,11 @@ func FuzzJSON(f *testing.F) {
 		if err := noSecrets(p, got); err != nil {
 			t.Fatalf("JSON(%q) = %q: %v", in, out, err)
 		}
-		want := redactTokens(p, tokens(t, in))
+		toks := tokens(t, in)
+		if lossyKeys(toks) {
+			return // encoding/json reads every lone surrogate as U+FFFD: keys it merges may differ
+		}
+		want, _ := canonicalTokens(redactTokens(p, toks), 0)
 		if g, w := describe(got), describe(want); g != w {
 			t.Fatalf("JSON(%q) = %q\n tokens %s\n want   %s", in, out, g, w)
 		}
@@ -436,4 +441,67 @@ func FuzzSecretKey(f *testing.F) {
 			}
 		}
 	})
+}
+
+// lossyKeys reports whether a key holds U+FFFD, which encoding/json also
+// reads a lone surrogate escape as.
+func lossyKeys(toks []token) bool {
+	for _, tk := range toks {
+		if s, ok := tk.tok.(string); ok && tk.key && strings.ContainsRune(s, utf8.RuneError) {
+			return true
+		}
+	}
+	return false
+}
+
+// canonicalTokens returns the value at toks[k] in canonical order (every
+// object's members sorted by the canonical text of their key, the last of
+// each key kept) and the index after it: the oracle for the canonical pass.
+func canonicalTokens(toks []token, k int) ([]token, int) {
+	d, ok := toks[k].tok.(json.Delim)
+	if !ok {
+		return toks[k : k+1], k + 1
+	}
+	out := []token{toks[k]}
+	k++
+	if d == '[' {
+		for toks[k].tok != json.Delim(']') {
+			var v []token
+			v, k = canonicalTokens(toks, k)
+			out = append(out, v...)
+		}
+		return append(out, toks[k]), k + 1
+	}
+	type member struct {
+		key  string
+		toks []token
+	}
+	var ms []member
+	for toks[k].tok != json.Delim('}') {
+		key := toks[k]
+		v, next := canonicalTokens(toks, k+1)
+		ms = append(ms, member{canonicalText(key.tok.(string)), append([]token{key}, v...)})
+		k = next
+	}
+	slices.SortStableFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	for i, m := range ms {
+		if i+1 < len(ms) && ms[i+1].key == m.key {
+			continue
+		}
+		out = append(out, m.toks...)
+	}
+	return append(out, toks[k]), k + 1
+}
+
+// canonicalText is s as the canonical form writes it between quotes.
+func canonicalText(s string) string {
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			b = appendControl(b, c)
+		} else {
+			b = append(b, c)
+		}
+	}
+	return string(b)
 }

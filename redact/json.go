@@ -39,8 +39,9 @@ type Field struct {
 // Policy redacts JSON documents: see JSON. A Policy is safe for concurrent
 // use and must not be copied.
 type Policy struct {
-	extra [][]byte
-	pool  sync.Pool // of *walker: scratch space reused between documents
+	extra   [][]byte
+	secrets *Secrets  // nil: none (see NewSecretPolicy)
+	pool    sync.Pool // of *walker: scratch space reused between documents
 }
 
 // NewPolicy returns a Policy that, on top of the built-in rule for security
@@ -52,8 +53,8 @@ func NewPolicy(extraKeys []string) *Policy {
 }
 
 // JSON returns the redacted canonical form of doc, one JSON value of any
-// type, and, when doc is an object, its top-level fields in order (nil
-// otherwise).
+// type, and, when doc is an object, its top-level fields in the order of
+// the canonical form, each name once (nil otherwise).
 //
 // Redaction:
 //   - card numbers in every string and every key, at any depth, are masked
@@ -67,37 +68,37 @@ func NewPolicy(extraKeys []string) *Policy {
 //     object such as {"value":"4321"}), except a boolean or null under the
 //     built-in rule (extra keys: whatever the value);
 //   - except: the value of the key "id" of the top-level object, when it is a
-//     string or a number, is the card's identity and is never masked.
+//     string or a number, is the card's identity and is never masked;
+//   - with a Policy from NewSecretPolicy, every string, key and number that
+//     holds a secret of its set (or a bearer token) has it replaced by
+//     "[REDACTED]", as Secrets.Scrub does (a number so changed becomes a
+//     string); JSONCount counts them.
 //
-// The canonical form has no insignificant whitespace, keeps keys in their
-// order (duplicates too) and numbers, true, false and null exactly as sent,
-// and writes strings as UTF-8 with the fewest escapes: only '"', '\' and
-// U+0000-U+001F are escaped (as \b \f \n \r \t or \u00XX, lower-case hex); so
-// "\/" becomes "/", "\u00e9" becomes "é" and a surrogate pair becomes its
-// character. A lone surrogate escape, which UTF-8 cannot hold, stays an
-// escape in lower case ("\ud800"). This is the form SQLite 3.40's
-// json_extract needs: '$."café"' does not find a key sent as "caf\u00e9".
+// The canonical form is the same for every document that means the same,
+// whatever the order of its members:
+//   - no insignificant whitespace;
+//   - every object's members sorted by key, bytewise on the key's canonical
+//     text (the text between its quotes, which is its UTF-8 for every key
+//     without '"', '\' or a control character);
+//   - of members with the same key (after redaction, at any depth), only the
+//     last one is kept, as Go's encoding/json and PHP's json_decode read
+//     them;
+//   - numbers, true, false and null exactly as sent;
+//   - strings as UTF-8 with the fewest escapes: only '"', '\' and
+//     U+0000-U+001F are escaped (as \b \f \n \r \t or \u00XX, lower-case
+//     hex); so "\/" becomes "/", "\u00e9" becomes "é" and a surrogate pair
+//     becomes its character. A lone surrogate escape, which UTF-8 cannot
+//     hold, stays an escape in lower case ("\ud800"). This is the form
+//     SQLite 3.40's json_extract needs: '$."café"' does not find a key sent
+//     as "caf\u00e9".
+//
 // JSON of its own output returns that output unchanged.
 //
-// Errors wrap ErrInvalidJSON, ErrTooDeep or ErrInvalidUTF8. The walk is
-// iterative: depth costs no Go stack.
+// Errors wrap ErrInvalidJSON, ErrTooDeep or ErrInvalidUTF8. The walk and
+// the canonical pass are iterative: depth costs no Go stack.
 func (p *Policy) JSON(doc []byte) (out []byte, fields []Field, err error) {
-	w, _ := p.pool.Get().(*walker)
-	if w == nil {
-		w = &walker{}
-	}
-	w.reset(p, doc, make([]byte, 0, len(doc)+8))
-	err = w.walk()
-	out = w.out
-	if err == nil && w.rootObject {
-		fields = w.buildFields()
-	}
-	w.reset(nil, nil, nil)
-	p.pool.Put(w)
-	if err != nil {
-		return nil, nil, err
-	}
-	return out, fields, nil
+	out, fields, _, err = p.JSONCount(doc)
+	return out, fields, err
 }
 
 // frame is one open array or object.
@@ -136,6 +137,8 @@ type walker struct {
 	names   []byte // decoded top-level keys, back to back
 	scratch []byte // a decoded key
 	scan    scan
+
+	canon canon // the canonical pass (canonical.go)
 }
 
 func (w *walker) reset(p *Policy, in, out []byte) {
@@ -143,15 +146,6 @@ func (w *walker) reset(p *Policy, in, out []byte) {
 	w.stack = w.stack[:0]
 	w.rootObject, w.noMask, w.topValue = false, false, -1
 	w.fields, w.names = w.fields[:0], w.names[:0]
-}
-
-func (w *walker) buildFields() []Field {
-	names := string(w.names)
-	fields := make([]Field, len(w.fields))
-	for k, f := range w.fields {
-		fields[k] = Field{Name: names[f.start:f.end], Type: f.typ}
-	}
-	return fields
 }
 
 // syntaxError returns an ErrInvalidJSON naming the offset and the reason.

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"cmp"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -27,6 +28,9 @@ type bodyFaults struct {
 	empty  bool
 	shrink int
 	repeat bool
+	// shuffle seeds the member order of FaultShuffleMembers (0: none).
+	shuffle uint64
+	secrets bool
 }
 
 func (s *Server) bodyFaultsLocked(endpoint string, page int) bodyFaults {
@@ -38,9 +42,12 @@ func (s *Server) bodyFaultsLocked(endpoint string, page int) bodyFaults {
 		if endpoint != EndpointCards {
 			switch fs.f.Kind {
 			case FaultForeignNext, FaultLoopNext, FaultLinksArray, FaultTotalChange,
-				FaultLinksShapes, FaultDeepMeta:
+				FaultLinksShapes, FaultDeepMeta, FaultShuffleMembers:
 				continue
 			}
+		}
+		if endpoint == EndpointToken && fs.f.Kind == FaultSecretsInData {
+			continue
 		}
 		if !fs.take(endpoint, page, s.faultRNG) {
 			continue
@@ -83,6 +90,10 @@ func (s *Server) bodyFaultsLocked(endpoint string, page int) bodyFaults {
 			bf.shrink = max(f.Shrink, 1)
 		case FaultRepeatedPage:
 			bf.repeat = true
+		case FaultShuffleMembers:
+			bf.shuffle = s.faultRNG.Uint64() | 1
+		case FaultSecretsInData:
+			bf.secrets = true
 		}
 	}
 	return bf
@@ -120,6 +131,15 @@ func (s *Server) serveCards(w http.ResponseWriter, r *http.Request, page int) {
 	}
 	totalPages := max((servedTotal+ps-1)/ps-bf.shrink, 1)
 	php := s.opts.PHPEscaping
+	if bf.secrets {
+		items = secretItems(items, s.opts.Password, bearer(r), php)
+	}
+	if bf.shuffle != 0 {
+		rng := rand.New(rand.NewPCG(bf.shuffle, uint64(page)))
+		for i, it := range items {
+			items[i] = shuffleMembers(it, rng)
+		}
+	}
 
 	b := make([]byte, 0, size+256)
 	b = append(b, `{"data":[`...)

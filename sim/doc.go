@@ -67,6 +67,8 @@
 //	empty-page[=PAGE]  a page with no items, totals unchanged (default page 2)
 //	shrinking-total[=N] total_pages less by N (default 1) from page 2 on, same items
 //	repeated-page[=PAGE] page 1's items on the page (default every page)
+//	shuffle-members    every card's members in another order (same meaning)
+//	secrets-in-data    the password and the request's token inside cards and the account
 //
 // and the KEYs are
 //

@@ -90,6 +90,20 @@ const (
 	// FaultRepeatedPage serves page 1's items on a card page, with that
 	// page's own pagination (every page without Pages). [repeated-page]
 	FaultRepeatedPage
+
+	// FaultShuffleMembers serves every card of a /cards page with the
+	// members of each of its objects in another order, drawn by the seeded
+	// generator (members with the same key keep their order, so a card
+	// means what it meant), as two servers behind a balancer may.
+	// [shuffle-members]
+	FaultShuffleMembers
+	// FaultSecretsInData puts the login password and the request's bearer
+	// token into the data: on /cards, into the page's first card (a value,
+	// a key, a nested value, a "Bearer" header text) and into one more
+	// item that reuses that card's id (an item a client must reject); on
+	// /account, into the account's name and an extra "notes" member. A
+	// client must store none of them. [secrets-in-data]
+	FaultSecretsInData
 )
 
 // linksShapes are the links renderings of FaultLinksShapes, in turn; %s
@@ -134,7 +148,8 @@ var faultKindNames = map[FaultKind]string{
 	FaultLinksShapes: "links-shapes", FaultBOM: "bom", FaultContentType: "content-type",
 	FaultDeepMeta: "deep-meta", FaultNoContent: "no-content", FaultRedirect: "redirect",
 	FaultEmptyPage: walkFaultNames[FaultEmptyPage], FaultShrinkingTotal: walkFaultNames[FaultShrinkingTotal],
-	FaultRepeatedPage: walkFaultNames[FaultRepeatedPage],
+	FaultRepeatedPage:   walkFaultNames[FaultRepeatedPage],
+	FaultShuffleMembers: "shuffle-members", FaultSecretsInData: "secrets-in-data",
 }
 
 // String returns the kind's name in the -fault syntax.
@@ -212,7 +227,8 @@ var ErrBadFault = errors.New("bad fault")
 // deep-meta[=DEPTH] (default 100,000), no-content, redirect[=URL] (default
 // /login on the same origin), and the walk faults empty-page[=PAGE]
 // (default page 2), shrinking-total[=PAGES] (default 1, from page 2 on),
-// repeated-page[=PAGE] (default every page). KEYs are times=N, skip=N,
+// repeated-page[=PAGE] (default every page), and shuffle-members,
+// secrets-in-data. KEYs are times=N, skip=N,
 // percent=P, pages=LIST where LIST is pages and ranges separated by commas
 // or semicolons (pages=2-4,7), retry_after=DURATION (or seconds),
 // latency=DURATION, chunk=BYTES, url=URL, depth=N, shrink=N. Example:

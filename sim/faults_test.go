@@ -341,6 +341,8 @@ func TestParseFault(t *testing.T) {
 		{"cards:links-array", sim.Fault{Endpoint: "cards", Kind: sim.FaultLinksArray}},
 		{"cards:total=-3,pages=2", sim.Fault{Endpoint: "cards", Kind: sim.FaultTotalChange, TotalDelta: -3, Pages: []int{2}}},
 		{"oversize=9000000", sim.Fault{Kind: sim.FaultOversize, PadBytes: 9000000}},
+		{"cards:shuffle-members", sim.Fault{Endpoint: "cards", Kind: sim.FaultShuffleMembers}},
+		{"secrets-in-data,times=2", sim.Fault{Kind: sim.FaultSecretsInData, Times: 2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

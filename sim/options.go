@@ -216,6 +216,7 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 		"\tlinks-shapes, bom, content-type, deep-meta[=DEPTH], no-content, redirect[=URL]\n"+
 		"\twalk faults: empty-page[=PAGE] (default 2), shrinking-total[=N] (from page 2 on),\n"+
 		"\trepeated-page[=PAGE] (default every page); times=1 for once (a refetch gets it right)\n"+
+		"\tshuffle-members, secrets-in-data\n"+
 		"KEYS: times=N, skip=N, percent=P, pages=A-B[,C...], retry_after=DUR, chunk=BYTES", func(s string) error {
 		f, err := ParseFault(s)
 		if err != nil {

@@ -223,8 +223,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if s.accountReads++; s.opts.AccountDrift && s.accountReads > 1 {
 			driftAccount(&s.account, s.opts.Seed, s.accountReads)
 		}
-		body := appendAccountJSON(make([]byte, 0, 512), s.account, s.opts.PHPEscaping)
 		bf := s.bodyFaultsLocked(endpoint, 0)
+		a := s.account
+		if bf.secrets {
+			a = secretAccount(a, s.opts.Password, bearer(r))
+		}
+		body := appendAccountJSON(make([]byte, 0, 512), a, s.opts.PHPEscaping)
+		if bf.secrets {
+			body = secretAccountNotes(body, bearer(r), s.opts.PHPEscaping)
+		}
 		s.mu.Unlock()
 		s.writeOK(w, r, http.StatusOK, body, bf)
 	case EndpointCards:

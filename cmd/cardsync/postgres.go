@@ -35,7 +35,7 @@ func warehouseName(s config.Settings) string {
 // settings, for a command that reads (status, check). It takes no lease,
 // so it never writes.
 func openPostgres(ctx context.Context, s config.Settings, account string) (*postgres.Warehouse, error) {
-	wh, err := postgres.Open(ctx, s.WarehouseURL, postgres.Options{Common: load.Options{Account: account},
+	wh, err := postgres.Open(ctx, s.WarehouseURL, postgres.Options{Common: load.Options{Account: account, Secrets: s.Secrets},
 		Password: s.WarehousePassword.Reveal(), RequireLease: true, MaxConns: 2})
 	if err != nil {
 		return nil, err

@@ -513,6 +513,9 @@ func printStatus(w io.Writer, rep statusReport, many bool) {
 			if r.AccountError != nil {
 				fmt.Fprintf(w, "run %d took no account snapshot: %s\n", r.RunID, *r.AccountError)
 			}
+			if r.SecretsRedacted > 0 {
+				fmt.Fprintf(w, "run %d found the API password or a token in %d values or keys of the data; stored as [REDACTED]\n", r.RunID, r.SecretsRedacted)
+			}
 		}
 	}
 }

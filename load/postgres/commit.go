@@ -101,10 +101,10 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 				cards_changed = cards_changed + $4, cards_unchanged = cards_unchanged + $5,
 				cards_rejected = cards_rejected + $6,
 				requests = requests + $7, retries = retries + $8, rate_limited = rate_limited + $9,
-				auth_requests = auth_requests + $10, heartbeat_at = $11
+				auth_requests = auth_requests + $10, heartbeat_at = $11, secrets_redacted = secrets_redacted + $14
 			WHERE run_id = $12 AND account = $13`,
 			batch.Pages, batch.Cards, batch.New, batch.Changed, batch.Unchanged, batch.Rejected,
-			tally.Requests, tally.Retries, tally.RateLimited, tally.AuthRequests, now, runID, w.account)
+			tally.Requests, tally.Retries, tally.RateLimited, tally.AuthRequests, now, runID, w.account, batch.Secrets)
 		br := tx.SendBatch(ctx, b)
 		defer br.Close()
 		for _, p := range pages {
@@ -280,7 +280,7 @@ func (w *Warehouse) quarantine(ctx context.Context, tx pgx.Tx, runID int64, page
 	data := clean(load.QuarantineData(w.policy, r.Data))
 	sum := sha256.Sum256([]byte(data))
 	digest := hex.EncodeToString(sum[:])
-	reason := text(r.Reason)
+	reason := w.text(r.Reason)
 	var cardID *string
 	if r.CardID != "" {
 		id := clean(r.CardID)

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/redact"
 	"github.com/cardsync/cardsync/schema"
 )
 
@@ -32,10 +34,15 @@ func SchemaVersion() int {
 }
 
 // Migrate applies the migrations of schema.Postgres the database lacks, each
-// in its own transaction together with its schema_migrations row, and
-// returns the versions it applied. It refuses a database migrated by a
-// newer binary (*load.SchemaVersionError).
-func Migrate(ctx context.Context, pool *pgxpool.Pool) (applied []int, err error) {
+// in its own transaction together with its schema_migrations row and its Go
+// step (migrationSteps, which redact with policy; nil: package redact's
+// rule alone), and returns the versions it applied. It refuses a database
+// migrated by a newer binary (*load.SchemaVersionError).
+func Migrate(ctx context.Context, pool *pgxpool.Pool, policy *redact.Policy) (applied []int, err error) {
+	if policy == nil {
+		policy = redact.NewPolicy(nil)
+	}
+	steps := migrationSteps(policy)
 	defer classify(&err)
 	ms, err := migrations()
 	if err != nil {
@@ -67,6 +74,11 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) (applied []int, err error)
 			if _, err := tx.Exec(ctx, m.SQL); err != nil {
 				return err
 			}
+			if step := steps[m.Version]; step != nil {
+				if err := step(ctx, tx); err != nil {
+					return err
+				}
+			}
 			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.Version, strings.TrimSuffix(m.Name, ".sql"))
 			return err
 		})
@@ -78,4 +90,62 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) (applied []int, err error)
 		}
 	}
 	return applied, nil
+}
+
+// migrationSteps are Go steps that run after a migration's SQL, in its
+// transaction: work SQL cannot do, such as applying the redaction policy to
+// rows already stored.
+func migrationSteps(policy *redact.Policy) map[int]func(context.Context, pgx.Tx) error {
+	return map[int]func(context.Context, pgx.Tx) error{
+		5: func(ctx context.Context, tx pgx.Tx) error { return rehashCards(ctx, tx, policy) },
+	}
+}
+
+// rehashCards is migration 5's Go step: card_state.data_hash is the hash of
+// the card's canonical JSON, whose members are now sorted (the last of
+// duplicate keys kept). Each stored card is made canonical again from its
+// jsonb (which keeps one member per key, the last) and, where its hash
+// differs, data_hash is written, with data when the policy changed it (a
+// secret removed). Numbers jsonb writes in another form than the API sent
+// (1e3 as 1000) hash differently from the API's text: such a card is
+// written once more, as changed, by the next walk. A card the policy
+// refuses keeps its hash.
+func rehashCards(ctx context.Context, tx pgx.Tx, policy *redact.Policy) error {
+	type card struct {
+		account, id, data string
+		hash              []byte
+	}
+	var changed []card
+	rows, err := tx.Query(ctx, `SELECT account, card_id, data::text, data_hash FROM card_state`)
+	if err != nil {
+		return fmt.Errorf("rehash cards: %w", err)
+	}
+	for rows.Next() {
+		var c card
+		var stored string
+		var old []byte
+		if err := rows.Scan(&c.account, &c.id, &stored, &old); err != nil {
+			rows.Close()
+			return fmt.Errorf("rehash cards: %w", err)
+		}
+		out, _, err := policy.JSON([]byte(stored))
+		if err != nil {
+			continue
+		}
+		c.data, c.hash = string(out), load.DataHash(out)
+		if !bytes.Equal(c.hash, old) {
+			changed = append(changed, c)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("rehash cards: %w", err)
+	}
+	for _, c := range changed {
+		if _, err := tx.Exec(ctx, `UPDATE card_state SET data_hash = $3, data = $4::jsonb
+			WHERE account = $1 AND card_id = $2`, c.account, c.id, c.hash, c.data); err != nil {
+			return fmt.Errorf("rehash card %s: %w", c.id, err)
+		}
+	}
+	return nil
 }

@@ -123,7 +123,7 @@ func Open(ctx context.Context, url string, opts Options) (_ *Warehouse, err erro
 		pool.Close()
 		return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
 	}
-	if _, err := Migrate(ctx, pool); err != nil {
+	if _, err := Migrate(ctx, pool, set.Policy); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
 	}

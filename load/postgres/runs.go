@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cardsync/cardsync/load"
-	"github.com/cardsync/cardsync/redact"
 )
 
 func streamOf(s string) string {
@@ -34,9 +33,9 @@ func clean(s string) string {
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
-// text is clean with card numbers masked: what load stores of reasons and
-// error messages.
-func text(s string) string { return redact.PANs(clean(s)) }
+// text is clean with card numbers masked and secrets removed
+// (load.RedactText): what load stores of reasons and error messages.
+func (w *Warehouse) text(s string) string { return load.RedactText(w.policy, clean(s)) }
 
 // StartRun inserts a running sync_runs row and returns its id, as
 // load.Warehouse.StartRun.
@@ -76,7 +75,7 @@ func (w *Warehouse) FinishRun(ctx context.Context, runID int64, r load.RunResult
 	}
 	var errText *string
 	if r.Error != "" {
-		s := text(r.Error)
+		s := w.text(r.Error)
 		errText = &s
 	}
 	var consistent *int16
@@ -150,7 +149,7 @@ func (w *Warehouse) Runs(ctx context.Context, n int) (_ []load.Run, err error) {
 	defer classify(&err)
 	rows, err := w.pool.Query(ctx, `SELECT run_id, trigger, status, started_at, finished_at, heartbeat_at,
 			pages, cards_seen, cards_new, cards_changed, cards_unchanged, cards_removed, cards_rejected, removals_held,
-			requests, retries, rate_limited, auth_requests, walk_consistent, coalesce(error, ''), coalesce(account_error, ''), version
+			requests, retries, rate_limited, auth_requests, walk_consistent, coalesce(error, ''), coalesce(account_error, ''), version, secrets_redacted
 		FROM sync_runs WHERE account = $1 ORDER BY run_id DESC LIMIT $2`, w.account, n)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
@@ -160,7 +159,7 @@ func (w *Warehouse) Runs(ctx context.Context, n int) (_ []load.Run, err error) {
 		var consistent *int16
 		err := row.Scan(&r.ID, &r.Trigger, &r.Status, &r.StartedAt, &r.FinishedAt, &r.HeartbeatAt,
 			&r.Pages, &r.CardsSeen, &r.CardsNew, &r.CardsChanged, &r.CardsUnchanged, &r.CardsRemoved, &r.CardsRejected, &r.RemovalsHeld,
-			&r.Requests, &r.Retries, &r.RateLimited, &r.AuthRequests, &consistent, &r.Error, &r.AccountError, &r.Version)
+			&r.Requests, &r.Retries, &r.RateLimited, &r.AuthRequests, &consistent, &r.Error, &r.AccountError, &r.Version, &r.SecretsRedacted)
 		r.StartedAt, r.HeartbeatAt, r.FinishedAt = utc(r.StartedAt), utc(r.HeartbeatAt), utcPtr(r.FinishedAt)
 		if consistent != nil {
 			b := *consistent == 1
@@ -269,9 +268,20 @@ func (w *Warehouse) SaveAccount(ctx context.Context, runID int64, a load.Account
 		raw := strings.ReplaceAll(*row.Raw, `\u0000`, `\ufffd`)
 		row.Raw = &raw
 	}
-	if err := w.exec(ctx, `INSERT INTO account_snapshots (`+load.AccountSnapshotColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::jsonb, $15, $16)`,
-		row.Args(runID, w.stamp(), w.account)...); err != nil {
+	err = w.write(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO account_snapshots (`+load.AccountSnapshotColumns+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::jsonb, $15, $16)`,
+			row.Args(runID, w.stamp(), w.account)...); err != nil {
+			return err
+		}
+		if row.Secrets == 0 {
+			return nil
+		}
+		_, err := tx.Exec(ctx, `UPDATE sync_runs SET secrets_redacted = secrets_redacted + $1 WHERE run_id = $2 AND account = $3`,
+			row.Secrets, runID, w.account)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("save account: %w", err)
 	}
 	return nil
@@ -282,7 +292,7 @@ func (w *Warehouse) SaveAccount(ctx context.Context, runID int64, a load.Account
 func (w *Warehouse) RecordAccountError(ctx context.Context, runID int64, msg string) (err error) {
 	defer classify(&err)
 	if err := w.exec(ctx, `UPDATE sync_runs SET account_error = $1 WHERE run_id = $2 AND account = $3`,
-		text(msg), runID, w.account); err != nil {
+		w.text(msg), runID, w.account); err != nil {
 		return fmt.Errorf("record account error of run %d: %w", runID, err)
 	}
 	return nil

@@ -1,0 +1,18 @@
+-- cardsync warehouse schema, version 10: card JSON in one canonical form
+-- whatever the order of its members, and secrets scrubbed from the data.
+--
+-- Release 5 stored a card's members in the order the API sent them (and
+-- every duplicate key), and hashed that text: the same card served by two
+-- servers in two member orders became a new card_versions row on every run.
+-- From this version every object's members are sorted by key and, of
+-- duplicate keys, the last one is kept (as Go's encoding/json and PHP read
+-- them). Package load's Go step of this migration rewrites, in the same
+-- transaction, every stored document into that form (card_state.data with
+-- its data_hash, card_versions.data in place: no version is added,
+-- account_snapshots.raw, rejected_cards.data with its data_sha256), with the
+-- secrets the warehouse was opened with removed.
+--
+-- secrets_redacted: how many strings, keys and numbers of the run's cards,
+-- rejected items and account snapshot had the password or a token replaced
+-- by "[REDACTED]" before they were stored.
+ALTER TABLE sync_runs ADD COLUMN secrets_redacted INTEGER NOT NULL DEFAULT 0;

@@ -1,0 +1,11 @@
+-- 005_canonical_secrets: as SQLite's 010. card_state.data_hash is over the
+-- canonical JSON text, whose members are now sorted by key with the last
+-- of duplicate keys kept: package load/postgres's Go step of this migration
+-- computes it again, in the same transaction, from every stored card (jsonb
+-- already holds one member per key), so no card becomes a new version
+-- because of the new form.
+--
+-- secrets_redacted: how many strings, keys and numbers of the run's cards,
+-- rejected items and account snapshot had the password or a token replaced
+-- by "[REDACTED]" before they were stored.
+ALTER TABLE sync_runs ADD COLUMN secrets_redacted bigint NOT NULL DEFAULT 0;
