@@ -55,11 +55,23 @@ func PreparePageItems(policy *redact.Policy, p Page) (PageItems, error) {
 		IDs:      make([]string, 0, len(p.Cards)+len(p.Rejected)),
 		Rejected: append([]Rejection(nil), p.Rejected...),
 	}
+	// An id is stored as sent, in columns no scrubber rewrites: one that
+	// carries the password or a token is not stored at all.
+	for k, r := range it.Rejected {
+		if idCarriesSecret(policy, r.CardID) {
+			it.Rejected[k].CardID = ""
+			it.Rejected[k].Reason += "; " + secretIDReason
+		}
+	}
 	first := make(map[string]int, len(p.Cards))
 	var lastFields []redact.Field
 	for i, c := range p.Cards {
 		if c.ID == "" {
 			it.Rejected = append(it.Rejected, Rejection{Index: i, Reason: "empty card id", Data: c.Data})
+			continue
+		}
+		if idCarriesSecret(policy, c.ID) {
+			it.Rejected = append(it.Rejected, Rejection{Index: i, Reason: secretIDReason, Data: c.Data})
 			continue
 		}
 		if j, dup := first[c.ID]; dup {
@@ -130,4 +142,18 @@ func Cents(a money.Amount) (int64, error) { return centsOf(a) }
 // missed more than 10 cards and more than fraction of the live ones.
 func HoldRemovals(missed, live, listed int, fraction float64) bool {
 	return missed > 0 && (listed == 0 || missed > guardMinCards && float64(missed) > fraction*float64(live))
+}
+
+// secretIDReason is the rejection reason of an item whose id carries a
+// secret.
+const secretIDReason = "the card id carries the password or a token: the item is quarantined without its id"
+
+// idCarriesSecret reports whether id holds a secret the policy removes
+// (the password, a token, or a piece of one).
+func idCarriesSecret(policy *redact.Policy, id string) bool {
+	if id == "" {
+		return false
+	}
+	_, scrubbed := policy.Text(id)
+	return scrubbed
 }

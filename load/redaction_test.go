@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cardsync/cardsync/redact"
 	"github.com/cardsync/cardsync/redact/redacttest"
 )
 
@@ -345,4 +346,37 @@ func tableCounts(t *testing.T, path string) map[string]int64 {
 		out[n] = c
 	}
 	return out
+}
+
+// TestSecretCardIDsNeverStored: a card id, or a rejected item's id, that
+// carries the password or a token is never stored (ids are stored as
+// sent, in columns no scrubber rewrites): the item is quarantined without
+// its id, its data redacted, and the rest of the page commits.
+func TestSecretCardIDsNeverStored(t *testing.T) {
+	const token = "tok-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+	secrets := &redact.Secrets{}
+	secrets.Add(token)
+	w, path, _ := openTest(t, Options{Secrets: secrets})
+	p := page(1, idRange(1, 3), 1, 5)
+	p.Cards = append(p.Cards, Card{ID: token, Data: []byte(`{"id":"` + token + `","status":"active"}`)})
+	p.Rejected = append(p.Rejected, Rejection{Index: 4, CardID: "x" + token[:12], Reason: "id is not an integer", Data: []byte(`{"id":"x` + token[:12] + `"}`)})
+	got := commit(t, w, startRun(t, w), p)
+	if got.New != 3 || got.Rejected != 2 {
+		t.Errorf("commit %+v: want the 3 cards stored and both items quarantined", got)
+	}
+	if n := queryString(t, w, `SELECT count(*) FROM rejected_cards WHERE card_id IS NULL OR card_id = ''`); n != "2" {
+		t.Errorf("%s quarantined items without their id, want 2", n)
+	}
+	w.Close()
+	for _, suffix := range []string{"", "-wal"} {
+		b, err := os.ReadFile(path + suffix)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		for k := 0; k+8 <= len(token); k++ {
+			if bytes.Contains(b, []byte(token[k:k+8])) {
+				t.Fatalf("the warehouse%s holds the token's piece %q", suffix, token[k:k+8])
+			}
+		}
+	}
 }
