@@ -269,3 +269,17 @@ func TestFieldRetention(t *testing.T) {
 		t.Errorf("default field_retention %q, want %q", got, want)
 	}
 }
+
+// TestPasswordVariableIsOneLine: CARDSYNC_API_PASSWORD follows the rule of
+// a password file: one line, a trailing newline allowed; more is refused
+// naming the variable, never the value.
+func TestPasswordVariableIsOneLine(t *testing.T) {
+	c, err := Load("", []string{PasswordEnv + "=demo\n", "CARDSYNC_WAREHOUSE_PATH=w.db"})
+	if err != nil || c.password.Reveal() != "demo" {
+		t.Errorf("a trailing newline: %v", err)
+	}
+	_, err = Load("", []string{PasswordEnv + "=demo\nsecond-line"})
+	if err == nil || !strings.Contains(err.Error(), PasswordEnv) || strings.Contains(err.Error(), "second-line") {
+		t.Errorf("two lines: %v, want an error naming the variable and not the value", err)
+	}
+}

@@ -266,12 +266,18 @@ func (c *Config) applyEnv(environ []string) error {
 		byEnv[EnvName(k.name)] = k
 	}
 	for _, name := range names {
-		if name == PasswordEnv {
-			c.password = extract.Secret(values[name])
-			continue
-		}
-		if name == WarehousePasswordEnv {
-			c.warehousePassword = extract.Secret(values[name])
+		if name == PasswordEnv || name == WarehousePasswordEnv {
+			// The rule of a password file: one line, a trailing newline
+			// allowed (never the value in the message).
+			v := strings.TrimSuffix(strings.TrimSuffix(values[name], "\n"), "\r")
+			if strings.ContainsAny(v, "\r\n") {
+				return &Error{Source: Source{Kind: FromEnv, Name: name}, Msg: "holds more than one line; a password is one line"}
+			}
+			if name == PasswordEnv {
+				c.password = extract.Secret(v)
+			} else {
+				c.warehousePassword = extract.Secret(v)
+			}
 			continue
 		}
 		k, ok := byEnv[name]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 
 	"github.com/cardsync/cardsync/account"
 	"github.com/cardsync/cardsync/money"
@@ -64,9 +65,9 @@ func (r AccountRow) Args(runID int64, takenAt any, account string) []any {
 // by policy (ErrBadData when it cannot be walked). Raw's duplicate keys
 // resolve as the decoded fields do: the last one wins.
 func PrepareAccount(policy *redact.Policy, a Account) (AccountRow, error) {
-	row := AccountRow{
-		AvailableToApplyCardCount: a.AvailableToApplyCardCount, AppliedCardCount: a.AppliedCardCount,
-	}
+	var row AccountRow
+	row.AvailableToApplyCardCount = carriesNoSecret(policy, a.AvailableToApplyCardCount, &row.Secrets)
+	row.AppliedCardCount = carriesNoSecret(policy, a.AppliedCardCount, &row.Secrets)
 	for _, f := range []struct{ dst, src **string }{{&row.Name, &a.Name}, {&row.Email, &a.Email}, {&row.Timezone, &a.Timezone}} {
 		if *f.src == nil {
 			continue
@@ -90,7 +91,13 @@ func PrepareAccount(policy *redact.Policy, a Account) (AccountRow, error) {
 		if err != nil {
 			return AccountRow{}, fmt.Errorf("%s: %w", names[i], err)
 		}
-		row.Minor[i] = &m
+		if _, leaks := policy.Text(am.String()); leaks {
+			// The API echoed the password or a token as an amount: the
+			// column stays NULL (raw says [REDACTED]).
+			row.Secrets++
+			continue
+		}
+		row.Minor[i] = carriesNoSecret(policy, &m, &row.Secrets)
 	}
 	if len(a.Raw) > 0 {
 		red, _, secrets, err := policy.JSONCount(a.Raw)
@@ -164,4 +171,18 @@ func centsOf(a money.Amount) (int64, error) {
 		m /= 10
 	}
 	return m, nil
+}
+
+// carriesNoSecret returns n, or nil (counted in secrets) when its decimal
+// text holds the password or a token: a number column cannot say
+// [REDACTED], so it stays NULL.
+func carriesNoSecret(policy *redact.Policy, n *int64, secrets *int) *int64 {
+	if n == nil {
+		return nil
+	}
+	if _, leaks := policy.Text(strconv.FormatInt(*n, 10)); leaks {
+		*secrets++
+		return nil
+	}
+	return n
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cardsync/cardsync/account"
 	"github.com/cardsync/cardsync/money"
+	"github.com/cardsync/cardsync/redact"
 )
 
 func TestSaveAccountExactMoney(t *testing.T) {
@@ -107,5 +108,37 @@ func TestCentsOf(t *testing.T) {
 	bad := money.FromMinor(1234, 3)
 	if err := w.SaveAccount(t.Context(), startRun(t, w), Account{Snapshot: account.Snapshot{Balance: &bad}}); !errors.Is(err, ErrAmountScale) {
 		t.Errorf("SaveAccount with 1.234 = %v, want ErrAmountScale", err)
+	}
+}
+
+// TestAccountNumbersCarryingSecrets: an amount or a count of the account
+// whose text is the password (or holds a token) stays NULL in its typed
+// column, counted, since a number column cannot say [REDACTED]; raw says
+// it; ordinary numbers are kept.
+func TestAccountNumbersCarryingSecrets(t *testing.T) {
+	const password = "31415926535897932"
+	secrets := &redact.Secrets{}
+	secrets.Add(password)
+	policy := redact.NewSecretPolicy(nil, secrets)
+	bal, err := money.ParseJSON([]byte(password), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, _ := money.ParseJSON([]byte(`"12.34"`), 2)
+	count, fine := int64(31415926535897932), int64(3)
+	a := Account{Snapshot: account.Snapshot{Balance: bal, CardsBalance: ok, AvailableToApplyCardCount: &count, AppliedCardCount: &fine},
+		Raw: []byte(`{"balance":` + password + `,"cards_balance":"12.34","available_to_apply_card_count":` + password + `,"applied_card_count":3}`)}
+	row, err := PrepareAccount(policy, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row.Minor[3] != nil || row.AvailableToApplyCardCount != nil {
+		t.Errorf("balance_minor %v, available_to_apply_card_count %v: want NULL for the password's digits", row.Minor[3], row.AvailableToApplyCardCount)
+	}
+	if row.Minor[4] == nil || *row.Minor[4] != 1234 || row.AppliedCardCount == nil || *row.AppliedCardCount != 3 {
+		t.Errorf("ordinary numbers lost: cards_balance %v, applied_card_count %v", row.Minor[4], row.AppliedCardCount)
+	}
+	if row.Raw == nil || strings.Contains(*row.Raw, password[:8]) || row.Secrets < 4 {
+		t.Errorf("raw %v, secrets %d: want the password out of raw and every removal counted", row.Raw, row.Secrets)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"slices"
+	"strings"
 )
 
 // The canonical pass: what Policy.JSON does to the walker's output. The
@@ -306,10 +307,21 @@ func (s *Secrets) mayHold(b []byte) bool {
 // scrubData is steps 1 and 2 of Scrub (secrets and bearer tokens, not card
 // numbers: the walker masked those by its own rules, and the card's id is
 // never masked), for a caller that holds s.mu.
+//
+// Unlike Scrub (for logs), a secret shorter than 8 bytes (a short password
+// such as "demo" or "2028") is removed from data only where a whole value
+// or key is that secret, surrounding white space aside: anywhere else it is
+// far more likely an ordinary word or number ("demo@example.com",
+// "2028-01-01") than a leak, and rewriting it would corrupt the data.
+// Secrets of 8 bytes or more, tokens among them, are removed wherever they
+// or a piece of 8 bytes or more of them appear.
 func (s *Secrets) scrubData(text string) (string, bool) {
+	if t := strings.TrimSpace(text); t != "" && len(t) < minPiece && s.values[t] {
+		return Redacted, true
+	}
 	changed := false
 	for {
-		t, c1 := s.scrubSecrets(text)
+		t, c1 := s.replaceSecrets(text, true)
 		t, c2 := scrubBearer(t)
 		if !c1 && !c2 {
 			return text, changed

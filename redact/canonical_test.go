@@ -185,6 +185,41 @@ func TestJSONSecrets(t *testing.T) {
 	})
 }
 
+// TestJSONShortSecrets: a password shorter than 8 bytes is removed from
+// data only where a whole value or key is that password: "demo" in
+// "demo@example.com" or "2028" in a date or an amount is ordinary data,
+// and rewriting it would corrupt the card; Scrub, for logs, keeps
+// matching it anywhere.
+func TestJSONShortSecrets(t *testing.T) {
+	for _, pw := range []string{"demo", "2028"} {
+		var s Secrets
+		s.Add(pw)
+		p := NewSecretPolicy(nil, &s)
+		for in, want := range map[string]string{
+			`{"email":"demo@example.com","created_at":"2028-01-01T00:00:00Z","balance":"2028.50","n":20280}`: `{"balance":"2028.50","created_at":"2028-01-01T00:00:00Z","email":"demo@example.com","n":20280}`,
+			`{"a":"` + pw + `"}`:         `{"a":"[REDACTED]"}`,
+			`{"a":" ` + pw + ` "}`:       `{"a":"[REDACTED]"}`,
+			`{"` + pw + `":1}`:           `{"[REDACTED]":1}`,
+			`{"a":[{"b":"` + pw + `"}]}`: `{"a":[{"b":"[REDACTED]"}]}`,
+		} {
+			got, _, _, err := p.JSONCount([]byte(in))
+			if err != nil || string(got) != want {
+				t.Errorf("password %q: JSONCount(%s) = %s, %v; want %s", pw, in, got, err, want)
+			}
+		}
+	}
+	var s Secrets
+	s.Add("2028")
+	if got := s.Scrub("paid 2028 units"); got != "paid [REDACTED] units" {
+		t.Errorf("Scrub of a log line = %q: logs still lose a short password anywhere", got)
+	}
+	var n Secrets
+	n.Add("2028")
+	if got, _, _, _ := NewSecretPolicy(nil, &n).JSONCount([]byte(`{"year":2028}`)); string(got) != `{"year":"[REDACTED]"}` {
+		t.Errorf("a number that is the password: %s", got)
+	}
+}
+
 func TestJSONSecretsAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are meaningless under the race detector")

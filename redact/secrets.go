@@ -187,6 +187,12 @@ type span struct{ start, end int }
 // Text inside an existing "[REDACTED]" is never matched: the secrets are
 // looked for in the segments between them.
 func (s *Secrets) scrubSecrets(text string) (string, bool) {
+	return s.replaceSecrets(text, false)
+}
+
+// replaceSecrets is scrubSecrets; longOnly looks for the secrets of
+// minPiece bytes or more (and their pieces) only.
+func (s *Secrets) replaceSecrets(text string, longOnly bool) (string, bool) {
 	if len(s.values) == 0 {
 		return text, false
 	}
@@ -199,7 +205,7 @@ func (s *Secrets) scrubSecrets(text string) (string, bool) {
 			end = from + k
 			next = end + len(Redacted)
 		}
-		spans = s.find(text, from, end, spans)
+		spans = s.find(text, from, end, spans, longOnly)
 		from = next
 	}
 	if len(spans) == 0 {
@@ -208,9 +214,13 @@ func (s *Secrets) scrubSecrets(text string) (string, bool) {
 	return replaceSpans(text, spans), true
 }
 
-// find appends to spans the secrets found in text[from:end].
-func (s *Secrets) find(text string, from, end int, spans []span) []span {
+// find appends to spans the secrets found in text[from:end]; longOnly
+// skips the secrets shorter than minPiece.
+func (s *Secrets) find(text string, from, end int, spans []span, longOnly bool) []span {
 	seg := text[from:end]
+	if longOnly {
+		return s.findLong(seg, from, spans)
+	}
 	for _, v := range s.whole {
 		for k := 0; k+len(v) <= len(seg); {
 			at := strings.Index(seg[k:], v)
@@ -234,6 +244,12 @@ func (s *Secrets) find(text string, from, end int, spans []span) []span {
 			k += at + len(v)
 		}
 	}
+	return s.findLong(seg, from, spans)
+}
+
+// findLong appends to spans the secrets of minPiece bytes or more, and
+// their pieces, found in seg (which starts at offset from of the text).
+func (s *Secrets) findLong(seg string, from int, spans []span) []span {
 	if len(s.long) == 0 || len(seg) < minPiece {
 		return spans
 	}

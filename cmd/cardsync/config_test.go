@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/cardsync/cardsync/config"
 
 	"github.com/cardsync/cardsync/sim"
 )
@@ -47,5 +50,36 @@ func TestBadValueNamesItsSource(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errOut, exitConfig, tt.want)
 			}
 		})
+	}
+}
+
+// TestSimWriteConfigInASubdirectory: sim -write-config conf/sim.toml writes
+// paths that name the files beside it, whatever the working directory the
+// other commands run in (a config file's relative paths resolve against its
+// directory).
+func TestSimWriteConfigInASubdirectory(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.Mkdir("conf", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("conf", "sim.toml")
+	o := sim.Options{Email: sim.DefaultEmail, Limit: 180, AuthLimit: 10, Window: time.Minute}
+	if err := writeSimConfig(path, simConfig("http://127.0.0.1:8080", o, path), "pw"); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	cfg, err := config.Load(filepath.Join(dir, path), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "conf", "cardsync-sim.db"); cfg.Warehouse.Path != want {
+		t.Errorf("warehouse.path = %q, want %q", cfg.Warehouse.Path, want)
+	}
+	if want := filepath.Join(dir, "conf", "sim.toml.password"); cfg.API.PasswordFile != want {
+		t.Errorf("api.password_file = %q, want %q", cfg.API.PasswordFile, want)
+	}
+	if _, err := cfg.Settings(true, func(string) string { return "" }); err != nil {
+		t.Errorf("the written configuration does not load: %v", err)
 	}
 }

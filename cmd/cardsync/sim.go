@@ -89,12 +89,13 @@ func (m *Main) runSim(ctx context.Context, args []string) error {
 // simConfig is a configuration that syncs from this simulator: its base
 // URL, credentials and rate limits (so pacing matches), a warehouse in the
 // current directory (or beside the config file) and a one-minute schedule.
+// A file's relative paths resolve against its own directory, so those of a
+// written file name the files beside it.
 func simConfig(base string, o sim.Options, path string) string {
 	db := "cardsync-sim.db"
 	pw := ""
 	if path != "" {
-		db = filepath.Join(filepath.Dir(path), db)
-		pw = fmt.Sprintf("password_file = %q\n", path+".password")
+		pw = fmt.Sprintf("password_file = %q\n", filepath.Base(path)+".password")
 	}
 	window := o.Window.String()
 	return fmt.Sprintf(`[api]
