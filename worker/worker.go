@@ -133,8 +133,11 @@ type Result struct {
 	Status    string
 	Pages     int
 	Cards     int
-	New       int
+	New int
+	// Changed counts cards whose content changed; Returned the cards
+	// listed again after being marked removed (whatever their content).
 	Changed   int
+	Returned  int
 	Unchanged int
 	// Removed counts cards marked removed: missed by this walk and by the
 	// previous consistent one.
