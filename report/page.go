@@ -36,9 +36,9 @@ type page struct {
 	Runs     []figure
 	RunsNote string
 
-	LastRuns      []runRow
-	ChangedCards  []changeView
-	ChangedTotal  int64
+	LastRuns     []runRow
+	ChangedCards []changeView
+	ChangedTotal int64
 	// ReturnedTotal counts the period's returned versions: cards listed
 	// again after being marked removed, which are not content changes.
 	ReturnedTotal int64

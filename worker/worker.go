@@ -130,10 +130,10 @@ type Result struct {
 	// Trigger is the run's sync_runs.trigger (TriggerSchedule, ...).
 	Trigger string
 	// Status is the run's final sync_runs.status (load.StatusSucceeded, ...).
-	Status    string
-	Pages     int
-	Cards     int
-	New int
+	Status string
+	Pages  int
+	Cards  int
+	New    int
 	// Changed counts cards whose content changed; Returned the cards
 	// listed again after being marked removed (whatever their content).
 	Changed   int
