@@ -24,7 +24,7 @@ func TestWalkNeverEndsEarly(t *testing.T) {
 	for walk := 1; walk <= 2; walk++ {
 		up.UpdateCard(onPage3)
 		out := d.backfillOK(t)
-		if !strings.Contains(out, "3 pages, 30 cards (0 new, 1 changed, 29 unchanged)") ||
+		if !strings.Contains(out, "3 pages, 30 cards (0 new, 1 changed, 0 returned, 29 unchanged)") ||
 			!strings.Contains(out, "walk inconsistent: empty_page on page 2") {
 			t.Errorf("walk %d: backfill output does not say it read page 3 and why the walk was inconsistent:\n%s", walk, out)
 		}

@@ -112,7 +112,7 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 			return fmt.Errorf("advance checkpoint: %w", err)
 		}
 		r, err = tx.StmtContext(ctx, w.page.runCount).ExecContext(ctx,
-			batch.Pages, batch.Cards, batch.New, batch.Changed, batch.Unchanged, batch.Rejected, batch.Secrets,
+			batch.Pages, batch.Cards, batch.New, batch.Changed, batch.Returned, batch.Unchanged, batch.Rejected, batch.Secrets,
 			tally.Requests, tally.Retries, tally.RateLimited, tally.AuthRequests, now, runID, w.account)
 		if err != nil {
 			return fmt.Errorf("count run: %w", err)
@@ -214,7 +214,7 @@ func (w *Warehouse) writePage(ctx context.Context, tx *sql.Tx, runID int64, stre
 	if _, err := tx.StmtContext(ctx, w.page.audit).ExecContext(ctx,
 		runID, stream, p.number, walkID, formatTime(p.fetchedAt), now,
 		p.items, p.totalItems, p.totalPages, p.duration.Milliseconds(), p.bodySHA256,
-		res.New, res.Changed, res.Unchanged); err != nil {
+		res.New, res.Changed+res.Returned, res.Unchanged); err != nil {
 		return fmt.Errorf("audit page: %w", err)
 	}
 	return nil
@@ -225,8 +225,10 @@ func (r *PageResult) count(change string, d int) {
 	switch change {
 	case "new":
 		r.New += d
-	case "changed", "returned":
+	case "changed":
 		r.Changed += d
+	case "returned":
+		r.Returned += d
 	default:
 		r.Unchanged += d
 	}

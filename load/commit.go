@@ -58,11 +58,13 @@ type Rejection struct {
 }
 
 // PageResult says what became of one page: how its cards compare with the
-// warehouse, and what the call that returned it committed. Returned cards
-// (listed again after being marked removed) count as Changed.
+// warehouse, and what the call that returned it committed. Changed counts
+// content changes only; Returned counts the cards listed again after being
+// marked removed (card_versions.change 'returned'), whatever their content.
 type PageResult struct {
 	New       int `json:"new"`
 	Changed   int `json:"changed"`
+	Returned  int `json:"returned"`
 	Unchanged int `json:"unchanged"`
 	// Rejected counts the items stored in rejected_cards: those handed in
 	// with the page and the cards the warehouse could not store (nested
@@ -92,6 +94,7 @@ type Batch struct {
 	Cards     int `json:"cards"`
 	New       int `json:"new"`
 	Changed   int `json:"changed"`
+	Returned  int `json:"returned"`
 	Unchanged int `json:"unchanged"`
 	Rejected  int `json:"rejected"`
 	// Secrets is the sum of the pages' PageResult.Secrets.

@@ -227,7 +227,7 @@ func TestRemovalOnlyOnCompleteWalk(t *testing.T) {
 
 	// Card 30 comes back: new version, removed_at NULL.
 	clk.Advance(time.Hour)
-	if got, want := commit(t, w, run3, page(1, []int{30}, 1, 29)), (counts{Changed: 1}); got != want {
+	if got, want := commit(t, w, run3, page(1, []int{30}, 1, 29)), (counts{Returned: 1}); got != want {
 		t.Errorf("returning card = %+v, want %+v", got, want)
 	}
 	if got := queryString(t, w, "SELECT change || ':' || version FROM card_versions WHERE card_id = '30' AND valid_to IS NULL"); got != "returned:3" {

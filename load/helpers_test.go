@@ -63,7 +63,7 @@ func startRun(t *testing.T, w *Warehouse) int64 {
 
 // counts is PageResult without its rejection details, so tests can compare
 // results with ==.
-type counts struct{ New, Changed, Unchanged, Rejected int }
+type counts struct{ New, Changed, Returned, Unchanged, Rejected int }
 
 func commit(t *testing.T, w *Warehouse, run int64, p Page) counts {
 	t.Helper()
@@ -71,7 +71,7 @@ func commit(t *testing.T, w *Warehouse, run int64, p Page) counts {
 	if err != nil {
 		t.Fatalf("CommitPage %d: %v", p.Number, err)
 	}
-	return counts{r.New, r.Changed, r.Unchanged, r.Rejected}
+	return counts{r.New, r.Changed, r.Returned, r.Unchanged, r.Rejected}
 }
 
 func queryInt(t *testing.T, w *Warehouse, q string, args ...any) int64 {

@@ -98,7 +98,7 @@ func (p *PreparedPage) Compare(cards []PreparedCard, have []StoredCard) {
 			p.res.New++
 		case s.Removed:
 			change = "returned"
-			p.res.Changed++
+			p.res.Returned++
 		case !bytes.Equal(s.Hash, c.Hash):
 			change = "changed"
 			p.res.Changed++
@@ -180,6 +180,7 @@ func (p *PreparedPage) AddTo(b *Batch) {
 	b.Cards += p.cards
 	b.New += p.res.New
 	b.Changed += p.res.Changed
+	b.Returned += p.res.Returned
 	b.Unchanged += p.res.Unchanged
 	b.Rejected += p.res.Rejected
 	b.Secrets += p.res.Secrets

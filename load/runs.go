@@ -212,10 +212,13 @@ func boolInt(b bool) int {
 // RunCounts are a run's counters, as sync_runs holds them (JSON names are
 // its columns).
 type RunCounts struct {
-	Pages          int64 `json:"pages"`
-	CardsSeen      int64 `json:"cards_seen"`
-	CardsNew       int64 `json:"cards_new"`
-	CardsChanged   int64 `json:"cards_changed"`
+	Pages        int64 `json:"pages"`
+	CardsSeen    int64 `json:"cards_seen"`
+	CardsNew     int64 `json:"cards_new"`
+	CardsChanged int64 `json:"cards_changed"`
+	// CardsReturned counts the cards listed again after being marked
+	// removed; CardsChanged counts content changes only.
+	CardsReturned  int64 `json:"cards_returned"`
 	CardsUnchanged int64 `json:"cards_unchanged"`
 	CardsRemoved   int64 `json:"cards_removed"`
 	CardsRejected  int64 `json:"cards_rejected"`
@@ -258,7 +261,7 @@ func runs(ctx context.Context, q interface {
 }, account string, n int) ([]Run, error) {
 	rows, err := q.QueryContext(ctx, `SELECT run_id, trigger, status, started_at, finished_at, heartbeat_at,
 			pages, cards_seen, cards_new, cards_changed, cards_unchanged, cards_removed, cards_rejected, removals_held,
-			requests, retries, rate_limited, auth_requests, walk_consistent, error, account_error, version, secrets_redacted
+			requests, retries, rate_limited, auth_requests, walk_consistent, error, account_error, version, secrets_redacted, cards_returned
 		FROM sync_runs WHERE account = ? ORDER BY run_id DESC LIMIT ?`, account, n)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
@@ -272,7 +275,7 @@ func runs(ctx context.Context, q interface {
 		var consistent sql.NullInt64
 		if err := rows.Scan(&r.ID, &r.Trigger, &r.Status, &started, &finished, &heartbeat,
 			&r.Pages, &r.CardsSeen, &r.CardsNew, &r.CardsChanged, &r.CardsUnchanged, &r.CardsRemoved, &r.CardsRejected, &r.RemovalsHeld,
-			&r.Requests, &r.Retries, &r.RateLimited, &r.AuthRequests, &consistent, &errText, &accountErr, &r.Version, &r.SecretsRedacted); err != nil {
+			&r.Requests, &r.Retries, &r.RateLimited, &r.AuthRequests, &consistent, &errText, &accountErr, &r.Version, &r.SecretsRedacted, &r.CardsReturned); err != nil {
 			return nil, fmt.Errorf("list runs: %w", err)
 		}
 		r.StartedAt, r.HeartbeatAt = parseTime(started), parseTime(heartbeat)

@@ -71,7 +71,7 @@ const (
 				total_pages = excluded.total_pages, total_items = excluded.total_items, updated_at = excluded.updated_at`
 	sqlRunCount = `UPDATE sync_runs SET
 				pages = pages + ?, cards_seen = cards_seen + ?, cards_new = cards_new + ?,
-				cards_changed = cards_changed + ?, cards_unchanged = cards_unchanged + ?,
+				cards_changed = cards_changed + ?, cards_returned = cards_returned + ?, cards_unchanged = cards_unchanged + ?,
 				cards_rejected = cards_rejected + ?, secrets_redacted = secrets_redacted + ?,
 				requests = requests + ?, retries = retries + ?, rate_limited = rate_limited + ?,
 				auth_requests = auth_requests + ?, heartbeat_at = ?

@@ -25,7 +25,7 @@ var (
 	Triggers = []string{worker.TriggerSchedule, worker.TriggerBackfill, worker.TriggerDemo}
 	Statuses = []string{load.StatusSucceeded, load.StatusFailed, load.StatusInterrupted, load.StatusAbandoned}
 	// Changes are the values of cardsync_cards_synced_total's change label.
-	Changes = []string{"new", "changed", "unchanged", "removed", "rejected"}
+	Changes = []string{"new", "changed", "returned", "unchanged", "removed", "rejected"}
 	// WalkReasons are the values of cardsync_walks_inconsistent_total's
 	// reason label: load.WalkReasons, and other for a reason this binary
 	// does not know.
@@ -299,7 +299,7 @@ func (m *Metrics) RunFinished(account string, r worker.Result) {
 		m.runs.WithLabelValues(account, knownTrigger(t), load.StatusAbandoned).Inc()
 	}
 	m.runDuration.WithLabelValues(account).Observe(r.Duration.Seconds())
-	for c, n := range map[string]int{"new": r.New, "changed": r.Changed, "unchanged": r.Unchanged, "removed": r.Removed, "rejected": r.Rejected} {
+	for c, n := range map[string]int{"new": r.New, "changed": r.Changed, "returned": r.Returned, "unchanged": r.Unchanged, "removed": r.Removed, "rejected": r.Rejected} {
 		m.synced.WithLabelValues(account, c).Add(float64(n))
 	}
 	if r.WalkComplete {

@@ -256,3 +256,38 @@ func TestRunStartFailuresCounted(t *testing.T) {
 		t.Errorf("cardsync_run_start_failures_total = %v, want 2", v)
 	}
 }
+
+// TestMetricsCountReturned: a card removed by two walks that the API lists
+// again unchanged is counted by a real worker.Job as returned, not changed:
+// in its Result and in cardsync_cards_synced_total.
+func TestMetricsCountReturned(t *testing.T) {
+	j := newSimJob(t, sim.Options{Seed: 5, Cards: 30})
+	run := func(n int) worker.Result {
+		t.Helper()
+		res, err := j.job.Run(t.Context(), worker.TriggerSchedule, worker.Options{})
+		if err != nil {
+			t.Fatalf("run %d: %v", n, err)
+		}
+		return res
+	}
+	run(1)
+	gone := j.sim.Cards()[4]
+	j.sim.RemoveCard(gone.ID)
+	run(2)
+	if res := run(3); res.Removed != 1 {
+		t.Fatalf("run 3 removed %d, want 1", res.Removed)
+	}
+	j.sim.RestoreCard(gone)
+	if res := run(4); res.Returned != 1 || res.Changed != 0 || res.Removed != 0 {
+		t.Errorf("run 4: returned %d, changed %d, removed %d; want 1, 0, 0", res.Returned, res.Changed, res.Removed)
+	}
+	fams := families(t, j.m)
+	for change, want := range map[string]float64{"returned": 1, "changed": 0, "removed": 1} {
+		if got := mustValue(t, fams, "cardsync_cards_synced_total", "account=default,change="+change); got != want {
+			t.Errorf("cardsync_cards_synced_total{change=%q} = %v, want %v", change, got, want)
+		}
+	}
+	if got := mustValue(t, fams, "cardsync_cards", "account=default,state=removed"); got != 0 {
+		t.Errorf("removed cards after the return = %v, want 0", got)
+	}
+}

@@ -36,9 +36,12 @@ type page struct {
 	Runs     []figure
 	RunsNote string
 
-	LastRuns      []runRow
-	ChangedCards  []changeView
-	ChangedTotal  int64
+	LastRuns     []runRow
+	ChangedCards []changeView
+	ChangedTotal int64
+	// ReturnedTotal counts the period's returned versions: cards listed
+	// again after being marked removed, which are not content changes.
+	ReturnedTotal int64
 	Rejected      []load.RejectedItem
 	RejectedTotal int64
 }
@@ -114,6 +117,9 @@ func newPage(d load.ReportData) page {
 	p.Balances = balanceFigures(d, dayLabel, dayIndex)
 	p.Statuses = statusFigure(d, dayLabel)
 	p.Changes = changeFigure(d, dayLabel, dayIndex)
+	for _, c := range d.CardChanges {
+		p.ReturnedTotal += c.Returned
+	}
 	p.Runs, p.RunsNote = runFigures(d, dayLabel, dayIndex)
 	for _, r := range d.LastRuns {
 		row := runRow{Run: r, Started: stamp(r.StartedAt), Consistent: "–"}

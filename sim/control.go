@@ -47,6 +47,24 @@ func (s *Server) RemoveCard(id string) bool {
 	return s.withCard(id, func(i int) { s.cards = slices.Delete(s.cards, i, i+1) })
 }
 
+// RestoreCard serves c again, as it was when Cards returned it (a card
+// RemoveCard took away that comes back unchanged), before the first card
+// with a higher Number. It reports false, changing nothing, when a card
+// with c's id is served already.
+func (s *Server) RestoreCard(c Card) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.indexLocked(c.ID) >= 0 {
+		return false
+	}
+	i := slices.IndexFunc(s.cards, func(o Card) bool { return o.Number > c.Number })
+	if i < 0 {
+		i = len(s.cards)
+	}
+	s.cards = slices.Insert(s.cards, i, c.clone())
+	return true
+}
+
 // UpdateCard changes the card's balance (+12.34), cycles its status
 // (active → frozen → active, others → active) and sets updated_at to Now
 // (at least one second after the previous value). It reports whether the

@@ -272,7 +272,7 @@ func (j *Job) end(ctx context.Context, log *slog.Logger, runID int64, start time
 		j.Observer.RunFinished(fctx, *res)
 	}
 	attrs := []any{"status", res.Status, "pages", res.Pages, "cards", res.Cards,
-		"new", res.New, "changed", res.Changed, "unchanged", res.Unchanged, "removed", res.Removed,
+		"new", res.New, "changed", res.Changed, "returned", res.Returned, "unchanged", res.Unchanged, "removed", res.Removed,
 		"rejected", res.Rejected, "requests", res.Requests, "retries", res.Retries, "rate_limited", res.RateLimited,
 		"auth_requests", res.AuthRequests, "duration", res.Duration.Round(time.Millisecond)}
 	if res.WalkComplete {

@@ -93,13 +93,14 @@ func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger
 			return
 		}
 		res.Pages += b.Pages
-		res.Cards += b.New + b.Changed + b.Unchanged
+		res.Cards += b.New + b.Changed + b.Returned + b.Unchanged
 		res.New += b.New
 		res.Changed += b.Changed
+		res.Returned += b.Returned
 		res.Unchanged += b.Unchanged
 		res.Rejected += b.Rejected
 		log.Debug("pages committed", "first_page", b.FirstPage, "last_page", b.LastPage, "total_pages", b.TotalPages,
-			"cards", b.Cards, "new", b.New, "changed", b.Changed, "unchanged", b.Unchanged)
+			"cards", b.Cards, "new", b.New, "changed", b.Changed, "returned", b.Returned, "unchanged", b.Unchanged)
 		if j.Progress != nil {
 			j.Progress(Progress{RunID: runID, Page: b.LastPage, TotalPages: b.TotalPages,
 				TotalItems: b.TotalItems, Cards: res.Cards, Elapsed: j.now().Sub(walkStart),
@@ -194,7 +195,7 @@ func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger
 			}
 		}
 		log.Debug("page read", "page", page.Number, "total_pages", page.Pagination.TotalPages,
-			"cards", len(cards), "new", pr.New, "changed", pr.Changed, "unchanged", pr.Unchanged,
+			"cards", len(cards), "new", pr.New, "changed", pr.Changed, "returned", pr.Returned, "unchanged", pr.Unchanged,
 			"committed_pages", pr.Committed.Pages)
 		committed(pr.Committed)
 		if now := j.now(); now.Sub(lastBeat) >= every {

@@ -130,11 +130,14 @@ type Result struct {
 	// Trigger is the run's sync_runs.trigger (TriggerSchedule, ...).
 	Trigger string
 	// Status is the run's final sync_runs.status (load.StatusSucceeded, ...).
-	Status    string
-	Pages     int
-	Cards     int
-	New       int
+	Status string
+	Pages  int
+	Cards  int
+	New    int
+	// Changed counts cards whose content changed; Returned the cards
+	// listed again after being marked removed (whatever their content).
 	Changed   int
+	Returned  int
 	Unchanged int
 	// Removed counts cards marked removed: missed by this walk and by the
 	// previous consistent one.

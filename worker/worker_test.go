@@ -176,6 +176,24 @@ func TestSecondRunOnlySeesChanges(t *testing.T) {
 	if got := f.currentCards(t); got != 49 {
 		t.Errorf("%d current cards, want 49", got)
 	}
+	// The removed card comes back unchanged: returned, not changed, in
+	// the Result and in sync_runs.
+	f.srv.RestoreCard(cards[20])
+	res, err = f.job.Run(t.Context(), TriggerSchedule, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Returned != 1 || res.Changed != 0 || res.Unchanged != 49 || res.Cards != 50 {
+		t.Errorf("fourth run %+v, want 1 returned, 0 changed, 49 unchanged, 50 cards", res)
+	}
+	var returned, changed int64
+	if err := f.wh.DB().QueryRowContext(t.Context(), `SELECT cards_returned, cards_changed FROM sync_runs WHERE run_id = ?`, res.RunID).Scan(&returned, &changed); err != nil ||
+		returned != 1 || changed != 0 {
+		t.Errorf("sync_runs of the fourth run: cards_returned %d, cards_changed %d (%v); want 1, 0", returned, changed, err)
+	}
+	if got := f.currentCards(t); got != 50 {
+		t.Errorf("%d current cards, want 50", got)
+	}
 }
 
 // TestDriftSkippedCardIsNotRemoved reproduces offset drift that no count

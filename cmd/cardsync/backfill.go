@@ -150,8 +150,8 @@ func (m *Main) backfill(ctx context.Context, s config.Settings, a config.Account
 
 // printSummary prints a run result for people.
 func printSummary(w io.Writer, r worker.Result) {
-	fmt.Fprintf(w, "run %d %s in %s: %d pages, %d cards (%d new, %d changed, %d unchanged), %d removed\n",
-		r.RunID, r.Status, r.Duration.Round(time.Millisecond), r.Pages, r.Cards, r.New, r.Changed, r.Unchanged, r.Removed)
+	fmt.Fprintf(w, "run %d %s in %s: %d pages, %d cards (%d new, %d changed, %d returned, %d unchanged), %d removed\n",
+		r.RunID, r.Status, r.Duration.Round(time.Millisecond), r.Pages, r.Cards, r.New, r.Changed, r.Returned, r.Unchanged, r.Removed)
 	if r.Resumed {
 		fmt.Fprintf(w, "resumed an interrupted walk at page %d\n", r.StartPage)
 	}

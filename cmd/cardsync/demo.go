@@ -144,7 +144,7 @@ var demoQueries = []string{
 	"SELECT * FROM account_balances ORDER BY taken_at DESC LIMIT 1;",
 	"SELECT card_id, status, balance, currency FROM cards_flat ORDER BY CAST(card_id AS INTEGER) LIMIT 5;",
 	"SELECT card_id, version, valid_from, valid_to, run_id FROM card_versions WHERE card_id IN (SELECT card_id FROM card_versions WHERE version > 1) ORDER BY card_id, version;",
-	"SELECT run_id, trigger, status, pages, cards_seen, cards_new, cards_changed, cards_removed, walk_consistent FROM sync_runs ORDER BY run_id;",
+	"SELECT run_id, trigger, status, pages, cards_seen, cards_new, cards_changed, cards_returned, cards_removed, walk_consistent FROM sync_runs ORDER BY run_id;",
 }
 
 // demoQueryCommand is the shell command demo prints to run q on the

@@ -214,7 +214,7 @@ func TestBackfillEqualsTruthAndRerunRewritesNothing(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("second backfill exit %d\n%s\n%s", code, out, errOut)
 	}
-	if !strings.Contains(out, "95 cards (0 new, 0 changed, 95 unchanged), 0 removed") {
+	if !strings.Contains(out, "95 cards (0 new, 0 changed, 0 returned, 95 unchanged), 0 removed") {
 		t.Errorf("second run summary %q, want everything unchanged", out)
 	}
 	var versionsAfter int
@@ -255,7 +255,7 @@ func TestChangesShowUpInCardsAndVersions(t *testing.T) {
 		t.Fatalf("backfill exit %d\n%s\n%s", code, out, errOut)
 	}
 	// One walk missing a card is not proof it is gone: it is pending.
-	if !strings.Contains(out, "(1 new, 1 changed, 38 unchanged), 0 removed") ||
+	if !strings.Contains(out, "(1 new, 1 changed, 0 returned, 38 unchanged), 0 removed") ||
 		!strings.Contains(out, "1 card not listed; marked removed if the next walk also misses it") {
 		t.Errorf("summary %q, want 1 new, 1 changed, 0 removed, 1 card pending", out)
 	}
@@ -277,7 +277,7 @@ func TestChangesShowUpInCardsAndVersions(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("backfill exit %d\n%s\n%s", code, out, errOut)
 	}
-	if !strings.Contains(out, "(0 new, 0 changed, 40 unchanged), 1 removed") || strings.Contains(out, "not listed") {
+	if !strings.Contains(out, "(0 new, 0 changed, 0 returned, 40 unchanged), 1 removed") || strings.Contains(out, "not listed") {
 		t.Errorf("summary %q, want 40 unchanged, 1 removed, nothing pending", out)
 	}
 	assertMatchesTruth(t, srv, e.db)

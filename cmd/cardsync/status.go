@@ -495,14 +495,14 @@ func printStatus(w io.Writer, rep statusReport, many bool) {
 		if len(a.Runs) == 0 {
 			continue
 		}
-		fmt.Fprintln(w, "\nRUN  TRIGGER   STATUS       STARTED               DURATION  PAGES  CARDS  NEW  CHANGED  REMOVED  REJ  HELD  REQ  429")
+		fmt.Fprintln(w, "\nRUN  TRIGGER   STATUS       STARTED               DURATION  PAGES  CARDS  NEW  CHANGED  RETURNED  REMOVED  REJ  HELD  REQ  429")
 		for _, r := range a.Runs {
 			dur := "-"
 			if r.DurationSecs != nil {
 				dur = (time.Duration(*r.DurationSecs) * time.Second).String()
 			}
-			fmt.Fprintf(w, "%-4d %-9s %-12s %-21s %-9s %5d %6d %4d %8d %8d %4d %5d %4d %4d\n", r.RunID, r.Trigger, r.Status,
-				r.StartedAt, dur, r.Pages, r.CardsSeen, r.CardsNew, r.CardsChanged, r.CardsRemoved,
+			fmt.Fprintf(w, "%-4d %-9s %-12s %-21s %-9s %5d %6d %4d %8d %9d %8d %4d %5d %4d %4d\n", r.RunID, r.Trigger, r.Status,
+				r.StartedAt, dur, r.Pages, r.CardsSeen, r.CardsNew, r.CardsChanged, r.CardsReturned, r.CardsRemoved,
 				r.CardsRejected, r.RemovalsHeld, r.Requests, r.RateLimited)
 		}
 		// Errors in full, never cut: the cause is usually at the end.

@@ -99,12 +99,12 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 		b.Queue(`UPDATE sync_runs SET
 				pages = pages + $1, cards_seen = cards_seen + $2, cards_new = cards_new + $3,
 				cards_changed = cards_changed + $4, cards_unchanged = cards_unchanged + $5,
-				cards_rejected = cards_rejected + $6,
+				cards_rejected = cards_rejected + $6, cards_returned = cards_returned + $15,
 				requests = requests + $7, retries = retries + $8, rate_limited = rate_limited + $9,
 				auth_requests = auth_requests + $10, heartbeat_at = $11, secrets_redacted = secrets_redacted + $14
 			WHERE run_id = $12 AND account = $13`,
 			batch.Pages, batch.Cards, batch.New, batch.Changed, batch.Unchanged, batch.Rejected,
-			tally.Requests, tally.Retries, tally.RateLimited, tally.AuthRequests, now, runID, w.account, batch.Secrets)
+			tally.Requests, tally.Retries, tally.RateLimited, tally.AuthRequests, now, runID, w.account, batch.Secrets, batch.Returned)
 		br := tx.SendBatch(ctx, b)
 		defer br.Close()
 		for _, p := range pages {
@@ -260,7 +260,7 @@ func (w *Warehouse) writePage(ctx context.Context, tx pgx.Tx, runID int64, strea
 				cards_changed = excluded.cards_changed, cards_unchanged = excluded.cards_unchanged`,
 		runID, stream, p.Number(), walkID, p.FetchedAt().UTC().Truncate(time.Second), now,
 		p.Items(), p.TotalItems(), p.TotalPages(), p.Duration().Milliseconds(), clean(p.BodySHA256()),
-		res.New, res.Changed, res.Unchanged); err != nil {
+		res.New, res.Changed+res.Returned, res.Unchanged); err != nil {
 		return fmt.Errorf("audit page: %w", err)
 	}
 	return nil

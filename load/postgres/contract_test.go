@@ -548,3 +548,50 @@ func TestSyncFlatIdempotent(t *testing.T) {
 		t.Errorf("cards_flat re-created without a change: oid %s -> %s", before, after)
 	}
 }
+
+// TestReturnedCountedApart: a card removed by two walks that is listed
+// again is counted as returned, never as changed, by both warehouses: in
+// the page result, in sync_runs.cards_returned (cards_changed 0) and in
+// Runs; its version says returned. A returned card whose content changed
+// too is counted once, as returned (rev 2: the other four changed).
+func TestReturnedCountedApart(t *testing.T) {
+	for _, rev := range []int{1, 2} {
+		t.Run(fmt.Sprintf("content rev %d", rev), func(t *testing.T) {
+			for _, b := range backends(t, 0, 0) {
+				t.Run(b.name, func(t *testing.T) {
+					ctx := t.Context()
+					for _, ids := range [][]int{idRange(1, 5), idRange(1, 4), idRange(1, 4)} {
+						b.clk.Advance(time.Hour)
+						run := startRun(t, b.s)
+						commit(t, b.s, run, page(1, ids, 1, len(ids)))
+						if _, err := b.s.FinishWalk(ctx, run, load.StreamCards, load.WalkEnd{Consistent: true}); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if got := joined(b.query(t, "SELECT card_id FROM cards WHERE removed_at IS NOT NULL")); got != "5" {
+						t.Fatalf("removed = %q, want 5", got)
+					}
+					b.clk.Advance(time.Hour)
+					run := startRun(t, b.s)
+					if got, want := commit(t, b.s, run, page(1, idRange(1, 5), rev, 5)), (counts{Returned: 1, Changed: 4 * (rev - 1), Unchanged: 4 * (2 - rev)}); got != want {
+						t.Errorf("page = %+v, want %+v", got, want)
+					}
+					q := fmt.Sprintf("SELECT cards_returned || ',' || cards_changed || ',' || cards_unchanged FROM sync_runs WHERE run_id = %d", run)
+					if got, want := one(t, b.query(t, q)), fmt.Sprintf("1,%d,%d", 4*(rev-1), 4*(2-rev)); got != want {
+						t.Errorf("sync_runs returned,changed,unchanged = %s, want %s", got, want)
+					}
+					if got := one(t, b.query(t, "SELECT change FROM card_versions WHERE card_id = '5' AND valid_to IS NULL")); got != "returned" {
+						t.Errorf("current version of 5 = %q, want returned", got)
+					}
+					runs, err := b.s.Runs(ctx, 1)
+					if err != nil || len(runs) != 1 {
+						t.Fatalf("Runs = %v, %v", runs, err)
+					}
+					if r := runs[0]; r.ID != run || r.CardsReturned != 1 || r.CardsChanged != int64(4*(rev-1)) {
+						t.Errorf("Runs[0] = run %d returned %d changed %d; want run %d returned 1 changed %d", r.ID, r.CardsReturned, r.CardsChanged, run, 4*(rev-1))
+					}
+				})
+			}
+		})
+	}
+}

@@ -187,7 +187,7 @@ func startRun(t testing.TB, s store) int64 {
 	return id
 }
 
-type counts struct{ New, Changed, Unchanged, Rejected int }
+type counts struct{ New, Changed, Returned, Unchanged, Rejected int }
 
 func commit(t testing.TB, s store, run int64, p load.Page) counts {
 	t.Helper()
@@ -195,7 +195,7 @@ func commit(t testing.TB, s store, run int64, p load.Page) counts {
 	if err != nil {
 		t.Fatalf("CommitPage %d: %v", p.Number, err)
 	}
-	return counts{r.New, r.Changed, r.Unchanged, r.Rejected}
+	return counts{r.New, r.Changed, r.Returned, r.Unchanged, r.Rejected}
 }
 
 // sorted joins rows with commas (the rows come ordered by the query).

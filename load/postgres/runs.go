@@ -149,7 +149,7 @@ func (w *Warehouse) Runs(ctx context.Context, n int) (_ []load.Run, err error) {
 	defer classify(&err)
 	rows, err := w.pool.Query(ctx, `SELECT run_id, trigger, status, started_at, finished_at, heartbeat_at,
 			pages, cards_seen, cards_new, cards_changed, cards_unchanged, cards_removed, cards_rejected, removals_held,
-			requests, retries, rate_limited, auth_requests, walk_consistent, coalesce(error, ''), coalesce(account_error, ''), version, secrets_redacted
+			requests, retries, rate_limited, auth_requests, walk_consistent, coalesce(error, ''), coalesce(account_error, ''), version, secrets_redacted, cards_returned
 		FROM sync_runs WHERE account = $1 ORDER BY run_id DESC LIMIT $2`, w.account, n)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
@@ -159,7 +159,7 @@ func (w *Warehouse) Runs(ctx context.Context, n int) (_ []load.Run, err error) {
 		var consistent *int16
 		err := row.Scan(&r.ID, &r.Trigger, &r.Status, &r.StartedAt, &r.FinishedAt, &r.HeartbeatAt,
 			&r.Pages, &r.CardsSeen, &r.CardsNew, &r.CardsChanged, &r.CardsUnchanged, &r.CardsRemoved, &r.CardsRejected, &r.RemovalsHeld,
-			&r.Requests, &r.Retries, &r.RateLimited, &r.AuthRequests, &consistent, &r.Error, &r.AccountError, &r.Version, &r.SecretsRedacted)
+			&r.Requests, &r.Retries, &r.RateLimited, &r.AuthRequests, &consistent, &r.Error, &r.AccountError, &r.Version, &r.SecretsRedacted, &r.CardsReturned)
 		r.StartedAt, r.HeartbeatAt, r.FinishedAt = utc(r.StartedAt), utc(r.HeartbeatAt), utcPtr(r.FinishedAt)
 		if consistent != nil {
 			b := *consistent == 1
