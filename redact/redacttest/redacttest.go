@@ -431,6 +431,9 @@ func SecretKeys() []string {
 		"p\u2060in", "\ufeffcvv", "c\u00advv", "cvv\u200b_number",
 		"\uff43\uff56\uff56", "\uff23\uff36\uff36", "card_\uff43\uff56\uff43", "\uff30\uff29\uff2e\uff23\uff4f\uff44\uff45",
 		"cvv\u2013number",
+		// In mixed case, read also as one folded word.
+		"cVV", "cvV", "CVv", "PiN", "pIN", "piN", "CvC", "cVc", "cSc", "CvV2", "cvV2", "cvVNumber",
+		"CVVcode", "CARDcvv", "cardVERIFICATIONvalue",
 	}
 }
 
@@ -447,5 +450,7 @@ func LookAlikeKeys() []string {
 		"card_verification_status", "security", "security_number", "social_security_number",
 		"code", "postal_code", "zip_code", "country_code", "number", "card_number", "code_value", "cardno",
 		"pin\u00a0verified", "cvc\u200b_check", "\uff50\uff49\uff4e\uff4e\uff45\uff44", "sp\u200bin",
+		// Kept however they are cased.
+		"spinCount", "PINNED", "Pinned", "SPIN", "pinVERIFIED", "CVCcheck", "cvvRESULT",
 	}
 }
