@@ -6,10 +6,9 @@
 //   - card numbers (PANs): IsPAN says whether a digit string is a full card
 //     number, PANs masks every card number in free text;
 //   - JSON documents: Policy.JSON masks card numbers in every key and string
-//     (and in numbers whose value, or its absolute value, is an integer),
-//     drops security codes and
-//     PINs (see SecretKey), removes the values of a Secrets set
-//     (NewSecretPolicy), and rewrites the document in one canonical form,
+//     (and in numbers whose value is an integer, negative ones included),
+//     drops security codes and PINs (see SecretKey), removes the values of
+//     a Secrets set (NewSecretPolicy), and rewrites the document in one canonical form,
 //     members sorted and the last of duplicate keys kept, so that the same
 //     card sent in another member order stores and hashes the same (see
 //     Policy.JSON);
