@@ -409,7 +409,9 @@ func (w *walker) number(mask bool) error {
 	if neg {
 		abs = num[1:]
 	}
-	if mask && len(abs) >= minPAN {
+	// An integer of fewer than minPAN digits is no card number; a number
+	// with an exponent can be shorter than its value ("2691e12").
+	if mask && (!integer || len(abs) >= minPAN) {
 		var d [maxPAN]byte
 		var digits []byte
 		if integer {

@@ -45,6 +45,8 @@ func TestJSONRedaction(t *testing.T) {
 		{"negative integer in an array", `[-4111111111111111,-378282246310005]`, `["-411111******1111","-378282*****0005"]`},
 		{"negative integer nested", `{"a":{"b":[{"c":-378282246310005}]}}`, `{"a":{"b":[{"c":"-378282*****0005"}]}}`},
 		{"negative top-level integer", `-4111111111111111`, `"-411111******1111"`},
+		{"short exponent form", `{"n":2691e12}`, `{"n":"269100******0000"}`},
+		{"short negative exponent form", `[-2691E+12]`, `["-269100******0000"]`},
 		{"negative exponent form", `{"n":-4.111111111111111e15}`, `{"n":"-411111******1111"}`},
 		{"negative integer not luhn", `{"n":-4111111111111112}`, `{"n":-4111111111111112}`},
 		{"negative fraction not zero", `{"n":-4111111111111111.5}`, `{"n":-4111111111111111.5}`},
