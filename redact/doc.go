@@ -6,9 +6,9 @@
 //   - card numbers (PANs): IsPAN says whether a digit string is a full card
 //     number, PANs masks every card number in free text;
 //   - JSON documents: Policy.JSON masks card numbers in every key and string
-//     (and in numbers whose value is an integer), drops security codes and
-//     PINs (see SecretKey), removes the values of a Secrets set
-//     (NewSecretPolicy), and rewrites the document in one canonical form,
+//     (and in numbers whose value is an integer, negative ones included),
+//     drops security codes and PINs (see SecretKey), removes the values of
+//     a Secrets set (NewSecretPolicy), and rewrites the document in one canonical form,
 //     members sorted and the last of duplicate keys kept, so that the same
 //     card sent in another member order stores and hashes the same (see
 //     Policy.JSON);
@@ -40,8 +40,16 @@
 // contiguous digits is never part of a card number; when the groups of a run
 // hold more than 19 digits, every group-aligned part of 13-19 digits is a
 // candidate. Digits glued to letters count ("x4111111111111111y"). A run
-// that follows a '+' is an international phone number and is left alone,
-// even when its digits happen to pass as a card number ("+49 1511 2345678").
+// of at most 15 digits (the most an E.164 number has) that follows a '+' is
+// an international phone number and is left alone, even when its digits
+// happen to pass as a card number ("+49 1511 2345678"); a run of more
+// digits after a '+' is read like any other ("+4111111111111111" and
+// "ref+4111111111111111" are masked).
+//
+// A JSON number whose value is an integer that is a card number, or whose
+// absolute value is one, is stored as the string of its masked digits, after
+// a '-' when it is negative: -4111111111111111 and -4.111111111111111e15
+// become "-411111******1111" (see Policy.JSON).
 //
 // Masking keeps the first 6 and the last 4 digits and writes one '*' over
 // each digit between, whatever its script (a digit of several bytes becomes

@@ -35,6 +35,8 @@ func FuzzJSON(f *testing.F) {
 		`[4111111111111111.0,4111111111111111.00,4.111111111111111e15,41111111111111110e-1,4111111111111111.5,-4111111111111111.0]`,
 		`{"id":4111111111111111.0,"x":{"id":4.111111111111111e15}}`,
 		`{"a":"4111     1111 1111 1111","b":"+49\u20131511\u20132345678","c":"\u2074\u00b9\u00b9\u00b9"}`,
+		`{"n":-4111111111111111,"a":[-4.111111111111111e15,{"b":-378282246310005}],"p":"+4111111111111111","r":"ref+4111111111111111","t":"+378282246310005"}`,
+		`{"cVV":"1","PiN":"2","CvV2":"3","cvVNumber":"4","CVVcode":"5","CARDcvv":"6","cardVERIFICATIONvalue":"7","pinVerified":"8","PINNED":"9","SPIN":"10"}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -303,6 +305,8 @@ func FuzzPANs(f *testing.F) {
 		"4111111111111111.0 4.111111111111111e15",
 		"4111     1111 1111 1111 +49\u20131511\u20132345678",
 		"4111\xff1111\xfe1111 1111",
+		"+4111111111111111 ref+4111111111111111 +378282246310005 +4111 1111 1111 1111",
+		"+1234 5678 4111111111111111 +49 1511 2345678",
 	} {
 		f.Add(seed)
 	}
@@ -400,6 +404,8 @@ func FuzzSecretKey(f *testing.F) {
 		"pin_number", "pinBlock", "securityCode", "card_cid", "cid", "pin_verified", "cvc_check",
 		"cvv_result", "has_pin", "spin_count", "pinned", "pin_attempts", "postal_code",
 		"verification_code", "cardcvv", "PINCode", "pin2", "ｃｖｖ", "card\u00a0cvv", "c\u200bvv",
+		"cVV", "PiN", "CvV2", "cvVNumber", "CVVcode", "CARDcvv", "cardVERIFICATIONvalue", "pinVerified",
+		"PINNED", "SPIN", "spinCount",
 	} {
 		f.Add(seed, uint8(1))
 	}

@@ -59,10 +59,12 @@ func NewPolicy(extraKeys []string) *Policy {
 // Redaction:
 //   - card numbers in every string and every key, at any depth, are masked
 //     (see the package documentation);
-//   - a number whose value is an integer that is a card number (no sign;
-//     a fraction of zeros and an exponent are allowed: 4111111111111111,
-//     4111111111111111.0, 4.111111111111111e15) becomes the JSON string of
-//     its masked digits ("411111******1111");
+//   - a number whose value is an integer whose absolute value is a card
+//     number (a fraction of zeros and an exponent are allowed:
+//     4111111111111111, 4111111111111111.0, 4.111111111111111e15) becomes
+//     the JSON string of its masked digits ("411111******1111"), after a
+//     '-' when it is negative (-4111111111111111 and
+//     -4.111111111111111e15 become "-411111******1111");
 //   - keys for which SecretKey is true are dropped with their value,
 //     whatever its type (a string, a number, an array such as ["123"], an
 //     object such as {"value":"4321"}), except a boolean or null under the
@@ -353,15 +355,16 @@ func (w *walker) literal() error {
 	return nil
 }
 
-// number copies the number at w.i, or, if it is an integer that is a card
-// number and mask is set, writes its masked form as a string.
+// number copies the number at w.i, or, if it is an integer whose absolute
+// value is a card number and mask is set, writes its masked form as a
+// string, after a '-' if the number is negative.
 func (w *walker) number(mask bool) error {
 	in := w.in
 	start := w.i
 	i := start
 	integer := true
-	if in[i] == '-' {
-		integer = false
+	neg := in[i] == '-'
+	if neg {
 		i++
 	}
 	switch {
@@ -402,18 +405,27 @@ func (w *walker) number(mask bool) error {
 	}
 	w.i = i
 	num := in[start:i]
-	if mask && len(num) >= minPAN {
+	abs := num // without the sign
+	if neg {
+		abs = num[1:]
+	}
+	// An integer of fewer than minPAN digits is no card number; a number
+	// with an exponent can be shorter than its value ("2691e12").
+	if mask && (!integer || len(abs) >= minPAN) {
 		var d [maxPAN]byte
 		var digits []byte
 		if integer {
-			if len(num) <= maxPAN {
-				digits = num
+			if len(abs) <= maxPAN {
+				digits = abs
 			}
 		} else {
-			digits = integerValue(num, &d)
+			digits = integerValue(abs, &d)
 		}
 		if n := len(digits); n >= minPAN && networkLengths(digits)&(1<<n) != 0 && luhn(digits) {
 			w.out = append(w.out, '"')
+			if neg {
+				w.out = append(w.out, '-')
+			}
 			at := len(w.out)
 			w.out = append(w.out, digits...)
 			for k := at + 6; k < len(w.out)-4; k++ {
@@ -428,9 +440,9 @@ func (w *walker) number(mask bool) error {
 }
 
 // integerValue returns the digits of the value of num, a valid JSON number
-// with a fraction or an exponent, written into d, when that value is a
-// positive integer of at most maxPAN digits ("4111111111111111.0",
-// "4.111111111111111e15"); nil otherwise.
+// without its sign, with a fraction or an exponent, written into d, when
+// that value is a positive integer of at most maxPAN digits
+// ("4111111111111111.0", "4.111111111111111e15"); nil otherwise.
 func integerValue(num []byte, d *[maxPAN]byte) []byte {
 	if num[0] == '-' {
 		return nil

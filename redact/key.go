@@ -33,6 +33,14 @@ import (
 //     counts as those words: "cvvcode" is cvv code, "cardcvv" card cvv,
 //     "pinblock" pin block, "securitycode" security code; "pinned", "spin"
 //     and "pins" are no such word.
+//   - The key is also read a second way: split only at characters that are
+//     not letters or digits, not at camelCase boundaries, every word case
+//     folded and read as above. The key is secret when it is secret under
+//     either reading. So a code in mixed case, which camelCase splitting
+//     would cut apart, is secret without regard to case: "cVV", "PiN",
+//     "CvV2", "cvVNumber" (cvvnumber: cvv number), "CVVcode", "CARDcvv",
+//     "cardVERIFICATIONvalue"; while "pinVerified", "spinCount", "PINNED"
+//     and "SPIN" are kept under both readings.
 //
 // A code word is one of cvv, cvc, cvv2, cvc2, cvn, cav2, csc and pin;
 // "cid" when the key also has a card word (card, cc, credit or amex:
@@ -67,17 +75,17 @@ func (p *Policy) extraKey(key []byte) bool {
 func secretKey(key []byte) bool {
 	for i, c := range key {
 		if c >= utf8.RuneSelf {
-			return secretWords(foldKey(key))
+			return secretReadings(foldKey(key))
 		}
 		if i+2 < len(key) && codeStart(key[i:]) {
 			// Check the rest for non-ASCII characters: they need
 			// normalising first.
 			for _, c := range key[i:] {
 				if c >= utf8.RuneSelf {
-					return secretWords(foldKey(key))
+					return secretReadings(foldKey(key))
 				}
 			}
-			return secretWords(key)
+			return secretReadings(key)
 		}
 	}
 	return false
@@ -225,17 +233,32 @@ func splitCompound(w []byte, kinds []int, depth int) ([]int, bool) {
 	return kinds, false
 }
 
-// secretWords applies the word rule of SecretKey to key, a normalised key.
-func secretWords(key []byte) bool {
+// secretReadings reports whether key, a normalised key, is secret under
+// either reading of SecretKey: split at camelCase boundaries too, or only
+// at characters that are not letters or digits, so that a code written in
+// mixed case ("cVV", "PiN", "CVVcode") is read as the folded word it is.
+func secretReadings(key []byte) bool {
+	return secretWords(key, true) || secretWords(key, false)
+}
+
+// secretWords applies the word rule of SecretKey to key, a normalised key,
+// split into words at camelCase boundaries too when camel is set.
+func secretWords(key []byte, camel bool) bool {
 	var kindsArr [16]int
 	kinds := kindsArr[:0]
-	var wordArr [maxCompoundLen]byte
+	var wordArr [maxCompoundLen * utf8.UTFMax]byte
 	for i := 0; i < len(key); {
-		s, e := nextWord(key, i)
+		s, e := nextWord(key, i, camel)
 		if s == e {
 			break
 		}
 		i = e
+		if e-s > len(wordArr) {
+			// Too long to be a word of the vocabulary or made of
+			// them, even after folding.
+			kinds = append(kinds, wOther)
+			continue
+		}
 		w := fold(wordArr[:0], key[s:e])
 		if k := wordKind(w); k != wOther {
 			kinds = append(kinds, k)
@@ -333,7 +356,8 @@ func classAt(key []byte, i int) (int, int) {
 // letter or a digit ("cardCvv", "cvv2Code"), and before the last
 // upper-case letter of an acronym that a lower-case letter follows
 // ("PINCode" is PIN, Code). Digits stay with the word they follow ("CVV2").
-func nextWord(key []byte, i int) (s, e int) {
+// Without camel, words are split at separators only.
+func nextWord(key []byte, i int, camel bool) (s, e int) {
 	for i < len(key) {
 		cl, n := classAt(key, i)
 		if cl != clSep {
@@ -352,7 +376,7 @@ func nextWord(key []byte, i int) (s, e int) {
 		if cl == clSep {
 			break
 		}
-		if cl == clUpper {
+		if cl == clUpper && camel {
 			if prev == clLower || prev == clDigit {
 				break
 			}

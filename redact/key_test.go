@@ -86,6 +86,33 @@ func TestSecretKey(t *testing.T) {
 		{"__pin__", true},
 		{"card:cvv", true},
 		{"card/pin", true},
+		// Mixed case: a code is secret without regard to case, read also
+		// as one folded word split at separators only.
+		{"cVV", true},
+		{"cvV", true},
+		{"CVv", true},
+		{"PiN", true},
+		{"pIN", true},
+		{"piN", true},
+		{"CvC", true},
+		{"cVc", true},
+		{"cSc", true},
+		{"CvV2", true},
+		{"cvV2", true},
+		{"cvVNumber", true},
+		{"CVVcode", true},
+		{"CARDcvv", true},
+		{"cardVERIFICATIONvalue", true},
+		{"card_cVV", true},
+		{"PiN_block", true},
+		// Kept under both readings.
+		{"PINNED", false},
+		{"Pinned", false},
+		{"SPIN", false},
+		{"spinCount", false},
+		{"pinVERIFIED", false},
+		{"CVCcheck", false},
+		{"cvvRESULT", false},
 		// Kept: flags, counters and words that merely contain one.
 		{"cvc_check", false},
 		{"cvcCheck", false},
@@ -250,7 +277,7 @@ func TestNextWord(t *testing.T) {
 			key := []byte(tt.key)
 			var words []string
 			for i := 0; ; {
-				s, e := nextWord(key, i)
+				s, e := nextWord(key, i, true)
 				if s == e {
 					break
 				}
@@ -265,7 +292,7 @@ func TestNextWord(t *testing.T) {
 }
 
 func TestSecretKeyAllocs(t *testing.T) {
-	for _, key := range []string{"created_at", "card_cvv2", "pin_verified", "cardVerificationValue"} {
+	for _, key := range []string{"created_at", "card_cvv2", "pin_verified", "cardVerificationValue", "cVV", "cardVERIFICATIONvalue", "pinVerified", "serverVersionInformationForTheCardholderAccountOfSomeone"} {
 		if n := testing.AllocsPerRun(100, func() { secretKey([]byte(key)) }); n != 0 {
 			t.Errorf("secretKey(%q) allocates %v times, want 0", key, n)
 		}

@@ -24,15 +24,16 @@ var groupRE = regexp.MustCompile(`\p{Nd}+`)
 
 // remainingPANs returns the card numbers left in s: every group-aligned
 // window of 13 to 19 digits of every run that IsPAN accepts, once its
-// digits are read as ASCII ones.
+// digits are read as ASCII ones, but for a run of at most 15 digits right
+// after a '+' (a phone number).
 func remainingPANs(s string) []string {
 	var found []string
 	for _, loc := range runRE.FindAllStringIndex(s, -1) {
-		if loc[0] > 0 && s[loc[0]-1] == '+' {
-			continue // an international phone number (see phoneRun)
-		}
 		run := s[loc[0]:loc[1]]
 		groups := groupRE.FindAllString(run, -1)
+		if loc[0] > 0 && s[loc[0]-1] == '+' && utf8.RuneCountInString(strings.Join(groups, "")) <= 15 {
+			continue // an international phone number (see phoneRun)
+		}
 		for from := range groups {
 			d := ""
 			for to := from; to < len(groups); to++ {
@@ -72,16 +73,23 @@ func holds(text, digits string) bool {
 	return strings.Contains(redacttest.Fold(text), digits)
 }
 
-// numberPAN returns the digits of the JSON number num when its value is a
-// positive integer that is a card number.
+// numberPAN returns the digits of the JSON number num, after a '-' when it
+// is negative, when its value is an integer whose absolute value is a card
+// number.
 func numberPAN(num string) (string, bool) {
 	if _, exp, ok := strings.Cut(strings.ToLower(num), "e"); ok && len(strings.TrimLeft(exp, "+-0")) > 4 {
 		return "", false // too far from 13 to 19 digits for a short input
 	}
 	r, ok := new(big.Rat).SetString(num)
-	if !ok || !r.IsInt() || r.Sign() <= 0 {
+	if !ok || !r.IsInt() || r.Sign() == 0 {
 		return "", false
 	}
-	d := r.Num().String()
-	return d, IsPAN(d)
+	d := new(big.Int).Abs(r.Num()).String()
+	if !IsPAN(d) {
+		return "", false
+	}
+	if r.Sign() < 0 {
+		d = "-" + d
+	}
+	return d, true
 }

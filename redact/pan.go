@@ -403,7 +403,7 @@ func firstPAN[T ~string | ~[]byte](t T, json bool, gs []group) int {
 		}
 		var end int
 		gs, end = scanRun(t, i, json, gs)
-		if phoneRun(t, i) {
+		if phoneRun(t, i, gs) {
 			i = end
 			continue
 		}
@@ -419,11 +419,18 @@ func firstPAN[T ~string | ~[]byte](t T, json bool, gs []group) int {
 	return -1
 }
 
-// phoneRun reports whether the run of digits starting at t[i] follows a
-// '+': an international phone number ("+49 1511 2345678"), which can have
-// a card number's prefix, length and Luhn digit by chance but is never
-// written so as a card number. Such a run is left as it is.
-func phoneRun[T ~string | ~[]byte](t T, i int) bool { return i > 0 && t[i-1] == '+' }
+// maxPhone is the most digits of an international (E.164) phone number.
+const maxPhone = 15
+
+// phoneRun reports whether the run of digits starting at t[i], whose groups
+// are gs, follows a '+' and has at most maxPhone digits: an international
+// phone number ("+49 1511 2345678"), which can have a card number's prefix,
+// length and Luhn digit by chance but is never written so as a card number.
+// Such a run is left as it is. A run of more digits after a '+' is no phone
+// number ("+4111111111111111" is a card number).
+func phoneRun[T ~string | ~[]byte](t T, i int, gs []group) bool {
+	return i > 0 && t[i-1] == '+' && runDigits(gs) <= maxPhone
+}
 
 // escLen returns the length of a canonical JSON escape whose second byte is
 // c: \uXXXX or a two-byte escape.
@@ -451,7 +458,7 @@ func maskText(b []byte, json bool, sc *scan) (n int, changed bool) {
 		}
 		var end int
 		sc.groups, end = scanRun(b, i, json, sc.groups)
-		if phoneRun(b, i) {
+		if phoneRun(b, i, sc.groups) {
 			i = end
 			continue
 		}
@@ -504,7 +511,7 @@ func maskRegion(b []byte, start int, json bool, sc *scan) bool {
 			}
 			var end int
 			sc.groups, end = scanRun(b[:to], i, json, sc.groups)
-			if phoneRun(b, i) {
+			if phoneRun(b, i, sc.groups) {
 				i = end
 				continue
 			}

@@ -182,6 +182,15 @@ func TestPANs(t *testing.T) {
 		{"phone number with a card number's digits", "+49 1511 2345678", "+49 1511 2345678"},
 		{"E.164 phone with a card number's digits", "tel:+4915112345678", "tel:+4915112345678"},
 		{"card number after a plus sign and a space", "+ 4111 1111 1111 1111", "+ 4111 11** **** 1111"},
+		// A phone number has at most 15 digits (E.164): a run of more after
+		// '+' is read like any other.
+		{"card number right after a plus sign", "+4111111111111111", "+411111******1111"},
+		{"card number glued after a plus sign", "ref+4111111111111111", "ref+411111******1111"},
+		{"grouped card number after a plus sign", "+4111 1111 1111 1111", "+4111 11** **** 1111"},
+		{"19-digit card number after a plus sign", "+4175909818973270278", "+417590*********0278"},
+		{"card number after a phone prefix", "+1234 5678 4111111111111111", "+1234 5678 411111******1111"},
+		{"15-digit Amex after a plus sign is a phone number", "+378282246310005", "+378282246310005"},
+		{"13-digit Visa after a plus sign is a phone number", "+4222222222222", "+4222222222222"},
 		{"empty", "", ""},
 		{"no digits", "hello, world", "hello, world"},
 	}

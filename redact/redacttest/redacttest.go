@@ -162,7 +162,17 @@ func PANCorpus() []Sample {
 					Sample{name + "glued", "x" + d + "y", d},
 					Sample{name + "glued-dash", "card:" + strings.Join(groups, "-") + ";ok", d},
 					Sample{name + "more-groups", strings.Join(groups, " ") + " 2024", d},
+					// Negative: as a JSON number, its absolute value.
+					Sample{name + "minus", "-" + d, d},
 				)
+				if n > maxPhone {
+					// After a '+', too long for a phone number.
+					out = append(out,
+						Sample{name + "plus", "+" + d, d},
+						Sample{name + "glued-plus", "ref+" + d, d},
+						Sample{name + "plus-grouped", "+" + strings.Join(groups, " "), d},
+					)
+				}
 				if p == nw.Prefixes[0] && n == nw.Lengths[0] {
 					out = append(out, spellings(name, d)...)
 				}
@@ -244,6 +254,8 @@ func spellings(name, d string) []Sample {
 		Sample{name + "json-zero-fraction", d + ".0", d},
 		Sample{name + "json-zero-fraction-2", d + ".00", d},
 		Sample{name + "json-exponent", d[:1] + "." + d[1:] + "e" + strconv.Itoa(len(d)-1), d},
+		Sample{name + "json-negative-zero-fraction", "-" + d + ".0", d},
+		Sample{name + "json-negative-exponent", "-" + d[:1] + "." + d[1:] + "e" + strconv.Itoa(len(d)-1), d},
 	)
 	return out
 }
@@ -286,8 +298,9 @@ func Fold(s string) string {
 }
 
 // JSONNumber reports whether s is a JSON number that redact reads as the
-// integer it stands for: digits, then a fraction, an exponent or both
-// ("4111111111111111.0", "4.111111111111111e15"). Integers are JSONInt.
+// integer it stands for: an optional '-', digits, then a fraction, an
+// exponent or both ("4111111111111111.0", "4.111111111111111e15",
+// "-4.111111111111111e15"). Integers are JSONInt.
 func JSONNumber(s string) bool {
 	if JSONInt(s) {
 		return false
@@ -369,6 +382,10 @@ func LookAlikes() []string {
 		"\u2463\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460",
 		// A phone number after '+', with en dashes.
 		"+49\u20131511\u20132345678",
+		// Phone numbers of at most 15 digits after '+' whose digits
+		// happen to be a card number's.
+		"+49 1511 2345678", "+4915112345678", "tel:+4915112345678", "+378282246310005",
+		"+37 8282 2463 10005", "+4222222222222", "call +4222222222222 now",
 	}
 	// A Luhn-valid number at a length or prefix no network issues.
 	for _, c := range []struct {
@@ -398,9 +415,15 @@ func LookAlikes() []string {
 	return l
 }
 
-// JSONInt reports whether s is a JSON integer as redact treats it: digits
-// only, no sign, fraction or exponent, and no leading zero (except "0").
+// maxPhone is the most digits of an international (E.164) phone number:
+// a run of at most so many digits right after a '+' is left alone.
+const maxPhone = 15
+
+// JSONInt reports whether s is a JSON integer as redact treats it: an
+// optional '-' (redact reads a negative number by its absolute value), then
+// digits only, no fraction or exponent, and no leading zero (except "0").
 func JSONInt(s string) bool {
+	s = strings.TrimPrefix(s, "-")
 	if s == "" || s[0] == '0' && len(s) > 1 {
 		return false
 	}
@@ -431,6 +454,9 @@ func SecretKeys() []string {
 		"p\u2060in", "\ufeffcvv", "c\u00advv", "cvv\u200b_number",
 		"\uff43\uff56\uff56", "\uff23\uff36\uff36", "card_\uff43\uff56\uff43", "\uff30\uff29\uff2e\uff23\uff4f\uff44\uff45",
 		"cvv\u2013number",
+		// In mixed case, read also as one folded word.
+		"cVV", "cvV", "CVv", "PiN", "pIN", "piN", "CvC", "cVc", "cSc", "CvV2", "cvV2", "cvVNumber",
+		"CVVcode", "CARDcvv", "cardVERIFICATIONvalue",
 	}
 }
 
@@ -447,5 +473,7 @@ func LookAlikeKeys() []string {
 		"card_verification_status", "security", "security_number", "social_security_number",
 		"code", "postal_code", "zip_code", "country_code", "number", "card_number", "code_value", "cardno",
 		"pin\u00a0verified", "cvc\u200b_check", "\uff50\uff49\uff4e\uff4e\uff45\uff44", "sp\u200bin",
+		// Kept however they are cased.
+		"spinCount", "PINNED", "Pinned", "SPIN", "pinVERIFIED", "CVCcheck", "cvvRESULT",
 	}
 }
