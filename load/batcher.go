@@ -73,7 +73,9 @@ func NewBatcher[P Batchable](limits BatchLimits, commit func(ctx context.Context
 }
 
 // Add buffers p, taken at now (changes: p changes something), and commits
-// the buffer when that makes it full. It returns p's result, whose
+// the buffer when that makes it full. A card p compared as new that a
+// buffered page already writes is compared with that page's instead
+// (resolveRepeats), so the batch stores it once. It returns p's result, whose
 // Committed says what was committed (nothing when p was only buffered). On
 // a failed commit nothing of the batch is stored, p is dropped from the
 // buffer (it was not taken: Add it again to retry), the pages buffered
