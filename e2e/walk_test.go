@@ -77,3 +77,48 @@ func TestWalkNeverEndsEarly(t *testing.T) {
 	}
 	assertTruth(t, up, d.db)
 }
+
+// TestWalkNeverEndsEarlyRepeatedPageIntoEmptyWarehouse: a first backfill
+// into an empty warehouse whose pages all serve the same 15 cards (the
+// repeated-page fault, pages committed in one batch) succeeds on both
+// warehouses: each card stored once with one version, the repeats counted
+// unchanged, the walk inconsistent with repeated_page on pages 2 and 3,
+// status warning; once the pages are served right the rest is stored.
+func TestWalkNeverEndsEarlyRepeatedPageIntoEmptyWarehouse(t *testing.T) {
+	for _, dest := range []destination{toSQLite, toPostgres} {
+		t.Run(string(dest), func(t *testing.T) {
+			up := newUpstream(t, sim.Options{Seed: 21, Cards: 45}) // 3 pages of 15
+			d := newDeploymentTo(t, up, dest)
+			up.InjectFault(sim.Fault{Endpoint: sim.EndpointCards, Kind: sim.FaultRepeatedPage})
+			out := d.backfillOK(t)
+			if !strings.Contains(out, "3 pages, 45 cards (15 new, 0 changed, 30 unchanged)") ||
+				!strings.Contains(out, "walk inconsistent: repeated_page on pages 2, 3") {
+				t.Errorf("backfill output does not say it stored the 15 cards once and why the walk was inconsistent:\n%s", out)
+			}
+			db := openRO(t, d.db)
+			if got := queryInt(t, db, `SELECT count(*) FROM card_versions`); got != 15 {
+				t.Errorf("%d card versions, want 15 (one per card)", got)
+			}
+			if got := queryInt(t, db, `SELECT count(*) FROM cards WHERE removed_at IS NULL`); got != 15 {
+				t.Errorf("%d current cards, want 15", got)
+			}
+			var reason, pages string
+			if err := db.QueryRow(`SELECT inconsistent_reason, inconsistent_pages FROM sync_walks ORDER BY walk_id DESC LIMIT 1`).Scan(&reason, &pages); err != nil ||
+				reason != "repeated_page" || pages != "[2,3]" {
+				t.Errorf("sync_walks says %q %q (%v), want repeated_page [2,3]", reason, pages, err)
+			}
+			if code, human, errOut := d.run("status"); code != 0 || !strings.Contains(human, "the last walk was inconsistent (walk") ||
+				!strings.Contains(human, "repeated_page on pages 2, 3") {
+				t.Errorf("status after one inconsistent walk: exit %d, want 0 with a warning naming repeated_page on pages 2, 3:\n%s%s", code, human, errOut)
+			}
+			up.ClearFaults()
+			if out := d.backfillOK(t); !strings.Contains(out, "(30 new, 0 changed, 15 unchanged)") {
+				t.Errorf("backfill after the fault does not store the other 30 cards:\n%s", out)
+			}
+			if code, human, _ := d.run("status"); code != 0 || !strings.Contains(human, "complete and consistent") {
+				t.Errorf("status after a consistent walk: exit %d\n%s", code, human)
+			}
+			assertTruth(t, up, d.db)
+		})
+	}
+}

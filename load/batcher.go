@@ -73,7 +73,9 @@ func NewBatcher[P Batchable](limits BatchLimits, commit func(ctx context.Context
 }
 
 // Add buffers p, taken at now (changes: p changes something), and commits
-// the buffer when that makes it full. It returns p's result, whose
+// the buffer when that makes it full. A card p compared as new that a
+// buffered page already writes is compared with that page's instead
+// (resolveRepeats), so the batch stores it once. It returns p's result, whose
 // Committed says what was committed (nothing when p was only buffered). On
 // a failed commit nothing of the batch is stored, p is dropped from the
 // buffer (it was not taken: Add it again to retry), the pages buffered
@@ -82,6 +84,7 @@ func (b *Batcher[P]) Add(ctx context.Context, p P, now time.Time, changes bool) 
 	if len(b.pages) == 0 {
 		b.since = now
 	}
+	b.resolveRepeats(p.Prepared())
 	b.pages = append(b.pages, p)
 	if changes && b.changeSince.IsZero() {
 		b.changeSince = now
@@ -102,6 +105,27 @@ func (b *Batcher[P]) Add(ctx context.Context, p P, now time.Time, changes bool) 
 	res := p.Prepared().res
 	res.Committed = committed
 	return res, nil
+}
+
+// resolveRepeats settles the cards p compared as new that a buffered page
+// already writes (PreparedPage.ResolveRepeats): the pages of a batch were
+// all compared with the warehouse as it was before the batch, and a card
+// inserted by one of them is no longer new for the next.
+func (b *Batcher[P]) resolveRepeats(p *PreparedPage) {
+	if len(p.fresh) == 0 || len(b.pages) == 0 {
+		return
+	}
+	earlier := map[string][]byte{}
+	for _, q := range b.pages {
+		q := q.Prepared()
+		for _, c := range q.fresh {
+			earlier[c.id] = c.hash
+		}
+		for _, c := range q.writes {
+			earlier[c.id] = c.hash
+		}
+	}
+	p.ResolveRepeats(earlier)
 }
 
 // Buffered reports the pages buffered and not committed yet: what Flush

@@ -25,7 +25,12 @@
 // transactions, not one per page; at the API's pace a change is committed
 // within about a second; after a crash at most one batch is fetched again,
 // and since the checkpoint commits with the pages it covers, nothing is lost
-// or applied twice. Unchanged cards are never written, and no
+// or applied twice. A card listed on two pages of one batch (a repeated
+// page, offset drift) is compared the second time with its first
+// occurrence in the batch, not with the warehouse as it was before the
+// batch (Batcher, PreparedPage.ResolveRepeats): stored once, unchanged when
+// equal, a new version when it differs, never counted new twice. Unchanged
+// cards are never written, and no
 // card row is written when a walk finishes either: the cards view derives
 // last_seen_at/last_seen_run of current cards from the last complete walk,
 // so during a walk they show the previous complete walk.

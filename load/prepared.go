@@ -12,7 +12,8 @@ import (
 // or returned), the items to quarantine and the page's result. Each
 // destination's prepared page embeds it and adds its own form of the ids
 // the page listed. Its fields are set by load's rules only
-// (NewPreparedPage, Compare, Recount); the methods read them.
+// (NewPreparedPage, Compare, ResolveRepeats, Recount); the methods read
+// them.
 type PreparedPage struct {
 	number, totalPages, totalItems int
 	fetchedAt                      time.Time
@@ -112,6 +113,46 @@ func (p *PreparedPage) Compare(cards []PreparedCard, have []StoredCard) {
 		default:
 			p.writes = append(p.writes, CardWrite{id: c.ID, data: string(c.Data), hash: c.Hash, change: change})
 		}
+	}
+}
+
+// ResolveRepeats settles the cards p compared as new that an earlier page
+// of the same batch already writes: every page of a batch is compared with
+// the warehouse as it was before the batch, so a card the warehouse has
+// never stored that a walk lists on two pages of one batch (a repeated
+// page, offset drift) would otherwise be inserted twice. earlier maps the
+// id of each card the batch's earlier pages write (new, changed or
+// returned) to the hash of its latest occurrence, in page order. The later
+// occurrence is compared with it: unchanged when the hashes are equal (not
+// written), else changed (written after the earlier one, in the same
+// transaction, which reads the card again and has the last word). The
+// page's counts move with it: a repeat is never counted new twice.
+// earlier is updated with what p writes, for the pages after it.
+func (p *PreparedPage) ResolveRepeats(earlier map[string][]byte) {
+	kept := p.fresh[:0:0]
+	for _, c := range p.fresh {
+		h, ok := earlier[c.id]
+		switch {
+		case !ok:
+			kept = append(kept, c)
+		case bytes.Equal(h, c.hash):
+			p.res.count(c.change, -1)
+			p.res.count("", +1)
+		default:
+			p.res.count(c.change, -1)
+			c.change = "changed"
+			p.res.count(c.change, +1)
+			p.writes = append(p.writes, c)
+		}
+	}
+	if len(kept) < len(p.fresh) {
+		p.fresh = kept
+	}
+	for _, c := range p.fresh {
+		earlier[c.id] = c.hash
+	}
+	for _, c := range p.writes {
+		earlier[c.id] = c.hash
 	}
 }
 

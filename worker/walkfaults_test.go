@@ -155,3 +155,66 @@ func TestInconsistentWalkResumes(t *testing.T) {
 		t.Errorf("%d card versions (%d cards with several), want 85, one each (page 2 never held its 15)", v, multi)
 	}
 }
+
+// TestRepeatedPageIntoEmptyWarehouse: a first walk whose pages all serve
+// the same items (cards the warehouse has never stored, on pages committed
+// in one batch) succeeds: each card is stored once, with one version, the
+// repeats count as unchanged, never new twice, and the walk is
+// inconsistent (repeated_page on pages 2 and 3, no removal), which status
+// warns about after one such walk and calls unhealthy after two in a row.
+func TestRepeatedPageIntoEmptyWarehouse(t *testing.T) {
+	f := newFixture(t, sim.Options{Seed: 9, Cards: 45}) // 3 pages of 15
+	f.srv.InjectFault(sim.Fault{Endpoint: sim.EndpointCards, Kind: sim.FaultRepeatedPage})
+	for i := range 2 {
+		res, err := f.job.Run(t.Context(), TriggerBackfill, Options{})
+		if err != nil || res.Status != load.StatusSucceeded {
+			t.Fatalf("walk %d: %v (%+v)", i+1, err, res)
+		}
+		wantNew, wantUnchanged := 15, 30
+		if i > 0 {
+			wantNew, wantUnchanged = 0, 45
+		}
+		if res.Pages != 3 || res.WalkConsistent || res.InconsistentReason != load.ReasonRepeatedPage || !slices.Equal(res.InconsistentPages, []int{2, 3}) {
+			t.Errorf("walk %d: %d pages, consistent %v, reason %q pages %v; want 3 pages, inconsistent, repeated_page on [2 3]",
+				i+1, res.Pages, res.WalkConsistent, res.InconsistentReason, res.InconsistentPages)
+		}
+		if res.New != wantNew || res.Changed != 0 || res.Unchanged != wantUnchanged || res.Removed != 0 || res.PendingRemovals != 0 {
+			t.Errorf("walk %d: new %d changed %d unchanged %d removed %d pending %d; want %d new, %d unchanged, no removal",
+				i+1, res.New, res.Changed, res.Unchanged, res.Removed, res.PendingRemovals, wantNew, wantUnchanged)
+		}
+		if got := f.currentCards(t); got != 15 {
+			t.Errorf("walk %d: %d current cards, want the 15 served", i+1, got)
+		}
+		if v, multi := cardVersions(t, f); v != 15 || multi != 0 {
+			t.Errorf("walk %d: %d card versions (%d cards with several), want 15, one each", i+1, v, multi)
+		}
+		sum, err := f.wh.Summary(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sum.RecentWalks) == 0 || sum.RecentWalks[0].Reason != load.ReasonRepeatedPage {
+			t.Fatalf("walk %d: recent walks %+v, want the last with repeated_page", i+1, sum.RecentWalks)
+		}
+		h := Assess(sum, nil, time.Now(), 0, 0)
+		want := WalkText(sum.RecentWalks[0])
+		switch i {
+		case 0:
+			if !h.Healthy || !strings.Contains(strings.Join(h.Warnings, "\n"), "the last walk was inconsistent ("+want+")") {
+				t.Errorf("after one inconsistent walk: healthy %v warnings %q problems %q; want healthy with a warning naming %q", h.Healthy, h.Warnings, h.Problems, want)
+			}
+		case 1:
+			if h.Healthy || len(h.Problems) == 0 || !strings.Contains(h.Problems[0], "the last two walks were inconsistent ("+want+"; ") {
+				t.Errorf("after two: healthy %v problems %q; want unhealthy naming %q", h.Healthy, h.Problems, want)
+			}
+		}
+	}
+	// Once the pages are served right the rest is stored and the walk is
+	// consistent.
+	f.srv.ClearFaults()
+	if res, err := f.job.Run(t.Context(), TriggerBackfill, Options{}); err != nil || !res.WalkConsistent || res.New != 30 {
+		t.Fatalf("walk after the fault: %+v, %v; want consistent, 30 new", res, err)
+	}
+	if v, multi := cardVersions(t, f); v != 45 || multi != 0 {
+		t.Errorf("%d card versions (%d cards with several), want 45, one each", v, multi)
+	}
+}
