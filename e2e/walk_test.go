@@ -91,7 +91,7 @@ func TestWalkNeverEndsEarlyRepeatedPageIntoEmptyWarehouse(t *testing.T) {
 			d := newDeploymentTo(t, up, dest)
 			up.InjectFault(sim.Fault{Endpoint: sim.EndpointCards, Kind: sim.FaultRepeatedPage})
 			out := d.backfillOK(t)
-			if !strings.Contains(out, "3 pages, 45 cards (15 new, 0 changed, 30 unchanged)") ||
+			if !strings.Contains(out, "3 pages, 45 cards (15 new, 0 changed, 0 returned, 30 unchanged)") ||
 				!strings.Contains(out, "walk inconsistent: repeated_page on pages 2, 3") {
 				t.Errorf("backfill output does not say it stored the 15 cards once and why the walk was inconsistent:\n%s", out)
 			}
@@ -112,7 +112,7 @@ func TestWalkNeverEndsEarlyRepeatedPageIntoEmptyWarehouse(t *testing.T) {
 				t.Errorf("status after one inconsistent walk: exit %d, want 0 with a warning naming repeated_page on pages 2, 3:\n%s%s", code, human, errOut)
 			}
 			up.ClearFaults()
-			if out := d.backfillOK(t); !strings.Contains(out, "(30 new, 0 changed, 15 unchanged)") {
+			if out := d.backfillOK(t); !strings.Contains(out, "(30 new, 0 changed, 0 returned, 15 unchanged)") {
 				t.Errorf("backfill after the fault does not store the other 30 cards:\n%s", out)
 			}
 			if code, human, _ := d.run("status"); code != 0 || !strings.Contains(human, "complete and consistent") {
