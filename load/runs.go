@@ -338,6 +338,11 @@ type Summary struct {
 	Running       int           `json:"running"`
 	WALBytes      int64         `json:"wal_bytes"`
 	DatabaseBytes int64         `json:"database_bytes"`
+	// CardsFlatStale is true when the PostgreSQL warehouse's cards_flat
+	// lags behind card_fields (a column missing, or one that could not be
+	// dropped: a view built on it blocks the DROP). Always false with
+	// SQLite.
+	CardsFlatStale bool `json:"cards_flat_stale"`
 }
 
 // Summary summarises the warehouse: the last SummaryRuns runs, the card

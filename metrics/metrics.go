@@ -90,6 +90,7 @@ type Metrics struct {
 
 	// One for the process: the file and the configuration.
 	warehouseBytes prometheus.Gauge
+	flatStale      prometheus.Gauge
 	backup         prometheus.Gauge
 	backups        *prometheus.CounterVec // result
 	healthyWithin  prometheus.Gauge
@@ -140,6 +141,7 @@ func New(opts Options) *Metrics {
 	m.snapshot = f.gaugeVec("cardsync_account_snapshot_timestamp_seconds", "When the account's latest snapshot was taken (unix seconds; 0: none yet).", "account")
 	m.notStarted = f.counterVec("cardsync_run_start_failures_total", "Runs that could not start (run lock, file check, run row), by account: no sync_runs row records them.", "account")
 	m.inconsistent = f.counterVec("cardsync_walks_inconsistent_total", "Walks judged inconsistent (no removals marked; unread or wrong pages may leave cards stale), by account and reason: a page came back wrong (empty_page, repeated_page, short_page, total_pages_changed) or the walk's counts did not add up (total_changed, duplicate_ids, count_mismatch, no_pages).", "account", "reason")
+	m.flatStale = f.gauge("cardsync_cards_flat_stale", "1 while the PostgreSQL warehouse's cards_flat view lags behind card_fields (a view built on it blocks a needed re-creation; see the log's warning), else 0.")
 	m.warehouseBytes = f.gauge("cardsync_warehouse_bytes", "Size of the warehouse file and its WAL after the last run (of any account).")
 	m.backup = f.gauge("cardsync_backup_last_success_timestamp_seconds", "When the last backup succeeded (unix seconds; 0: none, or backups not configured).")
 	m.backups = f.counterVec("cardsync_backups_total", "Scheduled backups serve took, by result (succeeded, failed).", "result")
@@ -346,6 +348,7 @@ func (m *Metrics) Refresh(ctx context.Context, w Warehouse) error {
 	m.removalsHeld.WithLabelValues(account).Set(float64(s.RemovalsHeld))
 	m.failedInARow.WithLabelValues(account).Set(float64(s.FailuresInARow))
 	m.warehouseBytes.Set(float64(s.DatabaseBytes + s.WALBytes))
+	m.flatStale.Set(boolGauge(s.CardsFlatStale))
 	if s.LastSnapshotAt != nil {
 		m.snapshot.WithLabelValues(account).Set(unixSeconds(*s.LastSnapshotAt))
 	}
@@ -443,4 +446,12 @@ func knownTrigger(t string) string {
 		return t
 	}
 	return "other"
+}
+
+// boolGauge is a gauge's value for b: 1 or 0.
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

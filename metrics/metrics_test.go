@@ -205,10 +205,13 @@ func TestRefreshSeedsFromTheWarehouse(t *testing.T) {
 			{ID: 7, Status: load.StatusSucceeded, FinishedAt: &success},
 		},
 		CurrentCards: 120, RemovedCards: 4, RemovalsHeld: 11, FailuresInARow: 1,
-		LastSuccessAt: &success, LastSnapshotAt: &snap, DatabaseBytes: 4096, WALBytes: 1024,
+		LastSuccessAt: &success, LastSnapshotAt: &snap, DatabaseBytes: 4096, WALBytes: 1024, CardsFlatStale: true,
 	}}
 	clk := sim.NewClock()
 	m := New(Options{Now: clk.Now, HealthyWithin: 45 * time.Minute})
+	if got := mustValue(t, families(t, m), "cardsync_cards_flat_stale", ""); got != 0 {
+		t.Errorf("cardsync_cards_flat_stale = %v before a refresh, want 0", got)
+	}
 	if err := m.Refresh(t.Context(), wh); err != nil {
 		t.Fatal(err)
 	}
@@ -225,6 +228,7 @@ func TestRefreshSeedsFromTheWarehouse(t *testing.T) {
 		{"cardsync_removals_held", "account=default", 11},
 		{"cardsync_runs_failed_in_a_row", "account=default", 1},
 		{"cardsync_warehouse_bytes", "", 5120},
+		{"cardsync_cards_flat_stale", "", 1},
 		{"cardsync_runs_total", "account=default,status=succeeded,trigger=schedule", 0}, // counters start at 0 in each process
 	}
 	for _, c := range checks {

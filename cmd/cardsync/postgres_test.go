@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/cardsync/cardsync/load/postgres"
 	"github.com/cardsync/cardsync/load/postgres/pgtest"
 	"github.com/cardsync/cardsync/sim"
@@ -160,5 +162,107 @@ func TestPostgresCommands(t *testing.T) {
 	}
 	if code, out, _ := e.run(t.Context(), "status"); !strings.Contains(out, "lease      held by other-host:2 (fencing token 2)") {
 		t.Errorf("status (exit %d) does not show the holder:\n%s", code, out)
+	}
+}
+
+// pgAdmin runs statements on url's database as the test server's
+// superuser.
+func pgAdmin(t *testing.T, url string, stmts ...string) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for _, s := range stmts {
+		if _, err := conn.Exec(t.Context(), s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+}
+
+// pgText returns one value of a query on url's database, as text.
+func pgText(t *testing.T, url, query string) string {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var s string
+	if err := conn.QueryRow(t.Context(), query).Scan(&s); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return s
+}
+
+// TestPostgresAnalystViewAndReadOnlyRole: an analyst's view on a
+// cards_flat left by an older binary (id numeric) blocks the view's
+// re-creation; backfill still succeeds (a warning, the rows committed),
+// status shows the stale view. A real read-only role (LOGIN, USAGE on the
+// schema, SELECT on the tables) runs status and check without error and
+// without DDL; with the schema one version behind, status says so and
+// check says the next sync upgrades it, and nothing is migrated.
+func TestPostgresAnalystViewAndReadOnlyRole(t *testing.T) {
+	url := pgURL(t)
+	up, e := newEnv(t, sim.Options{Seed: 7, Cards: 20})
+	delete(e.vars, "CARDSYNC_WAREHOUSE_PATH")
+	e.vars["CARDSYNC_WAREHOUSE_URL"] = url
+	if code, out, errOut := e.run(t.Context(), "backfill"); code != 0 {
+		t.Fatalf("backfill: exit %d\n%s\n%s", code, out, errOut)
+	}
+	pgAdmin(t, url, `DROP VIEW cards_flat`,
+		`CREATE VIEW cards_flat AS SELECT card_id, removed_at, account, (data ->> 'id')::numeric AS id, data ->> 'label' AS label FROM card_state`,
+		`CREATE VIEW v AS SELECT card_id, id, label FROM cards_flat`)
+	up.AddCard()
+	code, out, errOut := e.run(t.Context(), "backfill")
+	if code != 0 || !strings.Contains(out, "21 cards (1 new") {
+		t.Fatalf("backfill with an analyst's view blocking cards_flat: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "cards_flat not re-created") {
+		t.Errorf("backfill logged no warning about cards_flat:\n%s", errOut)
+	}
+	if n := pgText(t, url, `SELECT count(*)::text FROM v`); n != "21" {
+		t.Errorf("the analyst's view has %s rows, want 21", n)
+	}
+	if code, out, errOut := e.run(t.Context(), "status"); code != 0 || !strings.Contains(out, "cards_flat stale") {
+		t.Errorf("status: exit %d, want 0 and a cards_flat stale line\n%s\n%s", code, out, errOut)
+	}
+
+	role := fmt.Sprintf("analyst_%d", time.Now().UnixNano())
+	pgAdmin(t, url, `CREATE ROLE `+role+` LOGIN PASSWORD 'analyst-pw'`,
+		`REVOKE CREATE ON SCHEMA public FROM PUBLIC`,
+		`GRANT USAGE ON SCHEMA public TO `+role,
+		`GRANT SELECT ON ALL TABLES IN SCHEMA public TO `+role)
+	e.vars["CARDSYNC_WAREHOUSE_URL"] = strings.Replace(url, "postgres://postgres@", "postgres://"+role+"@", 1)
+	e.vars["CARDSYNC_WAREHOUSE_PASSWORD"] = "analyst-pw"
+	state := `SELECT pg_get_viewdef('cards_flat') || (SELECT count(*) FROM column_docs) || (SELECT max(version) FROM schema_migrations) || (SELECT count(*) FROM pg_class)`
+	before := pgText(t, url, state)
+	code, out, errOut = e.run(t.Context(), "status")
+	if code != 0 || !strings.Contains(out, "healthy") || !strings.Contains(out, "cards_flat stale") {
+		t.Errorf("status as the read-only role: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut := e.run(t.Context(), "status", "-json"); code != 0 || !strings.Contains(out, `"cards_flat_stale": true`) {
+		t.Errorf("status -json as the read-only role: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut := e.run(t.Context(), "check"); code != 0 || !strings.Contains(out, "account default:") || !strings.Contains(out, "cards_flat lags") {
+		t.Errorf("check as the read-only role: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if after := pgText(t, url, state); after != before {
+		t.Errorf("the read-only role's commands changed the database:\n%s\n%s", before, after)
+	}
+
+	latest := postgres.SchemaVersion()
+	pgAdmin(t, url, fmt.Sprintf(`DELETE FROM schema_migrations WHERE version = %d`, latest))
+	code, out, errOut = e.run(t.Context(), "status")
+	if code == 0 || !strings.Contains(errOut, fmt.Sprintf("database schema version %d is older than this binary's %d", latest-1, latest)) {
+		t.Errorf("status on an older schema: exit %d, want an error saying the schema is older\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = e.run(t.Context(), "check")
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("at schema version %d; the next sync upgrades it to %d", latest-1, latest)) {
+		t.Errorf("check on an older schema: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if v := pgText(t, url, `SELECT max(version)::text FROM schema_migrations`); v != fmt.Sprint(latest-1) {
+		t.Errorf("schema version %s after read-only commands, want %d", v, latest-1)
 	}
 }

@@ -207,6 +207,9 @@ type warehouseStatus struct {
 	SchemaVersion int    `json:"schema_version"`
 	DatabaseBytes int64  `json:"database_bytes"`
 	WALBytes      int64  `json:"wal_bytes"`
+	// CardsFlatStale is true while a PostgreSQL warehouse's cards_flat
+	// lags behind card_fields (load.Summary.CardsFlatStale).
+	CardsFlatStale bool `json:"cards_flat_stale"`
 	// BeforeRestore lists the warehouses restore replaced and kept beside
 	// this one, newest first (empty with PostgreSQL).
 	BeforeRestore []beforeRestoreStatus `json:"before_restore"`
@@ -316,7 +319,7 @@ func newAccountStatus(sum load.Summary, h worker.Health, s config.Settings, hold
 		Problems: append([]string{}, h.Problems...),
 		Warnings: append([]string{}, h.Warnings...),
 		Warehouse: warehouseStatus{Path: sum.Path, SchemaVersion: sum.SchemaVersion,
-			DatabaseBytes: sum.DatabaseBytes, WALBytes: sum.WALBytes, BeforeRestore: []beforeRestoreStatus{}},
+			DatabaseBytes: sum.DatabaseBytes, WALBytes: sum.WALBytes, CardsFlatStale: sum.CardsFlatStale, BeforeRestore: []beforeRestoreStatus{}},
 		Schedule: scheduleStatus{Cron: s.CronSpec, Timezone: s.Location.String(), Overdue: h.Overdue,
 			NextDueAt: rfcPtr(&h.NextDue), StaleAfter: rfcPtr(&h.StaleAfter)},
 		FailuresInARow: sum.FailuresInARow,
@@ -426,6 +429,9 @@ func printStatus(w io.Writer, rep statusReport, many bool) {
 		}
 		fmt.Fprintf(w, "\nwarehouse  %s (schema v%d, %s, WAL %s)\n", a.Warehouse.Path, a.Warehouse.SchemaVersion,
 			bytesText(a.Warehouse.DatabaseBytes), bytesText(a.Warehouse.WALBytes))
+		if a.Warehouse.CardsFlatStale {
+			fmt.Fprintln(w, "cards_flat stale: the view lags behind card_fields and could not be re-created (a view built on it blocks the DROP? see the log's warning); cards and checkpoints sync as usual")
+		}
 		for _, k := range a.Warehouse.BeforeRestore {
 			when := "by an older cardsync"
 			if k.ReplacedAt != nil {

@@ -145,12 +145,7 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 	// its own. The page is stored either way: a failure is retried by the
 	// next commit and by the next Open.
 	if flat || w.flatStale.Load() {
-		if err := w.syncFlat(ctx); err != nil {
-			w.flatStale.Store(true)
-			w.log.Warn("cards_flat not re-created; retried later", "err", err)
-		} else {
-			w.flatStale.Store(false)
-		}
+		w.followFlat(ctx)
 	}
 	return batch, nil
 }

@@ -45,15 +45,20 @@
 // syncFlat compares the view with card_fields in a transaction of its own
 // under another advisory lock and changes it only when needed, with CREATE
 // OR REPLACE VIEW when the change adds columns at the end (card_id,
-// removed_at and account come first so that a new field always does), or
-// DROP and CREATE when a column changes type (numeric while a field held
-// numbers only, then text). A failed re-creation is logged and retried by
-// the next commit and at Open. PostgreSQL's bounds are lower than SQLite's:
+// removed_at and account come first so that a new field always does).
+// Every field column is text whatever JSON types the field holds, so a
+// field whose type changes never changes its column; only a column that
+// goes (its field pruned) or one of another type (a numeric column made by
+// an older binary) needs DROP and CREATE. A failed re-creation (a view
+// built on cards_flat blocking the DROP, a lock, a permission) is a warning
+// in the log, never a failed open or run: the view keeps its old columns,
+// CardsFlatStale and Summary report it, and the next commit tries again.
+// PostgreSQL's bounds are lower than SQLite's:
 // 1,597 field columns, names of 63 bytes (flatLimits). load's bounds on
 // card_fields hold here too: a walk adds at most load.MaxNewFieldsPerWalk
 // fields (load.FieldBudget, counted over the walk's runs), and PruneFields
 // deletes the rows load.StaleFields names under the fields lock, then
-// syncFlat drops their columns (DROP and CREATE). Open fills
+// syncFlat drops their columns (DROP and CREATE). A writing Open fills
 // column_docs from load.ColumnDocs when its rows differ, under a third
 // advisory lock.
 //

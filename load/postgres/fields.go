@@ -94,14 +94,11 @@ func (w *Warehouse) recordFields(ctx context.Context, tx pgx.Tx, runID, walkID i
 		b.Added(len(add))
 	}
 	if len(update) > 0 {
-		old := make(map[string]load.FieldRow, len(have))
-		for _, f := range have {
-			old[f.Name] = f
-		}
 		var names, types []string
 		for _, f := range update {
+			// A new JSON type leaves cards_flat as it is: its columns
+			// are text whatever the type (flatType).
 			names, types = append(names, f.Name), append(types, f.JSONTypes)
-			flat = flat || f.InFlatView && f.JSONTypes != old[f.Name].JSONTypes
 		}
 		if _, err := tx.Exec(ctx, `UPDATE card_fields f SET json_types = u.types, last_run = greatest(f.last_run, $1),
 				last_seen_at = greatest(f.last_seen_at, $4)
@@ -132,7 +129,8 @@ func readFields(ctx context.Context, tx pgx.Tx) ([]load.FieldRow, error) {
 
 // PruneFields deletes the card_fields rows last seen before cutoff
 // (load.StaleFields) under fieldsLock, then, when one of them had a
-// cards_flat column, re-creates cards_flat without it (syncFlat), as
+// cards_flat column, re-creates cards_flat without it (followFlat: a view
+// built on that column makes it a warning, not an error), as
 // load.Warehouse.PruneFields. It returns the number of rows deleted.
 func (w *Warehouse) PruneFields(ctx context.Context, cutoff time.Time) (_ int, err error) {
 	defer classify(&err)
@@ -165,10 +163,7 @@ func (w *Warehouse) PruneFields(ctx context.Context, cutoff time.Time) (_ int, e
 		return 0, fmt.Errorf("prune fields: %w", err)
 	}
 	if flat {
-		if err := w.syncFlat(ctx); err != nil {
-			w.flatStale.Store(true)
-			return n, fmt.Errorf("prune fields: %w", err)
-		}
+		w.followFlat(ctx)
 	}
 	return n, nil
 }
@@ -176,79 +171,116 @@ func (w *Warehouse) PruneFields(ctx context.Context, cutoff time.Time) (_ int, e
 // flatColumn is a field column of cards_flat.
 type flatColumn struct {
 	name, field string
-	numeric     bool
 }
 
-// pgType is the column's type as format_type shows it.
-func (c flatColumn) pgType() string {
-	if c.numeric {
-		return "numeric"
-	}
-	return "text"
-}
+// flatType is the SQL type of every field column of cards_flat: text
+// (->>, numbers in the API's form, objects and arrays as jsonb text),
+// whatever JSON types the field has held, so that a field whose JSON type
+// changes (an id sent as a number, then as text) never changes its
+// column's type and never needs the view dropped.
+const flatType = "text"
 
 // flatFixed are cards_flat's own columns, first so that a new field is a
 // new last column.
 var flatFixed = []string{"card_id", "removed_at", "account"}
+
+// flatAction is what cards_flat needs to follow card_fields.
+type flatAction int
+
+const (
+	flatCurrent  flatAction = iota // nothing: the view has the columns
+	flatReplace                    // CREATE OR REPLACE VIEW: columns added at the end
+	flatRecreate                   // DROP and CREATE: a column goes or changes type
+)
+
+// rowsQuerier is what planFlat reads through: a transaction or the pool.
+type rowsQuerier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// planFlat compares cards_flat with card_fields and returns what the view
+// needs and the field columns it should have. It only reads.
+func planFlat(ctx context.Context, q rowsQuerier) (flatAction, []flatColumn, error) {
+	rows, err := q.Query(ctx, `SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
+		WHERE attrelid = to_regclass('cards_flat') AND attnum > 0 AND NOT attisdropped ORDER BY attnum`)
+	if err != nil {
+		return 0, nil, fmt.Errorf("read cards_flat's columns: %w", err)
+	}
+	current, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (c [2]string, err error) {
+		err = r.Scan(&c[0], &c[1])
+		return c, err
+	})
+	if err != nil {
+		return 0, nil, fmt.Errorf("read cards_flat's columns: %w", err)
+	}
+	rows, err = q.Query(ctx, `SELECT name, column_name FROM card_fields
+		WHERE in_flat_view = 1 AND column_name IS NOT NULL ORDER BY first_run, first_seen_at, name COLLATE "C"`)
+	if err != nil {
+		return 0, nil, fmt.Errorf("read card_fields: %w", err)
+	}
+	fields, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (f [2]string, err error) {
+		err = r.Scan(&f[0], &f[1])
+		return f, err
+	})
+	if err != nil {
+		return 0, nil, fmt.Errorf("read card_fields: %w", err)
+	}
+	want := flatColumns(current, fields)
+	have := make([]string, len(current))
+	for i, c := range current {
+		have[i] = c[0] + " " + c[1]
+	}
+	spec := make([]string, 0, len(flatFixed)+len(want))
+	for _, c := range flatFixed {
+		spec = append(spec, c+" ")
+	}
+	for _, c := range want {
+		spec = append(spec, c.name+" "+flatType)
+	}
+	same := len(current) > 0 && len(have) <= len(spec)
+	for i := range have {
+		same = same && (i < len(flatFixed) && strings.HasPrefix(have[i], spec[i]) || have[i] == spec[i])
+	}
+	switch {
+	case same && len(have) == len(spec):
+		return flatCurrent, want, nil
+	case same || len(current) == 0:
+		return flatReplace, want, nil
+	default:
+		return flatRecreate, want, nil
+	}
+}
 
 // syncFlat brings cards_flat in line with card_fields, in a transaction
 // of its own under flatLock (never inside a page commit, whose locks it
 // would hold on to): nothing when the view already has the columns; CREATE
 // OR REPLACE VIEW when the change only adds columns at the end (it locks
 // the view alone, and views built on cards_flat survive); DROP and CREATE
-// when a column must change type or go. Existing columns keep their place.
-// A field column is numeric while every value seen is a number or null,
-// text otherwise (->>, nested objects and arrays as JSON text); a column
-// once text stays text.
+// only when a column must go (its field pruned) or has another type (a
+// view made by an older binary, whose columns could be numeric). Existing
+// columns keep their place, and every field column is text (flatType).
+//
+// An error means cards_flat still has its old columns: callers log it,
+// mark the view stale (flatStale) and go on; it never fails a run.
 func (w *Warehouse) syncFlat(ctx context.Context) error {
 	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(flatLock)); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
-			WHERE attrelid = to_regclass('cards_flat') AND attnum > 0 AND NOT attisdropped ORDER BY attnum`)
+		// A lock held on the view (an analyst's long query, a dependent
+		// view's DDL) must not stall the run: give up after a while, the
+		// next commit tries again.
+		if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '5s'`); err != nil {
+			return err
+		}
+		action, want, err := planFlat(ctx, tx)
 		if err != nil {
 			return err
 		}
-		current, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (c [2]string, err error) {
-			err = r.Scan(&c[0], &c[1])
-			return c, err
-		})
-		if err != nil {
-			return err
-		}
-		rows, err = tx.Query(ctx, `SELECT name, column_name, json_types FROM card_fields
-			WHERE in_flat_view = 1 AND column_name IS NOT NULL ORDER BY first_run, first_seen_at, name COLLATE "C"`)
-		if err != nil {
-			return err
-		}
-		fields, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (f [3]string, err error) {
-			err = r.Scan(&f[0], &f[1], &f[2])
-			return f, err
-		})
-		if err != nil {
-			return err
-		}
-		want := flatColumns(current, fields)
-		have := make([]string, len(current))
-		for i, c := range current {
-			have[i] = c[0] + " " + c[1]
-		}
-		spec := make([]string, 0, len(flatFixed)+len(want))
-		for _, c := range flatFixed {
-			spec = append(spec, c+" ")
-		}
-		for _, c := range want {
-			spec = append(spec, c.name+" "+c.pgType())
-		}
-		same := len(have) <= len(spec)
-		for i := range have {
-			same = same && (i < len(flatFixed) && strings.HasPrefix(have[i], spec[i]) || have[i] == spec[i])
-		}
-		switch {
-		case same && len(have) == len(spec):
+		switch action {
+		case flatCurrent:
 			return nil
-		case same:
+		case flatReplace:
 			_, err = tx.Exec(ctx, "SET LOCAL standard_conforming_strings = on;\nCREATE OR REPLACE VIEW "+flatViewSQL(want))
 		default:
 			_, err = tx.Exec(ctx, "SET LOCAL standard_conforming_strings = on;\nDROP VIEW IF EXISTS cards_flat;\nCREATE VIEW "+flatViewSQL(want))
@@ -264,12 +296,38 @@ func (w *Warehouse) syncFlat(ctx context.Context) error {
 	return nil
 }
 
+// followFlat is syncFlat for the callers that must not fail on it (open,
+// a commit, PruneFields): a cards_flat that cannot follow card_fields (a
+// view built on it blocking a DROP, a lock, a permission) is logged as a
+// warning and left stale (Summary's CardsFlatStale, the
+// cardsync_cards_flat_stale gauge, status); the next commit tries again.
+func (w *Warehouse) followFlat(ctx context.Context) {
+	if err := w.syncFlat(ctx); err != nil {
+		w.flatStale.Store(true)
+		w.log.Warn("cards_flat not re-created; it keeps its old columns and the next commit tries again", "err", err)
+		return
+	}
+	w.flatStale.Store(false)
+}
+
+// CardsFlatStale reports whether cards_flat lags behind card_fields: a
+// column is missing, or one must go or change type and the view could not
+// be re-created (see followFlat). It only reads, so a read-only open may
+// call it.
+func (w *Warehouse) CardsFlatStale(ctx context.Context) (_ bool, err error) {
+	defer classify(&err)
+	action, _, err := planFlat(ctx, w.pool)
+	if err != nil {
+		return false, fmt.Errorf("check cards_flat: %w", err)
+	}
+	return action != flatCurrent, nil
+}
+
 // flatColumns are the field columns cards_flat should have: those it has
-// (name, type) still in card_fields, in their place, then the others in
-// card_fields' order. fields are card_fields' (name, column, json_types)
-// of the fields in the view.
-func flatColumns(current [][2]string, fields [][3]string) []flatColumn {
-	byColumn := make(map[string][3]string, len(fields))
+// still in card_fields, in their place, then the others in card_fields'
+// order. fields are card_fields' (name, column) of the fields in the view.
+func flatColumns(current [][2]string, fields [][2]string) []flatColumn {
+	byColumn := make(map[string][2]string, len(fields))
 	for _, f := range fields {
 		byColumn[f[1]] = f
 	}
@@ -280,31 +338,15 @@ func flatColumns(current [][2]string, fields [][3]string) []flatColumn {
 		if !ok {
 			continue
 		}
-		out = append(out, flatColumn{name: f[1], field: f[0], numeric: numeric(f[2]) && c[1] == "numeric"})
+		out = append(out, flatColumn{name: f[1], field: f[0]})
 		placed[f[1]] = true
 	}
 	for _, f := range fields {
 		if !placed[f[1]] {
-			out = append(out, flatColumn{name: f[1], field: f[0], numeric: numeric(f[2])})
+			out = append(out, flatColumn{name: f[1], field: f[0]})
 		}
 	}
 	return out
-}
-
-// numeric says whether a field of these JSON types (card_fields.json_types)
-// reads as a number: it has held numbers and nulls only.
-func numeric(types string) bool {
-	has := false
-	for t := range strings.SplitSeq(types, ",") {
-		switch t {
-		case "number":
-			has = true
-		case "null":
-		default:
-			return false
-		}
-	}
-	return has
 }
 
 // flatViewSQL is the body of cards_flat's CREATE VIEW: card_state's fixed
@@ -316,11 +358,7 @@ func flatViewSQL(cols []flatColumn) string {
 	for _, c := range cols {
 		key := "'" + strings.ReplaceAll(c.field, "'", "''") + "'"
 		b.WriteString(",\n    ")
-		if c.numeric {
-			b.WriteString("CASE WHEN jsonb_typeof(data -> " + key + ") = 'number' THEN (data ->> " + key + ")::numeric END")
-		} else {
-			b.WriteString("data ->> " + key)
-		}
+		b.WriteString("data ->> " + key)
 		b.WriteString(" AS " + pgx.Identifier{c.name}.Sanitize())
 	}
 	b.WriteString("\nFROM card_state")

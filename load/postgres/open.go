@@ -42,6 +42,15 @@ type Options struct {
 	RequireLease bool
 	// MaxConns bounds the pool (default DefaultMaxConns).
 	MaxConns int32
+	// ReadOnly opens the warehouse to read (status, check): Open runs no
+	// DDL and writes nothing (no migration, no column_docs, no cards_flat),
+	// so a role with only USAGE on the schema and SELECT on its tables may
+	// use it, and every write method returns load.ErrReadOnly. A database
+	// whose schema is older than this binary's is refused with a
+	// *load.SchemaVersionError wrapping load.ErrSchemaTooOld (the next
+	// sync, serve or backfill, upgrades it); one without cardsync's tables
+	// with load.ErrNotMigrated.
+	ReadOnly bool
 	// IdleInTransaction bounds how long a write transaction may sit idle
 	// between statements before the server ends its session (default
 	// DefaultIdleInTransaction). Every write transaction holds its lease
@@ -67,6 +76,7 @@ type Warehouse struct {
 	batch    load.BatchLimits
 	idleInTx time.Duration
 	require  bool
+	readOnly bool
 
 	// flatStale is set when cards_flat could not follow card_fields after
 	// a commit: the next commit tries again.
@@ -85,7 +95,8 @@ type fence struct {
 }
 
 // Open connects to the PostgreSQL database of url (postgres://…), migrates
-// it and returns the Warehouse of opts.Account. The URL's password, if
+// it (unless opts.ReadOnly: then it only checks the schema version) and
+// returns the Warehouse of opts.Account. The URL's password, if
 // any, never appears in an error or a log line.
 func Open(ctx context.Context, url string, opts Options) (_ *Warehouse, err error) {
 	defer classify(&err)
@@ -123,14 +134,22 @@ func Open(ctx context.Context, url string, opts Options) (_ *Warehouse, err erro
 		pool.Close()
 		return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
 	}
-	if _, err := Migrate(ctx, pool, set.Policy); err != nil {
+	if opts.ReadOnly {
+		err = checkVersion(ctx, pool)
+	} else {
+		_, err = Migrate(ctx, pool, set.Policy)
+	}
+	if err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
 	}
 	w := &Warehouse{
 		pool: pool, url: shown, account: set.Account, now: set.Now, log: set.Logger,
 		policy: set.Policy, fraction: set.MaxRemovedFraction, batch: set.Batch, idleInTx: cmp.Or(max(opts.IdleInTransaction, 0), DefaultIdleInTransaction),
-		require: opts.RequireLease,
+		require: opts.RequireLease, readOnly: opts.ReadOnly,
+	}
+	if opts.ReadOnly {
+		return w, nil
 	}
 	// The shared objects a migration cannot fill: column_docs from this
 	// binary's documentation, cards_flat from card_fields (a replica may
@@ -139,11 +158,33 @@ func Open(ctx context.Context, url string, opts Options) (_ *Warehouse, err erro
 		pool.Close()
 		return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
 	}
-	if err := w.syncFlat(ctx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
-	}
+	// A cards_flat that cannot follow (a view built on it, a lock, a
+	// permission) is a warning, never a failed start.
+	w.followFlat(ctx)
 	return w, nil
+}
+
+// checkVersion is a read-only open's check of the schema: it reads
+// schema_migrations (never creating it) and refuses a database without
+// cardsync's tables (load.ErrNotMigrated) or at another version than this
+// binary's (*load.SchemaVersionError: older, the next sync upgrades it;
+// newer, upgrade cardsync).
+func checkVersion(ctx context.Context, pool *pgxpool.Pool) error {
+	var exists bool
+	if err := pool.QueryRow(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL`).Scan(&exists); err != nil {
+		return fmt.Errorf("read the schema version: %w", err)
+	}
+	if !exists {
+		return load.ErrNotMigrated
+	}
+	var have int
+	if err := pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+		return fmt.Errorf("read the schema version: %w", err)
+	}
+	if latest := SchemaVersion(); have != latest {
+		return &load.SchemaVersionError{Database: have, Binary: latest}
+	}
+	return nil
 }
 
 // scrub removes password from err's text, should a driver ever quote it.
@@ -197,6 +238,9 @@ func (w *Warehouse) stamp() time.Time { return w.now().UTC().Truncate(time.Secon
 // write runs fn in one transaction, after checking the lease this
 // Warehouse writes under (checkLease).
 func (w *Warehouse) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	if w.readOnly {
+		return load.ErrReadOnly
+	}
 	return pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
 		// Per transaction (SET LOCAL), so it holds behind a pooler in
 		// transaction mode too.

@@ -220,6 +220,9 @@ func (w *Warehouse) Summary(ctx context.Context) (_ load.Summary, err error) {
 	if st.RecentWalks, err = w.recentWalks(ctx); err != nil {
 		return st, err
 	}
+	if st.CardsFlatStale, err = w.CardsFlatStale(ctx); err != nil {
+		return st, err
+	}
 	st.LastSuccessAt, st.LastWalkAt, st.LastSnapshotAt = utcPtr(st.LastSuccessAt), utcPtr(st.LastWalkAt), utcPtr(st.LastSnapshotAt)
 	return st, nil
 }
