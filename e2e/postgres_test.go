@@ -123,8 +123,11 @@ func TestPostgresTwoWriters(t *testing.T) { testTwoWriters(t, toPostgres) }
 // or any row of any table or view, dumped as text; no CVV is stored.
 func TestPostgresCanarySecrets(t *testing.T) {
 	const pgCanary = "pg-canary-0c41d2"
-	up := newUpstream(t, sim.Options{Seed: 51, Cards: 60, Password: canary, IncludePAN: true, OddData: true})
 	corpus := redacttest.PANCorpus()
+	// Enough cards to carry the whole corpus, perCard samples each, with a
+	// quarter more for the odd items (not objects: they carry none).
+	cards := max(60, (len(corpus)+perCard-1)/perCard*5/4)
+	up := newUpstream(t, sim.Options{Seed: 51, Cards: cards, Password: canary, IncludePAN: true, OddData: true})
 	proxy := newPANProxy(t, up, corpus)
 	d := newDeploymentTo(t, up, toPostgres)
 	d.env["CARDSYNC_API_BASE_URL"] = proxy.URL
