@@ -113,13 +113,6 @@ type frame struct {
 	drop int
 }
 
-// field records a top-level field while the walk runs: its name is
-// names[start:end].
-type field struct {
-	start, end int
-	typ        string
-}
-
 // walker holds the state of one JSON walk and its reusable scratch space.
 type walker struct {
 	p   *Policy
@@ -131,12 +124,7 @@ type walker struct {
 	rootObject bool
 	// noMask is set for the value of the top-level "id".
 	noMask bool
-	// topValue is where the value of the current top-level member starts
-	// in out, or -1.
-	topValue int
 
-	fields  []field
-	names   []byte // decoded top-level keys, back to back
 	scratch []byte // a decoded key
 	scan    scan
 
@@ -146,8 +134,7 @@ type walker struct {
 func (w *walker) reset(p *Policy, in, out []byte) {
 	w.p, w.in, w.i, w.out = p, in, 0, out
 	w.stack = w.stack[:0]
-	w.rootObject, w.noMask, w.topValue = false, false, -1
-	w.fields, w.names = w.fields[:0], w.names[:0]
+	w.rootObject, w.noMask = false, false
 }
 
 // syntaxError returns an ErrInvalidJSON naming the offset and the reason.
@@ -241,9 +228,6 @@ func (w *walker) walk() error {
 			case f.drop >= 0:
 				w.out = w.out[:f.drop]
 				f.drop = -1
-			case f.object && len(w.stack) == 1:
-				f.members++
-				w.fields[len(w.fields)-1].typ = jsonType(w.out[w.topValue])
 			default:
 				f.members++
 			}
@@ -317,10 +301,6 @@ func (w *walker) key() error {
 	}
 	if len(w.stack) == 1 && f.object {
 		w.noMask = scalar && string(key) == "id"
-		start := len(w.names)
-		w.names = append(w.names, key...)
-		w.fields = append(w.fields, field{start: start, end: len(w.names)})
-		w.topValue = len(w.out)
 	}
 	return nil
 }
