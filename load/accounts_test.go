@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestCheckAccountName(t *testing.T) {
@@ -125,8 +126,10 @@ func TestUpgradeToAccountsKeepsAnswers(t *testing.T) {
 		t.Fatalf("version %d (%v), want 4", v4, err)
 	}
 	before := make([][]string, len(queries))
+	beforeAges := make([][]int64, len(queries))
+	start := time.Now()
 	for i, q := range queries {
-		before[i] = queryTable(t, db4, q, nil)
+		before[i] = queryTable(t, db4, q, nil, &beforeAges[i])
 	}
 	rowsBefore := tableRows(t, db4)
 	meaningBefore := jsonMeanings(t, db4)
@@ -163,7 +166,20 @@ func TestUpgradeToAccountsKeepsAnswers(t *testing.T) {
 	}
 	answered := 0
 	for i, q := range queries {
-		after := queryTable(t, w.db, q, before[i][:1])
+		var ages []int64
+		after := queryTable(t, w.db, q, before[i][:1], &ages)
+		// An age may only have grown, and by no more than the time the
+		// two passes took (whole seconds, so one more).
+		elapsed := int64(time.Since(start)/time.Second) + 1
+		if len(ages) != len(beforeAges[i]) {
+			t.Errorf("query %d: %d ages after the upgrade, %d before", i+1, len(ages), len(beforeAges[i]))
+		} else {
+			for k, a := range ages {
+				if d := a - beforeAges[i][k]; d < 0 || d > elapsed {
+					t.Errorf("query %d: an age went from %d s to %d s across an upgrade of %d s", i+1, beforeAges[i][k], a, elapsed)
+				}
+			}
+		}
 		if strings.Contains(q, "column_docs") {
 			// Migration 4's step fills column_docs from this binary's
 			// documentation, account columns included: compare the rest.
@@ -230,10 +246,10 @@ func splitStatements(text string) []string {
 // queryTable runs q and returns its header (the column names, joined) and
 // one string per row (a failing query: its error, which must fail the
 // same way after the upgrade). With header (a header from before an upgrade), the
-// columns it does not name (account, under SELECT *) are dropped, and an
-// age in seconds is rounded to the minute so that the clock moving between
-// two runs does not count.
-func queryTable(t *testing.T, db *sql.DB, q string, header []string) []string {
+// columns it does not name (account, under SELECT *) are dropped. An age in
+// seconds moves with the clock: its cell reads "age" and its value is
+// appended to ages, for the caller to compare with a tolerance.
+func queryTable(t *testing.T, db *sql.DB, q string, header []string, ages *[]int64) []string {
 	t.Helper()
 	rows, err := db.QueryContext(t.Context(), q)
 	if err != nil {
@@ -265,7 +281,8 @@ func queryTable(t *testing.T, db *sql.DB, q string, header []string) []string {
 				continue
 			}
 			if n, ok := v.(int64); ok && strings.HasSuffix(cols[i], "_age_seconds") {
-				v = n / 60
+				*ages = append(*ages, n)
+				v = "age"
 			}
 			if b, ok := v.([]byte); ok {
 				v = string(b)

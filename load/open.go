@@ -36,6 +36,11 @@ const (
 	journalSizeLimit = 64 << 20
 	// optimizeBusyTimeout bounds the post-run TRUNCATE checkpoint attempt.
 	optimizeBusyTimeout = 200 * time.Millisecond
+	// migrationWait bounds how long an open waits for another writer that
+	// creates or migrates the file: a migration of every schema (copying
+	// tables, running Go steps) takes longer than one write, the more so
+	// on a loaded machine.
+	migrationWait = 2 * time.Minute
 )
 
 // Options configures Open. The zero value is usable.
@@ -178,9 +183,10 @@ func Open(ctx context.Context, path string, opts Options) (_ *Warehouse, err err
 	// Another writer (an account of the same file opening at the same
 	// time, or another process) may be creating or migrating the file:
 	// switching it to WAL and checking the mode can answer SQLITE_BUSY
-	// without SQLite's busy handler, so the open itself waits, as long
-	// as a write would.
-	deadline := time.Now().Add(w.busyTimeout())
+	// without SQLite's busy handler, and a migration in progress outlasts
+	// the busy handler's wait, so the open itself waits, as long as a
+	// migration may take (migrationWait), at least as long as a write.
+	deadline := time.Now().Add(max(w.busyTimeout(), migrationWait))
 	for {
 		err = w.connect(ctx)
 		if err == nil || !isBusy(err) || time.Now().After(deadline) {
