@@ -91,7 +91,7 @@ func PrepareAccount(policy *redact.Policy, a Account) (AccountRow, error) {
 		if err != nil {
 			return AccountRow{}, fmt.Errorf("%s: %w", names[i], err)
 		}
-		if _, leaks := policy.Text(am.String()); leaks {
+		if policy.HoldsSecret(am.String()) {
 			// The API echoed the password or a token as an amount: the
 			// column stays NULL (raw says [REDACTED]).
 			row.Secrets++
@@ -180,7 +180,7 @@ func carriesNoSecret(policy *redact.Policy, n *int64, secrets *int) *int64 {
 	if n == nil {
 		return nil
 	}
-	if _, leaks := policy.Text(strconv.FormatInt(*n, 10)); leaks {
+	if policy.HoldsSecret(strconv.FormatInt(*n, 10)) {
 		*secrets++
 		return nil
 	}

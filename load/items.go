@@ -151,9 +151,5 @@ const secretIDReason = "the card id carries the password or a token: the item is
 // idCarriesSecret reports whether id holds a secret the policy removes
 // (the password, a token, or a piece of one).
 func idCarriesSecret(policy *redact.Policy, id string) bool {
-	if id == "" {
-		return false
-	}
-	_, scrubbed := policy.Text(id)
-	return scrubbed
+	return policy.HoldsSecret(id)
 }

@@ -330,6 +330,19 @@ func (s *Secrets) scrubData(text string) (string, bool) {
 	}
 }
 
+// HoldsSecret reports whether Text would remove a secret or a bearer token
+// from s, without masking its card numbers: the check
+// for a card's id, on every card.
+func (p *Policy) HoldsSecret(s string) bool {
+	if p.secrets == nil || s == "" {
+		return false
+	}
+	p.secrets.mu.RLock()
+	defer p.secrets.mu.RUnlock()
+	_, found := p.secrets.scrubData(s)
+	return found
+}
+
 // Text returns s with its card numbers masked (see PANs) and, for a Policy
 // from NewSecretPolicy, its secrets and bearer tokens replaced as Scrub
 // replaces them; scrubbed reports whether a secret or token was. It is the
