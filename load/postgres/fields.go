@@ -201,29 +201,15 @@ type rowsQuerier interface {
 // planFlat compares cards_flat with card_fields and returns what the view
 // needs and the field columns it should have. It only reads.
 func planFlat(ctx context.Context, q rowsQuerier) (flatAction, []flatColumn, error) {
-	rows, err := q.Query(ctx, `SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
+	current, err := queryPairs(ctx, q, "cards_flat's columns", `SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
 		WHERE attrelid = to_regclass('cards_flat') AND attnum > 0 AND NOT attisdropped ORDER BY attnum`)
 	if err != nil {
-		return 0, nil, fmt.Errorf("read cards_flat's columns: %w", err)
+		return 0, nil, err
 	}
-	current, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (c [2]string, err error) {
-		err = r.Scan(&c[0], &c[1])
-		return c, err
-	})
-	if err != nil {
-		return 0, nil, fmt.Errorf("read cards_flat's columns: %w", err)
-	}
-	rows, err = q.Query(ctx, `SELECT name, column_name FROM card_fields
+	fields, err := queryPairs(ctx, q, "card_fields", `SELECT name, column_name FROM card_fields
 		WHERE in_flat_view = 1 AND column_name IS NOT NULL ORDER BY first_run, first_seen_at, name COLLATE "C"`)
 	if err != nil {
-		return 0, nil, fmt.Errorf("read card_fields: %w", err)
-	}
-	fields, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (f [2]string, err error) {
-		err = r.Scan(&f[0], &f[1])
-		return f, err
-	})
-	if err != nil {
-		return 0, nil, fmt.Errorf("read card_fields: %w", err)
+		return 0, nil, err
 	}
 	want := flatColumns(current, fields)
 	have := make([]string, len(current))
@@ -363,4 +349,21 @@ func flatViewSQL(cols []flatColumn) string {
 	}
 	b.WriteString("\nFROM card_state")
 	return b.String()
+}
+
+// queryPairs runs query, whose rows are two text columns, and returns them;
+// its error names what was read.
+func queryPairs(ctx context.Context, q rowsQuerier, what, query string) ([][2]string, error) {
+	rows, err := q.Query(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	pairs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (p [2]string, err error) {
+		err = r.Scan(&p[0], &p[1])
+		return p, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	return pairs, nil
 }
