@@ -246,6 +246,7 @@ func (c *Client) do(ctx context.Context, r *request) (response, error) {
 		refreshed bool
 		stale     Secret
 		lastErr   error
+		failedAt  int // the attempt that failed with lastErr
 		// answered: an attempt got an HTTP answer, so the API is reachable.
 		answered bool
 	)
@@ -277,7 +278,7 @@ func (c *Client) do(ctx context.Context, r *request) (response, error) {
 				}
 				return response{}, we
 			}
-			return response{}, stopped(r.op, err, attempts, lastErr)
+			return response{}, stopped(r.op, err, failedAt, lastErr)
 		}
 		attempts++
 		o := c.attempt(ctx, r, tok)
@@ -285,11 +286,17 @@ func (c *Client) do(ctx context.Context, r *request) (response, error) {
 			r.pacer.ok()
 			return response{status: o.status, bytes: o.bytes, duration: o.duration, attempts: attempts}, nil
 		}
-		lastErr = o.err
 		answered = answered || o.status != 0
 		if ctx.Err() != nil {
-			return response{}, stopped(r.op, ctx.Err(), attempts, lastErr)
+			// An attempt cut short by the context itself says nothing
+			// new: the attempt before it keeps the cause (connection
+			// refused, 503) and so the exit code.
+			if lastErr == nil || !errors.Is(o.err, ctx.Err()) {
+				lastErr, failedAt = o.err, attempts
+			}
+			return response{}, stopped(r.op, ctx.Err(), failedAt, lastErr)
 		}
+		lastErr, failedAt = o.err, attempts
 		if o.unauthorized && r.token {
 			if refreshed {
 				return response{}, fmt.Errorf("%s: token rejected again after a refresh: %w: %w", r.op, ErrUnauthenticated, o.err)
@@ -339,7 +346,7 @@ func (c *Client) do(ctx context.Context, r *request) (response, error) {
 			c.cfg.OnWait(reason, d)
 		}
 		if err := c.clk.Sleep(ctx, d); err != nil {
-			return response{}, stopped(r.op, err, attempts, lastErr)
+			return response{}, stopped(r.op, err, failedAt, lastErr)
 		}
 		waited += d
 	}

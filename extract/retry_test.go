@@ -377,6 +377,27 @@ func TestStoppedWhileRetryingKeepsTheCause(t *testing.T) {
 	}
 }
 
+// TestCutShortAttemptKeepsTheEarlierCause ends the caller's context while
+// the second attempt is in flight: that attempt failed only because of the
+// context, so the error keeps the first attempt's cause (the 503) and its
+// class (ErrUnavailable), not "context deadline exceeded" twice.
+func TestCutShortAttemptKeepsTheEarlierCause(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	faults := []sim.Fault{
+		{Kind: sim.FaultStatus, Status: 503, Endpoint: "account", Times: 1},
+		{Kind: sim.FaultLatency, Latency: time.Hour, Endpoint: "account", Skip: 1},
+	}
+	e := newEnv(t, sim.Options{Cards: 15, Faults: faults}, func(c *Config) {
+		c.MaxWait = time.Hour
+		c.OnWait = func(string, time.Duration) { time.AfterFunc(50*time.Millisecond, cancel) }
+	})
+	_, err := e.c.Account(ctx)
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "attempt 1 failed") || !strings.Contains(err.Error(), "503") {
+		t.Errorf("err = %v: want context.Canceled wrapping attempt 1's 503 (ErrUnavailable)", err)
+	}
+}
+
 // TestUnreachableBaseURLIsSaidAtOnce: an API that never accepts a
 // connection (a wrong api.base_url, a closed port) is named from the first
 // retry on, in the wait reason and the log, and in the final error.
