@@ -167,7 +167,7 @@ func printSummary(w io.Writer, r worker.Result) {
 	}
 	if r.WalkComplete && !r.WalkConsistent {
 		fmt.Fprintf(w, "walk inconsistent: %s: %s; no removals marked, the next run re-walks\n",
-			inconsistentText(walkStatus{Reason: strPtr(r.InconsistentReason), Pages: r.InconsistentPages}), r.Inconsistency)
+			worker.ReasonText(r.InconsistentReason, r.InconsistentPages), r.Inconsistency)
 	}
 	if r.PendingRemovals > 0 && r.RemovalsHeld == 0 {
 		fmt.Fprintf(w, "%s not listed; marked removed if the next walk also misses %s\n", plural(r.PendingRemovals, "card"), them(r.PendingRemovals))

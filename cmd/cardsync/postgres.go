@@ -66,29 +66,6 @@ func (m *Main) sqliteSettings(cf commonFlags, command, instead string) (config.S
 	return s, notWithPostgres(s, command, instead)
 }
 
-// leaseStatus is an account's lease in `status -json` (null with SQLite or
-// when no replica ever took it).
-type leaseStatus struct {
-	Holder       string `json:"holder"`
-	FencingToken int64  `json:"fencing_token"`
-	ExpiresAt    string `json:"expires_at"`
-	Expired      bool   `json:"expired"`
-}
-
-// accountLease returns account's lease from the PostgreSQL warehouse.
-func accountLease(ctx context.Context, wh *postgres.Warehouse, account string) (*leaseStatus, error) {
-	leases, err := wh.Leases(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, l := range leases {
-		if l.Account == account {
-			return &leaseStatus{Holder: l.Holder, FencingToken: l.FencingToken, ExpiresAt: rfc(l.ExpiresAt), Expired: l.Expired}, nil
-		}
-	}
-	return nil, nil
-}
-
 // checkPostgres is check's warehouse part with [warehouse] url: it signs
 // in, reads the schema version without migrating (an older schema is
 // reported, not an error: the next sync upgrades it), checks that the
@@ -115,12 +92,12 @@ func checkPostgres(ctx context.Context, s config.Settings, ok func(format string
 		if err != nil {
 			return fmt.Errorf("read status: %w", err)
 		}
-		lease, err := accountLease(ctx, wh, a.Name)
+		lease, err := worker.AccountLease(ctx, wh, a.Name)
 		if err != nil {
 			return err
 		}
 		held := "no live lease"
-		if lease != nil && !lease.Expired {
+		if lease.Live() {
 			held = fmt.Sprintf("lease held by %s until %s", lease.Holder, lease.ExpiresAt)
 		}
 		ok("account %s: %s; %s", a.Name, statusOneLine(sum), held)
