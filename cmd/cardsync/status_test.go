@@ -3,14 +3,18 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/robfig/cron/v3"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/postgres"
+	"github.com/cardsync/cardsync/sim"
 	"github.com/cardsync/cardsync/worker"
 )
 
@@ -99,5 +103,38 @@ func TestStatusGolden(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPostgresStatusShowsWhatApplies: on PostgreSQL, status shows the
+// database's schema version (the highest in schema_migrations) and no WAL
+// line, in text and JSON (wal_bytes stays 0, as the document promises an
+// integer).
+func TestPostgresStatusShowsWhatApplies(t *testing.T) {
+	url := pgURL(t)
+	_, e := newEnv(t, sim.Options{Seed: 3, Cards: 10})
+	delete(e.vars, "CARDSYNC_WAREHOUSE_PATH")
+	e.vars["CARDSYNC_WAREHOUSE_URL"] = url
+	e.vars["CARDSYNC_CLUSTER_HOLDER"] = "test-host:1"
+	if code, out, errOut := e.run(t.Context(), "backfill"); code != 0 {
+		t.Fatalf("backfill: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut := e.run(t.Context(), "status")
+	want := fmt.Sprintf(" (schema v%d, ", postgres.SchemaVersion())
+	if code != 0 || !strings.Contains(out, "\nwarehouse  ") || !strings.Contains(out, want) || strings.Contains(out, "WAL") {
+		t.Errorf("status: exit %d, want %q and no WAL:\n%s\n%s", code, want, out, errOut)
+	}
+	code, out, _ = e.run(t.Context(), "status", "-json")
+	var doc struct {
+		Accounts []struct {
+			Warehouse map[string]any `json:"warehouse"`
+		} `json:"accounts"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 || len(doc.Accounts) != 1 {
+		t.Fatalf("status -json: exit %d, %v\n%s", code, err, out)
+	}
+	wh := doc.Accounts[0].Warehouse
+	if wh["schema_version"] != float64(postgres.SchemaVersion()) || wh["wal_bytes"] != float64(0) {
+		t.Errorf("status -json warehouse = %v, want schema_version %d, wal_bytes 0", wh, postgres.SchemaVersion())
 	}
 }
