@@ -5,6 +5,9 @@ import (
 	"database/sql"
 )
 
+// reportChangedCards lists the newest content changes of the period with
+// the top-level fields that changed (FieldChanges of the stored canonical
+// JSON).
 func reportChangedCards(ctx context.Context, tx *sql.Tx, d *ReportData, account, from, to string) error {
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM card_versions
 		WHERE account = ? AND change = 'changed' AND valid_from >= ? AND valid_from <= ?`, account, from, to).Scan(&d.ChangedCardsTotal); err != nil {
