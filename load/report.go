@@ -4,157 +4,17 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 	"time"
 )
-
-// Limits of ReportData's lists.
-const (
-	// ReportLastRuns is how many runs ReportData.LastRuns holds.
-	ReportLastRuns = 20
-	// ReportRunPoints is the most runs a period may hold for ReportData to
-	// list each of them (RunPoints); beyond it only RunDays describe them.
-	ReportRunPoints = 400
-	// ReportCardChanges is how many changed cards ReportData lists.
-	ReportCardChanges = 100
-	// ReportRejected is how many rejected items ReportData lists.
-	ReportRejected = 50
-	// ReportValueBytes cuts the JSON values and data shown in the report.
-	ReportValueBytes = 300
-)
-
-// AmountNames are the account amounts in the API's order, as
-// account_balances and account_balance_changes name them.
-func AmountNames() []string {
-	return []string{"balance", "cards_balance", "available_recharge_balance", "transfer_amount", "reach_amount", "authorizations"}
-}
-
-// ReportData is what an HTML report shows of a period: plain values read in
-// one read transaction. Amounts are integer cents or the warehouse's exact
-// decimal text, never floating point. Days are UTC days.
-type ReportData struct {
-	Path       string
-	Since, Now time.Time
-	// Days are the UTC days of the period, first to last.
-	Days []time.Time
-	// LastSuccessAt is when the last successful run finished (nil: never).
-	LastSuccessAt  *time.Time
-	LastSuccessRun int64
-	CurrentCards   int64
-	RemovedCards   int64
-	// PendingRemovals are current cards missed by the last complete walk.
-	PendingRemovals int64
-	// Balances holds a day's first, smallest, largest and last value of
-	// each amount, for the days with snapshots, by amount then day.
-	Balances []BalanceDay
-	// Latest is the latest account snapshot (nil when there is none).
-	Latest *LatestBalances
-	// Statuses are the card statuses seen, most frequent on the last day
-	// first; StatusCounts[i][d] is the number of current cards with
-	// Statuses[i] at the end of Days[d].
-	Statuses     []string
-	StatusCounts [][]int64
-	// CardChanges counts card_versions rows per day and change, for the
-	// days with any.
-	CardChanges []ChangeDay
-	// RunDays summarise the runs started on each day that has any.
-	RunDays []RunDay
-	// RunPoints lists every run of the period, oldest first, when there are
-	// at most ReportRunPoints of them (nil otherwise).
-	RunPoints []RunPoint
-	// LastRuns are the last ReportLastRuns runs, newest first, whatever the
-	// period.
-	LastRuns []Run
-	// ChangedCards are the newest ReportCardChanges content changes of the
-	// period with the top-level fields that changed; ChangedCardsTotal
-	// counts them all.
-	ChangedCards      []CardChange
-	ChangedCardsTotal int64
-	// Rejected are the items set aside during the period, latest first (at
-	// most ReportRejected); RejectedTotal counts them all.
-	Rejected      []RejectedItem
-	RejectedTotal int64
-}
-
-// BalanceDay is one amount on one UTC day, in cents.
-type BalanceDay struct {
-	Amount                string
-	Day                   time.Time
-	Snapshots             int64
-	First, Min, Max, Last int64
-	FirstText, LastText   string
-	MinText, MaxText      string
-}
-
-// LatestBalances is the latest account snapshot's amounts as exact decimal
-// text (from the view account_balances).
-type LatestBalances struct {
-	SnapshotID int64
-	TakenAt    time.Time
-	Amounts    []NamedAmount
-	// AppliedCards and AvailableToApply are the card counts (nil: null).
-	AppliedCards, AvailableToApply *int64
-	// Rounded says an amount came with float noise and was rounded.
-	Rounded bool
-}
-
-// NamedAmount is one amount as exact text; Null when the API sent null.
-type NamedAmount struct {
-	Name  string
-	Value string
-	Null  bool
-}
-
-// ChangeDay counts the card versions stored on one UTC day.
-type ChangeDay struct {
-	Day                             time.Time
-	New, Changed, Removed, Returned int64
-}
-
-// RunDay summarises the runs started on one UTC day.
-type RunDay struct {
-	Day                                          time.Time
-	Runs, Succeeded, Failed, Interrupted         int64
-	Abandoned, Running                           int64
-	MaxSeconds, TotalSeconds                     int64
-	RateLimited, Retries, Rejected, RemovalsHeld int64
-}
-
-// RunPoint is one run for a per-run chart.
-type RunPoint struct {
-	ID           int64
-	StartedAt    time.Time
-	Seconds      int64
-	Status       string
-	RateLimited  int64
-	Rejected     int64
-	RemovalsHeld int64
-}
-
-// RejectedItem is one row of rejected_cards, its data cut to
-// ReportValueBytes.
-type RejectedItem struct {
-	ID            int64
-	CardID        string
-	Reason        string
-	Times         int64
-	FirstAt       time.Time
-	LastAt        time.Time
-	Data          string
-	DataTruncated bool
-}
 
 // ReportData reads what a report of the period [since, now] shows. It only
 // reads, in one transaction, so a read-only warehouse (OpenReadOnly) serves
 // it while the worker writes.
 func (w *Warehouse) ReportData(ctx context.Context, since, now time.Time) (_ ReportData, err error) {
 	defer classify(&err)
-	if !since.Before(now) {
-		return ReportData{}, fmt.Errorf("report data: the period starts at %s, after its end %s", formatTime(since), formatTime(now))
-	}
-	d := ReportData{Path: w.path, Since: since.UTC(), Now: now.UTC()}
-	for day := dayOf(since); !day.After(now); day = day.AddDate(0, 0, 1) {
-		d.Days = append(d.Days, day)
+	d, err := NewReportData(w.path, since, now)
+	if err != nil {
+		return d, err
 	}
 	tx, err := w.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -187,16 +47,6 @@ func (w *Warehouse) ReportData(ctx context.Context, since, now time.Time) (_ Rep
 	return d, nil
 }
 
-func dayOf(t time.Time) time.Time {
-	y, m, d := t.UTC().Date()
-	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
-}
-
-func parseDay(s string) time.Time {
-	t, _ := time.Parse(time.DateOnly, s)
-	return t
-}
-
 func reportHealth(ctx context.Context, tx *sql.Tx, d *ReportData, account string) error {
 	var lastSuccess sql.NullString
 	var lastRun sql.NullInt64
@@ -216,7 +66,7 @@ func reportHealth(ctx context.Context, tx *sql.Tx, d *ReportData, account string
 // amount and day: count, first, min, max, last (cents), with the exact text
 // of each (the views' formatting, done by SQLite on integers).
 func reportBalances(ctx context.Context, tx *sql.Tx, d *ReportData, account, from, to string) error {
-	byAmount := map[string][]BalanceDay{}
+	var days []BalanceDay
 	err := eachRow(ctx, tx, `WITH s AS (
 			SELECT snapshot_id, taken_at, substr(taken_at, 1, 10) AS day,
 				balance_minor, cards_balance_minor, available_recharge_balance_minor,
@@ -241,22 +91,18 @@ func reportBalances(ctx context.Context, tx *sql.Tx, d *ReportData, account, fro
 		)
 		SELECT amount, day, count(*), min(first_v), min(v), max(v), min(last_v)
 		FROM w GROUP BY amount, day ORDER BY amount, day`, []any{from, to, account}, func(scan func(...any) error) error {
-		var b BalanceDay
-		var day string
-		if err := scan(&b.Amount, &day, &b.Snapshots, &b.First, &b.Min, &b.Max, &b.Last); err != nil {
+		var amount, day string
+		var n, first, lo, hi, last int64
+		if err := scan(&amount, &day, &n, &first, &lo, &hi, &last); err != nil {
 			return err
 		}
-		b.Day = parseDay(day)
-		b.FirstText, b.MinText, b.MaxText, b.LastText = centsText(b.First), centsText(b.Min), centsText(b.Max), centsText(b.Last)
-		byAmount[b.Amount] = append(byAmount[b.Amount], b)
+		days = append(days, NewBalanceDay(amount, parseDay(day), n, first, lo, hi, last))
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	for _, name := range AmountNames() {
-		d.Balances = append(d.Balances, byAmount[name]...)
-	}
+	d.SetBalances(days)
 	return nil
 }
 
@@ -305,15 +151,7 @@ func reportLatest(ctx context.Context, tx *sql.Tx, d *ReportData, account string
 // version that starts on a day and a -1 for each that ends, per status.
 func reportStatuses(ctx context.Context, tx *sql.Tx, d *ReportData, account, from, to string) error {
 	const status = `coalesce(CAST(json_extract(data, '$.status') AS TEXT), '(no status)')`
-	counts := map[string][]int64{}
-	add := func(st string, day int, n int64) {
-		if counts[st] == nil {
-			counts[st] = make([]int64, len(d.Days))
-		}
-		for i := day; i < len(d.Days); i++ {
-			counts[st][i] += n
-		}
-	}
+	tally := NewStatusTally(d.Days)
 	err := eachRow(ctx, tx, `SELECT `+status+`, count(*) FROM card_versions
 		WHERE account = ?2 AND change != 'removed' AND valid_from < ?1 AND (valid_to IS NULL OR valid_to >= ?1)
 		GROUP BY 1`, []any{from, account}, func(scan func(...any) error) error {
@@ -322,13 +160,12 @@ func reportStatuses(ctx context.Context, tx *sql.Tx, d *ReportData, account, fro
 		if err := scan(&st, &n); err != nil {
 			return err
 		}
-		add(st, 0, n)
+		tally.Start(st, n)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	first := d.Days[0]
 	err = eachRow(ctx, tx, `SELECT day, st, sum(n) FROM (
 			SELECT substr(valid_from, 1, 10) AS day, `+status+` AS st, 1 AS n FROM card_versions
 			WHERE account = ?3 AND change != 'removed' AND valid_from >= ?1 AND valid_from <= ?2
@@ -341,36 +178,13 @@ func reportStatuses(ctx context.Context, tx *sql.Tx, d *ReportData, account, fro
 		if err := scan(&day, &st, &n); err != nil {
 			return err
 		}
-		i := int(parseDay(day).Sub(first) / (24 * time.Hour))
-		if i >= 0 && i < len(d.Days) && n != 0 {
-			add(st, i, n)
-		}
+		tally.Change(parseDay(day), st, n)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	for st, c := range counts {
-		if slices.ContainsFunc(c, func(n int64) bool { return n != 0 }) {
-			d.Statuses = append(d.Statuses, st)
-		}
-	}
-	last := len(d.Days) - 1
-	slices.SortFunc(d.Statuses, func(a, b string) int {
-		if ca, cb := counts[a][last], counts[b][last]; ca != cb {
-			if ca > cb {
-				return -1
-			}
-			return 1
-		}
-		if a < b {
-			return -1
-		}
-		return 1
-	})
-	for _, st := range d.Statuses {
-		d.StatusCounts = append(d.StatusCounts, counts[st])
-	}
+	tally.Fill(d)
 	return nil
 }
 

@@ -1,37 +1,13 @@
 package load
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
-	"slices"
-	"time"
-	"unicode/utf8"
-
-	"github.com/cardsync/cardsync/money"
 )
 
-// CardChange is one content change of a card ('changed' version) with the
-// top-level fields whose value differs from the version before, from the
-// redacted data in card_versions.
-type CardChange struct {
-	CardID  string
-	Version int64
-	At      time.Time
-	RunID   int64
-	Fields  []FieldChange
-}
-
-// FieldChange is one top-level field before and after a change, as JSON
-// text cut to ReportValueBytes. A field that was added has Before "" and
-// Added; one that was dropped has After "" and Dropped.
-type FieldChange struct {
-	Name           string
-	Before, After  string
-	Added, Dropped bool
-}
-
+// reportChangedCards lists the newest content changes of the period with
+// the top-level fields that changed (FieldChanges of the stored canonical
+// JSON).
 func reportChangedCards(ctx context.Context, tx *sql.Tx, d *ReportData, account, from, to string) error {
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM card_versions
 		WHERE account = ? AND change = 'changed' AND valid_from >= ? AND valid_from <= ?`, account, from, to).Scan(&d.ChangedCardsTotal); err != nil {
@@ -48,61 +24,9 @@ func reportChangedCards(ctx context.Context, tx *sql.Tx, d *ReportData, account,
 			return err
 		}
 		c.At = parseTime(at)
-		c.Fields = fieldChanges(before, after)
+		c.Fields = FieldChanges(before, after)
 		d.ChangedCards = append(d.ChangedCards, c)
 		return nil
 	})
 	return err
 }
-
-// fieldChanges compares two stored card documents field by field. Stored
-// documents are canonical JSON, so equal values have equal bytes; values
-// keep their exact text (json.RawMessage: numbers are never parsed).
-func fieldChanges(before, after []byte) []FieldChange {
-	var b, a map[string]json.RawMessage
-	if json.Unmarshal(before, &b) != nil || json.Unmarshal(after, &a) != nil {
-		return []FieldChange{{Name: "(document)", Before: cut(string(before)), After: cut(string(after))}}
-	}
-	var out []FieldChange
-	for name, av := range a {
-		bv, ok := b[name]
-		switch {
-		case !ok:
-			out = append(out, FieldChange{Name: name, After: cut(string(av)), Added: true})
-		case !bytes.Equal(av, bv):
-			out = append(out, FieldChange{Name: name, Before: cut(string(bv)), After: cut(string(av))})
-		}
-	}
-	for name, bv := range b {
-		if _, ok := a[name]; !ok {
-			out = append(out, FieldChange{Name: name, Before: cut(string(bv)), Dropped: true})
-		}
-	}
-	slices.SortFunc(out, func(x, y FieldChange) int {
-		if x.Name < y.Name {
-			return -1
-		}
-		if x.Name > y.Name {
-			return 1
-		}
-		return 0
-	})
-	return out
-}
-
-// cut shortens s to at most ReportValueBytes bytes on a rune boundary,
-// marking the cut with "…".
-func cut(s string) string {
-	if len(s) <= ReportValueBytes {
-		return s
-	}
-	n := ReportValueBytes
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-// centsText is the exact decimal text of an amount in cents, as the views
-// show it ('31337.07', '-0.07').
-func centsText(minor int64) string { return money.FromMinor(minor, 2).String() }

@@ -238,7 +238,7 @@ func TestFieldChanges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := fieldChanges([]byte(tt.before), []byte(tt.after))
+			got := FieldChanges([]byte(tt.before), []byte(tt.after))
 			if tt.name == "long value cut" {
 				if len(got) != 1 || len(got[0].After) > ReportValueBytes+len("…") || !strings.HasSuffix(got[0].After, "…") {
 					t.Errorf("got %+v", got)

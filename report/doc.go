@@ -4,10 +4,11 @@
 // the latest balances, the last runs, the cards that changed (fields before
 // and after) and the rejected items.
 //
-// It owns the page: the data it shows comes from load.Warehouse.ReportData
-// (package load owns every query; this package holds no SQL and never opens
-// or writes the warehouse itself), and Write puts the file in place
-// atomically so `serve` can refresh it after each run.
+// It owns the page: the data it shows comes from a load.Reporter, the
+// SQLite or the PostgreSQL warehouse's ReportData (the load packages own
+// every query; this package holds no SQL, does not import load/postgres
+// and never opens or writes the warehouse itself), and Write puts the file
+// in place atomically so `serve` can refresh it after each run.
 //
 // The file must stand alone and stay private: inline CSS and SVG only, no
 // <script>, no web font, no URL of any kind (text that contains "://", such

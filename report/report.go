@@ -36,13 +36,13 @@ type Options struct {
 	Mode fs.FileMode
 }
 
-// Write reads the period from the warehouse (a read-only one is enough)
-// and writes the report to out atomically: into a temporary file in the
+// Write reads the period from the warehouse (either one, SQLite or
+// PostgreSQL; a read-only handle is enough) and writes the report to out atomically: into a temporary file in the
 // same directory, synced, then renamed over out, so a file server or a
 // shared folder never shows half a page. A new file gets opts.Mode (0644
 // by default) less the process umask; a replaced file keeps its mode. serve can call it after
 // each successful run.
-func Write(ctx context.Context, w *load.Warehouse, out string, opts Options) error {
+func Write(ctx context.Context, w load.Reporter, out string, opts Options) error {
 	now := opts.Now
 	if now.IsZero() {
 		now = time.Now()

@@ -49,8 +49,6 @@ func TestWarehouseURLConfigErrors(t *testing.T) {
 			want: []string{"cardsync backup works on a SQLite warehouse", "pg_dump"}},
 		{name: "restore command", args: []string{"restore", "x.db"}, vars: map[string]string{"CARDSYNC_WAREHOUSE_URL": url},
 			want: []string{"pg_restore"}},
-		{name: "report command", args: []string{"report", "-o", "r.html"}, vars: map[string]string{"CARDSYNC_WAREHOUSE_URL": url},
-			want: []string{"cardsync report works on a SQLite warehouse"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

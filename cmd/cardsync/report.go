@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/cardsync/cardsync/config"
+	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/report"
 )
 
@@ -24,12 +25,19 @@ With [[accounts]] in the config it reports on one account: -account NAME,
 or the first account of the config.
 
 It opens the warehouse read-only (while the worker runs, too), needs no
-password and makes no API request. The file is written to a temporary file
-beside FILE and renamed over it.
+API password and makes no API request. The file is written to a temporary
+file beside FILE and renamed over it; a new file gets the SQLite
+warehouse file's permissions (less the umask).
+
+With [warehouse] url it reads the PostgreSQL warehouse instead, in one
+read-only transaction (a role with SELECT alone is enough), and shows the
+same figures and exact amounts; a new file is then readable by its owner
+only (0600). [report] path (serve's refresh) still needs SQLite.
 
 Examples:
   cardsync report -config /etc/cardsync/config.toml -o /srv/www/cardsync.html
   cardsync report -db ./cardsync-demo.db -o report.html -since 30d && xdg-open report.html
+  CARDSYNC_WAREHOUSE_URL=postgres://cardsync@db.example/cardsync cardsync report -o report.html
 `
 
 func (m *Main) runReport(ctx context.Context, args []string) error {
@@ -43,9 +51,6 @@ func (m *Main) runReport(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := notWithPostgres(s, "report", "query the database with SQL (see the README's \"Shared PostgreSQL warehouse\")"); err != nil {
-		return err
-	}
 	since, err := config.ParseSince(*sinceText)
 	if err != nil {
 		return &usageError{msg: fmt.Sprintf("-since %q: %v", *sinceText, err)}
@@ -53,17 +58,35 @@ func (m *Main) runReport(ctx context.Context, args []string) error {
 	if *out == "" {
 		return &usageError{msg: "-o: want a file name"}
 	}
-	wh, err := openForReading(ctx, s.DBPath, accounts[0].Name)
+	var wh interface {
+		load.Reporter
+		Close() error
+	}
+	var mode fs.FileMode
+	if s.WarehouseURL != "" {
+		// No file to take the mode from: the page shows the account's
+		// data, so only its owner may read it.
+		wh, err = openPostgres(ctx, s, accounts[0].Name)
+		mode = postgresReportMode
+	} else {
+		wh, err = openForReading(ctx, s.DBPath, accounts[0].Name)
+		mode = fileMode(s.DBPath)
+	}
 	if err != nil {
 		return err
 	}
 	defer wh.Close()
-	if err := report.Write(ctx, wh, *out, report.Options{Since: since, Mode: fileMode(s.DBPath)}); err != nil {
+	if err := report.Write(ctx, wh, *out, report.Options{Since: since, Mode: mode}); err != nil {
 		return err
 	}
 	fmt.Fprintf(m.Stdout, "report: %s\n", *out)
 	return nil
 }
+
+// postgresReportMode is the permission of a new report file of a
+// PostgreSQL warehouse (less the umask), which has no file whose mode the
+// report could follow.
+const postgresReportMode fs.FileMode = 0o600
 
 // fileMode is the permission of the file at path, for files made from it
 // (a report of the warehouse); 0 when it cannot be read.

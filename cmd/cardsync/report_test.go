@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"html"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/postgres"
 	"github.com/cardsync/cardsync/sim"
 	"github.com/cardsync/cardsync/worker"
 )
@@ -123,5 +126,63 @@ func TestServeReportRefresh(t *testing.T) {
 	s, _ = cfg.Settings(false, func(string) string { return "" })
 	if reportObserver(t.Context(), s, s.DBPath, nil) != nil {
 		t.Errorf("without [report] path serve refreshes a report")
+	}
+}
+
+// TestReportOnPostgres: with [warehouse] url, report reads the PostgreSQL
+// warehouse (as a role with SELECT alone, too) and writes the page with
+// the exact amounts of the account_balances view; a new file is 0600.
+func TestReportOnPostgres(t *testing.T) {
+	url := pgURL(t)
+	srv, e := newEnv(t, sim.Options{Seed: 11, Cards: 25})
+	a := srv.Account()
+	a.Balance, a.CardsBalance, a.AvailableRechargeBalance = strPtr("31337.07"), strPtr("-0.07"), strPtr("0.10")
+	srv.SetAccount(a)
+	delete(e.vars, "CARDSYNC_WAREHOUSE_PATH")
+	e.vars["CARDSYNC_WAREHOUSE_URL"] = url
+	e.vars["CARDSYNC_CLUSTER_HOLDER"] = "test-host:1"
+	if code, out, errOut := e.run(t.Context(), "backfill"); code != 0 || !strings.Contains(out, "25 cards (25 new") {
+		t.Fatalf("backfill: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if got := pgText(t, url, `SELECT balance::text || ' ' || cards_balance::text FROM account_balances`); got != "31337.07 -0.07" {
+		t.Fatalf("account_balances holds %q", got)
+	}
+
+	role := fmt.Sprintf("reader_%d", time.Now().UnixNano())
+	pgAdmin(t, url, `CREATE ROLE `+role+` LOGIN PASSWORD 'reader-pw'`,
+		`REVOKE CREATE ON SCHEMA public FROM PUBLIC`,
+		`GRANT USAGE ON SCHEMA public TO `+role,
+		`GRANT SELECT ON ALL TABLES IN SCHEMA public TO `+role)
+	for _, as := range []string{"owner", "read-only role"} {
+		t.Run(as, func(t *testing.T) {
+			if as != "owner" {
+				e.vars["CARDSYNC_WAREHOUSE_URL"] = strings.Replace(url, "postgres://postgres@", "postgres://"+role+"@", 1)
+				e.vars["CARDSYNC_WAREHOUSE_PASSWORD"] = "reader-pw"
+			}
+			out := filepath.Join(t.TempDir(), "r.html")
+			code, stdout, errOut := e.run(t.Context(), "report", "-o", out, "-since", "7d")
+			if code != 0 || !strings.Contains(stdout, out) {
+				t.Fatalf("report: exit %d, stdout %q, stderr %s", code, stdout, errOut)
+			}
+			b, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			page := string(b)
+			// The page names the warehouse by its redacted URL, defanged
+			// (no URL in the page).
+			shown := strings.ReplaceAll(html.EscapeString(postgres.RedactURL(e.vars["CARDSYNC_WAREHOUSE_URL"])), "://", "&#58;//")
+			for _, want := range []string{"<h1>cardsync report</h1>", ">31337.07<", ">-0.07<", ">0.10<", shown} {
+				if !strings.Contains(page, want) {
+					t.Errorf("the page lacks %q", want)
+				}
+			}
+			if strings.Contains(page, "<script") || strings.Contains(page, "reader-pw") {
+				t.Error("the page has a script or the password")
+			}
+			if fi, err := os.Stat(out); err != nil || fi.Mode().Perm()&0o077 != 0 {
+				t.Errorf("report file mode %v (%v), want 0600 less the umask", fi.Mode(), err)
+			}
+		})
 	}
 }

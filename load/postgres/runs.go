@@ -147,10 +147,15 @@ func (w *Warehouse) AbandonStaleRuns(ctx context.Context, staleAfter time.Durati
 // Runs returns the account's last n runs, newest first.
 func (w *Warehouse) Runs(ctx context.Context, n int) (_ []load.Run, err error) {
 	defer classify(&err)
-	rows, err := w.pool.Query(ctx, `SELECT run_id, trigger, status, started_at, finished_at, heartbeat_at,
+	return runsOf(ctx, w.pool, w.account, n)
+}
+
+// runsOf is Runs through q (the pool, or a report's transaction).
+func runsOf(ctx context.Context, q rowsQuerier, account string, n int) ([]load.Run, error) {
+	rows, err := q.Query(ctx, `SELECT run_id, trigger, status, started_at, finished_at, heartbeat_at,
 			pages, cards_seen, cards_new, cards_changed, cards_unchanged, cards_removed, cards_rejected, removals_held,
 			requests, retries, rate_limited, auth_requests, walk_consistent, coalesce(error, ''), coalesce(account_error, ''), version, secrets_redacted, cards_returned
-		FROM sync_runs WHERE account = $1 ORDER BY run_id DESC LIMIT $2`, w.account, n)
+		FROM sync_runs WHERE account = $1 ORDER BY run_id DESC LIMIT $2`, account, n)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}

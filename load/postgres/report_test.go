@@ -1,0 +1,241 @@
+package postgres
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cardsync/cardsync/account"
+	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/money"
+)
+
+// Both warehouses serve the report.
+var (
+	_ load.Reporter = (*Warehouse)(nil)
+	_ load.Reporter = (*load.Warehouse)(nil)
+)
+
+// reportCard is a card of the report fixture: id and the rest of its JSON
+// members.
+func reportCard(id, members string) load.Card {
+	return load.Card{ID: id, Data: []byte(`{"id":"` + id + `"` + members + `}`)}
+}
+
+// reportPage is one page of the fixture's walks, its total counting the
+// rejected items too.
+func reportPage(cards []load.Card, rejected ...load.Rejection) load.Page {
+	return load.Page{Stream: load.StreamCards, Number: 1, TotalPages: 1, TotalItems: len(cards) + len(rejected),
+		FetchedAt: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), Duration: 120 * time.Millisecond,
+		BodySHA256: strings.Repeat("ab", 32), Requests: 1, Cards: cards, Rejected: rejected}
+}
+
+func amount(minor int64) *money.Amount { a := money.FromMinor(minor, 2); return &a }
+
+// writeReportHistory writes three days of history through the store's
+// public methods: five runs (succeeded, failed, running; 429s and
+// retries), account snapshots with odd amounts (31337.07, -0.07, 0.10,
+// null, a negative whole amount), card statuses of every JSON type, card
+// versions new, changed (a nested object, a long multibyte value),
+// removed (two walks) and returned, and rejected items with long
+// multibyte data (one JSON, one not, one rejected twice).
+func writeReportHistory(t *testing.T, b backend) {
+	t.Helper()
+	ctx := t.Context()
+	longText := strings.Repeat("日本語", 150) // 1,350 bytes, 450 characters
+	rejected := []load.Rejection{
+		{Index: 8, CardID: "r1", Reason: "bad item: ünïcode", Data: []byte(`{"id":"r1","text":"` + longText + `","n":1.50}`)},
+		{Index: 9, Reason: "not JSON", Data: []byte(strings.Repeat("€ ", 200))},
+	}
+	first := []load.Card{
+		reportCard("1", `,"status":"active","balance":"10.00","note":"x"`),
+		reportCard("2", `,"status":"active","limits":{"z":1,"a":[1,2],"mm":"é"}`),
+		reportCard("3", `,"status":"frozen"`),
+		reportCard("4", `,"status":true`),
+		reportCard("5", `,"status":{"b":1,"a":"x"}`),
+		reportCard("6", ``),
+		reportCard("7", `,"status":null`),
+		reportCard("8", `,"status":3`),
+	}
+	snapshot := func(run int64, s account.Snapshot) {
+		t.Helper()
+		if err := b.s.SaveAccount(ctx, run, load.Account{Snapshot: s}); err != nil {
+			t.Fatalf("SaveAccount: %v", err)
+		}
+	}
+	walk := func(run int64, cards []load.Card, rejected ...load.Rejection) {
+		t.Helper()
+		commit(t, b.s, run, reportPage(cards, rejected...))
+		if _, err := b.s.FinishWalk(ctx, run, load.StreamCards, load.WalkEnd{Consistent: true}); err != nil {
+			t.Fatalf("FinishWalk: %v", err)
+		}
+	}
+	finish := func(run int64, r load.RunResult) {
+		t.Helper()
+		if err := b.s.FinishRun(ctx, run, r); err != nil {
+			t.Fatalf("FinishRun: %v", err)
+		}
+	}
+	applied := int64(3)
+
+	// Day 1, 12:00: the first walk.
+	run := startRun(t, b.s)
+	walk(run, first, rejected...)
+	snapshot(run, account.Snapshot{Balance: amount(3133707), CardsBalance: amount(-7), AvailableRechargeBalance: amount(10),
+		ReachAmount: amount(0), Authorizations: amount(123456789012345), AppliedCardCount: &applied})
+	b.clk.Advance(95 * time.Second)
+	finish(run, load.RunResult{Status: load.StatusSucceeded, RateLimited: 2, Retries: 3})
+
+	// Day 1, 19:00: cards 1 and 2 change, 6 is not listed (pending).
+	b.clk.Advance(7 * time.Hour)
+	run = startRun(t, b.s)
+	second := append([]load.Card(nil), first...)
+	second[0] = reportCard("1", `,"status":"frozen","balance":"10.00","note":"`+longText+`"`)
+	second[1] = reportCard("2", `,"status":"active","limits":{"z":1,"a":[1,2,3],"mm":"é"}`)
+	second = append(second[:5], second[6:]...)
+	walk(run, second, rejected[0])
+	snapshot(run, account.Snapshot{Balance: amount(-100), CardsBalance: amount(-7), AvailableRechargeBalance: amount(10)})
+	b.clk.Advance(30 * time.Minute)
+	snapshot(run, account.Snapshot{Balance: amount(3133707), CardsBalance: amount(1)})
+	b.clk.Advance(61 * time.Second)
+	finish(run, load.RunResult{Status: load.StatusFailed, Error: "upstream said no", RateLimited: 1})
+
+	// Day 2, 10:00: 6 missed again (removed), 3 changes status.
+	b.clk.Set(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC))
+	run = startRun(t, b.s)
+	third := append([]load.Card(nil), second...)
+	third[2] = reportCard("3", `,"status":"active"`)
+	walk(run, third)
+	snapshot(run, account.Snapshot{Balance: amount(99), CardsBalance: amount(-7)})
+	b.clk.Advance(4 * time.Second)
+	finish(run, load.RunResult{Status: load.StatusSucceeded})
+
+	// Day 3, 09:00: 6 returns.
+	b.clk.Set(time.Date(2026, 3, 3, 9, 0, 0, 0, time.UTC))
+	run = startRun(t, b.s)
+	walk(run, append(third, first[5]))
+	for k := range 3 {
+		snapshot(run, account.Snapshot{Balance: amount(int64(k*1000 - 1500)), CardsBalance: amount(-7), AvailableRechargeBalance: amount(10),
+			TransferAmount: amount(int64(-k))})
+		b.clk.Advance(10 * time.Minute)
+	}
+	finish(run, load.RunResult{Status: load.StatusSucceeded})
+
+	// Day 3, 11:00: a run still running.
+	b.clk.Set(time.Date(2026, 3, 3, 11, 0, 0, 0, time.UTC))
+	startRun(t, b.s)
+	b.clk.Set(time.Date(2026, 3, 3, 12, 0, 0, 0, time.UTC))
+}
+
+// TestReportDataAsSQLite: the same history written through each
+// warehouse's public methods gives the same ReportData, field by field,
+// for periods that start before, inside and after it (bounds with a
+// fraction of a second). Only Path differs (the file; the redacted URL)
+// and is zeroed before comparing.
+func TestReportDataAsSQLite(t *testing.T) {
+	bs := backends(t, 0.5, 0)
+	if len(bs) < 2 {
+		t.Skip("no PostgreSQL server")
+	}
+	now := time.Date(2026, 3, 3, 12, 0, 0, 0, time.UTC)
+	periods := []struct{ since, now time.Time }{
+		{time.Date(2026, 3, 1, 11, 0, 0, 500e6, time.UTC), now},
+		{time.Date(2026, 3, 1, 12, 0, 0, 300e6, time.UTC), now.Add(700 * time.Millisecond)},
+		{time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 3, 9, 10, 0, 0, time.UTC)},
+		{now.Add(24 * time.Hour), now.Add(48 * time.Hour)},
+	}
+	got := make([][]load.ReportData, len(bs))
+	for i, b := range bs {
+		writeReportHistory(t, b)
+		for _, p := range periods {
+			d, err := b.s.(load.Reporter).ReportData(t.Context(), p.since, p.now)
+			if err != nil {
+				t.Fatalf("%s: ReportData(%v, %v): %v", b.name, p.since, p.now, err)
+			}
+			if d.Path == "" {
+				t.Errorf("%s: no Path", b.name)
+			}
+			d.Path = ""
+			got[i] = append(got[i], d)
+		}
+	}
+	for k := range periods {
+		lite, pg := got[0][k], got[1][k]
+		if !reflect.DeepEqual(lite, pg) {
+			l, _ := json.MarshalIndent(lite, "", " ")
+			p, _ := json.MarshalIndent(pg, "", " ")
+			t.Errorf("period %d: PostgreSQL's ReportData differs from SQLite's:\n%s", k, lineDiff(string(l), string(p)))
+		}
+	}
+
+	// What the comparison covers is there: a few figures checked against
+	// the history itself.
+	d := got[1][0]
+	latest := map[string]load.NamedAmount{}
+	for _, a := range d.Latest.Amounts {
+		latest[a.Name] = a
+	}
+	if latest["balance"].Value != "5.00" || latest["cards_balance"].Value != "-0.07" || latest["available_recharge_balance"].Value != "0.10" ||
+		latest["transfer_amount"].Value != "-0.02" || !latest["reach_amount"].Null {
+		t.Errorf("latest amounts %+v", d.Latest.Amounts)
+	}
+	var sawBig bool
+	for _, b := range d.Balances {
+		if b.Amount == "authorizations" && b.MaxText == "1234567890123.45" {
+			sawBig = true
+		}
+		if b.Amount == "balance" && b.Day.Equal(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)) &&
+			(b.FirstText != "31337.07" || b.MinText != "-1.00" || b.LastText != "31337.07" || b.Snapshots != 3) {
+			t.Errorf("day 1 balance %+v", b)
+		}
+	}
+	if !sawBig {
+		t.Errorf("no authorizations of 1234567890123.45 in %+v", d.Balances)
+	}
+	// At the end: cards 6 and 7 without one, 2 and 3 active, one each of
+	// the rest; ties by name, bytewise.
+	wantStatuses := []string{"(no status)", "active", "1", "3", "frozen", `{"a":"x","b":1}`}
+	if !reflect.DeepEqual(d.Statuses, wantStatuses) {
+		t.Errorf("statuses %q, want %q", d.Statuses, wantStatuses)
+	}
+	if d.ChangedCardsTotal != 3 || len(d.Rejected) != 2 || d.RejectedTotal != 2 || len(d.RunPoints) != 5 || d.RunDays[0].MaxSeconds != 30*60+61 {
+		t.Errorf("changed %d, rejected %d of %d, run points %d, day 1 runs %+v", d.ChangedCardsTotal, len(d.Rejected), d.RejectedTotal, len(d.RunPoints), d.RunDays[0])
+	}
+	for _, c := range d.ChangedCards {
+		for _, f := range c.Fields {
+			if c.CardID == "2" && f.After != `{"a":[1,2,3],"mm":"é","z":1}` {
+				t.Errorf("card 2's limits after = %s, want canonical JSON", f.After)
+			}
+			if c.CardID == "1" && f.Name == "note" && (!strings.HasSuffix(f.After, "…") || len(f.After) > load.ReportValueBytes+len("…")) {
+				t.Errorf("card 1's note not cut: %d bytes", len(f.After))
+			}
+		}
+	}
+	for _, r := range d.Rejected {
+		if !r.DataTruncated || len([]rune(r.Data)) != load.ReportValueBytes {
+			t.Errorf("rejected %d: %d characters, truncated %v", r.ID, len([]rune(r.Data)), r.DataTruncated)
+		}
+	}
+}
+
+// lineDiff shows the lines of a and b that differ, for a failure message.
+func lineDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	var out []string
+	for i := 0; i < max(len(al), len(bl)) && len(out) < 40; i++ {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			out = append(out, fmt.Sprintf("line %d:\n  sqlite:   %s\n  postgres: %s", i+1, x, y))
+		}
+	}
+	return strings.Join(out, "\n")
+}

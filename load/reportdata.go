@@ -1,0 +1,351 @@
+package load
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cardsync/cardsync/money"
+)
+
+// This file holds what both warehouses share of the HTML report's data:
+// its types, its limits and the steps that need no database. Each
+// warehouse reads the rows in its own SQL (SQLite: report.go; PostgreSQL:
+// package load/postgres) and fills ReportData through these.
+
+// Reporter is what a warehouse offers the HTML report (package report):
+// the data of a period, read in one read-only transaction so that a
+// read-only handle serves it while a worker writes. Both the SQLite
+// Warehouse and the PostgreSQL one implement it and give the same
+// ReportData for the same history.
+type Reporter interface {
+	// ReportData reads what a report of the period [since, now] shows.
+	ReportData(ctx context.Context, since, now time.Time) (ReportData, error)
+}
+
+// Limits of ReportData's lists.
+const (
+	// ReportLastRuns is how many runs ReportData.LastRuns holds.
+	ReportLastRuns = 20
+	// ReportRunPoints is the most runs a period may hold for ReportData to
+	// list each of them (RunPoints); beyond it only RunDays describe them.
+	ReportRunPoints = 400
+	// ReportCardChanges is how many changed cards ReportData lists.
+	ReportCardChanges = 100
+	// ReportRejected is how many rejected items ReportData lists.
+	ReportRejected = 50
+	// ReportValueBytes cuts the JSON values and data shown in the report.
+	ReportValueBytes = 300
+)
+
+// AmountNames are the account amounts in the API's order, as
+// account_balances and account_balance_changes name them.
+func AmountNames() []string {
+	return []string{"balance", "cards_balance", "available_recharge_balance", "transfer_amount", "reach_amount", "authorizations"}
+}
+
+// ReportData is what an HTML report shows of a period: plain values read in
+// one read transaction. Amounts are integer cents or the warehouse's exact
+// decimal text, never floating point. Days are UTC days.
+type ReportData struct {
+	Path       string
+	Since, Now time.Time
+	// Days are the UTC days of the period, first to last.
+	Days []time.Time
+	// LastSuccessAt is when the last successful run finished (nil: never).
+	LastSuccessAt  *time.Time
+	LastSuccessRun int64
+	CurrentCards   int64
+	RemovedCards   int64
+	// PendingRemovals are current cards missed by the last complete walk.
+	PendingRemovals int64
+	// Balances holds a day's first, smallest, largest and last value of
+	// each amount, for the days with snapshots, by amount then day.
+	Balances []BalanceDay
+	// Latest is the latest account snapshot (nil when there is none).
+	Latest *LatestBalances
+	// Statuses are the card statuses seen, most frequent on the last day
+	// first; StatusCounts[i][d] is the number of current cards with
+	// Statuses[i] at the end of Days[d].
+	Statuses     []string
+	StatusCounts [][]int64
+	// CardChanges counts card_versions rows per day and change, for the
+	// days with any.
+	CardChanges []ChangeDay
+	// RunDays summarise the runs started on each day that has any.
+	RunDays []RunDay
+	// RunPoints lists every run of the period, oldest first, when there are
+	// at most ReportRunPoints of them (nil otherwise).
+	RunPoints []RunPoint
+	// LastRuns are the last ReportLastRuns runs, newest first, whatever the
+	// period.
+	LastRuns []Run
+	// ChangedCards are the newest ReportCardChanges content changes of the
+	// period with the top-level fields that changed; ChangedCardsTotal
+	// counts them all.
+	ChangedCards      []CardChange
+	ChangedCardsTotal int64
+	// Rejected are the items set aside during the period, latest first (at
+	// most ReportRejected); RejectedTotal counts them all.
+	Rejected      []RejectedItem
+	RejectedTotal int64
+}
+
+// BalanceDay is one amount on one UTC day, in cents.
+type BalanceDay struct {
+	Amount                string
+	Day                   time.Time
+	Snapshots             int64
+	First, Min, Max, Last int64
+	FirstText, LastText   string
+	MinText, MaxText      string
+}
+
+// LatestBalances is the latest account snapshot's amounts as exact decimal
+// text (from the view account_balances).
+type LatestBalances struct {
+	SnapshotID int64
+	TakenAt    time.Time
+	Amounts    []NamedAmount
+	// AppliedCards and AvailableToApply are the card counts (nil: null).
+	AppliedCards, AvailableToApply *int64
+	// Rounded says an amount came with float noise and was rounded.
+	Rounded bool
+}
+
+// NamedAmount is one amount as exact text; Null when the API sent null.
+type NamedAmount struct {
+	Name  string
+	Value string
+	Null  bool
+}
+
+// ChangeDay counts the card versions stored on one UTC day.
+type ChangeDay struct {
+	Day                             time.Time
+	New, Changed, Removed, Returned int64
+}
+
+// RunDay summarises the runs started on one UTC day.
+type RunDay struct {
+	Day                                          time.Time
+	Runs, Succeeded, Failed, Interrupted         int64
+	Abandoned, Running                           int64
+	MaxSeconds, TotalSeconds                     int64
+	RateLimited, Retries, Rejected, RemovalsHeld int64
+}
+
+// RunPoint is one run for a per-run chart.
+type RunPoint struct {
+	ID           int64
+	StartedAt    time.Time
+	Seconds      int64
+	Status       string
+	RateLimited  int64
+	Rejected     int64
+	RemovalsHeld int64
+}
+
+// RejectedItem is one row of rejected_cards, its data cut to
+// ReportValueBytes.
+type RejectedItem struct {
+	ID            int64
+	CardID        string
+	Reason        string
+	Times         int64
+	FirstAt       time.Time
+	LastAt        time.Time
+	Data          string
+	DataTruncated bool
+}
+
+// CardChange is one content change of a card ('changed' version) with the
+// top-level fields whose value differs from the version before, from the
+// redacted data in card_versions.
+type CardChange struct {
+	CardID  string
+	Version int64
+	At      time.Time
+	RunID   int64
+	Fields  []FieldChange
+}
+
+// FieldChange is one top-level field before and after a change, as JSON
+// text cut to ReportValueBytes. A field that was added has Before "" and
+// Added; one that was dropped has After "" and Dropped.
+type FieldChange struct {
+	Name           string
+	Before, After  string
+	Added, Dropped bool
+}
+
+// NewReportData starts the ReportData of the period [since, now] of the
+// warehouse at path: Path, Since and Now in UTC and the UTC days of the
+// period. It fails when the period does not start before it ends. Both
+// warehouses then compare stamps to since and now at whole seconds, as
+// they store them.
+func NewReportData(path string, since, now time.Time) (ReportData, error) {
+	if !since.Before(now) {
+		return ReportData{}, fmt.Errorf("report data: the period starts at %s, after its end %s",
+			since.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
+	d := ReportData{Path: path, Since: since.UTC(), Now: now.UTC()}
+	for day := dayOf(since); !day.After(now); day = day.AddDate(0, 0, 1) {
+		d.Days = append(d.Days, day)
+	}
+	return d, nil
+}
+
+func dayOf(t time.Time) time.Time {
+	y, m, d := t.UTC().Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}
+
+func parseDay(s string) time.Time {
+	t, _ := time.Parse(time.DateOnly, s)
+	return t
+}
+
+// StatusTally counts current cards by status at the end of each day of a
+// report's period: the counts at the start of the period, then a +1 for
+// each card version that starts on a day and a -1 for each that ends.
+type StatusTally struct {
+	days   []time.Time
+	counts map[string][]int64
+}
+
+// NewStatusTally returns an empty tally over days (ReportData.Days).
+func NewStatusTally(days []time.Time) *StatusTally {
+	return &StatusTally{days: days, counts: map[string][]int64{}}
+}
+
+// Start counts n cards with status at the start of the period.
+func (t *StatusTally) Start(status string, n int64) { t.add(status, 0, n) }
+
+// Change adds n cards (a negative n removes them) with status from the end
+// of day on; a day outside the period, or n = 0, changes nothing.
+func (t *StatusTally) Change(day time.Time, status string, n int64) {
+	if len(t.days) == 0 {
+		return
+	}
+	i := int(dayOf(day).Sub(t.days[0]) / (24 * time.Hour))
+	if i >= 0 && i < len(t.days) && n != 0 {
+		t.add(status, i, n)
+	}
+}
+
+func (t *StatusTally) add(status string, day int, n int64) {
+	if t.counts[status] == nil {
+		t.counts[status] = make([]int64, len(t.days))
+	}
+	for i := day; i < len(t.days); i++ {
+		t.counts[status][i] += n
+	}
+}
+
+// Fill sets d.Statuses and d.StatusCounts: the statuses with a count other
+// than 0 on some day, most frequent on the last day first, then by name
+// (bytewise).
+func (t *StatusTally) Fill(d *ReportData) {
+	d.Statuses, d.StatusCounts = nil, nil
+	for st, c := range t.counts {
+		if slices.ContainsFunc(c, func(n int64) bool { return n != 0 }) {
+			d.Statuses = append(d.Statuses, st)
+		}
+	}
+	last := len(t.days) - 1
+	slices.SortFunc(d.Statuses, func(a, b string) int {
+		if ca, cb := t.counts[a][last], t.counts[b][last]; ca != cb {
+			if ca > cb {
+				return -1
+			}
+			return 1
+		}
+		if a < b {
+			return -1
+		}
+		return 1
+	})
+	for _, st := range d.Statuses {
+		d.StatusCounts = append(d.StatusCounts, t.counts[st])
+	}
+}
+
+// NewBalanceDay is the BalanceDay of amount on day from its count and its
+// first, smallest, largest and last value in cents, with their exact text.
+func NewBalanceDay(amount string, day time.Time, snapshots, first, lo, hi, last int64) BalanceDay {
+	return BalanceDay{Amount: amount, Day: day, Snapshots: snapshots, First: first, Min: lo, Max: hi, Last: last,
+		FirstText: CentsText(first), MinText: CentsText(lo), MaxText: CentsText(hi), LastText: CentsText(last)}
+}
+
+// SetBalances sets d.Balances from days of any order: by amount in
+// AmountNames' order, then in the order given (by day).
+func (d *ReportData) SetBalances(days []BalanceDay) {
+	d.Balances = nil
+	for _, name := range AmountNames() {
+		for _, b := range days {
+			if b.Amount == name {
+				d.Balances = append(d.Balances, b)
+			}
+		}
+	}
+}
+
+// FieldChanges compares two stored card documents field by field, for
+// ReportData.ChangedCards. It wants canonical JSON (redact.Policy.JSON's
+// form, what the SQLite warehouse stores; the PostgreSQL warehouse makes
+// its jsonb canonical first), so equal values have equal bytes; values
+// keep their exact text (json.RawMessage: numbers are never parsed), cut
+// by CutValue.
+func FieldChanges(before, after []byte) []FieldChange {
+	var b, a map[string]json.RawMessage
+	if json.Unmarshal(before, &b) != nil || json.Unmarshal(after, &a) != nil {
+		return []FieldChange{{Name: "(document)", Before: CutValue(string(before)), After: CutValue(string(after))}}
+	}
+	var out []FieldChange
+	for name, av := range a {
+		bv, ok := b[name]
+		switch {
+		case !ok:
+			out = append(out, FieldChange{Name: name, After: CutValue(string(av)), Added: true})
+		case !bytes.Equal(av, bv):
+			out = append(out, FieldChange{Name: name, Before: CutValue(string(bv)), After: CutValue(string(av))})
+		}
+	}
+	for name, bv := range b {
+		if _, ok := a[name]; !ok {
+			out = append(out, FieldChange{Name: name, Before: CutValue(string(bv)), Dropped: true})
+		}
+	}
+	slices.SortFunc(out, func(x, y FieldChange) int {
+		if x.Name < y.Name {
+			return -1
+		}
+		if x.Name > y.Name {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// CutValue shortens s to at most ReportValueBytes bytes on a rune boundary,
+// marking the cut with "…".
+func CutValue(s string) string {
+	if len(s) <= ReportValueBytes {
+		return s
+	}
+	n := ReportValueBytes
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// CentsText is the exact decimal text of an amount in cents, as the views
+// show it ('31337.07', '-0.07').
+func CentsText(minor int64) string { return money.FromMinor(minor, 2).String() }
