@@ -212,7 +212,8 @@ func readDocs(ctx context.Context, q rowsQuerier) (docsState, error) {
 // transaction under docsLock, after reading them again there, so that
 // replicas opening together (or binaries of two versions) write one after
 // the other. COMMENT needs the objects' owner: a role that is not gets a
-// warning and column_docs alone. A read-only warehouse writes nothing.
+// warning and column_docs alone (so does a COMMENT kept waiting by a lock).
+// A read-only warehouse writes nothing.
 func (w *Warehouse) refreshColumnDocs(ctx context.Context) error {
 	if w.readOnly {
 		return nil
@@ -238,13 +239,17 @@ func (w *Warehouse) refreshColumnDocs(ctx context.Context) error {
 		if len(s.comments) == 0 {
 			return nil
 		}
+		// In a savepoint: a COMMENT refused (the role does not own the
+		// object) or kept waiting (it takes a SHARE UPDATE EXCLUSIVE lock,
+		// which a VACUUM or an index build holds) costs the comments, not
+		// column_docs or the open; the next open tries again.
 		err = pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
-			_, err := sp.Exec(ctx, "SET LOCAL standard_conforming_strings = on;\n"+strings.Join(s.comments, ";\n"))
+			_, err := sp.Exec(ctx, "SET LOCAL standard_conforming_strings = on;\nSET LOCAL lock_timeout = '5s';\n"+strings.Join(s.comments, ";\n"))
 			return err
 		})
 		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == "42501" { // insufficient_privilege
-			w.log.Warn("COMMENTs of the warehouse's tables and views not written: this role does not own them; column_docs has the text", "err", err)
+		if errors.As(err, &pgErr) && (pgErr.Code == "42501" || pgErr.Code == "55P03") { // insufficient_privilege, lock_not_available
+			w.log.Warn("COMMENTs of the warehouse's tables and views not written; column_docs has the text", "err", err)
 			return nil
 		}
 		commented = len(s.comments)
