@@ -69,6 +69,9 @@ type Column struct {
 	Unit string `json:"unit"`
 	// Example is a typical value as SQL shows it ("" when none helps).
 	Example string `json:"example"`
+	// Forms are the names of the storage forms (Forms) the description
+	// names, in order: what the column is in each dialect.
+	Forms []string `json:"-"`
 }
 
 // docsJSON is docs.json: every object of Objects, in order, as data. An
@@ -88,25 +91,44 @@ type objectDoc struct {
 
 // Objects returns the documentation of every table and view of the
 // warehouse at the latest schema version, public ones first, in the order
-// the README lists them. It is the one source of column_docs, the README's
-// schema section and datasette/metadata.json; a test compares it with the
-// migrated schema. Each call returns a new slice.
+// the README lists them, in SQLite's words (ObjectsIn(DialectSQLite)). It
+// is the one source of SQLite's column_docs, the README's schema section
+// and datasette/metadata.json; a test compares it with the migrated schema.
+// Each call returns a new slice.
+func Objects() []Object { return ObjectsIn(DialectSQLite) }
+
+// ObjectsIn returns the documentation of Objects as dialect d stores it:
+// the same objects, columns, units and meanings, with each storage form
+// ({time}, {decimal}, ...) in d's words (timestamptz, numeric(21,2) in
+// PostgreSQL). Each call returns a new slice.
 //
 // The documentation is docs.json, embedded at build time: like a
 // regexp.MustCompile of a constant, a file that does not decode is a
 // mistake of the build, which panics here (TestObjectsWellFormed catches it
 // first).
-func Objects() []Object {
-	objects, err := decodeObjects(docsJSON)
+func ObjectsIn(d Dialect) []Object {
+	objects, err := decodeObjects(docsJSON, d)
 	if err != nil {
 		panic(fmt.Sprintf("schema: docs.json: %v", err))
 	}
 	return objects
 }
 
-// decodeObjects reads docs.json strictly (unknown keys are an error) and
-// appends the account column where an object has one.
-func decodeObjects(b []byte) ([]Object, error) {
+// accountText is the description of the account column of an object with
+// account_of (the schema 5 upgrade that added it is SQLite's alone).
+func accountText(of string) string {
+	text := "The API account " + of + " belongs to{ (schema 5)|}: 'default' for a single account (the config's [api] table)" +
+		"{ and for every row stored before|}; otherwise the name of its [[accounts]] table."
+	if of == "the card" {
+		text += " A card id is unique within its account."
+	}
+	return text
+}
+
+// decodeObjects reads docs.json strictly (unknown keys are an error),
+// appends the account column where an object has one and puts every text
+// in dialect d's words.
+func decodeObjects(b []byte, d Dialect) ([]Object, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var docs []objectDoc
@@ -114,17 +136,18 @@ func decodeObjects(b []byte) ([]Object, error) {
 		return nil, fmt.Errorf("decode: %w", err)
 	}
 	objects := make([]Object, len(docs))
-	for i, d := range docs {
-		objects[i] = d.Object
-		if d.AccountOf == "" {
-			continue
+	for i, doc := range docs {
+		o := doc.Object
+		if doc.AccountOf != "" {
+			o.Columns = append(o.Columns, Column{Name: "account", Description: accountText(doc.AccountOf), Example: "default"})
 		}
-		text := "The API account " + d.AccountOf + " belongs to (schema 5): 'default' for a single account (the config's [api] table) " +
-			"and for every row stored before; otherwise the name of its [[accounts]] table."
-		if d.AccountOf == "the card" {
-			text += " A card id is unique within its account."
+		for j := range o.Columns {
+			o.Columns[j].Forms = formsOf(o.Columns[j].Description)
 		}
-		objects[i].Columns = append(objects[i].Columns, Column{Name: "account", Description: text, Example: "default"})
+		var err error
+		if objects[i], err = expandObject(o, d); err != nil {
+			return nil, err
+		}
 	}
 	return objects, nil
 }

@@ -28,6 +28,7 @@ func Markdown() string {
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", o.Name, kind, cell(o.RowPer), cell(o.Description))
 	}
+	b.WriteString(postgresNote())
 	b.WriteString("\nThe columns of each public table and view (the same text is in the table `column_docs` and in\n`datasette/metadata.json`):\n")
 	for _, o := range objs {
 		if o.Internal {
@@ -48,6 +49,21 @@ func Markdown() string {
 		b.WriteString("\n</details>\n")
 	}
 	return b.String()
+}
+
+// postgresNote is the README's word on the PostgreSQL warehouse: the same
+// meanings, each storage form in PostgreSQL's words (from Forms).
+func postgresNote() string {
+	var sqlite, postgres []string
+	for _, f := range Forms() {
+		sqlite = append(sqlite, f.SQLite)
+		postgres = append(postgres, f.Postgres)
+	}
+	list := func(s []string) string {
+		return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+	}
+	return "\nThe text below is the SQLite warehouse's. A PostgreSQL warehouse's `column_docs` and `COMMENT`s (psql `\\d+`)\n" +
+		"say the same in PostgreSQL's types: where it says " + list(sqlite) + ",\nthey say " + list(postgres) + " respectively.\n"
 }
 
 func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

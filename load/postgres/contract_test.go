@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -194,20 +195,34 @@ func TestCommitCounts(t *testing.T) {
 	}
 }
 
-// TestColumnDocsAsSQLite: column_docs holds the SQLite warehouse's rows,
-// and an Open puts back rows another binary left different.
+// TestColumnDocsAsSQLite: column_docs documents the SQLite warehouse's
+// columns, with the same units, in PostgreSQL's words (docs_test.go checks
+// the words), and an Open puts back rows another binary left different.
 func TestColumnDocsAsSQLite(t *testing.T) {
 	const q = `SELECT table_name || '|' || column_name || '|' || description || '|' || coalesce(unit, 'NULL') FROM column_docs`
-	var docs [][]string
+	const names = `SELECT table_name || '|' || column_name || '|' || coalesce(unit, 'NULL') FROM column_docs`
+	var cols [][]string
 	for _, b := range backends(t, 0, 0) {
-		rows := b.query(t, q)
+		rows := b.query(t, names)
 		slices.Sort(rows)
-		docs = append(docs, rows)
+		cols = append(cols, rows)
 	}
-	if len(docs) != 2 || !slices.Equal(docs[0], docs[1]) || len(docs[0]) < 150 {
-		t.Fatalf("column_docs differ\nsqlite:   %q\npostgres: %q", docs[0], docs[1:])
+	if len(cols) != 2 || !slices.Equal(cols[0], cols[1]) || len(cols[0]) < 150 {
+		t.Fatalf("column_docs differ\nsqlite:   %q\npostgres: %q", cols[0], cols[1:])
 	}
+	var want []string
+	for _, o := range postgresObjects() {
+		for _, c := range o.Columns {
+			if !o.Internal {
+				want = append(want, o.Name+"|"+c.Name+"|"+c.Description+"|"+cmp.Or(c.Unit, "NULL"))
+			}
+		}
+	}
+	slices.Sort(want)
 	w, url, _ := openPG(t, Options{})
+	if got := pgQuery(t, w, q); !slices.Equal(slices.Sorted(slices.Values(got)), want) {
+		t.Errorf("column_docs is not the PostgreSQL documentation: %d rows, want %d", len(got), len(want))
+	}
 	if _, err := w.pool.Exec(t.Context(), `UPDATE column_docs SET description = 'stale' WHERE table_name = 'sync_runs';
 		DELETE FROM column_docs WHERE table_name = 'cards_flat'`); err != nil {
 		t.Fatal(err)
@@ -218,8 +233,8 @@ func TestColumnDocsAsSQLite(t *testing.T) {
 	}
 	defer again.Close()
 	got := pgQuery(t, w, q)
-	if slices.Sort(got); !slices.Equal(got, docs[0]) {
-		t.Errorf("column_docs not refreshed at Open: %d rows, want %d", len(got), len(docs[0]))
+	if slices.Sort(got); !slices.Equal(got, want) {
+		t.Errorf("column_docs not refreshed at Open: %d rows, want %d", len(got), len(want))
 	}
 }
 

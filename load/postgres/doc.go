@@ -58,9 +58,10 @@
 // card_fields hold here too: a walk adds at most load.MaxNewFieldsPerWalk
 // fields (load.FieldBudget, counted over the walk's runs), and PruneFields
 // deletes the rows load.StaleFields names under the fields lock, then
-// syncFlat drops their columns (DROP and CREATE). A writing Open fills
-// column_docs from load.ColumnDocs when its rows differ, under a third
-// advisory lock.
+// syncFlat drops their columns (DROP and CREATE, then the view's comments
+// again). A writing Open fills column_docs and the COMMENTs of the
+// documented tables, views and columns from schema.ObjectsIn in
+// PostgreSQL's words when they differ, under a third advisory lock.
 //
 // # Leases and fencing
 //

@@ -269,7 +269,7 @@ func (w *Warehouse) syncFlat(ctx context.Context) error {
 		case flatReplace:
 			_, err = tx.Exec(ctx, "SET LOCAL standard_conforming_strings = on;\nCREATE OR REPLACE VIEW "+flatViewSQL(want))
 		default:
-			_, err = tx.Exec(ctx, "SET LOCAL standard_conforming_strings = on;\nDROP VIEW IF EXISTS cards_flat;\nCREATE VIEW "+flatViewSQL(want))
+			_, err = tx.Exec(ctx, "SET LOCAL standard_conforming_strings = on;\nDROP VIEW IF EXISTS cards_flat;\nCREATE VIEW "+flatViewSQL(want)+";\n"+flatComments())
 		}
 		if err == nil {
 			w.log.Info("cards_flat re-created", "fields", len(want))
