@@ -186,3 +186,5 @@ func TestReportOnPostgres(t *testing.T) {
 		})
 	}
 }
+
+func strPtr(s string) *string { return &s }
