@@ -82,9 +82,11 @@ type Config struct {
 	// it from the reload on. nil keeps the schedule in use and the time of
 	// the next run, so reloads (of any other key, however often) never move
 	// or starve the runs.
-	Schedule   Schedule
+	Schedule Schedule
+	// RunTimeout, when positive, replaces Daemon.RunTimeout.
 	RunTimeout time.Duration
-	Logger     *slog.Logger
+	// Logger, when not nil, replaces Daemon.Logger.
+	Logger *slog.Logger
 	// Backups, when not nil, replaces the daemon's backup plan; a plan
 	// without Take or Schedule turns scheduled backups off.
 	Backups *Backups
