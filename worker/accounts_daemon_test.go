@@ -191,3 +191,103 @@ func TestDaemonAccountsReloadKeepsPhase(t *testing.T) {
 		}
 	})
 }
+
+// TestDaemonAccountsBackupBetweenRuns: with several accounts too, a backup
+// is taken between runs. b's start-up run hangs until +25m: the backup due
+// at +10m waits for it, a's run due at +15m waits for the backup (neither
+// is skipped), and no backup ever overlaps a run of either account.
+func TestDaemonAccountsBackupBetweenRuns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		log := slog.New(slog.DiscardHandler)
+		path := filepath.Join(t.TempDir(), "w.db")
+		opts := sim.Options{Seed: 44, Cards: 10, Window: time.Second, Limit: 1000, AuthLimit: 100}
+		a := accountJob(t, &simTransport{srv: sim.New(opts)}, log, path, "a", nil)
+		block := make(chan struct{})
+		b := accountJob(t, &simTransport{srv: sim.New(opts), block: block}, log, path, "b", nil)
+		var k takes
+		d := &Daemon{Jobs: []*Job{a, b}, Schedule: every(15 * time.Minute), RunOnStart: true, RunTimeout: time.Hour, Logger: log}
+		d.Backups = &Backups{Schedule: every(10 * time.Minute), Take: func(ctx context.Context, now time.Time) (load.BackupResult, error) {
+			k.record(d, now)
+			return load.BackupResult{Path: "backup.db"}, nil
+		}}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() { done <- d.Run(ctx) }()
+		time.Sleep(25 * time.Minute)
+		synctest.Wait()
+		if n := len(k.times()); n != 0 {
+			t.Fatalf("%d backups while b's run hung", n)
+		}
+		if n := len(runs(t, a)); n != 1 {
+			t.Errorf("a: %d runs by +25m, want 1: its +15m run waits for the backup due at +10m", n)
+		}
+		close(block)
+		synctest.Wait()
+		at := k.times()
+		if len(at) != 1 || at[0].Sub(start) < 25*time.Minute || at[0].Sub(start) > 26*time.Minute {
+			t.Errorf("backups at %v, want one right after b's run ended at +25m", at)
+		}
+		ar := runs(t, a)
+		if len(ar) != 2 || len(at) == 1 && ar[0].StartedAt.Before(at[0]) {
+			t.Errorf("a: runs %+v, want its held-back run right after the backup at %v", ar, at)
+		}
+		time.Sleep(10 * time.Minute)
+		synctest.Wait()
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if k.overlap != 0 {
+			t.Errorf("%d backups during a run", k.overlap)
+		}
+		if n := len(k.times()); n != 2 {
+			t.Errorf("%d backups by +35m, want 2 (the one the run delayed, then the +30m slot)", n)
+		}
+		if na, nb := len(runs(t, a)), len(runs(t, b)); na != 3 || nb != 2 {
+			t.Errorf("runs by +35m: a %d, b %d; want 3 (0, 25, 30) and 2 (0, 30)", na, nb)
+		}
+	})
+}
+
+// TestDaemonStatusNamesAccounts: STATUS= lines name the account when the
+// accounts have names of their own, even one; the one default account's
+// lines read as they always did.
+func TestDaemonStatusNamesAccounts(t *testing.T) {
+	for _, tt := range []struct {
+		accounts []string
+		want     string
+	}{
+		{[]string{load.DefaultAccount}, "STATUS=idle; next run "},
+		{[]string{"acme"}, "STATUS=account acme: idle; next run "},
+		{[]string{"acme", "globex"}, "STATUS=account globex: idle; next run "},
+	} {
+		t.Run(strings.Join(tt.accounts, ","), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rec := &recorder{}
+				log := slog.New(slog.DiscardHandler)
+				path := filepath.Join(t.TempDir(), "w.db")
+				var jobs []*Job
+				for _, name := range tt.accounts {
+					jobs = append(jobs, accountJob(t, &simTransport{srv: sim.New(sim.Options{Seed: 45, Cards: 10})}, log, path, name, nil))
+				}
+				d := &Daemon{Jobs: jobs, Schedule: every(time.Hour), RunTimeout: time.Hour, Logger: log, Notify: rec.notify}
+				ctx, cancel := context.WithCancel(t.Context())
+				done := make(chan error, 1)
+				go func() { done <- d.Run(ctx) }()
+				synctest.Wait()
+				cancel()
+				if err := <-done; err != nil {
+					t.Fatal(err)
+				}
+				found := false
+				for _, s := range rec.states {
+					found = found || strings.HasPrefix(s, tt.want)
+				}
+				if !found {
+					t.Errorf("STATUS lines %q, want one starting %q", rec.states, tt.want)
+				}
+			})
+		})
+	}
+}

@@ -6,15 +6,18 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/cardsync/cardsync/load"
 )
 
 // Backups is a daemon's backup plan: Take writes one backup and says what
-// it wrote and which backups its pruning left alone (logged at info); the daemon calls it on Schedule, in its own loop, so a backup
-// never overlaps a run (a run due meanwhile starts as soon as the backup
-// ends; a backup due during a run is taken when the run ends). A failed
+// it wrote and which backups its pruning left alone (logged at info). The
+// daemon calls it on Schedule, between runs, for any number of accounts: a
+// backup never overlaps any account's run, so never its commits (a run due
+// meanwhile starts as soon as the backup ends; a backup due during runs is
+// taken when the runs in progress end). A failed
 // backup is logged at error level and counted (Daemon.BackupStats), never
 // fatal. Each backup is bounded by the daemon's RunTimeout and cancelled by
 // its stop.
@@ -77,7 +80,9 @@ func (d *Daemon) backupPlan() *Backups {
 // backupOnce takes one backup, between runs, and logs and counts how it
 // went.
 func (d *Daemon) backupOnce(ctx context.Context, b *Backups) {
-	_, _, timeout, log := d.current()
+	d.mu.Lock()
+	timeout, log := d.RunTimeout, d.loggerLocked()
+	d.mu.Unlock()
 	d.notify("STATUS=taking a backup")
 	start := time.Now()
 	bctx, cancel := ctx, context.CancelFunc(func() {})
@@ -133,4 +138,91 @@ func (d *Daemon) backupOnce(ctx context.Context, b *Backups) {
 		return
 	}
 	log.Info("backup written", "path", path, "bytes", size, "duration", elapsed)
+}
+
+// runGate keeps scheduled backups and runs apart, whatever the number of
+// accounts: a backup starts once no run is in progress, and no run starts
+// while a backup waits for that or is being taken (so runs falling due
+// meanwhile cannot hold a backup back; each starts when the backup ends).
+type runGate struct {
+	mu     sync.Mutex
+	runs   int  // runs in progress
+	backup bool // a backup waits or is being taken
+	// changed is closed (and dropped) when runs or backup change.
+	changed chan struct{}
+}
+
+// wait returns a channel closed at the next change; g.mu is held.
+func (g *runGate) wait() <-chan struct{} {
+	if g.changed == nil {
+		g.changed = make(chan struct{})
+	}
+	return g.changed
+}
+
+// broadcast wakes the waiters; g.mu is held.
+func (g *runGate) broadcast() {
+	if g.changed != nil {
+		close(g.changed)
+		g.changed = nil
+	}
+}
+
+// startRun waits until no backup is waiting or in progress and counts a
+// run in; false: ctx ended first (nothing counted).
+func (g *runGate) startRun(ctx context.Context) bool {
+	for {
+		g.mu.Lock()
+		if !g.backup {
+			g.runs++
+			g.mu.Unlock()
+			return true
+		}
+		ch := g.wait()
+		g.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return false
+		case <-ch:
+		}
+	}
+}
+
+// endRun counts a run out.
+func (g *runGate) endRun() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.runs--
+	g.broadcast()
+}
+
+// startBackup holds new runs back and waits for the runs in progress to
+// end; false: ctx ended first (and runs may start again).
+func (g *runGate) startBackup(ctx context.Context) bool {
+	g.mu.Lock()
+	g.backup = true
+	g.mu.Unlock()
+	for {
+		g.mu.Lock()
+		if g.runs == 0 {
+			g.mu.Unlock()
+			return true
+		}
+		ch := g.wait()
+		g.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			g.endBackup()
+			return false
+		case <-ch:
+		}
+	}
+}
+
+// endBackup lets runs start again.
+func (g *runGate) endBackup() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.backup = false
+	g.broadcast()
 }

@@ -16,8 +16,8 @@ import (
 	"github.com/cardsync/cardsync/sim"
 )
 
-// takes records when a backup plan's Take was called and whether a run was
-// in progress then.
+// takes records when a backup plan's Take was called and whether any
+// account's run was in progress then.
 type takes struct {
 	mu      sync.Mutex
 	at      []time.Time
@@ -28,8 +28,10 @@ func (k *takes) record(d *Daemon, now time.Time) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.at = append(k.at, now)
-	if d.running.Load() {
-		k.overlap++
+	for _, a := range d.accounts {
+		if a.running.Load() {
+			k.overlap++
+		}
 	}
 }
 
@@ -51,7 +53,7 @@ func TestDaemonBackups(t *testing.T) {
 		job := bubbleJob(t, tr, log)
 		dir := filepath.Join(t.TempDir(), "backups")
 		var k takes
-		d := &Daemon{Job: job, Schedule: every(15 * time.Minute), RunOnStart: true, RunTimeout: time.Hour, Logger: log, Notify: rec.notify}
+		d := &Daemon{Jobs: []*Job{job}, Schedule: every(15 * time.Minute), RunOnStart: true, RunTimeout: time.Hour, Logger: log, Notify: rec.notify}
 		plan := WarehouseBackups(every(10*time.Minute), job.Warehouse.Path(), dir, 3)
 		take := plan.Take
 		plan.Take = func(ctx context.Context, now time.Time) (load.BackupResult, error) {
@@ -112,7 +114,7 @@ func TestDaemonBackupWaitsForTheRun(t *testing.T) {
 		block := make(chan struct{})
 		tr := &simTransport{srv: sim.New(sim.Options{Seed: 1, Cards: 30, Window: time.Second, Limit: 1000, AuthLimit: 100}), block: block}
 		var k takes
-		d := &Daemon{Job: bubbleJob(t, tr, log), Schedule: every(time.Hour), RunOnStart: true, RunTimeout: time.Hour, Logger: log}
+		d := &Daemon{Jobs: []*Job{bubbleJob(t, tr, log)}, Schedule: every(time.Hour), RunOnStart: true, RunTimeout: time.Hour, Logger: log}
 		d.Backups = &Backups{Schedule: every(10 * time.Minute), Take: func(ctx context.Context, now time.Time) (load.BackupResult, error) {
 			k.record(d, now)
 			return load.BackupResult{Path: "backup.db"}, nil
@@ -153,7 +155,7 @@ func TestDaemonBackupFailures(t *testing.T) {
 		tr := &simTransport{srv: sim.New(sim.Options{Seed: 1, Cards: 30, Window: time.Second, Limit: 1000, AuthLimit: 100})}
 		calls := 0
 		hup := make(chan struct{}, 1)
-		d := &Daemon{Job: bubbleJob(t, tr, log), Schedule: every(15 * time.Minute), RunTimeout: time.Hour, Logger: log, Hup: hup,
+		d := &Daemon{Jobs: []*Job{bubbleJob(t, tr, log)}, Schedule: every(15 * time.Minute), RunTimeout: time.Hour, Logger: log, Hup: hup,
 			Backups: &Backups{Schedule: every(10 * time.Minute), Take: func(ctx context.Context, now time.Time) (load.BackupResult, error) {
 				calls++
 				if calls == 2 {
@@ -175,7 +177,7 @@ func TestDaemonBackupFailures(t *testing.T) {
 		if n := strings.Count(rec.text(), `"level":"ERROR","msg":"backup failed; the daemon goes on and takes the next one on schedule"`); n != 3 {
 			t.Errorf("%d error lines for 3 failed backups:\n%s", n, rec.text())
 		}
-		if n := len(runs(t, d.Job)); n != 2 {
+		if n := len(runs(t, d.Jobs[0])); n != 2 {
 			t.Errorf("%d runs by +31m with failing backups, want 2", n)
 		}
 		hup <- struct{}{}

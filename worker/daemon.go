@@ -3,23 +3,38 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cardsync/cardsync/load"
 )
 
-// Daemon runs a Job on a schedule until its context ends: `cardsync serve`.
-// Runs happen one at a time in the daemon's loop, so they never overlap; a
-// run due while another runs is skipped. SIGHUP (Hup) reloads the
-// configuration between runs. Under systemd it reports READY=1, STATUS=,
-// STOPPING=1 and feeds the watchdog only while it makes progress.
+// Daemon runs the jobs of its accounts on a schedule until its context
+// ends: `cardsync serve`. Every account has a schedule loop of its own (a
+// single account is a list of one), so a slow, stuck or failing account
+// never delays another, and an account's runs never overlap (a slot due
+// while its run is in progress is skipped). The accounts share the
+// daemon's Schedule, RunOnStart and RunTimeout. Scheduled backups are taken
+// between runs, for any number of accounts: a backup due while runs are in
+// progress is taken when they end, and a run due during a backup (or while
+// one waits for the runs in progress) starts when it ends; neither is
+// skipped for the other. SIGHUP (Hup) reloads the configuration, which
+// each account uses from its next run on. Under systemd it reports
+// READY=1, STATUS=, STOPPING=1 and feeds the watchdog only while every
+// running account makes progress. A stop cancels every run and waits for
+// each up to StopTimeout.
 type Daemon struct {
-	// Job is what each run does. Reload may replace it between runs.
-	Job *Job
+	// Jobs are the jobs of the accounts, one each (see Job.Account), in
+	// the configuration's order. Reload may replace them between runs.
+	Jobs []*Job
 	// Schedule says when runs are due, in the configured time zone.
 	Schedule Schedule
-	// RunOnStart runs once at start, before the first scheduled run.
+	// RunOnStart runs every account once at start, before its first
+	// scheduled run.
 	RunOnStart bool
 	// RunTimeout bounds one run; a run past it is cancelled and failed.
 	RunTimeout time.Duration
@@ -35,41 +50,43 @@ type Daemon struct {
 	// Reload builds the configuration to use from the next run on; an error
 	// keeps the current one. nil: reload requests are logged and ignored.
 	Reload func(ctx context.Context) (Config, error)
-	// StopTimeout bounds how long a stop waits for the run in progress
+	// StopTimeout bounds how long a stop waits for the runs in progress
 	// (systemd's TimeoutStopSec is 30s in the shipped unit).
 	StopTimeout time.Duration
 	// Backups, when set with a Take and a Schedule, takes backups between
 	// runs (see Backups); nil: none.
 	Backups *Backups
-	// Jobs, when not empty, are the jobs of several accounts (one each, see
-	// Job.Account), synced concurrently in place of Job: see Accounts.
-	Jobs []*Job
 
-	running atomic.Bool
 	mu      sync.Mutex // guards the fields Reload replaces, and backups
 	backups BackupStats
-	// accounts are the per-account loops (with Jobs); reloaded is closed
-	// and replaced by each reload, waking the loops waiting for a slot.
+	// accounts are the per-account loops; reloaded is closed and replaced
+	// by each reload, waking the loops waiting for a slot.
 	accounts []*accountLoop
 	reloaded chan struct{}
 	// scheduleGen counts the reloads that replaced Schedule: a loop keeps
 	// its next slot across a reload that left the schedule alone.
 	scheduleGen int
+	// named: the accounts are named in STATUS lines and errors (several,
+	// or one of its own rather than load.DefaultAccount).
+	named bool
+	// gate keeps backups and runs apart.
+	gate runGate
 }
 
 // Config is what a reload replaces.
 type Config struct {
-	Job *Job
 	// Jobs replaces Daemon.Jobs: the same accounts, in the same order
-	// (adding or removing an account needs a restart).
+	// (adding or removing an account needs a restart); nil keeps them.
 	Jobs []*Job
 	// Schedule, when not nil, replaces the schedule: the next run follows
 	// it from the reload on. nil keeps the schedule in use and the time of
 	// the next run, so reloads (of any other key, however often) never move
 	// or starve the runs.
-	Schedule   Schedule
+	Schedule Schedule
+	// RunTimeout, when positive, replaces Daemon.RunTimeout.
 	RunTimeout time.Duration
-	Logger     *slog.Logger
+	// Logger, when not nil, replaces Daemon.Logger.
+	Logger *slog.Logger
 	// Backups, when not nil, replaces the daemon's backup plan; a plan
 	// without Take or Schedule turns scheduled backups off.
 	Backups *Backups
@@ -80,7 +97,22 @@ type Config struct {
 // DefaultStopTimeout is Daemon.StopTimeout's default.
 const DefaultStopTimeout = 20 * time.Second
 
+// accountLoop is the state of one account's schedule loop, read by the
+// watchdog.
+type accountLoop struct {
+	index   int
+	running atomic.Bool
+	// job is the job of the run in progress (or of the last one).
+	job atomic.Pointer[Job]
+}
+
 func (d *Daemon) logger() *slog.Logger {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.loggerLocked()
+}
+
+func (d *Daemon) loggerLocked() *slog.Logger {
 	if d.Logger == nil {
 		return slog.New(slog.DiscardHandler)
 	}
@@ -93,98 +125,84 @@ func (d *Daemon) notify(state string) {
 	}
 }
 
-// current returns the configuration in use.
-func (d *Daemon) current() (*Job, Schedule, time.Duration, *slog.Logger) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.Job, d.Schedule, d.RunTimeout, d.logger()
-}
-
 // Run runs the daemon until ctx ends. It returns nil after a clean stop,
-// and an error when the run in progress did not stop within StopTimeout.
+// and an error when a run in progress did not stop within StopTimeout.
 func (d *Daemon) Run(ctx context.Context) error {
-	if len(d.Jobs) > 0 {
-		return d.runAccounts(ctx)
-	}
-	if d.Job == nil || d.Schedule == nil {
+	if len(d.Jobs) == 0 || d.Schedule == nil {
 		return errors.New("daemon: no job or schedule")
+	}
+	if err := d.checkJobs(nil); err != nil {
+		return fmt.Errorf("daemon: %w", err)
 	}
 	stopTimeout := d.StopTimeout
 	if stopTimeout <= 0 {
 		stopTimeout = DefaultStopTimeout
 	}
+	d.start()
 	if d.Watchdog > 0 {
 		go d.feedWatchdog(ctx)
 	}
 	d.notify("READY=1")
-	pendingReload := false
-	// nextRun and nextBackup are the slots waited for; zero: compute from
-	// now. A backup due during a run is taken when the run ends; a run due
-	// during a backup starts when the backup ends: neither is skipped for
-	// the other.
-	var nextRun, nextBackup time.Time
-	if b := d.backupPlan(); b != nil {
-		nextBackup = b.Schedule.Next(time.Now())
+	var wg sync.WaitGroup
+	errs := make([]error, len(d.accounts))
+	for i, a := range d.accounts {
+		wg.Go(func() { errs[i] = d.accountSchedule(ctx, a, stopTimeout) })
 	}
-	if d.RunOnStart {
-		if stopped, err := d.runOnce(ctx, stopTimeout, &pendingReload); err != nil || stopped {
-			return err // stopped during the run: said once, in runOnce
-		}
+	d.control(ctx)
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// start sets up the accounts' loops.
+func (d *Daemon) start() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.reloaded = make(chan struct{})
+	d.named = len(d.Jobs) > 1 || d.Jobs[0].Account() != load.DefaultAccount
+	d.accounts = make([]*accountLoop, len(d.Jobs))
+	for i, j := range d.Jobs {
+		d.accounts[i] = &accountLoop{index: i}
+		d.accounts[i].job.Store(j)
 	}
+}
+
+// control is the daemon's own loop: it handles reload requests and takes
+// the backups, between runs, until ctx ends.
+func (d *Daemon) control(ctx context.Context) {
+	var nextBackup time.Time // the slot waited for; zero: compute from now
 	for {
-		if pendingReload {
-			pendingReload = false
-			// A new schedule starts from the reload; an unchanged one keeps
-			// its phase. A backup that fell due meanwhile (during the run
-			// that held the reload) is still owed; future backup slots
-			// follow the new plan.
-			if d.reload(ctx) {
-				nextRun = time.Time{}
+		if ctx.Err() != nil {
+			d.stopping(ctx)
+			return
+		}
+		backups := d.backupPlan()
+		var wake <-chan time.Time
+		stop := func() {}
+		if backups != nil {
+			if nextBackup.IsZero() {
+				nextBackup = backups.Schedule.Next(time.Now())
 			}
+			t := time.NewTimer(time.Until(nextBackup))
+			stop = func() { t.Stop() }
+			wake = t.C
+		}
+		select {
+		case <-ctx.Done():
+			stop()
+		case <-d.Hup:
+			stop()
+			d.reload(ctx)
+			// A backup that fell due before the reload is still owed;
+			// future slots follow the new plan.
 			if nextBackup.After(time.Now()) {
 				nextBackup = time.Time{}
 			}
-		}
-		_, sched, _, log := d.current()
-		backups := d.backupPlan()
-		now := time.Now()
-		if nextRun.IsZero() {
-			nextRun = sched.Next(now)
-		}
-		wake, backupDue := nextRun, false
-		if backups != nil {
-			if nextBackup.IsZero() {
-				nextBackup = backups.Schedule.Next(now)
-			}
-			if nextBackup.Before(nextRun) {
-				wake, backupDue = nextBackup, true
-			}
-		}
-		d.notify("STATUS=idle; next run " + nextRun.UTC().Format(time.RFC3339))
-		log.Debug("waiting for the next scheduled run", "next_run", nextRun.UTC().Format(time.RFC3339))
-		timer := time.NewTimer(wake.Sub(now))
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			d.stopping(ctx)
-			return nil
-		case <-d.Hup:
-			timer.Stop()
-			pendingReload = true
-		case <-timer.C:
-			if backupDue {
+		case <-wake:
+			if d.gate.startBackup(ctx) {
 				d.backupOnce(ctx, backups)
-				nextBackup = time.Time{}
-				if ctx.Err() != nil {
-					d.stopping(ctx)
-					return nil
-				}
-				continue
+				d.gate.endBackup()
 			}
-			nextRun = time.Time{}
-			if stopped, err := d.runOnce(ctx, stopTimeout, &pendingReload); err != nil || stopped {
-				return err // stopped during the run: said once, in runOnce
-			}
+			nextBackup = time.Time{}
 		}
 	}
 }
@@ -194,49 +212,98 @@ func (d *Daemon) stopping(ctx context.Context) {
 	d.notify("STOPPING=1")
 }
 
-// runOnce runs the job once and waits for it; a reload request meanwhile
-// is kept for after the run. stopped reports that ctx had ended (runOnce
-// then said STOPPING=1): a cancellation it did not see is the idle wait's. When ctx ends, the run is cancelled (it
-// commits the page in hand and is recorded interrupted) and waited for at
-// most stopTimeout.
-func (d *Daemon) runOnce(ctx context.Context, stopTimeout time.Duration, pendingReload *bool) (stopped bool, err error) {
-	job, _, runTimeout, log := d.current()
-	if ctx.Err() != nil {
-		d.stopping(ctx)
-		return true, nil
-	}
-	d.notify("STATUS=syncing")
-	r := startRun(ctx, job, log, runTimeout, &d.running)
-	defer r.cancel()
+// accountConfig is the configuration of account i in use, with the
+// generation of its schedule (see Daemon.scheduleGen).
+func (d *Daemon) accountConfig(i int) (*Job, Schedule, int, time.Duration, <-chan struct{}) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.Jobs[i], d.Schedule, d.scheduleGen, d.RunTimeout, d.reloaded
+}
+
+// accountSchedule is one account's loop: wait for its slot, run, repeat. A
+// reload that replaced the schedule moves the slot to the new schedule's
+// next one; any other reload keeps it.
+func (d *Daemon) accountSchedule(ctx context.Context, a *accountLoop, stopTimeout time.Duration) error {
+	runNow := d.RunOnStart
+	var next time.Time // the slot waited for; zero: compute from now
+	gen := -1
 	for {
-		select {
-		case <-r.done:
-			d.notify("STATUS=" + r.status())
-			if ctx.Err() != nil {
-				// Stopped as the run ended.
-				d.stopping(ctx)
-				return true, nil
+		job, sched, g, runTimeout, reloaded := d.accountConfig(a.index)
+		if g != gen {
+			next, gen = time.Time{}, g
+		}
+		if !runNow {
+			if next.IsZero() {
+				next = sched.Next(time.Now())
 			}
-			return false, nil
-		case <-d.Hup:
-			*pendingReload = true
-			log.Info("reload requested; it is applied when the run in progress ends")
-		case <-ctx.Done():
-			d.stopping(ctx)
-			// The caller says "stopped cleanly" once Run returns.
-			return true, r.stop(log, stopTimeout)
+			d.notify(d.statusPrefix(job) + "idle; next run " + next.UTC().Format(time.RFC3339))
+			job.logger().Debug("waiting for the next scheduled run", "next_run", next.UTC().Format(time.RFC3339))
+			timer := time.NewTimer(time.Until(next))
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+				return nil
+			case <-reloaded:
+				timer.Stop()
+				continue
+			case <-timer.C:
+			}
+		}
+		runNow, next = false, time.Time{}
+		if err := d.accountRun(ctx, a, job, runTimeout, stopTimeout); err != nil || ctx.Err() != nil {
+			return err
 		}
 	}
 }
 
+// accountRun runs job once, once no backup is in progress, and waits for
+// it; when ctx ends, the run is cancelled (it commits the page in hand and
+// is recorded interrupted) and waited for at most stopTimeout.
+func (d *Daemon) accountRun(ctx context.Context, a *accountLoop, job *Job, runTimeout, stopTimeout time.Duration) error {
+	if !d.gate.startRun(ctx) {
+		return nil
+	}
+	defer d.gate.endRun()
+	log := job.logger()
+	prefix := d.statusPrefix(job)
+	d.notify(prefix + "syncing")
+	a.job.Store(job)
+	r := startRun(ctx, job, log, runTimeout, &a.running)
+	defer r.cancel()
+	select {
+	case <-r.done:
+		d.notify(prefix + r.status())
+		return nil
+	case <-ctx.Done():
+		// The control loop says "stopping"; the caller "stopped cleanly".
+		if err := r.stop(log, stopTimeout); err != nil {
+			if d.named {
+				return fmt.Errorf("account %s: %w", job.Account(), err)
+			}
+			return err
+		}
+		return nil
+	}
+}
+
+// statusPrefix starts the STATUS= lines of job's account: "STATUS=account
+// NAME: " when the accounts are named, "STATUS=" for the one default
+// account.
+func (d *Daemon) statusPrefix(job *Job) string {
+	if !d.named {
+		return "STATUS="
+	}
+	return "STATUS=account " + job.Account() + ": "
+}
+
 // reload asks for a new configuration and applies it; a failed reload
-// keeps the current configuration and says why. It reports whether the
-// schedule was replaced.
-func (d *Daemon) reload(ctx context.Context) (scheduleChanged bool) {
+// keeps the current configuration and says why. The runs in progress keep
+// the configuration they started with.
+func (d *Daemon) reload(ctx context.Context) {
 	log := d.logger()
 	if d.Reload == nil {
 		log.Warn("reload requested but not supported; restart to apply a new configuration")
-		return false
+		return
 	}
 	cfg, err := d.Reload(ctx)
 	if err == nil {
@@ -245,12 +312,9 @@ func (d *Daemon) reload(ctx context.Context) (scheduleChanged bool) {
 	if err != nil {
 		log.Error("reload failed; the current configuration stays in use", "err", err)
 		d.notify("STATUS=reload failed: " + err.Error())
-		return false
+		return
 	}
 	d.mu.Lock()
-	if cfg.Job != nil {
-		d.Job = cfg.Job
-	}
 	if cfg.Schedule != nil {
 		d.Schedule = cfg.Schedule
 		d.scheduleGen++
@@ -267,20 +331,17 @@ func (d *Daemon) reload(ctx context.Context) (scheduleChanged bool) {
 	if cfg.Jobs != nil {
 		d.Jobs = cfg.Jobs
 	}
-	if d.reloaded != nil {
-		close(d.reloaded)
-		d.reloaded = make(chan struct{})
-	}
+	close(d.reloaded)
+	d.reloaded = make(chan struct{})
+	log = d.loggerLocked()
 	d.mu.Unlock()
-	d.logger().Info("configuration reloaded", "changes", cfg.Changes, "schedule_kept", cfg.Schedule == nil)
-	return cfg.Schedule != nil
+	log.Info("configuration reloaded", "changes", cfg.Changes, "schedule_kept", cfg.Schedule == nil)
 }
 
 // feedWatchdog sends WATCHDOG=1 every d.Watchdog while the daemon makes
-// progress: idle between runs, or in a run that is within the time its
-// current request or last commit may take (with Jobs: every account's run
-// in progress is). A run stuck past that stops the
-// pings, and systemd restarts the service.
+// progress: every account's run in progress is within the time its
+// current request or last commit may take (idle accounts always are). A
+// run stuck past that stops the pings, and systemd restarts the service.
 func (d *Daemon) feedWatchdog(ctx context.Context) {
 	t := time.NewTicker(d.Watchdog)
 	defer t.Stop()
@@ -289,18 +350,51 @@ func (d *Daemon) feedWatchdog(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			job, _, _, log := d.current()
-			if len(d.accounts) > 0 {
-				job = d.stuckAccount(now)
-			} else if !d.running.Load() || now.Before(job.ProgressDeadline()) {
-				job = nil
-			}
+			job := d.stuckAccount(now)
 			if job == nil {
 				d.notify("WATCHDOG=1")
 				continue
 			}
-			log.Error("the run in progress has made no progress in the time its requests may take; not feeding the watchdog",
+			d.logger().Error("the run in progress has made no progress in the time its requests may take; not feeding the watchdog",
 				"account", job.Account(), "progress_deadline", job.ProgressDeadline().UTC().Format(time.RFC3339))
 		}
 	}
+}
+
+// stuckAccount returns the job of an account whose run in progress is past
+// its progress deadline, nil when every running account progresses.
+func (d *Daemon) stuckAccount(now time.Time) *Job {
+	for _, a := range d.accounts {
+		if j := a.job.Load(); a.running.Load() && !now.Before(j.ProgressDeadline()) {
+			return j
+		}
+	}
+	return nil
+}
+
+// checkJobs checks that jobs (a reload's; nil: d.Jobs itself) name the
+// accounts of d.Jobs, each once, in the same order.
+func (d *Daemon) checkJobs(jobs []*Job) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	names := func(js []*Job) []string {
+		var n []string
+		for _, j := range js {
+			n = append(n, j.Account())
+		}
+		return n
+	}
+	have := names(d.Jobs)
+	for i, n := range have {
+		if slices.Contains(have[:i], n) {
+			return fmt.Errorf("account %q has two jobs", n)
+		}
+	}
+	if jobs == nil {
+		return nil
+	}
+	if want := names(jobs); !slices.Equal(want, have) {
+		return fmt.Errorf("the accounts changed from %v to %v: adding, removing or renaming an account needs a restart", have, want)
+	}
+	return nil
 }

@@ -131,7 +131,7 @@ func TestDaemonRunsOnSchedule(t *testing.T) {
 		rec := &recorder{}
 		log := slog.New(slog.NewJSONHandler(rec, nil))
 		tr := &simTransport{srv: sim.New(sim.Options{Seed: 1, Cards: 30, Window: time.Second, Limit: 1000, AuthLimit: 100})}
-		d := &Daemon{Job: bubbleJob(t, tr, log), Schedule: every(15 * time.Minute), RunOnStart: true, RunTimeout: time.Hour,
+		d := &Daemon{Jobs: []*Job{bubbleJob(t, tr, log)}, Schedule: every(15 * time.Minute), RunOnStart: true, RunTimeout: time.Hour,
 			Logger: log, Notify: rec.notify}
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
@@ -143,7 +143,7 @@ func TestDaemonRunsOnSchedule(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatalf("Run: %v", err)
 		}
-		rs := runs(t, d.Job)
+		rs := runs(t, d.Jobs[0])
 		if len(rs) != 5 {
 			t.Fatalf("%d runs in an hour, want 5 (start-up + 4 scheduled)", len(rs))
 		}
@@ -171,7 +171,7 @@ func TestDaemonNeverOverlaps(t *testing.T) {
 		log := slog.New(slog.NewJSONHandler(rec, nil))
 		srv := sim.New(sim.Options{Seed: 9, Cards: 30, Window: time.Second, Limit: 1000, AuthLimit: 100})
 		tr := &simTransport{srv: srv, delay: 4 * time.Second} // 2 pages
-		d := &Daemon{Job: bubbleJob(t, tr, log), Schedule: every(5 * time.Second), RunOnStart: true, RunTimeout: time.Hour,
+		d := &Daemon{Jobs: []*Job{bubbleJob(t, tr, log)}, Schedule: every(5 * time.Second), RunOnStart: true, RunTimeout: time.Hour,
 			Logger: log, Notify: rec.notify}
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
@@ -183,7 +183,7 @@ func TestDaemonNeverOverlaps(t *testing.T) {
 			t.Fatalf("Run: %v", err)
 		}
 		var rs []load.Run
-		for _, r := range runs(t, d.Job) {
+		for _, r := range runs(t, d.Jobs[0]) {
 			if r.Status != load.StatusInterrupted { // the one the stop cut short
 				rs = append(rs, r)
 			}
@@ -220,7 +220,7 @@ func TestDaemonReload(t *testing.T) {
 		hup := make(chan struct{}, 1)
 		var reloads int
 		fail := false
-		d := &Daemon{Job: bubbleJob(t, tr, log), Schedule: every(time.Hour), RunTimeout: time.Hour, Logger: log, Hup: hup,
+		d := &Daemon{Jobs: []*Job{bubbleJob(t, tr, log)}, Schedule: every(time.Hour), RunTimeout: time.Hour, Logger: log, Hup: hup,
 			Reload: func(context.Context) (Config, error) {
 				reloads++
 				if fail {
@@ -239,7 +239,7 @@ func TestDaemonReload(t *testing.T) {
 		}
 		time.Sleep(31 * time.Minute)
 		synctest.Wait()
-		if n := len(runs(t, d.Job)); n != 3 {
+		if n := len(runs(t, d.Jobs[0])); n != 3 {
 			t.Errorf("%d runs in 31 minutes after the reload to every 10 minutes, want 3", n)
 		}
 		fail = true
@@ -250,7 +250,7 @@ func TestDaemonReload(t *testing.T) {
 		}
 		time.Sleep(30 * time.Minute)
 		synctest.Wait()
-		if n := len(runs(t, d.Job)); n != 6 {
+		if n := len(runs(t, d.Jobs[0])); n != 6 {
 			t.Errorf("%d runs after a failed reload, want 6 (still every 10 minutes)", n)
 		}
 		cancel()
@@ -268,7 +268,7 @@ func TestDaemonWatchdog(t *testing.T) {
 		rec := &recorder{}
 		log := slog.New(slog.NewJSONHandler(rec, nil))
 		tr := &simTransport{srv: sim.New(sim.Options{Seed: 3, Cards: 30, Window: time.Second, Limit: 1000, AuthLimit: 100})}
-		d := &Daemon{Job: bubbleJob(t, tr, log), Schedule: every(time.Hour), RunTimeout: 3 * time.Hour, Logger: log,
+		d := &Daemon{Jobs: []*Job{bubbleJob(t, tr, log)}, Schedule: every(time.Hour), RunTimeout: 3 * time.Hour, Logger: log,
 			Notify: rec.notify, Watchdog: time.Minute}
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
@@ -301,7 +301,7 @@ func TestDaemonWatchdog(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
-		if rs := runs(t, d.Job); len(rs) != 1 || rs[0].Status != load.StatusInterrupted {
+		if rs := runs(t, d.Jobs[0]); len(rs) != 1 || rs[0].Status != load.StatusInterrupted {
 			t.Errorf("runs %+v: want the hung run recorded interrupted", rs)
 		}
 	})
@@ -316,7 +316,7 @@ func TestDaemonStopDuringRun(t *testing.T) {
 		log := slog.New(slog.NewJSONHandler(rec, nil))
 		block := make(chan struct{})
 		tr := &simTransport{srv: sim.New(sim.Options{Seed: 1, Cards: 30, Window: time.Second, Limit: 1000, AuthLimit: 100}), block: block}
-		d := &Daemon{Job: bubbleJob(t, tr, log), Schedule: every(15 * time.Minute), RunOnStart: true, RunTimeout: time.Hour,
+		d := &Daemon{Jobs: []*Job{bubbleJob(t, tr, log)}, Schedule: every(15 * time.Minute), RunOnStart: true, RunTimeout: time.Hour,
 			Logger: log, Notify: rec.notify}
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
@@ -328,7 +328,7 @@ func TestDaemonStopDuringRun(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatalf("Run: %v", err)
 		}
-		rs := runs(t, d.Job)
+		rs := runs(t, d.Jobs[0])
 		if len(rs) != 1 || rs[0].Status != load.StatusInterrupted {
 			t.Fatalf("runs %+v, want one interrupted run", rs)
 		}
@@ -351,7 +351,7 @@ func TestDaemonReloadKeepsPhase(t *testing.T) {
 		tr := &simTransport{srv: sim.New(sim.Options{Seed: 2, Cards: 10, Window: time.Second, Limit: 1000, AuthLimit: 100})}
 		hup := make(chan struct{}, 1)
 		next := Config{Changes: "log.level"}
-		d := &Daemon{Job: bubbleJob(t, tr, log), Schedule: cron.Every(time.Minute), RunTimeout: time.Hour, Logger: log, Hup: hup,
+		d := &Daemon{Jobs: []*Job{bubbleJob(t, tr, log)}, Schedule: cron.Every(time.Minute), RunTimeout: time.Hour, Logger: log, Hup: hup,
 			Reload: func(context.Context) (Config, error) { return next, nil }}
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
@@ -365,22 +365,22 @@ func TestDaemonReloadKeepsPhase(t *testing.T) {
 		}
 		time.Sleep(20 * time.Second)
 		synctest.Wait()
-		if n := len(runs(t, d.Job)); n != 10 {
+		if n := len(runs(t, d.Jobs[0])); n != 10 {
 			t.Errorf("%d runs in 10 minutes of @every 1m with a reload every 40 s, want 10", n)
 		}
 		// A reload that replaces the schedule starts it from the reload.
 		next = Config{Schedule: cron.Every(10 * time.Minute), Changes: "schedule.cron"}
-		start := len(runs(t, d.Job))
+		start := len(runs(t, d.Jobs[0]))
 		hup <- struct{}{}
 		synctest.Wait()
 		time.Sleep(10*time.Minute - time.Second)
 		synctest.Wait()
-		if n := len(runs(t, d.Job)) - start; n != 0 {
+		if n := len(runs(t, d.Jobs[0])) - start; n != 0 {
 			t.Errorf("%d runs within 10 minutes of a reload to @every 10m, want 0", n)
 		}
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
-		if n := len(runs(t, d.Job)) - start; n != 1 {
+		if n := len(runs(t, d.Jobs[0])) - start; n != 1 {
 			t.Errorf("%d runs 10 minutes after a reload to @every 10m, want 1", n)
 		}
 		cancel()

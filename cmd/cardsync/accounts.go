@@ -27,6 +27,22 @@ func manyAccounts(s config.Settings) bool {
 	return len(s.Accounts) != 1 || s.Accounts[0].Name != load.DefaultAccount
 }
 
+// accountText is named when the settings name their accounts (see
+// manyAccounts), plain for the [api] table's one account, whose output
+// reads as it always did: the one place output wording depends on it.
+func accountText(s config.Settings, named, plain string) string {
+	if manyAccounts(s) {
+		return named
+	}
+	return plain
+}
+
+// accountPrefix starts a line (or an error) about account name: "account
+// NAME: " for named accounts, "" for the [api] table's one account.
+func accountPrefix(s config.Settings, name string) string {
+	return accountText(s, "account "+name+": ", "")
+}
+
 // parseAccounts parses the command line, then loads the settings (needAPI
 // as for m.settings) and the accounts -account selects (every account when
 // it is empty).
@@ -82,11 +98,7 @@ func newAccountClient(s config.Settings, a config.AccountSettings, pacers map[st
 	cfg.Pacer = pacers[a.RateGroup]
 	c, err := extract.New(cfg)
 	if err != nil {
-		key := "api"
-		if manyAccounts(s) {
-			key = "account " + a.Name
-		}
-		return nil, &config.Error{Key: key, Msg: err.Error()}
+		return nil, &config.Error{Key: accountText(s, "account "+a.Name, "api"), Msg: err.Error()}
 	}
 	return c, nil
 }
@@ -138,12 +150,4 @@ func runObserver(met *metrics.Metrics, st *worker.Store) worker.Observer {
 		return nil
 	}
 	return met.RunObserver(st.Warehouse.Account(), st.Warehouse)
-}
-
-// clientChanged reports whether account a's client must be rebuilt after a
-// reload from sa to sb (it would lose its token otherwise kept across
-// runs).
-func clientChanged(sa config.Settings, a config.AccountSettings, sb config.Settings, b config.AccountSettings) bool {
-	return a != b || sa.Timeout != sb.Timeout || sa.MaxWait != sb.MaxWait ||
-		sa.MaxBodyBytes != sb.MaxBodyBytes || sa.AmountScale != sb.AmountScale || sa.MaxPages != sb.MaxPages
 }

@@ -62,12 +62,7 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 		met = metrics.New(metrics.Options{Accounts: accountNameList(accounts), HealthyWithin: s.HealthyWithin, Logger: log})
 	}
 	opts := worker.Options{Restart: *restart, ConfirmRemovals: *confirm}
-	var res worker.Result
-	if manyAccounts(s) {
-		err = m.backfillAccounts(ctx, s, accounts, log, opts, prog, met)
-	} else {
-		res, err = m.backfill(ctx, s, s.AccountSettings, nil, log, worker.TriggerBackfill, opts, prog, met)
-	}
+	err = m.backfillAccounts(ctx, s, accounts, log, opts, prog, met)
 	if met != nil {
 		if werr := met.WriteTextfile(*textfile); werr != nil {
 			log.Error("metrics textfile not written", "err", werr)
@@ -76,16 +71,14 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 			}
 		}
 	}
-	if err != nil || manyAccounts(s) {
-		return err
-	}
-	printSummary(m.Stdout, res)
-	return nil
+	return err
 }
 
 // backfillAccounts runs one sync of each of accounts, all at once, and
-// prints each one's summary (or failure) under its name. The error is the
-// first failed account's, in the config's order.
+// prints each one's summary (or failure) under its name: "account NAME: "
+// when the accounts are named; the [api] table's one account prints its
+// summary alone, and its failure is the command's error only. The error is
+// the first failed account's, in the config's order.
 func (m *Main) backfillAccounts(ctx context.Context, s config.Settings, accounts []config.AccountSettings, log *slog.Logger,
 	opts worker.Options, prog *progressLine, met *metrics.Metrics) error {
 	pacers := groupPacers(s.Accounts)
@@ -93,24 +86,26 @@ func (m *Main) backfillAccounts(ctx context.Context, s config.Settings, accounts
 	errs := make([]error, len(accounts))
 	var wg sync.WaitGroup
 	for i, a := range accounts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			results[i], errs[i] = m.backfill(ctx, s, a, pacers, accountLogger(s, log, a.Name), worker.TriggerBackfill, opts, prog, met)
-		}()
+		})
 	}
 	wg.Wait()
 	var first error
 	for i, a := range accounts {
-		fmt.Fprintf(m.Stdout, "account %s: ", a.Name)
-		if errs[i] != nil {
-			fmt.Fprintf(m.Stdout, "failed (exit %d): %v\n", exitCode(errs[i]), errs[i])
-			if first == nil {
-				first = fmt.Errorf("account %s: %w", a.Name, errs[i])
-			}
+		prefix, err := accountPrefix(s, a.Name), errs[i]
+		if err == nil {
+			fmt.Fprint(m.Stdout, prefix)
+			printSummary(m.Stdout, results[i])
 			continue
 		}
-		printSummary(m.Stdout, results[i])
+		if prefix != "" {
+			fmt.Fprintf(m.Stdout, "%sfailed (exit %d): %v\n", prefix, exitCode(err), err)
+			err = fmt.Errorf("%s%w", prefix, err)
+		}
+		if first == nil {
+			first = err
+		}
 	}
 	return first
 }

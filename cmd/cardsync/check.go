@@ -66,10 +66,7 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		who := ""
-		if manyAccounts(s) {
-			who = "account " + a.Name + ": "
-		}
+		who := accountPrefix(s, a.Name)
 		if err := client.Authenticate(ctx); err != nil {
 			if errors.Is(err, extract.ErrUnauthenticated) {
 				return fmt.Errorf("%s%w; %s", who, withCause(err), worker.CredentialsAdvice)

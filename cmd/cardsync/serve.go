@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -61,146 +60,185 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	log := m.logger(s)
-	notify := newNotifier(m.Getenv)
-	// Metrics exist only when they are served; the hooks stay nil otherwise.
-	var met *metrics.Metrics
-	if s.MetricsListen != "" {
-		met = metrics.New(metrics.Options{Accounts: accountNameList(s.Accounts), HealthyWithin: s.HealthyWithin, Logger: log})
-	}
-	// One store per account: its run lock's descriptor and its warehouse
-	// handle stay open for the daemon's life (worker.OpenStore); each run
-	// takes and releases its account's lock.
-	stores := make([]*worker.Store, len(s.Accounts))
-	for i, a := range s.Accounts {
-		st, err := openAccountStore(ctx, s, a.Name, accountLogger(s, log, a.Name), false)
-		if err != nil {
-			log.Error("cannot start: the warehouse cannot be opened", "account", a.Name, "err", err)
-			return &worker.LoggedError{Err: err}
-		}
-		defer st.Close()
-		stores[i] = st
-	}
-	st := stores[0]
-	clients, err := accountClients(s, log, met)
+	sv, err := m.composeServe(ctx, cf, s)
+	defer sv.close()
 	if err != nil {
 		return err
 	}
-	if met != nil {
-		seedBackupMetric(s, st.Warehouse.Path(), met)
-		stop, err := serveMetrics(ctx, met, stores, s.MetricsListen, log)
-		if err != nil {
-			log.Error("cannot start: [metrics] listen", "err", err)
-			return &worker.LoggedError{Err: err}
-		}
-		defer stop()
-	}
-	// Report refreshes run in the background; the stop waits for them.
-	var refreshes []*reportRefresh
-	defer func() {
-		for _, r := range refreshes {
-			r.wait()
-		}
-	}()
-	newJobs := func(s config.Settings, clients []*extract.Client, log *slog.Logger) []*worker.Job {
-		report := asObserver(reportObserver(ctx, s, st.Warehouse.Path(), log), &refreshes)
-		jobs := make([]*worker.Job, len(s.Accounts))
-		for i, a := range s.Accounts {
-			status := "STATUS="
-			if manyAccounts(s) {
-				status += "account " + a.Name + ": "
-			}
-			jobs[i] = stores[i].Job(clients[i], accountLogger(s, log, a.Name), worker.JobOptions{
-				Version:        version(),
-				AuditRetention: s.PageAuditRetention,
-				FieldRetention: s.FieldRetention,
-				Status:         func(st string) { _ = notify.Send(status + st) },
-				Observer:       observers{runObserver(met, stores[i]), report},
-			})
-		}
-		return jobs
-	}
-	hup := m.Hup
-	if hup == nil && m.Signals {
-		ch := make(chan os.Signal, 1)
-		signal.Notify(ch, syscall.SIGHUP)
-		defer signal.Stop(ch)
-		fwd := make(chan struct{}, 1)
-		go func() {
-			for range ch {
-				select {
-				case fwd <- struct{}{}:
-				default:
-				}
-			}
-		}()
-		hup = fwd
-	}
-	current := s
-	jobs := newJobs(s, clients, log)
+	hup, stopHup := m.hupRequests()
+	defer stopHup()
 	d := &worker.Daemon{
+		Jobs:       sv.jobs(s, sv.log),
 		Schedule:   inLocation{s.Schedule, s.Location},
 		RunOnStart: s.RunOnStart,
 		RunTimeout: s.RunTimeout,
-		Logger:     log,
-		Notify:     notify.Send,
-		Watchdog:   notify.WatchdogInterval(),
+		Logger:     sv.log,
+		Notify:     sv.notify.Send,
+		Watchdog:   sv.notify.WatchdogInterval(),
 		Hup:        hup,
-		Backups:    backups(s, st.Warehouse.Path(), met),
-		Reload: func(ctx context.Context) (worker.Config, error) {
-			next, err := m.settings(cf, true)
-			if err != nil {
-				return worker.Config{}, err
-			}
-			changes, restart := settingsChanges(current, next)
-			nlog := m.logger(next)
-			if accountsRenamed(current, next) {
-				return worker.Config{}, fmt.Errorf("the accounts changed from %s to %s: adding, removing or renaming an account needs a restart",
-					accountNames(current), accountNames(next))
-			}
-			if apiChanged(current, next) {
-				if clients, err = accountClients(next, nlog, met); err != nil {
-					return worker.Config{}, err
-				}
-			}
-			if met != nil {
-				met.SetHealthyWithin(next.HealthyWithin)
-			}
-			if len(restart) > 0 {
-				nlog.Warn("these keys changed but need a restart to take effect", "keys", restart)
-			}
-			cfg := worker.Config{Backups: backups(next, st.Warehouse.Path(), met),
-				RunTimeout: next.RunTimeout, Logger: nlog, Changes: strings.Join(changes, ", ")}
-			if scheduleChanged(current, next) {
-				// A new schedule starts from the reload; an unchanged one
-				// keeps the next run where it was.
-				cfg.Schedule = inLocation{next.Schedule, next.Location}
-			}
-			current = next
-			if jobs := newJobs(next, clients, nlog); manyAccounts(next) {
-				cfg.Jobs = jobs
-			} else {
-				cfg.Job = jobs[0]
-			}
-			return cfg, nil
-		},
+		Backups:    backups(s, sv.path(), sv.met),
+		Reload:     sv.reload,
 	}
-	if manyAccounts(s) {
-		d.Jobs = jobs
-	} else {
-		d.Job = jobs[0]
-	}
-	log.Info("cardsync serving", "version", version(), "schedule", s.CronSpec, "timezone", s.Location.String(),
+	sv.log.Info("cardsync serving", "version", version(), "schedule", s.CronSpec, "timezone", s.Location.String(),
 		"next_run", d.Schedule.Next(time.Now()).UTC().Format(time.RFC3339), "warehouse", warehouseName(s), "api", apiURLs(s),
 		"run_on_start", s.RunOnStart)
 	if s.WarehouseURL != "" {
-		log.Info("sharing the PostgreSQL warehouse: each run takes its account's lease", "holder", s.Holder, "lease_ttl", s.LeaseTTL)
+		sv.log.Info("sharing the PostgreSQL warehouse: each run takes its account's lease", "holder", s.Holder, "lease_ttl", s.LeaseTTL)
 	}
 	if err := d.Run(ctx); err != nil {
 		return &worker.LoggedError{Err: err}
 	}
-	log.Info("stopped cleanly")
+	sv.log.Info("stopped cleanly")
 	return nil
+}
+
+// server is what serve composes from the settings for its daemon, and
+// what a reload rebuilds.
+type server struct {
+	m   *Main
+	ctx context.Context // serve's: a stop cancels the report refreshes
+	cf  commonFlags
+	log *slog.Logger
+	// notify sends sd_notify states (nothing outside systemd).
+	notify *notifier
+	// met exists only when metrics are served; the hooks stay nil otherwise.
+	met *metrics.Metrics
+	// stores are one per account: its run lock's descriptor and its
+	// warehouse handle stay open for the daemon's life (worker.OpenStore);
+	// each run takes and releases its account's lock.
+	stores  []*worker.Store
+	clients []*extract.Client
+	// refreshes are the report refreshes running in the background; the
+	// stop waits for them.
+	refreshes []*reportRefresh
+	// current is the configuration in use (the last reload's).
+	current config.Settings
+	// closers undo the composition, last first.
+	closers []func()
+}
+
+// composeServe opens each account's store, builds the API clients and,
+// with [metrics] listen, serves the metrics. The server it returns is
+// closed by its caller, even with an error.
+func (m *Main) composeServe(ctx context.Context, cf commonFlags, s config.Settings) (*server, error) {
+	log := m.logger(s)
+	sv := &server{m: m, ctx: ctx, cf: cf, log: log, notify: newNotifier(m.Getenv), current: s}
+	if s.MetricsListen != "" {
+		sv.met = metrics.New(metrics.Options{Accounts: accountNameList(s.Accounts), HealthyWithin: s.HealthyWithin, Logger: log})
+	}
+	for _, a := range s.Accounts {
+		st, err := openAccountStore(ctx, s, a.Name, accountLogger(s, log, a.Name), false)
+		if err != nil {
+			log.Error("cannot start: the warehouse cannot be opened", "account", a.Name, "err", err)
+			return sv, &worker.LoggedError{Err: err}
+		}
+		sv.closers = append(sv.closers, func() { st.Close() })
+		sv.stores = append(sv.stores, st)
+	}
+	var err error
+	if sv.clients, err = accountClients(s, log, sv.met); err != nil {
+		return sv, err
+	}
+	if sv.met != nil {
+		seedBackupMetric(s, sv.path(), sv.met)
+		stop, err := serveMetrics(ctx, sv.met, sv.stores, s.MetricsListen, log)
+		if err != nil {
+			log.Error("cannot start: [metrics] listen", "err", err)
+			return sv, &worker.LoggedError{Err: err}
+		}
+		sv.closers = append(sv.closers, stop)
+	}
+	sv.closers = append(sv.closers, func() {
+		for _, r := range sv.refreshes {
+			r.wait()
+		}
+	})
+	return sv, nil
+}
+
+// close waits for the report refreshes, stops the metrics server and
+// closes the stores.
+func (sv *server) close() {
+	for i := len(sv.closers) - 1; i >= 0; i-- {
+		sv.closers[i]()
+	}
+}
+
+// path is the warehouse file open (the first account's store's; all share
+// it), for backups and the report.
+func (sv *server) path() string { return sv.stores[0].Warehouse.Path() }
+
+// jobs builds the job of each account of s, logging to log.
+func (sv *server) jobs(s config.Settings, log *slog.Logger) []*worker.Job {
+	report := asObserver(reportObserver(sv.ctx, s, sv.path(), log), &sv.refreshes)
+	jobs := make([]*worker.Job, len(s.Accounts))
+	for i, a := range s.Accounts {
+		status := "STATUS=" + accountPrefix(s, a.Name)
+		jobs[i] = sv.stores[i].Job(sv.clients[i], accountLogger(s, log, a.Name), worker.JobOptions{
+			Version:        version(),
+			AuditRetention: s.PageAuditRetention,
+			FieldRetention: s.FieldRetention,
+			Status:         func(st string) { _ = sv.notify.Send(status + st) },
+			Observer:       observers{runObserver(sv.met, sv.stores[i]), report},
+		})
+	}
+	return jobs
+}
+
+// reload re-reads the configuration (SIGHUP) and builds what the daemon
+// uses from the next run on. Adding, removing or renaming an account is
+// refused; the keys that need a restart are named and left alone.
+func (sv *server) reload(context.Context) (worker.Config, error) {
+	next, err := sv.m.settings(sv.cf, true)
+	if err != nil {
+		return worker.Config{}, err
+	}
+	changes, restart := next.Changes(sv.current)
+	nlog := sv.m.logger(next)
+	if err := next.CheckAccounts(sv.current); err != nil {
+		return worker.Config{}, err
+	}
+	if next.APIChanged(sv.current) {
+		if sv.clients, err = accountClients(next, nlog, sv.met); err != nil {
+			return worker.Config{}, err
+		}
+	}
+	if sv.met != nil {
+		sv.met.SetHealthyWithin(next.HealthyWithin)
+	}
+	if len(restart) > 0 {
+		nlog.Warn("these keys changed but need a restart to take effect", "keys", restart)
+	}
+	cfg := worker.Config{Backups: backups(next, sv.path(), sv.met),
+		RunTimeout: next.RunTimeout, Logger: nlog, Changes: strings.Join(changes, ", ")}
+	if next.ScheduleChanged(sv.current) {
+		// A new schedule starts from the reload; an unchanged one keeps
+		// the next run where it was.
+		cfg.Schedule = inLocation{next.Schedule, next.Location}
+	}
+	sv.current = next
+	cfg.Jobs = sv.jobs(next, nlog)
+	return cfg, nil
+}
+
+// hupRequests returns serve's reload requests: m.Hup, or SIGHUP when m
+// handles signals (nil: none). stop stops listening for SIGHUP.
+func (m *Main) hupRequests() (hup <-chan struct{}, stop func()) {
+	if m.Hup != nil || !m.Signals {
+		return m.Hup, func() {}
+	}
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGHUP)
+	fwd := make(chan struct{}, 1)
+	go func() {
+		for range ch {
+			select {
+			case fwd <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	return fwd, func() { signal.Stop(ch) }
 }
 
 // serveMetrics seeds met from each account's store (so a restart does not
@@ -232,36 +270,6 @@ func serveMetrics(ctx context.Context, met *metrics.Metrics, stores []*worker.St
 	}, nil
 }
 
-// apiChanged reports whether the clients must be rebuilt (they would lose
-// their tokens otherwise kept across runs). A change to any account
-// rebuilds every client, so the accounts of a rate_group keep sharing one
-// pacer.
-func apiChanged(a, b config.Settings) bool {
-	if len(a.Accounts) != len(b.Accounts) {
-		return true
-	}
-	for i := range a.Accounts {
-		if clientChanged(a, a.Accounts[i], b, b.Accounts[i]) {
-			return true
-		}
-	}
-	return false
-}
-
-// accountsRenamed reports whether a reload adds, removes or renames an
-// account: that needs a restart.
-func accountsRenamed(a, b config.Settings) bool {
-	if len(a.Accounts) != len(b.Accounts) {
-		return true
-	}
-	for i := range a.Accounts {
-		if a.Accounts[i].Name != b.Accounts[i].Name {
-			return true
-		}
-	}
-	return false
-}
-
 // accountClients builds one API client per account of s, each with its own
 // token, paced with its rate_group, observed by met (nil: no metrics).
 func accountClients(s config.Settings, log *slog.Logger, met *metrics.Metrics) ([]*extract.Client, error) {
@@ -277,59 +285,14 @@ func accountClients(s config.Settings, log *slog.Logger, met *metrics.Metrics) (
 	return clients, nil
 }
 
-// accountNames lists the names of the accounts of s.
-func accountNames(s config.Settings) string {
-	return strings.Join(accountNameList(s.Accounts), ", ")
-}
-
-// apiURLs is the base URL of each account, for the start line.
+// apiURLs is the base URL of each account, for the start line: NAME=URL
+// for named accounts, the URL alone for the [api] table's one account.
 func apiURLs(s config.Settings) string {
-	if !manyAccounts(s) {
-		return s.BaseURL
-	}
-	var u []string
-	for _, a := range s.Accounts {
-		u = append(u, a.Name+"="+a.BaseURL)
+	u := make([]string, len(s.Accounts))
+	for i, a := range s.Accounts {
+		u[i] = accountText(s, a.Name+"=", "") + a.BaseURL
 	}
 	return strings.Join(u, " ")
-}
-
-// settingsChanges lists the keys a reload changes, and those among them
-// that only take effect after a restart ([warehouse]).
-func settingsChanges(a, b config.Settings) (changed, restart []string) {
-	add := func(key string, differs, needsRestart bool) {
-		if !differs {
-			return
-		}
-		changed = append(changed, key)
-		if needsRestart {
-			restart = append(restart, key)
-		}
-	}
-	add("api", apiChanged(a, b), false)
-	add("schedule.cron", a.CronSpec != b.CronSpec, false)
-	add("schedule.timezone", a.Location.String() != b.Location.String(), false)
-	add("schedule.run_timeout", a.RunTimeout != b.RunTimeout, false)
-	add("log", a.LogLevel != b.LogLevel || a.LogFormat != b.LogFormat, false)
-	add("warehouse.page_audit_retention", a.PageAuditRetention != b.PageAuditRetention, false)
-	add("warehouse.field_retention", a.FieldRetention != b.FieldRetention, false)
-	add("warehouse.path", a.DBPath != b.DBPath, true)
-	add("warehouse.url", a.WarehouseURL != b.WarehouseURL || a.WarehousePassword != b.WarehousePassword, true)
-	add("cluster", a.LeaseTTL != b.LeaseTTL || a.Holder != b.Holder, true)
-	add("warehouse.file_mode", a.FileMode != b.FileMode, true)
-	add("warehouse.synchronous", a.Synchronous != b.Synchronous, true)
-	add("warehouse.redact_fields", strings.Join(a.RedactFields, ",") != strings.Join(b.RedactFields, ","), true)
-	add("warehouse.max_removed_fraction", a.MaxRemovedFraction != b.MaxRemovedFraction, true)
-	add("warehouse.commit_delay", a.CommitDelay != b.CommitDelay, true)
-	add("metrics.healthy_within", a.HealthyWithin != b.HealthyWithin, false)
-	add("metrics.listen", a.MetricsListen != b.MetricsListen, true)
-	add("report", a.ReportPath != b.ReportPath || a.ReportSince != b.ReportSince, false)
-	add("warehouse.checkpoint", a.Checkpoint != b.Checkpoint, true)
-	add("backup", a.BackupDir != b.BackupDir || a.BackupKeep != b.BackupKeep || a.BackupCron != b.BackupCron, false)
-	if len(changed) == 0 {
-		changed = []string{"nothing"}
-	}
-	return changed, restart
 }
 
 // backups is serve's backup plan for the warehouse at path (the one open,
@@ -494,10 +457,4 @@ func asObserver(r *reportRefresh, list *[]*reportRefresh) worker.Observer {
 	}
 	*list = append(*list, r)
 	return r
-}
-
-// scheduleChanged reports whether a reload from cur to next changes when
-// runs are due: the cron spec or its time zone.
-func scheduleChanged(cur, next config.Settings) bool {
-	return cur.CronSpec != next.CronSpec || cur.Location.String() != next.Location.String()
 }
