@@ -135,7 +135,12 @@ func (c *canon) run(secrets *Secrets, root bool, out []byte) (_ []byte, fields [
 			i = j
 			if wantKey {
 				wantKey = false
-				c.addMember(out, start)
+				f := &c.stack[len(c.stack)-1]
+				m := member{start: start, keyEnd: len(out)}
+				if len(c.members) > f.base && bytes.Compare(c.members[len(c.members)-1].key(out), m.key(out)) >= 0 {
+					f.sorted = false
+				}
+				c.members = append(c.members, m)
 			}
 		default: // a number, true, false or null
 			j := i
@@ -175,18 +180,6 @@ func (c *canon) closeObject(out []byte, root bool, fields []Field) ([]byte, []Fi
 	c.members = c.members[:f.base]
 	c.stack = c.stack[:len(c.stack)-1]
 	return out, fields
-}
-
-// addMember records a member of the innermost object whose key was just
-// written at out[start:]; a key that does not sort after the one before
-// it marks the object for sorting.
-func (c *canon) addMember(out []byte, start int) {
-	f := &c.stack[len(c.stack)-1]
-	m := member{start: start, keyEnd: len(out)}
-	if len(c.members) > f.base && bytes.Compare(c.members[len(c.members)-1].key(out), m.key(out)) >= 0 {
-		f.sorted = false
-	}
-	c.members = append(c.members, m)
 }
 
 // stringEnd returns the offset after the closing quote of the canonical

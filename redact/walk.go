@@ -16,14 +16,36 @@ const (
 // to w.out. It is a loop over three states with an explicit stack of the
 // open arrays and objects, so nesting costs no Go stack. A dropped member is
 // written like any other and cut off the output when its value ends: the
-// value still has to be checked, and drops are rare.
+// value still has to be checked, and drops are rare. The scalars and the
+// ends of members are read in the loop itself: they are most of a
+// document, and a call for each costs time (BenchmarkJSON).
 func (w *walker) walk() error {
 	state := wantValue
 	for {
 		var err error
 		switch state {
 		case wantValue:
-			state, err = w.value()
+			w.space()
+			if w.i >= len(w.in) {
+				return w.syntaxError("unexpected end, want a value")
+			}
+			noMask := w.noMask
+			w.noMask = false
+			switch c := w.in[w.i]; {
+			case c == '{' || c == '[':
+				state, err = w.open(c)
+			case c == '"':
+				_, err = w.str(!noMask)
+				state = afterValue
+			case c == '-' || isDigit(c):
+				err = w.number(!noMask)
+				state = afterValue
+			case c == 't' || c == 'f' || c == 'n':
+				err = w.literal()
+				state = afterValue
+			default:
+				err = w.syntaxError("want a value")
+			}
 		case wantKey:
 			err = w.key()
 			state = wantValue
@@ -31,43 +53,39 @@ func (w *walker) walk() error {
 			if len(w.stack) == 0 {
 				return w.end()
 			}
-			state, err = w.next()
+			f := &w.stack[len(w.stack)-1]
+			if f.drop >= 0 {
+				w.out = w.out[:f.drop]
+				f.drop = -1
+			} else {
+				f.members++
+			}
+			w.space()
+			if w.i >= len(w.in) {
+				return w.syntaxError("unexpected end, want ',' or a closing bracket")
+			}
+			switch c := w.in[w.i]; {
+			case c == ',':
+				w.i++
+				if f.object {
+					w.space()
+					state = wantKey
+				} else {
+					w.out = append(w.out, ',')
+					state = wantValue
+				}
+			case c == '}' && f.object, c == ']' && !f.object:
+				w.i++
+				w.out = append(w.out, c)
+				w.stack = w.stack[:len(w.stack)-1]
+			default:
+				err = w.syntaxError("want ',' or a closing bracket")
+			}
 		}
 		if err != nil {
 			return err
 		}
 	}
-}
-
-// value reads the value that starts at w.i (of an array or object, its
-// opening only) and returns the state after it.
-func (w *walker) value() (int, error) {
-	w.space()
-	if w.i >= len(w.in) {
-		return 0, w.syntaxError("unexpected end, want a value")
-	}
-	noMask := w.noMask
-	w.noMask = false
-	switch c := w.in[w.i]; {
-	case c == '{' || c == '[':
-		return w.open(c)
-	case c == '"':
-		if _, err := w.str(!noMask); err != nil {
-			return 0, err
-		}
-		return afterValue, nil
-	case c == '-' || isDigit(c):
-		if err := w.number(!noMask); err != nil {
-			return 0, err
-		}
-		return afterValue, nil
-	case c == 't' || c == 'f' || c == 'n':
-		if err := w.literal(); err != nil {
-			return 0, err
-		}
-		return afterValue, nil
-	}
-	return 0, w.syntaxError("want a value")
 }
 
 // open opens the array or object that c, at w.i, starts, and returns the
@@ -98,40 +116,6 @@ func (w *walker) open(c byte) (int, error) {
 		return wantKey, nil
 	}
 	return wantValue, nil
-}
-
-// next ends a member or element of the innermost open array or object (cut
-// off the output if it is dropped) and reads what follows: a comma, and
-// the state of the next key or value, or the closing bracket.
-func (w *walker) next() (int, error) {
-	f := &w.stack[len(w.stack)-1]
-	switch {
-	case f.drop >= 0:
-		w.out = w.out[:f.drop]
-		f.drop = -1
-	default:
-		f.members++
-	}
-	w.space()
-	if w.i >= len(w.in) {
-		return 0, w.syntaxError("unexpected end, want ',' or a closing bracket")
-	}
-	switch c := w.in[w.i]; {
-	case c == ',':
-		w.i++
-		if f.object {
-			w.space()
-			return wantKey, nil
-		}
-		w.out = append(w.out, ',')
-		return wantValue, nil
-	case c == '}' && f.object, c == ']' && !f.object:
-		w.i++
-		w.out = append(w.out, c)
-		w.stack = w.stack[:len(w.stack)-1]
-		return afterValue, nil
-	}
-	return 0, w.syntaxError("want ',' or a closing bracket")
 }
 
 // end checks that nothing but whitespace follows the document's value.
