@@ -18,32 +18,16 @@ import (
 func (c *Client) attempt(ctx context.Context, r *request, tok Secret) outcome {
 	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	var body io.Reader
-	if r.body != nil {
-		body = bytes.NewReader(r.body)
-	}
-	req, err := http.NewRequestWithContext(actx, r.method, r.url, body)
+	req, err := c.newRequest(actx, r, tok)
 	if err != nil {
-		return outcome{err: fmt.Errorf("build request: %w", err)}
-	}
-	req.Header.Set("User-Agent", c.cfg.UserAgent)
-	req.Header.Set("Accept", "application/json")
-	if r.body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if r.token {
-		req.Header.Set("Authorization", "Bearer "+tok.Reveal())
+		return outcome{err: err}
 	}
 	if c.gate != nil {
 		if err := c.gate(); err != nil {
 			return outcome{err: err}
 		}
 	}
-	c.stats.requests.Add(1)
-	if r.pacer == c.authP {
-		c.stats.authRequests.Add(1)
-		c.cfg.Observer.TokenRequest()
-	}
+	c.countRequest(r)
 	start := time.Now()
 	resp, err := c.hc.Do(req)
 	if err != nil {
@@ -58,73 +42,89 @@ func (c *Client) attempt(ctx context.Context, r *request, tok Secret) outcome {
 	raw, err := readLimited(resp.Body, c.cfg.MaxBodyBytes)
 	o := outcome{status: resp.StatusCode, bytes: len(raw), duration: time.Since(start)}
 	if err != nil {
-		var pe *ProtocolError
-		switch {
-		case ctx.Err() != nil:
-			o.err = ctx.Err()
-		case errors.As(err, &pe):
-			pe.StatusCode = resp.StatusCode
-			o.err = pe
-			// A huge error page from a proxy in trouble is still trouble
-			// upstream: retry it like any other 5xx or 429.
-			if s := resp.StatusCode; s >= 500 || s == http.StatusTooManyRequests || s == http.StatusRequestTimeout {
-				pe.Transient = true
-				o.err, o.retry = unavailable(pe), true
-				if o.rateLimited = s == http.StatusTooManyRequests; o.rateLimited {
-					o.err = rateLimited(pe)
-				}
-				o.hint = c.retryHint(resp.Header, s == http.StatusTooManyRequests)
-			}
-		case errors.Is(err, io.ErrUnexpectedEOF):
-			// The connection closed before the body announced was all
-			// there: a truncated body, retried.
-			o.err, o.retry = unavailable(&ProtocolError{StatusCode: resp.StatusCode, Reason: "truncated body",
-				Transient: true, Truncated: true, Err: err}), true
-		default:
-			o.err, o.retry = unavailable(fmt.Errorf("read body (status %d): %w", resp.StatusCode, networkError(err, actx, c.cfg.Timeout))), true
-		}
-		return o
+		return c.readFailed(ctx, actx, resp, err, o)
 	}
+	return c.answered(r, resp, raw, tok, o)
+}
+
+// newRequest builds the HTTP request for r, bound to the attempt's context,
+// with its headers and, when r needs one, the bearer token.
+func (c *Client) newRequest(actx context.Context, r *request, tok Secret) (*http.Request, error) {
+	var body io.Reader
+	if r.body != nil {
+		body = bytes.NewReader(r.body)
+	}
+	req, err := http.NewRequestWithContext(actx, r.method, r.url, body)
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	req.Header.Set("Accept", "application/json")
+	if r.body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if r.token {
+		req.Header.Set("Authorization", "Bearer "+tok.Reveal())
+	}
+	return req, nil
+}
+
+// countRequest counts a request about to be sent, and a token request apart.
+func (c *Client) countRequest(r *request) {
+	c.stats.requests.Add(1)
+	if r.pacer == c.authP {
+		c.stats.authRequests.Add(1)
+		c.cfg.Observer.TokenRequest()
+	}
+}
+
+// readFailed completes o for a body that could not be read whole: the
+// caller's context ended, the body was over the limit, cut short, or the
+// connection failed.
+func (c *Client) readFailed(ctx, actx context.Context, resp *http.Response, err error, o outcome) outcome {
+	var pe *ProtocolError
+	switch {
+	case ctx.Err() != nil:
+		o.err = ctx.Err()
+	case errors.As(err, &pe):
+		pe.StatusCode = resp.StatusCode
+		o.err = pe
+		// A huge error page from a proxy in trouble is still trouble
+		// upstream: retry it like any other 5xx or 429.
+		if s := resp.StatusCode; s >= 500 || s == http.StatusTooManyRequests || s == http.StatusRequestTimeout {
+			pe.Transient = true
+			o.err, o.retry = unavailable(pe), true
+			if o.rateLimited = s == http.StatusTooManyRequests; o.rateLimited {
+				o.err = rateLimited(pe)
+			}
+			o.hint = c.retryHint(resp.Header, s == http.StatusTooManyRequests)
+		}
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		// The connection closed before the body announced was all
+		// there: a truncated body, retried.
+		o.err, o.retry = unavailable(&ProtocolError{StatusCode: resp.StatusCode, Reason: "truncated body",
+			Transient: true, Truncated: true, Err: err}), true
+	default:
+		o.err, o.retry = unavailable(fmt.Errorf("read body (status %d): %w", resp.StatusCode, networkError(err, actx, c.cfg.Timeout))), true
+	}
+	return o
+}
+
+// answered completes o for a body read whole, by the response's status.
+func (c *Client) answered(r *request, resp *http.Response, raw []byte, tok Secret, o outcome) outcome {
 	ct := resp.Header.Get("Content-Type")
 	switch s := resp.StatusCode; {
 	case s == http.StatusNoContent:
 		// A 204 is a deliberate answer, not a fault in transit: retrying
 		// it gets the same nothing.
 		o.err = &ProtocolError{StatusCode: s, Reason: "the server answered with no body where JSON was expected", Err: ErrNoContent}
-		return o
 	case s >= 200 && s < 300:
-		// JSON is read whatever the Content-Type says (PHP code that
-		// echoes json_encode output goes out as text/html or text/plain);
-		// only a body that does not parse is refused, naming the type.
-		if err := r.decode(s, raw); err != nil {
-			var pe *ProtocolError
-			if errors.As(err, &pe) {
-				pe.StatusCode = s
-				if !isJSONMediaType(ct) && !isJSON(raw) {
-					// Not a JSON document at all: not retried, whatever
-					// the decoder thought of where it ended.
-					label := c.upstreamText(ct, 64)
-					if label == "" {
-						label = "none"
-					}
-					o.err = &ProtocolError{StatusCode: s, ContentType: label, Reason: "response is not JSON (Content-Type " + label + ")", Err: err}
-					return o
-				}
-				if pe.Transient {
-					o.err, o.retry = unavailable(err), true
-					return o
-				}
-			}
-			o.err = err
-		}
-		return o
+		o = c.decoded(r, s, ct, raw, o)
 	case s == http.StatusUnauthorized:
 		o.err, o.unauthorized = c.errorBody(s, ct, raw, tok), true
-		return o
 	case s == http.StatusTooManyRequests:
 		o.err, o.retry, o.rateLimited = rateLimited(c.errorBody(s, ct, raw, tok)), true, true
 		o.hint = c.retryHint(resp.Header, true)
-		return o
 	case s == http.StatusRequestTimeout || s >= 500:
 		if len(raw) > 0 && !isJSON(raw) {
 			o.err = unavailable(&ProtocolError{StatusCode: s, ContentType: c.upstreamText(ct, 64), Reason: "error page is not JSON", Transient: true})
@@ -133,22 +133,57 @@ func (c *Client) attempt(ctx context.Context, r *request, tok Secret) outcome {
 		}
 		o.retry = true
 		o.hint = c.retryHint(resp.Header, false)
-		return o
 	case s >= 300 && s < 400:
-		re := &RedirectError{StatusCode: s}
-		if loc, err := resp.Location(); err == nil {
-			re.Foreign = !sameOrigin(loc, c.base) || loc.User != nil
-			re.Location = c.upstreamText(loc.Redacted(), 120)
-			if !re.Foreign {
-				re.Location = c.upstreamText(loc.Path, 120)
-			}
-		}
-		o.err = re
-		return o
+		o.err = c.redirected(resp, s)
 	default:
 		o.err = c.errorBody(s, ct, raw, tok)
+	}
+	return o
+}
+
+// decoded decodes a 2xx body into r and completes o with the error, if
+// any. JSON is read whatever the Content-Type says (PHP code that echoes
+// json_encode output goes out as text/html or text/plain); only a body that
+// does not parse is refused, naming the type.
+func (c *Client) decoded(r *request, s int, ct string, raw []byte, o outcome) outcome {
+	err := r.decode(s, raw)
+	if err == nil {
 		return o
 	}
+	var pe *ProtocolError
+	if errors.As(err, &pe) {
+		pe.StatusCode = s
+		if !isJSONMediaType(ct) && !isJSON(raw) {
+			// Not a JSON document at all: not retried, whatever
+			// the decoder thought of where it ended.
+			label := c.upstreamText(ct, 64)
+			if label == "" {
+				label = "none"
+			}
+			o.err = &ProtocolError{StatusCode: s, ContentType: label, Reason: "response is not JSON (Content-Type " + label + ")", Err: err}
+			return o
+		}
+		if pe.Transient {
+			o.err, o.retry = unavailable(err), true
+			return o
+		}
+	}
+	o.err = err
+	return o
+}
+
+// redirected is the error for a 3xx: where it points, the path only when
+// it stays on the API's origin.
+func (c *Client) redirected(resp *http.Response, s int) *RedirectError {
+	re := &RedirectError{StatusCode: s}
+	if loc, err := resp.Location(); err == nil {
+		re.Foreign = !sameOrigin(loc, c.base) || loc.User != nil
+		re.Location = c.upstreamText(loc.Redacted(), 120)
+		if !re.Foreign {
+			re.Location = c.upstreamText(loc.Path, 120)
+		}
+	}
+	return re
 }
 
 // errorBody decodes an error body. Its text is scrubbed of the password,

@@ -233,122 +233,179 @@ type response struct {
 
 // do runs r with pacing, retries, backoff and the one-refresh 401 rule.
 func (c *Client) do(ctx context.Context, r *request) (response, error) {
-	bo := backoff.NewExponentialBackOff(
-		backoff.WithInitialInterval(c.initialBackoff),
-		backoff.WithMaxInterval(c.maxBackoff),
-		backoff.WithMultiplier(2),
-		backoff.WithRandomizationFactor(0.5),
-		backoff.WithMaxElapsedTime(0), // MaxWait is enforced below, on our clock
-	)
-	var (
-		waited    time.Duration
-		attempts  int
-		refreshed bool
-		stale     Secret
-		lastErr   error
-		failedAt  int // the attempt that failed with lastErr
-		// answered: an attempt got an HTTP answer, so the API is reachable.
-		answered bool
-	)
-	// MaxWait bounds the wall time spent on this request: pacing, backoff
-	// and the failed attempts themselves, so that a failing run ends when
-	// the configuration says it does.
-	start := c.clk.Now()
-	deadline := start.Add(c.cfg.MaxWait)
-	until := time.Now().Add(c.cfg.MaxWait + c.cfg.Timeout).UnixNano()
-	for cur := c.stats.busyUntil.Load(); until > cur && !c.stats.busyUntil.CompareAndSwap(cur, until); cur = c.stats.busyUntil.Load() {
-	}
+	t := c.begin(r)
 	for {
 		var tok Secret
 		if r.token {
 			var err error
-			if tok, err = c.bearer(ctx, stale); err != nil {
+			if tok, err = c.bearer(ctx, t.stale); err != nil {
 				return response{}, err
 			}
 		}
-		if next, err := r.pacer.waitUntil(ctx, deadline); err != nil {
-			if errors.Is(err, errPastDeadline) {
-				last := lastErr
-				if last == nil {
-					last = unavailable(fmt.Errorf("pacing (api.rate_limit, slowed after a 429) would wait %s", next.Round(time.Millisecond)))
-				}
-				we := &WaitError{Op: r.op, Waited: c.clk.Now().Sub(start), Next: next, Attempts: attempts, Last: last}
-				if _, unreachable := unreachableCause(outcome{err: lastErr}); unreachable && !answered {
-					we.Unreachable = c.cfg.BaseURL
-				}
-				return response{}, we
-			}
-			return response{}, stopped(r.op, err, failedAt, lastErr)
+		if err := c.pace(ctx, &t); err != nil {
+			return response{}, err
 		}
-		attempts++
+		t.attempts++
 		o := c.attempt(ctx, r, tok)
 		if o.err == nil {
 			r.pacer.ok()
-			return response{status: o.status, bytes: o.bytes, duration: o.duration, attempts: attempts}, nil
+			return response{status: o.status, bytes: o.bytes, duration: o.duration, attempts: t.attempts}, nil
 		}
-		answered = answered || o.status != 0
+		t.answered = t.answered || o.status != 0
 		if ctx.Err() != nil {
-			// An attempt cut short by the context itself says nothing
-			// new: the attempt before it keeps the cause (connection
-			// refused, 503) and so the exit code.
-			if lastErr == nil || !errors.Is(o.err, ctx.Err()) {
-				lastErr, failedAt = o.err, attempts
-			}
-			return response{}, stopped(r.op, ctx.Err(), failedAt, lastErr)
+			return response{}, t.cutShort(ctx, o.err)
 		}
-		lastErr, failedAt = o.err, attempts
-		if o.unauthorized && r.token {
-			if refreshed {
-				return response{}, fmt.Errorf("%s: token rejected again after a refresh: %w: %w", r.op, ErrUnauthenticated, o.err)
-			}
-			refreshed, stale = true, tok
-			c.log.Info("token rejected; refreshing once", "op", r.op)
-			continue
-		}
+		t.lastErr, t.failedAt = o.err, t.attempts
 		if o.unauthorized {
-			return response{}, fmt.Errorf("%s: credentials rejected: %w: %w", r.op, ErrUnauthenticated, o.err)
+			if err := c.rejected(&t, o, tok); err != nil {
+				return response{}, err
+			}
+			continue
 		}
 		if !o.retry {
 			return response{}, fmt.Errorf("%s: %w", r.op, o.err)
 		}
-		d := bo.NextBackOff()
-		if o.hint > d {
-			d = o.hint
+		if err := c.backOff(ctx, &t, o); err != nil {
+			return response{}, err
 		}
-		reason := shortReason(o)
-		cause, unreachable := unreachableCause(o)
-		if unreachable && !answered {
-			reason = fmt.Sprintf("cannot reach api.base_url %s: %s (retrying until %s)", c.cfg.BaseURL, cause, deadline.UTC().Format(time.RFC3339))
-		}
-		if o.rateLimited {
-			c.stats.rateLimited.Add(1)
-			c.cfg.Observer.RateLimited(r.endpoint)
-			r.pacer.pause(c.clk.Now().Add(d))
-		}
-		if now := c.clk.Now(); now.Add(d).After(deadline) {
-			// The caller logs the returned error once; this is detail.
-			c.log.Debug("giving up", "op", r.op, "attempts", attempts, "spent", now.Sub(start), "next_wait", d, "reason", reason)
-			we := &WaitError{Op: r.op, Waited: now.Sub(start), Next: d, Attempts: attempts, Last: o.err}
-			if unreachable && !answered {
-				we.Unreachable = c.cfg.BaseURL
-			}
-			return response{}, we
-		}
-		c.stats.retries.Add(1)
-		c.cfg.Observer.Retry(r.endpoint)
-		if unreachable && !answered {
-			c.log.Warn("cannot reach api.base_url", "base_url", c.cfg.BaseURL, "cause", cause, "retrying_until", deadline.UTC().Format(time.RFC3339),
-				"op", r.op, "attempt", attempts, "wait", d.Round(time.Millisecond), "reason", reason)
-		} else {
-			c.log.Info("retrying", "op", r.op, "attempt", attempts, "wait", d.Round(time.Millisecond), "reason", reason, "err", o.err)
-		}
-		if c.cfg.OnWait != nil {
-			c.cfg.OnWait(reason, d)
-		}
-		if err := c.clk.Sleep(ctx, d); err != nil {
-			return response{}, stopped(r.op, err, failedAt, lastErr)
-		}
-		waited += d
+	}
+}
+
+// tries is the state of one request across its attempts.
+type tries struct {
+	r  *request
+	bo *backoff.ExponentialBackOff
+	// start and deadline bound the wall time spent on the request (MaxWait).
+	start, deadline time.Time
+	attempts        int
+	refreshed       bool
+	stale           Secret
+	lastErr         error
+	failedAt        int // the attempt that failed with lastErr
+	// answered: an attempt got an HTTP answer, so the API is reachable.
+	answered bool
+}
+
+// begin starts the tries of r: its backoff, its deadline, and the client
+// marked busy until then.
+func (c *Client) begin(r *request) tries {
+	t := tries{r: r, bo: backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(c.initialBackoff),
+		backoff.WithMaxInterval(c.maxBackoff),
+		backoff.WithMultiplier(2),
+		backoff.WithRandomizationFactor(0.5),
+		backoff.WithMaxElapsedTime(0), // MaxWait is enforced by pace and backOff, on our clock
+	)}
+	// MaxWait bounds the wall time spent on this request: pacing, backoff
+	// and the failed attempts themselves, so that a failing run ends when
+	// the configuration says it does.
+	t.start = c.clk.Now()
+	t.deadline = t.start.Add(c.cfg.MaxWait)
+	until := time.Now().Add(c.cfg.MaxWait + c.cfg.Timeout).UnixNano()
+	for cur := c.stats.busyUntil.Load(); until > cur && !c.stats.busyUntil.CompareAndSwap(cur, until); cur = c.stats.busyUntil.Load() {
+	}
+	return t
+}
+
+// pace waits for the request's turn. A turn past the deadline is a
+// *WaitError carrying the last attempt's error (or, before any, the pacing
+// wait itself); a context that ends is stopped's error.
+func (c *Client) pace(ctx context.Context, t *tries) error {
+	next, err := t.r.pacer.waitUntil(ctx, t.deadline)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, errPastDeadline) {
+		return stopped(t.r.op, err, t.failedAt, t.lastErr)
+	}
+	last := t.lastErr
+	if last == nil {
+		last = unavailable(fmt.Errorf("pacing (api.rate_limit, slowed after a 429) would wait %s", next.Round(time.Millisecond)))
+	}
+	waited := c.clk.Now().Sub(t.start)
+	_, unreachable := unreachableCause(outcome{err: t.lastErr})
+	return c.waitError(t, waited, next, last, unreachable)
+}
+
+// waitError is the error of a request given up on because the next try
+// would pass MaxWait; it names api.base_url when no attempt ever reached it.
+func (c *Client) waitError(t *tries, waited, next time.Duration, last error, unreachable bool) error {
+	we := &WaitError{Op: t.r.op, Waited: waited, Next: next, Attempts: t.attempts, Last: last}
+	if unreachable && !t.answered {
+		we.Unreachable = c.cfg.BaseURL
+	}
+	return we
+}
+
+// cutShort is the error of an attempt cut short by the context itself. It
+// says nothing new: the attempt before it keeps the cause (connection
+// refused, 503) and so the exit code.
+func (t *tries) cutShort(ctx context.Context, err error) error {
+	if t.lastErr == nil || !errors.Is(err, ctx.Err()) {
+		t.lastErr, t.failedAt = err, t.attempts
+	}
+	return stopped(t.r.op, ctx.Err(), t.failedAt, t.lastErr)
+}
+
+// rejected handles a 401: a rejected token is refreshed once (nil: try
+// again); rejected again, or credentials rejected, is the error.
+func (c *Client) rejected(t *tries, o outcome, tok Secret) error {
+	r := t.r
+	if !r.token {
+		return fmt.Errorf("%s: credentials rejected: %w: %w", r.op, ErrUnauthenticated, o.err)
+	}
+	if t.refreshed {
+		return fmt.Errorf("%s: token rejected again after a refresh: %w: %w", r.op, ErrUnauthenticated, o.err)
+	}
+	t.refreshed, t.stale = true, tok
+	c.log.Info("token rejected; refreshing once", "op", r.op)
+	return nil
+}
+
+// backOff waits before trying again after o failed: the backoff or the
+// server's hint, whichever is longer. A wait that would pass the deadline
+// is a *WaitError; a context that ends is stopped's error.
+func (c *Client) backOff(ctx context.Context, t *tries, o outcome) error {
+	r := t.r
+	d := t.bo.NextBackOff()
+	if o.hint > d {
+		d = o.hint
+	}
+	reason := shortReason(o)
+	cause, unreachable := unreachableCause(o)
+	if unreachable && !t.answered {
+		reason = fmt.Sprintf("cannot reach api.base_url %s: %s (retrying until %s)", c.cfg.BaseURL, cause, t.deadline.UTC().Format(time.RFC3339))
+	}
+	if o.rateLimited {
+		c.stats.rateLimited.Add(1)
+		c.cfg.Observer.RateLimited(r.endpoint)
+		r.pacer.pause(c.clk.Now().Add(d))
+	}
+	if now := c.clk.Now(); now.Add(d).After(t.deadline) {
+		// The caller logs the returned error once; this is detail.
+		c.log.Debug("giving up", "op", r.op, "attempts", t.attempts, "spent", now.Sub(t.start), "next_wait", d, "reason", reason)
+		return c.waitError(t, now.Sub(t.start), d, o.err, unreachable)
+	}
+	c.stats.retries.Add(1)
+	c.cfg.Observer.Retry(r.endpoint)
+	c.logRetry(t, o, d, reason, cause, unreachable)
+	if c.cfg.OnWait != nil {
+		c.cfg.OnWait(reason, d)
+	}
+	if err := c.clk.Sleep(ctx, d); err != nil {
+		return stopped(r.op, err, t.failedAt, t.lastErr)
+	}
+	return nil
+}
+
+// logRetry logs the retry about to wait d: a warning naming api.base_url
+// while it has never been reached, else a line at info.
+func (c *Client) logRetry(t *tries, o outcome, d time.Duration, reason, cause string, unreachable bool) {
+	if unreachable && !t.answered {
+		c.log.Warn("cannot reach api.base_url", "base_url", c.cfg.BaseURL, "cause", cause, "retrying_until", t.deadline.UTC().Format(time.RFC3339),
+			"op", t.r.op, "attempt", t.attempts, "wait", d.Round(time.Millisecond), "reason", reason)
+	} else {
+		c.log.Info("retrying", "op", t.r.op, "attempt", t.attempts, "wait", d.Round(time.Millisecond), "reason", reason, "err", o.err)
 	}
 }
 

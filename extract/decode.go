@@ -273,13 +273,7 @@ func decodePage(body []byte, scrub func(string) string) (*Page, error) {
 	if err != nil {
 		return nil, err
 	}
-	value := func(m map[string]span, key string) []byte {
-		if sp, ok := m[key]; ok {
-			return body[sp.start:sp.end]
-		}
-		return nil
-	}
-	data := value(top, "data")
+	data := memberValue(body, top, "data")
 	if len(data) == 0 || string(data) == "null" {
 		return nil, protoErr("data", "missing or null", nil)
 	}
@@ -287,48 +281,74 @@ func decodePage(body []byte, scrub func(string) string) (*Page, error) {
 	if err != nil {
 		return nil, protoErr("data", "must be an array, got "+jsonKind(data), nil)
 	}
+	pg, err := decodePagination(body, top, scrub)
+	if err != nil {
+		return nil, err
+	}
+	if pg.Count != len(items) {
+		return nil, protoErr("meta.pagination.count", fmt.Sprintf("%d but data has %d items", pg.Count, len(items)), nil)
+	}
+	return pageItems(pg, data, items), nil
+}
+
+// memberValue is the value of the member key of m, an object in body, or
+// nil when it has none.
+func memberValue(body []byte, m map[string]span, key string) []byte {
+	if sp, ok := m[key]; ok {
+		return body[sp.start:sp.end]
+	}
+	return nil
+}
+
+// decodePagination decodes meta.pagination of a page body whose top-level
+// members are top: its numbers, each checked against its range, and
+// links.next.
+func decodePagination(body []byte, top map[string]span, scrub func(string) string) (Pagination, error) {
+	var pg Pagination
 	metaSpan, ok := top["meta"]
 	if !ok || body[metaSpan.start] != '{' {
-		return nil, protoErr("meta.pagination", "missing or null", nil)
+		return pg, protoErr("meta.pagination", "missing or null", nil)
 	}
 	metaMembers, err := objectMembers(body, metaSpan)
 	if err != nil {
-		return nil, protoErr("meta", "", err)
+		return pg, protoErr("meta", "", err)
 	}
 	pgSpan, ok := lastWins(metaMembers)["pagination"]
 	if !ok || body[pgSpan.start] == 'n' {
-		return nil, protoErr("meta.pagination", "missing or null", nil)
+		return pg, protoErr("meta.pagination", "missing or null", nil)
 	}
 	pgMembers, err := objectMembers(body, pgSpan)
 	if err != nil {
-		return nil, protoErr("meta.pagination", "must be an object, got "+jsonKind(body[pgSpan.start:pgSpan.end]), nil)
+		return pg, protoErr("meta.pagination", "must be an object, got "+jsonKind(body[pgSpan.start:pgSpan.end]), nil)
 	}
 	wp := lastWins(pgMembers)
-	var pg Pagination
 	dst := map[string]*int{"total": &pg.Total, "count": &pg.Count, "per_page": &pg.PerPage,
 		"current_page": &pg.CurrentPage, "total_pages": &pg.TotalPages}
 	for _, f := range paginationFields {
 		field := "meta.pagination." + f.name
-		raw := value(wp, f.name)
+		raw := memberValue(body, wp, f.name)
 		if len(raw) == 0 || string(raw) == "null" {
 			if f.optional {
 				continue
 			}
-			return nil, protoErr(field, "missing or null", nil)
+			return pg, protoErr(field, "missing or null", nil)
 		}
 		n, err := parseInt(raw, scrub)
 		if err != nil {
-			return nil, protoErr(field, "", err)
+			return pg, protoErr(field, "", err)
 		}
 		if n < int64(f.min) || n > math.MaxInt32 {
-			return nil, protoErr(field, fmt.Sprintf("%d out of range", n), nil)
+			return pg, protoErr(field, fmt.Sprintf("%d out of range", n), nil)
 		}
 		*dst[f.name] = int(n)
 	}
-	pg.Next = linksNext(value(wp, "links"))
-	if pg.Count != len(items) {
-		return nil, protoErr("meta.pagination.count", fmt.Sprintf("%d but data has %d items", pg.Count, len(items)), nil)
-	}
+	pg.Next = linksNext(memberValue(body, wp, "links"))
+	return pg, nil
+}
+
+// pageItems sorts the items of data into the page's cards and the items
+// rejected: not an object, no usable id, or an id already on the page.
+func pageItems(pg Pagination, data []byte, items []span) *Page {
 	p := &Page{Number: pg.CurrentPage, Pagination: pg, Cards: make([]Card, 0, len(items))}
 	seen := make(map[string]int, len(items))
 	for i, it := range items {
@@ -346,7 +366,7 @@ func decodePage(body []byte, scrub func(string) string) (*Page, error) {
 		seen[id] = i
 		p.Cards = append(p.Cards, Card{ID: id, Raw: raw})
 	}
-	return p, nil
+	return p
 }
 
 // itemID reads the id of one data item; of several "id" keys the last one

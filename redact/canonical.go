@@ -124,22 +124,8 @@ func (c *canon) run(secrets *Secrets, root bool, out []byte) (_ []byte, fields [
 			out = append(out, ']')
 			i++
 		case '}':
-			f := c.stack[len(c.stack)-1]
-			ms := c.members[f.base:]
-			if len(ms) > 0 {
-				ms[len(ms)-1].end = len(out)
-			}
-			out = append(out, '}')
+			out, fields = c.closeObject(out, root, fields)
 			i++
-			if !f.sorted {
-				out = c.sortMembers(out, f.start, ms)
-				ms = c.members[f.base:]
-			}
-			if root && len(c.stack) == 1 {
-				fields = c.fields(out, ms)
-			}
-			c.members = c.members[:f.base]
-			c.stack = c.stack[:len(c.stack)-1]
 		case '"':
 			j := stringEnd(src, i)
 			start := len(out)
@@ -172,6 +158,28 @@ func (c *canon) run(secrets *Secrets, root bool, out []byte) (_ []byte, fields [
 		}
 	}
 	return out, fields, removed
+}
+
+// closeObject writes the '}' of the innermost object, sorts its members
+// if they came out of order, and returns out and fields: the object's own
+// when it is the top-level object of a document that is one (root).
+func (c *canon) closeObject(out []byte, root bool, fields []Field) ([]byte, []Field) {
+	f := c.stack[len(c.stack)-1]
+	ms := c.members[f.base:]
+	if len(ms) > 0 {
+		ms[len(ms)-1].end = len(out)
+	}
+	out = append(out, '}')
+	if !f.sorted {
+		out = c.sortMembers(out, f.start, ms)
+		ms = c.members[f.base:]
+	}
+	if root && len(c.stack) == 1 {
+		fields = c.fields(out, ms)
+	}
+	c.members = c.members[:f.base]
+	c.stack = c.stack[:len(c.stack)-1]
+	return out, fields
 }
 
 // stringEnd returns the offset after the closing quote of the canonical

@@ -272,43 +272,63 @@ func problemLegend() []legendItem {
 	return []legendItem{{2, "429 answers"}, {5, "rejected items"}, {4, "held removals"}}
 }
 
+// runOutcomes lists the statuses of runs in the order the charts stack
+// and name them.
+func runOutcomes() []string {
+	return []string{load.StatusSucceeded, load.StatusFailed, load.StatusInterrupted, load.StatusAbandoned, load.StatusRunning}
+}
+
+// runFigures draws the runs' charts and says what a bar stands for: one
+// bar per run when the period's runs are few enough to list, else one per
+// day.
 func runFigures(d load.ReportData, dayLabel func(int) string, dayIndex func(time.Time) int) ([]figure, string) {
-	outcomes := []string{load.StatusSucceeded, load.StatusFailed, load.StatusInterrupted, load.StatusAbandoned, load.StatusRunning}
 	if d.RunPoints != nil {
-		n := len(d.RunPoints)
-		label := func(i int) string { return "#" + count(d.RunPoints[i].ID) }
-		dur := &chart{id: "run-duration", title: "Duration of each run, by outcome (seconds)", slots: n, slotLabel: label, yLabel: count, zero: true}
-		probs := &chart{id: "run-problems", title: "429 answers, rejected items and held removals per run", slots: n, slotLabel: label, yLabel: count, zero: true}
-		by := map[string][]int64{}
-		prob := [3][]int64{make([]int64, n), make([]int64, n), make([]int64, n)}
-		tally := map[string]int{}
-		var longest load.RunPoint
-		for i, r := range d.RunPoints {
-			if by[r.Status] == nil {
-				by[r.Status] = make([]int64, n)
-			}
-			by[r.Status][i] = max(r.Seconds, 1)
-			prob[0][i], prob[1][i], prob[2][i] = r.RateLimited, r.Rejected, r.RemovalsHeld
-			tally[r.Status]++
-			if r.Seconds > longest.Seconds {
-				longest = r
-			}
-		}
-		var parts []string
-		for _, o := range outcomes {
-			if by[o] != nil {
-				dur.bars = append(dur.bars, barSeries{color: outcomeColor(o), values: by[o]})
-				parts = append(parts, fmt.Sprintf("%d %s", tally[o], o))
-			}
-		}
-		dur.desc = fmt.Sprintf("%d runs: %s; the longest, run %d, took %d s.", n, strings.Join(parts, ", "), longest.ID, longest.Seconds)
-		probs.desc = problemDesc(prob)
-		probs.bars = problemBars(prob)
-		return []figure{
-			{Title: dur.title, SVG: dur.svg(), Legend: outcomeLegend()},
-			{Title: probs.title, SVG: probs.svg(), Legend: problemLegend()},
-		}, "One bar per run."
+		return perRunFigures(d.RunPoints), "One bar per run."
 	}
+	return perDayFigures(d, dayLabel, dayIndex), fmt.Sprintf("More than %d runs in the period: one bar per day.", load.ReportRunPoints)
+}
+
+// perRunFigures draws each run's duration, by outcome, and its problems.
+func perRunFigures(points []load.RunPoint) []figure {
+	n := len(points)
+	label := func(i int) string { return "#" + count(points[i].ID) }
+	dur := &chart{id: "run-duration", title: "Duration of each run, by outcome (seconds)", slots: n, slotLabel: label, yLabel: count, zero: true}
+	probs := &chart{id: "run-problems", title: "429 answers, rejected items and held removals per run", slots: n, slotLabel: label, yLabel: count, zero: true}
+	by := map[string][]int64{}
+	prob := [3][]int64{make([]int64, n), make([]int64, n), make([]int64, n)}
+	tally := map[string]int{}
+	var longest load.RunPoint
+	for i, r := range points {
+		if by[r.Status] == nil {
+			by[r.Status] = make([]int64, n)
+		}
+		by[r.Status][i] = max(r.Seconds, 1)
+		prob[0][i], prob[1][i], prob[2][i] = r.RateLimited, r.Rejected, r.RemovalsHeld
+		tally[r.Status]++
+		if r.Seconds > longest.Seconds {
+			longest = r
+		}
+	}
+	var parts []string
+	for _, o := range runOutcomes() {
+		if by[o] != nil {
+			dur.bars = append(dur.bars, barSeries{color: outcomeColor(o), values: by[o]})
+			parts = append(parts, fmt.Sprintf("%d %s", tally[o], o))
+		}
+	}
+	dur.desc = fmt.Sprintf("%d runs: %s; the longest, run %d, took %d s.", n, strings.Join(parts, ", "), longest.ID, longest.Seconds)
+	probs.desc = problemDesc(prob)
+	probs.bars = problemBars(prob)
+	return []figure{
+		{Title: dur.title, SVG: dur.svg(), Legend: outcomeLegend()},
+		{Title: probs.title, SVG: probs.svg(), Legend: problemLegend()},
+	}
+}
+
+// perDayFigures draws the runs per day, by outcome, each day's longest run
+// and each day's problems.
+func perDayFigures(d load.ReportData, dayLabel func(int) string, dayIndex func(time.Time) int) []figure {
+	outcomes := runOutcomes()
 	n := len(d.Days)
 	byDay := &chart{id: "run-outcomes", title: "Runs per day, by outcome", slots: n, slotLabel: dayLabel, yLabel: count, zero: true}
 	longest := &chart{id: "run-longest", title: "Longest run of each day (seconds)", slots: n, slotLabel: dayLabel, yLabel: count, zero: true}
@@ -351,7 +371,7 @@ func runFigures(d load.ReportData, dayLabel func(int) string, dayIndex func(time
 		{Title: byDay.title, SVG: byDay.svg(), Legend: outcomeLegend()},
 		{Title: longest.title, SVG: longest.svg(), Legend: []legendItem{{1, "longest run"}}},
 		{Title: probs.title, SVG: probs.svg(), Legend: problemLegend()},
-	}, fmt.Sprintf("More than %d runs in the period: one bar per day.", load.ReportRunPoints)
+	}
 }
 
 func problemBars(prob [3][]int64) []barSeries {

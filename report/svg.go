@@ -173,91 +173,123 @@ func (c *chart) svg() template.HTML {
 		labels[i] = c.yLabel(t)
 		left = max(left, 7*len(labels[i])+12)
 	}
-	plotW := float64(chartW - left - padRight)
-	plotH := float64(chartH - padTop - padBot)
-	lo, hi = ts[0], ts[len(ts)-1]
-	y := func(v int64) float64 {
-		// Integer offsets first: the float only places a pixel.
-		return float64(padTop) + plotH*(1-float64(v-lo)/float64(hi-lo))
+	p := plot{left: left, lo: ts[0], hi: ts[len(ts)-1],
+		plotH: float64(chartH - padTop - padBot), slotW: float64(chartW-left-padRight) / float64(c.slots)}
+	c.drawScales(&b, p, ts, labels)
+	c.drawBars(&b, p)
+	c.drawBands(&b, p)
+	c.drawLines(&b, p)
+	axis := p.lo
+	if p.lo <= 0 && p.hi >= 0 {
+		axis = 0
 	}
-	slotW := plotW / float64(c.slots)
-	x := func(i int) float64 { return float64(left) + slotW*(float64(i)+0.5) }
+	fmt.Fprintf(&b, `<line class="axis" x1="%d" x2="%d" y1="%s" y2="%s"/>`, left, chartW-padRight, num(p.y(axis)), num(p.y(axis)))
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
+
+// plot places values and slots in the chart's plot area: left is the room
+// for the y labels, [lo, hi] the range of the y axis.
+type plot struct {
+	left         int
+	lo, hi       int64
+	plotH, slotW float64
+}
+
+// y is the pixel height of value v.
+func (p plot) y(v int64) float64 {
+	// Integer offsets first: the float only places a pixel.
+	return float64(padTop) + p.plotH*(1-float64(v-p.lo)/float64(p.hi-p.lo))
+}
+
+// x is the pixel middle of slot i.
+func (p plot) x(i int) float64 { return float64(p.left) + p.slotW*(float64(i)+0.5) }
+
+// drawScales draws the grid lines and the labels of both axes.
+func (c *chart) drawScales(b *strings.Builder, p plot, ts []int64, labels []string) {
 	b.WriteString(`<g class="grid">`)
 	for _, t := range ts {
-		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%s" y2="%s"/>`, left, chartW-padRight, num(y(t)), num(y(t)))
+		fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%s" y2="%s"/>`, p.left, chartW-padRight, num(p.y(t)), num(p.y(t)))
 	}
 	b.WriteString(`</g><g class="ylab">`)
 	for i, t := range ts {
-		fmt.Fprintf(&b, `<text x="%d" y="%s">%s</text>`, left-6, num(y(t)+4), escape(labels[i]))
+		fmt.Fprintf(b, `<text x="%d" y="%s">%s</text>`, p.left-6, num(p.y(t)+4), escape(labels[i]))
 	}
 	b.WriteString(`</g><g class="xlab">`)
 	every := max(1, (c.slots+5)/6)
 	for i := 0; i < c.slots; i += every {
-		fmt.Fprintf(&b, `<text x="%s" y="%d">%s</text>`, num(x(i)), chartH-8, escape(c.slotLabel(i)))
+		fmt.Fprintf(b, `<text x="%s" y="%d">%s</text>`, num(p.x(i)), chartH-8, escape(c.slotLabel(i)))
 	}
 	b.WriteString(`</g>`)
-	if len(c.bars) > 0 {
-		base := y(0)
-		pos := make([]int64, c.slots)
-		neg := make([]int64, c.slots)
-		w := max(slotW*0.8, 0.6)
-		for _, s := range c.bars {
-			var d strings.Builder
-			for i, v := range s.values {
-				if v == 0 {
-					continue
-				}
-				var from, to int64
-				if v > 0 {
-					from, to = pos[i], pos[i]+v
-					pos[i] = to
-				} else {
-					from, to = neg[i], neg[i]+v
-					neg[i] = to
-				}
-				y0, y1 := y(from), y(to)
-				if from == 0 {
-					y0 = base
-				}
-				fmt.Fprintf(&d, "M%s %sV%sh%sV%sz", num(x(i)-w/2), num(y0), num(y1), num(w), num(y0))
+}
+
+// drawBars draws the bar series stacked per slot, positive values up from
+// 0 and negative ones down.
+func (c *chart) drawBars(b *strings.Builder, p plot) {
+	if len(c.bars) == 0 {
+		return
+	}
+	base := p.y(0)
+	pos := make([]int64, c.slots)
+	neg := make([]int64, c.slots)
+	w := max(p.slotW*0.8, 0.6)
+	for _, s := range c.bars {
+		var d strings.Builder
+		for i, v := range s.values {
+			if v == 0 {
+				continue
 			}
-			if d.Len() > 0 {
-				fmt.Fprintf(&b, `<path class="f%d" d="%s"/>`, s.color, d.String())
+			var from, to int64
+			if v > 0 {
+				from, to = pos[i], pos[i]+v
+				pos[i] = to
+			} else {
+				from, to = neg[i], neg[i]+v
+				neg[i] = to
 			}
+			y0, y1 := p.y(from), p.y(to)
+			if from == 0 {
+				y0 = base
+			}
+			fmt.Fprintf(&d, "M%s %sV%sh%sV%sz", num(p.x(i)-w/2), num(y0), num(y1), num(w), num(y0))
+		}
+		if d.Len() > 0 {
+			fmt.Fprintf(b, `<path class="f%d" d="%s"/>`, s.color, d.String())
 		}
 	}
+}
+
+// drawBands draws each band as one closed path.
+func (c *chart) drawBands(b *strings.Builder, p plot) {
 	for _, s := range c.bands {
 		// Along the top from the left, back along the bottom.
 		n := len(s.points)
 		d := polyline(2*n, func(i int) (float64, float64) {
 			if i < n {
-				return x(s.points[i].slot), y(s.points[i].hi)
+				return p.x(s.points[i].slot), p.y(s.points[i].hi)
 			}
-			p := s.points[2*n-1-i]
-			return x(p.slot), y(p.lo)
+			pt := s.points[2*n-1-i]
+			return p.x(pt.slot), p.y(pt.lo)
 		})
 		if n > 0 {
-			fmt.Fprintf(&b, `<path class="band f%d" d="%sz"/>`, s.color, d)
+			fmt.Fprintf(b, `<path class="band f%d" d="%sz"/>`, s.color, d)
 		}
 	}
+}
+
+// drawLines draws each line series; a line of one point is a dot.
+func (c *chart) drawLines(b *strings.Builder, p plot) {
 	for _, s := range c.lines {
 		if len(s.points) == 0 {
 			continue
 		}
-		d := polyline(len(s.points), func(i int) (float64, float64) { return x(s.points[i].slot), y(s.points[i].v) })
-		fmt.Fprintf(&b, `<path class="line s%d" d="%s"/>`, s.color, d)
+		d := polyline(len(s.points), func(i int) (float64, float64) { return p.x(s.points[i].slot), p.y(s.points[i].v) })
+		fmt.Fprintf(b, `<path class="line s%d" d="%s"/>`, s.color, d)
 		if len(s.points) == 1 {
-			p := s.points[0]
-			fmt.Fprintf(&b, `<circle class="f%d" cx="%s" cy="%s" r="2.5"/>`, s.color, num(x(p.slot)), num(y(p.v)))
+			pt := s.points[0]
+			fmt.Fprintf(b, `<circle class="f%d" cx="%s" cy="%s" r="2.5"/>`, s.color, num(p.x(pt.slot)), num(p.y(pt.v)))
 		}
 	}
-	axis := lo
-	if lo <= 0 && hi >= 0 {
-		axis = 0
-	}
-	fmt.Fprintf(&b, `<line class="axis" x1="%d" x2="%d" y1="%s" y2="%s"/>`, left, chartW-padRight, num(y(axis)), num(y(axis)))
-	b.WriteString(`</svg>`)
-	return template.HTML(b.String())
 }
 
 // polyline returns the path commands through n points: a move to the first,

@@ -58,20 +58,8 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 		return res, fmt.Errorf("%w: no writer lock", ErrWarehouse)
 	}
 	if !j.Lock.Held() {
-		if err := acquire(ctx, j.Lock); err != nil {
-			var held *postgres.LeaseHeldError
-			switch {
-			case errors.As(err, &held):
-				// Replicas sharing a database meet this every tick: it is
-				// how they split the accounts.
-				log.Info("run skipped: another replica holds the account's lease", "holder", held.Holder,
-					"expires_at", held.ExpiresAt.UTC().Format(time.RFC3339))
-				return res, &LoggedError{err}
-			case errors.Is(err, load.ErrLocked):
-				log.Warn("run skipped: another sync holds the warehouse", "err", err)
-				return res, &LoggedError{err}
-			}
-			return res, j.startFailed(log, "take the warehouse lock", err)
+		if err := j.lock(ctx, log); err != nil {
+			return res, err
 		}
 		defer j.Lock.Release()
 	}
@@ -85,42 +73,16 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 		ctx, stop = k.Keep(ctx)
 		defer stop()
 	}
-
-	w := j.Warehouse
-	// The path must still name the file open here, and it must be
-	// writable: a warehouse deleted, replaced or made read-only under a
-	// running daemon is repaired now, loudly, instead of failing silently.
-	ev, msg, err := w.Verify(ctx)
-	if err != nil {
-		return res, j.startFailed(log, "check the warehouse file", err)
-	}
-	switch {
-	case ev == load.FileReopened:
-		log.Warn(msg)
-	case ev.Changed():
-		log.Error(msg)
-		if err := j.Lock.Reopen(); err != nil {
-			return res, j.startFailed(log, "lock the warehouse file now at "+w.Path(), err)
-		}
+	if err := j.checkFile(ctx, log); err != nil {
+		return res, err
 	}
 	if err := j.recordPending(ctx, log); err != nil {
 		return res, j.startFailed(log, "record the result of an earlier run", err)
 	}
-	// Holding the lock means no other process is walking: every row still
-	// marked running belongs to a process that died.
-	stale, err := w.AbandonStaleRuns(ctx, 0)
-	if err != nil {
-		return res, j.startFailed(log, "mark stale runs", err)
+	if err := j.abandonStale(ctx, log, &res); err != nil {
+		return res, err
 	}
-	if len(stale) > 0 {
-		ids := make([]int64, len(stale))
-		for i, r := range stale {
-			ids[i] = r.ID
-			res.Abandoned = append(res.Abandoned, r.Trigger)
-		}
-		log.Warn("runs left running by a process that died marked abandoned; the walk resumes from their checkpoint", "run_ids", ids)
-	}
-	runID, err := w.StartRun(ctx, trigger, j.Version)
+	runID, err := j.Warehouse.StartRun(ctx, trigger, j.Version)
 	if err != nil {
 		return res, j.startFailed(log, "record the run", err)
 	}
@@ -134,14 +96,100 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 	delta := &statsDelta{c: j.Client, last: j.Client.Stats()}
 	defer func() { err = j.end(ctx, log, runID, start, delta, &res, err) }()
 
+	first, err := j.begin(ctx, log, opts, &res)
+	if err != nil {
+		return res, err
+	}
+	if err := client.Authenticate(ctx); err != nil {
+		return res, err
+	}
+	if err := j.snapshotAccount(ctx, client, log, runID, &res); err != nil {
+		return res, err
+	}
+	j.markProgress()
+	if err := j.walk(ctx, client, log, runID, first, delta, &res); err != nil {
+		return res, err
+	}
+	return res, j.finishWalk(ctx, log, runID, opts, &res)
+}
+
+// lock takes the warehouse lock for a run. Another sync or replica holding
+// it is logged (a replica's lease at info: replicas sharing a database meet
+// it every tick) and returned as logged; any other failure is a start
+// failure.
+func (j *Job) lock(ctx context.Context, log *slog.Logger) error {
+	err := acquire(ctx, j.Lock)
+	if err == nil {
+		return nil
+	}
+	var held *postgres.LeaseHeldError
+	switch {
+	case errors.As(err, &held):
+		// Replicas sharing a database meet this every tick: it is
+		// how they split the accounts.
+		log.Info("run skipped: another replica holds the account's lease", "holder", held.Holder,
+			"expires_at", held.ExpiresAt.UTC().Format(time.RFC3339))
+		return &LoggedError{err}
+	case errors.Is(err, load.ErrLocked):
+		log.Warn("run skipped: another sync holds the warehouse", "err", err)
+		return &LoggedError{err}
+	}
+	return j.startFailed(log, "take the warehouse lock", err)
+}
+
+// checkFile checks the warehouse file before a run. The path must still
+// name the file open here, and it must be writable: a warehouse deleted,
+// replaced or made read-only under a running daemon is repaired now,
+// loudly, instead of failing silently.
+func (j *Job) checkFile(ctx context.Context, log *slog.Logger) error {
+	w := j.Warehouse
+	ev, msg, err := w.Verify(ctx)
+	if err != nil {
+		return j.startFailed(log, "check the warehouse file", err)
+	}
+	switch {
+	case ev == load.FileReopened:
+		log.Warn(msg)
+	case ev.Changed():
+		log.Error(msg)
+		if err := j.Lock.Reopen(); err != nil {
+			return j.startFailed(log, "lock the warehouse file now at "+w.Path(), err)
+		}
+	}
+	return nil
+}
+
+// abandonStale marks abandoned the runs left running. Holding the lock
+// means no other process is walking: every row still marked running
+// belongs to a process that died.
+func (j *Job) abandonStale(ctx context.Context, log *slog.Logger, res *Result) error {
+	stale, err := j.Warehouse.AbandonStaleRuns(ctx, 0)
+	if err != nil {
+		return j.startFailed(log, "mark stale runs", err)
+	}
+	if len(stale) > 0 {
+		ids := make([]int64, len(stale))
+		for i, r := range stale {
+			ids[i] = r.ID
+			res.Abandoned = append(res.Abandoned, r.Trigger)
+		}
+		log.Warn("runs left running by a process that died marked abandoned; the walk resumes from their checkpoint", "run_ids", ids)
+	}
+	return nil
+}
+
+// begin finds the page the walk starts from (the checkpoint's, unless a
+// restart resets it) and logs the run's start line.
+func (j *Job) begin(ctx context.Context, log *slog.Logger, opts Options, res *Result) (int, error) {
+	w := j.Warehouse
 	if opts.Restart {
 		if err := w.ResetCheckpoint(ctx, Stream); err != nil {
-			return res, err
+			return 0, err
 		}
 	}
 	cp, err := w.Checkpoint(ctx, Stream)
 	if err != nil {
-		return res, err
+		return 0, err
 	}
 	first := 1
 	if cp.InProgress && cp.NextPage > 1 {
@@ -161,18 +209,7 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 	}
 	log.Info("run started", startAttrs...)
 	j.markProgress()
-
-	if err := client.Authenticate(ctx); err != nil {
-		return res, err
-	}
-	if err := j.snapshotAccount(ctx, client, log, runID, &res); err != nil {
-		return res, err
-	}
-	j.markProgress()
-	if err := j.walk(ctx, client, log, runID, first, delta, &res); err != nil {
-		return res, err
-	}
-	return res, j.finishWalk(ctx, log, runID, opts, &res)
+	return first, nil
 }
 
 // startFailed logs a failure that came before the run row existed, counts
@@ -190,40 +227,13 @@ func (j *Job) startFailed(log *slog.Logger, what string, err error) error {
 // checkpoints the WAL and logs the end line. It returns the run's error,
 // marked as logged.
 func (j *Job) end(ctx context.Context, log *slog.Logger, runID int64, start time.Time, delta *statsDelta, res *Result, err error) error {
-	w := j.Warehouse
 	res.Duration = j.now().Sub(start)
 	tail := delta.take()
 	res.Requests += tail.Requests
 	res.Retries += tail.Retries
 	res.RateLimited += tail.RateLimited
 	res.AuthRequests += tail.AuthRequests
-	status := load.StatusSucceeded
-	msg := ""
-	switch {
-	case err == nil:
-	case errors.Is(context.Cause(ctx), ErrLeaseLost):
-		// The lease may have lapsed: not an operator's interruption, and
-		// the replica that takes over resumes from the checkpoint.
-		status = load.StatusFailed
-		msg = context.Cause(ctx).Error() + ": " + err.Error()
-		if !errors.Is(err, ErrLeaseLost) {
-			err = fmt.Errorf("%w: %w", context.Cause(ctx), err)
-		}
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		// A run deadline (serve's run_timeout) is a failure, not an
-		// interruption: a run that always times out must show as failing.
-		status = load.StatusFailed
-		msg = context.Cause(ctx).Error() + ": " + err.Error()
-	case ctx.Err() != nil:
-		status = load.StatusInterrupted
-		msg = "interrupted: " + context.Cause(ctx).Error()
-		if !errors.Is(err, ErrInterrupted) {
-			err = fmt.Errorf("%w: %w", ErrInterrupted, err)
-		}
-	default:
-		status = load.StatusFailed
-		msg = err.Error()
-	}
+	status, msg, err := endStatus(ctx, err)
 	res.Status = status
 	rr := load.RunResult{
 		Status: status,
@@ -245,32 +255,76 @@ func (j *Job) end(ctx context.Context, log *slog.Logger, runID int64, start time
 		err = ferr
 		res.Status = load.StatusFailed
 	}
+	j.prune(fctx, log, err == nil && res.WalkComplete)
+	if oerr := j.Warehouse.Optimize(fctx); oerr != nil {
+		log.Debug("wal checkpoint after run", "err", oerr)
+	}
+	if j.Observer != nil {
+		j.Observer.RunFinished(fctx, *res)
+	}
+	return logEnd(log, res, err)
+}
+
+// endStatus says how a run that returned err ended: its status, the
+// message sync_runs keeps, and its error, marked as interrupted or as a
+// lost lease when ctx's end was why.
+func endStatus(ctx context.Context, err error) (status, msg string, _ error) {
+	switch {
+	case err == nil:
+		return load.StatusSucceeded, "", nil
+	case errors.Is(context.Cause(ctx), ErrLeaseLost):
+		// The lease may have lapsed: not an operator's interruption, and
+		// the replica that takes over resumes from the checkpoint.
+		msg = context.Cause(ctx).Error() + ": " + err.Error()
+		if !errors.Is(err, ErrLeaseLost) {
+			err = fmt.Errorf("%w: %w", context.Cause(ctx), err)
+		}
+		return load.StatusFailed, msg, err
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		// A run deadline (serve's run_timeout) is a failure, not an
+		// interruption: a run that always times out must show as failing.
+		return load.StatusFailed, context.Cause(ctx).Error() + ": " + err.Error(), err
+	case ctx.Err() != nil:
+		msg = "interrupted: " + context.Cause(ctx).Error()
+		if !errors.Is(err, ErrInterrupted) {
+			err = fmt.Errorf("%w: %w", ErrInterrupted, err)
+		}
+		return load.StatusInterrupted, msg, err
+	default:
+		return load.StatusFailed, err.Error(), err
+	}
+}
+
+// prune deletes the page audit past warehouse.audit_retention and, after
+// a complete walk that succeeded (it stamped every field the account's
+// cards hold), the card fields not seen within warehouse.field_retention.
+// A failure is logged: the run's result stands.
+func (j *Job) prune(ctx context.Context, log *slog.Logger, fields bool) {
+	w := j.Warehouse
 	if j.AuditRetention > 0 {
-		if n, perr := w.PruneAudit(fctx, j.now().Add(-j.AuditRetention)); perr != nil {
+		if n, perr := w.PruneAudit(ctx, j.now().Add(-j.AuditRetention)); perr != nil {
 			log.Warn("prune page audit", "err", perr)
 		} else if n > 0 {
 			log.Debug("pruned page audit rows", "rows", n, "older_than", j.AuditRetention)
 		}
 	}
-	if err == nil && res.WalkComplete {
-		// A complete walk stamped every field the account's cards hold.
+	if fields {
 		retention := j.FieldRetention
 		if retention <= 0 {
 			retention = load.DefaultFieldRetention
 		}
-		if n, perr := w.PruneFields(fctx, j.now().Add(-retention)); perr != nil {
+		if n, perr := w.PruneFields(ctx, j.now().Add(-retention)); perr != nil {
 			log.Warn("prune card fields", "err", perr)
 		} else if n > 0 {
 			log.Info("pruned card fields not seen within warehouse.field_retention; their cards_flat columns are gone, their values stay in the cards' data",
 				"fields", n, "older_than", retention)
 		}
 	}
-	if oerr := w.Optimize(fctx); oerr != nil {
-		log.Debug("wal checkpoint after run", "err", oerr)
-	}
-	if j.Observer != nil {
-		j.Observer.RunFinished(fctx, *res)
-	}
+}
+
+// logEnd logs the run's end line, at a level and with words that fit how
+// it ended, and returns its error marked as logged.
+func logEnd(log *slog.Logger, res *Result, err error) error {
 	attrs := []any{"status", res.Status, "pages", res.Pages, "cards", res.Cards,
 		"new", res.New, "changed", res.Changed, "returned", res.Returned, "unchanged", res.Unchanged, "removed", res.Removed,
 		"rejected", res.Rejected, "requests", res.Requests, "retries", res.Retries, "rate_limited", res.RateLimited,

@@ -77,133 +77,24 @@ func (j *Job) snapshotAccount(ctx context.Context, client *extract.Client, log *
 	return nil
 }
 
+// walk reads the cards page by page from first and commits them in
+// batches, with a heartbeat now and then; it stops at the last page, at a
+// fetch or warehouse error, at a shutdown, or when the run lock is lost.
 func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger, runID int64, first int, delta *statsDelta, res *Result) (err error) {
-	w := j.Warehouse
-	walkStart := j.now()
-	lastBeat := walkStart
-	every := j.HeartbeatEvery
-	if every <= 0 {
-		every = 10 * time.Second
-	}
-	// Pages are buffered and committed in batches (load.WalkWriter: 50
-	// pages, 5 s after the first, or 1 s after the first with changes).
-	ww := w.PageWriter(runID, Stream)
-	committed := func(b load.Batch) {
-		if b.Pages == 0 {
-			return
-		}
-		res.Pages += b.Pages
-		res.Cards += b.New + b.Changed + b.Returned + b.Unchanged
-		res.New += b.New
-		res.Changed += b.Changed
-		res.Returned += b.Returned
-		res.Unchanged += b.Unchanged
-		res.Rejected += b.Rejected
-		log.Debug("pages committed", "first_page", b.FirstPage, "last_page", b.LastPage, "total_pages", b.TotalPages,
-			"cards", b.Cards, "new", b.New, "changed", b.Changed, "returned", b.Returned, "unchanged", b.Unchanged)
-		if j.Progress != nil {
-			j.Progress(Progress{RunID: runID, Page: b.LastPage, TotalPages: b.TotalPages,
-				TotalItems: b.TotalItems, Cards: res.Cards, Elapsed: j.now().Sub(walkStart),
-				Resumed: res.Resumed, StartPage: res.StartPage})
-		}
-		if j.Status != nil {
-			j.Status(fmt.Sprintf("run %d: page %d/%d", runID, b.LastPage, b.TotalPages))
-		}
-	}
+	wk := j.newWalker(log, runID, delta, res)
 	// One line for the walk, after its last commit: the names could be
 	// many and long, so only their number.
-	defer func() {
-		if res.FieldsSkipped = ww.FieldsSkipped(); res.FieldsSkipped > 0 {
-			log.Warn("the walk found more new card fields than a walk may add; the rest have no card_fields row or cards_flat column, their values stay in the cards' data",
-				"fields_skipped", res.FieldsSkipped, "max_new_fields", load.MaxNewFieldsPerWalk)
-		}
-	}()
+	defer wk.reportFieldsSkipped()
 	// Whatever ends the walk (its last page, a shutdown, a fetch error), the
 	// batch in hand commits, as a page in hand always did; not after a
 	// warehouse error, which the next commit would likely meet again.
-	warehouseErr := false
-	defer func() {
-		if warehouseErr {
-			return
-		}
-		b := ww.Buffered()
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
-		defer cancel()
-		if ferr := ww.Flush(cctx); ferr != nil {
-			if err == nil {
-				err = ferr
-			} else {
-				log.Error("commit the pages in hand", "err", ferr)
-			}
-			return
-		}
-		committed(b)
-	}()
-	// One warn line per rejected card per run, even when a page is fetched
-	// twice.
-	warned := map[string]bool{}
+	defer func() { err = wk.flush(ctx, err) }()
 	for page, err := range client.Pages(ctx, first) {
 		if err != nil {
 			return fmt.Errorf("walk cards: %w", err)
 		}
-		cards := make([]load.Card, len(page.Cards))
-		for i, c := range page.Cards {
-			cards[i] = load.Card{ID: c.ID, Data: c.Raw}
-		}
-		rejected := make([]load.Rejection, len(page.Rejected))
-		for i, r := range page.Rejected {
-			rejected[i] = load.Rejection{Index: r.Index, CardID: r.ID, Reason: j.Client.Scrub(r.Reason), Data: r.Raw}
-		}
-		d := delta.take()
-		res.Requests += d.Requests
-		res.Retries += d.Retries
-		res.RateLimited += d.RateLimited
-		res.AuthRequests += d.AuthRequests
-		// The page is in hand: take it even if a shutdown began meanwhile.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
-		pr, err := ww.Add(cctx, load.Page{
-			Stream:       Stream,
-			Number:       page.Number,
-			TotalPages:   page.Pagination.TotalPages,
-			TotalItems:   page.Pagination.Total,
-			Cards:        cards,
-			Rejected:     rejected,
-			FetchedAt:    j.now(),
-			Duration:     page.Duration,
-			BodySHA256:   page.BodySHA256,
-			Requests:     d.Requests,
-			Retries:      d.Retries,
-			RateLimited:  d.RateLimited,
-			AuthRequests: d.AuthRequests,
-			Anomaly:      string(page.Anomaly),
-		})
-		cancel()
-		if err != nil {
-			warehouseErr = true
+		if err := wk.take(ctx, page); err != nil {
 			return err
-		}
-		j.markProgress()
-		for _, r := range pr.Rejections {
-			key := fmt.Sprintf("%s\x00%d:%d\x00%s", r.CardID, page.Number, r.Index, r.Reason)
-			if r.CardID != "" {
-				key = r.CardID + "\x00" + r.Reason
-			}
-			if !warned[key] {
-				warned[key] = true
-				log.Warn("card set aside in rejected_cards; the rest of the page is stored", "page", page.Number,
-					"index", r.Index, "card_id", r.CardID, "reason", r.Reason)
-			}
-		}
-		log.Debug("page read", "page", page.Number, "total_pages", page.Pagination.TotalPages,
-			"cards", len(cards), "new", pr.New, "changed", pr.Changed, "returned", pr.Returned, "unchanged", pr.Unchanged,
-			"committed_pages", pr.Committed.Pages)
-		committed(pr.Committed)
-		if now := j.now(); now.Sub(lastBeat) >= every {
-			lastBeat = now
-			if err := w.Heartbeat(ctx, runID); err != nil && ctx.Err() == nil {
-				warehouseErr = true
-				return err
-			}
 		}
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
@@ -215,6 +106,172 @@ func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger
 		}
 	}
 	return ctx.Err()
+}
+
+// walker is the state of one card walk.
+type walker struct {
+	j     *Job
+	log   *slog.Logger
+	runID int64
+	delta *statsDelta
+	res   *Result
+	// Pages are buffered and committed in batches (load.WalkWriter: 50
+	// pages, 5 s after the first, or 1 s after the first with changes).
+	ww             load.PageWriter
+	start          time.Time
+	lastBeat       time.Time
+	every          time.Duration // between heartbeats
+	warehouseErr   bool          // a commit or heartbeat failed: the batch in hand is not flushed
+	warnedRejected map[string]bool
+}
+
+func (j *Job) newWalker(log *slog.Logger, runID int64, delta *statsDelta, res *Result) *walker {
+	wk := &walker{j: j, log: log, runID: runID, delta: delta, res: res}
+	wk.start = j.now()
+	wk.lastBeat = wk.start
+	wk.every = j.HeartbeatEvery
+	if wk.every <= 0 {
+		wk.every = 10 * time.Second
+	}
+	wk.ww = j.Warehouse.PageWriter(runID, Stream)
+	// One warn line per rejected card per run, even when a page is fetched
+	// twice.
+	wk.warnedRejected = map[string]bool{}
+	return wk
+}
+
+// take commits one page (in the batch in hand), logs what it held and
+// beats the heartbeat when it is due.
+func (wk *walker) take(ctx context.Context, page *extract.Page) error {
+	pr, err := wk.add(ctx, page)
+	if err != nil {
+		wk.warehouseErr = true
+		return err
+	}
+	wk.j.markProgress()
+	wk.warnRejected(page.Number, pr.Rejections)
+	wk.log.Debug("page read", "page", page.Number, "total_pages", page.Pagination.TotalPages,
+		"cards", len(page.Cards), "new", pr.New, "changed", pr.Changed, "returned", pr.Returned, "unchanged", pr.Unchanged,
+		"committed_pages", pr.Committed.Pages)
+	wk.committed(pr.Committed)
+	if now := wk.j.now(); now.Sub(wk.lastBeat) >= wk.every {
+		wk.lastBeat = now
+		if err := wk.j.Warehouse.Heartbeat(ctx, wk.runID); err != nil && ctx.Err() == nil {
+			wk.warehouseErr = true
+			return err
+		}
+	}
+	return nil
+}
+
+// add hands page to the writer with the client's counters since the
+// previous page, and adds those to the run's.
+func (wk *walker) add(ctx context.Context, page *extract.Page) (load.PageResult, error) {
+	cards := make([]load.Card, len(page.Cards))
+	for i, c := range page.Cards {
+		cards[i] = load.Card{ID: c.ID, Data: c.Raw}
+	}
+	rejected := make([]load.Rejection, len(page.Rejected))
+	for i, r := range page.Rejected {
+		rejected[i] = load.Rejection{Index: r.Index, CardID: r.ID, Reason: wk.j.Client.Scrub(r.Reason), Data: r.Raw}
+	}
+	d := wk.delta.take()
+	res := wk.res
+	res.Requests += d.Requests
+	res.Retries += d.Retries
+	res.RateLimited += d.RateLimited
+	res.AuthRequests += d.AuthRequests
+	// The page is in hand: take it even if a shutdown began meanwhile.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+	defer cancel()
+	return wk.ww.Add(cctx, load.Page{
+		Stream:       Stream,
+		Number:       page.Number,
+		TotalPages:   page.Pagination.TotalPages,
+		TotalItems:   page.Pagination.Total,
+		Cards:        cards,
+		Rejected:     rejected,
+		FetchedAt:    wk.j.now(),
+		Duration:     page.Duration,
+		BodySHA256:   page.BodySHA256,
+		Requests:     d.Requests,
+		Retries:      d.Retries,
+		RateLimited:  d.RateLimited,
+		AuthRequests: d.AuthRequests,
+		Anomaly:      string(page.Anomaly),
+	})
+}
+
+// warnRejected logs each card the warehouse set aside, once per run.
+func (wk *walker) warnRejected(page int, rejections []load.Rejection) {
+	for _, r := range rejections {
+		key := fmt.Sprintf("%s\x00%d:%d\x00%s", r.CardID, page, r.Index, r.Reason)
+		if r.CardID != "" {
+			key = r.CardID + "\x00" + r.Reason
+		}
+		if !wk.warnedRejected[key] {
+			wk.warnedRejected[key] = true
+			wk.log.Warn("card set aside in rejected_cards; the rest of the page is stored", "page", page,
+				"index", r.Index, "card_id", r.CardID, "reason", r.Reason)
+		}
+	}
+}
+
+// committed adds a committed batch to the run's result and reports the
+// progress.
+func (wk *walker) committed(b load.Batch) {
+	if b.Pages == 0 {
+		return
+	}
+	res := wk.res
+	res.Pages += b.Pages
+	res.Cards += b.New + b.Changed + b.Returned + b.Unchanged
+	res.New += b.New
+	res.Changed += b.Changed
+	res.Returned += b.Returned
+	res.Unchanged += b.Unchanged
+	res.Rejected += b.Rejected
+	wk.log.Debug("pages committed", "first_page", b.FirstPage, "last_page", b.LastPage, "total_pages", b.TotalPages,
+		"cards", b.Cards, "new", b.New, "changed", b.Changed, "returned", b.Returned, "unchanged", b.Unchanged)
+	if j := wk.j; j.Progress != nil {
+		j.Progress(Progress{RunID: wk.runID, Page: b.LastPage, TotalPages: b.TotalPages,
+			TotalItems: b.TotalItems, Cards: res.Cards, Elapsed: j.now().Sub(wk.start),
+			Resumed: res.Resumed, StartPage: res.StartPage})
+	}
+	if j := wk.j; j.Status != nil {
+		j.Status(fmt.Sprintf("run %d: page %d/%d", wk.runID, b.LastPage, b.TotalPages))
+	}
+}
+
+// flush commits the batch in hand when the walk ends, unless a warehouse
+// error ended it, and returns the walk's error: err, or the flush's when
+// the walk had none (else the flush's is logged).
+func (wk *walker) flush(ctx context.Context, err error) error {
+	if wk.warehouseErr {
+		return err
+	}
+	b := wk.ww.Buffered()
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+	defer cancel()
+	if ferr := wk.ww.Flush(cctx); ferr != nil {
+		if err == nil {
+			return ferr
+		}
+		wk.log.Error("commit the pages in hand", "err", ferr)
+		return err
+	}
+	wk.committed(b)
+	return err
+}
+
+// reportFieldsSkipped records, and warns about, the new card fields the
+// walk found beyond those a walk may add.
+func (wk *walker) reportFieldsSkipped() {
+	res := wk.res
+	if res.FieldsSkipped = wk.ww.FieldsSkipped(); res.FieldsSkipped > 0 {
+		wk.log.Warn("the walk found more new card fields than a walk may add; the rest have no card_fields row or cards_flat column, their values stay in the cards' data",
+			"fields_skipped", res.FieldsSkipped, "max_new_fields", load.MaxNewFieldsPerWalk)
+	}
 }
 
 // finishWalk decides whether the walk was complete and consistent and only

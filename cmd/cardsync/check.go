@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/worker"
@@ -44,14 +45,19 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, *timeout, fmt.Errorf("check gave up after -timeout %s", *timeout))
 	defer cancel()
-	withCause := func(err error) error {
-		if cause := context.Cause(ctx); cause != nil && errors.Is(err, context.DeadlineExceeded) {
-			return fmt.Errorf("%w: %w", cause, err)
-		}
-		return err
-	}
 	ok := func(format string, a ...any) { fmt.Fprintf(m.Stdout, "ok    "+format+"\n", a...) }
 	ok("config valid (api %s, schedule %q %s)", apiURLs(s), s.CronSpec, s.Location)
+	if err := m.checkAccounts(ctx, s, ok); err != nil {
+		return err
+	}
+	if s.WarehouseURL != "" {
+		return checkPostgres(ctx, s, ok)
+	}
+	return checkSQLite(ctx, s, ok)
+}
+
+// checkAccounts authenticates as each account and reads its /account.
+func (m *Main) checkAccounts(ctx context.Context, s config.Settings, ok func(format string, a ...any)) error {
 	// check prints its own findings; the client's routine lines (a token
 	// obtained) would interleave with them, so it logs warnings and errors
 	// only, unless debug logging was asked for.
@@ -67,31 +73,51 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 			return err
 		}
 		who := accountPrefix(s, a.Name)
-		if err := client.Authenticate(ctx); err != nil {
-			if errors.Is(err, extract.ErrUnauthenticated) {
-				return fmt.Errorf("%s%w; %s", who, withCause(err), worker.CredentialsAdvice)
-			}
-			return fmt.Errorf("%s%w", who, withCause(err))
+		if err := checkAccount(ctx, client, who, a.Email, ok); err != nil {
+			return err
 		}
-		ok("%sauthenticated as %s", who, a.Email)
-		acct, err := client.Account(ctx)
-		if err != nil {
-			return fmt.Errorf("%s%w", who, withCause(err))
-		}
-		name := "(null)"
-		if acct.Name != nil {
-			name = *acct.Name
-		}
-		bal := "(null)"
-		if acct.Balance != nil {
-			bal = acct.Balance.String()
-		}
-		ok("%saccount %q read: balance %s", who, name, bal)
 	}
+	return nil
+}
 
-	if s.WarehouseURL != "" {
-		return checkPostgres(ctx, s, ok)
+// checkAccount authenticates the client (who names its account when there
+// are several) and reads the account.
+func checkAccount(ctx context.Context, client *extract.Client, who, email string, ok func(format string, a ...any)) error {
+	if err := client.Authenticate(ctx); err != nil {
+		if errors.Is(err, extract.ErrUnauthenticated) {
+			return fmt.Errorf("%s%w; %s", who, checkCause(ctx, err), worker.CredentialsAdvice)
+		}
+		return fmt.Errorf("%s%w", who, checkCause(ctx, err))
 	}
+	ok("%sauthenticated as %s", who, email)
+	acct, err := client.Account(ctx)
+	if err != nil {
+		return fmt.Errorf("%s%w", who, checkCause(ctx, err))
+	}
+	name := "(null)"
+	if acct.Name != nil {
+		name = *acct.Name
+	}
+	bal := "(null)"
+	if acct.Balance != nil {
+		bal = acct.Balance.String()
+	}
+	ok("%saccount %q read: balance %s", who, name, bal)
+	return nil
+}
+
+// checkCause puts the cause of ctx's deadline (check's -timeout) in front
+// of an error that the deadline ended.
+func checkCause(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil && errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", cause, err)
+	}
+	return err
+}
+
+// checkSQLite checks the SQLite warehouse: that it can be created, or else
+// read, and written.
+func checkSQLite(ctx context.Context, s config.Settings, ok func(format string, a ...any)) error {
 	exists, err := load.CheckCreatable(s.DBPath)
 	if err != nil {
 		return err

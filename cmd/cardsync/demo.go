@@ -63,22 +63,7 @@ func (m *Main) runDemo(ctx context.Context, args []string) error {
 	base := "http://" + ln.Addr().String()
 	fmt.Fprintf(m.Stdout, "simulator: %s (%d cards, %d requests/s)\n", base, *cards, *rate)
 
-	// The demo's settings go through the same layers as any command's:
-	// the defaults, then its flags (an error names the flag).
-	cfg, err := config.Load("", []string{config.PasswordEnv + "=" + sim.DefaultPassword},
-		config.Override{Key: "api.base_url", Flag: "(simulator)", Value: base},
-		config.Override{Key: "api.email", Flag: "(simulator)", Value: sim.DefaultEmail},
-		config.Override{Key: "api.rate_limit", Flag: "rate", Value: fmt.Sprintf("%d/1s", *rate)},
-		config.Override{Key: "api.auth_rate_limit", Flag: "(simulator)", Value: "10/1s"},
-		config.Override{Key: "api.timeout", Flag: "(simulator)", Value: "10s"},
-		config.Override{Key: "api.max_wait", Flag: "(simulator)", Value: "30s"},
-		config.Override{Key: "warehouse.path", Flag: "db", Value: *db},
-		config.Override{Key: "log.level", Flag: "log-level", Value: *logLevel},
-	)
-	if err != nil {
-		return err
-	}
-	s, err := cfg.Settings(true, func(string) string { return "" })
+	s, err := demoSettings(base, *rate, *db, *logLevel)
 	if err != nil {
 		return err
 	}
@@ -93,7 +78,41 @@ func (m *Main) runDemo(ctx context.Context, args []string) error {
 	}
 	defer st.Close()
 	job := st.Job(client, log, worker.JobOptions{Version: version()})
+	if err := m.demoSyncs(ctx, job, srv); err != nil {
+		return err
+	}
+	ss := srv.Stats()
+	fmt.Fprintf(m.Stdout, "\nsimulator saw %d token requests and %d rate-limited replies\n", ss.TokenRequests, ss.RateLimited)
+	fmt.Fprintf(m.Stdout, "\nwarehouse: %s — try (read-only: a read-write open's close removes -wal and -shm):\n\n", *db)
+	for _, q := range demoQueries {
+		fmt.Fprintf(m.Stdout, "  %s\n", demoQueryCommand(*db, q))
+	}
+	return m.demoReport(ctx, st, *db)
+}
 
+// demoSettings are the demo's settings, through the same layers as any
+// command's: the defaults, then its flags (an error names the flag).
+func demoSettings(base string, rate int, db, logLevel string) (config.Settings, error) {
+	cfg, err := config.Load("", []string{config.PasswordEnv + "=" + sim.DefaultPassword},
+		config.Override{Key: "api.base_url", Flag: "(simulator)", Value: base},
+		config.Override{Key: "api.email", Flag: "(simulator)", Value: sim.DefaultEmail},
+		config.Override{Key: "api.rate_limit", Flag: "rate", Value: fmt.Sprintf("%d/1s", rate)},
+		config.Override{Key: "api.auth_rate_limit", Flag: "(simulator)", Value: "10/1s"},
+		config.Override{Key: "api.timeout", Flag: "(simulator)", Value: "10s"},
+		config.Override{Key: "api.max_wait", Flag: "(simulator)", Value: "30s"},
+		config.Override{Key: "warehouse.path", Flag: "db", Value: db},
+		config.Override{Key: "log.level", Flag: "log-level", Value: logLevel},
+	)
+	if err != nil {
+		return config.Settings{}, err
+	}
+	return cfg.Settings(true, func(string) string { return "" })
+}
+
+// demoSyncs runs the demo's three syncs and prints their summaries: the
+// backfill, a sync after upstream changes (the removed card pending), and
+// one more (the removal confirmed).
+func (m *Main) demoSyncs(ctx context.Context, job *worker.Job, srv *sim.Server) error {
 	fmt.Fprintln(m.Stdout, "\n1) backfill:")
 	res, err := job.Run(ctx, worker.TriggerDemo, worker.Options{})
 	if err != nil {
@@ -120,14 +139,13 @@ func (m *Main) runDemo(ctx context.Context, args []string) error {
 		return err
 	}
 	printSummary(m.Stdout, res)
+	return nil
+}
 
-	ss := srv.Stats()
-	fmt.Fprintf(m.Stdout, "\nsimulator saw %d token requests and %d rate-limited replies\n", ss.TokenRequests, ss.RateLimited)
-	fmt.Fprintf(m.Stdout, "\nwarehouse: %s — try (read-only: a read-write open's close removes -wal and -shm):\n\n", *db)
-	for _, q := range demoQueries {
-		fmt.Fprintf(m.Stdout, "  %s\n", demoQueryCommand(*db, q))
-	}
-	page := filepath.Join(filepath.Dir(*db), "report.html")
+// demoReport writes report.html next to the demo warehouse at db and
+// prints its path.
+func (m *Main) demoReport(ctx context.Context, st *worker.Store, db string) error {
+	page := filepath.Join(filepath.Dir(db), "report.html")
 	wh, ok := st.Warehouse.(*load.Warehouse)
 	if !ok {
 		return fmt.Errorf("demo: the warehouse %s is not a SQLite file", st.Warehouse.Path())
