@@ -9,10 +9,11 @@ import (
 
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/load/postgres"
+	"github.com/cardsync/cardsync/load/sqlite"
 )
 
 // RunLock is an account's run lock: one writer of an account at a time.
-// *load.Lock (SQLite: file locks) is one, *LeaseLock (PostgreSQL: a lease
+// *sqlite.Lock (SQLite: file locks) is one, *LeaseLock (PostgreSQL: a lease
 // row) the other. Acquire refuses with an error wrapping load.ErrLocked
 // when another writer holds it.
 type RunLock interface {
@@ -39,7 +40,7 @@ type leaser interface {
 }
 
 var (
-	_ RunLock = (*load.Lock)(nil)
+	_ RunLock = (*sqlite.Lock)(nil)
 	_ RunLock = (*LeaseLock)(nil)
 	_ leaser  = (*postgres.Warehouse)(nil)
 )
@@ -63,7 +64,7 @@ type LeaseLock struct {
 }
 
 // leaseOpTimeout bounds one lease statement when no caller's context
-// bounds it (Acquire, Release: load.Lock's shape has none).
+// bounds it (Acquire, Release: sqlite.Lock's shape has none).
 const leaseOpTimeout = 10 * time.Second
 
 // NewLeaseLock returns the lease lock of wh's account for holder.

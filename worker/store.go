@@ -11,11 +11,12 @@ import (
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/load/postgres"
+	"github.com/cardsync/cardsync/load/sqlite"
 )
 
 // Store is the warehouse a worker writes (one account of its file,
 // load.Options.Account), with that account's run lock
-// (load.OpenAccountLock: a second writer of the same account is refused,
+// (sqlite.OpenAccountLock: a second writer of the same account is refused,
 // other accounts of the file sync at the same time). The lock
 // is opened (and, for a one-shot command, taken) before the warehouse is
 // opened, so a process that must give way to a running sync exits without
@@ -76,7 +77,7 @@ func OpenTarget(ctx context.Context, t Target, opts load.Options, hold bool) (*S
 // own locks; an open warehouse keeps its WAL for analysts). Every error
 // but ErrLocked wraps ErrWarehouse.
 func OpenStore(ctx context.Context, path string, opts load.Options, hold bool) (*Store, error) {
-	lock, err := load.OpenAccountLock(path, cmp.Or(opts.FileMode, load.DefaultFileMode), cmp.Or(opts.Account, load.DefaultAccount))
+	lock, err := sqlite.OpenAccountLock(path, cmp.Or(opts.FileMode, load.DefaultFileMode), cmp.Or(opts.Account, load.DefaultAccount))
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +87,7 @@ func OpenStore(ctx context.Context, path string, opts load.Options, hold bool) (
 			return nil, err
 		}
 	}
-	wh, err := load.Open(ctx, path, opts)
+	wh, err := sqlite.Open(ctx, path, opts)
 	if err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/sqlite"
 	"github.com/cardsync/cardsync/worker"
 )
 
@@ -95,7 +96,7 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 	if s.WarehouseURL != "" {
 		return checkPostgres(ctx, s, ok)
 	}
-	exists, err := load.CheckCreatable(s.DBPath)
+	exists, err := sqlite.CheckCreatable(s.DBPath)
 	if err != nil {
 		return err
 	}
@@ -103,7 +104,7 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 		ok("warehouse %s does not exist yet; its directory is writable and the first run creates it", s.DBPath)
 		return nil
 	}
-	wh, err := load.OpenReadOnly(ctx, s.DBPath)
+	wh, err := sqlite.OpenReadOnly(ctx, s.DBPath)
 	var old *load.SchemaVersionError
 	switch {
 	case errors.As(err, &old) && errors.Is(err, load.ErrSchemaTooOld):
@@ -118,7 +119,7 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 		}
 		ok("warehouse %s readable: %s", s.DBPath, statusOneLine(sum))
 	}
-	switch err := load.CheckWritable(ctx, s.DBPath); {
+	switch err := sqlite.CheckWritable(ctx, s.DBPath); {
 	case err == nil:
 		ok("warehouse writable: took the writer lock and rolled back a write transaction")
 	case errors.Is(err, load.ErrLocked):

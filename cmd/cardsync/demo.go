@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/config"
-	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/sqlite"
 	"github.com/cardsync/cardsync/report"
 	"github.com/cardsync/cardsync/sim"
 	"github.com/cardsync/cardsync/worker"
@@ -128,7 +128,7 @@ func (m *Main) runDemo(ctx context.Context, args []string) error {
 		fmt.Fprintf(m.Stdout, "  %s\n", demoQueryCommand(*db, q))
 	}
 	page := filepath.Join(filepath.Dir(*db), "report.html")
-	wh, ok := st.Warehouse.(*load.Warehouse)
+	wh, ok := st.Warehouse.(*sqlite.Warehouse)
 	if !ok {
 		return fmt.Errorf("demo: the warehouse %s is not a SQLite file", st.Warehouse.Path())
 	}
@@ -172,12 +172,12 @@ func removeDemoWarehouse(ctx context.Context, path string) error {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	lock, err := load.AcquireLock(path)
+	lock, err := sqlite.AcquireLock(path)
 	if err != nil {
 		return fmt.Errorf("refusing to replace %s: %w", path, err)
 	}
 	defer lock.Close()
-	others, err := load.ForeignRuns(ctx, path, worker.TriggerDemo)
+	others, err := sqlite.ForeignRuns(ctx, path, worker.TriggerDemo)
 	if err != nil {
 		return &usageError{msg: fmt.Sprintf("refusing to replace %s: not a demo warehouse (%v); choose another -db", path, err)}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/load/postgres"
+	"github.com/cardsync/cardsync/load/sqlite"
 	"github.com/cardsync/cardsync/worker"
 )
 
@@ -137,13 +138,13 @@ func accountStatusOf(ctx context.Context, s config.Settings, account string, now
 	// The account's run lock says whether its run is live; a holder whose
 	// PID is unknown (-1), or the one account of an older cardsync (its
 	// lock is on the whole file), is found by the file's lock.
-	holder, _ := load.AccountLockHolder(s.DBPath, account)
+	holder, _ := sqlite.AccountLockHolder(s.DBPath, account)
 	if holder < 0 || holder == 0 && !manyAccounts(s) {
-		holder, _ = load.LockHolder(s.DBPath)
+		holder, _ = sqlite.LockHolder(s.DBPath)
 	}
 	h := worker.Assess(sum, sched, now, holder, s.RunTimeout)
 	st := newAccountStatus(sum, h, s, holder, now)
-	kept, err := load.ListBeforeRestore(s.DBPath)
+	kept, err := sqlite.ListBeforeRestore(s.DBPath)
 	if err != nil {
 		return accountStatus{}, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/cardsync/cardsync/account"
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/load/postgres/pgtest"
+	"github.com/cardsync/cardsync/load/sqlite"
 	"github.com/cardsync/cardsync/money"
 	"github.com/cardsync/cardsync/redact/redacttest"
 )
@@ -118,7 +119,7 @@ func TestMigrateIdempotentAndConcurrent(t *testing.T) {
 // ones included once both stored the same cards, plus sync_leases.
 func TestPublicNames(t *testing.T) {
 	w, _, _ := openPG(t, Options{})
-	sq, err := load.Open(t.Context(), t.TempDir()+"/w.db", load.Options{})
+	sq, err := sqlite.Open(t.Context(), t.TempDir()+"/w.db", load.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ const sqlMissed = sqlSeen + `, missed AS (SELECT c.card_id FROM card_state c LEF
 		WHERE c.account = $2 AND c.removed_at IS NULL AND seen.card_id IS NULL)`
 
 // FinishWalk closes the open walk of stream with load's rules (see
-// load.Warehouse.FinishWalk): when consistent, a current card no attempt
+// sqlite.Warehouse.FinishWalk): when consistent, a current card no attempt
 // of the walk listed is confirmed removed if an earlier consistent walk
 // missed it too, else it becomes pending; every card listed leaves
 // removal_pending; the mass-removal guard (load.HoldRemovals) holds

@@ -11,7 +11,7 @@ import (
 )
 
 // WalkWriter commits one run's pages of one stream, several pages to a
-// transaction, with the rules of load.WalkWriter (a load.Batcher): a batch
+// transaction, with the rules of sqlite.WalkWriter (a load.Batcher): a batch
 // commits when it holds BatchPages pages, BatchDelay after its first page,
 // ChangeDelay after its first page that changes something, or on Flush,
 // together with the checkpoint after its last page and the run's counters.
@@ -45,7 +45,7 @@ func (w *Warehouse) NewWalkWriter(runID int64, stream string) *WalkWriter {
 	return ww
 }
 
-// Add takes the next page of the walk, as load.WalkWriter.Add: it compares
+// Add takes the next page of the walk, as sqlite.WalkWriter.Add: it compares
 // the page's cards with the warehouse (one query, no write), then buffers
 // the page or commits it with the pages buffered before it. On error
 // nothing of the failed batch is stored and the page is not taken; a
@@ -92,7 +92,7 @@ func (ww *WalkWriter) commit(ctx context.Context, pages []*preparedPage) (load.B
 }
 
 // CommitPage stores one page now, in one transaction, as
-// load.Warehouse.CommitPage.
+// sqlite.Warehouse.CommitPage.
 func (w *Warehouse) CommitPage(ctx context.Context, runID int64, p load.Page) (_ load.PageResult, err error) {
 	defer classify(&err)
 	pp, err := w.preparePage(ctx, p)
