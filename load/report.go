@@ -1,6 +1,7 @@
 package load
 
 import (
+	"context"
 	"time"
 )
 
@@ -158,4 +159,10 @@ type FieldChange struct {
 	Name           string
 	Before, After  string
 	Added, Dropped bool
+}
+
+// Reporter is what the HTML report (package report) reads: ReportData of
+// the period from since to now. The SQLite warehouse is one.
+type Reporter interface {
+	ReportData(ctx context.Context, since, now time.Time) (ReportData, error)
 }

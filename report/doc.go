@@ -4,8 +4,8 @@
 // the latest balances, the last runs, the cards that changed (fields before
 // and after) and the rejected items.
 //
-// It owns the page: the data it shows comes from sqlite.Warehouse.ReportData
-// (package load owns every query; this package holds no SQL and never opens
+// It owns the page: the data it shows comes from load.Reporter.ReportData
+// (the SQLite warehouse, package load/sqlite, owns every query; this package holds no SQL and never opens
 // or writes the warehouse itself), and Write puts the file in place
 // atomically so `serve` can refresh it after each run.
 //

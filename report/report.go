@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/load"
-	"github.com/cardsync/cardsync/load/sqlite"
 )
 
 // DefaultSince is the period a report covers when Options.Since is zero.
@@ -43,7 +42,7 @@ type Options struct {
 // shared folder never shows half a page. A new file gets opts.Mode (0644
 // by default) less the process umask; a replaced file keeps its mode. serve can call it after
 // each successful run.
-func Write(ctx context.Context, w *sqlite.Warehouse, out string, opts Options) error {
+func Write(ctx context.Context, w load.Reporter, out string, opts Options) error {
 	now := opts.Now
 	if now.IsZero() {
 		now = time.Now()

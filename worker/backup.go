@@ -8,7 +8,8 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/cardsync/cardsync/load/sqlite"
+	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/dialect"
 )
 
 // Backups is a daemon's backup plan: Take writes one backup and says what
@@ -20,7 +21,7 @@ import (
 // its stop.
 type Backups struct {
 	Schedule Schedule
-	Take     func(ctx context.Context, now time.Time) (sqlite.BackupResult, error)
+	Take     func(ctx context.Context, now time.Time) (load.BackupResult, error)
 	// OnSuccess, if set, is told about each backup written (its path and
 	// when it started), e.g. for a last-success metric.
 	OnSuccess func(path string, at time.Time)
@@ -29,15 +30,15 @@ type Backups struct {
 	OnFailure func(err error)
 }
 
-// WarehouseBackups is the plan `cardsync serve` uses: sqlite.Backup of the
-// warehouse at warehousePath into dir (sqlite.DefaultBackupDir when empty),
+// WarehouseBackups is the plan `cardsync serve` uses: dialect.Backup of the
+// warehouse at warehousePath into dir (the file's default backup directory when empty),
 // keeping the newest keep (load.DefaultBackupKeep when 0) of this
 // warehouse's backups, on schedule.
 func WarehouseBackups(schedule Schedule, warehousePath, dir string, keep int) *Backups {
 	return &Backups{
 		Schedule: schedule,
-		Take: func(ctx context.Context, now time.Time) (sqlite.BackupResult, error) {
-			return sqlite.Backup(ctx, warehousePath, dir, keep, now)
+		Take: func(ctx context.Context, now time.Time) (load.BackupResult, error) {
+			return dialect.Backup(ctx, warehousePath, dir, keep, now)
 		},
 	}
 }
@@ -85,7 +86,7 @@ func (d *Daemon) backupOnce(ctx context.Context, b *Backups) {
 		bctx, cancel = context.WithTimeoutCause(ctx, timeout, fmt.Errorf("backup exceeded [schedule] run_timeout %s", timeout))
 	}
 	defer cancel()
-	res, err := func() (res sqlite.BackupResult, err error) {
+	res, err := func() (res load.BackupResult, err error) {
 		defer func() {
 			if p := recover(); p != nil {
 				err = fmt.Errorf("backup panicked: %v", p)
@@ -103,7 +104,7 @@ func (d *Daemon) backupOnce(ctx context.Context, b *Backups) {
 		log.Info("backup interrupted by the stop; its temporary file was removed", "err", err)
 		return
 	}
-	if err != nil && (path == "" || !errors.Is(err, sqlite.ErrBackupPrune)) {
+	if err != nil && (path == "" || !errors.Is(err, load.ErrBackupPrune)) {
 		d.mu.Lock()
 		d.backups.Failed++
 		d.backups.LastFailure = start

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/load"
-	"github.com/cardsync/cardsync/load/sqlite"
 )
 
 // pendingResult is a run's result the warehouse refused to record (a
@@ -46,7 +45,7 @@ func (j *Job) readPending() ([]byte, error) {
 // pendingFile reports whether unrecorded results are kept in a file: only
 // beside a SQLite file (a PostgreSQL warehouse's Path is a URL).
 func (j *Job) pendingFile() bool {
-	_, ok := j.Warehouse.(*sqlite.Warehouse)
+	_, ok := j.Warehouse.(load.LocalFile)
 	return ok
 }
 

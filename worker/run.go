@@ -10,7 +10,6 @@ import (
 
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
-	"github.com/cardsync/cardsync/load/postgres"
 )
 
 // CredentialsAdvice is what to check when the API refuses the credentials:
@@ -59,7 +58,7 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 	}
 	if !j.Lock.Held() {
 		if err := acquire(ctx, j.Lock); err != nil {
-			var held *postgres.LeaseHeldError
+			var held *load.LeaseHeldError
 			switch {
 			case errors.As(err, &held):
 				// Replicas sharing a database meet this every tick: it is

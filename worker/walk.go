@@ -85,7 +85,7 @@ func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger
 	if every <= 0 {
 		every = 10 * time.Second
 	}
-	// Pages are buffered and committed in batches (sqlite.WalkWriter: 50
+	// Pages are buffered and committed in batches (the PageWriter: 50
 	// pages, 5 s after the first, or 1 s after the first with changes).
 	ww := w.PageWriter(runID, Stream)
 	committed := func(b load.Batch) {

@@ -11,9 +11,8 @@ import (
 	"github.com/cardsync/cardsync/load"
 )
 
-// DefaultLeaseTTL is how long a lease lasts without renewal ([cluster]
-// lease_ttl): a dead replica's accounts move to another within it.
-const DefaultLeaseTTL = 60 * time.Second
+// DefaultLeaseTTL is load.DefaultLeaseTTL.
+const DefaultLeaseTTL = load.DefaultLeaseTTL
 
 // Lease is one row of sync_leases.
 type Lease struct {

@@ -62,32 +62,6 @@ var ErrBackupCheck = errors.New("backup check failed")
 // directory.
 var ErrBackupBusy = errors.New("another backup is writing to this directory")
 
-// PruneSkip is a file that pruning left alone although it is named like
-// one of the warehouse's backups: its identity is another warehouse's, or
-// could not be read. Only a backup that carries the warehouse's own
-// identity is ever removed. When the backup just written has no identity
-// (the warehouse was not yet upgraded), nothing is pruned and the one
-// PruneSkip names that backup.
-type PruneSkip struct {
-	// Path is the file left alone.
-	Path string
-	// Reason says why, for a log line.
-	Reason string
-}
-
-// BackupResult is what Backup did: the file it wrote and the backups its
-// pruning left alone (see PruneSkip).
-type BackupResult struct {
-	// Path is the backup written ("" when none was).
-	Path string
-	// Skipped lists the files pruning left alone.
-	Skipped []PruneSkip
-}
-
-// ErrBackupPrune is wrapped when a backup was written but older backups
-// could not all be removed; Backup then also returns the new backup's path.
-var ErrBackupPrune = errors.New("prune old backups")
-
 // DefaultBackupDir returns the backup directory used when none is
 // configured: backups/ beside the warehouse file.
 func DefaultBackupDir(warehousePath string) string {
@@ -491,3 +465,16 @@ func removeWithJournal(path string) {
 	_ = os.Remove(path)
 	_ = os.Remove(path + "-journal")
 }
+
+// The result of a backup is package load's (the worker's scheduled backups
+// read it without knowing the dialect); these names keep this package's
+// spelling.
+type (
+	// BackupResult is load.BackupResult.
+	BackupResult = load.BackupResult
+	// PruneSkip is load.PruneSkip.
+	PruneSkip = load.PruneSkip
+)
+
+// ErrBackupPrune is load.ErrBackupPrune.
+var ErrBackupPrune = load.ErrBackupPrune

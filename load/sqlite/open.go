@@ -66,6 +66,9 @@ func (w *Warehouse) busyTimeout() time.Duration {
 // Path returns the database file path.
 func (w *Warehouse) Path() string { return w.path }
 
+// File is the warehouse's file (load.LocalFile): its path.
+func (w *Warehouse) File() string { return w.path }
+
 // Account is the account the Warehouse reads and writes (Options.Account).
 func (w *Warehouse) Account() string { return w.account }
 
