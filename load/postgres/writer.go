@@ -22,19 +22,7 @@ type WalkWriter struct {
 	stream string
 
 	batch *load.Batcher[*preparedPage]
-	walk  walkState
-}
-
-// walkState is what a WalkWriter's commits learnt: the open walk and the
-// fields this run recorded.
-type walkState struct {
-	walkID     int64
-	firstTotal int
-	// fields are the fields and JSON types card_fields holds with
-	// last_run = this run; nil: unknown, record every batch's fields.
-	fields map[string]load.TypeMask
-	// budget bounds the fields the walk adds (load.MaxNewFieldsPerWalk).
-	budget load.FieldBudget
+	walk  load.WalkState
 }
 
 // NewWalkWriter returns a WalkWriter for the run's walk of stream
@@ -71,7 +59,7 @@ func (ww *WalkWriter) Buffered() load.Batch { return ww.batch.Buffered() }
 
 // FieldsSkipped implements load.PageWriter: the new fields the writer's
 // commits left out (load.MaxNewFieldsPerWalk), each counted once.
-func (ww *WalkWriter) FieldsSkipped() int { return ww.walk.budget.Skipped() }
+func (ww *WalkWriter) FieldsSkipped() int { return ww.walk.Budget.Skipped() }
 
 // Flush commits the buffered pages, if any, in one transaction.
 func (ww *WalkWriter) Flush(ctx context.Context) (err error) {
@@ -85,7 +73,7 @@ func (ww *WalkWriter) commit(ctx context.Context, pages []*preparedPage) (load.B
 	if err != nil {
 		// Look the walk up again next time: the error may be that it
 		// closed under the writer.
-		ww.walk.walkID = 0
+		ww.walk.WalkID = 0
 		return load.Batch{}, err
 	}
 	return b, nil
@@ -99,7 +87,7 @@ func (w *Warehouse) CommitPage(ctx context.Context, runID int64, p load.Page) (_
 	if err != nil {
 		return load.PageResult{}, fmt.Errorf("commit page %d: %w", p.Number, err)
 	}
-	b, err := w.commitBatch(ctx, runID, streamOf(p.Stream), []*preparedPage{pp}, &walkState{})
+	b, err := w.commitBatch(ctx, runID, streamOf(p.Stream), []*preparedPage{pp}, &load.WalkState{})
 	if err != nil {
 		return load.PageResult{}, fmt.Errorf("commit page %d: %w", p.Number, err)
 	}

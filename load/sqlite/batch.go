@@ -9,141 +9,116 @@ import (
 	"github.com/cardsync/cardsync/load"
 )
 
-// walkState is what a WalkWriter remembers between its commits so that a
-// batch does not look it up again: the open walk and the fields this run
-// has already recorded. The zero value knows nothing (CommitPage).
-type walkState struct {
-	walkID     int64
-	firstTotal int
-	// fields are the fields and JSON types card_fields holds with
-	// last_run = this run; nil: unknown, record every batch's fields.
-	fields map[string]load.TypeMask
-	// budget bounds the fields the walk adds (MaxNewFieldsPerWalk).
-	budget load.FieldBudget
-}
-
-// commitBatch commits pages (in the order given) in one transaction: the
-// cards they write, their seen ids, the walk's running summary, the
-// checkpoint after the last of them and the run's counters, once. st
-// carries what the caller's earlier commits learnt; it is updated only when
-// the transaction commits.
-func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string, pages []*preparedPage, st *walkState) (load.Batch, error) {
-	var batch load.Batch
-	if len(pages) == 0 {
-		return batch, nil
-	}
+// commitBatch commits pages (in the order given) in one transaction with
+// load.CommitBatch, the algorithm both dialects share, over batchTx. st
+// carries what the caller's earlier commits learnt; it is updated only
+// when the transaction commits.
+func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string, pages []*preparedPage, st *load.WalkState) (load.Batch, error) {
 	// Multi-row statements are prepared before the transaction: inside it
 	// the one connection is taken.
 	for _, p := range pages {
 		for n := len(p.Fresh()); n > 0; n -= maxNewRows {
 			if _, _, err := w.page.insertNew(ctx, w.db, min(n, maxNewRows)); err != nil {
-				return batch, err
+				return load.Batch{}, err
 			}
 		}
 	}
-	var fields load.FieldSet
-	for _, p := range pages {
-		fields.Merge(&p.fields)
+	inTx := func(ctx context.Context, fn func(load.BatchTx) error) error {
+		return w.write(ctx, func(tx *sql.Tx) error {
+			return fn(&batchTx{w: w, tx: tx, runID: runID, stream: stream, pages: pages, now: w.stamp()})
+		})
 	}
-	recordFields := st.fields == nil || !fields.Within(st.fields)
-	next := *st
-	var skipped []string
-	err := w.write(ctx, func(tx *sql.Tx) error {
-		batch = load.Batch{}
-		next = *st
-		skipped = nil
-		now := w.stamp()
-		last := pages[len(pages)-1]
-		if next.walkID == 0 {
-			walkID, firstTotal, err := openWalkTotal(ctx, tx, w.account, stream)
-			if err != nil {
-				return err
-			}
-			if walkID == 0 {
-				firstTotal = pages[0].TotalItems()
-				r, err := tx.ExecContext(ctx, `INSERT INTO sync_walks (stream, started_at, started_run, first_total, last_total, min_total, max_total, account)
-					VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, stream, now, runID, firstTotal, firstTotal, firstTotal, firstTotal, w.account)
-				if err != nil {
-					return fmt.Errorf("start walk: %w", err)
-				}
-				if walkID, err = r.LastInsertId(); err != nil {
-					return err
-				}
-			}
-			next.walkID, next.firstTotal = walkID, firstTotal
-		}
-		seenInsert := tx.StmtContext(ctx, w.page.seenInsert)
-		newPages := 0
-		var tally load.BatchTally
-		for _, p := range pages {
-			if p.Changes() {
-				if err := w.writePage(ctx, tx, runID, stream, next.walkID, p, now); err != nil {
-					return err
-				}
-			}
-			r, err := seenInsert.ExecContext(ctx, next.walkID, p.Number(), runID, p.ids)
-			if err != nil {
-				return fmt.Errorf("page %d: seen ids: %w", p.Number(), err)
-			}
-			if n, _ := r.RowsAffected(); n == 1 {
-				newPages++
-			} else if _, err := tx.StmtContext(ctx, w.page.seenUpdate).ExecContext(ctx, next.walkID, p.Number(), runID, p.ids); err != nil {
-				return fmt.Errorf("page %d: seen ids: %w", p.Number(), err)
-			}
-			tally.Add(&p.PreparedPage, next.firstTotal)
-		}
-		batch = tally.Batch
-		if recordFields {
-			var err error
-			if skipped, err = w.recordFields(ctx, tx, runID, next.walkID, now, &fields, &next.budget); err != nil {
-				return err
-			}
-		}
-		reason, anomalyPages := tally.AnomalyArgs()
-		r, err := tx.StmtContext(ctx, w.page.walkUpdate).ExecContext(ctx,
-			next.walkID, last.TotalItems(), tally.MaxPage, runID, newPages, boolInt(tally.TotalChanged), tally.MinTotal, tally.MaxTotal,
-			reason, anomalyPages)
-		if err != nil {
-			return fmt.Errorf("update walk: %w", err)
-		}
-		if n, _ := r.RowsAffected(); n != 1 {
-			return fmt.Errorf("walk %d is no longer open (finished or reset under its writer)", next.walkID)
-		}
-		if _, err := tx.StmtContext(ctx, w.page.checkpoint).ExecContext(ctx,
-			stream, runID, last.Number()+1, last.TotalPages(), last.TotalItems(), now, w.account); err != nil {
-			return fmt.Errorf("advance checkpoint: %w", err)
-		}
-		r, err = tx.StmtContext(ctx, w.page.runCount).ExecContext(ctx,
-			batch.Pages, batch.Cards, batch.New, batch.Changed, batch.Returned, batch.Unchanged, batch.Rejected, batch.Secrets,
-			tally.Requests, tally.Retries, tally.RateLimited, tally.AuthRequests, now, runID, w.account)
-		if err != nil {
-			return fmt.Errorf("count run: %w", err)
-		}
-		if n, _ := r.RowsAffected(); n == 0 {
-			return fmt.Errorf("run %d does not exist", runID)
-		}
-		return nil
-	})
-	if err != nil {
-		return load.Batch{}, err
-	}
-	if recordFields {
-		if next.fields == nil {
-			next.fields = map[string]load.TypeMask{}
-		}
-		fields.Into(next.fields)
-	}
-	next.budget.Skip(skipped)
-	*st = next
-	return batch, nil
+	return load.CommitBatch(ctx, inTx, pages, st)
 }
+
+// batchTx is SQLite's load.BatchTx: the statements of one batch in its
+// transaction.
+type batchTx struct {
+	w      *Warehouse
+	tx     *sql.Tx
+	runID  int64
+	stream string
+	pages  []*preparedPage
+	now    string
+}
+
+// OpenWalk implements load.BatchTx.
+func (b *batchTx) OpenWalk(ctx context.Context, firstTotal int) (int64, int, error) {
+	walkID, total, err := openWalkTotal(ctx, b.tx, b.w.account, b.stream)
+	if err != nil || walkID != 0 {
+		return walkID, total, err
+	}
+	r, err := b.tx.ExecContext(ctx, `INSERT INTO sync_walks (stream, started_at, started_run, first_total, last_total, min_total, max_total, account)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, b.stream, b.now, b.runID, firstTotal, firstTotal, firstTotal, firstTotal, b.w.account)
+	if err != nil {
+		return 0, 0, fmt.Errorf("start walk: %w", err)
+	}
+	walkID, err = r.LastInsertId()
+	return walkID, firstTotal, err
+}
+
+// WritePage implements load.BatchTx.
+func (b *batchTx) WritePage(ctx context.Context, walkID int64, p *load.PreparedPage) error {
+	return b.w.writePage(ctx, b.tx, b.runID, b.stream, walkID, p, b.now)
+}
+
+// RecordFields implements load.BatchTx.
+func (b *batchTx) RecordFields(ctx context.Context, walkID int64, fields *load.FieldSet, budget *load.FieldBudget) ([]string, error) {
+	return b.w.recordFields(ctx, b.tx, b.runID, walkID, b.now, fields, budget)
+}
+
+// SaveProgress implements load.BatchTx.
+func (b *batchTx) SaveProgress(ctx context.Context, walkID int64, last *load.PreparedPage, tally *load.BatchTally) error {
+	tx, w, runID := b.tx, b.w, b.runID
+	seenInsert := tx.StmtContext(ctx, w.page.seenInsert)
+	newPages := 0
+	for _, p := range b.pages {
+		r, err := seenInsert.ExecContext(ctx, walkID, p.Number(), runID, p.ids)
+		if err != nil {
+			return fmt.Errorf("page %d: seen ids: %w", p.Number(), err)
+		}
+		if n, _ := r.RowsAffected(); n == 1 {
+			newPages++
+		} else if _, err := tx.StmtContext(ctx, w.page.seenUpdate).ExecContext(ctx, walkID, p.Number(), runID, p.ids); err != nil {
+			return fmt.Errorf("page %d: seen ids: %w", p.Number(), err)
+		}
+	}
+	reason, anomalyPages := tally.AnomalyArgs()
+	r, err := tx.StmtContext(ctx, w.page.walkUpdate).ExecContext(ctx,
+		walkID, last.TotalItems(), tally.MaxPage, runID, newPages, boolInt(tally.TotalChanged), tally.MinTotal, tally.MaxTotal,
+		reason, anomalyPages)
+	if err != nil {
+		return fmt.Errorf("update walk: %w", err)
+	}
+	if n, _ := r.RowsAffected(); n != 1 {
+		return fmt.Errorf("walk %d is no longer open (finished or reset under its writer)", walkID)
+	}
+	if _, err := tx.StmtContext(ctx, w.page.checkpoint).ExecContext(ctx,
+		b.stream, runID, last.Number()+1, last.TotalPages(), last.TotalItems(), b.now, w.account); err != nil {
+		return fmt.Errorf("advance checkpoint: %w", err)
+	}
+	batch := tally.Batch
+	r, err = tx.StmtContext(ctx, w.page.runCount).ExecContext(ctx,
+		batch.Pages, batch.Cards, batch.New, batch.Changed, batch.Returned, batch.Unchanged, batch.Rejected, batch.Secrets,
+		tally.Requests, tally.Retries, tally.RateLimited, tally.AuthRequests, b.now, runID, w.account)
+	if err != nil {
+		return fmt.Errorf("count run: %w", err)
+	}
+	if n, _ := r.RowsAffected(); n == 0 {
+		return fmt.Errorf("run %d does not exist", runID)
+	}
+	return nil
+}
+
+// FieldSet implements load.BatchPage: the page's top-level fields.
+func (p *preparedPage) FieldSet() *load.FieldSet { return &p.fields }
 
 // writePage stores a page's new cards (two multi-row inserts) and its
 // changed and returned cards (re-read in the transaction, which has the
 // last word: a card found unchanged after all, stored before data_hash
 // existed, only gets its hash), with their versions, quarantines its
 // rejected items and writes its audit row.
-func (w *Warehouse) writePage(ctx context.Context, tx *sql.Tx, runID int64, stream string, walkID int64, p *preparedPage, now string) error {
+func (w *Warehouse) writePage(ctx context.Context, tx *sql.Tx, runID int64, stream string, walkID int64, p *load.PreparedPage, now string) error {
 	for rest := p.Fresh(); len(rest) > 0; {
 		n := min(len(rest), maxNewRows)
 		cards, versions, err := w.page.insertNew(ctx, w.db, n)

@@ -26,7 +26,7 @@ func (w *Warehouse) CommitPage(ctx context.Context, runID int64, p load.Page) (_
 	if err != nil {
 		return load.PageResult{}, fmt.Errorf("commit page %d: %w", p.Number, err)
 	}
-	b, err := w.commitBatch(ctx, runID, load.StreamOf(p.Stream), []*preparedPage{pp}, &walkState{})
+	b, err := w.commitBatch(ctx, runID, load.StreamOf(p.Stream), []*preparedPage{pp}, &load.WalkState{})
 	if err != nil {
 		return load.PageResult{}, fmt.Errorf("commit page %d: %w", p.Number, err)
 	}

@@ -35,7 +35,7 @@ type WalkWriter struct {
 	batch *load.Batcher[*preparedPage]
 	// state is what the writer's commits learnt: the open walk and the
 	// fields this run recorded.
-	state walkState
+	state load.WalkState
 	// known are the fields and JSON types card_fields holds, read at the
 	// first Add and kept up to date with every commit.
 	known map[string]load.TypeMask
@@ -84,7 +84,7 @@ func (ww *WalkWriter) Buffered() load.Batch { return ww.batch.Buffered() }
 
 // FieldsSkipped implements PageWriter: the new fields the writer's
 // commits left out (MaxNewFieldsPerWalk), each counted once.
-func (ww *WalkWriter) FieldsSkipped() int { return ww.state.budget.Skipped() }
+func (ww *WalkWriter) FieldsSkipped() int { return ww.state.Budget.Skipped() }
 
 // Flush commits the buffered pages, if any, in one transaction.
 func (ww *WalkWriter) Flush(ctx context.Context) (err error) {
@@ -99,7 +99,7 @@ func (ww *WalkWriter) commit(ctx context.Context, pages []*preparedPage) (load.B
 	if err != nil {
 		// Look the walk up again next time: the error may be that it
 		// closed under the writer.
-		ww.state.walkID = 0
+		ww.state.WalkID = 0
 		return load.Batch{}, err
 	}
 	for _, p := range pages {
