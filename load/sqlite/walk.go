@@ -194,131 +194,145 @@ func (w *Warehouse) PendingRemovals(ctx context.Context) (_ int, err error) {
 	return n, nil
 }
 
-// closeWalk records the walk's counts, clears the cards it listed from
-// removal_pending, applies two-walk removal when consistent and the guard
-// allows, empties its walk_seen rows, and folds a complete walk that changed
-// nothing into the walk before it (foldWalk).
-//
-// No card row is written for the cards the walk listed: the cards view
-// derives last_seen_at/last_seen_run of a current card from the last
-// complete walk. Only cards whose standing changes are written: a pending
-// card listed again is stamped with this walk's close (its stored values
-// were frozen when it went pending), and a card that goes pending has its
-// stored values moved to the last complete walk that did list it.
+// closeWalk closes the walk with load.CloseWalk, the steps both dialects
+// share, over SQLite's statements (walkTx).
 func (w *Warehouse) closeWalk(ctx context.Context, tx *sql.Tx, walkID, runID int64, outcome string, end load.WalkEnd, now string) (load.WalkResult, error) {
-	var res load.WalkResult
-	// The run that closes the walk; a reset has none, so the last run that
-	// committed pages to it stands in.
+	return load.CloseWalk(ctx, &walkTx{w: w, tx: tx, now: now}, walkID, runID, outcome, end, w.maxRemovedFraction)
+}
+
+// walkTx is SQLite's load.WalkTx: the statements that close a walk.
+type walkTx struct {
+	w   *Warehouse
+	tx  *sql.Tx
+	now string
+}
+
+// sqlMissed selects the current cards walk ?1 did not see (one pass over
+// card_state). ?A, the account, is numbered per statement (withAccount).
+const sqlMissed = `SELECT card_id FROM card_state WHERE account = ?A AND removed_at IS NULL AND card_id NOT IN (` + sqlSeenIDs + `)`
+
+// ClosingRun implements load.WalkTx.
+func (t *walkTx) ClosingRun(ctx context.Context, walkID, runID int64) (int64, error) {
 	var closingRun int64
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(nullif(?2, 0), last_run, started_run) FROM sync_walks WHERE walk_id = ?1`,
+	if err := t.tx.QueryRowContext(ctx, `SELECT coalesce(nullif(?2, 0), last_run, started_run) FROM sync_walks WHERE walk_id = ?1`,
 		walkID, runID).Scan(&closingRun); err != nil {
-		return res, fmt.Errorf("read walk: %w", err)
+		return 0, fmt.Errorf("read walk: %w", err)
 	}
-	// Listed again, by any walk (even an inconsistent or reset one): alive.
-	var pending, cleared int64
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM removal_pending WHERE account = ?`, w.account).Scan(&pending); err != nil {
-		return res, fmt.Errorf("count pending removals: %w", err)
+	return closingRun, nil
+}
+
+// PendingRemovals implements load.WalkTx.
+func (t *walkTx) PendingRemovals(ctx context.Context) (int64, error) {
+	var pending int64
+	if err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM removal_pending WHERE account = ?`, t.w.account).Scan(&pending); err != nil {
+		return 0, fmt.Errorf("count pending removals: %w", err)
 	}
-	if pending > 0 {
-		if _, err := tx.ExecContext(ctx, `UPDATE card_state SET last_seen_at = ?2, last_seen_run = ?3
-			WHERE account = ?4 AND card_id IN (SELECT card_id FROM removal_pending WHERE account = ?4 AND card_id IN (`+sqlSeenIDs+`))`,
-			walkID, now, closingRun, w.account); err != nil {
-			return res, fmt.Errorf("stamp pending cards listed again: %w", err)
-		}
-		r, err := tx.ExecContext(ctx, `DELETE FROM removal_pending WHERE account = ?2 AND card_id IN (`+sqlSeenIDs+`)`, walkID, w.account)
-		if err != nil {
-			return res, fmt.Errorf("clear pending removals of seen cards: %w", err)
-		}
-		cleared, _ = r.RowsAffected()
+	return pending, nil
+}
+
+// ClearListedPending implements load.WalkTx.
+func (t *walkTx) ClearListedPending(ctx context.Context, walkID, closingRun int64) (int64, error) {
+	if _, err := t.tx.ExecContext(ctx, `UPDATE card_state SET last_seen_at = ?2, last_seen_run = ?3
+		WHERE account = ?4 AND card_id IN (SELECT card_id FROM removal_pending WHERE account = ?4 AND card_id IN (`+sqlSeenIDs+`))`,
+		walkID, t.now, closingRun, t.w.account); err != nil {
+		return 0, fmt.Errorf("stamp pending cards listed again: %w", err)
 	}
-	// Current cards this walk did not see (one pass over card_state), and
-	// among them the ones an earlier consistent walk missed too. ?A, the
-	// account, is numbered per statement (withAccount).
-	const missed = `SELECT card_id FROM card_state WHERE account = ?A AND removed_at IS NULL AND card_id NOT IN (` + sqlSeenIDs + `)`
-	var listed int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(card_id NOT IN (`+sqlSeenIDs+`)), 0), `+sqlListedIDs+`
+	r, err := t.tx.ExecContext(ctx, `DELETE FROM removal_pending WHERE account = ?2 AND card_id IN (`+sqlSeenIDs+`)`, walkID, t.w.account)
+	if err != nil {
+		return 0, fmt.Errorf("clear pending removals of seen cards: %w", err)
+	}
+	cleared, _ := r.RowsAffected()
+	return cleared, nil
+}
+
+// CountMissed implements load.WalkTx.
+func (t *walkTx) CountMissed(ctx context.Context, walkID int64) (live, missed, listed int, err error) {
+	if err := t.tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(card_id NOT IN (`+sqlSeenIDs+`)), 0), `+sqlListedIDs+`
 		FROM card_state WHERE account = ?2 AND removed_at IS NULL`,
-		walkID, w.account).Scan(&res.Live, &res.Missed, &listed); err != nil {
-		return res, fmt.Errorf("count missed cards: %w", err)
+		walkID, t.w.account).Scan(&live, &missed, &listed); err != nil {
+		return 0, 0, 0, fmt.Errorf("count missed cards: %w", err)
 	}
-	var added int64
-	step := end.Removals(res.Missed, res.Live, listed, w.maxRemovedFraction, pending > cleared)
-	res.Held = step.Held
-	if step.Record {
-		if step.Remove {
-			const gone = missed + ` AND card_id IN (SELECT card_id FROM removal_pending WHERE account = ?A AND walk_id < ?1)`
-			if _, err := tx.ExecContext(ctx, withAccount(`UPDATE card_versions SET valid_to = ?2
-				WHERE account = ?A AND valid_to IS NULL AND card_id IN (`+gone+`)`, 3), walkID, now, w.account); err != nil {
-				return res, fmt.Errorf("close versions of removed cards: %w", err)
-			}
-			if _, err := tx.ExecContext(ctx, withAccount(`INSERT INTO card_versions (card_id, version, valid_from, valid_to, run_id, change, data, account)
-				SELECT c.card_id, (SELECT max(version) FROM card_versions v WHERE v.account = c.account AND v.card_id = c.card_id) + 1,
-					?2, NULL, ?3, 'removed', c.data, c.account
-				FROM card_state c WHERE c.account = ?A AND c.card_id IN (`+gone+`)`, 4), walkID, now, runID, w.account); err != nil {
-				return res, fmt.Errorf("version removed cards: %w", err)
-			}
-			r, err := tx.ExecContext(ctx, withAccount(`UPDATE card_state SET removed_at = ?2 WHERE account = ?A AND card_id IN (`+gone+`)`, 3),
-				walkID, now, w.account)
-			if err != nil {
-				return res, fmt.Errorf("mark removed cards: %w", err)
-			}
-			n, _ := r.RowsAffected()
-			res.Removed = int(n)
-			res.Live -= res.Removed
-			// Confirmed removals leave the pending list (their removed_at is
-			// set, so they are no longer in missed).
-			if _, err := tx.ExecContext(ctx, `DELETE FROM removal_pending WHERE account = ?1 AND card_id IN
-				(SELECT p.card_id FROM removal_pending p JOIN card_state c USING (account, card_id)
-				 WHERE p.account = ?1 AND c.removed_at IS NOT NULL)`, w.account); err != nil {
-				return res, fmt.Errorf("clear confirmed removals: %w", err)
-			}
-		}
-		// The other misses join the pending list, held or not: a held walk
-		// still records them, so -confirm-removals can confirm them.
-		r, err := tx.ExecContext(ctx, withAccount(`INSERT INTO removal_pending (card_id, walk_id, missed_at, account)
-			SELECT card_id, ?1, ?2, ?A FROM (`+missed+`) WHERE true
-			ON CONFLICT (account, card_id) DO NOTHING`, 3), walkID, now, w.account)
-		if err != nil {
-			return res, fmt.Errorf("record pending removals: %w", err)
-		}
-		added, _ = r.RowsAffected()
-		// A card going pending keeps, as last seen, the last complete walk
-		// that listed it: the one before this walk (still open here).
-		if added > 0 {
-			if _, err := tx.ExecContext(ctx, `UPDATE card_state SET last_seen_at = w.finished_at, last_seen_run = w.finished_run
-				FROM (SELECT finished_at, finished_run FROM sync_walks
-					WHERE account = ?2 AND outcome = 'complete' AND finished_run IS NOT NULL ORDER BY walk_id DESC LIMIT 1) AS w
-				WHERE card_state.account = ?2
-				  AND card_state.card_id IN (SELECT card_id FROM removal_pending WHERE account = ?2 AND walk_id = ?1)
-				  AND (w.finished_run, w.finished_at) > (card_state.last_seen_run, card_state.last_seen_at)`, walkID, w.account); err != nil {
-				return res, fmt.Errorf("freeze last seen of pending cards: %w", err)
-			}
+	return live, missed, listed, nil
+}
+
+// RemoveConfirmed implements load.WalkTx.
+func (t *walkTx) RemoveConfirmed(ctx context.Context, walkID, runID int64) (int, error) {
+	tx, now, account := t.tx, t.now, t.w.account
+	const gone = sqlMissed + ` AND card_id IN (SELECT card_id FROM removal_pending WHERE account = ?A AND walk_id < ?1)`
+	if _, err := tx.ExecContext(ctx, withAccount(`UPDATE card_versions SET valid_to = ?2
+		WHERE account = ?A AND valid_to IS NULL AND card_id IN (`+gone+`)`, 3), walkID, now, account); err != nil {
+		return 0, fmt.Errorf("close versions of removed cards: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, withAccount(`INSERT INTO card_versions (card_id, version, valid_from, valid_to, run_id, change, data, account)
+		SELECT c.card_id, (SELECT max(version) FROM card_versions v WHERE v.account = c.account AND v.card_id = c.card_id) + 1,
+			?2, NULL, ?3, 'removed', c.data, c.account
+		FROM card_state c WHERE c.account = ?A AND c.card_id IN (`+gone+`)`, 4), walkID, now, runID, account); err != nil {
+		return 0, fmt.Errorf("version removed cards: %w", err)
+	}
+	r, err := tx.ExecContext(ctx, withAccount(`UPDATE card_state SET removed_at = ?2 WHERE account = ?A AND card_id IN (`+gone+`)`, 3),
+		walkID, now, account)
+	if err != nil {
+		return 0, fmt.Errorf("mark removed cards: %w", err)
+	}
+	n, _ := r.RowsAffected()
+	// Confirmed removals leave the pending list (their removed_at is set,
+	// so they are no longer missed).
+	if _, err := tx.ExecContext(ctx, `DELETE FROM removal_pending WHERE account = ?1 AND card_id IN
+		(SELECT p.card_id FROM removal_pending p JOIN card_state c USING (account, card_id)
+		 WHERE p.account = ?1 AND c.removed_at IS NOT NULL)`, account); err != nil {
+		return 0, fmt.Errorf("clear confirmed removals: %w", err)
+	}
+	return int(n), nil
+}
+
+// RecordPending implements load.WalkTx.
+func (t *walkTx) RecordPending(ctx context.Context, walkID int64) (int64, error) {
+	r, err := t.tx.ExecContext(ctx, withAccount(`INSERT INTO removal_pending (card_id, walk_id, missed_at, account)
+		SELECT card_id, ?1, ?2, ?A FROM (`+sqlMissed+`) WHERE true
+		ON CONFLICT (account, card_id) DO NOTHING`, 3), walkID, t.now, t.w.account)
+	if err != nil {
+		return 0, fmt.Errorf("record pending removals: %w", err)
+	}
+	added, _ := r.RowsAffected()
+	// A card going pending keeps, as last seen, the last complete walk
+	// that listed it: the one before this walk (still open here).
+	if added > 0 {
+		if _, err := t.tx.ExecContext(ctx, `UPDATE card_state SET last_seen_at = w.finished_at, last_seen_run = w.finished_run
+			FROM (SELECT finished_at, finished_run FROM sync_walks
+				WHERE account = ?2 AND outcome = 'complete' AND finished_run IS NOT NULL ORDER BY walk_id DESC LIMIT 1) AS w
+			WHERE card_state.account = ?2
+			  AND card_state.card_id IN (SELECT card_id FROM removal_pending WHERE account = ?2 AND walk_id = ?1)
+			  AND (w.finished_run, w.finished_at) > (card_state.last_seen_run, card_state.last_seen_at)`, walkID, t.w.account); err != nil {
+			return 0, fmt.Errorf("freeze last seen of pending cards: %w", err)
 		}
 	}
+	return added, nil
+}
+
+// EndWalk implements load.WalkTx.
+func (t *walkTx) EndWalk(ctx context.Context, walkID, runID int64, outcome string, removed int, reason any) error {
 	var finishedRun any
 	if runID != 0 {
 		finishedRun = runID
 	}
-	distinct, duplicates, err := walkIDCounts(ctx, tx, walkID)
+	distinct, duplicates, err := walkIDCounts(ctx, t.tx, walkID)
 	if err != nil {
-		return res, err
+		return err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE sync_walks SET finished_at = ?2, finished_run = ?3, outcome = ?4, removed = ?5,
+	if _, err := t.tx.ExecContext(ctx, `UPDATE sync_walks SET finished_at = ?2, finished_run = ?3, outcome = ?4, removed = ?5,
 			distinct_ids = ?6, duplicate_ids = ?7, pending_removals = (SELECT count(*) FROM removal_pending WHERE account = ?8),
 			inconsistent_reason = coalesce(inconsistent_reason, ?9)
-		WHERE walk_id = ?1`, walkID, now, finishedRun, outcome, res.Removed, distinct, duplicates, w.account, end.ReasonArg()); err != nil {
-		return res, fmt.Errorf("close walk: %w", err)
+		WHERE walk_id = ?1`, walkID, t.now, finishedRun, outcome, removed, distinct, duplicates, t.w.account, reason); err != nil {
+		return fmt.Errorf("close walk: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM walk_seen WHERE walk_id = ?`, walkID); err != nil {
-		return res, fmt.Errorf("clear walk: %w", err)
+	if _, err := t.tx.ExecContext(ctx, `DELETE FROM walk_seen WHERE walk_id = ?`, walkID); err != nil {
+		return fmt.Errorf("clear walk: %w", err)
 	}
-	if load.FoldsWalk(outcome, res.Removed, added, cleared) {
-		if err := foldWalk(ctx, tx, walkID); err != nil {
-			return res, err
-		}
-	}
-	return res, nil
+	return nil
 }
+
+// FoldWalk implements load.WalkTx.
+func (t *walkTx) FoldWalk(ctx context.Context, walkID int64) error { return foldWalk(ctx, t.tx, walkID) }
 
 // foldWalk merges a closed, complete walk that wrote no card into the walk
 // before it, when that one is complete too, removed nothing and looks the
