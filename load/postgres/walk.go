@@ -154,7 +154,9 @@ func (t *walkTx) EndWalk(ctx context.Context, walkID, runID int64, outcome strin
 }
 
 // FoldWalk implements load.WalkTx.
-func (t *walkTx) FoldWalk(ctx context.Context, walkID int64) error { return foldWalk(ctx, t.tx, walkID) }
+func (t *walkTx) FoldWalk(ctx context.Context, walkID int64) error {
+	return foldWalk(ctx, t.tx, walkID)
+}
 
 // removeConfirmed marks removed the current cards walk walkID missed that
 // an earlier consistent walk missed too (in removal_pending from before

@@ -332,7 +332,9 @@ func (t *walkTx) EndWalk(ctx context.Context, walkID, runID int64, outcome strin
 }
 
 // FoldWalk implements load.WalkTx.
-func (t *walkTx) FoldWalk(ctx context.Context, walkID int64) error { return foldWalk(ctx, t.tx, walkID) }
+func (t *walkTx) FoldWalk(ctx context.Context, walkID int64) error {
+	return foldWalk(ctx, t.tx, walkID)
+}
 
 // foldWalk merges a closed, complete walk that wrote no card into the walk
 // before it, when that one is complete too, removed nothing and looks the
