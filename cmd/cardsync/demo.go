@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/config"
+	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/load/sqlite"
 	"github.com/cardsync/cardsync/report"
 	"github.com/cardsync/cardsync/sim"
@@ -128,9 +129,9 @@ func (m *Main) runDemo(ctx context.Context, args []string) error {
 		fmt.Fprintf(m.Stdout, "  %s\n", demoQueryCommand(*db, q))
 	}
 	page := filepath.Join(filepath.Dir(*db), "report.html")
-	wh, ok := st.Warehouse.(*sqlite.Warehouse)
+	wh, ok := st.Warehouse.(load.Reporter)
 	if !ok {
-		return fmt.Errorf("demo: the warehouse %s is not a SQLite file", st.Warehouse.Path())
+		return fmt.Errorf("demo: the warehouse %s has no report (not a SQLite file)", st.Warehouse.Path())
 	}
 	if err := report.Write(ctx, wh, page, report.Options{}); err != nil {
 		return err
