@@ -1,6 +1,8 @@
 package load
 
 import (
+	"fmt"
+	"slices"
 	"time"
 )
 
@@ -155,3 +157,12 @@ func (o WalkOutcome) Consistent() bool { return o.Outcome == "complete" }
 // SQLite and PostgreSQL run it as it is but for the parameter's spelling.
 const RecentWalksQuery = `SELECT walk_id, finished_at, outcome, coalesce(inconsistent_reason, ''), coalesce(inconsistent_pages, '')
 	FROM sync_walks WHERE account = ?1 AND outcome IN ('complete', 'inconsistent') ORDER BY walk_id DESC LIMIT 2`
+
+// CheckFinishStatus is the rule of FinishRun in both dialects: a run
+// finishes succeeded, failed, interrupted or abandoned, never running.
+func CheckFinishStatus(status string) error {
+	if !slices.Contains([]string{StatusSucceeded, StatusFailed, StatusInterrupted, StatusAbandoned}, status) {
+		return fmt.Errorf("status %q: want succeeded, failed, interrupted or abandoned", status)
+	}
+	return nil
+}

@@ -70,8 +70,8 @@ func (w *Warehouse) Heartbeat(ctx context.Context, runID int64) (err error) {
 // FinishRun records the end of a run, as sqlite.Warehouse.FinishRun.
 func (w *Warehouse) FinishRun(ctx context.Context, runID int64, r load.RunResult) (err error) {
 	defer classify(&err)
-	if !slices.Contains([]string{load.StatusSucceeded, load.StatusFailed, load.StatusInterrupted, load.StatusAbandoned}, r.Status) {
-		return fmt.Errorf("finish run %d: status %q: want succeeded, failed, interrupted or abandoned", runID, r.Status)
+	if err := load.CheckFinishStatus(r.Status); err != nil {
+		return fmt.Errorf("finish run %d: %w", runID, err)
 	}
 	var errText *string
 	if r.Error != "" {

@@ -142,8 +142,8 @@ func (w *Warehouse) AbandonStaleRuns(ctx context.Context, staleAfter time.Durati
 // (errors.Is(err, ErrRunNotRunning) otherwise).
 func (w *Warehouse) FinishRun(ctx context.Context, runID int64, r load.RunResult) (err error) {
 	defer classify(&err)
-	if !slices.Contains([]string{load.StatusSucceeded, load.StatusFailed, load.StatusInterrupted, load.StatusAbandoned}, r.Status) {
-		return fmt.Errorf("finish run %d: status %q: want succeeded, failed, interrupted or abandoned", runID, r.Status)
+	if err := load.CheckFinishStatus(r.Status); err != nil {
+		return fmt.Errorf("finish run %d: %w", runID, err)
 	}
 	var errText, consistent any
 	if r.Error != "" {
