@@ -1,10 +1,10 @@
 // Package dialect is the one place a warehouse's dialect is chosen: Open
 // picks SQLite (a file, package load/sqlite) or PostgreSQL (a server,
 // package load/postgres) from the target and returns the warehouse as a
-// load.Destination. No other package outside load imports a dialect;
-// what only some warehouses can do is one of load's capability interfaces
-// (load.Leaser, load.BackupTaker, load.LocalFile, load.Reporter), found
-// by a type assertion on what Open returns.
+// load.Destination. The worker, the report and the metrics import no
+// dialect: what only some warehouses can do is one of load's capability
+// interfaces (load.Leaser, load.BackupTaker, load.LocalFile,
+// load.Reporter), found by a type assertion on what Open returns.
 package dialect
 
 import (
