@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/sqlite"
 	"github.com/cardsync/cardsync/sim"
 )
 
@@ -259,7 +260,7 @@ func benchPages(cards []sim.Card) []load.Page {
 
 // commitAll writes every page in one run through a WalkWriter, as the
 // worker does, flushes, and closes the walk and the run.
-func commitAll(b *testing.B, w *load.Warehouse, pages []load.Page) load.PageResult {
+func commitAll(b *testing.B, w *sqlite.Warehouse, pages []load.Page) load.PageResult {
 	b.Helper()
 	ctx := b.Context()
 	run, err := w.StartRun(ctx, "backfill", "bench")
@@ -291,7 +292,7 @@ func commitAll(b *testing.B, w *load.Warehouse, pages []load.Page) load.PageResu
 
 // BenchmarkLoadOnly commits the same 10,000 cards as BenchmarkThroughput
 // (raw JSON taken from the simulator, 667 pages of 15) in process with
-// load.Warehouse.CommitPage, defaults (synchronous=FULL): into an empty
+// sqlite.Warehouse.CommitPage, defaults (synchronous=FULL): into an empty
 // warehouse ("new") and again with no change ("unchanged"). The
 // "sqlite-utils" case times `sqlite-utils upsert bench.db cards cards.json
 // --pk id` of the same cards as a JSON array (new, then unchanged) when
@@ -312,7 +313,7 @@ func BenchmarkLoadOnly(b *testing.B) {
 	b.Run("new", func(b *testing.B) {
 		var elapsed time.Duration
 		for i := 0; b.Loop(); i++ {
-			w, err := load.Open(b.Context(), filepath.Join(b.TempDir(), fmt.Sprintf("w%d.db", i)), load.Options{})
+			w, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), fmt.Sprintf("w%d.db", i)), load.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -328,7 +329,7 @@ func BenchmarkLoadOnly(b *testing.B) {
 		b.ReportMetric(rates["new"], "cards/s")
 	})
 	b.Run("unchanged", func(b *testing.B) {
-		w, err := load.Open(b.Context(), filepath.Join(b.TempDir(), "w.db"), load.Options{})
+		w, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "w.db"), load.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

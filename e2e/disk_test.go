@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	loadsqlite "github.com/cardsync/cardsync/load/sqlite"
+
 	"modernc.org/sqlite"
 
 	"github.com/cardsync/cardsync/extract"
@@ -37,12 +39,12 @@ func newJob(t *testing.T, up *upstream, path string, opts load.Options) *worker.
 	if err != nil {
 		t.Fatal(err)
 	}
-	lock, err := load.OpenLock(path, 0)
+	lock, err := loadsqlite.OpenLock(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { lock.Close() })
-	wh, err := load.Open(t.Context(), path, opts)
+	wh, err := loadsqlite.Open(t.Context(), path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +86,7 @@ func testDiskFullMaxPageCount(t *testing.T, opts load.Options, headroom, maxRefe
 	up := newUpstream(t, sim.Options{Seed: 41, Cards: cards, Limit: 5000})
 	path := filepath.Join(t.TempDir(), "warehouse.db")
 	job := newJob(t, up, path, opts)
-	db := job.Warehouse.(*load.Warehouse).DB()
+	db := job.Warehouse.(*loadsqlite.Warehouse).DB()
 	pageCount := func() int64 {
 		var n int64
 		if err := db.QueryRow(`PRAGMA page_count`).Scan(&n); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/sqlite"
 	"github.com/cardsync/cardsync/sim"
 	"github.com/cardsync/cardsync/worker"
 )
@@ -623,12 +624,12 @@ func TestTokenExpiryDuringWalk(t *testing.T) {
 				t.Fatal(err)
 			}
 			path := t.TempDir() + "/warehouse.db"
-			lock, err := load.OpenLock(path, 0)
+			lock, err := sqlite.OpenLock(path, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer lock.Close()
-			wh, err := load.Open(t.Context(), path, load.Options{})
+			wh, err := sqlite.Open(t.Context(), path, load.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

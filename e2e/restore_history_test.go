@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/sqlite"
 	"github.com/cardsync/cardsync/sim"
 )
 
@@ -266,11 +266,11 @@ func TestBackupsShareADirectory(t *testing.T) {
 func TestUpgradeGivesIdentity(t *testing.T) {
 	up := newUpstream(t, sim.Options{Seed: 44, Cards: 30})
 	d := newDeployment(t, up)
-	dump, err := os.ReadFile("../load/testdata/release4.sql")
+	dump, err := os.ReadFile("../load/sqlite/testdata/release4.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := load.LoadSQL(t.Context(), d.db, string(dump)); err != nil {
+	if err := sqlite.LoadSQL(t.Context(), d.db, string(dump)); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()

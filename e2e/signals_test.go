@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/sqlite"
 	"github.com/cardsync/cardsync/sim"
 )
 
@@ -529,7 +530,7 @@ func TestAnalystReadTransaction(t *testing.T) {
 		d.env["CARDSYNC_LOG_LEVEL"] = "info"
 		// Create the warehouse first, so the analyst can open it before
 		// the run; the baseline does the same.
-		wh, err := load.Open(t.Context(), d.db, load.Options{})
+		wh, err := sqlite.Open(t.Context(), d.db, load.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

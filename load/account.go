@@ -1,8 +1,6 @@
 package load
 
 import (
-	"context"
-	"database/sql"
 	"fmt"
 	"strconv"
 
@@ -10,8 +8,6 @@ import (
 	"github.com/cardsync/cardsync/money"
 	"github.com/cardsync/cardsync/redact"
 )
-
-// Account snapshots: one row per account read, amounts in exact cents.
 
 // Account is one account read to store: the snapshot package extract
 // decoded, and what the decoding noticed.
@@ -109,47 +105,6 @@ func PrepareAccount(policy *redact.Policy, a Account) (AccountRow, error) {
 		row.Raw = &raw
 	}
 	return row, nil
-}
-
-// SaveAccount stores one account snapshot for the run. Amounts are stored as
-// cents; an amount with another scale is converted exactly or rejected.
-func (w *Warehouse) SaveAccount(ctx context.Context, runID int64, a Account) (err error) {
-	defer classify(&err)
-	row, err := PrepareAccount(w.policy, a)
-	if err != nil {
-		return fmt.Errorf("save account: %w", err)
-	}
-	err = w.write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO account_snapshots (`+AccountSnapshotColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, row.Args(runID, w.stamp(), w.account)...); err != nil {
-			return err
-		}
-		if row.Secrets == 0 {
-			return nil
-		}
-		_, err := tx.ExecContext(ctx, `UPDATE sync_runs SET secrets_redacted = secrets_redacted + ? WHERE run_id = ? AND account = ?`,
-			row.Secrets, runID, w.account)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("save account: %w", err)
-	}
-	return nil
-}
-
-// RecordAccountError notes in sync_runs.account_error why the run took no
-// account snapshot (the card walk goes on without it). The text is stored
-// with card numbers masked; the caller removes secrets.
-func (w *Warehouse) RecordAccountError(ctx context.Context, runID int64, msg string) (err error) {
-	defer classify(&err)
-	err = w.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE sync_runs SET account_error = ? WHERE run_id = ? AND account = ?`, w.redactText(msg), runID, w.account)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("record account error of run %d: %w", runID, err)
-	}
-	return nil
 }
 
 // ErrAmountScale is wrapped when an amount cannot be stored exactly in cents.

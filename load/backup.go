@@ -1,67 +1,13 @@
 package load
 
 import (
-	"cmp"
 	"context"
 	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"regexp"
-	"slices"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
 )
 
 // DefaultBackupKeep is how many backups Backup keeps when keep is 0.
 const DefaultBackupKeep = 7
-
-// DefaultBackupDirName is the directory beside the warehouse that Backup
-// writes to when it is given none.
-const DefaultBackupDirName = "backups"
-
-// backupTimeFormat is the UTC time in a backup's name.
-const backupTimeFormat = "20060102T150405Z"
-
-// backupNameOf returns the pattern of the names Backup gives the backups
-// of a warehouse whose file's stem is stem (BackupStem), and only those:
-// <stem>-YYYYMMDDTHHMMSSZ.db, with -N before .db for the second and later
-// backups taken within the same second. Prune never touches any other
-// file.
-func backupNameOf(stem string) *regexp.Regexp {
-	return regexp.MustCompile(`^` + regexp.QuoteMeta(stem) + `-(\d{8}T\d{6}Z)(?:-([1-9]\d{0,3}))?\.db$`)
-}
-
-// BackupStem is the first part of the names of a warehouse's backups: the
-// warehouse file's name without its .db extension (warehouse for
-// warehouse.db, whose backups are warehouse-YYYYMMDDTHHMMSSZ.db).
-func BackupStem(warehousePath string) string {
-	return strings.TrimSuffix(filepath.Base(warehousePath), ".db")
-}
-
-// Temporary files of Backup (in the backup directory) and of Restore
-// (beside the warehouse). A killed process leaves them; the next one
-// removes them.
-const (
-	backupTempPattern = ".backup-*.tmp"
-	backupLockName    = ".backup.lock"
-)
-
-// Every error Backup and Restore return wraps ErrWarehouse (the command
-// exits 6), except ErrLocked; the sentinels below say more.
-
-// ErrBackupCheck is wrapped when a copy fails its checks: PRAGMA
-// integrity_check is not "ok", or application_id or user_version are not
-// what cardsync writes. Backup leaves no file under a backup's name, and
-// Restore changes nothing.
-var ErrBackupCheck = errors.New("backup check failed")
-
-// ErrBackupBusy is returned when another backup is writing to the same
-// directory.
-var ErrBackupBusy = errors.New("another backup is writing to this directory")
 
 // PruneSkip is a file that pruning left alone although it is named like
 // one of the warehouse's backups: its identity is another warehouse's, or
@@ -89,406 +35,41 @@ type BackupResult struct {
 // could not all be removed; Backup then also returns the new backup's path.
 var ErrBackupPrune = errors.New("prune old backups")
 
-// DefaultBackupDir returns the backup directory used when none is
-// configured: backups/ beside the warehouse file.
-func DefaultBackupDir(warehousePath string) string {
-	return filepath.Join(filepath.Dir(warehousePath), DefaultBackupDirName)
+// BackupTaker is the capability of a warehouse kept in a file (SQLite):
+// Backup writes a consistent copy into dir and keeps the newest keep of
+// the warehouse's backups (DefaultBackupKeep when 0). A PostgreSQL
+// warehouse has none: pg_dump backs it up.
+type BackupTaker interface {
+	Backup(ctx context.Context, dir string, keep int, now time.Time) (BackupResult, error)
 }
 
-// Backup writes a consistent copy of the warehouse at warehousePath to dir
-// (DefaultBackupDir when empty, created 0750 if missing) and returns its
-// path: <stem>-YYYYMMDDTHHMMSSZ.db, the warehouse file's name without .db
-// (BackupStem) and now's UTC wall-clock time (with -2, -3, ... when that
-// name is taken). It keeps the newest keep backups (DefaultBackupKeep when
-// keep is 0) of this warehouse and removes older ones: a file is one of
-// its backups when it is named <stem>-… and carries the warehouse's
-// identity (read from the file, like the new backup's). A file named like
-// one whose identity is another warehouse's or cannot be read is never
-// removed; the result lists it (BackupResult.Skipped). Nothing else in dir
-// is ever removed, and nothing is pruned while the warehouse has no
-// identity yet (written by an older cardsync and not opened for writing
-// since). Backups of several warehouses may share one directory.
-//
-// The copy is written with VACUUM INTO a temporary file in dir, read in
-// one transaction on a read-only connection of its own: a writer committing
-// pages and analysts reading go on unhindered, and the copy is the database
-// as of that transaction. On the copy it then checks PRAGMA integrity_check,
-// application_id and user_version (a schema this binary knows), gives it the
-// warehouse file's permissions (at most 0640), fsyncs it, renames it to its
-// final name and fsyncs dir. A failed check wraps ErrBackupCheck. Any
-// failure, or a kill, leaves no file under a backup's name; temporary files
-// a killed backup left behind are removed by the next one. Only one backup
-// writes to a directory at a time (ErrBackupBusy).
-func Backup(ctx context.Context, warehousePath, dir string, keep int, now time.Time) (_ BackupResult, err error) {
-	defer classify(&err)
-	if keep < 0 {
-		return BackupResult{}, fmt.Errorf("backup: keep %d: want 1 or more (0: %d)", keep, DefaultBackupKeep)
-	}
-	if keep == 0 {
-		keep = DefaultBackupKeep
-	}
-	abs, err := filepath.Abs(warehousePath)
-	if err != nil {
-		return BackupResult{}, fmt.Errorf("backup %s: %w", warehousePath, err)
-	}
-	if dir == "" {
-		dir = DefaultBackupDir(abs)
-	}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return BackupResult{}, fmt.Errorf("backup: %w", err)
-	}
-	mode := fi.Mode().Perm()&0o640 | 0o600
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return BackupResult{}, fmt.Errorf("backup: create the backup directory: %w", err)
-	}
-	unlock, err := lockDir(dir)
-	if err != nil {
-		return BackupResult{}, err
-	}
-	defer unlock()
-	// Holding the directory's lock, no other backup runs here: every
-	// temporary file is a killed backup's.
-	removeTemps(dir, backupTempPattern)
-
-	tmp, err := newTempPath(dir, backupTempPattern)
-	if err != nil {
-		return BackupResult{}, fmt.Errorf("backup: %w", err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			removeWithJournal(tmp)
-		}
-	}()
-	if err := vacuumInto(ctx, abs, tmp); err != nil {
-		return BackupResult{}, fmt.Errorf("backup %s: %w", abs, err)
-	}
-	if err := checkCopy(ctx, tmp); err != nil {
-		return BackupResult{}, fmt.Errorf("backup %s: the copy: %w", abs, err)
-	}
-	if err := finishFile(tmp, mode); err != nil {
-		return BackupResult{}, fmt.Errorf("backup: %w", err)
-	}
-	final, err := freeBackupName(dir, BackupStem(abs), now)
-	if err != nil {
-		return BackupResult{}, fmt.Errorf("backup: %w", err)
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		return BackupResult{}, fmt.Errorf("backup: %w", err)
-	}
-	done = true
-	res := BackupResult{Path: final}
-	if err := syncDir(dir); err != nil {
-		return res, fmt.Errorf("backup: sync %s: %w", dir, err)
-	}
-	res.Skipped, err = pruneBackups(ctx, dir, keep, final, abs)
-	if err != nil {
-		return res, fmt.Errorf("backup %s written; %w", final, err)
-	}
-	return res, nil
+// LocalFile is the capability of a warehouse kept in a file on this
+// machine (SQLite): File is its path, beside which what could not be
+// written into it may be kept (the worker's unrecorded results).
+type LocalFile interface {
+	File() string
 }
 
-// Backup writes a backup of this warehouse (see the package function
-// Backup); it reads through a connection of its own, never the writer's.
-func (w *Warehouse) Backup(ctx context.Context, dir string, keep int, now time.Time) (BackupResult, error) {
-	return Backup(ctx, w.path, dir, keep, now)
+// BeforeRestoreFile is a warehouse Restore replaced and kept beside the
+// warehouse.
+type BeforeRestoreFile struct {
+	// Path is the kept file.
+	Path string
+	// ReplacedAt is when the restore replaced it (from its name; zero
+	// for <warehouse>.before-restore, kept by a cardsync before warehouse identities).
+	ReplacedAt time.Time
+	// Bytes is its size, its -wal included.
+	Bytes int64
 }
 
-// vacuumInto writes a consistent copy of the warehouse at src to dst with
-// VACUUM INTO (one read transaction) on a read-only connection of its own.
-func vacuumInto(ctx context.Context, src, dst string) error {
-	// Never the immutable fallback of OpenReadOnly: a run may start
-	// during the copy, and only a WAL-aware reader sees one transaction.
-	abs, err := filepath.Abs(src)
-	if err != nil {
-		return err
-	}
-	w, err := openReadOnly(ctx, abs, false)
-	if err != nil {
-		return err
-	}
-	defer w.Close()
-	conn, err := w.db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	// query_only refuses VACUUM INTO's writes to the new file; mode=ro
-	// still keeps the source read-only.
-	if _, err := conn.ExecContext(ctx, "PRAGMA query_only = 0"); err != nil {
-		return err
-	}
-	if _, err := conn.ExecContext(ctx, "VACUUM INTO ?", dst); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("vacuum into %s: %w", dst, err)
-	}
-	return nil
-}
-
-// checkCopy checks a database file cardsync wrote or is about to use:
-// application_id is ApplicationID, user_version is a migration this binary
-// knows (1 to SchemaVersion) and PRAGMA integrity_check says "ok". Failures
-// wrap ErrBackupCheck (and ErrForeignDatabase, ErrNotMigrated or a
-// *SchemaVersionError for the ids).
-func checkCopy(ctx context.Context, path string) error {
-	db, err := openPlain(path)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrBackupCheck, err)
-	}
-	defer db.Close()
-	var appID, version int
-	if err := db.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("%w: %s: %w", ErrBackupCheck, path, err)
-	}
-	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrBackupCheck, path, err)
-	}
-	switch {
-	case appID != ApplicationID:
-		return fmt.Errorf("%w: %s: %w: application_id is %#x, want %#x", ErrBackupCheck, path, ErrForeignDatabase, appID, ApplicationID)
-	case version == 0:
-		return fmt.Errorf("%w: %s: %w", ErrBackupCheck, path, ErrNotMigrated)
-	case version > latestVersion():
-		return fmt.Errorf("%w: %s: %w", ErrBackupCheck, path, &SchemaVersionError{Database: version, Binary: latestVersion()})
-	}
-	rows, err := db.QueryContext(ctx, "PRAGMA integrity_check(20)")
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("%w: %s: integrity_check: %w", ErrBackupCheck, path, err)
-	}
-	defer rows.Close()
-	var msgs []string
-	for rows.Next() {
-		var m string
-		if err := rows.Scan(&m); err != nil {
-			return fmt.Errorf("%w: %s: integrity_check: %w", ErrBackupCheck, path, err)
-		}
-		msgs = append(msgs, m)
-	}
-	if err := rows.Err(); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("%w: %s: integrity_check: %w", ErrBackupCheck, path, err)
-	}
-	if len(msgs) != 1 || msgs[0] != "ok" {
-		return fmt.Errorf("%w: %s: integrity_check: %s", ErrBackupCheck, path, strings.Join(msgs, "; "))
-	}
-	return nil
-}
-
-// finishFile gives a finished copy its mode and fsyncs it.
-func finishFile(path string, mode os.FileMode) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := f.Chmod(mode); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	return f.Close()
-}
-
-// freeBackupName returns the path of a backup of the warehouse named stem
-// taken at now that no file uses yet. Within one second the numbers only
-// grow (-2 after the highest one there, never a gap a pruned file left), so
-// the names sort in the order the backups were written, even when several
-// warehouses with the same stem share dir.
-func freeBackupName(dir, stem string, now time.Time) (string, error) {
-	stamp := now.UTC().Format(backupTimeFormat)
-	files, err := listBackups(dir, stem)
-	if err != nil {
-		return "", err
-	}
-	next := 1
-	for _, f := range files {
-		if f.stamp == stamp && f.n >= next {
-			next = f.n + 1
-		}
-	}
-	for n := next; n < 10000; n++ {
-		name := stem + "-" + stamp + ".db"
-		if n > 1 {
-			name = stem + "-" + stamp + "-" + strconv.Itoa(n) + ".db"
-		}
-		p := filepath.Join(dir, name)
-		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-			return p, nil
-		} else if err != nil {
-			return "", err
-		}
-	}
-	return "", fmt.Errorf("no free backup name for %s in %s", stamp, dir)
-}
-
-// backupFile is a file in the backup directory named as Backup names them.
-type backupFile struct {
-	name  string
-	stamp string
-	n     int
-}
-
-// ListBackups returns the backups of the warehouse at warehousePath in dir
-// (files named as Backup names them: <stem>-YYYYMMDDTHHMMSSZ.db), newest
-// first. It goes by the names only; pruning also checks each file's
-// identity.
-func ListBackups(dir, warehousePath string) (_ []string, err error) {
-	defer classify(&err)
-	files, err := listBackups(dir, BackupStem(warehousePath))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, len(files))
-	for i, f := range files {
-		out[i] = filepath.Join(dir, f.name)
-	}
-	return out, nil
-}
-
-func listBackups(dir, stem string) ([]backupFile, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	backupName := backupNameOf(stem)
-	var files []backupFile
-	for _, e := range entries {
-		m := backupName.FindStringSubmatch(e.Name())
-		if m == nil || !e.Type().IsRegular() {
-			continue
-		}
-		n := 1
-		if m[2] != "" {
-			n, _ = strconv.Atoi(m[2])
-		}
-		files = append(files, backupFile{name: e.Name(), stamp: m[1], n: n})
-	}
-	slices.SortFunc(files, func(a, b backupFile) int {
-		return cmp.Or(strings.Compare(b.stamp, a.stamp), b.n-a.n)
-	})
-	return files, nil
-}
-
-// pruneBackups removes all but the newest keep backups of the warehouse
-// in dir: files named after its stem that carry the identity of the backup
-// just written (keepPath), which stays whatever its name says (a clock set
-// back). The warehouse itself stays, should it be named like a backup, and
-// so does every file whose identity differs or cannot be read: those are
-// returned. Without an identity in keepPath, nothing is pruned.
-func pruneBackups(ctx context.Context, dir string, keep int, keepPath, warehouse string) ([]PruneSkip, error) {
-	id, err := ReadIdentity(ctx, keepPath)
-	if errors.Is(err, ErrNoIdentity) {
-		return []PruneSkip{{Path: keepPath, Reason: "the warehouse has no identity yet (written by an older cardsync): no backup is pruned until a run upgrades it"}}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBackupPrune, err)
-	}
-	files, err := listBackups(dir, BackupStem(warehouse))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBackupPrune, err)
-	}
-	wi, _ := os.Stat(warehouse)
-	var skipped []PruneSkip
-	var errs []error
-	kept := 0
-	for _, f := range files {
-		p := filepath.Join(dir, f.name)
-		if p == keepPath {
-			continue
-		}
-		if fi, err := os.Stat(p); err == nil && wi != nil && os.SameFile(fi, wi) {
-			continue
-		}
-		other, err := ReadIdentity(ctx, p)
-		if errors.Is(err, ErrNoIdentity) {
-			skipped = append(skipped, PruneSkip{Path: p, Reason: "it has no warehouse identity (written by an older cardsync, or not a warehouse): remove it by hand once it is not needed"})
-			continue
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return skipped, fmt.Errorf("%w: %w", ErrBackupPrune, ctx.Err())
-			}
-			skipped = append(skipped, PruneSkip{Path: p, Reason: "its identity cannot be read: " + err.Error()})
-			continue
-		}
-		if other != id {
-			skipped = append(skipped, PruneSkip{Path: p, Reason: fmt.Sprintf("it is a backup of another warehouse (identity %s, this one's is %s)", other, id)})
-			continue
-		}
-		if kept < keep-1 {
-			kept++
-			continue
-		}
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, err)
-		}
-	}
-	if len(errs) > 0 {
-		return skipped, fmt.Errorf("%w: %w", ErrBackupPrune, errors.Join(errs...))
-	}
-	return skipped, nil
-}
-
-// lockDir takes an flock on dir's .backup.lock without waiting, so two
-// backups never write to one directory at once; the returned func drops it.
-func lockDir(dir string) (func(), error) {
-	p := filepath.Join(dir, backupLockName)
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o640)
-	if err != nil {
-		return nil, fmt.Errorf("backup: lock %s: %w", p, err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("backup: %w (%s)", ErrBackupBusy, dir)
-		}
-		return nil, fmt.Errorf("backup: lock %s: %w", p, err)
-	}
-	return func() { f.Close() }, nil
-}
-
-// newTempPath reserves a new empty file named after pattern in dir (VACUUM
-// INTO accepts an empty file) and returns its path.
-func newTempPath(dir, pattern string) (string, error) {
-	f, err := os.CreateTemp(dir, pattern)
-	if err != nil {
-		return "", err
-	}
-	name := f.Name()
-	if err := f.Close(); err != nil {
-		os.Remove(name)
-		return "", err
-	}
-	return name, nil
-}
-
-// removeTemps removes the files in dir matching pattern, and their
-// journals (pattern followed by anything, so a journal whose file is gone
-// goes too): what a killed backup or restore left behind.
-func removeTemps(dir, pattern string) {
-	// Matched on the base names only: the directory's own name may hold
-	// glob characters.
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if ok, _ := filepath.Match(pattern+"*", e.Name()); ok && e.Type().IsRegular() {
-			_ = os.Remove(filepath.Join(dir, e.Name()))
-		}
-	}
-}
-
-func removeWithJournal(path string) {
-	_ = os.Remove(path)
-	_ = os.Remove(path + "-journal")
+// FileStatus is the capability of a warehouse kept in a local file
+// (SQLite) that status reads: who writes the account now and which
+// warehouses restore kept beside the file.
+type FileStatus interface {
+	// WriterPID is the PID of the process syncing the warehouse's account
+	// (0: none, -1: one whose PID is unknown); sole says the account is
+	// the file's only one, whose older writers lock the whole file.
+	WriterPID(sole bool) int
+	// BeforeRestore lists the warehouses restore kept, newest first.
+	BeforeRestore() ([]BeforeRestoreFile, error)
 }

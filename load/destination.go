@@ -52,13 +52,3 @@ type PageWriter interface {
 	// the cards' data.
 	FieldsSkipped() int
 }
-
-// PageWriter implements Destination: NewWalkWriter as a PageWriter.
-func (w *Warehouse) PageWriter(runID int64, stream string) PageWriter {
-	return w.NewWalkWriter(runID, stream)
-}
-
-var (
-	_ Destination = (*Warehouse)(nil)
-	_ PageWriter  = (*WalkWriter)(nil)
-)

@@ -90,22 +90,3 @@ func (e *SchemaVersionError) Unwrap() error {
 // command exits 6) without wrapping load's errors by hand. Errors that say
 // more (ErrBadData, ErrSchemaTooNew, ...) are still found with errors.Is.
 var ErrWarehouse = errors.New("warehouse error")
-
-// warehouseError classifies an error from the warehouse.
-type warehouseError struct{ err error }
-
-// Error implements error: "warehouse error: <cause>".
-func (e *warehouseError) Error() string { return "warehouse error: " + e.err.Error() }
-
-// Unwrap makes errors.Is find both ErrWarehouse and the cause.
-func (e *warehouseError) Unwrap() []error { return []error{ErrWarehouse, e.err} }
-
-// classify wraps *err with ErrWarehouse, once, at the boundary of the
-// package; a lock held by another process is its own condition (ErrLocked)
-// and left alone. Exported functions defer it on their named error.
-func classify(err *error) {
-	if *err == nil || errors.Is(*err, ErrWarehouse) || errors.Is(*err, ErrLocked) {
-		return
-	}
-	*err = &warehouseError{err: *err}
-}

@@ -3,10 +3,14 @@ package load
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/cardsync/cardsync/redact"
 )
 
 // DefaultAccount is Options.Account's default: the account of every row
@@ -75,8 +79,8 @@ func CheckCheckpoint(s string) error {
 	return nil
 }
 
-// withDefaults fills the zero fields of Options.
-func (o Options) withDefaults() Options {
+// WithDefaults returns o with its zero fields filled with the defaults.
+func (o Options) WithDefaults() Options {
 	if o.FileMode == 0 {
 		o.FileMode = DefaultFileMode
 	}
@@ -98,7 +102,7 @@ func (o Options) withDefaults() Options {
 // Validate checks Options as Open would use them (after their defaults):
 // every error, joined, each naming its field.
 func (o Options) Validate() error {
-	o = o.withDefaults()
+	o = o.WithDefaults()
 	var errs []error
 	add := func(field string, err error) {
 		if err != nil {
@@ -111,4 +115,68 @@ func (o Options) Validate() error {
 	add("Checkpoint", CheckCheckpoint(o.Checkpoint))
 	add("Account", CheckAccountName(o.Account))
 	return errors.Join(errs...)
+}
+
+// Defaults for Options.
+const (
+	DefaultFileMode    os.FileMode = 0o640
+	DefaultSynchronous             = "FULL"
+)
+
+// Options configures Open. The zero value is usable.
+type Options struct {
+	// FileMode is the permission of a newly created database file; SQLite
+	// gives -wal and -shm the same. Default 0640 (group-readable, so analysts
+	// in the file's group can query it; never world-readable by default).
+	FileMode os.FileMode
+	// Synchronous is PRAGMA synchronous: OFF, NORMAL, FULL (default) or EXTRA.
+	Synchronous string
+	// Now stamps every time written (default time.Now).
+	Now func() time.Time
+	// Logger receives debug and warning lines (nil: discard).
+	Logger *slog.Logger
+	// RedactFields adds JSON key names (case-insensitive) dropped at any depth
+	// from cards and account JSON, on top of package redact's rule (keys
+	// whose last word is cvv, cvc, cvv2, cvc2, cvn or pin, or whose last two
+	// words are security code, pin code or cvv code).
+	RedactFields []string
+	// Secrets are the password and the tokens in use (nil: none): every
+	// string, key and number of card and account JSON, every account field,
+	// rejected item and reason has them replaced by "[REDACTED]" before it
+	// is hashed or stored (sync_runs.secrets_redacted counts them). The set
+	// is read at each use, so a token added while a run goes on is removed
+	// from what follows.
+	Secrets *redact.Secrets
+	// MaxRemovedFraction is the mass-removal guard: a consistent walk that
+	// would remove more than this fraction of the live cards (and more than
+	// 10) removes nothing until confirmed. Default DefaultMaxRemovedFraction.
+	MaxRemovedFraction float64
+	// BatchPages, BatchDelay and ChangeDelay bound a WalkWriter's batch of
+	// pages: how many it holds before committing them (default
+	// DefaultBatchPages), for how long after the first of them (default
+	// DefaultBatchDelay), and for how long after the first page that changes
+	// something (default DefaultChangeDelay; negative: such a page commits at
+	// once, with the pages buffered before it). BatchPages 1 commits every
+	// page in its own transaction.
+	BatchPages  int
+	BatchDelay  time.Duration
+	ChangeDelay time.Duration
+	// Checkpoint says who empties the WAL: CheckpointAuto (default, "")
+	// or CheckpointExternal (Litestream; see CheckCheckpoint).
+	Checkpoint string
+	// Account is the API account the Warehouse reads and writes (default
+	// DefaultAccount; see CheckAccountName). Every read and write is scoped
+	// to it: two Warehouses of different accounts on one file see none of
+	// each other's cards, versions, checkpoints, walks, removals, guard,
+	// runs, snapshots or rejected items. card_fields (the columns of the one
+	// cards_flat view) and column_docs are shared by the file. Each
+	// account's writer holds that account's run lock (OpenAccountLock):
+	// accounts of one file sync at the same time, their commits take turns
+	// (BusyTimeout).
+	Account string
+	// BusyTimeout bounds how long a write waits for another connection's
+	// write transaction (default 5 s). Writers of several accounts of one
+	// file commit one at a time: give them a wait longer than the longest
+	// commit (a walk's end on a large account takes seconds).
+	BusyTimeout time.Duration
 }

@@ -32,7 +32,7 @@ type Settings struct {
 // Settings returns the settings of o every warehouse shares, defaults
 // applied. It checks nothing: Validate does.
 func (o Options) Settings() Settings {
-	d := o.withDefaults()
+	d := o.WithDefaults()
 	s := Settings{
 		Account:            d.Account,
 		Now:                o.Now,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/sqlite"
 	"github.com/cardsync/cardsync/sim"
 	"github.com/cardsync/cardsync/worker"
 )
@@ -72,7 +73,7 @@ func mustValue(t *testing.T, fams map[string]*dto.MetricFamily, name, labels str
 type simJob struct {
 	sim *sim.Server
 	job *worker.Job
-	wh  *load.Warehouse
+	wh  *sqlite.Warehouse
 	m   *Metrics
 }
 
@@ -112,6 +113,6 @@ func newAccountJob(t *testing.T, m *Metrics, path, account string, opts sim.Opti
 	if err != nil {
 		t.Fatal(err)
 	}
-	job := st.Job(client, nil, worker.JobOptions{Version: "test", Observer: m.RunObserver(account, st.Warehouse.(*load.Warehouse))})
-	return &simJob{sim: srv, job: job, wh: st.Warehouse.(*load.Warehouse), m: m}
+	job := st.Job(client, nil, worker.JobOptions{Version: "test", Observer: m.RunObserver(account, st.Warehouse.(*sqlite.Warehouse))})
+	return &simJob{sim: srv, job: job, wh: st.Warehouse.(*sqlite.Warehouse), m: m}
 }

@@ -36,7 +36,7 @@ var (
 // the default 15-minute schedule.
 const DefaultHealthyWithin = 45 * time.Minute
 
-// Warehouse is what Refresh reads: load.Warehouse is one.
+// Warehouse is what Refresh reads: every load.Destination is one.
 type Warehouse interface {
 	Summary(ctx context.Context) (load.Summary, error)
 }

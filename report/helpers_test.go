@@ -9,6 +9,7 @@ import (
 	"github.com/cardsync/cardsync/account"
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/sqlite"
 	"github.com/cardsync/cardsync/money"
 	"github.com/cardsync/cardsync/sim"
 	"github.com/cardsync/cardsync/worker"
@@ -44,7 +45,7 @@ func buildWarehouse(tb testing.TB, dir string, year bool) *simWarehouse {
 	path := filepath.Join(dir, "w.db")
 	if year {
 		clk := sim.NewClock()
-		w, err := load.Open(ctx, path, load.Options{Synchronous: "NORMAL", Now: clk.Now})
+		w, err := sqlite.Open(ctx, path, load.Options{Synchronous: "NORMAL", Now: clk.Now})
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -94,12 +95,12 @@ func buildWarehouse(tb testing.TB, dir string, year bool) *simWarehouse {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	lock, err := load.OpenLock(path, 0)
+	lock, err := sqlite.OpenLock(path, 0)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer lock.Close()
-	wh, err := load.Open(ctx, path, load.Options{})
+	wh, err := sqlite.Open(ctx, path, load.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/sqlite"
 )
 
 // TestReportDataFromSimulator checks load's report queries against a
 // warehouse written by real runs on the simulator.
 func TestReportDataFromSimulator(t *testing.T) {
 	sw := buildWarehouse(t, t.TempDir(), false)
-	w, err := load.OpenReadOnly(t.Context(), sw.path)
+	w, err := sqlite.OpenReadOnly(t.Context(), sw.path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func TestRenderYear(t *testing.T) {
 	}
 	dir := t.TempDir()
 	sw := buildWarehouse(t, dir, true)
-	w, err := load.OpenReadOnly(t.Context(), sw.path)
+	w, err := sqlite.OpenReadOnly(t.Context(), sw.path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +210,7 @@ func TestEscapeDefangsURLs(t *testing.T) {
 func BenchmarkWriteYear(b *testing.B) {
 	dir := b.TempDir()
 	sw := buildWarehouse(b, dir, true)
-	w, err := load.OpenReadOnly(b.Context(), sw.path)
+	w, err := sqlite.OpenReadOnly(b.Context(), sw.path)
 	if err != nil {
 		b.Fatal(err)
 	}

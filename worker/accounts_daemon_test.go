@@ -2,13 +2,14 @@ package worker
 
 import (
 	"context"
-	"github.com/robfig/cron/v3"
 	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/robfig/cron/v3"
 
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/dialect"
 )
 
 // Backups is a daemon's backup plan: Take writes one backup and says what
@@ -32,15 +33,15 @@ type Backups struct {
 	OnFailure func(err error)
 }
 
-// WarehouseBackups is the plan `cardsync serve` uses: load.Backup of the
-// warehouse at warehousePath into dir (load.DefaultBackupDir when empty),
+// WarehouseBackups is the plan `cardsync serve` uses: dialect.Backup of the
+// warehouse at warehousePath into dir (the file's default backup directory when empty),
 // keeping the newest keep (load.DefaultBackupKeep when 0) of this
 // warehouse's backups, on schedule.
 func WarehouseBackups(schedule Schedule, warehousePath, dir string, keep int) *Backups {
 	return &Backups{
 		Schedule: schedule,
 		Take: func(ctx context.Context, now time.Time) (load.BackupResult, error) {
-			return load.Backup(ctx, warehousePath, dir, keep, now)
+			return dialect.Backup(ctx, warehousePath, dir, keep, now)
 		},
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/sqlite"
 	"github.com/cardsync/cardsync/sim"
 )
 
@@ -44,7 +45,7 @@ func (k *takes) times() []time.Time {
 // TestDaemonBackups: with runs every 15 minutes and backups every 10, an
 // hour gives every run (none skipped for a backup, the ones sharing a slot
 // with a backup included) and every backup, never one during a run; the
-// real load.Backup names them by the daemon's clock and keeps the newest 3.
+// real sqlite.Backup names them by the daemon's clock and keeps the newest 3.
 func TestDaemonBackups(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
@@ -56,7 +57,7 @@ func TestDaemonBackups(t *testing.T) {
 		d := &Daemon{Jobs: []*Job{job}, Schedule: every(15 * time.Minute), RunOnStart: true, RunTimeout: time.Hour, Logger: log, Notify: rec.notify}
 		plan := WarehouseBackups(every(10*time.Minute), job.Warehouse.Path(), dir, 3)
 		take := plan.Take
-		plan.Take = func(ctx context.Context, now time.Time) (load.BackupResult, error) {
+		plan.Take = func(ctx context.Context, now time.Time) (sqlite.BackupResult, error) {
 			k.record(d, now)
 			return take(ctx, now)
 		}
@@ -85,11 +86,11 @@ func TestDaemonBackups(t *testing.T) {
 				t.Errorf("backup %d at +%v, want on its 10-minute slot (after the run sharing it)", i, off)
 			}
 		}
-		files, err := load.ListBackups(dir, job.Warehouse.Path())
+		files, err := sqlite.ListBackups(dir, job.Warehouse.Path())
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := load.BackupStem(job.Warehouse.Path()) + "-" + at[len(at)-1].UTC().Format("20060102T150405Z") + ".db"
+		want := sqlite.BackupStem(job.Warehouse.Path()) + "-" + at[len(at)-1].UTC().Format("20060102T150405Z") + ".db"
 		if len(files) != 3 || filepath.Base(files[0]) != want {
 			t.Errorf("backup directory %v, want 3 files, the newest %s", files, want)
 		}
@@ -117,7 +118,7 @@ func TestDaemonBackupWaitsForTheRun(t *testing.T) {
 		d := &Daemon{Jobs: []*Job{bubbleJob(t, tr, log)}, Schedule: every(time.Hour), RunOnStart: true, RunTimeout: time.Hour, Logger: log}
 		d.Backups = &Backups{Schedule: every(10 * time.Minute), Take: func(ctx context.Context, now time.Time) (load.BackupResult, error) {
 			k.record(d, now)
-			return load.BackupResult{Path: "backup.db"}, nil
+			return sqlite.BackupResult{Path: "backup.db"}, nil
 		}}
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
@@ -161,7 +162,7 @@ func TestDaemonBackupFailures(t *testing.T) {
 				if calls == 2 {
 					panic("disk on fire")
 				}
-				return load.BackupResult{}, errors.New("backup: create the backup directory: permission denied")
+				return sqlite.BackupResult{}, errors.New("backup: create the backup directory: permission denied")
 			}},
 			Reload: func(context.Context) (Config, error) { return Config{Backups: &Backups{}, Changes: "backup.cron"}, nil },
 		}
@@ -205,12 +206,12 @@ func TestRunCheckpointModes(t *testing.T) {
 		t.Run(tt.mode, func(t *testing.T) {
 			f := newFixture(t, sim.Options{Seed: 4, Cards: 60})
 			path := filepath.Join(t.TempDir(), "w.db")
-			lock, err := load.OpenLock(path, 0)
+			lock, err := sqlite.OpenLock(path, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { lock.Close() })
-			wh, err := load.Open(t.Context(), path, load.Options{Checkpoint: tt.mode})
+			wh, err := sqlite.Open(t.Context(), path, load.Options{Checkpoint: tt.mode})
 			if err != nil {
 				t.Fatal(err)
 			}

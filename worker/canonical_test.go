@@ -13,6 +13,7 @@ import (
 
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/sqlite"
 	"github.com/cardsync/cardsync/redact"
 	"github.com/cardsync/cardsync/sim"
 )
@@ -117,12 +118,12 @@ func TestSecretsInDataStoredRedacted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lock, err := load.OpenLock(path, 0)
+	lock, err := sqlite.OpenLock(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { lock.Close() })
-	wh, err := load.Open(t.Context(), path, load.Options{Secrets: secrets})
+	wh, err := sqlite.Open(t.Context(), path, load.Options{Secrets: secrets})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"errors"
-	"github.com/robfig/cron/v3"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -14,8 +13,11 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/robfig/cron/v3"
+
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/sqlite"
 	"github.com/cardsync/cardsync/sim"
 )
 
@@ -64,11 +66,11 @@ func bubbleJob(t *testing.T, tr *simTransport, log *slog.Logger) *Job {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "w.db")
-	lock, err := load.OpenLock(path, 0)
+	lock, err := sqlite.OpenLock(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wh, err := load.Open(t.Context(), path, load.Options{})
+	wh, err := sqlite.Open(t.Context(), path, load.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,13 +11,14 @@ import (
 
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/sqlite"
 	"github.com/cardsync/cardsync/sim"
 )
 
 type fixture struct {
 	srv *sim.Server
 	job *Job
-	wh  *load.Warehouse
+	wh  *sqlite.Warehouse
 }
 
 func newFixture(t *testing.T, opts sim.Options) *fixture {
@@ -45,12 +46,12 @@ func newFixtureAt(t *testing.T, path, account string, opts sim.Options) *fixture
 	if err != nil {
 		t.Fatal(err)
 	}
-	lock, err := load.OpenLock(path, 0)
+	lock, err := sqlite.OpenLock(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { lock.Close() })
-	wh, err := load.Open(t.Context(), path, load.Options{Account: account})
+	wh, err := sqlite.Open(t.Context(), path, load.Options{Account: account})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/sqlite"
 	"github.com/cardsync/cardsync/load/sqlitecheck"
 	"github.com/cardsync/cardsync/sim"
 )
@@ -36,7 +36,7 @@ func TestSyncedWarehousePassesSystemIntegrityCheck(t *testing.T) {
 		t.Fatalf("summary: %+v %v, want 60 current cards", st, err)
 	}
 	sqlitecheck.IntegrityOK(t, f.wh.Path())
-	backup, err := load.Backup(ctx, f.wh.Path(), filepath.Join(t.TempDir(), "backups"), 1, time.Now())
+	backup, err := sqlite.Backup(ctx, f.wh.Path(), filepath.Join(t.TempDir(), "backups"), 1, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,12 +7,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cardsync/cardsync/load/dialect"
+
 	"github.com/cardsync/cardsync/load"
-	"github.com/cardsync/cardsync/load/postgres"
 )
 
 // RunLock is an account's run lock: one writer of an account at a time.
-// *load.Lock (SQLite: file locks) is one, *LeaseLock (PostgreSQL: a lease
+// dialect.FileLock (SQLite: file locks) is one, *LeaseLock (PostgreSQL: a lease
 // row) the other. Acquire refuses with an error wrapping load.ErrLocked
 // when another writer holds it.
 type RunLock interface {
@@ -25,23 +26,14 @@ type RunLock interface {
 }
 
 // ErrLeaseLost is wrapped by the error of a run stopped because its
-// account's lease lapsed or changed hands (postgres.ErrLeaseLost): a
+// account's lease lapsed or changed hands (load.ErrLeaseLost): a
 // commit refused by its fencing token, a renewal refused, or the
 // replica's own clock saying the lease may have expired.
-var ErrLeaseLost = postgres.ErrLeaseLost
-
-// leaser is what a LeaseLock needs of the PostgreSQL warehouse.
-type leaser interface {
-	AcquireLease(ctx context.Context, account, holder string, ttl time.Duration) (int64, error)
-	RenewLease(ctx context.Context, account, holder string, token int64, ttl time.Duration) error
-	ReleaseLease(ctx context.Context, account, holder string) error
-	Account() string
-}
+var ErrLeaseLost = load.ErrLeaseLost
 
 var (
-	_ RunLock = (*load.Lock)(nil)
+	_ RunLock = (dialect.FileLock)(nil)
 	_ RunLock = (*LeaseLock)(nil)
-	_ leaser  = (*postgres.Warehouse)(nil)
 )
 
 // LeaseLock is the run lock of a PostgreSQL warehouse: its account's row
@@ -52,7 +44,7 @@ var (
 // once another took over. It holds no session-level lock, so it works
 // through a transaction-pooling PgBouncer.
 type LeaseLock struct {
-	wh     leaser
+	wh     load.Leaser
 	holder string
 	ttl    time.Duration
 
@@ -63,17 +55,13 @@ type LeaseLock struct {
 }
 
 // leaseOpTimeout bounds one lease statement when no caller's context
-// bounds it (Acquire, Release: load.Lock's shape has none).
+// bounds it (Acquire, Release: a file lock's shape has none).
 const leaseOpTimeout = 10 * time.Second
 
 // NewLeaseLock returns the lease lock of wh's account for holder.
-func NewLeaseLock(wh *postgres.Warehouse, holder string, ttl time.Duration) *LeaseLock {
-	return newLeaseLock(wh, holder, ttl)
-}
-
-func newLeaseLock(wh leaser, holder string, ttl time.Duration) *LeaseLock {
+func NewLeaseLock(wh load.Leaser, holder string, ttl time.Duration) *LeaseLock {
 	if ttl <= 0 {
-		ttl = postgres.DefaultLeaseTTL
+		ttl = load.DefaultLeaseTTL
 	}
 	return &LeaseLock{wh: wh, holder: holder, ttl: ttl}
 }
@@ -93,12 +81,12 @@ func (l *LeaseLock) Acquire() error {
 
 // AcquireContext takes the account's lease, or renews one this holder
 // still has. A live lease of another holder is refused with an error
-// wrapping load.ErrLocked and *postgres.LeaseHeldError.
+// wrapping load.ErrLocked and *load.LeaseHeldError.
 func (l *LeaseLock) AcquireContext(ctx context.Context) error {
 	sent := time.Now()
 	token, err := l.wh.AcquireLease(ctx, l.wh.Account(), l.holder, l.ttl)
 	if err != nil {
-		if errors.Is(err, postgres.ErrLeaseHeld) {
+		if errors.Is(err, load.ErrLeaseHeld) {
 			return fmt.Errorf("%w: %w", load.ErrLocked, err)
 		}
 		return err

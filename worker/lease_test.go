@@ -68,7 +68,7 @@ func TestLeaseLockKeep(t *testing.T) {
 	t.Run("renews every third of the TTL", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			f := &fakeLeaser{}
-			l := newLeaseLock(f, "a", ttl)
+			l := NewLeaseLock(f, "a", ttl)
 			if err := l.AcquireContext(t.Context()); err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +93,7 @@ func TestLeaseLockKeep(t *testing.T) {
 	t.Run("stops the run before the TTL when renewals fail", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			f := &fakeLeaser{down: true}
-			l := newLeaseLock(f, "a", ttl)
+			l := NewLeaseLock(f, "a", ttl)
 			if err := l.AcquireContext(t.Context()); err != nil {
 				t.Fatal(err)
 			}
@@ -114,7 +114,7 @@ func TestLeaseLockKeep(t *testing.T) {
 	t.Run("stops at once when the lease changed hands", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			f := &fakeLeaser{}
-			l := newLeaseLock(f, "a", ttl)
+			l := NewLeaseLock(f, "a", ttl)
 			if err := l.AcquireContext(t.Context()); err != nil {
 				t.Fatal(err)
 			}

@@ -45,7 +45,7 @@ func (j *Job) readPending() ([]byte, error) {
 // pendingFile reports whether unrecorded results are kept in a file: only
 // beside a SQLite file (a PostgreSQL warehouse's Path is a URL).
 func (j *Job) pendingFile() bool {
-	_, ok := j.Warehouse.(*load.Warehouse)
+	_, ok := j.Warehouse.(load.LocalFile)
 	return ok
 }
 

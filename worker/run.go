@@ -10,7 +10,6 @@ import (
 
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
-	"github.com/cardsync/cardsync/load/postgres"
 )
 
 // CredentialsAdvice is what to check when the API refuses the credentials:
@@ -122,7 +121,7 @@ func (j *Job) lock(ctx context.Context, log *slog.Logger) error {
 	if err == nil {
 		return nil
 	}
-	var held *postgres.LeaseHeldError
+	var held *load.LeaseHeldError
 	switch {
 	case errors.As(err, &held):
 		// Replicas sharing a database meet this every tick: it is

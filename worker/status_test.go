@@ -7,6 +7,7 @@ import (
 
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/load/postgres"
+	"github.com/cardsync/cardsync/load/sqlite"
 	"github.com/cardsync/cardsync/sim"
 )
 
@@ -64,20 +65,19 @@ func TestSQLiteStatusFacts(t *testing.T) {
 	if _, err := f.job.Run(t.Context(), TriggerBackfill, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	path := f.wh.Path()
-	lock := f.job.Lock.(*load.Lock)
+	lock := f.job.Lock.(*sqlite.Lock)
 	if err := lock.Acquire(); err != nil {
 		t.Fatal(err)
 	}
 	defer lock.Release()
-	facts, err := SQLiteStatusFacts(t.Context(), f.wh, path, load.DefaultAccount, true)
+	facts, err := ReadStatusFacts(t.Context(), f.wh, load.DefaultAccount, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if facts.Postgres || facts.Summary.CurrentCards != 5 || facts.LockHolder != os.Getpid() {
 		t.Errorf("facts %+v: want 5 cards, this process (%d) as the writer", facts, os.Getpid())
 	}
-	if got := FileWriter(path, load.DefaultAccount, false); got != 0 {
+	if got := f.wh.WriterPID(false); got != 0 {
 		t.Errorf("account of several: writer %d, want 0 (its own lock is free)", got)
 	}
 }
@@ -92,7 +92,7 @@ func TestPostgresStatusFacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer wh.Close()
-	facts, err := PostgresStatusFacts(t.Context(), wh, "acme")
+	facts, err := ReadStatusFacts(t.Context(), wh, "acme", false)
 	if err != nil {
 		t.Fatal(err)
 	}

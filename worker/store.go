@@ -1,21 +1,21 @@
 package worker
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/cardsync/cardsync/load/dialect"
+
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
-	"github.com/cardsync/cardsync/load/postgres"
 )
 
 // Store is the warehouse a worker writes (one account of its file,
 // load.Options.Account), with that account's run lock
-// (load.OpenAccountLock: a second writer of the same account is refused,
+// (a file's account lock: a second writer of the same account is refused,
 // other accounts of the file sync at the same time). The lock
 // is opened (and, for a one-shot command, taken) before the warehouse is
 // opened, so a process that must give way to a running sync exits without
@@ -43,22 +43,25 @@ type Target struct {
 	LeaseTTL time.Duration
 }
 
-// OpenTarget opens the store of t: OpenStore for a file, or the
-// PostgreSQL warehouse of t.URL with the account's lease as its run lock
-// (taken now when hold is true: a refusal wraps load.ErrLocked). Writes
-// are refused until the lease is taken (postgres.Options.RequireLease).
+// OpenTarget opens the store of t (dialect.Open picks the warehouse): a
+// file's account lock, taken now when hold is true, then the warehouse;
+// or the PostgreSQL warehouse of t.URL with the account's lease as its
+// run lock (taken now when hold is true: a refusal wraps load.ErrLocked).
+// Writes to a server are refused until the lease is taken.
 func OpenTarget(ctx context.Context, t Target, opts load.Options, hold bool) (*Store, error) {
-	if t.URL == "" {
-		return OpenStore(ctx, t.Path, opts, hold)
-	}
-	// A replica paused inside a write transaction holds its lease row: its
-	// session ends after half a TTL idle, so the lease can move on.
-	wh, err := postgres.Open(ctx, t.URL, postgres.Options{Common: opts, Password: t.Password, RequireLease: true,
-		IdleInTransaction: min(postgres.DefaultIdleInTransaction, t.LeaseTTL/2)})
+	wh, fileLock, err := dialect.Open(ctx, dialect.Target{Path: t.Path, URL: t.URL, Password: t.Password, LeaseTTL: t.LeaseTTL}, opts, hold)
 	if err != nil {
 		return nil, err
 	}
-	lock := NewLeaseLock(wh, t.Holder, t.LeaseTTL)
+	if fileLock != nil {
+		return &Store{Lock: fileLock, Warehouse: wh}, nil
+	}
+	leaser, ok := wh.(load.Leaser)
+	if !ok {
+		wh.Close()
+		return nil, fmt.Errorf("%w: %s has neither a file lock nor leases", ErrWarehouse, wh.Path())
+	}
+	lock := NewLeaseLock(leaser, t.Holder, t.LeaseTTL)
 	if hold {
 		if err := lock.AcquireContext(ctx); err != nil {
 			wh.Close()
@@ -68,30 +71,15 @@ func OpenTarget(ctx context.Context, t Target, opts load.Options, hold bool) (*S
 	return &Store{Lock: lock, Warehouse: wh}, nil
 }
 
-// OpenStore opens the writer lock of the warehouse at path, takes it when
-// hold is true (backfill, demo: a refusal is load.ErrLocked), then opens
-// the warehouse with opts. serve passes hold false: each run takes and
-// releases the lock, while the lock's descriptor and the warehouse stay
-// open for the daemon's life (closing the descriptor would drop SQLite's
-// own locks; an open warehouse keeps its WAL for analysts). Every error
-// but ErrLocked wraps ErrWarehouse.
+// OpenStore opens the store of the warehouse file at path (OpenTarget):
+// its account's writer lock, taken when hold is true (backfill, demo: a
+// refusal is load.ErrLocked), then the warehouse with opts. serve passes
+// hold false: each run takes and releases the lock, while the lock's
+// descriptor and the warehouse stay open for the daemon's life (closing
+// the descriptor would drop SQLite's own locks; an open warehouse keeps
+// its WAL for analysts). Every error but ErrLocked wraps ErrWarehouse.
 func OpenStore(ctx context.Context, path string, opts load.Options, hold bool) (*Store, error) {
-	lock, err := load.OpenAccountLock(path, cmp.Or(opts.FileMode, load.DefaultFileMode), cmp.Or(opts.Account, load.DefaultAccount))
-	if err != nil {
-		return nil, err
-	}
-	if hold {
-		if err := lock.Acquire(); err != nil {
-			lock.Close()
-			return nil, err
-		}
-	}
-	wh, err := load.Open(ctx, path, opts)
-	if err != nil {
-		lock.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	return &Store{Lock: lock, Warehouse: wh}, nil
+	return OpenTarget(ctx, Target{Path: path}, opts, hold)
 }
 
 // Close closes the warehouse, then the lock (releasing it if held). A

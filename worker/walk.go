@@ -115,7 +115,7 @@ type walker struct {
 	runID int64
 	delta *statsDelta
 	res   *Result
-	// Pages are buffered and committed in batches (load.WalkWriter: 50
+	// Pages are buffered and committed in batches (the PageWriter: 50
 	// pages, 5 s after the first, or 1 s after the first with changes).
 	ww             load.PageWriter
 	start          time.Time

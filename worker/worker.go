@@ -47,10 +47,10 @@ type Progress struct {
 // the caller; Client, Warehouse and Lock are required.
 type Job struct {
 	Client *extract.Client
-	// Warehouse is where the run writes: *load.Warehouse (SQLite) or
-	// *postgres.Warehouse.
+	// Warehouse is where the run writes (dialect.Open: SQLite or
+	// PostgreSQL).
 	Warehouse load.Destination
-	// Lock is the account's run lock (load.OpenAccountLock, or a LeaseLock
+	// Lock is the account's run lock (a file's account lock, or a LeaseLock
 	// with PostgreSQL). Run takes it for the run unless the caller already
 	// holds it (a backfill takes it before opening the warehouse, so a
 	// refused process never touches the file); a lock with a Keep method

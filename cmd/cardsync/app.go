@@ -17,6 +17,7 @@ import (
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/sqlite"
 	"github.com/cardsync/cardsync/worker"
 )
 
@@ -156,7 +157,7 @@ func exitCode(err error) int {
 		return se.code
 	case errors.As(err, &ce), errors.As(err, &ue):
 		return exitConfig
-	case errors.Is(err, load.ErrLocked), errors.Is(err, load.ErrBackupBusy):
+	case errors.Is(err, load.ErrLocked), errors.Is(err, sqlite.ErrBackupBusy):
 		return exitLocked
 	case errors.Is(err, worker.ErrInterrupted), errors.Is(err, context.Canceled):
 		return exitInterrupted
@@ -271,11 +272,11 @@ func openStore(ctx context.Context, s config.Settings, log *slog.Logger, hold bo
 // openForReading opens account of the warehouse read-only for a command
 // that only reads (status, report): a missing file says no sync has run
 // yet.
-func openForReading(ctx context.Context, path, account string) (*load.Warehouse, error) {
+func openForReading(ctx context.Context, path, account string) (*sqlite.Warehouse, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s does not exist (no sync has run yet)", worker.ErrWarehouse, path)
 	}
-	wh, err := load.OpenReadOnlyAccount(ctx, path, account)
+	wh, err := sqlite.OpenReadOnlyAccount(ctx, path, account)
 	if err != nil {
 		return nil, fmt.Errorf("open %s read-only: %w", path, err)
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/config"
-	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/sqlite"
 	"github.com/cardsync/cardsync/metrics"
 	"github.com/cardsync/cardsync/sim"
 )
@@ -47,10 +47,10 @@ func TestBackupAndRestoreCommands(t *testing.T) {
 		t.Fatalf("restore over newer history: exit %d, want %d\n%s\n%s", code, exitWarehouse, out, errOut)
 	}
 	// Flags may follow FILE.
-	if code, out, errOut := e.run(t.Context(), "restore", path, "-log-level", "info", "-force"); code != 0 || !strings.Contains(out, load.BeforeRestoreSuffix+"-") {
+	if code, out, errOut := e.run(t.Context(), "restore", path, "-log-level", "info", "-force"); code != 0 || !strings.Contains(out, sqlite.BeforeRestoreSuffix+"-") {
 		t.Fatalf("restore -force: exit %d\n%s\n%s", code, out, errOut)
 	}
-	if kept, err := load.ListBeforeRestore(e.db); err != nil || len(kept) != 1 {
+	if kept, err := sqlite.ListBeforeRestore(e.db); err != nil || len(kept) != 1 {
 		t.Errorf("kept %v (%v), want the replaced warehouse", kept, err)
 	}
 	db := openDB(t, e.db)
@@ -74,7 +74,7 @@ func TestBackupAndRestoreCommands(t *testing.T) {
 	if code, _, errOut := e.run(t.Context(), "restore", bad); code != exitWarehouse || !strings.Contains(errOut, "backup check failed") {
 		t.Errorf("restore of a file that is not a database: exit %d, want %d\n%s", code, exitWarehouse, errOut)
 	}
-	lock, err := load.AcquireLock(e.db)
+	lock, err := sqlite.AcquireLock(e.db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestBackupKeysAndServePlan(t *testing.T) {
 			t.Fatalf("backup: exit %d, printed %q, want a file in %s\n%s", code, out, dir, errOut)
 		}
 	}
-	if list, err := load.ListBackups(dir, e.db); err != nil || len(list) != 2 {
+	if list, err := sqlite.ListBackups(dir, e.db); err != nil || len(list) != 2 {
 		t.Fatalf("backups in [backup] dir: %v (%v), want the newest 2", list, err)
 	}
 

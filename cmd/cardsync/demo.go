@@ -14,6 +14,7 @@ import (
 
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/sqlite"
 	"github.com/cardsync/cardsync/report"
 	"github.com/cardsync/cardsync/sim"
 	"github.com/cardsync/cardsync/worker"
@@ -146,9 +147,9 @@ func (m *Main) demoSyncs(ctx context.Context, job *worker.Job, srv *sim.Server) 
 // prints its path.
 func (m *Main) demoReport(ctx context.Context, st *worker.Store, db string) error {
 	page := filepath.Join(filepath.Dir(db), "report.html")
-	wh, ok := st.Warehouse.(*load.Warehouse)
+	wh, ok := st.Warehouse.(load.Reporter)
 	if !ok {
-		return fmt.Errorf("demo: the warehouse %s is not a SQLite file", st.Warehouse.Path())
+		return fmt.Errorf("demo: the warehouse %s has no report (not a SQLite file)", st.Warehouse.Path())
 	}
 	if err := report.Write(ctx, wh, page, report.Options{}); err != nil {
 		return err
@@ -190,12 +191,12 @@ func removeDemoWarehouse(ctx context.Context, path string) error {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	lock, err := load.AcquireLock(path)
+	lock, err := sqlite.AcquireLock(path)
 	if err != nil {
 		return fmt.Errorf("refusing to replace %s: %w", path, err)
 	}
 	defer lock.Close()
-	others, err := load.ForeignRuns(ctx, path, worker.TriggerDemo)
+	others, err := sqlite.ForeignRuns(ctx, path, worker.TriggerDemo)
 	if err != nil {
 		return &usageError{msg: fmt.Sprintf("refusing to replace %s: not a demo warehouse (%v); choose another -db", path, err)}
 	}

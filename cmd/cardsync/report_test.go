@@ -13,6 +13,7 @@ import (
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/load/postgres"
+	"github.com/cardsync/cardsync/load/sqlite"
 	"github.com/cardsync/cardsync/sim"
 	"github.com/cardsync/cardsync/worker"
 )
@@ -92,7 +93,7 @@ func TestServeReportRefresh(t *testing.T) {
 	}
 	// The daemon's writer stays open, as under serve: the refresh reads
 	// through a connection of its own.
-	wh, err := load.Open(t.Context(), s.DBPath, s.LoadOptions())
+	wh, err := sqlite.Open(t.Context(), s.DBPath, s.LoadOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

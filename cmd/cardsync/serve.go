@@ -14,6 +14,7 @@ import (
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/sqlite"
 	"github.com/cardsync/cardsync/metrics"
 	"github.com/cardsync/cardsync/report"
 	"github.com/cardsync/cardsync/worker"
@@ -322,8 +323,8 @@ func seedBackupMetric(s config.Settings, path string, met *metrics.Metrics) {
 	if s.BackupSchedule == nil {
 		return
 	}
-	dir := cmp.Or(s.BackupDir, load.DefaultBackupDir(path))
-	list, err := load.ListBackups(dir, path)
+	dir := cmp.Or(s.BackupDir, sqlite.DefaultBackupDir(path))
+	list, err := sqlite.ListBackups(dir, path)
 	if err != nil || len(list) == 0 {
 		return
 	}
@@ -428,7 +429,7 @@ func (r *reportRefresh) refresh() {
 	defer cancel()
 	start := time.Now()
 	err := func() error {
-		wh, err := load.OpenReadOnlyAccount(ctx, r.db, r.account)
+		wh, err := sqlite.OpenReadOnlyAccount(ctx, r.db, r.account)
 		if err != nil {
 			return err
 		}

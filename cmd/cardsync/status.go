@@ -114,14 +114,14 @@ func statusFacts(ctx context.Context, s config.Settings, account string) (worker
 			return worker.StatusFacts{}, err
 		}
 		defer wh.Close()
-		return worker.PostgresStatusFacts(ctx, wh, account)
+		return worker.ReadStatusFacts(ctx, wh, account, !manyAccounts(s))
 	}
 	wh, err := openForReading(ctx, s.DBPath, account)
 	if err != nil {
 		return worker.StatusFacts{}, err
 	}
 	defer wh.Close()
-	return worker.SQLiteStatusFacts(ctx, wh, s.DBPath, account, !manyAccounts(s))
+	return worker.ReadStatusFacts(ctx, wh, account, !manyAccounts(s))
 }
 
 // inLocation reads a cron schedule in the configured time zone, as the

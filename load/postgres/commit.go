@@ -13,134 +13,27 @@ import (
 	"github.com/cardsync/cardsync/load"
 )
 
-// commitBatch commits pages in one transaction (after the lease check):
+// commitBatch commits pages in one transaction (after the lease check)
+// with load.CommitBatch, the algorithm both dialects share, over batchTx:
 // the cards they write with their versions, rejected items, audit rows,
 // their seen ids, the walk's running summary, the checkpoint after the
 // last of them and the run's counters, and the new top-level fields in
-// card_fields; cards_flat follows after the commit (syncFlat). st is
+// card_fields; cards_flat follows after the commit (followFlat). st is
 // updated only when the transaction commits.
-func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string, pages []*preparedPage, st *walkState) (load.Batch, error) {
-	var batch load.Batch
-	if len(pages) == 0 {
-		return batch, nil
-	}
-	var fields load.FieldSet
-	for _, p := range pages {
-		fields.Merge(&p.fields)
-	}
-	recordFields := st.fields == nil || !fields.Within(st.fields)
+func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string, pages []*preparedPage, st *load.WalkState) (load.Batch, error) {
 	flat := false
-	next := *st
-	var skipped []string
-	err := w.write(ctx, func(tx pgx.Tx) error {
-		batch = load.Batch{}
-		next = *st
-		skipped = nil
-		now := w.stamp()
-		last := pages[len(pages)-1]
-		if next.walkID == 0 {
-			// The open walk of the stream, or a new one started with the
-			// first page's total, in one round trip.
-			if err := tx.QueryRow(ctx, `WITH open AS (
-					SELECT walk_id, first_total FROM sync_walks WHERE account = $5 AND stream = $1 AND finished_at IS NULL),
-				started AS (
-					INSERT INTO sync_walks (stream, started_at, started_run, first_total, last_total, min_total, max_total, account)
-					SELECT $1, $2, $3, $4, $4, $4, $4, $5 WHERE NOT EXISTS (SELECT 1 FROM open)
-					RETURNING walk_id, first_total)
-				SELECT walk_id, first_total FROM open UNION ALL SELECT walk_id, first_total FROM started`,
-				stream, now, runID, pages[0].TotalItems(), w.account).Scan(&next.walkID, &next.firstTotal); err != nil {
-				return fmt.Errorf("open walk: %w", err)
-			}
-		}
-		var tally load.BatchTally
-		for _, p := range pages {
-			if p.Changes() {
-				if err := w.writePage(ctx, tx, runID, stream, next.walkID, p, now); err != nil {
-					return err
-				}
-			}
-			tally.Add(&p.PreparedPage, next.firstTotal)
-		}
-		batch = tally.Batch
-		if recordFields {
-			var err error
-			if flat, skipped, err = w.recordFields(ctx, tx, runID, next.walkID, now, &fields, &next.budget); err != nil {
-				return err
-			}
-		}
-		// The bookkeeping goes in one round trip.
-		reason, anomalyPages := tally.AnomalyArgs()
-		b := &pgx.Batch{}
-		for _, p := range pages {
-			b.Queue(`INSERT INTO walk_seen (walk_id, page, run_id, ids) VALUES ($1, $2, $3, $4)
-				ON CONFLICT (walk_id, page) DO UPDATE SET run_id = excluded.run_id, ids = excluded.ids`,
-				next.walkID, p.Number(), runID, p.ids)
-		}
-		// pages counts the walk's distinct page numbers: its walk_seen rows.
-		b.Queue(`UPDATE sync_walks SET
-				last_total = $2,
-				pages = (SELECT count(*) FROM walk_seen WHERE walk_id = $1),
-				last_page = greatest(last_page, $3),
-				runs = runs + CASE WHEN last_run IS DISTINCT FROM $4 THEN 1 ELSE 0 END,
-				last_run = $4,
-				total_changed = greatest(total_changed, $5),
-				min_total = least(coalesce(min_total, $6), $6),
-				max_total = greatest(coalesce(max_total, $7), $7),
-				inconsistent_reason = coalesce(inconsistent_reason, $8::text),
-				inconsistent_pages = `+load.AppendPagesSQL("$9::text")+`
-			WHERE walk_id = $1 AND finished_at IS NULL`,
-			next.walkID, last.TotalItems(), tally.MaxPage, runID, boolInt(tally.TotalChanged), tally.MinTotal, tally.MaxTotal,
-			reason, anomalyPages)
-		b.Queue(`INSERT INTO sync_checkpoints (stream, run_id, next_page, total_pages, total_items, updated_at, account)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)
-			ON CONFLICT (account, stream) DO UPDATE SET run_id = excluded.run_id, next_page = excluded.next_page,
-				total_pages = excluded.total_pages, total_items = excluded.total_items, updated_at = excluded.updated_at`,
-			stream, runID, last.Number()+1, last.TotalPages(), last.TotalItems(), now, w.account)
-		b.Queue(`UPDATE sync_runs SET
-				pages = pages + $1, cards_seen = cards_seen + $2, cards_new = cards_new + $3,
-				cards_changed = cards_changed + $4, cards_unchanged = cards_unchanged + $5,
-				cards_rejected = cards_rejected + $6, cards_returned = cards_returned + $15,
-				requests = requests + $7, retries = retries + $8, rate_limited = rate_limited + $9,
-				auth_requests = auth_requests + $10, heartbeat_at = $11, secrets_redacted = secrets_redacted + $14
-			WHERE run_id = $12 AND account = $13`,
-			batch.Pages, batch.Cards, batch.New, batch.Changed, batch.Unchanged, batch.Rejected,
-			tally.Requests, tally.Retries, tally.RateLimited, tally.AuthRequests, now, runID, w.account, batch.Secrets, batch.Returned)
-		br := tx.SendBatch(ctx, b)
-		defer br.Close()
-		for _, p := range pages {
-			if _, err := br.Exec(); err != nil {
-				return fmt.Errorf("page %d: seen ids: %w", p.Number(), err)
-			}
-		}
-		tag, err := br.Exec()
-		if err != nil {
-			return fmt.Errorf("update walk: %w", err)
-		}
-		if tag.RowsAffected() != 1 {
-			return fmt.Errorf("walk %d is no longer open (finished or reset under its writer)", next.walkID)
-		}
-		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("advance checkpoint: %w", err)
-		}
-		if tag, err = br.Exec(); err != nil {
-			return fmt.Errorf("count run: %w", err)
-		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("run %d does not exist", runID)
-		}
-		return br.Close()
-	})
+	inTx := func(ctx context.Context, fn func(load.BatchTx) error) error {
+		return w.write(ctx, func(tx pgx.Tx) error {
+			b := &batchTx{w: w, tx: tx, runID: runID, stream: stream, pages: pages, now: w.stamp()}
+			err := fn(b)
+			flat = b.flat
+			return err
+		})
+	}
+	batch, err := load.CommitBatch(ctx, inTx, pages, st)
 	if err != nil {
 		return load.Batch{}, err
 	}
-	if recordFields {
-		if next.fields == nil {
-			next.fields = map[string]load.TypeMask{}
-		}
-		fields.Into(next.fields)
-	}
-	next.budget.Skip(skipped)
-	*st = next
 	// cards_flat follows card_fields after the commit, in a transaction of
 	// its own. The page is stored either way: a failure is retried by the
 	// next commit and by the next Open.
@@ -150,10 +43,126 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 	return batch, nil
 }
 
+// batchTx is PostgreSQL's load.BatchTx: the statements of one batch in
+// its transaction.
+type batchTx struct {
+	w      *Warehouse
+	tx     pgx.Tx
+	runID  int64
+	stream string
+	pages  []*preparedPage
+	now    time.Time
+	// flat: a field joined cards_flat, which follows after the commit.
+	flat bool
+}
+
+// OpenWalk implements load.BatchTx: the open walk of the stream, or a new
+// one started with firstTotal, in one round trip.
+func (b *batchTx) OpenWalk(ctx context.Context, firstTotal int) (walkID int64, total int, err error) {
+	if err := b.tx.QueryRow(ctx, `WITH open AS (
+			SELECT walk_id, first_total FROM sync_walks WHERE account = $5 AND stream = $1 AND finished_at IS NULL),
+		started AS (
+			INSERT INTO sync_walks (stream, started_at, started_run, first_total, last_total, min_total, max_total, account)
+			SELECT $1, $2, $3, $4, $4, $4, $4, $5 WHERE NOT EXISTS (SELECT 1 FROM open)
+			RETURNING walk_id, first_total)
+		SELECT walk_id, first_total FROM open UNION ALL SELECT walk_id, first_total FROM started`,
+		b.stream, b.now, b.runID, firstTotal, b.w.account).Scan(&walkID, &total); err != nil {
+		return 0, 0, fmt.Errorf("open walk: %w", err)
+	}
+	return walkID, total, nil
+}
+
+// WritePage implements load.BatchTx.
+func (b *batchTx) WritePage(ctx context.Context, walkID int64, p *load.PreparedPage) error {
+	return b.w.writePage(ctx, b.tx, b.runID, b.stream, walkID, p, b.now)
+}
+
+// RecordFields implements load.BatchTx; it notes whether cards_flat must
+// follow.
+func (b *batchTx) RecordFields(ctx context.Context, walkID int64, fields *load.FieldSet, budget *load.FieldBudget) ([]string, error) {
+	flat, skipped, err := b.w.recordFields(ctx, b.tx, b.runID, walkID, b.now, fields, budget)
+	b.flat = b.flat || flat
+	return skipped, err
+}
+
+// SaveProgress implements load.BatchTx: the bookkeeping goes in one round
+// trip.
+func (b *batchTx) SaveProgress(ctx context.Context, walkID int64, last *load.PreparedPage, tally *load.BatchTally) error {
+	runID, account, now := b.runID, b.w.account, b.now
+	batch := tally.Batch
+	reason, anomalyPages := tally.AnomalyArgs()
+	q := &pgx.Batch{}
+	for _, p := range b.pages {
+		q.Queue(`INSERT INTO walk_seen (walk_id, page, run_id, ids) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (walk_id, page) DO UPDATE SET run_id = excluded.run_id, ids = excluded.ids`,
+			walkID, p.Number(), runID, p.ids)
+	}
+	// pages counts the walk's distinct page numbers: its walk_seen rows.
+	q.Queue(`UPDATE sync_walks SET
+			last_total = $2,
+			pages = (SELECT count(*) FROM walk_seen WHERE walk_id = $1),
+			last_page = greatest(last_page, $3),
+			runs = runs + CASE WHEN last_run IS DISTINCT FROM $4 THEN 1 ELSE 0 END,
+			last_run = $4,
+			total_changed = greatest(total_changed, $5),
+			min_total = least(coalesce(min_total, $6), $6),
+			max_total = greatest(coalesce(max_total, $7), $7),
+			inconsistent_reason = coalesce(inconsistent_reason, $8::text),
+			inconsistent_pages = `+load.AppendPagesSQL("$9::text")+`
+		WHERE walk_id = $1 AND finished_at IS NULL`,
+		walkID, last.TotalItems(), tally.MaxPage, runID, boolInt(tally.TotalChanged), tally.MinTotal, tally.MaxTotal,
+		reason, anomalyPages)
+	q.Queue(`INSERT INTO sync_checkpoints (stream, run_id, next_page, total_pages, total_items, updated_at, account)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (account, stream) DO UPDATE SET run_id = excluded.run_id, next_page = excluded.next_page,
+			total_pages = excluded.total_pages, total_items = excluded.total_items, updated_at = excluded.updated_at`,
+		b.stream, runID, last.Number()+1, last.TotalPages(), last.TotalItems(), now, account)
+	q.Queue(`UPDATE sync_runs SET
+			pages = pages + $1, cards_seen = cards_seen + $2, cards_new = cards_new + $3,
+			cards_changed = cards_changed + $4, cards_unchanged = cards_unchanged + $5,
+			cards_rejected = cards_rejected + $6, cards_returned = cards_returned + $15,
+			requests = requests + $7, retries = retries + $8, rate_limited = rate_limited + $9,
+			auth_requests = auth_requests + $10, heartbeat_at = $11, secrets_redacted = secrets_redacted + $14
+		WHERE run_id = $12 AND account = $13`,
+		batch.Pages, batch.Cards, batch.New, batch.Changed, batch.Unchanged, batch.Rejected,
+		tally.Requests, tally.Retries, tally.RateLimited, tally.AuthRequests, now, runID, account, batch.Secrets, batch.Returned)
+	return b.readProgress(b.tx.SendBatch(ctx, q), walkID)
+}
+
+// readProgress reads SaveProgress's answers in the order queued.
+func (b *batchTx) readProgress(br pgx.BatchResults, walkID int64) error {
+	defer br.Close()
+	for _, p := range b.pages {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("page %d: seen ids: %w", p.Number(), err)
+		}
+	}
+	tag, err := br.Exec()
+	if err != nil {
+		return fmt.Errorf("update walk: %w", err)
+	}
+	if tag.RowsAffected() != 1 {
+		return fmt.Errorf("walk %d is no longer open (finished or reset under its writer)", walkID)
+	}
+	if _, err := br.Exec(); err != nil {
+		return fmt.Errorf("advance checkpoint: %w", err)
+	}
+	if tag, err = br.Exec(); err != nil {
+		return fmt.Errorf("count run: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("run %d does not exist", b.runID)
+	}
+	return br.Close()
+}
+
+// FieldSet implements load.BatchPage: the page's top-level fields.
+func (p *preparedPage) FieldSet() *load.FieldSet { return &p.fields }
+
 // writePage stores a page's new cards (two set-based inserts), its changed
 // and returned cards (re-read and locked in the transaction, which has the
 // last word), their versions, its rejected items and its audit row.
-func (w *Warehouse) writePage(ctx context.Context, tx pgx.Tx, runID int64, stream string, walkID int64, p *preparedPage, now time.Time) error {
+func (w *Warehouse) writePage(ctx context.Context, tx pgx.Tx, runID int64, stream string, walkID int64, p *load.PreparedPage, now time.Time) error {
 	if fresh := p.Fresh(); len(fresh) > 0 {
 		ids, hashes, data := columns(fresh)
 		if _, err := tx.Exec(ctx, `INSERT INTO card_state (card_id, data_hash, data, first_seen_at, last_seen_at, updated_at, first_seen_run, last_seen_run, account)
@@ -168,75 +177,8 @@ func (w *Warehouse) writePage(ctx context.Context, tx pgx.Tx, runID int64, strea
 		}
 	}
 	if writes := p.Writes(); len(writes) > 0 {
-		ids, _, _ := columns(writes)
-		type stored struct {
-			hash    []byte
-			removed bool
-			version int32
-		}
-		have := make(map[string]stored, len(ids))
-		rows, err := tx.Query(ctx, `SELECT c.card_id, c.data_hash, c.removed_at IS NOT NULL,
-				(SELECT max(version) FROM card_versions v WHERE v.account = c.account AND v.card_id = c.card_id)
-			FROM card_state c WHERE c.account = $1 AND c.card_id = ANY($2::text[])
-			ORDER BY c.card_id FOR UPDATE OF c`, w.account, ids)
-		if err != nil {
-			return fmt.Errorf("read %d cards: %w", len(ids), err)
-		}
-		for rows.Next() {
-			var id string
-			var s stored
-			if err := rows.Scan(&id, &s.hash, &s.removed, &s.version); err != nil {
-				rows.Close()
-				return fmt.Errorf("read %d cards: %w", len(ids), err)
-			}
-			have[id] = s
-		}
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("read %d cards: %w", len(ids), err)
-		}
-		var wIDs, wData, wChange []string
-		var wHash [][]byte
-		var wVersion []int32
-		for _, c := range writes {
-			s, exists := have[c.ID()]
-			change := ""
-			switch {
-			case !exists:
-				change = "new"
-			case s.removed:
-				change = "returned"
-			case !bytes.Equal(s.hash, c.Hash()):
-				change = "changed"
-			}
-			p.Recount(c, change)
-			if change == "" {
-				continue
-			}
-			wIDs, wData, wChange = append(wIDs, c.ID()), append(wData, c.Data()), append(wChange, change)
-			wHash, wVersion = append(wHash, c.Hash()), append(wVersion, s.version+1)
-		}
-		if len(wIDs) > 0 {
-			if _, err := tx.Exec(ctx, `INSERT INTO card_state AS s (card_id, data, data_hash, first_seen_at, last_seen_at, updated_at, first_seen_run, last_seen_run, account)
-				SELECT id, data::jsonb, hash, $1, $1, $1, $2, $2, $3 FROM unnest($4::text[], $5::text[], $6::bytea[]) AS t(id, data, hash)
-				ON CONFLICT (account, card_id) DO UPDATE SET
-					data = excluded.data,
-					data_hash = excluded.data_hash,
-					updated_at = CASE WHEN s.data IS DISTINCT FROM excluded.data THEN excluded.updated_at ELSE s.updated_at END,
-					removed_at = NULL,
-					last_seen_at = excluded.last_seen_at,
-					last_seen_run = excluded.last_seen_run`,
-				now, runID, w.account, wIDs, wData, wHash); err != nil {
-				return fmt.Errorf("upsert %d cards: %w", len(wIDs), err)
-			}
-			if _, err := tx.Exec(ctx, `UPDATE card_versions SET valid_to = $1
-				WHERE account = $2 AND valid_to IS NULL AND card_id = ANY($3::text[])`, now, w.account, wIDs); err != nil {
-				return fmt.Errorf("close versions of %d cards: %w", len(wIDs), err)
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO card_versions (card_id, version, valid_from, run_id, change, data, account)
-				SELECT id, v, $1, $2, ch, data::jsonb, $3 FROM unnest($4::text[], $5::int[], $6::text[], $7::text[]) AS t(id, v, ch, data)`,
-				now, runID, w.account, wIDs, wVersion, wChange, wData); err != nil {
-				return fmt.Errorf("version %d cards: %w", len(wIDs), err)
-			}
+		if err := w.writeCards(ctx, tx, runID, p, writes, now); err != nil {
+			return err
 		}
 	}
 	for _, r := range p.Rejected() {
@@ -294,6 +236,83 @@ func (w *Warehouse) quarantine(ctx context.Context, tx pgx.Tx, runID int64, page
 	if _, err := tx.Exec(ctx, `INSERT INTO rejected_cards (run_id, page, card_id, reason, data, rejected_at, last_run_id, last_rejected_at, data_sha256, account)
 		VALUES ($1, $2, $3, $4, $5, $6, $1, $6, $7, $8)`, runID, page, cardID, reason, data, now, digest, w.account); err != nil {
 		return fmt.Errorf("quarantine item %d: %w", r.Index, err)
+	}
+	return nil
+}
+
+// writeCards stores a page's changed and returned cards: re-read and
+// locked in the transaction, which has the last word (PreparedPage.Recount),
+// then upserted with their versions, set-based.
+func (w *Warehouse) writeCards(ctx context.Context, tx pgx.Tx, runID int64, p *load.PreparedPage, writes []load.CardWrite, now time.Time) error {
+	ids, _, _ := columns(writes)
+	type stored struct {
+		hash    []byte
+		removed bool
+		version int32
+	}
+	have := make(map[string]stored, len(ids))
+	rows, err := tx.Query(ctx, `SELECT c.card_id, c.data_hash, c.removed_at IS NOT NULL,
+			(SELECT max(version) FROM card_versions v WHERE v.account = c.account AND v.card_id = c.card_id)
+		FROM card_state c WHERE c.account = $1 AND c.card_id = ANY($2::text[])
+		ORDER BY c.card_id FOR UPDATE OF c`, w.account, ids)
+	if err != nil {
+		return fmt.Errorf("read %d cards: %w", len(ids), err)
+	}
+	for rows.Next() {
+		var id string
+		var s stored
+		if err := rows.Scan(&id, &s.hash, &s.removed, &s.version); err != nil {
+			rows.Close()
+			return fmt.Errorf("read %d cards: %w", len(ids), err)
+		}
+		have[id] = s
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read %d cards: %w", len(ids), err)
+	}
+	var wIDs, wData, wChange []string
+	var wHash [][]byte
+	var wVersion []int32
+	for _, c := range writes {
+		s, exists := have[c.ID()]
+		change := ""
+		switch {
+		case !exists:
+			change = "new"
+		case s.removed:
+			change = "returned"
+		case !bytes.Equal(s.hash, c.Hash()):
+			change = "changed"
+		}
+		p.Recount(c, change)
+		if change == "" {
+			continue
+		}
+		wIDs, wData, wChange = append(wIDs, c.ID()), append(wData, c.Data()), append(wChange, change)
+		wHash, wVersion = append(wHash, c.Hash()), append(wVersion, s.version+1)
+	}
+	if len(wIDs) > 0 {
+		if _, err := tx.Exec(ctx, `INSERT INTO card_state AS s (card_id, data, data_hash, first_seen_at, last_seen_at, updated_at, first_seen_run, last_seen_run, account)
+			SELECT id, data::jsonb, hash, $1, $1, $1, $2, $2, $3 FROM unnest($4::text[], $5::text[], $6::bytea[]) AS t(id, data, hash)
+			ON CONFLICT (account, card_id) DO UPDATE SET
+				data = excluded.data,
+				data_hash = excluded.data_hash,
+				updated_at = CASE WHEN s.data IS DISTINCT FROM excluded.data THEN excluded.updated_at ELSE s.updated_at END,
+				removed_at = NULL,
+				last_seen_at = excluded.last_seen_at,
+				last_seen_run = excluded.last_seen_run`,
+			now, runID, w.account, wIDs, wData, wHash); err != nil {
+			return fmt.Errorf("upsert %d cards: %w", len(wIDs), err)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE card_versions SET valid_to = $1
+			WHERE account = $2 AND valid_to IS NULL AND card_id = ANY($3::text[])`, now, w.account, wIDs); err != nil {
+			return fmt.Errorf("close versions of %d cards: %w", len(wIDs), err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO card_versions (card_id, version, valid_from, run_id, change, data, account)
+			SELECT id, v, $1, $2, ch, data::jsonb, $3 FROM unnest($4::text[], $5::int[], $6::text[], $7::text[]) AS t(id, v, ch, data)`,
+			now, runID, w.account, wIDs, wVersion, wChange, wData); err != nil {
+			return fmt.Errorf("version %d cards: %w", len(wIDs), err)
+		}
 	}
 	return nil
 }

@@ -11,4 +11,6 @@ func (w *Warehouse) PageWriter(runID int64, stream string) load.PageWriter {
 var (
 	_ load.Destination = (*Warehouse)(nil)
 	_ load.PageWriter  = (*WalkWriter)(nil)
+	// The capability only a shared server has.
+	_ load.Leaser = (*Warehouse)(nil)
 )

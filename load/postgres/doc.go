@@ -3,7 +3,7 @@
 // database. It opens a pgx pool ([warehouse] url), migrates
 // schema.Postgres (versions in schema_migrations, each migration in its
 // own transaction under a transaction-scoped advisory lock, so migrators
-// may race), and offers the methods the worker calls on *load.Warehouse
+// may race), and offers the methods the worker calls on *sqlite.Warehouse
 // with the same signatures and meaning, in load's types: runs, account
 // snapshots, WalkWriter page commits with their checkpoint, walks and
 // two-walk removals with the mass-removal guard, quarantine, redaction.

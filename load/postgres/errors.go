@@ -2,55 +2,9 @@ package postgres
 
 import (
 	"errors"
-	"fmt"
-	"time"
 
 	"github.com/cardsync/cardsync/load"
 )
-
-// ErrLeaseLost is wrapped by *LeaseLostError: the write was refused, and
-// nothing of it stored, because this Warehouse no longer holds its
-// account's lease (it expired by the server's clock, or another replica
-// took it over). Callers stop the walk and try AcquireLease again later.
-var ErrLeaseLost = errors.New("lease lost")
-
-// LeaseLostError says which lease a refused write was fenced by.
-type LeaseLostError struct {
-	Account string
-	Holder  string
-	// Token is the fencing token the write carried (0: no lease taken).
-	Token int64
-}
-
-// Error implements error.
-func (e *LeaseLostError) Error() string {
-	if e.Token == 0 {
-		return fmt.Sprintf("lease lost: account %s: no lease taken (AcquireLease first)", e.Account)
-	}
-	return fmt.Sprintf("lease lost: account %s is no longer held by %s with fencing token %d", e.Account, e.Holder, e.Token)
-}
-
-// Unwrap makes errors.Is(err, ErrLeaseLost) true.
-func (e *LeaseLostError) Unwrap() error { return ErrLeaseLost }
-
-// ErrLeaseHeld is wrapped by *LeaseHeldError: AcquireLease found the
-// account's lease held by another holder and not expired.
-var ErrLeaseHeld = errors.New("lease held by another replica")
-
-// LeaseHeldError names the holder of a lease AcquireLease could not take.
-type LeaseHeldError struct {
-	Account   string
-	Holder    string
-	ExpiresAt time.Time
-}
-
-// Error implements error.
-func (e *LeaseHeldError) Error() string {
-	return fmt.Sprintf("account %s: lease held by %s until %s", e.Account, e.Holder, e.ExpiresAt.UTC().Format(time.RFC3339))
-}
-
-// Unwrap makes errors.Is(err, ErrLeaseHeld) true.
-func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
 
 // warehouseError makes every error of the package an ErrWarehouse, as
 // package load's are, so callers branch on load.ErrWarehouse for both
@@ -71,3 +25,18 @@ func classify(err *error) {
 	}
 	*err = &warehouseError{err: *err}
 }
+
+// The lease errors are package load's (the worker reads them without
+// knowing the dialect); these names keep this package's spelling.
+var (
+	// ErrLeaseLost is load.ErrLeaseLost.
+	ErrLeaseLost = load.ErrLeaseLost
+	// ErrLeaseHeld is load.ErrLeaseHeld.
+	ErrLeaseHeld = load.ErrLeaseHeld
+)
+
+// LeaseLostError is load.LeaseLostError.
+type LeaseLostError = load.LeaseLostError
+
+// LeaseHeldError is load.LeaseHeldError.
+type LeaseHeldError = load.LeaseHeldError

@@ -131,7 +131,7 @@ func readFields(ctx context.Context, tx pgx.Tx) ([]load.FieldRow, error) {
 // (load.StaleFields) under fieldsLock, then, when one of them had a
 // cards_flat column, re-creates cards_flat without it (followFlat: a view
 // built on that column makes it a warning, not an error), as
-// load.Warehouse.PruneFields. It returns the number of rows deleted.
+// sqlite.Warehouse.PruneFields. It returns the number of rows deleted.
 func (w *Warehouse) PruneFields(ctx context.Context, cutoff time.Time) (_ int, err error) {
 	defer classify(&err)
 	n, flat := 0, false

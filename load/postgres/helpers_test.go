@@ -11,6 +11,7 @@ import (
 
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/load/postgres/pgtest"
+	"github.com/cardsync/cardsync/load/sqlite"
 	"github.com/cardsync/cardsync/sim"
 )
 
@@ -76,7 +77,7 @@ func backends(t *testing.T, maxRemoved float64, batchPages int) []backend {
 	var out []backend
 	{
 		clk := sim.NewClock()
-		w, err := load.Open(t.Context(), filepath.Join(t.TempDir(), "w.db"), load.Options{Now: clk.Now, MaxRemovedFraction: maxRemoved, BatchPages: batchPages})
+		w, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "w.db"), load.Options{Now: clk.Now, MaxRemovedFraction: maxRemoved, BatchPages: batchPages})
 		if err != nil {
 			t.Fatal(err)
 		}

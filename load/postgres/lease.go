@@ -11,21 +11,11 @@ import (
 	"github.com/cardsync/cardsync/load"
 )
 
-// DefaultLeaseTTL is how long a lease lasts without renewal ([cluster]
-// lease_ttl): a dead replica's accounts move to another within it.
-const DefaultLeaseTTL = 60 * time.Second
+// DefaultLeaseTTL is load.DefaultLeaseTTL.
+const DefaultLeaseTTL = load.DefaultLeaseTTL
 
-// Lease is one row of sync_leases.
-type Lease struct {
-	Account      string    `json:"account"`
-	Holder       string    `json:"holder"`
-	FencingToken int64     `json:"fencing_token"`
-	ExpiresAt    time.Time `json:"expires_at"`
-	AcquiredAt   time.Time `json:"acquired_at"` // when Holder took it over
-	RenewedAt    time.Time `json:"renewed_at"`
-	// Expired: expires_at has passed by the server's clock.
-	Expired bool `json:"expired"`
-}
+// Lease is load.Lease: one row of sync_leases.
+type Lease = load.Lease
 
 // AcquireLease takes account's lease for holder for ttl, in one
 // transaction, and returns its fencing token: a free or expired lease is

@@ -19,7 +19,7 @@ import (
 // starting together) apply each migration once, one after the other. A
 // transaction-scoped lock ends with its transaction, so it is safe behind
 // PgBouncer in transaction pooling mode.
-const migrationLock = 0x43534E43 // "CSNC", load.ApplicationID
+const migrationLock = 0x43534E43 // "CSNC", sqlite.ApplicationID
 
 // migrations lists the migrations this binary carries, in order.
 func migrations() ([]schema.Migration, error) { return schema.List(schema.Postgres, "postgres") }

@@ -212,7 +212,7 @@ func (w *Warehouse) Close() error {
 	return nil
 }
 
-// Verify is load.Warehouse.Verify for a server: it checks that the
+// Verify is sqlite.Warehouse.Verify for a server: it checks that the
 // database answers and accepts writes (a standby promoted away from us
 // does not) and reports load.FileOK; there is no file to write back.
 func (w *Warehouse) Verify(ctx context.Context) (_ load.FileEvent, _ string, err error) {

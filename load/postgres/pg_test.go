@@ -15,6 +15,7 @@ import (
 	"github.com/cardsync/cardsync/account"
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/load/postgres/pgtest"
+	"github.com/cardsync/cardsync/load/sqlite"
 	"github.com/cardsync/cardsync/money"
 	"github.com/cardsync/cardsync/redact/redacttest"
 )
@@ -118,7 +119,7 @@ func TestMigrateIdempotentAndConcurrent(t *testing.T) {
 // ones included once both stored the same cards, plus sync_leases.
 func TestPublicNames(t *testing.T) {
 	w, _, _ := openPG(t, Options{})
-	sq, err := load.Open(t.Context(), t.TempDir()+"/w.db", load.Options{})
+	sq, err := sqlite.Open(t.Context(), t.TempDir()+"/w.db", load.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,110 +247,6 @@ func xmins(rows []string) []string {
 		out = append(out, r[strings.Index(r, ":")+1:])
 	}
 	return out
-}
-
-// TestResumeAfterDroppedWriter: pages buffered by a WalkWriter that is
-// dropped (the process died) are not stored, the checkpoint stays after
-// the last committed batch, and resuming from it stores every change once.
-func TestResumeAfterDroppedWriter(t *testing.T) {
-	for _, b := range backends(t, 0, 2) {
-		t.Run(b.name, func(t *testing.T) {
-			ctx := t.Context()
-			run := startRun(t, b.s)
-			ww := b.writer(run)
-			for n := 1; n <= 3; n++ { // pages 1-2 commit together, 3 stays buffered
-				if _, err := ww.Add(ctx, page(n, idRange(n*15-14, n*15), 1, 90)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if got := ww.Buffered(); got.Pages != 1 || got.FirstPage != 3 {
-				t.Fatalf("Buffered = %+v, want page 3", got)
-			}
-			// The writer is dropped without Flush.
-			cp, err := b.s.Checkpoint(ctx, "")
-			if err != nil || cp.NextPage != 3 {
-				t.Fatalf("checkpoint %+v, %v; want next page 3", cp, err)
-			}
-			if got := one(t, b.query(t, "SELECT count(*) FROM card_state")); got != "30" {
-				t.Fatalf("%s cards stored, want 30 (the buffered page is lost)", got)
-			}
-			run2 := startRun(t, b.s)
-			ww = b.writer(run2)
-			for n := cp.NextPage; n <= 6; n++ {
-				if _, err := ww.Add(ctx, page(n, idRange(n*15-14, n*15), 1, 90)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := ww.Flush(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if got := one(t, b.query(t, "SELECT count(*) FROM card_versions")); got != "90" {
-				t.Errorf("%s versions, want 90 (each card once)", got)
-			}
-			r, err := b.s.FinishWalk(ctx, run2, "", load.WalkEnd{Consistent: true})
-			if err != nil || r.Live != 90 || r.Missed != 0 {
-				t.Errorf("FinishWalk %+v, %v; want 90 live, none missed", r, err)
-			}
-			if got := one(t, b.query(t, "SELECT pages FROM sync_walks")); got != "6" {
-				t.Errorf("walk pages %s, want 6", got)
-			}
-		})
-	}
-}
-
-// TestCommitFailureLeavesNothing: a batch whose transaction fails (here:
-// its run does not exist) stores no card, no checkpoint, no seen ids.
-func TestCommitFailureLeavesNothing(t *testing.T) {
-	for _, b := range backends(t, 0, 0) {
-		t.Run(b.name, func(t *testing.T) {
-			if _, err := b.s.CommitPage(t.Context(), 999, page(1, idRange(1, 15), 1, 15)); err == nil {
-				t.Fatal("commit for a missing run succeeded")
-			}
-			for _, q := range []string{"card_state", "card_versions", "sync_checkpoints", "walk_seen", "sync_walks", "run_pages"} {
-				if got := one(t, b.query(t, "SELECT count(*) FROM "+q)); got != "0" {
-					t.Errorf("%s has %s rows after a failed commit", q, got)
-				}
-			}
-		})
-	}
-}
-
-// TestQuarantine: unusable items are stored in rejected_cards (redacted),
-// count as listed, and a repeat only counts; cards PostgreSQL cannot hold
-// (\u0000 in jsonb) are quarantined rather than failing the page.
-func TestQuarantine(t *testing.T) {
-	pan := redacttest.PANCorpus()[0]
-	for _, b := range backends(t, 0, 0) {
-		t.Run(b.name, func(t *testing.T) {
-			run := startRun(t, b.s)
-			p := page(1, idRange(1, 3), 1, 6)
-			p.Cards = append(p.Cards,
-				load.Card{ID: "", Data: []byte(`{"id":""}`)},
-				load.Card{ID: "2", Data: []byte(`{"id":2,"dup":true}`)},
-			)
-			p.Rejected = []load.Rejection{{Index: 9, CardID: "7", Reason: "not an object: " + pan.Digits, Data: []byte(`["` + pan.Digits + `"]`)}}
-			got := commit(t, b.s, run, p)
-			if got != (counts{New: 3, Rejected: 3}) {
-				t.Fatalf("commit %+v", got)
-			}
-			commit(t, b.s, run, p)
-			if got := joined(b.query(t, "SELECT times FROM rejected_cards ORDER BY rejected_id")); got != "2,2,2" {
-				t.Errorf("rejected times %s, want 2,2,2", got)
-			}
-			for _, row := range b.query(t, "SELECT reason || ' ' || data FROM rejected_cards") {
-				if strings.Contains(row, pan.Digits) {
-					t.Errorf("rejected row holds a full card number: %s", row)
-				}
-			}
-			if b.name == "postgres" {
-				bad := page(2, []int{4}, 1, 6)
-				bad.Cards = append(bad.Cards, load.Card{ID: "5", Data: []byte(`{"id":5,"note":"a\u0000b"}`)})
-				if got := commit(t, b.s, run, bad); got != (counts{New: 1, Rejected: 1}) {
-					t.Errorf("page with \\u0000: %+v, want the card quarantined", got)
-				}
-			}
-		})
-	}
 }
 
 // TestPANCorpusNeverStored: no full card number of the corpus is stored

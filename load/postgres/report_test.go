@@ -10,13 +10,14 @@ import (
 
 	"github.com/cardsync/cardsync/account"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/sqlite"
 	"github.com/cardsync/cardsync/money"
 )
 
 // Both warehouses serve the report.
 var (
 	_ load.Reporter = (*Warehouse)(nil)
-	_ load.Reporter = (*load.Warehouse)(nil)
+	_ load.Reporter = (*sqlite.Warehouse)(nil)
 )
 
 // reportCard is a card of the report fixture: id and the rest of its JSON

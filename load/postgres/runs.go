@@ -38,7 +38,7 @@ func clean(s string) string {
 func (w *Warehouse) text(s string) string { return load.RedactText(w.policy, clean(s)) }
 
 // StartRun inserts a running sync_runs row and returns its id, as
-// load.Warehouse.StartRun.
+// sqlite.Warehouse.StartRun.
 func (w *Warehouse) StartRun(ctx context.Context, trigger, version string) (_ int64, err error) {
 	defer classify(&err)
 	if !slices.Contains([]string{load.TriggerSchedule, load.TriggerBackfill, load.TriggerDemo}, trigger) {
@@ -67,11 +67,11 @@ func (w *Warehouse) Heartbeat(ctx context.Context, runID int64) (err error) {
 	return nil
 }
 
-// FinishRun records the end of a run, as load.Warehouse.FinishRun.
+// FinishRun records the end of a run, as sqlite.Warehouse.FinishRun.
 func (w *Warehouse) FinishRun(ctx context.Context, runID int64, r load.RunResult) (err error) {
 	defer classify(&err)
-	if !slices.Contains([]string{load.StatusSucceeded, load.StatusFailed, load.StatusInterrupted, load.StatusAbandoned}, r.Status) {
-		return fmt.Errorf("finish run %d: status %q: want succeeded, failed, interrupted or abandoned", runID, r.Status)
+	if err := load.CheckFinishStatus(r.Status); err != nil {
+		return fmt.Errorf("finish run %d: %w", runID, err)
 	}
 	var errText *string
 	if r.Error != "" {
@@ -112,7 +112,7 @@ func (w *Warehouse) updateRunning(ctx context.Context, query string, args ...any
 
 // AbandonStaleRuns marks the account's running runs whose heartbeat is at
 // least staleAfter old (every one with 0: right under the account's lease)
-// abandoned, as load.Warehouse.AbandonStaleRuns.
+// abandoned, as sqlite.Warehouse.AbandonStaleRuns.
 func (w *Warehouse) AbandonStaleRuns(ctx context.Context, staleAfter time.Duration) (_ []load.StaleRun, err error) {
 	defer classify(&err)
 	var runs []load.StaleRun
@@ -178,7 +178,7 @@ func runsOf(ctx context.Context, q rowsQuerier, account string, n int) ([]load.R
 	return out, nil
 }
 
-// Summary is load.Warehouse.Summary: Path is the redacted URL,
+// Summary is sqlite.Warehouse.Summary: Path is the redacted URL,
 // SchemaVersion the latest schema_migrations version, DatabaseBytes the
 // whole database's size (every account), WALBytes 0.
 func (w *Warehouse) Summary(ctx context.Context) (_ load.Summary, err error) {
@@ -234,7 +234,7 @@ func (w *Warehouse) Summary(ctx context.Context) (_ load.Summary, err error) {
 
 // PruneAudit deletes the run_pages rows of the account's runs started
 // before cutoff, except those of a walk still open, as
-// load.Warehouse.PruneAudit.
+// sqlite.Warehouse.PruneAudit.
 func (w *Warehouse) PruneAudit(ctx context.Context, cutoff time.Time) (_ int64, err error) {
 	defer classify(&err)
 	var n int64
@@ -256,7 +256,7 @@ func (w *Warehouse) PruneAudit(ctx context.Context, cutoff time.Time) (_ int64, 
 }
 
 // SaveAccount stores one account snapshot for the run, amounts as exact
-// cents (load.Cents), raw redacted, as load.Warehouse.SaveAccount.
+// cents (load.Cents), raw redacted, as sqlite.Warehouse.SaveAccount.
 func (w *Warehouse) SaveAccount(ctx context.Context, runID int64, a load.Account) (err error) {
 	defer classify(&err)
 	row, err := load.PrepareAccount(w.policy, a)

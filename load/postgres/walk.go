@@ -23,7 +23,7 @@ const sqlMissed = sqlSeen + `, missed AS (SELECT c.card_id FROM card_state c LEF
 		WHERE c.account = $2 AND c.removed_at IS NULL AND seen.card_id IS NULL)`
 
 // FinishWalk closes the open walk of stream with load's rules (see
-// load.Warehouse.FinishWalk): when consistent, a current card no attempt
+// sqlite.Warehouse.FinishWalk): when consistent, a current card no attempt
 // of the walk listed is confirmed removed if an earlier consistent walk
 // missed it too, else it becomes pending; every card listed leaves
 // removal_pending; the mass-removal guard (load.HoldRemovals) holds
@@ -61,82 +61,101 @@ func (w *Warehouse) FinishWalk(ctx context.Context, runID int64, stream string, 
 	return res, nil
 }
 
-// closeWalk is load's closeWalk: counts, pending cards listed again,
-// two-walk removal under the guard, new pending cards, the walk's row,
-// its walk_seen rows emptied, and a quiet complete walk folded into the
-// identical one before it.
+// closeWalk closes the walk with load.CloseWalk, the steps both dialects
+// share, over PostgreSQL's statements (walkTx).
 func (w *Warehouse) closeWalk(ctx context.Context, tx pgx.Tx, walkID, runID int64, outcome string, end load.WalkEnd, now time.Time) (load.WalkResult, error) {
-	var res load.WalkResult
+	return load.CloseWalk(ctx, &walkTx{w: w, tx: tx, now: now}, walkID, runID, outcome, end, w.fraction)
+}
+
+// walkTx is PostgreSQL's load.WalkTx: the statements that close a walk.
+type walkTx struct {
+	w   *Warehouse
+	tx  pgx.Tx
+	now time.Time
+}
+
+// ClosingRun implements load.WalkTx.
+func (t *walkTx) ClosingRun(ctx context.Context, walkID, runID int64) (int64, error) {
 	var closingRun int64
-	if err := tx.QueryRow(ctx, `SELECT coalesce(nullif($2::bigint, 0), last_run, started_run) FROM sync_walks WHERE walk_id = $1`,
+	if err := t.tx.QueryRow(ctx, `SELECT coalesce(nullif($2::bigint, 0), last_run, started_run) FROM sync_walks WHERE walk_id = $1`,
 		walkID, runID).Scan(&closingRun); err != nil {
-		return res, fmt.Errorf("read walk: %w", err)
+		return 0, fmt.Errorf("read walk: %w", err)
 	}
-	var pending, cleared int64
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM removal_pending WHERE account = $1`, w.account).Scan(&pending); err != nil {
-		return res, fmt.Errorf("count pending removals: %w", err)
+	return closingRun, nil
+}
+
+// PendingRemovals implements load.WalkTx.
+func (t *walkTx) PendingRemovals(ctx context.Context) (int64, error) {
+	var pending int64
+	if err := t.tx.QueryRow(ctx, `SELECT count(*) FROM removal_pending WHERE account = $1`, t.w.account).Scan(&pending); err != nil {
+		return 0, fmt.Errorf("count pending removals: %w", err)
 	}
-	if pending > 0 {
-		if _, err := tx.Exec(ctx, `WITH `+sqlSeen+`
-			UPDATE card_state SET last_seen_at = $2, last_seen_run = $3
-			WHERE account = $4 AND card_id IN (SELECT p.card_id FROM removal_pending p JOIN seen USING (card_id) WHERE p.account = $4)`,
-			walkID, now, closingRun, w.account); err != nil {
-			return res, fmt.Errorf("stamp pending cards listed again: %w", err)
-		}
-		tag, err := tx.Exec(ctx, `WITH `+sqlSeen+`
-			DELETE FROM removal_pending WHERE account = $2 AND card_id IN (SELECT card_id FROM seen)`, walkID, w.account)
-		if err != nil {
-			return res, fmt.Errorf("clear pending removals of seen cards: %w", err)
-		}
-		cleared = tag.RowsAffected()
+	return pending, nil
+}
+
+// ClearListedPending implements load.WalkTx.
+func (t *walkTx) ClearListedPending(ctx context.Context, walkID, closingRun int64) (int64, error) {
+	if _, err := t.tx.Exec(ctx, `WITH `+sqlSeen+`
+		UPDATE card_state SET last_seen_at = $2, last_seen_run = $3
+		WHERE account = $4 AND card_id IN (SELECT p.card_id FROM removal_pending p JOIN seen USING (card_id) WHERE p.account = $4)`,
+		walkID, t.now, closingRun, t.w.account); err != nil {
+		return 0, fmt.Errorf("stamp pending cards listed again: %w", err)
 	}
-	var listed int
-	if err := tx.QueryRow(ctx, `WITH `+sqlMissed+`
+	tag, err := t.tx.Exec(ctx, `WITH `+sqlSeen+`
+		DELETE FROM removal_pending WHERE account = $2 AND card_id IN (SELECT card_id FROM seen)`, walkID, t.w.account)
+	if err != nil {
+		return 0, fmt.Errorf("clear pending removals of seen cards: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// CountMissed implements load.WalkTx.
+func (t *walkTx) CountMissed(ctx context.Context, walkID int64) (live, missed, listed int, err error) {
+	if err := t.tx.QueryRow(ctx, `WITH `+sqlMissed+`
 		SELECT (SELECT count(*) FROM card_state WHERE account = $2 AND removed_at IS NULL),
 			(SELECT count(*) FROM missed),
 			(SELECT coalesce(sum(cardinality(ids)), 0) FROM walk_seen WHERE walk_id = $1)`,
-		walkID, w.account).Scan(&res.Live, &res.Missed, &listed); err != nil {
-		return res, fmt.Errorf("count missed cards: %w", err)
+		walkID, t.w.account).Scan(&live, &missed, &listed); err != nil {
+		return 0, 0, 0, fmt.Errorf("count missed cards: %w", err)
 	}
-	step := end.Removals(res.Missed, res.Live, listed, w.fraction, pending > cleared)
-	res.Held = step.Held
-	if step.Remove {
-		removed, err := w.removeConfirmed(ctx, tx, walkID, runID, now)
-		if err != nil {
-			return res, err
-		}
-		res.Removed, res.Live = removed, res.Live-removed
-	}
-	var added int64
-	if step.Record {
-		var err error
-		if added, err = w.recordPending(ctx, tx, walkID, now); err != nil {
-			return res, err
-		}
-	}
+	return live, missed, listed, nil
+}
+
+// RemoveConfirmed implements load.WalkTx.
+func (t *walkTx) RemoveConfirmed(ctx context.Context, walkID, runID int64) (int, error) {
+	return t.w.removeConfirmed(ctx, t.tx, walkID, runID, t.now)
+}
+
+// RecordPending implements load.WalkTx.
+func (t *walkTx) RecordPending(ctx context.Context, walkID int64) (int64, error) {
+	return t.w.recordPending(ctx, t.tx, walkID, t.now)
+}
+
+// EndWalk implements load.WalkTx.
+func (t *walkTx) EndWalk(ctx context.Context, walkID, runID int64, outcome string, removed int, reason any) error {
 	var finishedRun *int64
 	if runID != 0 {
 		finishedRun = &runID
 	}
-	distinct, duplicates, err := walkIDCounts(ctx, tx, walkID)
+	distinct, duplicates, err := walkIDCounts(ctx, t.tx, walkID)
 	if err != nil {
-		return res, err
+		return err
 	}
-	if _, err := tx.Exec(ctx, `UPDATE sync_walks SET finished_at = $2, finished_run = $3, outcome = $4, removed = $5,
+	if _, err := t.tx.Exec(ctx, `UPDATE sync_walks SET finished_at = $2, finished_run = $3, outcome = $4, removed = $5,
 			distinct_ids = $6, duplicate_ids = $7, pending_removals = (SELECT count(*) FROM removal_pending WHERE account = $8),
 			inconsistent_reason = coalesce(inconsistent_reason, $9::text)
-		WHERE walk_id = $1`, walkID, now, finishedRun, outcome, res.Removed, distinct, duplicates, w.account, end.ReasonArg()); err != nil {
-		return res, fmt.Errorf("close walk: %w", err)
+		WHERE walk_id = $1`, walkID, t.now, finishedRun, outcome, removed, distinct, duplicates, t.w.account, reason); err != nil {
+		return fmt.Errorf("close walk: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM walk_seen WHERE walk_id = $1`, walkID); err != nil {
-		return res, fmt.Errorf("clear walk: %w", err)
+	if _, err := t.tx.Exec(ctx, `DELETE FROM walk_seen WHERE walk_id = $1`, walkID); err != nil {
+		return fmt.Errorf("clear walk: %w", err)
 	}
-	if load.FoldsWalk(outcome, res.Removed, added, cleared) {
-		if err := foldWalk(ctx, tx, walkID); err != nil {
-			return res, err
-		}
-	}
-	return res, nil
+	return nil
+}
+
+// FoldWalk implements load.WalkTx.
+func (t *walkTx) FoldWalk(ctx context.Context, walkID int64) error {
+	return foldWalk(ctx, t.tx, walkID)
 }
 
 // removeConfirmed marks removed the current cards walk walkID missed that

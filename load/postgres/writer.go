@@ -11,7 +11,7 @@ import (
 )
 
 // WalkWriter commits one run's pages of one stream, several pages to a
-// transaction, with the rules of load.WalkWriter (a load.Batcher): a batch
+// transaction, with the rules of sqlite.WalkWriter (a load.Batcher): a batch
 // commits when it holds BatchPages pages, BatchDelay after its first page,
 // ChangeDelay after its first page that changes something, or on Flush,
 // together with the checkpoint after its last page and the run's counters.
@@ -22,19 +22,7 @@ type WalkWriter struct {
 	stream string
 
 	batch *load.Batcher[*preparedPage]
-	walk  walkState
-}
-
-// walkState is what a WalkWriter's commits learnt: the open walk and the
-// fields this run recorded.
-type walkState struct {
-	walkID     int64
-	firstTotal int
-	// fields are the fields and JSON types card_fields holds with
-	// last_run = this run; nil: unknown, record every batch's fields.
-	fields map[string]load.TypeMask
-	// budget bounds the fields the walk adds (load.MaxNewFieldsPerWalk).
-	budget load.FieldBudget
+	walk  load.WalkState
 }
 
 // NewWalkWriter returns a WalkWriter for the run's walk of stream
@@ -45,7 +33,7 @@ func (w *Warehouse) NewWalkWriter(runID int64, stream string) *WalkWriter {
 	return ww
 }
 
-// Add takes the next page of the walk, as load.WalkWriter.Add: it compares
+// Add takes the next page of the walk, as sqlite.WalkWriter.Add: it compares
 // the page's cards with the warehouse (one query, no write), then buffers
 // the page or commits it with the pages buffered before it. On error
 // nothing of the failed batch is stored and the page is not taken; a
@@ -71,7 +59,7 @@ func (ww *WalkWriter) Buffered() load.Batch { return ww.batch.Buffered() }
 
 // FieldsSkipped implements load.PageWriter: the new fields the writer's
 // commits left out (load.MaxNewFieldsPerWalk), each counted once.
-func (ww *WalkWriter) FieldsSkipped() int { return ww.walk.budget.Skipped() }
+func (ww *WalkWriter) FieldsSkipped() int { return ww.walk.Budget.Skipped() }
 
 // Flush commits the buffered pages, if any, in one transaction.
 func (ww *WalkWriter) Flush(ctx context.Context) (err error) {
@@ -85,21 +73,21 @@ func (ww *WalkWriter) commit(ctx context.Context, pages []*preparedPage) (load.B
 	if err != nil {
 		// Look the walk up again next time: the error may be that it
 		// closed under the writer.
-		ww.walk.walkID = 0
+		ww.walk.WalkID = 0
 		return load.Batch{}, err
 	}
 	return b, nil
 }
 
 // CommitPage stores one page now, in one transaction, as
-// load.Warehouse.CommitPage.
+// sqlite.Warehouse.CommitPage.
 func (w *Warehouse) CommitPage(ctx context.Context, runID int64, p load.Page) (_ load.PageResult, err error) {
 	defer classify(&err)
 	pp, err := w.preparePage(ctx, p)
 	if err != nil {
 		return load.PageResult{}, fmt.Errorf("commit page %d: %w", p.Number, err)
 	}
-	b, err := w.commitBatch(ctx, runID, streamOf(p.Stream), []*preparedPage{pp}, &walkState{})
+	b, err := w.commitBatch(ctx, runID, streamOf(p.Stream), []*preparedPage{pp}, &load.WalkState{})
 	if err != nil {
 		return load.PageResult{}, fmt.Errorf("commit page %d: %w", p.Number, err)
 	}

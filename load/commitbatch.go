@@ -1,0 +1,110 @@
+package load
+
+import "context"
+
+// WalkState is what a walk's writer remembers between its commits so that
+// a batch does not look it up again: the open walk and the fields this run
+// has already recorded. The zero value knows nothing (a single page's
+// commit).
+type WalkState struct {
+	WalkID     int64
+	FirstTotal int
+	// Fields are the fields and JSON types card_fields holds with
+	// last_run = this run; nil: unknown, record every batch's fields.
+	Fields map[string]TypeMask
+	// Budget bounds the fields the walk adds (MaxNewFieldsPerWalk).
+	Budget FieldBudget
+}
+
+// BatchPage is a dialect's page of a batch: the prepared page and the
+// top-level fields its cards carry.
+type BatchPage interface {
+	Prepared() *PreparedPage
+	FieldSet() *FieldSet
+}
+
+// BatchTx is what CommitBatch needs of a dialect inside the transaction
+// of one batch: its statements, not their sequence, which is
+// CommitBatch's. A BatchTx knows its run, stream, account, the batch's
+// pages and the time the attempt stamps.
+type BatchTx interface {
+	// OpenWalk returns the stream's open walk and its first total, or
+	// starts one whose first total is firstTotal.
+	OpenWalk(ctx context.Context, firstTotal int) (walkID int64, walkFirstTotal int, err error)
+	// WritePage stores a page that changes something (PreparedPage.Changes):
+	// its new, changed and returned cards with their versions (the
+	// transaction re-reads the cards and has the last word:
+	// PreparedPage.Recount), its rejected items and its audit row.
+	WritePage(ctx context.Context, walkID int64, p *PreparedPage) error
+	// RecordFields records the batch's new top-level fields in
+	// card_fields within budget and returns the new fields it left out.
+	RecordFields(ctx context.Context, walkID int64, fields *FieldSet, budget *FieldBudget) ([]string, error)
+	// SaveProgress stores the bookkeeping of the batch: every page's seen
+	// ids, the walk's running summary (an error when the walk is no longer
+	// open), the checkpoint after last and the run's counters (an error
+	// when the run does not exist).
+	SaveProgress(ctx context.Context, walkID int64, last *PreparedPage, tally *BatchTally) error
+}
+
+// CommitBatch commits pages (in the order given) in one transaction: the
+// cards they write, their seen ids, the walk's running summary, the
+// checkpoint after the last of them and the run's counters, once. inTx
+// runs its function in a transaction, once per attempt, with that
+// attempt's BatchTx. st carries what the caller's earlier commits learnt;
+// it is updated only when the transaction commits. Both dialects commit
+// through it.
+func CommitBatch[P BatchPage](ctx context.Context, inTx func(ctx context.Context, fn func(BatchTx) error) error, pages []P, st *WalkState) (Batch, error) {
+	var batch Batch
+	if len(pages) == 0 {
+		return batch, nil
+	}
+	var fields FieldSet
+	for _, p := range pages {
+		fields.Merge(p.FieldSet())
+	}
+	recordFields := st.Fields == nil || !fields.Within(st.Fields)
+	next := *st
+	var skipped []string
+	err := inTx(ctx, func(tx BatchTx) error {
+		batch = Batch{}
+		next = *st
+		skipped = nil
+		if next.WalkID == 0 {
+			walkID, firstTotal, err := tx.OpenWalk(ctx, pages[0].Prepared().TotalItems())
+			if err != nil {
+				return err
+			}
+			next.WalkID, next.FirstTotal = walkID, firstTotal
+		}
+		var tally BatchTally
+		for _, p := range pages {
+			pp := p.Prepared()
+			if pp.Changes() {
+				if err := tx.WritePage(ctx, next.WalkID, pp); err != nil {
+					return err
+				}
+			}
+			tally.Add(pp, next.FirstTotal)
+		}
+		batch = tally.Batch
+		if recordFields {
+			var err error
+			if skipped, err = tx.RecordFields(ctx, next.WalkID, &fields, &next.Budget); err != nil {
+				return err
+			}
+		}
+		return tx.SaveProgress(ctx, next.WalkID, pages[len(pages)-1].Prepared(), &tally)
+	})
+	if err != nil {
+		return Batch{}, err
+	}
+	if recordFields {
+		if next.Fields == nil {
+			next.Fields = map[string]TypeMask{}
+		}
+		fields.Into(next.Fields)
+	}
+	next.Budget.Skip(skipped)
+	*st = next
+	return batch, nil
+}

@@ -1,0 +1,92 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrLeaseLost is wrapped by *LeaseLostError: the write was refused, and
+// nothing of it stored, because the warehouse no longer holds its
+// account's lease (it expired by the server's clock, or another replica
+// took it over). Callers stop the walk and try AcquireLease again later.
+var ErrLeaseLost = errors.New("lease lost")
+
+// LeaseLostError says which lease a refused write was fenced by.
+type LeaseLostError struct {
+	Account string
+	Holder  string
+	// Token is the fencing token the write carried (0: no lease taken).
+	Token int64
+}
+
+// Error implements error.
+func (e *LeaseLostError) Error() string {
+	if e.Token == 0 {
+		return fmt.Sprintf("lease lost: account %s: no lease taken (AcquireLease first)", e.Account)
+	}
+	return fmt.Sprintf("lease lost: account %s is no longer held by %s with fencing token %d", e.Account, e.Holder, e.Token)
+}
+
+// Unwrap makes errors.Is(err, ErrLeaseLost) true.
+func (e *LeaseLostError) Unwrap() error { return ErrLeaseLost }
+
+// ErrLeaseHeld is wrapped by *LeaseHeldError: AcquireLease found the
+// account's lease held by another holder and not expired.
+var ErrLeaseHeld = errors.New("lease held by another replica")
+
+// LeaseHeldError names the holder of a lease AcquireLease could not take.
+type LeaseHeldError struct {
+	Account   string
+	Holder    string
+	ExpiresAt time.Time
+}
+
+// Error implements error.
+func (e *LeaseHeldError) Error() string {
+	return fmt.Sprintf("account %s: lease held by %s until %s", e.Account, e.Holder, e.ExpiresAt.UTC().Format(time.RFC3339))
+}
+
+// Unwrap makes errors.Is(err, ErrLeaseHeld) true.
+func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
+
+// DefaultLeaseTTL is how long a lease lasts without renewal ([cluster]
+// lease_ttl): a dead replica's accounts move to another within it.
+const DefaultLeaseTTL = 60 * time.Second
+
+// Leaser is the capability of a warehouse several replicas share
+// (PostgreSQL): an account's lease with a fencing token, taken, renewed
+// and released by the worker's run lock (worker.LeaseLock). Discover it
+// with a type assertion where the warehouse is opened.
+type Leaser interface {
+	// AcquireLease takes account's lease for holder for ttl, or renews the
+	// one holder still has; a live lease of another holder is refused with
+	// a *LeaseHeldError. It returns the fencing token.
+	AcquireLease(ctx context.Context, account, holder string, ttl time.Duration) (int64, error)
+	// RenewLease extends the lease holder took with token; a lapsed or
+	// lost lease is refused with a *LeaseLostError, never taken back.
+	RenewLease(ctx context.Context, account, holder string, token int64, ttl time.Duration) error
+	// ReleaseLease ends holder's lease of account now.
+	ReleaseLease(ctx context.Context, account, holder string) error
+	// Account is the account the warehouse is scoped to.
+	Account() string
+}
+
+// Lease is an account's lease: one row of sync_leases (PostgreSQL).
+type Lease struct {
+	Account      string    `json:"account"`
+	Holder       string    `json:"holder"`
+	FencingToken int64     `json:"fencing_token"`
+	ExpiresAt    time.Time `json:"expires_at"`
+	AcquiredAt   time.Time `json:"acquired_at"` // when Holder took it over
+	RenewedAt    time.Time `json:"renewed_at"`
+	// Expired: expires_at has passed by the server's clock.
+	Expired bool `json:"expired"`
+}
+
+// LeaseLister is the capability of a warehouse whose accounts hold leases
+// (PostgreSQL): every account's lease, for status and check.
+type LeaseLister interface {
+	Leases(ctx context.Context) ([]Lease, error)
+}

@@ -1,0 +1,223 @@
+package sqlite
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cardsync/cardsync/load"
+)
+
+// restoreTime is the wall-clock time restores in these tests run at.
+var restoreTime = time.Date(2025, 3, 2, 10, 0, 0, 0, time.FixedZone("CET", 3600))
+
+// TestRestore: a backup taken after one run, restored (forced) after a
+// second run, brings back the first state; the second is kept in
+// .before-restore-<time>, WAL frames included, and the next writer opens
+// the restored file in WAL mode with its checkpoint. A second restore
+// keeps its own file beside the first.
+func TestRestore(t *testing.T) {
+	for _, mode := range []string{load.CheckpointAuto, load.CheckpointExternal} {
+		t.Run(mode, func(t *testing.T) {
+			w, path, _ := openTest(t, load.Options{Checkpoint: mode})
+			fillWarehouse(t, w, 2)
+			res, err := Backup(t.Context(), path, "", 0, backupTime)
+			backup := res.Path
+			if err != nil {
+				t.Fatal(err)
+			}
+			run2 := startRun(t, w)
+			commit(t, w, run2, page(3, idRange(31, 45), 1, 45))
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			first, err := Restore(t.Context(), path, backup, RestoreOptions{Force: true, Now: restoreTime})
+			if err != nil {
+				t.Fatalf("Restore: %v", err)
+			}
+			if want := path + ".before-restore-20250302T090000Z"; first.BeforeRestore != want {
+				t.Errorf("kept the replaced warehouse as %q, want %q", first.BeforeRestore, want)
+			}
+			for _, suffix := range []string{"-wal", "-shm"} {
+				if _, err := os.Stat(path + suffix); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("%s still beside the restored file: %v", suffix, err)
+				}
+			}
+			if n := pathInt(t, first.BeforeRestore, "SELECT count(*) FROM cards"); n != 45 {
+				t.Errorf(".before-restore has %d cards, want the replaced warehouse's 45", n)
+			}
+			if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != load.DefaultFileMode {
+				t.Errorf("restored file: %v, %v; want mode %v", fi.Mode(), err, load.DefaultFileMode)
+			}
+			w2, err := Open(t.Context(), path, load.Options{Checkpoint: mode})
+			if err != nil {
+				t.Fatalf("open the restored warehouse: %v", err)
+			}
+			defer w2.Close()
+			if got := queryString(t, w2, "PRAGMA journal_mode"); got != "wal" {
+				t.Errorf("journal_mode %q after reopening", got)
+			}
+			if n := queryInt(t, w2, "SELECT count(*) FROM cards"); n != 30 {
+				t.Errorf("restored warehouse has %d cards, want 30", n)
+			}
+			if n := queryInt(t, w2, "SELECT count(*) FROM sync_runs"); n != 1 {
+				t.Errorf("restored warehouse has %d runs, want 1", n)
+			}
+			cp, err := w2.Checkpoint(t.Context(), load.StreamCards)
+			if err != nil || cp.NextPage != 3 {
+				t.Errorf("restored checkpoint %+v, %v; want next page 3", cp, err)
+			}
+			// A second restore in the same second keeps the first one's
+			// file and adds its own.
+			w2.Close()
+			second, err := Restore(t.Context(), path, backup, RestoreOptions{Now: restoreTime})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := path + ".before-restore-20250302T090000Z-2"; second.BeforeRestore != want {
+				t.Errorf("second restore kept the replaced warehouse as %q, want %q", second.BeforeRestore, want)
+			}
+			if n := pathInt(t, first.BeforeRestore, "SELECT count(*) FROM cards"); n != 45 {
+				t.Errorf("the first .before-restore has %d cards after a second restore, want 45", n)
+			}
+			if n := pathInt(t, second.BeforeRestore, "SELECT count(*) FROM cards"); n != 30 {
+				t.Errorf("second .before-restore has %d cards, want 30", n)
+			}
+		})
+	}
+}
+
+// TestRestoreUnderAnOpenWriter: the daemon keeps the warehouse open between
+// runs; a restore then swaps the file, and the writer's next Verify adopts
+// it. The writer's own WAL (frames not yet checkpointed) never reaches the
+// restored file: it went aside with the old one.
+func TestRestoreUnderAnOpenWriter(t *testing.T) {
+	w, path, _ := openTest(t, load.Options{Checkpoint: load.CheckpointExternal})
+	fillWarehouse(t, w, 1)
+	res, err := Backup(t.Context(), path, "", 0, backupTime)
+	backup := res.Path
+	if err != nil {
+		t.Fatal(err)
+	}
+	run2 := startRun(t, w)
+	commit(t, w, run2, page(2, idRange(16, 30), 1, 30))
+	restored, err := Restore(t.Context(), path, backup, RestoreOptions{Force: true})
+	if err != nil {
+		t.Fatalf("Restore under an open writer: %v", err)
+	}
+	ev, msg, err := w.Verify(t.Context())
+	if err != nil || ev != load.FileSwitched {
+		t.Fatalf("Verify after restore: %v %q %v, want FileSwitched", ev, msg, err)
+	}
+	if n := queryInt(t, w, "SELECT count(*) FROM cards"); n != 15 {
+		t.Errorf("the writer sees %d cards after the restore, want the backup's 15", n)
+	}
+	if n := queryInt(t, w, "SELECT count(*) FROM sync_runs"); n != 1 {
+		t.Errorf("the writer sees %d runs, want 1", n)
+	}
+	run3 := startRun(t, w)
+	commit(t, w, run3, page(2, idRange(16, 30), 2, 30))
+	if got := queryString(t, w, "PRAGMA integrity_check"); got != "ok" {
+		t.Errorf("integrity after writing to the restored file: %s", got)
+	}
+	if n := pathInt(t, restored.BeforeRestore, "SELECT count(*) FROM cards"); n != 30 {
+		t.Errorf(".before-restore has %d cards, want 30 (its WAL kept beside it)", n)
+	}
+}
+
+// TestRestoreRefuses: a file that fails its checks, and a warehouse whose
+// lock a sync holds, leave everything as it was.
+func TestRestoreRefuses(t *testing.T) {
+	w, path, _ := openTest(t, load.Options{})
+	fillWarehouse(t, w, 20)
+	goodRes, err := Backup(t.Context(), path, "", 0, backupTime)
+	good := goodRes.Path
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillWarehouse(t, w, 1)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before, err := statID(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unchanged := func(t *testing.T) {
+		t.Helper()
+		if id, err := statID(path); err != nil || id != before {
+			t.Errorf("the warehouse file was replaced (%v)", err)
+		}
+		if kept, _ := filepath.Glob(path + BeforeRestoreSuffix + "*"); len(kept) > 0 {
+			t.Errorf("a refused restore left %v", kept)
+		}
+		matches, _ := filepath.Glob(path + ".restore-*")
+		if len(matches) > 0 {
+			t.Errorf("a refused restore left %v", matches)
+		}
+	}
+	for _, tt := range bad(t, good) {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Restore(t.Context(), path, tt.path, RestoreOptions{Force: true})
+			if !errors.Is(err, ErrBackupCheck) || tt.also != nil && !errors.Is(err, tt.also) {
+				t.Errorf("Restore: %v, want ErrBackupCheck and %v", err, tt.also)
+			}
+			unchanged(t)
+		})
+	}
+	t.Run("locked", func(t *testing.T) {
+		l, err := AcquireLock(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		_, err = Restore(t.Context(), path, good, RestoreOptions{Force: true})
+		var le *load.LockedError
+		if !errors.Is(err, load.ErrLocked) || !errors.As(err, &le) || le.PID != os.Getpid() {
+			t.Errorf("Restore while a sync holds the lock: %v, want a LockedError naming pid %d", err, os.Getpid())
+		}
+		unchanged(t)
+	})
+	t.Run("the warehouse itself", func(t *testing.T) {
+		if _, err := Restore(t.Context(), path, path, RestoreOptions{Force: true}); err == nil || !strings.Contains(err.Error(), "itself") {
+			t.Errorf("Restore of the warehouse onto itself: %v", err)
+		}
+		unchanged(t)
+	})
+}
+
+// TestRestoreMissingWarehouse: a lost warehouse is restored from a backup
+// into its path; no .before-restore is kept for the empty file.
+func TestRestoreMissingWarehouse(t *testing.T) {
+	w, path, _ := openTest(t, load.Options{})
+	fillWarehouse(t, w, 1)
+	res, err := Backup(t.Context(), path, t.TempDir(), 0, backupTime)
+	backup := res.Path
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "new.db")
+	// A killed restore's leftover is removed.
+	if err := os.WriteFile(target+".restore-1.tmp", []byte("half"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	restored, err := Restore(t.Context(), target, backup, RestoreOptions{})
+	if err != nil {
+		t.Fatalf("Restore into a missing warehouse's path: %v", err)
+	}
+	if restored.BeforeRestore != "" {
+		t.Errorf("kept %q for a missing warehouse", restored.BeforeRestore)
+	}
+	if n := pathInt(t, target, "SELECT count(*) FROM cards"); n != 15 {
+		t.Errorf("restored %d cards, want 15", n)
+	}
+	if kept, _ := filepath.Glob(target + BeforeRestoreSuffix + "*"); len(kept) > 0 {
+		t.Errorf("%v kept for a missing warehouse", kept)
+	}
+	if _, err := os.Stat(target + ".restore-1.tmp"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a killed restore's temporary file is still there: %v", err)
+	}
+}
