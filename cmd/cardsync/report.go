@@ -32,7 +32,7 @@ warehouse file's permissions (less the umask).
 With [warehouse] url it reads the PostgreSQL warehouse instead, in one
 read-only transaction (a role with SELECT alone is enough), and shows the
 same figures and exact amounts; a new file is then readable by its owner
-only (0600). [report] path (serve's refresh) still needs SQLite.
+only (0600), as is serve's refresh of [report] path.
 
 Examples:
   cardsync report -config /etc/cardsync/config.toml -o /srv/www/cardsync.html
