@@ -15,7 +15,6 @@ import (
 
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
-	"github.com/cardsync/cardsync/load/postgres"
 )
 
 // File is the TOML file's shape. Unknown keys are an error.
@@ -164,7 +163,7 @@ func Default() File {
 			Checkpoint:         load.CheckpointAuto,
 		},
 		Backup:  Backup{Keep: load.DefaultBackupKeep},
-		Cluster: Cluster{LeaseTTL: extract.FormatDuration(postgres.DefaultLeaseTTL)},
+		Cluster: Cluster{LeaseTTL: extract.FormatDuration(load.DefaultLeaseTTL)},
 		Report:  Report{Since: DefaultReportSince},
 		Schedule: Schedule{
 			Cron:       DefaultCron,

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/extract"
-	"github.com/cardsync/cardsync/load/postgres"
+	"github.com/cardsync/cardsync/load"
 )
 
 // WarehouseCredentialName is the systemd credential (LoadCredential=) that
@@ -33,21 +33,21 @@ type PostgresSettings struct {
 }
 
 // postgresSettings parses [warehouse] url and password_file and the
-// [cluster] table; the rules are load/postgres's. It runs after the other
+// [cluster] table; the rules are load's. It runs after the other
 // tables, since a URL rules out keys that only a file has.
 func (c *Config) postgresSettings(s *Settings, getenv func(string) string) error {
 	var err error
 	if s.LeaseTTL, err = positiveDuration(c.Cluster.LeaseTTL); err != nil {
 		return c.fail("cluster.lease_ttl", "%v", err)
 	}
-	if err := postgres.CheckLeaseTTL(s.LeaseTTL); err != nil {
+	if err := load.CheckLeaseTTL(s.LeaseTTL); err != nil {
 		return c.fail("cluster.lease_ttl", "%v", err)
 	}
 	if s.Holder = c.Cluster.Holder; s.Holder == "" {
 		host, _ := os.Hostname()
 		s.Holder = fmt.Sprintf("%s:%d", host, os.Getpid())
 	}
-	if err := postgres.CheckHolder(s.Holder); err != nil {
+	if err := load.CheckHolder(s.Holder); err != nil {
 		return c.fail("cluster.holder", "%v", err)
 	}
 	raw := strings.TrimSpace(c.Warehouse.URL)
@@ -59,22 +59,19 @@ func (c *Config) postgresSettings(s *Settings, getenv func(string) string) error
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" && u.Query().Get("host") == "" {
-		return c.fail("warehouse.url", "%s: want postgres://user@host:port/database", postgres.RedactURL(raw))
+		return c.fail("warehouse.url", "%s: want postgres://user@host:port/database", load.RedactURL(raw))
 	}
 	if _, ok := u.User.Password(); ok || u.Query().Has("password") {
 		return c.fail("warehouse.url", "%s holds a password: URLs get logged; put it in warehouse.password_file, %s or the systemd credential %s",
-			postgres.RedactURL(raw), WarehousePasswordEnv, WarehouseCredentialName)
+			load.RedactURL(raw), WarehousePasswordEnv, WarehouseCredentialName)
 	}
 	s.WarehouseURL = raw
 	if s.WarehousePassword, err = c.loadWarehousePassword(getenv); err != nil {
 		return err
 	}
 	s.Secrets.Add(s.WarehousePassword.Reveal())
-	switch {
-	case s.BackupSchedule != nil:
+	if s.BackupSchedule != nil {
 		return c.fail("backup.cron", "backups of a PostgreSQL warehouse are not cardsync's: use pg_dump (or your database's backups) and remove backup.cron")
-	case s.ReportPath != "":
-		return c.fail("report.path", "the HTML report reads a SQLite warehouse; with warehouse.url, remove report.path")
 	}
 	return nil
 }

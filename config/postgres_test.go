@@ -93,3 +93,28 @@ func TestClusterDefaults(t *testing.T) {
 		t.Errorf("url %q by default", s.WarehouseURL)
 	}
 }
+
+// TestReportPathWithURL: [report] path is accepted with [warehouse] url
+// (serve refreshes the report of a PostgreSQL warehouse too), while
+// [backup] cron is still refused.
+func TestReportPathWithURL(t *testing.T) {
+	const url = "CARDSYNC_WAREHOUSE_URL=postgres://cardsync@127.0.0.1:5432/cardsync"
+	c, err := Load("", []string{url, "CARDSYNC_REPORT_PATH=/srv/www/report.html"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Settings(false, func(string) string { return "" })
+	if err != nil {
+		t.Fatalf("[report] path with warehouse.url: %v", err)
+	}
+	if s.ReportPath != "/srv/www/report.html" || s.WarehouseURL == "" {
+		t.Errorf("report path %q, url %q", s.ReportPath, s.WarehouseURL)
+	}
+	c, err = Load("", []string{url, "CARDSYNC_BACKUP_CRON=@daily"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Settings(false, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "use pg_dump") {
+		t.Errorf("[backup] cron with warehouse.url: %v, want a refusal", err)
+	}
+}

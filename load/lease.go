@@ -55,6 +55,32 @@ func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
 // lease_ttl): a dead replica's accounts move to another within it.
 const DefaultLeaseTTL = 60 * time.Second
 
+// MinLeaseTTL is the shortest lease_ttl accepted: a replica renews every
+// TTL/3 and stops a quarter of the TTL early, and both need room for a
+// round trip to the server.
+const MinLeaseTTL = 2 * time.Second
+
+// CheckLeaseTTL is the rule of [cluster] lease_ttl.
+func CheckLeaseTTL(ttl time.Duration) error {
+	if ttl < MinLeaseTTL {
+		return fmt.Errorf("%s is shorter than %s: a replica renews its leases every third of it", ttl, MinLeaseTTL)
+	}
+	return nil
+}
+
+// CheckHolder is the rule of a lease holder's name ([cluster] holder).
+func CheckHolder(holder string) error {
+	if holder == "" || len(holder) > 200 {
+		return fmt.Errorf("%q: want 1 to 200 characters", holder)
+	}
+	for _, r := range holder {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Errorf("%q: control characters are not allowed", holder)
+		}
+	}
+	return nil
+}
+
 // Leaser is the capability of a warehouse several replicas share
 // (PostgreSQL): an account's lease with a fencing token, taken, renewed
 // and released by the worker's run lock (worker.LeaseLock). Discover it

@@ -17,7 +17,7 @@ import (
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
-	"github.com/cardsync/cardsync/load/sqlite"
+	"github.com/cardsync/cardsync/load/dialect"
 	"github.com/cardsync/cardsync/worker"
 )
 
@@ -157,7 +157,7 @@ func exitCode(err error) int {
 		return se.code
 	case errors.As(err, &ce), errors.As(err, &ue):
 		return exitConfig
-	case errors.Is(err, load.ErrLocked), errors.Is(err, sqlite.ErrBackupBusy):
+	case errors.Is(err, load.ErrLocked), errors.Is(err, dialect.ErrBackupBusy):
 		return exitLocked
 	case errors.Is(err, worker.ErrInterrupted), errors.Is(err, context.Canceled):
 		return exitInterrupted
@@ -269,16 +269,21 @@ func openStore(ctx context.Context, s config.Settings, log *slog.Logger, hold bo
 	return openAccountStore(ctx, s, load.DefaultAccount, log, hold)
 }
 
-// openForReading opens account of the warehouse read-only for a command
-// that only reads (status, report): a missing file says no sync has run
-// yet.
-func openForReading(ctx context.Context, path, account string) (*sqlite.Warehouse, error) {
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s does not exist (no sync has run yet)", worker.ErrWarehouse, path)
+// openForReading opens account of the settings' warehouse read-only
+// (dialect.OpenReadOnly) for a command that only reads (status, report,
+// check of a PostgreSQL warehouse): no DDL, no write (a PostgreSQL role
+// with SELECT alone may use it), an older schema refused with a
+// *load.SchemaVersionError. A missing file says no sync has run yet.
+func openForReading(ctx context.Context, s config.Settings, account string) (load.Destination, error) {
+	if s.WarehouseURL != "" {
+		return dialect.OpenReadOnly(ctx, readTarget(s), load.Options{Account: account, Secrets: s.Secrets})
 	}
-	wh, err := sqlite.OpenReadOnlyAccount(ctx, path, account)
+	if _, err := os.Stat(s.DBPath); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s does not exist (no sync has run yet)", worker.ErrWarehouse, s.DBPath)
+	}
+	wh, err := dialect.OpenReadOnly(ctx, readTarget(s), load.Options{Account: account, Secrets: s.Secrets})
 	if err != nil {
-		return nil, fmt.Errorf("open %s read-only: %w", path, err)
+		return nil, fmt.Errorf("open %s read-only: %w", s.DBPath, err)
 	}
 	return wh, nil
 }

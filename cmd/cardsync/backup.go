@@ -10,7 +10,7 @@ import (
 
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/load"
-	"github.com/cardsync/cardsync/load/sqlite"
+	"github.com/cardsync/cardsync/load/dialect"
 )
 
 const backupUsage = `
@@ -59,15 +59,15 @@ func (m *Main) runBackup(ctx context.Context, args []string) error {
 	log := m.logger(s)
 	dir, n := backupTarget(s, *to, *keep)
 	if dir == "" {
-		dir = sqlite.DefaultBackupDir(s.DBPath)
+		dir = dialect.DefaultBackupDir(s.DBPath)
 	}
 	start := time.Now()
-	res, err := sqlite.Backup(ctx, s.DBPath, dir, n, start)
+	res, err := dialect.Backup(ctx, s.DBPath, dir, n, start)
 	path := res.Path
 	for _, sk := range res.Skipped {
 		log.Info("backup left alone by pruning", "path", sk.Path, "reason", sk.Reason)
 	}
-	if err != nil && (path == "" || !errors.Is(err, sqlite.ErrBackupPrune)) {
+	if err != nil && (path == "" || !errors.Is(err, load.ErrBackupPrune)) {
 		return err
 	}
 	if err != nil {

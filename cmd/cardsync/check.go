@@ -9,7 +9,7 @@ import (
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
-	"github.com/cardsync/cardsync/load/sqlite"
+	"github.com/cardsync/cardsync/load/dialect"
 	"github.com/cardsync/cardsync/worker"
 )
 
@@ -119,7 +119,7 @@ func checkCause(ctx context.Context, err error) error {
 // checkSQLite checks the SQLite warehouse: that it can be created, or else
 // read, and written.
 func checkSQLite(ctx context.Context, s config.Settings, ok func(format string, a ...any)) error {
-	exists, err := sqlite.CheckCreatable(s.DBPath)
+	exists, err := dialect.CheckCreatable(s.DBPath)
 	if err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func checkSQLite(ctx context.Context, s config.Settings, ok func(format string, 
 		ok("warehouse %s does not exist yet; its directory is writable and the first run creates it", s.DBPath)
 		return nil
 	}
-	wh, err := sqlite.OpenReadOnly(ctx, s.DBPath)
+	wh, err := dialect.OpenReadOnly(ctx, dialect.Target{Path: s.DBPath}, load.Options{})
 	var old *load.SchemaVersionError
 	switch {
 	case errors.As(err, &old) && errors.Is(err, load.ErrSchemaTooOld):
@@ -142,7 +142,7 @@ func checkSQLite(ctx context.Context, s config.Settings, ok func(format string, 
 		}
 		ok("warehouse %s readable: %s", s.DBPath, statusOneLine(sum))
 	}
-	switch err := sqlite.CheckWritable(ctx, s.DBPath); {
+	switch err := dialect.CheckWritable(ctx, s.DBPath); {
 	case err == nil:
 		ok("warehouse writable: took the writer lock and rolled back a write transaction")
 	case errors.Is(err, load.ErrLocked):

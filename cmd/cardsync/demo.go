@@ -14,7 +14,7 @@ import (
 
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/load"
-	"github.com/cardsync/cardsync/load/sqlite"
+	"github.com/cardsync/cardsync/load/dialect"
 	"github.com/cardsync/cardsync/report"
 	"github.com/cardsync/cardsync/sim"
 	"github.com/cardsync/cardsync/worker"
@@ -191,12 +191,12 @@ func removeDemoWarehouse(ctx context.Context, path string) error {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	lock, err := sqlite.AcquireLock(path)
+	lock, err := dialect.AcquireLock(path)
 	if err != nil {
 		return fmt.Errorf("refusing to replace %s: %w", path, err)
 	}
 	defer lock.Close()
-	others, err := sqlite.ForeignRuns(ctx, path, worker.TriggerDemo)
+	others, err := dialect.ForeignRuns(ctx, path, worker.TriggerDemo)
 	if err != nil {
 		return &usageError{msg: fmt.Sprintf("refusing to replace %s: not a demo warehouse (%v); choose another -db", path, err)}
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/load"
-	"github.com/cardsync/cardsync/load/postgres"
+	"github.com/cardsync/cardsync/load/dialect"
 	"github.com/cardsync/cardsync/worker"
 )
 
@@ -24,7 +24,7 @@ func storeTarget(s config.Settings) worker.Target {
 // without a password.
 func warehouseName(s config.Settings) string {
 	if s.WarehouseURL != "" {
-		return postgres.RedactURL(s.WarehouseURL)
+		return load.RedactURL(s.WarehouseURL)
 	}
 	if abs, err := filepath.Abs(s.DBPath); err == nil {
 		return abs
@@ -32,18 +32,11 @@ func warehouseName(s config.Settings) string {
 	return s.DBPath
 }
 
-// openPostgres opens account's handle on the PostgreSQL warehouse of the
-// settings, for a command that reads (status, check): read-only, so it
-// runs no DDL and writes nothing (a role with SELECT alone may use it),
-// and a database whose schema is older than the binary is refused with a
-// *load.SchemaVersionError (load.ErrSchemaTooOld) instead of migrated.
-func openPostgres(ctx context.Context, s config.Settings, account string) (*postgres.Warehouse, error) {
-	wh, err := postgres.Open(ctx, s.WarehouseURL, postgres.Options{Common: load.Options{Account: account, Secrets: s.Secrets},
-		Password: s.WarehousePassword.Reveal(), RequireLease: true, ReadOnly: true, MaxConns: 2})
-	if err != nil {
-		return nil, err
-	}
-	return wh, nil
+// readTarget is where the settings say the warehouse is, for a command
+// that reads it (dialect.OpenReadOnly): the SQLite file, or the PostgreSQL
+// database of [warehouse] url.
+func readTarget(s config.Settings) dialect.Target {
+	return dialect.Target{Path: s.DBPath, URL: s.WarehouseURL, Password: s.WarehousePassword.Reveal()}
 }
 
 // notWithPostgres is the error of a command that only knows SQLite files,
@@ -72,10 +65,10 @@ func (m *Main) sqliteSettings(cf commonFlags, command, instead string) (config.S
 // server accepts writes (not a standby) and reads each account.
 func checkPostgres(ctx context.Context, s config.Settings, ok func(format string, a ...any)) error {
 	for i, a := range s.Accounts {
-		wh, err := openPostgres(ctx, s, a.Name)
+		wh, err := openForReading(ctx, s, a.Name)
 		var old *load.SchemaVersionError
 		if errors.As(err, &old) && errors.Is(err, load.ErrSchemaTooOld) {
-			ok("warehouse %s: signed in, at schema version %d; the next sync upgrades it to %d", postgres.RedactURL(s.WarehouseURL), old.Database, old.Binary)
+			ok("warehouse %s: signed in, at schema version %d; the next sync upgrades it to %d", load.RedactURL(s.WarehouseURL), old.Database, old.Binary)
 			return nil
 		}
 		if err != nil {
@@ -86,13 +79,17 @@ func checkPostgres(ctx context.Context, s config.Settings, ok func(format string
 			if _, _, err := wh.Verify(ctx); err != nil {
 				return err
 			}
-			ok("warehouse %s: signed in, schema version %d, accepts writes", wh.Path(), postgres.SchemaVersion())
+			ok("warehouse %s: signed in, schema version %d, accepts writes", wh.Path(), dialect.SchemaVersion(readTarget(s)))
 		}
 		sum, err := wh.Summary(ctx)
 		if err != nil {
 			return fmt.Errorf("read status: %w", err)
 		}
-		lease, err := worker.AccountLease(ctx, wh, a.Name)
+		leases, isLeaser := wh.(load.LeaseLister)
+		if !isLeaser {
+			return fmt.Errorf("warehouse %s lists no leases", wh.Path())
+		}
+		lease, err := worker.AccountLease(ctx, leases, a.Name)
 		if err != nil {
 			return err
 		}

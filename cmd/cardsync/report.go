@@ -32,7 +32,7 @@ warehouse file's permissions (less the umask).
 With [warehouse] url it reads the PostgreSQL warehouse instead, in one
 read-only transaction (a role with SELECT alone is enough), and shows the
 same figures and exact amounts; a new file is then readable by its owner
-only (0600). [report] path (serve's refresh) still needs SQLite.
+only (0600), as is serve's refresh of [report] path.
 
 Examples:
   cardsync report -config /etc/cardsync/config.toml -o /srv/www/cardsync.html
@@ -58,29 +58,37 @@ func (m *Main) runReport(ctx context.Context, args []string) error {
 	if *out == "" {
 		return &usageError{msg: "-o: want a file name"}
 	}
-	var wh interface {
-		load.Reporter
-		Close() error
-	}
-	var mode fs.FileMode
-	if s.WarehouseURL != "" {
-		// No file to take the mode from: the page shows the account's
-		// data, so only its owner may read it.
-		wh, err = openPostgres(ctx, s, accounts[0].Name)
-		mode = postgresReportMode
-	} else {
-		wh, err = openForReading(ctx, s.DBPath, accounts[0].Name)
-		mode = fileMode(s.DBPath)
-	}
+	wh, err := openForReading(ctx, s, accounts[0].Name)
 	if err != nil {
 		return err
 	}
 	defer wh.Close()
-	if err := report.Write(ctx, wh, *out, report.Options{Since: since, Mode: mode}); err != nil {
+	if err := writeReport(ctx, wh, *out, report.Options{Since: since, Mode: reportMode(s.WarehouseURL, s.DBPath)}); err != nil {
 		return err
 	}
 	fmt.Fprintf(m.Stdout, "report: %s\n", *out)
 	return nil
+}
+
+// writeReport writes the report of wh, a warehouse whose dialect reads
+// the report's data (load.Reporter), to out.
+func writeReport(ctx context.Context, wh load.Destination, out string, opts report.Options) error {
+	r, ok := wh.(load.Reporter)
+	if !ok {
+		return fmt.Errorf("warehouse %s reads no report", wh.Path())
+	}
+	return report.Write(ctx, r, out, opts)
+}
+
+// reportMode is the permission of a new report file (less the umask): the
+// warehouse file's, or, with a PostgreSQL URL, which has no file to take
+// the mode from, postgresReportMode: the page shows the account's data, so
+// only its owner may read it.
+func reportMode(url, path string) fs.FileMode {
+	if url != "" {
+		return postgresReportMode
+	}
+	return fileMode(path)
 }
 
 // postgresReportMode is the permission of a new report file of a

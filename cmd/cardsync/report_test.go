@@ -189,3 +189,41 @@ func TestReportOnPostgres(t *testing.T) {
 }
 
 func strPtr(s string) *string { return &s }
+
+// TestServeReportRefreshOnPostgres: with [warehouse] url, serve's
+// [report] refresh reads the PostgreSQL warehouse read-only and writes the
+// page after a successful run; a new file is 0600.
+func TestServeReportRefreshOnPostgres(t *testing.T) {
+	url := pgURL(t)
+	_, e := newEnv(t, sim.Options{Seed: 12, Cards: 15})
+	delete(e.vars, "CARDSYNC_WAREHOUSE_PATH")
+	e.vars["CARDSYNC_WAREHOUSE_URL"] = url
+	e.vars["CARDSYNC_CLUSTER_HOLDER"] = "test-host:1"
+	if code, out, errOut := e.run(t.Context(), "backfill", "-no-progress"); code != 0 {
+		t.Fatalf("backfill: exit %d\n%s\n%s", code, out, errOut)
+	}
+	out := filepath.Join(t.TempDir(), "index.html")
+	e.vars["CARDSYNC_REPORT_PATH"] = out
+	cfg, err := config.Load("", e.environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := cfg.Settings(false, func(string) string { return "" })
+	if err != nil {
+		t.Fatalf("[report] path with [warehouse] url: %v", err)
+	}
+	var logs syncBuffer
+	obs := reportObserver(t.Context(), s, s.DBPath, slog.New(slog.NewTextHandler(&logs, nil)))
+	obs.RunFinished(t.Context(), worker.Result{Status: load.StatusSucceeded})
+	obs.wait()
+	page, err := os.ReadFile(out)
+	if err != nil || !strings.Contains(string(page), "<svg") {
+		t.Fatalf("report after a successful run: %v (%d bytes)\n%s", err, len(page), logs.String())
+	}
+	if fi, err := os.Stat(out); err != nil || fi.Mode().Perm()&0o077 != 0 {
+		t.Errorf("report file mode %v (%v), want 0600 less the umask", fi.Mode(), err)
+	}
+	if strings.Contains(logs.String(), "not refreshed") {
+		t.Errorf("the refresh failed:\n%s", logs.String())
+	}
+}

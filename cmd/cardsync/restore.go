@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/cardsync/cardsync/load/sqlite"
+	"github.com/cardsync/cardsync/load/dialect"
 )
 
 const restoreUsage = `
@@ -76,8 +76,8 @@ func (m *Main) runRestore(ctx context.Context, args []string) error {
 		return err
 	}
 	log := m.logger(s)
-	res, err := sqlite.Restore(ctx, s.DBPath, file, sqlite.RestoreOptions{Force: *force})
-	var refused *sqlite.RestoreRefusedError
+	res, err := dialect.Restore(ctx, s.DBPath, file, *force)
+	var refused *dialect.RestoreRefusedError
 	if errors.As(err, &refused) {
 		printRefusal(m.Stderr, refused)
 		return &silentError{code: exitWarehouse, msg: refused.Error()}
@@ -103,7 +103,7 @@ func (m *Main) runRestore(ctx context.Context, args []string) error {
 }
 
 // printRefusal says why restore refused and what each side holds.
-func printRefusal(w io.Writer, e *sqlite.RestoreRefusedError) {
+func printRefusal(w io.Writer, e *dialect.RestoreRefusedError) {
 	c := e.Comparison
 	fmt.Fprintf(w, "cardsync restore: refused, nothing changed:\n")
 	for _, r := range e.Reasons {
@@ -116,5 +116,5 @@ func printRefusal(w io.Writer, e *sqlite.RestoreRefusedError) {
 			c.LostRuns, c.LostAccountSnapshots, c.LostCardVersions)
 	}
 	fmt.Fprintf(w, "Run it again with -force to restore anyway; the replaced warehouse is then kept as %s%s-<UTC time>.\n",
-		e.Warehouse, sqlite.BeforeRestoreSuffix)
+		e.Warehouse, dialect.BeforeRestoreSuffix)
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
-	"github.com/cardsync/cardsync/load/sqlite"
+	"github.com/cardsync/cardsync/load/dialect"
 	"github.com/cardsync/cardsync/metrics"
 	"github.com/cardsync/cardsync/report"
 	"github.com/cardsync/cardsync/worker"
@@ -323,8 +323,8 @@ func seedBackupMetric(s config.Settings, path string, met *metrics.Metrics) {
 	if s.BackupSchedule == nil {
 		return
 	}
-	dir := cmp.Or(s.BackupDir, sqlite.DefaultBackupDir(path))
-	list, err := sqlite.ListBackups(dir, path)
+	dir := cmp.Or(s.BackupDir, dialect.DefaultBackupDir(path))
+	list, err := dialect.ListBackups(dir, path)
 	if err != nil || len(list) == 0 {
 		return
 	}
@@ -355,7 +355,8 @@ func (o observers) RunFinished(ctx context.Context, r worker.Result) {
 }
 
 // reportObserver is serve's [report] refresh of the config's first
-// account: nil without [report] path.
+// account, of the warehouse file at path or of the PostgreSQL warehouse of
+// [warehouse] url: nil without [report] path.
 func reportObserver(ctx context.Context, s config.Settings, path string, log *slog.Logger) *reportRefresh {
 	if s.ReportPath == "" {
 		return nil
@@ -364,7 +365,10 @@ func reportObserver(ctx context.Context, s config.Settings, path string, log *sl
 	if len(s.Accounts) > 0 {
 		account = s.Accounts[0].Name
 	}
-	return &reportRefresh{ctx: ctx, db: path, account: account, out: s.ReportPath, since: s.ReportSince, log: log}
+	target := readTarget(s)
+	target.Path = path
+	return &reportRefresh{ctx: ctx, target: target, opts: load.Options{Account: account, Secrets: s.Secrets},
+		out: s.ReportPath, since: s.ReportSince, log: log}
 }
 
 // reportRefreshTimeout bounds one refresh of the report.
@@ -378,13 +382,13 @@ const reportRefreshTimeout = 5 * time.Minute
 // whole page. A failure is logged, never fatal: the next success tries
 // again.
 type reportRefresh struct {
-	ctx context.Context // serve's: a stop cancels a refresh
-	db  string
-	// account is the one the report shows: the config's first.
-	account string
-	out     string
-	since   time.Duration
-	log     *slog.Logger
+	ctx    context.Context // serve's: a stop cancels a refresh
+	target dialect.Target
+	// opts.Account is the one the report shows: the config's first.
+	opts  load.Options
+	out   string
+	since time.Duration
+	log   *slog.Logger
 
 	mu      sync.Mutex
 	running bool
@@ -429,12 +433,12 @@ func (r *reportRefresh) refresh() {
 	defer cancel()
 	start := time.Now()
 	err := func() error {
-		wh, err := sqlite.OpenReadOnlyAccount(ctx, r.db, r.account)
+		wh, err := dialect.OpenReadOnly(ctx, r.target, r.opts)
 		if err != nil {
 			return err
 		}
 		defer wh.Close()
-		return report.Write(ctx, wh, r.out, report.Options{Since: r.since, Mode: fileMode(r.db)})
+		return writeReport(ctx, wh, r.out, report.Options{Since: r.since, Mode: reportMode(r.target.URL, r.target.Path)})
 	}()
 	if err != nil {
 		r.log.Warn("[report] path not refreshed; the next successful run tries again", "path", r.out, "err", err)

@@ -108,15 +108,7 @@ func accountStatusOf(ctx context.Context, s config.Settings, account string, now
 // statusFacts reads what status judges of account, from the PostgreSQL
 // database or the SQLite file of the settings.
 func statusFacts(ctx context.Context, s config.Settings, account string) (worker.StatusFacts, error) {
-	if s.WarehouseURL != "" {
-		wh, err := openPostgres(ctx, s, account)
-		if err != nil {
-			return worker.StatusFacts{}, err
-		}
-		defer wh.Close()
-		return worker.ReadStatusFacts(ctx, wh, account, !manyAccounts(s))
-	}
-	wh, err := openForReading(ctx, s.DBPath, account)
+	wh, err := openForReading(ctx, s, account)
 	if err != nil {
 		return worker.StatusFacts{}, err
 	}

@@ -154,28 +154,11 @@ func (w *Warehouse) RenewLease(ctx context.Context, account, holder string, toke
 	return nil
 }
 
-// MinLeaseTTL is the shortest lease_ttl accepted: a replica renews every
-// TTL/3 and stops a quarter of the TTL early, and both need room for a
-// round trip to the server.
-const MinLeaseTTL = 2 * time.Second
+// MinLeaseTTL is load.MinLeaseTTL.
+const MinLeaseTTL = load.MinLeaseTTL
 
-// CheckLeaseTTL is the rule of [cluster] lease_ttl.
-func CheckLeaseTTL(ttl time.Duration) error {
-	if ttl < MinLeaseTTL {
-		return fmt.Errorf("%s is shorter than %s: a replica renews its leases every third of it", ttl, MinLeaseTTL)
-	}
-	return nil
-}
+// CheckLeaseTTL is load.CheckLeaseTTL, the rule of [cluster] lease_ttl.
+func CheckLeaseTTL(ttl time.Duration) error { return load.CheckLeaseTTL(ttl) }
 
-// CheckHolder is the rule of a lease holder's name ([cluster] holder).
-func CheckHolder(holder string) error {
-	if holder == "" || len(holder) > 200 {
-		return fmt.Errorf("%q: want 1 to 200 characters", holder)
-	}
-	for _, r := range holder {
-		if r < 0x20 || r == 0x7f {
-			return fmt.Errorf("%q: control characters are not allowed", holder)
-		}
-	}
-	return nil
-}
+// CheckHolder is load.CheckHolder, the rule of a lease holder's name.
+func CheckHolder(holder string) error { return load.CheckHolder(holder) }

@@ -1,0 +1,70 @@
+package dialect
+
+import (
+	"context"
+
+	"github.com/cardsync/cardsync/load/sqlite"
+)
+
+// What a warehouse file (SQLite) alone has: its backups, restore and
+// checks, for the commands that work on a file (backup, restore, check,
+// demo, serve's scheduled backups). A PostgreSQL warehouse has none of
+// them: pg_dump and pg_restore back it up and restore it, and the
+// commands refuse a URL before they get here. Each is package sqlite's.
+
+// ErrBackupBusy is returned by Backup when another backup is writing to
+// the same directory.
+var ErrBackupBusy = sqlite.ErrBackupBusy
+
+// BeforeRestoreSuffix follows the warehouse's name in the name of the file
+// Restore keeps the replaced warehouse in.
+const BeforeRestoreSuffix = sqlite.BeforeRestoreSuffix
+
+// RestoreResult is what Restore did: where the replaced warehouse is kept
+// and what it held against the file restored.
+type RestoreResult = sqlite.RestoreResult
+
+// RestoreRefusedError is Restore's refusal (without force) to discard
+// history or to replace another warehouse; nothing was changed.
+type RestoreRefusedError = sqlite.RestoreRefusedError
+
+// DefaultBackupDir is the backup directory of the warehouse file at path
+// when none is configured: backups/ beside it.
+func DefaultBackupDir(path string) string { return sqlite.DefaultBackupDir(path) }
+
+// ListBackups returns the backups of the warehouse file at path in dir,
+// newest first, by their names.
+func ListBackups(dir, path string) ([]string, error) { return sqlite.ListBackups(dir, path) }
+
+// Restore replaces the warehouse file at path with the backup file,
+// keeping the replaced one beside it; without force it refuses (a
+// *RestoreRefusedError) to discard history or replace another warehouse.
+func Restore(ctx context.Context, path, file string, force bool) (RestoreResult, error) {
+	return sqlite.Restore(ctx, path, file, sqlite.RestoreOptions{Force: force})
+}
+
+// CheckCreatable reports whether the warehouse file at path exists and,
+// when it does not, that its directory takes a new file.
+func CheckCreatable(path string) (exists bool, err error) { return sqlite.CheckCreatable(path) }
+
+// CheckWritable proves, writing nothing, that this process could sync the
+// warehouse file at path: the writer lock (load.ErrLocked when a sync
+// holds it) and a write transaction rolled back.
+func CheckWritable(ctx context.Context, path string) error { return sqlite.CheckWritable(ctx, path) }
+
+// AcquireLock takes the whole file's writer lock of the warehouse at path
+// without waiting (an error wrapping load.ErrLocked when another process
+// holds it); Close releases it.
+func AcquireLock(path string) (FileLock, error) {
+	l, err := sqlite.AcquireLock(path)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// ForeignRuns counts the runs of the warehouse file at path that trigger
+// did not start, reading a file of any schema version read-only.
+func ForeignRuns(ctx context.Context, path, trigger string) (int, error) {
+	return sqlite.ForeignRuns(ctx, path, trigger)
+}

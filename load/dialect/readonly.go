@@ -1,0 +1,48 @@
+package dialect
+
+import (
+	"context"
+
+	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/postgres"
+	"github.com/cardsync/cardsync/load/sqlite"
+)
+
+// OpenReadOnly opens the warehouse of t read-only, for a command that only
+// reads (status, check, report): it runs no DDL and writes nothing, and a
+// warehouse whose schema is older than the binary is refused with a
+// *load.SchemaVersionError (load.ErrSchemaTooOld) instead of upgraded.
+// Every read is scoped to opts.Account; a file opened with no account is
+// read whole. What only one dialect can tell (load.Reporter,
+// load.LeaseLister, load.FileStatus) is found by a type assertion on the
+// warehouse returned. A server's password is t.Password.
+func OpenReadOnly(ctx context.Context, t Target, opts load.Options) (load.Destination, error) {
+	if t.URL != "" {
+		wh, err := postgres.Open(ctx, t.URL, postgres.Options{Common: opts, Password: t.Password,
+			RequireLease: true, ReadOnly: true, MaxConns: 2})
+		if err != nil {
+			return nil, err
+		}
+		return wh, nil
+	}
+	var wh *sqlite.Warehouse
+	var err error
+	if opts.Account == "" {
+		wh, err = sqlite.OpenReadOnly(ctx, t.Path)
+	} else {
+		wh, err = sqlite.OpenReadOnlyAccount(ctx, t.Path, opts.Account)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return wh, nil
+}
+
+// SchemaVersion is the schema version this binary migrates the warehouse
+// of t to (PostgreSQL's or SQLite's numbering).
+func SchemaVersion(t Target) int {
+	if t.URL != "" {
+		return postgres.SchemaVersion()
+	}
+	return sqlite.SchemaVersion()
+}
