@@ -65,31 +65,11 @@ func Restore(ctx context.Context, warehousePath, file string, opts RestoreOption
 	if err != nil {
 		return res, fmt.Errorf("restore: %w", err)
 	}
-	src, err := filepath.Abs(file)
+	src, err := restoreSource(ctx, abs, file)
 	if err != nil {
-		return res, fmt.Errorf("restore: %w", err)
+		return res, err
 	}
-	srcInfo, err := os.Stat(src)
-	if err != nil {
-		return res, fmt.Errorf("restore: %w", err)
-	}
-	if !srcInfo.Mode().IsRegular() {
-		return res, fmt.Errorf("restore: %s: %w: not a regular file", src, ErrBackupCheck)
-	}
-	if cur, err := os.Stat(abs); err == nil && os.SameFile(cur, srcInfo) {
-		return res, fmt.Errorf("restore: %s is the warehouse itself", file)
-	}
-	if err := checkCopy(ctx, src); err != nil {
-		return res, fmt.Errorf("restore: %w", err)
-	}
-
-	mode, uid, gid := load.DefaultFileMode, -1, -1
-	if fi, err := os.Stat(abs); err == nil {
-		mode = fi.Mode().Perm()
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			uid, gid = int(st.Uid), int(st.Gid)
-		}
-	}
+	mode, uid, gid := fileOwner(abs)
 	// OpenLock creates an empty file when the warehouse is missing (a
 	// restore after losing it); it is then replaced like any other.
 	lock, err := AcquireLock(abs)
@@ -167,6 +147,43 @@ func Restore(ctx context.Context, warehousePath, file string, opts RestoreOption
 		return res, fmt.Errorf("restore: sync %s: %w", dir, err)
 	}
 	return res, nil
+}
+
+// restoreSource checks the file a restore reads (a regular file, not the
+// warehouse at abs itself, a whole database) and returns its absolute path.
+func restoreSource(ctx context.Context, abs, file string) (string, error) {
+	src, err := filepath.Abs(file)
+	if err != nil {
+		return "", fmt.Errorf("restore: %w", err)
+	}
+	srcInfo, err := os.Stat(src)
+	if err != nil {
+		return "", fmt.Errorf("restore: %w", err)
+	}
+	if !srcInfo.Mode().IsRegular() {
+		return "", fmt.Errorf("restore: %s: %w: not a regular file", src, ErrBackupCheck)
+	}
+	if cur, err := os.Stat(abs); err == nil && os.SameFile(cur, srcInfo) {
+		return "", fmt.Errorf("restore: %s is the warehouse itself", file)
+	}
+	if err := checkCopy(ctx, src); err != nil {
+		return "", fmt.Errorf("restore: %w", err)
+	}
+	return src, nil
+}
+
+// fileOwner is the permission and owner of the warehouse at abs, which the
+// restored file takes (load.DefaultFileMode and no owner when it is
+// missing).
+func fileOwner(abs string) (mode os.FileMode, uid, gid int) {
+	mode, uid, gid = load.DefaultFileMode, -1, -1
+	if fi, err := os.Stat(abs); err == nil {
+		mode = fi.Mode().Perm()
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			uid, gid = int(st.Uid), int(st.Gid)
+		}
+	}
+	return mode, uid, gid
 }
 
 // copyDatabase writes a consistent copy of the database at src (any
