@@ -205,11 +205,6 @@ func dayOf(t time.Time) time.Time {
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
 
-func parseDay(s string) time.Time {
-	t, _ := time.Parse(time.DateOnly, s)
-	return t
-}
-
 // StatusTally counts current cards by status at the end of each day of a
 // report's period: the counts at the start of the period, then a +1 for
 // each card version that starts on a day and a -1 for each that ends.

@@ -187,22 +187,6 @@ func TestCardsFlatOddNames(t *testing.T) {
 	}
 }
 
-// uniqueFieldsPage is page n (10 cards) of a walk of total cards, each
-// card with "id" and ten top-level fields of its own: card i holds
-// u<10i> … u<10i+9>.
-func uniqueFieldsPage(n, total int) load.Page {
-	p := load.Page{Stream: load.StreamCards, Number: n, TotalPages: (total + 9) / 10, TotalItems: total}
-	for c := range 10 {
-		id := (n-1)*10 + c
-		parts := []string{fmt.Sprintf(`"id":%d`, id)}
-		for f := range 10 {
-			parts = append(parts, fmt.Sprintf(`"u%04d":%d`, id*10+f, f))
-		}
-		p.Cards = append(p.Cards, load.Card{ID: fmt.Sprint(id), Data: []byte("{" + strings.Join(parts, ",") + "}")})
-	}
-	return p
-}
-
 // TestCardsFlatColumnLimit: past PostgreSQL's column limit the view stops
 // growing and stays valid; the extra fields have in_flat_view = 0.
 func TestCardsFlatColumnLimit(t *testing.T) {
