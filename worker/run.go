@@ -142,7 +142,14 @@ func (j *Job) lock(ctx context.Context, log *slog.Logger) error {
 // loudly, instead of failing silently.
 func (j *Job) checkFile(ctx context.Context, log *slog.Logger) error {
 	w := j.Warehouse
-	ev, msg, err := w.Verify(ctx)
+	fc, ok := w.(load.FileChecker)
+	if !ok {
+		if err := w.Writable(ctx); err != nil {
+			return j.startFailed(log, "check the warehouse", err)
+		}
+		return nil
+	}
+	ev, msg, err := fc.Verify(ctx)
 	if err != nil {
 		return j.startFailed(log, "check the warehouse file", err)
 	}
@@ -255,8 +262,10 @@ func (j *Job) end(ctx context.Context, log *slog.Logger, runID int64, start time
 		res.Status = load.StatusFailed
 	}
 	j.prune(fctx, log, err == nil && res.WalkComplete)
-	if oerr := j.Warehouse.Optimize(fctx); oerr != nil {
-		log.Debug("wal checkpoint after run", "err", oerr)
+	if o, ok := j.Warehouse.(load.Optimizer); ok {
+		if oerr := o.Optimize(fctx); oerr != nil {
+			log.Debug("wal checkpoint after run", "err", oerr)
+		}
 	}
 	if j.Observer != nil {
 		j.Observer.RunFinished(fctx, *res)

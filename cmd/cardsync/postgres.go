@@ -76,7 +76,7 @@ func checkPostgres(ctx context.Context, s config.Settings, ok func(format string
 		}
 		defer wh.Close()
 		if i == 0 {
-			if _, _, err := wh.Verify(ctx); err != nil {
+			if err := wh.Writable(ctx); err != nil {
 				return err
 			}
 			ok("warehouse %s: signed in, schema version %d, accepts writes", wh.Path(), dialect.SchemaVersion(readTarget(s)))

@@ -11,6 +11,8 @@ func (w *Warehouse) PageWriter(runID int64, stream string) load.PageWriter {
 var (
 	_ load.Destination = (*Warehouse)(nil)
 	_ load.PageWriter  = (*WalkWriter)(nil)
-	// The capability only a shared server has.
-	_ load.Leaser = (*Warehouse)(nil)
+	// The capabilities only a shared server has, and the report.
+	_ load.Leaser      = (*Warehouse)(nil)
+	_ load.LeaseLister = (*Warehouse)(nil)
+	_ load.Reporter    = (*Warehouse)(nil)
 )

@@ -212,24 +212,19 @@ func (w *Warehouse) Close() error {
 	return nil
 }
 
-// Verify is sqlite.Warehouse.Verify for a server: it checks that the
-// database answers and accepts writes (a standby promoted away from us
-// does not) and reports load.FileOK; there is no file to write back.
-func (w *Warehouse) Verify(ctx context.Context) (_ load.FileEvent, _ string, err error) {
+// Writable implements load.Destination: the database answers and accepts
+// writes (a standby promoted away from us does not).
+func (w *Warehouse) Writable(ctx context.Context) (err error) {
 	defer classify(&err)
 	var ro string
 	if err := w.pool.QueryRow(ctx, `SHOW transaction_read_only`).Scan(&ro); err != nil {
-		return load.FileOK, "", fmt.Errorf("check the warehouse %s: %w", w.url, err)
+		return fmt.Errorf("check the warehouse %s: %w", w.url, err)
 	}
 	if ro == "on" {
-		return load.FileOK, "", fmt.Errorf("%w: %s is read-only (a standby?)", load.ErrNotWritable, w.url)
+		return fmt.Errorf("%w: %s is read-only (a standby?)", load.ErrNotWritable, w.url)
 	}
-	return load.FileOK, "", nil
+	return nil
 }
-
-// Optimize does nothing: PostgreSQL's autovacuum keeps statistics and
-// space. It exists so the worker calls both warehouses alike.
-func (w *Warehouse) Optimize(ctx context.Context) error { return nil }
 
 // stamp is the time written now: Options.Now in UTC, whole seconds (as the
 // SQLite warehouse stores them).

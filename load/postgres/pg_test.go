@@ -302,3 +302,23 @@ func TestFieldRetentionMigration(t *testing.T) {
 		t.Errorf("last_seen_at keeps a default: every insert must set it")
 	}
 }
+
+// TestFileCapabilitiesMissing: what only a file does (a file check with
+// its events, a WAL checkpoint, backups, kept warehouses) is not
+// PostgreSQL's, so the worker finds those capabilities missing and calls
+// Writable instead of Verify.
+func TestFileCapabilitiesMissing(t *testing.T) {
+	var d load.Destination = (*Warehouse)(nil)
+	if _, ok := d.(load.FileChecker); ok {
+		t.Error("PostgreSQL is a load.FileChecker")
+	}
+	if _, ok := d.(load.Optimizer); ok {
+		t.Error("PostgreSQL is a load.Optimizer")
+	}
+	if _, ok := d.(load.BackupTaker); ok {
+		t.Error("PostgreSQL is a load.BackupTaker")
+	}
+	if _, ok := d.(load.FileStatus); ok {
+		t.Error("PostgreSQL is a load.FileStatus")
+	}
+}

@@ -13,5 +13,8 @@ var (
 	// The capabilities only a file has.
 	_ load.BackupTaker = (*Warehouse)(nil)
 	_ load.LocalFile   = (*Warehouse)(nil)
+	_ load.FileChecker = (*Warehouse)(nil)
+	_ load.FileStatus  = (*Warehouse)(nil)
+	_ load.Optimizer   = (*Warehouse)(nil)
 	_ load.Reporter    = (*Warehouse)(nil)
 )

@@ -94,6 +94,13 @@ func (w *Warehouse) reconnect(ctx context.Context) error {
 	return nil
 }
 
+// Writable implements load.Destination: Verify without its event (the
+// worker calls Verify itself, this warehouse being a load.FileChecker).
+func (w *Warehouse) Writable(ctx context.Context) error {
+	_, _, err := w.Verify(ctx)
+	return err
+}
+
 // Verify checks, before a run writes, that the path still names the file
 // this writer has open and that it can write it, and repairs what it can:
 // a connection left read-only is reopened read-write; a deleted file is
