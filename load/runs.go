@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -165,4 +166,30 @@ func CheckFinishStatus(status string) error {
 		return fmt.Errorf("status %q: want succeeded, failed, interrupted or abandoned", status)
 	}
 	return nil
+}
+
+// CheckTrigger is the rule of StartRun in both dialects: a run is started
+// by the schedule, a backfill or the demo.
+func CheckTrigger(trigger string) error {
+	if !slices.Contains([]string{TriggerSchedule, TriggerBackfill, TriggerDemo}, trigger) {
+		return fmt.Errorf("trigger %q: want schedule, backfill or demo", trigger)
+	}
+	return nil
+}
+
+// StaleCutoff is the rule of AbandonStaleRuns in both dialects: a running
+// run whose heartbeat is at or before the cutoff is dead. staleAfter 0
+// means the caller holds the account's run lock or lease, so every running
+// run is dead whatever its heartbeat says (even after the clock stepped
+// back): the cutoff is the end of time.
+func StaleCutoff(now time.Time, staleAfter time.Duration) time.Time {
+	if staleAfter > 0 {
+		return now.UTC().Add(-staleAfter)
+	}
+	return time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+}
+
+// SortStaleRuns puts the runs AbandonStaleRuns marked in run id order.
+func SortStaleRuns(runs []StaleRun) {
+	slices.SortFunc(runs, func(a, b StaleRun) int { return cmp.Compare(a.ID, b.ID) })
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -41,8 +40,8 @@ func (w *Warehouse) text(s string) string { return load.RedactText(w.policy, cle
 // sqlite.Warehouse.StartRun.
 func (w *Warehouse) StartRun(ctx context.Context, trigger, version string) (_ int64, err error) {
 	defer classify(&err)
-	if !slices.Contains([]string{load.TriggerSchedule, load.TriggerBackfill, load.TriggerDemo}, trigger) {
-		return 0, fmt.Errorf("start run: trigger %q: want schedule, backfill or demo", trigger)
+	if err := load.CheckTrigger(trigger); err != nil {
+		return 0, fmt.Errorf("start run: %w", err)
 	}
 	var id int64
 	err = w.write(ctx, func(tx pgx.Tx) error {
@@ -118,10 +117,7 @@ func (w *Warehouse) AbandonStaleRuns(ctx context.Context, staleAfter time.Durati
 	var runs []load.StaleRun
 	err = w.write(ctx, func(tx pgx.Tx) error {
 		now := w.stamp()
-		cutoff := time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
-		if staleAfter > 0 {
-			cutoff = now.Add(-staleAfter)
-		}
+		cutoff := load.StaleCutoff(now, staleAfter)
 		rows, err := tx.Query(ctx, `UPDATE sync_runs
 			SET status = 'abandoned', finished_at = $1,
 			    error = coalesce(error, 'abandoned: the process stopped without recording the run (last heartbeat '
@@ -140,7 +136,7 @@ func (w *Warehouse) AbandonStaleRuns(ctx context.Context, staleAfter time.Durati
 	if err != nil {
 		return nil, fmt.Errorf("abandon stale runs: %w", err)
 	}
-	slices.SortFunc(runs, func(a, b load.StaleRun) int { return int(a.ID - b.ID) })
+	load.SortStaleRuns(runs)
 	return runs, nil
 }
 

@@ -1,14 +1,12 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"time"
 
@@ -55,8 +53,8 @@ func (w *Warehouse) write(ctx context.Context, fn func(tx *sql.Tx) error) error 
 // schedule, backfill, demo; version is the binary's version string.
 func (w *Warehouse) StartRun(ctx context.Context, trigger, version string) (_ int64, err error) {
 	defer classify(&err)
-	if !slices.Contains([]string{load.TriggerSchedule, load.TriggerBackfill, load.TriggerDemo}, trigger) {
-		return 0, fmt.Errorf("start run: trigger %q: want schedule, backfill or demo", trigger)
+	if err := load.CheckTrigger(trigger); err != nil {
+		return 0, fmt.Errorf("start run: %w", err)
 	}
 	var id int64
 	err = w.write(ctx, func(tx *sql.Tx) error {
@@ -106,13 +104,7 @@ func (w *Warehouse) AbandonStaleRuns(ctx context.Context, staleAfter time.Durati
 	err = w.write(ctx, func(tx *sql.Tx) error {
 		runs = nil
 		now := w.now()
-		// staleAfter 0: the caller holds the writer lock, so every running
-		// row is dead whatever its heartbeat says (even after the clock
-		// stepped back).
-		cutoff := "9999-12-31T23:59:59Z"
-		if staleAfter > 0 {
-			cutoff = formatTime(now.Add(-staleAfter))
-		}
+		cutoff := formatTime(load.StaleCutoff(now, staleAfter))
 		rows, err := tx.QueryContext(ctx, `UPDATE sync_runs
 			SET status = 'abandoned', finished_at = ?,
 			    error = coalesce(error, 'abandoned: the process stopped without recording the run (last heartbeat ' || heartbeat_at || ')')
@@ -134,7 +126,7 @@ func (w *Warehouse) AbandonStaleRuns(ctx context.Context, staleAfter time.Durati
 	if err != nil {
 		return nil, fmt.Errorf("abandon stale runs: %w", err)
 	}
-	slices.SortFunc(runs, func(a, b load.StaleRun) int { return cmp.Compare(a.ID, b.ID) })
+	load.SortStaleRuns(runs)
 	return runs, nil
 }
 
