@@ -168,3 +168,13 @@ func (c *Config) failAccount(i int, field, format string, args ...any) *Error {
 	}
 	return e
 }
+
+// NamedAccounts reports whether the settings name accounts of their own
+// ([[accounts]], or more than one) rather than the [api] table's one
+// account, load.DefaultAccount. Every account runs the same way either
+// way; only what a person reads differs: output and log lines about named
+// accounts say which account they are about, the [api] table's one
+// account's read as they always did.
+func (s Settings) NamedAccounts() bool {
+	return len(s.Accounts) != 1 || s.Accounts[0].Name != load.DefaultAccount
+}

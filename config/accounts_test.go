@@ -69,6 +69,14 @@ auth_rate_limit = "2/1m"
 	if c := s.ExtractConfigFor(s.Accounts[1]); c.BaseURL != "https://beta.example.com" || c.TokenField != "jwt" || c.Timeout != s.Timeout {
 		t.Errorf("ExtractConfigFor(beta) = %+v", c)
 	}
+	if !s.NamedAccounts() {
+		t.Error("two [[accounts]] do not count as named")
+	}
+	one := s
+	one.Accounts = s.Accounts[:1]
+	if !one.NamedAccounts() {
+		t.Error("one [[accounts]] table named alpha does not count as named")
+	}
 }
 
 func TestAPITableIsTheDefaultAccount(t *testing.T) {
@@ -89,6 +97,9 @@ func TestAPITableIsTheDefaultAccount(t *testing.T) {
 	}
 	if s.LoadOptions().Account != "" {
 		t.Errorf("load options name account %q; the default account is load's default", s.LoadOptions().Account)
+	}
+	if s.NamedAccounts() {
+		t.Error("the [api] table's one account counts as named")
 	}
 }
 

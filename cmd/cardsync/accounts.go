@@ -10,7 +10,6 @@ import (
 
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/extract"
-	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/metrics"
 	"github.com/cardsync/cardsync/worker"
 )
@@ -21,17 +20,11 @@ import (
 // never looks like a stuck run.
 const accountsBusyTimeout = 30 * time.Second
 
-// manyAccounts reports whether the settings name accounts of their own
-// ([[accounts]]) rather than the [api] table's one account.
-func manyAccounts(s config.Settings) bool {
-	return len(s.Accounts) != 1 || s.Accounts[0].Name != load.DefaultAccount
-}
-
-// accountText is named when the settings name their accounts (see
-// manyAccounts), plain for the [api] table's one account, whose output
+// accountText is named when the settings name their accounts
+// (config.Settings.NamedAccounts), plain for the [api] table's one account, whose output
 // reads as it always did: the one place output wording depends on it.
 func accountText(s config.Settings, named, plain string) string {
-	if manyAccounts(s) {
+	if s.NamedAccounts() {
 		return named
 	}
 	return plain
@@ -118,7 +111,7 @@ func openAccountStore(ctx context.Context, s config.Settings, account string, lo
 // accountLogger scopes log to account when several are configured (one
 // account's lines stay as they always were).
 func accountLogger(s config.Settings, log *slog.Logger, account string) *slog.Logger {
-	if !manyAccounts(s) {
+	if !s.NamedAccounts() {
 		return log
 	}
 	return log.With("account", account)

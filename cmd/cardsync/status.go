@@ -66,7 +66,7 @@ func (m *Main) runStatus(ctx context.Context, args []string) error {
 		return err
 	}
 	now := time.Now()
-	many := manyAccounts(s)
+	many := s.NamedAccounts()
 	var sts []worker.AccountStatus
 	for _, a := range accounts {
 		st, err := accountStatusOf(ctx, s, a.Name, now)
@@ -113,7 +113,7 @@ func statusFacts(ctx context.Context, s config.Settings, account string) (worker
 		return worker.StatusFacts{}, err
 	}
 	defer wh.Close()
-	return worker.ReadStatusFacts(ctx, wh, account, !manyAccounts(s))
+	return worker.ReadStatusFacts(ctx, wh, account, !s.NamedAccounts())
 }
 
 // inLocation reads a cron schedule in the configured time zone, as the
