@@ -172,10 +172,21 @@ func (g *runGate) broadcast() {
 // startRun waits until no backup is waiting or in progress and counts a
 // run in; false: ctx ended first (nothing counted).
 func (g *runGate) startRun(ctx context.Context) bool {
+	return g.waitUntil(ctx, func() bool {
+		if g.backup {
+			return false
+		}
+		g.runs++
+		return true
+	})
+}
+
+// waitUntil waits until ready, called with g.mu held, says so (it may
+// count what it found); false: ctx ended first.
+func (g *runGate) waitUntil(ctx context.Context, ready func() bool) bool {
 	for {
 		g.mu.Lock()
-		if !g.backup {
-			g.runs++
+		if ready() {
 			g.mu.Unlock()
 			return true
 		}
@@ -203,21 +214,11 @@ func (g *runGate) startBackup(ctx context.Context) bool {
 	g.mu.Lock()
 	g.backup = true
 	g.mu.Unlock()
-	for {
-		g.mu.Lock()
-		if g.runs == 0 {
-			g.mu.Unlock()
-			return true
-		}
-		ch := g.wait()
-		g.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			g.endBackup()
-			return false
-		case <-ch:
-		}
+	if !g.waitUntil(ctx, func() bool { return g.runs == 0 }) {
+		g.endBackup()
+		return false
 	}
+	return true
 }
 
 // endBackup lets runs start again.
