@@ -64,7 +64,8 @@ func decodeAccount(body []byte, scale int, scrub func(string) string) (*Account,
 		}
 		amt, rounded, err := money.ParseJSONRound(raw, scale)
 		if err != nil {
-			return nil, protoErr("account."+f.name, "", err)
+			// The error quotes the value, which may carry a secret.
+			return nil, protoErr("account."+f.name, "", scrubbed(err, scrub))
 		}
 		if rounded {
 			a.Rounded = append(a.Rounded, f.name)

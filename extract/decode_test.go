@@ -364,3 +364,18 @@ func TestDecodeAccountEnvelope(t *testing.T) {
 		})
 	}
 }
+
+// TestAccountErrorScrubbed: an amount the server filled with a secret (a
+// token quoted back) is refused with an error that does not repeat it,
+// still a protocol error.
+func TestAccountErrorScrubbed(t *testing.T) {
+	scrub := func(s string) string { return strings.ReplaceAll(s, "tokTOKtok1234", "[REDACTED]") }
+	_, err := decodeAccount([]byte(`{"data":{"balance":"tokTOKtok1234"}}`), 2, scrub)
+	if err == nil || strings.Contains(err.Error(), "tokTOKtok1234") || !strings.Contains(err.Error(), "[REDACTED]") {
+		t.Errorf("err = %v: want the amount refused, the token scrubbed", err)
+	}
+	var pe *ProtocolError
+	if !errors.As(err, &pe) || pe.Field != "account.balance" {
+		t.Errorf("err = %v: want a *ProtocolError of account.balance", err)
+	}
+}

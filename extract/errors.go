@@ -201,5 +201,21 @@ func protoErr(field, reason string, err error) *ProtocolError {
 	return &ProtocolError{Field: field, Reason: reason, Err: err}
 }
 
+// scrubbedError is an error whose text quotes upstream data: its text is
+// scrubbed (the password, tokens, card numbers), its cause kept for
+// errors.Is and errors.As.
+type scrubbedError struct {
+	text string
+	err  error
+}
+
+func (e *scrubbedError) Error() string { return e.text }
+func (e *scrubbedError) Unwrap() error { return e.err }
+
+// scrubbed returns err with its text passed through scrub.
+func scrubbed(err error, scrub func(string) string) error {
+	return &scrubbedError{text: scrub(err.Error()), err: err}
+}
+
 // unavailable marks err as upstream trouble.
 func unavailable(err error) error { return fmt.Errorf("%w: %w", ErrUnavailable, err) }

@@ -103,7 +103,9 @@ func checkAccount(ctx context.Context, client *extract.Client, who, email string
 	if acct.Balance != nil {
 		bal = acct.Balance.String()
 	}
-	ok("%saccount %q read: balance %s", who, name, bal)
+	// The account's text is upstream data: it may carry the password or
+	// the token, which never reach the terminal.
+	ok("%saccount %q read: balance %s", who, client.Scrub(name), client.Scrub(bal))
 	return nil
 }
 

@@ -332,6 +332,25 @@ func TestChangesShowUpInCardsAndVersions(t *testing.T) {
 	}
 }
 
+// TestCheckScrubsUpstreamText: an account resource that carries the
+// password and the bearer token (in its name) is read by check, whose
+// findings never print either.
+func TestCheckScrubsUpstreamText(t *testing.T) {
+	const pw = "Sup3rS3cretPassw0rd!"
+	_, e := newEnv(t, sim.Options{Seed: 1, Cards: 3, Password: pw, Faults: []sim.Fault{{Kind: sim.FaultSecretsInData, Endpoint: "account"}}})
+	e.vars["CARDSYNC_API_PASSWORD"] = pw
+	code, out, errOut := e.run(t.Context(), "check")
+	if code != 0 || !strings.Contains(out, "account ") {
+		t.Fatalf("check exit %d\n%s\n%s", code, out, errOut)
+	}
+	if strings.Contains(out+errOut, pw) || strings.Contains(out+errOut, "eyJ") {
+		t.Errorf("check printed the password or a token:\n%s\n%s", out, errOut)
+	}
+	if !strings.Contains(out, "[REDACTED]") {
+		t.Errorf("the account name lost its secrets without a trace:\n%s", out)
+	}
+}
+
 func TestCheck(t *testing.T) {
 	t.Run("ok", func(t *testing.T) {
 		_, e := newEnv(t, sim.Options{Seed: 1, Cards: 3})
