@@ -32,10 +32,12 @@ func TestExpand(t *testing.T) {
 }
 
 // TestDialectsDescribeTheSameColumns: both dialects document the same
-// objects, columns, units and forms; only the words differ, and PostgreSQL's
+// objects (PostgreSQL's own aside), columns, units and forms; only the words differ, and PostgreSQL's
 // never name SQLite's storage forms.
 func TestDialectsDescribeTheSameColumns(t *testing.T) {
 	sqlite, postgres := ObjectsIn(DialectSQLite), ObjectsIn(DialectPostgres)
+	// PostgreSQL's own tables (TestOnlyOneDialect) aside.
+	postgres = slices.DeleteFunc(postgres, func(o Object) bool { return o.Name == "sync_leases" || o.Name == "schema_migrations" })
 	if len(sqlite) != len(postgres) {
 		t.Fatalf("%d objects in SQLite, %d in PostgreSQL", len(sqlite), len(postgres))
 	}
@@ -70,5 +72,26 @@ func TestDialectsDescribeTheSameColumns(t *testing.T) {
 	}
 	if forms < 40 {
 		t.Errorf("%d columns name a storage form, want the 40-odd times, amounts and JSON documents", forms)
+	}
+}
+
+// TestOnlyOneDialect: an object docs.json marks as one dialect's is
+// documented in that dialect alone; an unknown dialect is an error.
+func TestOnlyOneDialect(t *testing.T) {
+	has := func(objects []Object, name string) bool {
+		for _, o := range objects {
+			if o.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	for _, name := range []string{"sync_leases", "schema_migrations"} {
+		if !has(ObjectsIn(DialectPostgres), name) || has(Objects(), name) {
+			t.Errorf("%s: want it documented for PostgreSQL only", name)
+		}
+	}
+	if _, err := decodeObjects([]byte(`[{"name":"x","kind":"table","only":"mysql","row_per":"r","description":"d"}]`), DialectSQLite); err == nil {
+		t.Error("only \"mysql\" decoded")
 	}
 }

@@ -87,6 +87,9 @@ type objectDoc struct {
 	// to ("the card"): the column is added by Objects, the same text for
 	// every object.
 	AccountOf string `json:"account_of"`
+	// Only, when set, names the one dialect that has the object
+	// (sync_leases and schema_migrations are PostgreSQL's).
+	Only Dialect `json:"only"`
 }
 
 // Objects returns the documentation of every table and view of the
@@ -135,8 +138,14 @@ func decodeObjects(b []byte, d Dialect) ([]Object, error) {
 	if err := dec.Decode(&docs); err != nil {
 		return nil, fmt.Errorf("decode: %w", err)
 	}
-	objects := make([]Object, len(docs))
-	for i, doc := range docs {
+	objects := make([]Object, 0, len(docs))
+	for _, doc := range docs {
+		if doc.Only != "" && doc.Only != DialectSQLite && doc.Only != DialectPostgres {
+			return nil, fmt.Errorf("%s: only %q: want %q or %q", doc.Name, doc.Only, DialectSQLite, DialectPostgres)
+		}
+		if doc.Only != "" && doc.Only != d {
+			continue
+		}
 		o := doc.Object
 		if doc.AccountOf != "" {
 			o.Columns = append(o.Columns, Column{Name: "account", Description: accountText(doc.AccountOf), Example: "default"})
@@ -144,10 +153,11 @@ func decodeObjects(b []byte, d Dialect) ([]Object, error) {
 		for j := range o.Columns {
 			o.Columns[j].Forms = formsOf(o.Columns[j].Description)
 		}
-		var err error
-		if objects[i], err = expandObject(o, d); err != nil {
+		obj, err := expandObject(o, d)
+		if err != nil {
 			return nil, err
 		}
+		objects = append(objects, obj)
 	}
 	return objects, nil
 }
