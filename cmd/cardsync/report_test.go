@@ -308,3 +308,41 @@ func checkPageAccount(t *testing.T, path, account string) {
 		t.Errorf("%s does not name account %s in its heading and title:\n%.700s", path, account, page)
 	}
 }
+
+// TestReportExtremeBalances: the review's account, whose balance is
+// 92233720368547758.07 (math.MaxInt64 cents) in one backfill and 0.01 in
+// the next (the report hung), or 90000000000000000.00 then 0.01 (the
+// report panicked), gets its page, with the exact amounts and no temporary
+// file left.
+func TestReportExtremeBalances(t *testing.T) {
+	for _, big := range []string{"92233720368547758.07", "90000000000000000.00", "-92233720368547758.07"} {
+		t.Run(big, func(t *testing.T) {
+			srv, e := newEnv(t, sim.Options{Seed: 21, Cards: 5})
+			for _, balance := range []string{big, "0.01"} {
+				a := srv.Account()
+				a.Balance = strPtr(balance)
+				srv.SetAccount(a)
+				if code, out, errOut := e.run(t.Context(), "backfill", "-no-progress"); code != 0 {
+					t.Fatalf("backfill with balance %s: exit %d\n%s\n%s", balance, code, out, errOut)
+				}
+			}
+			dir := t.TempDir()
+			out := filepath.Join(dir, "r.html")
+			if code, _, errOut := e.run(t.Context(), "report", "-o", out); code != 0 {
+				t.Fatalf("report: exit %d: %s", code, errOut)
+			}
+			b, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{big, "0.01"} {
+				if !strings.Contains(string(b), want) {
+					t.Errorf("the page lacks the balance %s", want)
+				}
+			}
+			if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) != 0 {
+				t.Errorf("temporary files left: %v", left)
+			}
+		})
+	}
+}
