@@ -27,7 +27,8 @@ fields before and after, and rejected items. The file has no script and
 loads nothing from anywhere: open it in any browser, mail it, print it.
 
 With [[accounts]] in the config it reports on one account: -account NAME,
-or the first account of the config.
+or the first account of the config; the page names it in its heading
+and title.
 
 It opens the warehouse read-only (while the worker runs, too), needs no
 API password and makes no API request. The file is written to a temporary
@@ -149,8 +150,8 @@ const reportRefreshTimeout = 5 * time.Minute
 // never inside the run's commit window or under its lock), one at a time:
 // a success while a refresh is still writing is folded into it. The file is
 // a temp file renamed over the last one, so a file server always has a
-// whole page. A failure is logged, never fatal: the next success tries
-// again.
+// whole page. A failure, or a panic (recovered), is logged, never fatal:
+// the next success tries again.
 type reportRefresh struct {
 	ctx    context.Context // serve's: a stop cancels a refresh
 	target dialect.Target

@@ -313,36 +313,51 @@ func checkPageAccount(t *testing.T, path, account string) {
 // 92233720368547758.07 (math.MaxInt64 cents) in one backfill and 0.01 in
 // the next (the report hung), or 90000000000000000.00 then 0.01 (the
 // report panicked), gets its page, with the exact amounts and no temporary
-// file left.
+// file left, on SQLite and on PostgreSQL.
 func TestReportExtremeBalances(t *testing.T) {
-	for _, big := range []string{"92233720368547758.07", "90000000000000000.00", "-92233720368547758.07"} {
-		t.Run(big, func(t *testing.T) {
-			srv, e := newEnv(t, sim.Options{Seed: 21, Cards: 5})
-			for _, balance := range []string{big, "0.01"} {
-				a := srv.Account()
-				a.Balance = strPtr(balance)
-				srv.SetAccount(a)
-				if code, out, errOut := e.run(t.Context(), "backfill", "-no-progress"); code != 0 {
-					t.Fatalf("backfill with balance %s: exit %d\n%s\n%s", balance, code, out, errOut)
+	for _, dialect := range []string{"sqlite", "postgres"} {
+		for _, big := range []string{"92233720368547758.07", "90000000000000000.00", "-92233720368547758.07"} {
+			t.Run(dialect+"/"+big, func(t *testing.T) {
+				srv, e := newEnv(t, sim.Options{Seed: 21, Cards: 5})
+				if dialect == "postgres" {
+					url := pgURL(t)
+					delete(e.vars, "CARDSYNC_WAREHOUSE_PATH")
+					e.vars["CARDSYNC_WAREHOUSE_URL"] = url
+					e.vars["CARDSYNC_CLUSTER_HOLDER"] = "test-host:1"
 				}
-			}
-			dir := t.TempDir()
-			out := filepath.Join(dir, "r.html")
-			if code, _, errOut := e.run(t.Context(), "report", "-o", out); code != 0 {
-				t.Fatalf("report: exit %d: %s", code, errOut)
-			}
-			b, err := os.ReadFile(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, want := range []string{big, "0.01"} {
-				if !strings.Contains(string(b), want) {
-					t.Errorf("the page lacks the balance %s", want)
-				}
-			}
-			if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) != 0 {
-				t.Errorf("temporary files left: %v", left)
-			}
-		})
+				checkExtremeReport(t, srv, e, big)
+			})
+		}
+	}
+}
+
+// checkExtremeReport backfills with the balance big, then 0.01, and
+// checks the report.
+func checkExtremeReport(t *testing.T, srv *sim.Server, e *env, big string) {
+	t.Helper()
+	for _, balance := range []string{big, "0.01"} {
+		a := srv.Account()
+		a.Balance = strPtr(balance)
+		srv.SetAccount(a)
+		if code, out, errOut := e.run(t.Context(), "backfill", "-no-progress"); code != 0 {
+			t.Fatalf("backfill with balance %s: exit %d\n%s\n%s", balance, code, out, errOut)
+		}
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.html")
+	if code, _, errOut := e.run(t.Context(), "report", "-o", out); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{big, "0.01"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the page lacks the balance %s", want)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
 	}
 }
