@@ -221,6 +221,9 @@ func (c *chart) svg() template.HTML {
 		lo, hi = satAdd(lo, -1), satAdd(hi, 1)
 	}
 	ts := ticks(lo, hi)
+	if len(ts) == 0 {
+		ts = []int64{lo} // never: ticks returns at least one value
+	}
 	labels := make([]string, len(ts))
 	left := padLeft
 	for i, t := range ts {
