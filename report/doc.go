@@ -20,7 +20,9 @@
 //
 // Amounts in tables are the warehouse's exact decimal text (the views'
 // formatting of integer cents); chart axes are labelled from integer cents
-// too. Floating point only places pixels. A year of 15-minute snapshots is
+// too. Floating point only places pixels. Scales, ticks and positions hold
+// for any int64 of cents, both signs (a span is taken as a uint64, the
+// ticks of an axis are capped), so odd amounts never stop a report. A year of 15-minute snapshots is
 // drawn per UTC day (first, lowest, highest and last value), so the file
 // stays small (a few hundred kilobytes at most) whatever the period.
 //

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"fmt"
 	"html/template"
 	"strconv"
@@ -20,6 +21,8 @@ const maxFieldsShown = 8
 
 // page is what the template shows.
 type page struct {
+	// Account names the account shown; empty when the settings name none.
+	Account          string
 	Path, Since, Now string
 	Days             int
 	LastSuccess      string
@@ -85,7 +88,9 @@ func cents(v int64) string { return money.FromMinor(v, 2).String() }
 
 func count(v int64) string { return strconv.FormatInt(v, 10) }
 
-func newPage(d load.ReportData) page {
+// newPage lays out the page of d. It stops with ctx's error, checked
+// before each figure and each amount, when ctx is done.
+func newPage(ctx context.Context, d load.ReportData) (page, error) {
 	p := page{
 		Path: d.Path, Since: stamp(d.Since), Now: stamp(d.Now), Days: len(d.Days),
 		Current: d.CurrentCards, Removed: d.RemovedCards, Pending: d.PendingRemovals,
@@ -114,13 +119,28 @@ func newPage(d load.ReportData) page {
 		dayLabel = func(i int) string { return d.Days[i].Format("2006-01-02") }
 	}
 	dayIndex := func(t time.Time) int { return int(t.Sub(d.Days[0]) / (24 * time.Hour)) }
-	p.Balances = balanceFigures(d, dayLabel, dayIndex)
+	var err error
+	if p.Balances, err = balanceFigures(ctx, d, dayLabel, dayIndex); err != nil {
+		return page{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return page{}, err
+	}
 	p.Statuses = statusFigure(d, dayLabel)
+	if err := ctx.Err(); err != nil {
+		return page{}, err
+	}
 	p.Changes = changeFigure(d, dayLabel, dayIndex)
 	for _, c := range d.CardChanges {
 		p.ReturnedTotal += c.Returned
 	}
+	if err := ctx.Err(); err != nil {
+		return page{}, err
+	}
 	p.Runs, p.RunsNote = runFigures(d, dayLabel, dayIndex)
+	if err := ctx.Err(); err != nil {
+		return page{}, err
+	}
 	for _, r := range d.LastRuns {
 		row := runRow{Run: r, Started: stamp(r.StartedAt), Consistent: "–"}
 		end := r.HeartbeatAt
@@ -140,12 +160,15 @@ func newPage(d load.ReportData) page {
 		}
 		p.ChangedCards = append(p.ChangedCards, v)
 	}
-	return p
+	return p, nil
 }
 
-func balanceFigures(d load.ReportData, dayLabel func(int) string, dayIndex func(time.Time) int) []figure {
+func balanceFigures(ctx context.Context, d load.ReportData, dayLabel func(int) string, dayIndex func(time.Time) int) ([]figure, error) {
 	var out []figure
 	for _, name := range load.AmountNames() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		var days []load.BalanceDay
 		for _, b := range d.Balances {
 			if b.Amount == name {
@@ -176,7 +199,7 @@ func balanceFigures(d load.ReportData, dayLabel func(int) string, dayIndex func(
 			name, len(days), first.FirstText, day(first.Day), last.LastText, day(last.Day), lo.MinText, day(lo.Day), hi.MaxText, day(hi.Day))
 		out = append(out, figure{Title: name, SVG: c.svg(), Legend: []legendItem{{1, "last value of the day"}, {1, "lowest to highest (band)"}}})
 	}
-	return out
+	return out, nil
 }
 
 func statusFigure(d load.ReportData, dayLabel func(int) string) figure {

@@ -34,6 +34,11 @@ type Options struct {
 	// which shows the warehouse's data, is never more readable than the
 	// warehouse.
 	Mode fs.FileMode
+	// Account is the name of the account the page shows, said in its
+	// heading and title. Callers set it when the settings name accounts
+	// (config.Settings.NamedAccounts) and leave it empty for the [api]
+	// table's one account, whose page does not mention it.
+	Account string
 }
 
 // Write reads the period from the warehouse (either one, SQLite or
@@ -62,14 +67,17 @@ func Write(ctx context.Context, w load.Reporter, out string, opts Options) error
 	if mode == 0 {
 		mode = 0o644
 	}
-	if err := writeAtomic(out, mode, func(wr io.Writer) error { return Render(wr, data) }); err != nil {
+	fill := func(wr io.Writer) error { return render(ctx, wr, data, opts.Account) }
+	if err := writeAtomic(out, mode, fill); err != nil {
 		return fmt.Errorf("write report %s: %w", out, err)
 	}
 	return nil
 }
 
 // writeAtomic writes out through a temporary file beside it and a rename;
-// a new file gets mode less the umask, a replaced one keeps its mode.
+// a new file gets mode less the umask, a replaced one keeps its mode. The
+// temporary file is removed on every way out but the rename, a panic in
+// fill included (the panic goes on).
 func writeAtomic(out string, mode fs.FileMode, fill func(io.Writer) error) (err error) {
 	dir, base := filepath.Split(out)
 	if dir == "" {
@@ -89,8 +97,9 @@ func writeAtomic(out string, mode fs.FileMode, fill func(io.Writer) error) (err 
 	if err != nil {
 		return err
 	}
+	renamed := false
 	defer func() {
-		if err != nil {
+		if !renamed {
 			f.Close()
 			os.Remove(f.Name())
 		}
@@ -113,7 +122,11 @@ func writeAtomic(out string, mode fs.FileMode, fill func(io.Writer) error) (err 
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(f.Name(), out)
+	if err := os.Rename(f.Name(), out); err != nil {
+		return err
+	}
+	renamed = true
+	return nil
 }
 
 //go:embed report.html.tmpl
@@ -122,6 +135,12 @@ var pageTemplate string
 // Render writes the report of d as one self-contained HTML document:
 // inline CSS and SVG only, no script, no external reference of any kind.
 func Render(w io.Writer, d load.ReportData) error {
+	return render(context.Background(), w, d, "")
+}
+
+// render is Render of the page of account (empty: not named) that stops
+// with ctx's error when ctx is done.
+func render(ctx context.Context, w io.Writer, d load.ReportData, account string) error {
 	t, err := template.New("report").Funcs(template.FuncMap{
 		"t":     func(s string) template.HTML { return template.HTML(escape(s)) },
 		"stamp": stamp,
@@ -129,8 +148,30 @@ func Render(w io.Writer, d load.ReportData) error {
 	if err != nil {
 		return fmt.Errorf("render report: %w", err)
 	}
-	if err := t.Execute(w, newPage(d)); err != nil {
+	p, err := newPage(ctx, d)
+	if err != nil {
+		return fmt.Errorf("render report: %w", err)
+	}
+	p.Account = account
+	if err := t.Execute(ctxWriter{ctx, w}, p); err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return fmt.Errorf("render report: %w", cerr)
+		}
 		return fmt.Errorf("render report: %w", err)
 	}
 	return nil
+}
+
+// ctxWriter fails its writes once ctx is done, so that the template stops
+// at its next write.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(b []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(b)
 }

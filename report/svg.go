@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"html/template"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -71,7 +72,8 @@ func escape(s string) string {
 	return strings.ReplaceAll(html.EscapeString(s), "://", "&#58;//")
 }
 
-// yRange returns the range of every value drawn.
+// yRange returns the range of every value drawn. Stacked bars add up
+// without overflow (satAdd).
 func (c *chart) yRange() (lo, hi int64, ok bool) {
 	first := true
 	see := func(v int64) {
@@ -97,9 +99,9 @@ func (c *chart) yRange() (lo, hi int64, ok bool) {
 			var pos, neg int64
 			for _, b := range c.bars {
 				if v := b.values[i]; v > 0 {
-					pos += v
+					pos = satAdd(pos, v)
 				} else {
-					neg += v
+					neg = satAdd(neg, v)
 				}
 			}
 			see(pos)
@@ -115,37 +117,88 @@ func (c *chart) yRange() (lo, hi int64, ok bool) {
 	return lo, hi, true
 }
 
+// satAdd is a+b, held at the int64 bounds instead of wrapping.
+func satAdd(a, b int64) int64 {
+	s := a + b
+	switch {
+	case a > 0 && b > 0 && s < 0:
+		return math.MaxInt64
+	case a < 0 && b < 0 && s >= 0:
+		return math.MinInt64
+	}
+	return s
+}
+
+// maxTicks bounds the ticks of an axis; ticks makes at most about seven,
+// the cap only makes the bound plain.
+const maxTicks = 12
+
 // ticks returns round tick values covering [lo, hi]: a step of 1, 2 or 5
-// times a power of ten, in integers, so labels are exact.
+// times a power of ten, in integers, so labels are exact. It is safe for
+// the whole int64 range: the span is taken as a uint64, the step comes from
+// a bounded search, and a multiple of the step beyond the int64 range is
+// left out (the axis then ends at the data's bound, see newPlot). It
+// returns between one and maxTicks values, ascending.
 func ticks(lo, hi int64) []int64 {
-	span := hi - lo
-	step := int64(1)
-	for step*4 < span {
-		switch {
-		case step*2*4 >= span:
-			step *= 2
-		case step*5*4 >= span:
-			step *= 5
-		default:
-			step *= 10
+	if hi < lo {
+		lo, hi = hi, lo
+	}
+	span := uint64(hi) - uint64(lo) // exact, even across zero
+	// The least step with 4 steps >= span; ceil(span/4) never overflows.
+	need := span/4 + min(span%4, 1)
+	// 5e18 is enough for any span: four steps of it exceed 2^64.
+	step := uint64(5e18)
+search:
+	for p := uint64(1); p <= 1e18; p *= 10 {
+		for _, m := range [...]uint64{1, 2, 5} {
+			if m*p >= need {
+				step = m * p
+				break search
+			}
 		}
 	}
-	start := floorDiv(lo, step) * step
-	end := -floorDiv(-hi, step) * step
-	if end == start {
-		end = start + step
+	st := int64(step)
+	qlo, qhi := floorDiv(lo, st), ceilDiv(hi, st)
+	if qhi == qlo {
+		// lo == hi and a multiple of the step (1): show one step more.
+		if qhi < math.MaxInt64 {
+			qhi++
+		} else {
+			qlo--
+		}
 	}
 	var out []int64
-	for v := start; v <= end; v += step {
-		out = append(out, v)
+	for i := range min(uint64(qhi-qlo)+1, maxTicks) {
+		if v, ok := mulExact(qlo+int64(i), st); ok {
+			out = append(out, v)
+		}
 	}
 	return out
 }
 
+// mulExact returns q*step (step > 0) and whether it is within int64.
+func mulExact(q, step int64) (int64, bool) {
+	if q > math.MaxInt64/step || q < math.MinInt64/step {
+		return 0, false
+	}
+	return q * step, true
+}
+
+// floorDiv is a/b rounded down (b > 0).
 func floorDiv(a, b int64) int64 {
 	q := a / b
 	if (a%b != 0) && ((a < 0) != (b < 0)) {
 		q--
+	}
+	return q
+}
+
+// ceilDiv is a/b rounded up (b > 0), without negating a (math.MinInt64
+// has no negation).
+func ceilDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) == (b < 0)) {
+		q++
 	}
 	return q
 }
@@ -164,17 +217,20 @@ func (c *chart) svg() template.HTML {
 		return template.HTML(b.String())
 	}
 	if lo == hi && !c.zero {
-		lo, hi = lo-1, hi+1
+		// A flat line in the middle; held at the int64 bounds.
+		lo, hi = satAdd(lo, -1), satAdd(hi, 1)
 	}
 	ts := ticks(lo, hi)
+	if len(ts) == 0 {
+		ts = []int64{lo} // never: ticks returns at least one value
+	}
 	labels := make([]string, len(ts))
 	left := padLeft
 	for i, t := range ts {
 		labels[i] = c.yLabel(t)
 		left = max(left, 7*len(labels[i])+12)
 	}
-	p := plot{left: left, lo: ts[0], hi: ts[len(ts)-1],
-		plotH: float64(chartH - padTop - padBot), slotW: float64(chartW-left-padRight) / float64(c.slots)}
+	p := newPlot(left, min(ts[0], lo), max(ts[len(ts)-1], hi), c.slots)
 	c.drawScales(&b, p, ts, labels)
 	c.drawBars(&b, p)
 	c.drawBands(&b, p)
@@ -189,17 +245,39 @@ func (c *chart) svg() template.HTML {
 }
 
 // plot places values and slots in the chart's plot area: left is the room
-// for the y labels, [lo, hi] the range of the y axis.
+// for the y labels, [lo, hi] the range of the y axis. Geometry alone is
+// floating point: values stay integers, and their offsets from lo are
+// taken exactly (as uint64) before they become pixels, so a span of a few
+// cents at 9e18 still draws apart and no difference overflows.
 type plot struct {
 	left         int
 	lo, hi       int64
+	span         float64
 	plotH, slotW float64
+}
+
+// newPlot returns the plot of the range [lo, hi] over slots slots.
+func newPlot(left int, lo, hi int64, slots int) plot {
+	span := float64(uint64(hi) - uint64(lo))
+	if hi <= lo {
+		span = 1
+	}
+	return plot{left: left, lo: lo, hi: hi, span: span,
+		plotH: float64(chartH - padTop - padBot), slotW: float64(chartW-left-padRight) / float64(max(slots, 1))}
+}
+
+// offset is v-lo as a float, exact up to the float's rounding whatever
+// the two values.
+func (p plot) offset(v int64) float64 {
+	if v >= p.lo {
+		return float64(uint64(v) - uint64(p.lo))
+	}
+	return -float64(uint64(p.lo) - uint64(v))
 }
 
 // y is the pixel height of value v.
 func (p plot) y(v int64) float64 {
-	// Integer offsets first: the float only places a pixel.
-	return float64(padTop) + p.plotH*(1-float64(v-p.lo)/float64(p.hi-p.lo))
+	return float64(padTop) + p.plotH*(1-p.offset(v)/p.span)
 }
 
 // x is the pixel middle of slot i.
@@ -241,10 +319,10 @@ func (c *chart) drawBars(b *strings.Builder, p plot) {
 			}
 			var from, to int64
 			if v > 0 {
-				from, to = pos[i], pos[i]+v
+				from, to = pos[i], satAdd(pos[i], v)
 				pos[i] = to
 			} else {
-				from, to = neg[i], neg[i]+v
+				from, to = neg[i], satAdd(neg[i], v)
 				neg[i] = to
 			}
 			y0, y1 := p.y(from), p.y(to)

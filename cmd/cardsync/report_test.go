@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"html"
 	"log/slog"
@@ -37,7 +38,7 @@ func TestReportCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), "<h1>cardsync report</h1>") || !strings.Contains(string(b), e.db) || strings.Contains(string(b), "<script") {
+	if !strings.Contains(string(b), "<h1>cardsync report</h1>") || !strings.Contains(string(b), "<title>cardsync report: ") || !strings.Contains(string(b), e.db) || strings.Contains(string(b), "<script") {
 		t.Errorf("report does not name the warehouse or has a script:\n%.500s", b)
 	}
 	if code, _, _ := e.run(t.Context(), "report", "-o", out, "-since", "soon"); code != exitConfig {
@@ -225,5 +226,138 @@ func TestServeReportRefreshOnPostgres(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "not refreshed") {
 		t.Errorf("the refresh failed:\n%s", logs.String())
+	}
+}
+
+// TestReportRefreshRecoversPanic: a refresh that panics is logged as an
+// error, without a stack, and the daemon and the next refresh go on.
+func TestReportRefreshRecoversPanic(t *testing.T) {
+	var logs syncBuffer
+	r := &reportRefresh{ctx: t.Context(), out: "site/index.html", log: slog.New(slog.NewTextHandler(&logs, nil))}
+	calls := 0
+	r.write = func(context.Context) error {
+		calls++
+		if calls == 1 {
+			var none []int64
+			_ = none[calls-1] // index out of range, as the chart's once was
+		}
+		return nil
+	}
+	r.RunFinished(t.Context(), worker.Result{Status: load.StatusSucceeded})
+	r.wait()
+	got := logs.String()
+	if !strings.Contains(got, "level=ERROR") || !strings.Contains(got, "[report] path not refreshed") ||
+		!strings.Contains(got, "index out of range") || strings.Contains(got, "goroutine") || strings.Contains(got, ".go:") {
+		t.Errorf("a panicking refresh logged:\n%s\nwant one error line with the panic's message and no stack", got)
+	}
+	r.RunFinished(t.Context(), worker.Result{Status: load.StatusSucceeded})
+	r.wait()
+	if calls != 2 {
+		t.Errorf("%d refreshes after a panic, want the next success to refresh again", calls)
+	}
+}
+
+// TestReportNamesAccount: with [[accounts]], report and serve's refresh
+// say in the page's heading and title which account it shows; the [api]
+// table's one account's page does not (TestReportCommand).
+func TestReportNamesAccount(t *testing.T) {
+	_, _, e := accountsEnv(t)
+	if code, out, errOut := e.run(t.Context(), "backfill"); code != 0 {
+		t.Fatalf("backfill: exit %d\n%s\n%s", code, out, errOut)
+	}
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		args    []string
+		account string
+	}{{nil, "alpha"}, {[]string{"-account", "beta"}, "beta"}} {
+		out := filepath.Join(dir, tt.account+".html")
+		if code, _, errOut := e.run(t.Context(), append([]string{"report", "-o", out}, tt.args...)...); code != 0 {
+			t.Fatalf("report %v: exit %d: %s", tt.args, code, errOut)
+		}
+		checkPageAccount(t, out, tt.account)
+	}
+
+	out := filepath.Join(dir, "served.html")
+	e.vars["CARDSYNC_REPORT_PATH"] = out
+	cfg, err := config.Load(e.vars["CARDSYNC_CONFIG"], e.environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := cfg.Settings(false, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	obs := reportObserver(t.Context(), s, s.DBPath, slog.New(slog.NewTextHandler(&logs, nil)))
+	obs.RunFinished(t.Context(), worker.Result{Status: load.StatusSucceeded})
+	obs.wait()
+	if strings.Contains(logs.String(), "not refreshed") {
+		t.Fatalf("the refresh failed:\n%s", logs.String())
+	}
+	checkPageAccount(t, out, "alpha")
+}
+
+func checkPageAccount(t *testing.T, path, account string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	if !strings.Contains(page, "<h1>cardsync report for account "+account+"</h1>") || !strings.Contains(page, "<title>cardsync report for account "+account+": ") {
+		t.Errorf("%s does not name account %s in its heading and title:\n%.700s", path, account, page)
+	}
+}
+
+// TestReportExtremeBalances: the review's account, whose balance is
+// 92233720368547758.07 (math.MaxInt64 cents) in one backfill and 0.01 in
+// the next (the report hung), or 90000000000000000.00 then 0.01 (the
+// report panicked), gets its page, with the exact amounts and no temporary
+// file left, on SQLite and on PostgreSQL.
+func TestReportExtremeBalances(t *testing.T) {
+	for _, dialect := range []string{"sqlite", "postgres"} {
+		for _, big := range []string{"92233720368547758.07", "90000000000000000.00", "-92233720368547758.07"} {
+			t.Run(dialect+"/"+big, func(t *testing.T) {
+				srv, e := newEnv(t, sim.Options{Seed: 21, Cards: 5})
+				if dialect == "postgres" {
+					url := pgURL(t)
+					delete(e.vars, "CARDSYNC_WAREHOUSE_PATH")
+					e.vars["CARDSYNC_WAREHOUSE_URL"] = url
+					e.vars["CARDSYNC_CLUSTER_HOLDER"] = "test-host:1"
+				}
+				checkExtremeReport(t, srv, e, big)
+			})
+		}
+	}
+}
+
+// checkExtremeReport backfills with the balance big, then 0.01, and
+// checks the report.
+func checkExtremeReport(t *testing.T, srv *sim.Server, e *env, big string) {
+	t.Helper()
+	for _, balance := range []string{big, "0.01"} {
+		a := srv.Account()
+		a.Balance = strPtr(balance)
+		srv.SetAccount(a)
+		if code, out, errOut := e.run(t.Context(), "backfill", "-no-progress"); code != 0 {
+			t.Fatalf("backfill with balance %s: exit %d\n%s\n%s", balance, code, out, errOut)
+		}
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.html")
+	if code, _, errOut := e.run(t.Context(), "report", "-o", out); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{big, "0.01"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the page lacks the balance %s", want)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
 	}
 }

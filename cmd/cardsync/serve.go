@@ -7,16 +7,13 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/extract"
-	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/load/dialect"
 	"github.com/cardsync/cardsync/metrics"
-	"github.com/cardsync/cardsync/report"
 	"github.com/cardsync/cardsync/worker"
 )
 
@@ -352,114 +349,4 @@ func (o observers) RunFinished(ctx context.Context, r worker.Result) {
 			x.RunFinished(ctx, r)
 		}
 	}
-}
-
-// reportObserver is serve's [report] refresh of the config's first
-// account, of the warehouse file at path or of the PostgreSQL warehouse of
-// [warehouse] url: nil without [report] path.
-func reportObserver(ctx context.Context, s config.Settings, path string, log *slog.Logger) *reportRefresh {
-	if s.ReportPath == "" {
-		return nil
-	}
-	account := load.DefaultAccount
-	if len(s.Accounts) > 0 {
-		account = s.Accounts[0].Name
-	}
-	target := readTarget(s)
-	target.Path = path
-	return &reportRefresh{ctx: ctx, target: target, opts: load.Options{Account: account, Secrets: s.Secrets},
-		out: s.ReportPath, since: s.ReportSince, log: log}
-}
-
-// reportRefreshTimeout bounds one refresh of the report.
-const reportRefreshTimeout = 5 * time.Minute
-
-// reportRefresh writes the HTML report after each successful run, in the
-// background on a read-only connection of its own (never the writer's,
-// never inside the run's commit window or under its lock), one at a time:
-// a success while a refresh is still writing is folded into it. The file is
-// a temp file renamed over the last one, so a file server always has a
-// whole page. A failure is logged, never fatal: the next success tries
-// again.
-type reportRefresh struct {
-	ctx    context.Context // serve's: a stop cancels a refresh
-	target dialect.Target
-	// opts.Account is the one the report shows: the config's first.
-	opts  load.Options
-	out   string
-	since time.Duration
-	log   *slog.Logger
-
-	mu      sync.Mutex
-	running bool
-	again   bool
-	wg      sync.WaitGroup
-}
-
-// RunFinished implements worker.Observer.
-func (r *reportRefresh) RunFinished(_ context.Context, res worker.Result) {
-	if res.Status != load.StatusSucceeded {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.running {
-		r.again = true
-		return
-	}
-	r.running = true
-	r.wg.Add(1)
-	go r.loop()
-}
-
-// loop refreshes until no success arrived during the last refresh.
-func (r *reportRefresh) loop() {
-	defer r.wg.Done()
-	for {
-		r.refresh()
-		r.mu.Lock()
-		if !r.again || r.ctx.Err() != nil {
-			r.running = false
-			r.mu.Unlock()
-			return
-		}
-		r.again = false
-		r.mu.Unlock()
-	}
-}
-
-func (r *reportRefresh) refresh() {
-	ctx, cancel := context.WithTimeout(r.ctx, reportRefreshTimeout)
-	defer cancel()
-	start := time.Now()
-	err := func() error {
-		wh, err := dialect.OpenReadOnly(ctx, r.target, r.opts)
-		if err != nil {
-			return err
-		}
-		defer wh.Close()
-		return writeReport(ctx, wh, r.out, report.Options{Since: r.since, Mode: reportMode(r.target.URL, r.target.Path)})
-	}()
-	if err != nil {
-		r.log.Warn("[report] path not refreshed; the next successful run tries again", "path", r.out, "err", err)
-		return
-	}
-	r.log.Debug("report refreshed", "path", r.out, "duration", time.Since(start).Round(time.Millisecond))
-}
-
-// wait waits for a refresh in progress (serve's stop, tests).
-func (r *reportRefresh) wait() {
-	if r != nil {
-		r.wg.Wait()
-	}
-}
-
-// asObserver returns r as a worker.Observer (nil when r is nil, so that
-// observers skips it) and keeps it in list for the stop to wait on.
-func asObserver(r *reportRefresh, list *[]*reportRefresh) worker.Observer {
-	if r == nil {
-		return nil
-	}
-	*list = append(*list, r)
-	return r
 }
