@@ -220,6 +220,15 @@ func (d *Daemon) accountConfig(i int) (*Job, Schedule, int, time.Duration, <-cha
 	return d.Jobs[i], d.Schedule, d.scheduleGen, d.RunTimeout, d.reloaded
 }
 
+// FirstRun is when the daemon started at now runs first: at once with
+// RunOnStart, else at NextRun from now (the start-up log line's next_run).
+func (d *Daemon) FirstRun(now time.Time) time.Time {
+	if d.RunOnStart {
+		return now
+	}
+	return NextRun(d.Schedule, now)
+}
+
 // accountSchedule is one account's loop: wait for its slot, run, repeat. A
 // reload that replaced the schedule moves the slot to the new schedule's
 // next one; any other reload keeps it.
@@ -234,7 +243,9 @@ func (d *Daemon) accountSchedule(ctx context.Context, a *accountLoop, stopTimeou
 		}
 		if !runNow {
 			if next.IsZero() {
-				next = sched.Next(time.Now())
+				// From now: the daemon's start, a reload's new schedule, or
+				// the end of the run just done.
+				next = NextRun(sched, time.Now())
 			}
 			d.notify(d.statusPrefix(job) + "idle; next run " + next.UTC().Format(time.RFC3339))
 			job.logger().Debug("waiting for the next scheduled run", "next_run", next.UTC().Format(time.RFC3339))

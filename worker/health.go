@@ -2,6 +2,7 @@ package worker
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cardsync/cardsync/load"
@@ -10,6 +11,34 @@ import (
 // Schedule is when runs are due (robfig/cron's Schedule is one).
 type Schedule interface {
 	Next(time.Time) time.Time
+}
+
+// NextRun is when the daemon starts its next scheduled run after from: the
+// end of its previous run, or its start when it has run nothing yet. It
+// counts from a run's end, not its start, so a run longer than an @every
+// interval (or a cron slot) is never followed at once by another. Status
+// and the start-up log line use it too, to say what the daemon will do.
+func NextRun(sched Schedule, from time.Time) time.Time { return sched.Next(from) }
+
+// lastRunEnd is what NextRun counts from for a warehouse whose newest run
+// is runs[0]: its end; now while it runs (the next run comes after it
+// ends); the last sign of life of a dead run (in dead); now when there is
+// no run.
+func lastRunEnd(runs []load.Run, dead []int64, now time.Time) time.Time {
+	if len(runs) == 0 {
+		return now
+	}
+	r := runs[0]
+	switch {
+	case r.FinishedAt != nil:
+		return *r.FinishedAt
+	case r.Status == load.StatusRunning && !slices.Contains(dead, r.ID):
+		return now
+	}
+	if r.HeartbeatAt.After(r.StartedAt) {
+		return r.HeartbeatAt
+	}
+	return r.StartedAt
 }
 
 // Health is the judgement of one warehouse's state, as `cardsync status`
@@ -22,11 +51,11 @@ type Health struct {
 	// Problems say why not, most important first; Warnings are worth a look
 	// but do not make the warehouse unhealthy.
 	Problems, Warnings []string
-	// NextDue is when the schedule expects the next run (after the newest
-	// run's start, or after now when there is none); Overdue says that two
-	// more scheduled slots went by with no run started and no sync holding
-	// the warehouse: the daemon is stopped, or failing before it can record
-	// a run.
+	// NextDue is when the daemon starts the next run (NextRun after the
+	// newest run's end; after now when there is none or it is still
+	// running); Overdue says that two more scheduled slots went by with no
+	// run started and no sync holding the warehouse: the daemon is stopped,
+	// or failing before it can record a run.
 	NextDue time.Time
 	Overdue bool
 	// StaleAfter is when the last success becomes too old (three scheduled
@@ -85,11 +114,8 @@ func Assess(s load.Summary, sched Schedule, now time.Time, lockHolder int, runTi
 		}
 	}
 	if sched != nil {
-		from := now
-		if len(s.Runs) > 0 {
-			from = s.Runs[0].StartedAt
-		}
-		h.NextDue = sched.Next(from)
+		from := lastRunEnd(s.Runs, h.DeadRuns, now)
+		h.NextDue = NextRun(sched, from)
 		if after := sched.Next(sched.Next(h.NextDue)); now.After(after) && lockHolder == 0 {
 			h.Overdue = true
 			h.Problems = append(h.Problems, fmt.Sprintf("overdue: the schedule expected a run at %s and none has started since %s; is `cardsync serve` running? (its log says why a run could not start)",

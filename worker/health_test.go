@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robfig/cron/v3"
+
 	"github.com/cardsync/cardsync/load"
 )
 
@@ -53,8 +55,13 @@ func TestAssess(t *testing.T) {
 			problem: "more than three scheduled runs ago", overdue: true},
 		{name: "one slot missed is not yet overdue", sum: load.Summary{Runs: []load.Run{run(3, "succeeded", 32*time.Minute, "")}, LastSuccessAt: ptr(at(30 * time.Minute)), LastSuccessRun: 3},
 			healthy: true},
-		{name: "overdue: two slots missed, runs fail before they are recorded", sum: load.Summary{Runs: []load.Run{run(3, "succeeded", 47*time.Minute, "")}, LastSuccessAt: ptr(at(45 * time.Minute)), LastSuccessRun: 3},
-			problem: "overdue", overdue: true},
+		// The daemon counts from a run's end (NextRun): the run ended at
+		// 11:14, its slots 11:15, 11:30 and 11:45 went by, so the success
+		// is stale as well (and said first).
+		{name: "overdue: two slots missed, runs fail before they are recorded", sum: load.Summary{Runs: []load.Run{run(3, "succeeded", 48*time.Minute, "")}, LastSuccessAt: ptr(at(46 * time.Minute)), LastSuccessRun: 3},
+			problem: "more than three scheduled runs ago", overdue: true},
+		{name: "two slots after the end of the last run, not yet overdue", sum: load.Summary{Runs: []load.Run{run(3, "succeeded", 47*time.Minute, "")}, LastSuccessAt: ptr(at(45 * time.Minute)), LastSuccessRun: 3},
+			healthy: true},
 		{name: "a long run in progress is not overdue", sum: load.Summary{Runs: []load.Run{run(4, "running", 50*time.Minute, ""), run(3, "succeeded", 65*time.Minute, "")}, LastSuccessAt: ptr(at(40 * time.Minute)), LastSuccessRun: 3},
 			lockHolder: 4242, healthy: true},
 		{name: "running with a live writer", sum: load.Summary{Runs: []load.Run{run(5, "running", 2*time.Minute, ""), run(4, "succeeded", 15*time.Minute, "")}, LastSuccessAt: ptr(at(13 * time.Minute)), LastSuccessRun: 4},
@@ -96,6 +103,50 @@ func TestAssess(t *testing.T) {
 			}
 			if h.Overdue != tt.overdue || len(h.DeadRuns) != tt.deadRuns {
 				t.Errorf("overdue %v dead runs %v; want %v and %d", h.Overdue, h.DeadRuns, tt.overdue, tt.deadRuns)
+			}
+		})
+	}
+}
+
+// TestNextDueIsTheDaemons: status's next run is the daemon's, counted from
+// the newest run's end (NextRun), for @every and cron specs alike: with
+// runs of 25 s, @every 40s is due 40 s after the end, and @every 10s is
+// not shown as a time already past; a cron slot is the same whichever of
+// start or end it counts from; a run in progress pushes it past now.
+func TestNextDueIsTheDaemons(t *testing.T) {
+	start := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	end := start.Add(25 * time.Second)
+	now := start.Add(30 * time.Second)
+	cronSpec, err := cron.ParseStandard("*/5 * * * *")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := load.Summary{Runs: []load.Run{{ID: 2, Status: load.StatusSucceeded, StartedAt: start, HeartbeatAt: end, FinishedAt: &end}},
+		LastSuccessAt: &end, LastSuccessRun: 2}
+	running := load.Summary{Runs: []load.Run{{ID: 3, Status: load.StatusRunning, StartedAt: start, HeartbeatAt: end}, done.Runs[0]},
+		LastSuccessAt: &end, LastSuccessRun: 2}
+	for _, tt := range []struct {
+		name       string
+		sched      Schedule
+		sum        load.Summary
+		lockHolder int
+		want       time.Time
+	}{
+		{"@every 40s after a 25 s run", cron.Every(40 * time.Second), done, 0, end.Add(40 * time.Second)},
+		{"@every 10s after a 25 s run", cron.Every(10 * time.Second), done, 0, end.Add(10 * time.Second)},
+		{"cron */5 after a 25 s run", cronSpec, done, 0, start.Add(5 * time.Minute)},
+		{"@every 40s while a run is in progress", cron.Every(40 * time.Second), running, 4242, now.Add(40 * time.Second)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := Assess(tt.sum, tt.sched, now, tt.lockHolder, time.Hour)
+			if !h.NextDue.Equal(tt.want) {
+				t.Errorf("NextDue = %s, want %s", h.NextDue.Format(time.TimeOnly), tt.want.Format(time.TimeOnly))
+			}
+			if !h.NextDue.After(now) || h.Overdue || !h.Healthy {
+				t.Errorf("next due %s at %s, overdue %v, problems %q: want a time to come, healthy", h.NextDue.Format(time.TimeOnly), now.Format(time.TimeOnly), h.Overdue, h.Problems)
+			}
+			if got := NextRun(tt.sched, lastRunEnd(tt.sum.Runs, nil, now)); !got.Equal(h.NextDue) {
+				t.Errorf("NextRun = %s, Assess says %s", got, h.NextDue)
 			}
 		})
 	}

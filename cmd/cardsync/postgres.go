@@ -62,7 +62,9 @@ func (m *Main) sqliteSettings(cf commonFlags, command, instead string) (config.S
 // checkPostgres is check's warehouse part with [warehouse] url: it signs
 // in, reads the schema version without migrating (an older schema is
 // reported, not an error: the next sync upgrades it), checks that the
-// server accepts writes (not a standby) and reads each account.
+// server accepts writes (not a standby) and that the role may write every
+// table a sync writes (Writable: a read-only role fails, exit 6, naming
+// the privilege it lacks) and reads each account.
 func checkPostgres(ctx context.Context, s config.Settings, ok func(format string, a ...any)) error {
 	for i, a := range s.Accounts {
 		wh, err := openForReading(ctx, s, a.Name)

@@ -198,9 +198,10 @@ func pgText(t *testing.T, url, query string) string {
 // cards_flat left by an older binary (id numeric) blocks the view's
 // re-creation; backfill still succeeds (a warning, the rows committed),
 // status shows the stale view. A real read-only role (LOGIN, USAGE on the
-// schema, SELECT on the tables) runs status and check without error and
-// without DDL; with the schema one version behind, status says so and
-// check says the next sync upgrades it, and nothing is migrated.
+// schema, SELECT on the tables) runs status without error and without DDL,
+// while check and backfill say it cannot write (exit 6); with the schema
+// one version behind, status says so and check says the next sync upgrades
+// it, and nothing is migrated.
 func TestPostgresAnalystViewAndReadOnlyRole(t *testing.T) {
 	url := pgURL(t)
 	up, e := newEnv(t, sim.Options{Seed: 7, Cards: 20})
@@ -243,8 +244,14 @@ func TestPostgresAnalystViewAndReadOnlyRole(t *testing.T) {
 	if code, out, errOut := e.run(t.Context(), "status", "-json"); code != 0 || !strings.Contains(out, `"cards_flat_stale": true`) {
 		t.Errorf("status -json as the read-only role: exit %d\n%s\n%s", code, out, errOut)
 	}
-	if code, out, errOut := e.run(t.Context(), "check"); code != 0 || !strings.Contains(out, "account default:") || !strings.Contains(out, "cards_flat lags") {
-		t.Errorf("check as the read-only role: exit %d\n%s\n%s", code, out, errOut)
+	// check proves the role can write what a sync writes: this one cannot.
+	if code, out, errOut := e.run(t.Context(), "check"); code != 6 || strings.Contains(out, "accepts writes") ||
+		!strings.Contains(errOut, "role "+role+" cannot write the warehouse") || !strings.Contains(errOut, "INSERT on table sync_runs") {
+		t.Errorf("check as the read-only role: exit %d, want 6 naming the role and the privilege it lacks\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut := e.run(t.Context(), "backfill"); code != 6 || strings.Contains(errOut, "001_init") ||
+		!strings.Contains(errOut, "role "+role+" cannot write the warehouse") {
+		t.Errorf("backfill as the read-only role: exit %d, want 6 naming the role, no migration\n%s\n%s", code, out, errOut)
 	}
 	if after := pgText(t, url, state); after != before {
 		t.Errorf("the read-only role's commands changed the database:\n%s\n%s", before, after)

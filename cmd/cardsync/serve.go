@@ -78,7 +78,7 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 		Reload:     sv.reload,
 	}
 	sv.log.Info("cardsync serving", "version", version(), "schedule", s.CronSpec, "timezone", s.Location.String(),
-		"next_run", d.Schedule.Next(time.Now()).UTC().Format(time.RFC3339), "warehouse", warehouseName(s), "api", apiURLs(s),
+		"next_run", d.FirstRun(time.Now()).UTC().Format(time.RFC3339), "warehouse", warehouseName(s), "api", apiURLs(s),
 		"run_on_start", s.RunOnStart)
 	if s.WarehouseURL != "" {
 		sv.log.Info("sharing the PostgreSQL warehouse: each run takes its account's lease", "holder", s.Holder, "lease_ttl", s.LeaseTTL)

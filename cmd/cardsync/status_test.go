@@ -50,7 +50,10 @@ func statusFixture() (load.Summary, time.Time) {
 // JSON and compares them with testdata/status: the JSON document and the
 // SQLite text are byte for byte what status printed before the model
 // moved to package worker; with PostgreSQL the text has no WAL (there is
-// no WAL file) and the JSON is unchanged (wal_bytes 0).
+// no WAL file) and the JSON is unchanged (wal_bytes 0). Since the next
+// run is counted as the daemon counts it (worker.NextRun, from a run's
+// end), an account whose run is still in progress at 12:00 is next due at
+// 13:00 (it was 12:00, counted from the run's start: a time already due).
 func TestStatusGolden(t *testing.T) {
 	sum, now := statusFixture()
 	sch, err := cron.ParseStandard("0 * * * *")

@@ -226,8 +226,9 @@ func TestCommentsSurviveFlatRecreation(t *testing.T) {
 }
 
 // TestCommentsNeedOwner: a role that may write the tables (and create in
-// the schema, as a writing open's migration check needs) but owns none
-// opens the warehouse with a warning, column_docs filled.
+// the schema, though an up-to-date database no longer needs it: see
+// TestWritableNeedsWritePrivileges) but owns none opens the warehouse with
+// a warning, column_docs filled.
 func TestCommentsNeedOwner(t *testing.T) {
 	w, u, _ := openPG(t, Options{})
 	ro := readOnlyRole(t, u)

@@ -3,10 +3,12 @@ package postgres
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cardsync/cardsync/load"
@@ -55,11 +57,21 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, policy *redact.Policy) (ap
 			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			// Created only when missing: CREATE TABLE IF NOT EXISTS needs
+			// CREATE on the schema even when the table exists, and would
+			// refuse a role that may write but not create (or a read-only
+			// one) as if the database were empty.
+			var exists bool
+			if err := tx.QueryRow(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL`).Scan(&exists); err != nil {
+				return err
+			}
+			if !exists {
+				if _, err := tx.Exec(ctx, `CREATE TABLE schema_migrations (
 					version    integer     PRIMARY KEY,
 					name       text        NOT NULL,
 					applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
-				return err
+					return err
+				}
 			}
 			var have int
 			if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
@@ -83,13 +95,29 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, policy *redact.Policy) (ap
 			return err
 		})
 		if err != nil {
-			return applied, fmt.Errorf("migrate to %s: %w", m.Name, err)
+			return applied, fmt.Errorf("migrate to %s: %w", m.Name, cannotMigrate(ctx, pool, err))
 		}
 		if !done {
 			applied = append(applied, m.Version)
 		}
 	}
 	return applied, nil
+}
+
+// cannotMigrate makes a migration refused for want of a privilege (SQLSTATE
+// 42501) say which role cannot change the schema, wrapping
+// load.ErrNotWritable; other errors are returned as they are.
+func cannotMigrate(ctx context.Context, pool *pgxpool.Pool, err error) error {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "42501" {
+		return err
+	}
+	role := "the role"
+	var name string
+	if pool.QueryRow(ctx, `SELECT current_user::text`).Scan(&name) == nil {
+		role = "role " + name
+	}
+	return &notWritableError{msg: role + " cannot change the warehouse's schema (migrate as the role that owns cardsync's tables)", err: err}
 }
 
 // migrationSteps are Go steps that run after a migration's SQL, in its

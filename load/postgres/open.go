@@ -151,6 +151,12 @@ func Open(ctx context.Context, url string, opts Options) (_ *Warehouse, err erro
 	if opts.ReadOnly {
 		return w, nil
 	}
+	// A role that may read but not write an up-to-date database (Migrate
+	// had nothing to do) is refused here, by name, before any write.
+	if err := checkWritable(ctx, pool, shown); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
+	}
 	// The shared objects a migration cannot fill: column_docs from this
 	// binary's documentation, cards_flat from card_fields (a replica may
 	// have stopped between a commit and its re-creation).
@@ -212,16 +218,82 @@ func (w *Warehouse) Close() error {
 	return nil
 }
 
-// Writable implements load.Destination: the database answers and accepts
-// writes (a standby promoted away from us does not).
+// Writable implements load.Destination: the database answers, accepts
+// writes (a standby promoted away from us does not) and the role may write
+// every table a sync writes (writePrivileges), in one query. A refusal wraps
+// load.ErrNotWritable and names the role and the first privilege it lacks.
+// cards_flat's re-creation and the COMMENTs need the objects' owner; without
+// it they are warnings (followFlat, refreshColumnDocs), so they are not
+// checked here.
 func (w *Warehouse) Writable(ctx context.Context) (err error) {
 	defer classify(&err)
-	var ro string
-	if err := w.pool.QueryRow(ctx, `SHOW transaction_read_only`).Scan(&ro); err != nil {
-		return fmt.Errorf("check the warehouse %s: %w", w.url, err)
+	return checkWritable(ctx, w.pool, w.url)
+}
+
+// writePrivileges are the privileges a sync uses on each table it writes,
+// in the order checkWritable reports the first one missing (SELECT ... FOR
+// UPDATE and FOR SHARE need UPDATE; INSERT ... ON CONFLICT DO UPDATE needs
+// both).
+var writePrivileges = []struct{ table, privileges string }{
+	{"sync_runs", "SELECT,INSERT,UPDATE"},
+	{"sync_leases", "SELECT,INSERT,UPDATE"},
+	{"card_state", "SELECT,INSERT,UPDATE"},
+	{"card_versions", "SELECT,INSERT,UPDATE"},
+	{"account_snapshots", "SELECT,INSERT"},
+	{"sync_checkpoints", "SELECT,INSERT,UPDATE"},
+	{"sync_walks", "SELECT,INSERT,UPDATE,DELETE"},
+	{"removal_pending", "SELECT,INSERT,DELETE"},
+	{"walk_seen", "SELECT,INSERT,DELETE"},
+	{"run_pages", "SELECT,INSERT,UPDATE,DELETE"},
+	{"rejected_cards", "SELECT,INSERT,UPDATE"},
+	{"card_fields", "SELECT,INSERT,UPDATE,DELETE"},
+	{"column_docs", "SELECT,INSERT,UPDATE,DELETE"},
+}
+
+// notWritableError is a role's refusal to write: it reads as msg (then
+// err, if any) and wraps load.ErrNotWritable (whose text speaks of a file)
+// and err.
+type notWritableError struct {
+	msg string
+	err error
+}
+
+// Error implements error.
+func (e *notWritableError) Error() string {
+	if e.err == nil {
+		return e.msg
+	}
+	return e.msg + ": " + e.err.Error()
+}
+
+// Unwrap makes errors.Is find load.ErrNotWritable and the cause.
+func (e *notWritableError) Unwrap() []error { return []error{load.ErrNotWritable, e.err} }
+
+// checkWritable is Writable's query: whether the session is read-only (a
+// standby), the role, and the first of writePrivileges it lacks (a table
+// missing counts as lacking it).
+func checkWritable(ctx context.Context, q interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}, shown string) error {
+	var tables, privileges []string
+	for _, p := range writePrivileges {
+		for priv := range strings.SplitSeq(p.privileges, ",") {
+			tables, privileges = append(tables, p.table), append(privileges, priv)
+		}
+	}
+	var ro, role string
+	var missing *string
+	if err := q.QueryRow(ctx, `SELECT current_setting('transaction_read_only'), current_user::text,
+		(SELECT p || ' on table ' || t FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS x(t, p, o)
+			WHERE NOT coalesce(has_table_privilege(to_regclass(t)::oid, p), false) ORDER BY o LIMIT 1)`,
+		tables, privileges).Scan(&ro, &role, &missing); err != nil {
+		return fmt.Errorf("check the warehouse %s: %w", shown, err)
 	}
 	if ro == "on" {
-		return fmt.Errorf("%w: %s is read-only (a standby?)", load.ErrNotWritable, w.url)
+		return fmt.Errorf("%w: %s is read-only (a standby?)", load.ErrNotWritable, shown)
+	}
+	if missing != nil {
+		return &notWritableError{msg: fmt.Sprintf("role %s cannot write the warehouse %s: it lacks %s (grant SELECT, INSERT, UPDATE and DELETE on cardsync's tables, or sync as the role that owns them)", role, shown, *missing)}
 	}
 	return nil
 }
