@@ -1,30 +1,12 @@
 package postgres
 
 import (
-	"errors"
-
 	"github.com/cardsync/cardsync/load"
 )
 
-// warehouseError makes every error of the package an ErrWarehouse, as
-// package load's are, so callers branch on load.ErrWarehouse for both
-// destinations.
-type warehouseError struct{ err error }
-
-// Error implements error: "warehouse error: <cause>".
-func (e *warehouseError) Error() string { return "warehouse error: " + e.err.Error() }
-
-// Unwrap makes errors.Is find both load.ErrWarehouse and the cause.
-func (e *warehouseError) Unwrap() []error { return []error{load.ErrWarehouse, e.err} }
-
-// classify wraps *err with load.ErrWarehouse, once; exported functions
-// defer it on their named error.
-func classify(err *error) {
-	if *err == nil || errors.Is(*err, load.ErrWarehouse) {
-		return
-	}
-	*err = &warehouseError{err: *err}
-}
+// classify wraps *err with load.ErrWarehouse, once (load.Classify);
+// exported functions defer it on their named error.
+func classify(err *error) { load.Classify(err) }
 
 // The lease errors are package load's (the worker reads them without
 // knowing the dialect); these names keep this package's spelling.

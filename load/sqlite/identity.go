@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+
+	"github.com/cardsync/cardsync/load"
 )
 
 // ErrNoIdentity is wrapped when a database file has no warehouse identity:
@@ -37,7 +39,7 @@ func (w *Warehouse) upgradeIdentity(ctx context.Context, tx *sql.Tx) error {
 func (w *Warehouse) ID(ctx context.Context) (string, error) {
 	id, err := identityOf(ctx, w.db, "main")
 	if err != nil {
-		return "", &warehouseError{err: fmt.Errorf("%s: %w", w.path, err)}
+		return "", load.WarehouseError(fmt.Errorf("%s: %w", w.path, err))
 	}
 	return id, nil
 }
