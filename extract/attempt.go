@@ -122,6 +122,12 @@ func (c *Client) answered(r *request, resp *http.Response, raw []byte, tok Secre
 		o = c.decoded(r, s, ct, raw, o)
 	case s == http.StatusUnauthorized:
 		o.err, o.unauthorized = c.errorBody(s, ct, raw, tok), true
+	case s == http.StatusUnprocessableEntity && r.endpoint == EndpointToken:
+		// Laravel answers a sign-in it refuses by validation (a wrong
+		// password as "These credentials do not match our records.", an
+		// empty email) with 422: the credentials, not the request, are
+		// at fault.
+		o.err, o.unauthorized = c.errorBody(s, ct, raw, tok), true
 	case s == http.StatusTooManyRequests:
 		o.err, o.retry, o.rateLimited = rateLimited(c.errorBody(s, ct, raw, tok)), true, true
 		o.hint = c.retryHint(resp.Header, true)

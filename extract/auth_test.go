@@ -126,6 +126,8 @@ func TestWrongCredentials(t *testing.T) {
 	}
 }
 
+// TestTokenEndpointValidationError: a 422 from the token endpoint keeps
+// its fields and counts as refused credentials.
 func TestTokenEndpointValidationError(t *testing.T) {
 	c, _, _ := handlerEnv(t, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 422, `{"message":"The given data was invalid.","errors":{"email":["The email field is required."]},"status_code":422}`)
@@ -135,8 +137,21 @@ func TestTokenEndpointValidationError(t *testing.T) {
 	if !errors.As(err, &se) || se.StatusCode != 422 || se.Fields["email"][0] != "The email field is required." {
 		t.Fatalf("err = %v, want a 422 *StatusError with the field message", err)
 	}
-	if errors.Is(err, ErrUnavailable) || errors.Is(err, ErrUnauthenticated) {
-		t.Errorf("422 classified as unavailable/unauthenticated: %v", err)
+	// Laravel refuses a sign-in by validation with 422 (a wrong password,
+	// an empty field): the credentials are refused (exit 3, the
+	// credentials advice), never retried as unavailability.
+	if errors.Is(err, ErrUnavailable) || !errors.Is(err, ErrUnauthenticated) {
+		t.Errorf("422 from the token endpoint: %v; want ErrUnauthenticated, not ErrUnavailable", err)
+	}
+}
+
+// TestValidationErrorElsewhereIsNotCredentials: a 422 from another
+// endpoint is the request's fault, not the credentials'.
+func TestValidationErrorElsewhereIsNotCredentials(t *testing.T) {
+	e := newEnv(t, sim.Options{Cards: 5, Faults: []sim.Fault{{Kind: sim.FaultStatus, Status: 422, Endpoint: "account"}}}, nil)
+	_, err := e.c.Account(t.Context())
+	if err == nil || errors.Is(err, ErrUnauthenticated) {
+		t.Errorf("422 from /account: %v; want an error that is not ErrUnauthenticated", err)
 	}
 }
 
