@@ -365,17 +365,24 @@ func TestDecodeAccountEnvelope(t *testing.T) {
 	}
 }
 
-// TestAccountErrorScrubbed: an amount the server filled with a secret (a
-// token quoted back) is refused with an error that does not repeat it,
-// still a protocol error.
+// TestAccountErrorScrubbed: an amount that is no number is refused, but
+// one the server filled with a secret (a token quoted back) is no reason
+// to lose the snapshot: it is null, as the README says.
 func TestAccountErrorScrubbed(t *testing.T) {
 	scrub := func(s string) string { return strings.ReplaceAll(s, "tokTOKtok1234", "[REDACTED]") }
-	_, err := decodeAccount([]byte(`{"data":{"balance":"tokTOKtok1234"}}`), 2, scrub)
-	if err == nil || strings.Contains(err.Error(), "tokTOKtok1234") || !strings.Contains(err.Error(), "[REDACTED]") {
-		t.Errorf("err = %v: want the amount refused, the token scrubbed", err)
-	}
+	// An amount that is not a number and holds no secret is refused.
+	_, err := decodeAccount([]byte(`{"data":{"balance":"twelve"}}`), 2, scrub)
 	var pe *ProtocolError
 	if !errors.As(err, &pe) || pe.Field != "account.balance" {
 		t.Errorf("err = %v: want a *ProtocolError of account.balance", err)
+	}
+	// One that is the token keeps the snapshot: the amount and the count
+	// are null (load counts and redacts the values in raw).
+	a, err := decodeAccount([]byte(`{"data":{"name":"A","balance":"tokTOKtok1234","cards_balance":"1.00","applied_card_count":"tokTOKtok1234"}}`), 2, scrub)
+	if err != nil {
+		t.Fatalf("a secret in an amount dropped the snapshot: %v", err)
+	}
+	if a.Balance != nil || a.AppliedCardCount != nil || a.CardsBalance == nil || a.CardsBalance.String() != "1.00" {
+		t.Errorf("account %+v: want balance and applied_card_count null, cards_balance 1.00", a)
 	}
 }
