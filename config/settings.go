@@ -304,9 +304,13 @@ func ParseSince(s string) (time.Duration, error) {
 	const want = "want a positive number of days (90d) or a Go duration (36h)"
 	var d time.Duration
 	if days, ok := strings.CutSuffix(s, "d"); ok {
+		const maxDays = 100 * 366
 		n, err := strconv.Atoi(days)
-		if err != nil || n <= 0 || n > 100*366 {
+		if err != nil || n <= 0 {
 			return 0, errors.New(want)
+		}
+		if n > maxDays {
+			return 0, fmt.Errorf("%d days is more than the cap of %d days (100 years)", n, maxDays)
 		}
 		d = time.Duration(n) * 24 * time.Hour
 	} else {

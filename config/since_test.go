@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -30,5 +31,17 @@ func TestParseSince(t *testing.T) {
 				t.Errorf("ParseSince(%q) = %v, %v; want %v (ok %v)", tt.in, got, err, tt.want, tt.ok)
 			}
 		})
+	}
+}
+
+// TestParseSinceCap: a number of days past the cap is refused naming the
+// cap, not as if it were not a positive number.
+func TestParseSinceCap(t *testing.T) {
+	if _, err := ParseSince("36600d"); err != nil {
+		t.Errorf("ParseSince(36600d): %v", err)
+	}
+	_, err := ParseSince("100000d")
+	if err == nil || !strings.Contains(err.Error(), "cap of 36600 days") || strings.Contains(err.Error(), "positive") {
+		t.Errorf("ParseSince(100000d) = %v, want an error naming the cap", err)
 	}
 }

@@ -128,3 +128,23 @@ func TestBackfillAccounts(t *testing.T) {
 		t.Errorf("status: exit %d\n%s", code, out)
 	}
 }
+
+// TestCheckAccounts: check goes on past a failing account, prints each
+// account's result, checks the warehouse, and exits with the code of the
+// first failure in config order.
+func TestCheckAccounts(t *testing.T) {
+	alpha, _, e := accountsEnv(t)
+	alpha.InjectFault(sim.Fault{Endpoint: sim.EndpointToken, Kind: sim.FaultStatus, Status: 401})
+	code, out, errOut := e.run(t.Context(), "check")
+	if code != exitAuth {
+		t.Errorf("check: exit %d, want %d\n%s\n%s", code, exitAuth, out, errOut)
+	}
+	for _, want := range []string{"FAIL  account alpha: ", "ok    account beta: authenticated", "ok    account beta: account ", "does not exist yet"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errOut, "account alpha: ") {
+		t.Errorf("stderr does not name the failing account:\n%s", errOut)
+	}
+}

@@ -167,6 +167,10 @@ func exitCode(err error) int {
 		return exitBadData
 	case errors.Is(err, worker.ErrWarehouse):
 		return exitWarehouse
+	case gaveUpOnBadAnswer(err):
+		// Retries that ended on a truncated or malformed 2xx body: the
+		// API answered, but not with usable JSON.
+		return exitBadData
 	case errors.Is(err, extract.ErrUnavailable):
 		return exitUnavailable
 	case errors.As(err, &pe), errors.Is(err, extract.ErrForeignOrigin), errors.Is(err, extract.ErrRedirect),
@@ -177,6 +181,16 @@ func exitCode(err error) int {
 		return exitBadData
 	}
 	return exitFailure
+}
+
+// gaveUpOnBadAnswer reports whether err is the end of retries
+// (*extract.WaitError) whose last attempt got a 2xx answer with a body that
+// breaks the protocol (truncated or malformed JSON). A protocol error of a
+// 5xx, 408 or 429 (an HTML error page) is unavailability and is not one.
+func gaveUpOnBadAnswer(err error) bool {
+	var we *extract.WaitError
+	var pe *extract.ProtocolError
+	return errors.As(err, &we) && errors.As(we.Last, &pe) && pe.StatusCode >= 200 && pe.StatusCode < 300
 }
 
 // commonFlags are the flags every command that reads the config takes.

@@ -21,8 +21,9 @@ reaches the API, authenticates (one token request), reads /account, opens
 the warehouse read-only and proves it could write it (takes the writer lock
 and rolls back a write transaction; this also recreates the -wal and -shm
 files that analysts need if a manual read-write open removed them). It
-prints what it found and exits non-zero on the first problem (exit codes as
-for backfill), within -timeout.
+checks every account, then the warehouse, prints what it found (a failing
+account as a "FAIL" line) and exits with the code of the first problem in
+config order (exit codes as for backfill), within -timeout.
 
 Examples:
   cardsync check -config /etc/cardsync/config.toml
@@ -48,16 +49,28 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 	defer cancel()
 	ok := func(format string, a ...any) { fmt.Fprintf(m.Stdout, "ok    "+format+"\n", a...) }
 	ok("config valid (api %s, schedule %q %s)", apiURLs(s), s.CronSpec, s.Location)
-	if err := m.checkAccounts(ctx, s, ok); err != nil {
+	first := m.checkAccounts(ctx, s, ok)
+	if s.WarehouseURL != "" {
+		err = checkPostgres(ctx, s, ok)
+	} else {
+		err = checkSQLite(ctx, s, ok)
+	}
+	if first == nil {
 		return err
 	}
-	if s.WarehouseURL != "" {
-		return checkPostgres(ctx, s, ok)
+	if err != nil {
+		m.checkFailed(err)
 	}
-	return checkSQLite(ctx, s, ok)
+	return first
 }
 
-// checkAccounts authenticates as each account and reads its /account.
+// checkFailed prints a problem that check goes on past; the first problem
+// is also its error (on stderr, and the exit code).
+func (m *Main) checkFailed(err error) { fmt.Fprintf(m.Stdout, "FAIL  %v\n", err) }
+
+// checkAccounts authenticates as each account and reads its /account. It
+// goes on past a failing account (printed as a FAIL line) and returns the
+// first failure.
 func (m *Main) checkAccounts(ctx context.Context, s config.Settings, ok func(format string, a ...any)) error {
 	// check prints its own findings; the client's routine lines (a token
 	// obtained) would interleave with them, so it logs warnings and errors
@@ -68,17 +81,23 @@ func (m *Main) checkAccounts(ctx context.Context, s config.Settings, ok func(for
 	}
 	log := m.logger(quiet)
 	pacers := groupPacers(s.Accounts)
+	var first error
 	for _, a := range s.Accounts {
+		who := accountPrefix(s, a.Name)
 		client, err := newAccountClient(s, a, pacers, accountLogger(s, log, a.Name), nil, nil)
 		if err != nil {
-			return err
+			err = fmt.Errorf("%s%w", who, err)
+		} else {
+			err = checkAccount(ctx, client, who, a.Email, ok)
 		}
-		who := accountPrefix(s, a.Name)
-		if err := checkAccount(ctx, client, who, a.Email, ok); err != nil {
-			return err
+		if err != nil {
+			m.checkFailed(err)
+			if first == nil {
+				first = err
+			}
 		}
 	}
-	return nil
+	return first
 }
 
 // checkAccount authenticates the client (who names its account when there
@@ -111,12 +130,25 @@ func checkAccount(ctx context.Context, client *extract.Client, who, email string
 
 // checkCause puts the cause of ctx's deadline (check's -timeout) in front
 // of an error that the deadline ended.
+// An API that did not answer within -timeout is unavailable (exit code 5).
 func checkCause(ctx context.Context, err error) error {
 	if cause := context.Cause(ctx); cause != nil && errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%w: %w", cause, err)
+		return &checkTimeoutError{cause: cause, err: err}
 	}
 	return err
 }
+
+// checkTimeoutError is a request to the API that check's -timeout ended:
+// it reads as the cause then the error, and is extract.ErrUnavailable.
+type checkTimeoutError struct{ cause, err error }
+
+func (e *checkTimeoutError) Error() string { return e.cause.Error() + ": " + e.err.Error() }
+
+// Unwrap returns the cause and the error.
+func (e *checkTimeoutError) Unwrap() []error { return []error{e.cause, e.err} }
+
+// Is reports extract.ErrUnavailable.
+func (e *checkTimeoutError) Is(target error) bool { return target == extract.ErrUnavailable }
 
 // checkSQLite checks the SQLite warehouse: that it can be created, or else
 // read, and written.

@@ -366,6 +366,7 @@ func TestCheck(t *testing.T) {
 		name     string
 		mutate   func(e *env)
 		args     []string
+		faults   []sim.Fault
 		wantCode int
 		wantErr  string
 	}{
@@ -377,12 +378,20 @@ func TestCheck(t *testing.T) {
 			e.vars["CARDSYNC_API_BASE_URL"] = "http://127.0.0.1:1"
 			e.vars["CARDSYNC_API_MAX_WAIT"] = "5m"
 		}, args: []string{"-timeout", "1s"}, wantCode: exitUnavailable, wantErr: "connection refused"},
+		// A truncated /account to the end of the retries is an answer
+		// cardsync refuses (7), not unavailability (5).
+		{name: "truncated account", mutate: func(e *env) {}, faults: []sim.Fault{{Endpoint: sim.EndpointAccount, Kind: sim.FaultTruncate}},
+			wantCode: exitBadData, wantErr: "truncated"},
+		// An API that does not answer within -timeout is unavailable.
+		{name: "slow API past -timeout", mutate: func(e *env) { e.vars["CARDSYNC_API_MAX_WAIT"] = "5m" },
+			faults: []sim.Fault{{Endpoint: sim.EndpointAccount, Kind: sim.FaultLatency, Latency: 50 * time.Second}},
+			args:   []string{"-timeout", "1s"}, wantCode: exitUnavailable, wantErr: "check gave up after -timeout 1s"},
 		{name: "bad config", mutate: func(e *env) { e.vars["CARDSYNC_API_RATE_LIMIT"] = "lots" }, wantCode: exitConfig, wantErr: "api.rate_limit"},
 		{name: "remote http", mutate: func(e *env) { e.vars["CARDSYNC_API_BASE_URL"] = "http://api.example.com" }, wantCode: exitConfig, wantErr: "loopback"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, e := newEnv(t, sim.Options{Seed: 1, Cards: 3})
+			_, e := newEnv(t, sim.Options{Seed: 1, Cards: 3, Faults: tt.faults})
 			e.vars["CARDSYNC_API_MAX_WAIT"] = "1s"
 			tt.mutate(e)
 			code, out, errOut := e.run(t.Context(), append([]string{"check"}, tt.args...)...)

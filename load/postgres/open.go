@@ -290,7 +290,7 @@ func checkWritable(ctx context.Context, q interface {
 		return fmt.Errorf("check the warehouse %s: %w", shown, err)
 	}
 	if ro == "on" {
-		return fmt.Errorf("%w: %s is read-only (a standby?)", load.ErrNotWritable, shown)
+		return &notWritableError{msg: fmt.Sprintf("the warehouse database %s is read-only for role %s (default_transaction_read_only is on, or the server is a standby)", shown, role)}
 	}
 	if missing != nil {
 		return &notWritableError{msg: fmt.Sprintf("role %s cannot write the warehouse %s: it lacks %s (grant SELECT, INSERT, UPDATE and DELETE on cardsync's tables, or sync as the role that owns them)", role, shown, *missing)}

@@ -59,6 +59,19 @@ func TestWritableNeedsWritePrivileges(t *testing.T) {
 		t.Errorf("Writable: %v", err)
 	}
 	commit(t, rw, startRun(t, rw), cardsPage("1", `{"id":1}`))
+
+	// A role whose sessions are read-only is refused as such: the text
+	// speaks of the database and the role, not of a file.
+	adminExec(t, u, `ALTER ROLE `+role+` SET default_transaction_read_only = on`)
+	rr, err := Open(ctx, ro, Options{ReadOnly: true, Password: "analyst-pw"})
+	if err != nil {
+		t.Fatalf("read-only Open of a read-only role: %v", err)
+	}
+	defer rr.Close()
+	err = rr.Writable(ctx)
+	if !errors.Is(err, load.ErrNotWritable) || !strings.Contains(err.Error(), "read-only for role "+role) || strings.Contains(err.Error(), "file") {
+		t.Errorf("Writable as a role with default_transaction_read_only: %v; want load.ErrNotWritable naming the role, no file", err)
+	}
 }
 
 // TestMigrateOutdatedWithoutPrivilege: a role that may not change the

@@ -156,10 +156,10 @@ func (w *Warehouse) Verify(ctx context.Context) (_ load.FileEvent, _ string, err
 	// SQLite opens a file it may not write read-only without a word; the
 	// permissions may have been fixed since.
 	if err := w.reconnect(ctx); err != nil {
-		return load.FileOK, "", fmt.Errorf("%w: %w", load.ErrNotWritable, err)
+		return load.FileOK, "", fmt.Errorf("%w: %w", load.ErrNotWritable, readOnlyDir(w.path, err))
 	}
 	if err := w.probeWrite(ctx); err != nil {
-		return load.FileOK, "", fmt.Errorf("%w (%s as uid %d): %w", load.ErrNotWritable, w.path, os.Getuid(), err)
+		return load.FileOK, "", fmt.Errorf("%w (%s as uid %d): %w", load.ErrNotWritable, w.path, os.Getuid(), readOnlyDir(w.path, err))
 	}
 	return load.FileReopened, "the warehouse connection was read-only (the file's permissions had changed); it was reopened read-write", nil
 }
@@ -318,19 +318,19 @@ func CheckWritable(ctx context.Context, path string) (err error) {
 	db.SetMaxOpenConns(1)
 	w := &Warehouse{db: db, path: path}
 	if err := w.persistWAL(ctx); err != nil {
-		return fmt.Errorf("check writable: %w", err)
+		return fmt.Errorf("check writable: %w", readOnlyDir(path, err))
 	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("%w: %w", load.ErrNotWritable, err)
+		return fmt.Errorf("%w: %w", load.ErrNotWritable, readOnlyDir(path, err))
 	}
 	defer tx.Rollback()
 	var v int
 	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return fmt.Errorf("%w: %w", load.ErrNotWritable, err)
+		return fmt.Errorf("%w: %w", load.ErrNotWritable, readOnlyDir(path, err))
 	}
 	if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(v)); err != nil {
-		return fmt.Errorf("%w: %w", load.ErrNotWritable, err)
+		return fmt.Errorf("%w: %w", load.ErrNotWritable, readOnlyDir(path, err))
 	}
 	return nil
 }

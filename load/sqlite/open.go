@@ -126,7 +126,7 @@ func Open(ctx context.Context, path string, opts load.Options) (_ *Warehouse, er
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open warehouse %s: %w", path, err)
+		return nil, fmt.Errorf("open warehouse %s: %w", path, readOnlyDir(abs, err))
 	}
 	return w, nil
 }
