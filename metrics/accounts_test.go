@@ -20,7 +20,7 @@ var perAccount = []string{
 	"cardsync_last_success_timestamp_seconds", "cardsync_runs_failed_in_a_row", "cardsync_cards",
 	"cardsync_cards_synced_total", "cardsync_removals_held", "cardsync_requests_total", "cardsync_retries_total",
 	"cardsync_rate_limited_total", "cardsync_auth_requests_total", "cardsync_account_snapshot_timestamp_seconds",
-	"cardsync_run_start_failures_total",
+	"cardsync_run_start_failures_total", "cardsync_lease_held", "cardsync_runs_skipped_total", "cardsync_leases_lost_total",
 }
 
 // TestAccountsExistAtZero: every per-account series exists at 0 for each

@@ -30,6 +30,10 @@ type accountHealth struct {
 	// walks are the account's last judged walks, newest first (at most
 	// load.SummaryWalks).
 	walks []load.WalkOutcome
+	// unreadSince is when reading the account's facts from the warehouse
+	// started failing (zero: the last read worked): the facts above are
+	// the last known ones.
+	unreadSince time.Time
 }
 
 // The states of an account's verdict, and the word that starts the
@@ -130,6 +134,9 @@ func judge(account string, h accountHealth, now, started time.Time, within time.
 		v.detail = fmt.Sprintf("no successful run in the %s since start-up (healthy_within %s)", round(up), round(within))
 	}
 	v.detail += last
+	if !h.unreadSince.IsZero() {
+		v.detail += fmt.Sprintf("; the warehouse could not be read for %s (these are the last facts read)", round(now.Sub(h.unreadSince)))
+	}
 	// Two inconsistent walks in a row: pages came back wrong (or the list
 	// moved) twice, and cards may be stale however recent the success.
 	if w := h.walks; len(w) >= 2 && !w[0].Consistent() && !w[1].Consistent() {
@@ -147,6 +154,14 @@ func walkText(o load.WalkOutcome) string {
 		return reason
 	}
 	return reason + " on " + worker.PagesText(o.Pages)
+}
+
+// setUnread records when reading account's facts from the warehouse
+// started failing (the zero time: it works again).
+func (m *Metrics) setUnread(account string, since time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.accountHealth(account).unreadSince = since
 }
 
 // serveHealth answers /healthz: 200 or 503 with Health's reason as text.

@@ -30,6 +30,10 @@ var (
 	// reason label: load.WalkReasons, and other for a reason this binary
 	// does not know.
 	WalkReasons = append(load.WalkReasons(), "other")
+	// SkipReasons are the values of cardsync_runs_skipped_total's reason
+	// label: the reasons worker.LeaseObserver.RunSkipped is told (another
+	// value counts as other, which is not created at start-up).
+	SkipReasons = []string{worker.SkipLeaseHeld, worker.SkipLocked, worker.SkipOverShare}
 )
 
 // DefaultHealthyWithin is Options.HealthyWithin's default: three runs of
@@ -87,6 +91,9 @@ type Metrics struct {
 	snapshot     *prometheus.GaugeVec
 	notStarted   *prometheus.CounterVec
 	inconsistent *prometheus.CounterVec // reason
+	leaseHeld    *prometheus.GaugeVec
+	skipped      *prometheus.CounterVec // reason
+	leasesLost   *prometheus.CounterVec
 
 	// One for the process: the file and the configuration.
 	warehouseBytes prometheus.Gauge
@@ -141,6 +148,9 @@ func New(opts Options) *Metrics {
 	m.snapshot = f.gaugeVec("cardsync_account_snapshot_timestamp_seconds", "When the account's latest snapshot was taken (unix seconds; 0: none yet).", "account")
 	m.notStarted = f.counterVec("cardsync_run_start_failures_total", "Runs that could not start (run lock, file check, run row), by account: no sync_runs row records them.", "account")
 	m.inconsistent = f.counterVec("cardsync_walks_inconsistent_total", "Walks judged inconsistent (no removals marked; unread or wrong pages may leave cards stale), by account and reason: a page came back wrong (empty_page, repeated_page, short_page, total_pages_changed) or the walk's counts did not add up (total_changed, duplicate_ids, count_mismatch, no_pages).", "account", "reason")
+	m.leaseHeld = f.gaugeVec("cardsync_lease_held", "1 while this replica holds the account's lease on the shared (PostgreSQL) warehouse, during its runs and between them (a replica keeps the leases it holds), else 0; always 0 with SQLite (a file lock, no lease). Summed over the replicas it is 1 for every account someone holds.", "account")
+	m.skipped = f.counterVec("cardsync_runs_skipped_total", "Scheduled runs of the account this replica did not start, by reason: lease_held (another replica holds the account's lease), locked (another process holds the account's run lock), over_share (this replica holds its share of the accounts while another live replica has room).", "account", "reason")
+	m.leasesLost = f.counterVec("cardsync_leases_lost_total", "Times this replica lost the account's lease while it held it (a renewal refused, a commit fenced off, the TTL passed): another replica may take the account over.", "account")
 	m.flatStale = f.gauge("cardsync_cards_flat_stale", "1 while the PostgreSQL warehouse's cards_flat view lags behind card_fields (a view built on it blocks a needed re-creation; see the log's warning), else 0.")
 	m.warehouseBytes = f.gauge("cardsync_warehouse_bytes", "Size of the warehouse file and its WAL after the last run (of any account).")
 	m.backup = f.gauge("cardsync_backup_last_success_timestamp_seconds", "When the last backup succeeded (unix seconds; 0: none, or backups not configured).")
@@ -189,6 +199,11 @@ func (m *Metrics) createAccount(a string) {
 	for _, r := range WalkReasons {
 		m.inconsistent.WithLabelValues(a, r)
 	}
+	m.leaseHeld.WithLabelValues(a)
+	for _, r := range SkipReasons {
+		m.skipped.WithLabelValues(a, r)
+	}
+	m.leasesLost.WithLabelValues(a)
 	m.health.accounts[a] = &accountHealth{}
 	if !slices.Contains(m.health.order, a) {
 		m.health.order = append(m.health.order, a)
@@ -259,35 +274,6 @@ func (m *Metrics) SetHealthyWithin(d time.Duration) {
 	m.healthyWithin.Set(d.Seconds())
 }
 
-// RunObserver returns the worker.Observer of account's runs (one of
-// Options.Accounts): it counts each run that ended (RunFinished) and then
-// refreshes the warehouse gauges from w (Refresh; nil w skips that), and,
-// as a worker.StartObserver, counts the runs that could not start. A
-// failed refresh is logged at warn and changes nothing.
-func (m *Metrics) RunObserver(account string, w Warehouse) worker.Observer {
-	m.ensure(account)
-	return runObserver{m, account, w}
-}
-
-type runObserver struct {
-	m       *Metrics
-	account string
-	w       Warehouse
-}
-
-// RunNotStarted implements worker.StartObserver.
-func (o runObserver) RunNotStarted(string, error) { o.m.notStarted.WithLabelValues(o.account).Inc() }
-
-func (o runObserver) RunFinished(ctx context.Context, r worker.Result) {
-	o.m.RunFinished(o.account, r)
-	if o.w == nil {
-		return
-	}
-	if err := o.m.Refresh(ctx, o.w); err != nil {
-		o.m.opts.Logger.Warn("metrics: read the warehouse summary after the run", "account", o.account, "err", err)
-	}
-}
-
 // RunFinished counts a run of account that ended: its trigger and status,
 // the runs it found abandoned, its duration and cards, and the timestamps
 // /healthz judges.
@@ -333,7 +319,8 @@ func (m *Metrics) RunFinished(account string, r worker.Result) {
 // names none): last run and last success (so a restart does not reset them
 // to 0), the account snapshot, the cards, removals held, failures in a row,
 // and the file size. serve calls it for each account at start-up;
-// RunObserver after every run.
+// RunObserver after every run and at every schedule tick. A failed read
+// changes nothing: the last known values stay.
 func (m *Metrics) Refresh(ctx context.Context, w Warehouse) error {
 	s, err := w.Summary(ctx)
 	if err != nil {

@@ -20,6 +20,7 @@ var listed = []string{
 	"cardsync_auth_requests_total", "cardsync_account_snapshot_timestamp_seconds", "cardsync_warehouse_bytes",
 	"cardsync_backup_last_success_timestamp_seconds", "cardsync_runs_failed_in_a_row", "cardsync_healthy_within_seconds",
 	"cardsync_backups_total", "cardsync_run_start_failures_total",
+	"cardsync_lease_held", "cardsync_runs_skipped_total", "cardsync_leases_lost_total",
 }
 
 func TestFreshMetricsExistAtZero(t *testing.T) {

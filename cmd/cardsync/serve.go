@@ -350,3 +350,40 @@ func (o observers) RunFinished(ctx context.Context, r worker.Result) {
 		}
 	}
 }
+
+// Tick implements worker.TickObserver for those that listen (the metrics
+// read the account's facts from the warehouse again).
+func (o observers) Tick(ctx context.Context) {
+	for _, x := range o {
+		if t, ok := x.(worker.TickObserver); ok {
+			t.Tick(ctx)
+		}
+	}
+}
+
+// LeaseHeld implements worker.LeaseObserver for those that listen.
+func (o observers) LeaseHeld(held bool) {
+	for _, x := range o {
+		if l, ok := x.(worker.LeaseObserver); ok {
+			l.LeaseHeld(held)
+		}
+	}
+}
+
+// LeaseLost implements worker.LeaseObserver for those that listen.
+func (o observers) LeaseLost() {
+	for _, x := range o {
+		if l, ok := x.(worker.LeaseObserver); ok {
+			l.LeaseLost()
+		}
+	}
+}
+
+// RunSkipped implements worker.LeaseObserver for those that listen.
+func (o observers) RunSkipped(reason string) {
+	for _, x := range o {
+		if l, ok := x.(worker.LeaseObserver); ok {
+			l.RunSkipped(reason)
+		}
+	}
+}
