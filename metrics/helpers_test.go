@@ -75,6 +75,7 @@ type simJob struct {
 	job *worker.Job
 	wh  *sqlite.Warehouse
 	m   *Metrics
+	obs worker.Observer
 }
 
 func newSimJob(t *testing.T, opts sim.Options) *simJob {
@@ -88,11 +89,18 @@ func newSimJob(t *testing.T, opts sim.Options) *simJob {
 // observers of account, the gauges seeded from the warehouse.
 func newAccountJob(t *testing.T, m *Metrics, path, account string, opts sim.Options) *simJob {
 	t.Helper()
+	return newTargetJob(t, m, worker.Target{Path: path}, account, opts)
+}
+
+// newTargetJob is newAccountJob on the warehouse of target (a file or a
+// PostgreSQL URL); wh is nil for PostgreSQL.
+func newTargetJob(t testing.TB, m *Metrics, target worker.Target, account string, opts sim.Options) *simJob {
+	t.Helper()
 	opts.Window, opts.Limit, opts.AuthLimit = time.Second, 10000, 100
 	srv := sim.New(opts)
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
-	st, err := worker.OpenStore(t.Context(), path, load.Options{Account: account, BusyTimeout: 30 * time.Second}, false)
+	st, err := worker.OpenTarget(t.Context(), target, load.Options{Account: account, BusyTimeout: 30 * time.Second}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,6 +121,8 @@ func newAccountJob(t *testing.T, m *Metrics, path, account string, opts sim.Opti
 	if err != nil {
 		t.Fatal(err)
 	}
-	job := st.Job(client, nil, worker.JobOptions{Version: "test", Observer: m.RunObserver(account, st.Warehouse.(*sqlite.Warehouse))})
-	return &simJob{sim: srv, job: job, wh: st.Warehouse.(*sqlite.Warehouse), m: m}
+	obs := m.RunObserver(account, st.Warehouse)
+	job := st.Job(client, nil, worker.JobOptions{Version: "test", Observer: obs})
+	wh, _ := st.Warehouse.(*sqlite.Warehouse)
+	return &simJob{sim: srv, job: job, wh: wh, m: m, obs: obs}
 }

@@ -32,7 +32,10 @@ func TestMain(m *testing.M) {
 
 // pgServer returns the PostgreSQL server, starting it on first use; the
 // test skips without one (fails with pgtest.EnvRequire set).
-func pgServer(t *testing.T) *pgtest.Server {
+func pgServer(t *testing.T) *pgtest.Server { return pgServerTB(t) }
+
+// pgServerTB is pgServer for a test or a benchmark.
+func pgServerTB(t testing.TB) *pgtest.Server {
 	t.Helper()
 	pg.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

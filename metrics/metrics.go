@@ -326,6 +326,13 @@ func (m *Metrics) Refresh(ctx context.Context, w Warehouse) error {
 	if err != nil {
 		return fmt.Errorf("metrics refresh: %w", err)
 	}
+	m.apply(s)
+	return nil
+}
+
+// apply sets the account's gauges and health state from its summary s; see
+// Refresh.
+func (m *Metrics) apply(s load.Summary) {
 	account := cmp.Or(s.Account, load.DefaultAccount)
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -354,7 +361,6 @@ func (m *Metrics) Refresh(ctx context.Context, w Warehouse) error {
 		h.lastSuccess = *s.LastSuccessAt
 		m.lastSuccess.WithLabelValues(account).Set(unixSeconds(*s.LastSuccessAt))
 	}
-	return nil
 }
 
 // ClientObserver returns the extract.Observer of account's API client (one

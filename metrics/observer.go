@@ -2,12 +2,14 @@ package metrics
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/worker"
 )
 
@@ -15,16 +17,21 @@ import (
 // Options.Accounts), reading the account's facts from w (nil: it reads
 // nothing). It is a worker.Observer: it counts each run that ended
 // (RunFinished) and then refreshes the account's gauges and /healthz from w
-// (Refresh). It is also:
+// (as Refresh). It is also:
 //
 //   - a worker.StartObserver: it counts the runs that could not start;
 //   - a worker.TickObserver: at every schedule tick, whether or not this
 //     process ran the account, it refreshes them from w, so that with
 //     replicas sharing a warehouse the last success and the failures in a
-//     row are the account's (by any replica), not this replica's (a tick
-//     right after a run that refreshed them reads nothing more);
+//     row are the account's (by any replica), not this replica's;
 //   - a worker.LeaseObserver: it sets cardsync_lease_held and counts
 //     cardsync_runs_skipped_total and cardsync_leases_lost_total.
+//
+// A tick costs one small read when w also lists runs (every
+// load.Destination does): the account's last load.SummaryRuns runs (their
+// ids, statuses and ends), and the whole summary, whose counts grow with
+// the account's cards, only when they changed since the summary last read
+// (a run started, ended or was marked abandoned, by any replica).
 //
 // A failed read of w changes nothing (the gauges and /healthz keep the last
 // facts read, and /healthz says since when it cannot read them); it is
@@ -40,6 +47,12 @@ func (m *Metrics) RunObserver(account string, w Warehouse) worker.Observer {
 	}
 }
 
+// runLister is the cheap read a tick makes first: every load.Destination
+// has it.
+type runLister interface {
+	Runs(ctx context.Context, n int) ([]load.Run, error)
+}
+
 // runObserver is one account's observer; see RunObserver.
 type runObserver struct {
 	m       *Metrics
@@ -51,12 +64,30 @@ type runObserver struct {
 	skipped    *prometheus.CounterVec // reason
 
 	mu sync.Mutex
-	// fresh is set by a run's successful refresh and cleared by the next
-	// Tick, which then need not read the warehouse again.
-	fresh bool
+	// seen are the runs the last summary read listed (nil: none read yet).
+	seen []runMark
 	// failingSince is when reads of w started failing (zero: the last
 	// one worked).
 	failingSince time.Time
+}
+
+// runMark is what of a run tells a tick that the summary changed.
+type runMark struct {
+	id       int64
+	status   string
+	finished int64 // unix nanoseconds; 0: running
+}
+
+// marks are runs' marks.
+func marks(runs []load.Run) []runMark {
+	out := make([]runMark, len(runs))
+	for i, r := range runs {
+		out[i] = runMark{id: r.ID, status: r.Status}
+		if r.FinishedAt != nil {
+			out[i].finished = r.FinishedAt.UnixNano()
+		}
+	}
+	return out
 }
 
 var (
@@ -73,58 +104,77 @@ func (o *runObserver) RunNotStarted(string, error) {
 // RunFinished implements worker.Observer.
 func (o *runObserver) RunFinished(ctx context.Context, r worker.Result) {
 	o.m.RunFinished(o.account, r)
-	if o.refresh(ctx, "after the run") {
-		o.mu.Lock()
-		o.fresh = true
-		o.mu.Unlock()
-	}
+	o.read(ctx, "after the run", true)
 }
 
 // Tick implements worker.TickObserver: the account's facts are read again
-// from the warehouse (every replica's runs), unless the run of this tick
-// has just read them.
-func (o *runObserver) Tick(ctx context.Context) {
-	o.mu.Lock()
-	fresh := o.fresh
-	o.fresh = false
-	o.mu.Unlock()
-	if !fresh {
-		o.refresh(ctx, "at the schedule tick")
+// from the warehouse (every replica's runs) if its runs changed.
+func (o *runObserver) Tick(ctx context.Context) { o.read(ctx, "at the schedule tick", false) }
+
+// read refreshes the account's gauges and /healthz from the warehouse: the
+// whole summary when full, when the warehouse cannot list runs, or when its
+// runs changed since the summary last read. when says in the log when.
+func (o *runObserver) read(ctx context.Context, when string, full bool) {
+	if o.w == nil {
+		return
 	}
+	o.mu.Lock()
+	seen := o.seen
+	o.mu.Unlock()
+	l, ok := o.w.(runLister)
+	if !full && ok && seen != nil {
+		runs, err := l.Runs(ctx, load.SummaryRuns)
+		if err != nil {
+			o.failed(ctx, when, err)
+			return
+		}
+		if slices.Equal(marks(runs), seen) {
+			o.worked()
+			return
+		}
+	}
+	s, err := o.w.Summary(ctx)
+	if err != nil {
+		o.failed(ctx, when, fmt.Errorf("metrics refresh: %w", err))
+		return
+	}
+	o.m.apply(s)
+	o.mu.Lock()
+	o.seen = marks(s.Runs)
+	o.mu.Unlock()
+	o.worked()
 }
 
-// refresh reads the account's facts from the warehouse into the gauges and
-// /healthz; it reports whether it did. when says in the log when it read.
-func (o *runObserver) refresh(ctx context.Context, when string) bool {
-	if o.w == nil {
-		return false
-	}
-	err := o.m.Refresh(ctx, o.w)
+// failed notes a failed read: a warning when reads start failing, then
+// debug lines (also while ctx ends: the daemon stops).
+func (o *runObserver) failed(ctx context.Context, when string, err error) {
 	now := o.m.opts.Now()
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	log := o.m.opts.Logger
-	if err != nil {
-		first := o.failingSince.IsZero()
-		if first {
-			o.failingSince = now
-			o.m.setUnread(o.account, now)
-		}
-		msg := "metrics: cannot read the account's facts from the warehouse " + when + "; /healthz and the gauges keep the last ones read"
-		if first && ctx.Err() == nil {
-			log.Warn(msg, "account", o.account, "err", err)
-		} else {
-			log.Debug(msg, "account", o.account, "since", o.failingSince, "err", err)
-		}
-		return false
+	first := o.failingSince.IsZero()
+	if first {
+		o.failingSince = now
+		o.m.setUnread(o.account, now)
 	}
-	if !o.failingSince.IsZero() {
-		log.Info("metrics: the warehouse can be read again", "account", o.account,
-			"after", now.Sub(o.failingSince).Round(time.Second).String())
-		o.failingSince = time.Time{}
-		o.m.setUnread(o.account, time.Time{})
+	msg := "metrics: cannot read the account's facts from the warehouse " + when + "; /healthz and the gauges keep the last ones read"
+	if first && ctx.Err() == nil {
+		o.m.opts.Logger.Warn(msg, "account", o.account, "err", err)
+	} else {
+		o.m.opts.Logger.Debug(msg, "account", o.account, "since", o.failingSince, "err", err)
 	}
-	return true
+}
+
+// worked notes a read that worked, saying so when reads failed before.
+func (o *runObserver) worked() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.failingSince.IsZero() {
+		return
+	}
+	o.m.opts.Logger.Info("metrics: the warehouse can be read again", "account", o.account,
+		"after", o.m.opts.Now().Sub(o.failingSince).Round(time.Second).String())
+	o.failingSince = time.Time{}
+	o.m.setUnread(o.account, time.Time{})
 }
 
 // LeaseHeld implements worker.LeaseObserver.

@@ -145,7 +145,7 @@ func TestTickReadsTheSharedWarehousePostgres(t *testing.T) {
 // one), so a test can make reads fail and work again.
 type switchable struct {
 	mu sync.Mutex
-	w  Warehouse
+	w  *sqlite.Warehouse
 }
 
 func (s *switchable) Summary(ctx context.Context) (load.Summary, error) {
@@ -155,7 +155,14 @@ func (s *switchable) Summary(ctx context.Context) (load.Summary, error) {
 	return w.Summary(ctx)
 }
 
-func (s *switchable) set(w Warehouse) { s.mu.Lock(); s.w = w; s.mu.Unlock() }
+func (s *switchable) Runs(ctx context.Context, n int) ([]load.Run, error) {
+	s.mu.Lock()
+	w := s.w
+	s.mu.Unlock()
+	return w.Runs(ctx, n)
+}
+
+func (s *switchable) set(w *sqlite.Warehouse) { s.mu.Lock(); s.w = w; s.mu.Unlock() }
 
 // TestTickKeepsTheLastFactsWhenTheWarehouseFails: a failing read leaves
 // /healthz and the gauges as last read (never turning healthy by itself),
@@ -213,39 +220,60 @@ func TestTickKeepsTheLastFactsWhenTheWarehouseFails(t *testing.T) {
 	}
 }
 
-// TestTickAfterARunReadsNothingMore: the tick right after a run that read
-// the warehouse does not read it again (one read per account per tick);
-// the next tick does.
-func TestTickAfterARunReadsNothingMore(t *testing.T) {
+// TestTickReadsTheSummaryOnlyWhenRunsChange: a tick lists the account's
+// last runs (a small read) and reads the whole summary, whose counts grow
+// with the cards, only when they changed: after a run of any replica.
+func TestTickReadsTheSummaryOnlyWhenRunsChange(t *testing.T) {
 	clk := sim.NewClock()
-	w, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "w.db"), load.Options{Account: "acme", Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
+	path := filepath.Join(t.TempDir(), "w.db")
+	var ws [2]*sqlite.Warehouse
+	for i := range ws {
+		w, err := sqlite.Open(t.Context(), path, load.Options{Account: "acme", Now: clk.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		ws[i] = w
 	}
-	defer w.Close()
-	c := &countingWarehouse{w: w}
+	c := &countingWarehouse{w: ws[0]}
 	r := newReplicaView(clk, c, nil)
-	recordRun(t, w, load.StatusSucceeded)
+	recordRun(t, ws[0], load.StatusSucceeded)
 	r.obs.RunFinished(t.Context(), worker.Result{Trigger: worker.TriggerSchedule, Status: load.StatusSucceeded})
+	for range 3 {
+		r.tick(t.Context())
+	}
+	if c.summaries != 1 || c.lists != 3 {
+		t.Errorf("a run and 3 quiet ticks read %d summaries and listed runs %d times, want 1 and 3", c.summaries, c.lists)
+	}
+	clk.Advance(time.Minute)
+	recordRun(t, ws[1], load.StatusFailed) // another replica's run
 	r.tick(t.Context())
-	if c.n != 1 {
-		t.Errorf("%d reads for a run and its tick, want 1", c.n)
+	if c.summaries != 2 {
+		t.Errorf("%d summaries after another replica's run and a tick, want 2", c.summaries)
+	}
+	if got := r.gauge(t, "cardsync_runs_failed_in_a_row"); got != 1 {
+		t.Errorf("failed in a row = %v, want 1", got)
 	}
 	r.tick(t.Context())
-	if c.n != 2 {
-		t.Errorf("%d reads after a tick without a run, want 2", c.n)
+	if c.summaries != 2 {
+		t.Errorf("%d summaries after a quiet tick, want still 2", c.summaries)
 	}
 }
 
 // countingWarehouse counts the reads of a real warehouse.
 type countingWarehouse struct {
-	w Warehouse
-	n int
+	w                *sqlite.Warehouse
+	summaries, lists int
 }
 
 func (c *countingWarehouse) Summary(ctx context.Context) (load.Summary, error) {
-	c.n++
+	c.summaries++
 	return c.w.Summary(ctx)
+}
+
+func (c *countingWarehouse) Runs(ctx context.Context, n int) ([]load.Run, error) {
+	c.lists++
+	return c.w.Runs(ctx, n)
 }
 
 // TestLeaseSeries: the lease series exist at 0 for every account and
