@@ -8,9 +8,11 @@
 // packages define (extract.Observer for each request, worker.Observer for
 // each run), one of each per account so the account label comes from the
 // caller and never from the lower packages, and reads the warehouse only
-// through its Summary (load.Destination), to seed an account's gauges at
-// start-up
-// and refresh them after its run. The account label's values are the
+// through its Summary and Runs (load.Destination), to seed an account's
+// gauges at start-up and refresh them after its run and at every schedule
+// tick (worker.TickObserver), so that with replicas sharing a warehouse an
+// account's health is its runs' by any replica. The lease series follow
+// worker.LeaseObserver. The account label's values are the
 // configured accounts' names (Options.Accounts): bounded, and created at 0
 // at start-up like every other label value. /healthz is healthy only while
 // every account is.
