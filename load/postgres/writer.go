@@ -113,7 +113,7 @@ func pgUnstorable(c load.PreparedCard) string {
 	case bytes.Contains(c.Data, []byte(`\u0000`)):
 		return `cannot be stored: a string holds \u0000, which PostgreSQL jsonb refuses`
 	}
-	return ""
+	return jsonbUnstorable(c.Data)
 }
 
 // pgID is an id as walk_seen stores it: load's ids for rejected items
