@@ -126,6 +126,7 @@ func Open(ctx context.Context, url string, opts Options) (_ *Warehouse, err erro
 	}
 	cfg.ConnConfig.RuntimeParams["application_name"] = "cardsync"
 	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"
+	cfg.AfterConnect = sessionSettings()
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
@@ -309,10 +310,10 @@ func (w *Warehouse) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		return load.ErrReadOnly
 	}
 	return pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
-		// Per transaction (SET LOCAL), so it holds behind a pooler in
+		// Per transaction (SET LOCAL), so they hold behind a pooler in
 		// transaction mode too.
-		if _, err := tx.Exec(ctx, "SELECT set_config('idle_in_transaction_session_timeout', $1, true)",
-			strconv.FormatInt(w.idleInTx.Milliseconds(), 10)); err != nil {
+		if _, err := tx.Exec(ctx, "SELECT set_config('idle_in_transaction_session_timeout', $1, true), set_config('lock_timeout', $2, true)",
+			strconv.FormatInt(w.idleInTx.Milliseconds(), 10), millis(LockTimeout)); err != nil {
 			return fmt.Errorf("bound idle transactions: %w", err)
 		}
 		if err := w.checkLease(ctx, tx); err != nil {
