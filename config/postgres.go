@@ -61,9 +61,9 @@ func (c *Config) postgresSettings(s *Settings, getenv func(string) string) error
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" && u.Query().Get("host") == "" {
 		return c.fail("warehouse.url", "%s: want postgres://user@host:port/database", load.RedactURL(raw))
 	}
-	if _, ok := u.User.Password(); ok || u.Query().Has("password") {
-		return c.fail("warehouse.url", "%s holds a password: URLs get logged; put it in warehouse.password_file, %s or the systemd credential %s",
-			load.RedactURL(raw), WarehousePasswordEnv, WarehouseCredentialName)
+	if where := urlPassword(u); where != "" {
+		return c.fail("warehouse.url", "%s holds a password (%s): URLs get logged; put it in warehouse.password_file, %s or the systemd credential %s",
+			load.RedactURL(raw), where, WarehousePasswordEnv, WarehouseCredentialName)
 	}
 	s.WarehouseURL = raw
 	if s.WarehousePassword, err = c.loadWarehousePassword(getenv); err != nil {
@@ -97,4 +97,18 @@ func (c *Config) loadWarehousePassword(getenv func(string) string) (extract.Secr
 		return "", c.fail("warehouse.password_file", "%v", err)
 	}
 	return pw, nil
+}
+
+// urlPassword says where u holds a password ("user:password@", or a query
+// parameter password in any case: ?PASSWORD= too), or "".
+func urlPassword(u *url.URL) string {
+	if _, ok := u.User.Password(); ok {
+		return "user:password@"
+	}
+	for k := range u.Query() {
+		if strings.EqualFold(k, "password") {
+			return "query parameter " + k
+		}
+	}
+	return ""
 }
