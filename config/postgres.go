@@ -10,6 +10,7 @@ import (
 
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/postgres"
 )
 
 // WarehouseCredentialName is the systemd credential (LoadCredential=) that
@@ -26,6 +27,11 @@ type PostgresSettings struct {
 	// WarehousePassword is the PostgreSQL password ("" lets libpq's other
 	// means, such as trust or a client certificate, apply).
 	WarehousePassword extract.Secret
+	// WarehouseSchema is [warehouse] schema: the PostgreSQL schema the
+	// warehouse lives in, "" when not set (public, and an empty public
+	// beside another schema's warehouse is refused rather than
+	// initialised: see postgres.Options.Schema).
+	WarehouseSchema string
 	// LeaseTTL is [cluster] lease_ttl.
 	LeaseTTL time.Duration
 	// Holder is [cluster] holder, hostname:pid unless set.
@@ -52,7 +58,15 @@ func (c *Config) postgresSettings(s *Settings, getenv func(string) string) error
 	}
 	raw := strings.TrimSpace(c.Warehouse.URL)
 	if raw == "" {
+		if strings.TrimSpace(c.Warehouse.Schema) != "" {
+			return c.fail("warehouse.schema", "a schema is a PostgreSQL warehouse's ([warehouse] url); a SQLite file has none: remove it")
+		}
 		return nil
+	}
+	if s.WarehouseSchema = strings.TrimSpace(c.Warehouse.Schema); s.WarehouseSchema != "" {
+		if err := postgres.CheckSchemaName(s.WarehouseSchema); err != nil {
+			return c.fail("warehouse.schema", "%v", err)
+		}
 	}
 	if src := c.Source("warehouse.path"); src.Kind != FromDefault {
 		return c.fail("warehouse.url", "set together with warehouse.path (%s): the warehouse is either a PostgreSQL URL or a SQLite file; remove one of them", src)

@@ -96,15 +96,17 @@ func flatHeld(ctx context.Context, tx pgx.Tx) (bool, error) {
 	return held, err
 }
 
-// sessionSettings is the pool's AfterConnect: every connection waits at
-// most LockTimeout for a lock, reads included (a read queues behind a
-// pending ACCESS EXCLUSIVE lock). Set on the session rather than in the
-// startup packet, which a pooler such as PgBouncer may refuse; write
-// transactions set it again locally (Warehouse.write).
-func sessionSettings() func(context.Context, *pgx.Conn) error {
+// sessionSettings is the pool's AfterConnect: every connection's
+// search_path is schema alone (searchPath), and it waits at most
+// LockTimeout for a lock, reads included (a read queues behind a pending
+// ACCESS EXCLUSIVE lock). Set on the session rather than in the startup
+// packet, which a pooler such as PgBouncer may refuse; write transactions
+// set both again locally (Warehouse.write).
+func sessionSettings(schema string) func(context.Context, *pgx.Conn) error {
 	return func(ctx context.Context, c *pgx.Conn) error {
-		if _, err := c.Exec(ctx, `SELECT set_config('lock_timeout', $1, false)`, millis(LockTimeout)); err != nil {
-			return fmt.Errorf("set lock_timeout: %w", err)
+		if _, err := c.Exec(ctx, `SELECT set_config('lock_timeout', $1, false), set_config('search_path', $2, false)`,
+			millis(LockTimeout), searchPath(schema)); err != nil {
+			return fmt.Errorf("pin search_path and lock_timeout: %w", err)
 		}
 		return nil
 	}

@@ -176,10 +176,11 @@ func runsOf(ctx context.Context, q rowsQuerier, account string, n int) ([]load.R
 
 // Summary is sqlite.Warehouse.Summary: Path is the redacted URL,
 // SchemaVersion the latest schema_migrations version, DatabaseBytes the
-// whole database's size (every account), WALBytes 0.
+// whole database's size (every account), WALBytes 0, Schema the
+// warehouse's schema.
 func (w *Warehouse) Summary(ctx context.Context) (_ load.Summary, err error) {
 	defer classify(&err)
-	st := load.Summary{Path: w.url, Account: w.account}
+	st := load.Summary{Path: w.url, Schema: w.schema, Account: w.account}
 	if st.Runs, err = w.Runs(ctx, load.SummaryRuns); err != nil {
 		return st, err
 	}
