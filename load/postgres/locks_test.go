@@ -117,3 +117,24 @@ func TestCardsFlatNotOwner(t *testing.T) {
 		t.Errorf("want a warning naming cards_flat's owner, not a refusal:\n%s", s)
 	}
 }
+
+// TestMigrationLockTimeout: a migration whose table an analyst's open
+// transaction holds fails the open after LockTimeout, naming the
+// migration, instead of waiting for ever (and queueing every reader of
+// the table behind it); once the analyst ends, the next open applies it.
+func TestMigrationLockTimeout(t *testing.T) {
+	_, u, clk := openPG(t, Options{})
+	adminExec(t, u, `DELETE FROM schema_migrations WHERE version = 9`)
+	end := analyst(t, u, `SELECT * FROM account_snapshots LIMIT 1`)
+	_, err := Open(t.Context(), u, Options{Common: load.Options{Now: clk.Now}})
+	var lt *LockTimeoutError
+	if !errors.As(err, &lt) || !strings.Contains(err.Error(), "009_raw_text.sql") || !strings.Contains(err.Error(), "an analyst's open transaction?") {
+		t.Fatalf("Open while an analyst holds account_snapshots: %v; want a *LockTimeoutError naming the migration", err)
+	}
+	end()
+	w, err := Open(t.Context(), u, Options{Common: load.Options{Now: clk.Now}})
+	if err != nil {
+		t.Fatalf("Open once the analyst ended: %v", err)
+	}
+	w.Close()
+}
