@@ -90,3 +90,12 @@ func TestPoisonCardQuarantined(t *testing.T) {
 		}
 	}
 }
+
+// TestEscapedBackslashBeforeU0000Stored: "\\u0000" (a backslash, then the
+// text u0000) is no NUL: jsonb holds it, and the card is stored.
+func TestEscapedBackslashBeforeU0000Stored(t *testing.T) {
+	w, _, _ := openPG(t, Options{})
+	if got := commit(t, w, startRun(t, w), cardsPage("1", `{"id":1,"path":"C:\\u0000"}`)); got.New != 1 || got.Rejected != 0 {
+		t.Errorf("commit: %+v, want the card stored", got)
+	}
+}

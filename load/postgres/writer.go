@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -110,8 +109,6 @@ func pgUnstorable(c load.PreparedCard) string {
 	switch {
 	case !utf8.ValidString(c.ID) || strings.ContainsRune(c.ID, 0):
 		return "cannot be stored: the card id is not UTF-8 text without NUL (PostgreSQL text)"
-	case bytes.Contains(c.Data, []byte(`\u0000`)):
-		return `cannot be stored: a string holds \u0000, which PostgreSQL jsonb refuses`
 	}
 	return jsonbUnstorable(c.Data)
 }
