@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -238,9 +237,8 @@ func TestPostgresAnalystHoldsCardsFlat(t *testing.T) {
 // TestPostgresUserSchemaChangesNothing: after CREATE SCHEMA AUTHORIZATION
 // <role> (a schema first in PostgreSQL's default search_path), the next
 // backfill still lands in public, and status names the schema. With
-// CARDSYNC_WAREHOUSE_SCHEMA set to a schema of its own, a warehouse lives
-// there; unset again, the empty public beside it would be refused, but
-// public holds the first warehouse, so it is used.
+// CARDSYNC_WAREHOUSE_SCHEMA set to a schema of its own, a new warehouse
+// lives there and public is left as it was.
 func TestPostgresUserSchemaChangesNothing(t *testing.T) {
 	up := newUpstream(t, sim.Options{Seed: 93, Cards: 30})
 	d := newDeploymentTo(t, up, toPostgres)
@@ -283,7 +281,30 @@ func TestPostgresUserSchemaChangesNothing(t *testing.T) {
 	if n := queryInt(t, db, `SELECT count(*) FROM public.sync_runs`); n != 2 {
 		t.Errorf("public.sync_runs has %d runs, want still 2", n)
 	}
-	if _, out, _ := d.run("status"); !strings.Contains(out, "in schema wh2") || !strings.Contains(out, strconv.Itoa(1)) {
+	if _, out, _ := d.run("status"); !strings.Contains(out, "in schema wh2") {
 		t.Errorf("status does not name schema wh2:\n%s", out)
+	}
+}
+
+// TestPostgresEmptyDefaultSchemaRefused: a database whose warehouse lives
+// in another schema is never initialised anew in public when the key is
+// unset: backfill and status fail naming both schemas and the key, and
+// public stays empty.
+func TestPostgresEmptyDefaultSchemaRefused(t *testing.T) {
+	up := newUpstream(t, sim.Options{Seed: 94, Cards: 15})
+	d := newDeploymentTo(t, up, toPostgres)
+	pgExec(t, d.db, `CREATE SCHEMA wh`)
+	d.env["CARDSYNC_WAREHOUSE_SCHEMA"] = "wh"
+	d.backfillOK(t)
+	delete(d.env, "CARDSYNC_WAREHOUSE_SCHEMA")
+	for _, cmd := range []string{"backfill", "status"} {
+		code, _, errOut := d.run(cmd)
+		if code == 0 || !strings.Contains(errOut, "schema public holds no warehouse") || !strings.Contains(errOut, "schema wh") ||
+			!strings.Contains(errOut, "CARDSYNC_WAREHOUSE_SCHEMA") {
+			t.Errorf("%s with the key unset: exit %d, want a refusal naming both schemas and the key\n%s", cmd, code, lastLines(errOut))
+		}
+	}
+	if n := queryInt(t, openRO(t, d.db), `SELECT count(*) FROM pg_tables WHERE schemaname = 'public'`); n != 0 {
+		t.Errorf("public got %d tables, want none", n)
 	}
 }
