@@ -99,3 +99,15 @@ func TestEscapedBackslashBeforeU0000Stored(t *testing.T) {
 		t.Errorf("commit: %+v, want the card stored", got)
 	}
 }
+
+// BenchmarkJSONBUnstorable is the check's cost on load's test card
+// (~600 bytes).
+func BenchmarkJSONBUnstorable(b *testing.B) {
+	card := cardJSON(1234, 5)
+	b.SetBytes(int64(len(card)))
+	for b.Loop() {
+		if jsonbUnstorable(card) != "" {
+			b.Fatal("refused")
+		}
+	}
+}
