@@ -62,7 +62,10 @@ type Warehouse struct {
 	URL string `toml:"url"`
 	// PasswordFile holds the PostgreSQL password (else the systemd
 	// credential warehouse-password or CARDSYNC_WAREHOUSE_PASSWORD).
-	PasswordFile string   `toml:"password_file"`
+	PasswordFile string `toml:"password_file"`
+	// Schema is the PostgreSQL schema the warehouse lives in ("":
+	// public).
+	Schema       string   `toml:"schema"`
 	FileMode     string   `toml:"file_mode"`
 	Synchronous  string   `toml:"synchronous"`
 	RedactFields []string `toml:"redact_fields"`

@@ -339,6 +339,7 @@ func keys() []key {
 		stringKey("warehouse.path", func(f *File) *string { return &f.Warehouse.Path }),
 		stringKey("warehouse.url", func(f *File) *string { return &f.Warehouse.URL }),
 		stringKey("warehouse.password_file", func(f *File) *string { return &f.Warehouse.PasswordFile }),
+		stringKey("warehouse.schema", func(f *File) *string { return &f.Warehouse.Schema }),
 		stringKey("warehouse.file_mode", func(f *File) *string { return &f.Warehouse.FileMode }),
 		stringKey("warehouse.synchronous", func(f *File) *string { return &f.Warehouse.Synchronous }),
 		{name: "warehouse.redact_fields", set: func(f *File, v string) error {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/postgres"
 )
 
 // WarehouseCredentialName is the systemd credential (LoadCredential=) that
@@ -26,6 +27,11 @@ type PostgresSettings struct {
 	// WarehousePassword is the PostgreSQL password ("" lets libpq's other
 	// means, such as trust or a client certificate, apply).
 	WarehousePassword extract.Secret
+	// WarehouseSchema is [warehouse] schema: the PostgreSQL schema the
+	// warehouse lives in, "" when not set (public, and an empty public
+	// beside another schema's warehouse is refused rather than
+	// initialised: see postgres.Options.Schema).
+	WarehouseSchema string
 	// LeaseTTL is [cluster] lease_ttl.
 	LeaseTTL time.Duration
 	// Holder is [cluster] holder, hostname:pid unless set.
@@ -52,7 +58,15 @@ func (c *Config) postgresSettings(s *Settings, getenv func(string) string) error
 	}
 	raw := strings.TrimSpace(c.Warehouse.URL)
 	if raw == "" {
+		if strings.TrimSpace(c.Warehouse.Schema) != "" {
+			return c.fail("warehouse.schema", "a schema is a PostgreSQL warehouse's ([warehouse] url); a SQLite file has none: remove it")
+		}
 		return nil
+	}
+	if s.WarehouseSchema = strings.TrimSpace(c.Warehouse.Schema); s.WarehouseSchema != "" {
+		if err := postgres.CheckSchemaName(s.WarehouseSchema); err != nil {
+			return c.fail("warehouse.schema", "%v", err)
+		}
 	}
 	if src := c.Source("warehouse.path"); src.Kind != FromDefault {
 		return c.fail("warehouse.url", "set together with warehouse.path (%s): the warehouse is either a PostgreSQL URL or a SQLite file; remove one of them", src)
@@ -61,9 +75,9 @@ func (c *Config) postgresSettings(s *Settings, getenv func(string) string) error
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" && u.Query().Get("host") == "" {
 		return c.fail("warehouse.url", "%s: want postgres://user@host:port/database", load.RedactURL(raw))
 	}
-	if _, ok := u.User.Password(); ok || u.Query().Has("password") {
-		return c.fail("warehouse.url", "%s holds a password: URLs get logged; put it in warehouse.password_file, %s or the systemd credential %s",
-			load.RedactURL(raw), WarehousePasswordEnv, WarehouseCredentialName)
+	if where := urlPassword(u); where != "" {
+		return c.fail("warehouse.url", "%s holds a password (%s): URLs get logged; put it in warehouse.password_file, %s or the systemd credential %s",
+			load.RedactURL(raw), where, WarehousePasswordEnv, WarehouseCredentialName)
 	}
 	s.WarehouseURL = raw
 	if s.WarehousePassword, err = c.loadWarehousePassword(getenv); err != nil {
@@ -97,4 +111,18 @@ func (c *Config) loadWarehousePassword(getenv func(string) string) (extract.Secr
 		return "", c.fail("warehouse.password_file", "%v", err)
 	}
 	return pw, nil
+}
+
+// urlPassword says where u holds a password ("user:password@", or a query
+// parameter password in any case: ?PASSWORD= too), or "".
+func urlPassword(u *url.URL) string {
+	if _, ok := u.User.Password(); ok {
+		return "user:password@"
+	}
+	for k := range u.Query() {
+		if strings.EqualFold(k, "password") {
+			return "query parameter " + k
+		}
+	}
+	return ""
 }

@@ -118,3 +118,47 @@ func TestReportPathWithURL(t *testing.T) {
 		t.Errorf("[backup] cron with warehouse.url: %v, want a refusal", err)
 	}
 }
+
+// TestWarehouseSchema: [warehouse] schema comes from the file or
+// CARDSYNC_WAREHOUSE_SCHEMA, is "" (public) unset, is refused without a
+// URL and when PostgreSQL could not name a schema so; a password in the
+// URL's query is refused in any case, naming where.
+func TestWarehouseSchema(t *testing.T) {
+	const url = "CARDSYNC_WAREHOUSE_URL=postgres://cardsync@127.0.0.1:5432/cardsync"
+	tests := []struct {
+		name    string
+		environ []string
+		want    string
+		wantErr string
+	}{
+		{name: "unset", environ: []string{url}, want: ""},
+		{name: "variable", environ: []string{url, "CARDSYNC_WAREHOUSE_SCHEMA=cardsync"}, want: "cardsync"},
+		{name: "without url", environ: []string{"CARDSYNC_WAREHOUSE_SCHEMA=cardsync"},
+			wantErr: "env CARDSYNC_WAREHOUSE_SCHEMA: warehouse.schema: a schema is a PostgreSQL warehouse's"},
+		{name: "too long", environ: []string{url, "CARDSYNC_WAREHOUSE_SCHEMA=" + strings.Repeat("s", 64)},
+			wantErr: "warehouse.schema: schema name"},
+		{name: "password in capitals", environ: []string{url + "?PASSWORD=pw"},
+			wantErr: "env CARDSYNC_WAREHOUSE_URL: warehouse.url: postgres://cardsync@127.0.0.1:5432/cardsync?PASSWORD=xxxxx holds a password (query parameter PASSWORD)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Load("", tt.environ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := c.Settings(false, func(string) string { return "" })
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.WarehouseSchema != tt.want {
+				t.Errorf("schema %q, want %q", s.WarehouseSchema, tt.want)
+			}
+		})
+	}
+}

@@ -27,7 +27,7 @@ func reloadRules() []reloadRule {
 		{"warehouse.field_retention", false, func(a, b Settings) bool { return a.FieldRetention != b.FieldRetention }},
 		{"warehouse.path", true, func(a, b Settings) bool { return a.DBPath != b.DBPath }},
 		{"warehouse.url", true, func(a, b Settings) bool {
-			return a.WarehouseURL != b.WarehouseURL || a.WarehousePassword != b.WarehousePassword
+			return a.WarehouseURL != b.WarehouseURL || a.WarehousePassword != b.WarehousePassword || a.WarehouseSchema != b.WarehouseSchema
 		}},
 		{"cluster", true, func(a, b Settings) bool { return a.LeaseTTL != b.LeaseTTL || a.Holder != b.Holder }},
 		{"warehouse.file_mode", true, func(a, b Settings) bool { return a.FileMode != b.FileMode }},

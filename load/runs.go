@@ -90,6 +90,9 @@ const SummaryRuns = 10
 // daemon's health read it; package worker judges it.
 type Summary struct {
 	Path string `json:"path"`
+	// Schema is the PostgreSQL schema the warehouse lives in ("" for a
+	// SQLite file).
+	Schema string `json:"schema,omitempty"`
 	// Account is the account summarised (Options.Account): every count
 	// and run below is its own.
 	Account       string     `json:"account"`

@@ -59,6 +59,9 @@ type AccountStatus struct {
 type WarehouseStatus struct {
 	// Path is the file, or the PostgreSQL URL without its password.
 	Path string `json:"path"`
+	// Schema is the PostgreSQL schema the warehouse lives in ([warehouse]
+	// schema; absent for a SQLite file).
+	Schema string `json:"schema,omitempty"`
 	// SchemaVersion is the file's PRAGMA user_version, or the highest
 	// version in PostgreSQL's schema_migrations.
 	SchemaVersion int `json:"schema_version"`
@@ -232,7 +235,7 @@ func NewAccountStatus(f StatusFacts, c StatusSettings, now time.Time) AccountSta
 		Healthy:  h.Healthy,
 		Problems: append([]string{}, h.Problems...),
 		Warnings: append([]string{}, h.Warnings...),
-		Warehouse: WarehouseStatus{Path: sum.Path, SchemaVersion: sum.SchemaVersion, DatabaseBytes: sum.DatabaseBytes,
+		Warehouse: WarehouseStatus{Path: sum.Path, Schema: sum.Schema, SchemaVersion: sum.SchemaVersion, DatabaseBytes: sum.DatabaseBytes,
 			WALBytes: sum.WALBytes, WAL: !f.Postgres, CardsFlatStale: sum.CardsFlatStale, BeforeRestore: beforeRestore(f.BeforeRestore)},
 		Schedule: ScheduleStatus{Cron: c.Cron, Timezone: c.Timezone, Overdue: h.Overdue,
 			NextDueAt: rfcPtr(&h.NextDue), StaleAfter: rfcPtr(&h.StaleAfter)},

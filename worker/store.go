@@ -37,6 +37,8 @@ type Target struct {
 	URL string
 	// Password is the PostgreSQL password (from a file or credential).
 	Password string
+	// Schema is the PostgreSQL schema ("": public).
+	Schema string
 	// Holder names this process in sync_leases (hostname:pid).
 	Holder string
 	// LeaseTTL is how long a lease lasts without renewal.
@@ -49,7 +51,7 @@ type Target struct {
 // run lock (taken now when hold is true: a refusal wraps load.ErrLocked).
 // Writes to a server are refused until the lease is taken.
 func OpenTarget(ctx context.Context, t Target, opts load.Options, hold bool) (*Store, error) {
-	wh, fileLock, err := dialect.Open(ctx, dialect.Target{Path: t.Path, URL: t.URL, Password: t.Password, LeaseTTL: t.LeaseTTL}, opts, hold)
+	wh, fileLock, err := dialect.Open(ctx, dialect.Target{Path: t.Path, URL: t.URL, Password: t.Password, Schema: t.Schema, LeaseTTL: t.LeaseTTL}, opts, hold)
 	if err != nil {
 		return nil, err
 	}

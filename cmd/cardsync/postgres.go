@@ -16,7 +16,7 @@ import (
 // or the PostgreSQL database of [warehouse] url with this replica's
 // [cluster] holder and lease_ttl.
 func storeTarget(s config.Settings) worker.Target {
-	return worker.Target{Path: s.DBPath, URL: s.WarehouseURL, Password: s.WarehousePassword.Reveal(),
+	return worker.Target{Path: s.DBPath, URL: s.WarehouseURL, Password: s.WarehousePassword.Reveal(), Schema: s.WarehouseSchema,
 		Holder: s.Holder, LeaseTTL: s.LeaseTTL}
 }
 
@@ -36,7 +36,7 @@ func warehouseName(s config.Settings) string {
 // that reads it (dialect.OpenReadOnly): the SQLite file, or the PostgreSQL
 // database of [warehouse] url.
 func readTarget(s config.Settings) dialect.Target {
-	return dialect.Target{Path: s.DBPath, URL: s.WarehouseURL, Password: s.WarehousePassword.Reveal()}
+	return dialect.Target{Path: s.DBPath, URL: s.WarehouseURL, Password: s.WarehousePassword.Reveal(), Schema: s.WarehouseSchema}
 }
 
 // notWithPostgres is the error of a command that only knows SQLite files,

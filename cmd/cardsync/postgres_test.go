@@ -39,6 +39,8 @@ func TestWarehouseURLConfigErrors(t *testing.T) {
 			want: []string{"holds a password", "warehouse.password_file", "CARDSYNC_WAREHOUSE_PASSWORD", "warehouse-password"}, not: "s3cr3t-pw"},
 		{name: "password parameter", args: []string{"backfill"}, vars: map[string]string{"CARDSYNC_WAREHOUSE_URL": url + "?password=s3cr3t-pw"},
 			want: []string{"holds a password"}, not: "s3cr3t-pw"},
+		{name: "password parameter in capitals", args: []string{"status"}, vars: map[string]string{"CARDSYNC_WAREHOUSE_URL": url + "?sslmode=disable&PASSWORD=s3cr3t-pw"},
+			want: []string{"env CARDSYNC_WAREHOUSE_URL: warehouse.url:", "holds a password (query parameter PASSWORD)"}, not: "s3cr3t-pw"},
 		{name: "not a postgres url", args: []string{"backfill"}, vars: map[string]string{"CARDSYNC_WAREHOUSE_URL": "mysql://db/x"},
 			want: []string{"want postgres://"}},
 		{name: "short lease", args: []string{"backfill"}, vars: map[string]string{"CARDSYNC_WAREHOUSE_URL": url, "CARDSYNC_CLUSTER_LEASE_TTL": "1s"},

@@ -219,7 +219,11 @@ func printWarehouse(w io.Writer, wh worker.WarehouseStatus) {
 	if wh.WAL {
 		size += ", WAL " + bytesText(wh.WALBytes)
 	}
-	fmt.Fprintf(w, "\nwarehouse  %s (schema v%d, %s)\n", wh.Path, wh.SchemaVersion, size)
+	if wh.Schema != "" {
+		fmt.Fprintf(w, "\nwarehouse  %s in schema %s (schema v%d, %s)\n", wh.Path, wh.Schema, wh.SchemaVersion, size)
+	} else {
+		fmt.Fprintf(w, "\nwarehouse  %s (schema v%d, %s)\n", wh.Path, wh.SchemaVersion, size)
+	}
 	if wh.CardsFlatStale {
 		fmt.Fprintln(w, "cards_flat stale: the view lags behind card_fields and could not be re-created (a view built on it blocks the DROP? see the log's warning); cards and checkpoints sync as usual")
 	}

@@ -26,6 +26,8 @@ type Target struct {
 	URL string
 	// Password is the PostgreSQL password (from a file or credential).
 	Password string
+	// Schema is the PostgreSQL schema ("": public; postgres.Options.Schema).
+	Schema string
 	// LeaseTTL is how long an account's lease lasts without renewal
 	// (PostgreSQL): a write transaction idle for half of it ends its
 	// session, so the lease can move on.
@@ -55,7 +57,7 @@ type FileLock interface {
 // load.ErrWarehouse.
 func Open(ctx context.Context, t Target, opts load.Options, hold bool) (load.Destination, FileLock, error) {
 	if t.URL != "" {
-		wh, err := postgres.Open(ctx, t.URL, postgres.Options{Common: opts, Password: t.Password, RequireLease: true,
+		wh, err := postgres.Open(ctx, t.URL, postgres.Options{Common: opts, Password: t.Password, Schema: t.Schema, RequireLease: true,
 			IdleInTransaction: idleInTransaction(t.LeaseTTL)})
 		if err != nil {
 			return nil, nil, err

@@ -18,7 +18,7 @@ import (
 // warehouse returned. A server's password is t.Password.
 func OpenReadOnly(ctx context.Context, t Target, opts load.Options) (load.Destination, error) {
 	if t.URL != "" {
-		wh, err := postgres.Open(ctx, t.URL, postgres.Options{Common: opts, Password: t.Password,
+		wh, err := postgres.Open(ctx, t.URL, postgres.Options{Common: opts, Password: t.Password, Schema: t.Schema,
 			RequireLease: true, ReadOnly: true, MaxConns: 2})
 		if err != nil {
 			return nil, err

@@ -30,9 +30,22 @@
 //
 // Where PostgreSQL differs: documents are jsonb (keys reordered, duplicates
 // dropped by PostgreSQL; data_hash is taken over the canonical text before
-// that), so a card whose JSON holds \u0000, which jsonb cannot store, is
-// quarantined, and a card id that is not UTF-8 or holds a NUL byte too.
-// walk_seen holds each page's ids as a text[].
+// that), so a card whose JSON jsonb cannot store (a \u0000 escape, a
+// UTF-16 surrogate escape not in a pair, a number beyond numeric's range:
+// jsonbUnstorable scans the text before the page is sent) is quarantined
+// alone, and a card id that is not UTF-8 or holds a NUL byte too.
+// account_snapshots.raw is text, kept as received. walk_seen holds each
+// page's ids as a text[].
+//
+// # Schema and locks
+//
+// The warehouse lives in one schema (Options.Schema, public by default):
+// every connection's search_path is that schema alone, so a schema named
+// after the role changes nothing, and Open refuses an empty default schema
+// beside another schema's warehouse (checkSchema). Every connection and
+// write transaction waits at most LockTimeout for a lock; a statement that
+// gives up returns a *LockTimeoutError naming what it waited for.
+// cardsync's own advisory locks are waited for longer (advisoryLock).
 //
 // # card_fields, cards_flat and column_docs
 //
@@ -49,7 +62,10 @@
 // Every field column is text whatever JSON types the field holds, so a
 // field whose type changes never changes its column; only a column that
 // goes (its field pruned) or one of another type (a numeric column made by
-// an older binary) needs DROP and CREATE. A failed re-creation (a view
+// an older binary) needs DROP and CREATE. Neither is tried while another
+// session holds the view (an analyst's open transaction: its readers would
+// queue behind the ACCESS EXCLUSIVE lock) or by a role that does not own
+// it. A failed re-creation (a view
 // built on cards_flat blocking the DROP, a lock, a permission) is a warning
 // in the log, never a failed open or run: the view keeps its old columns,
 // CardsFlatStale and Summary report it, and the next commit tries again.

@@ -223,7 +223,7 @@ func (w *Warehouse) refreshColumnDocs(ctx context.Context) error {
 	}
 	var rows, commented int
 	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(docsLock)); err != nil {
+		if err := advisoryLock(ctx, tx, docsLock, peerLockTimeout, "column_docs' lock (another replica is filling it)"); err != nil {
 			return err
 		}
 		s, err := readDocs(ctx, tx)

@@ -4,9 +4,13 @@ import (
 	"github.com/cardsync/cardsync/load"
 )
 
-// classify wraps *err with load.ErrWarehouse, once (load.Classify);
+// classify wraps *err with load.ErrWarehouse, once (load.Classify), a
+// lock timeout not named yet as a *LockTimeoutError saying so (waitedFor);
 // exported functions defer it on their named error.
-func classify(err *error) { load.Classify(err) }
+func classify(err *error) {
+	*err = waitedFor(*err, genericLockWait, LockTimeout)
+	load.Classify(err)
+}
 
 // The lease errors are package load's (the worker reads them without
 // knowing the dialect); these names keep this package's spelling.

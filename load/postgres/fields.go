@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -69,8 +70,8 @@ func (w *Warehouse) recordFields(ctx context.Context, tx pgx.Tx, runID, walkID i
 	if add, update, skipped := load.PlanFields(have, s, runID, flatLimits(), b.Room()); len(add) == 0 && len(update) == 0 {
 		return false, skipped, nil
 	}
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(fieldsLock)); err != nil {
-		return false, nil, fmt.Errorf("lock fields: %w", err)
+	if err := advisoryLock(ctx, tx, fieldsLock, peerLockTimeout, "card_fields' lock (another replica is adding fields)"); err != nil {
+		return false, nil, err
 	}
 	if have, err = readFields(ctx, tx); err != nil {
 		return false, nil, err
@@ -137,8 +138,8 @@ func (w *Warehouse) PruneFields(ctx context.Context, cutoff time.Time) (_ int, e
 	n, flat := 0, false
 	err = w.write(ctx, func(tx pgx.Tx) error {
 		n, flat = 0, false
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(fieldsLock)); err != nil {
-			return fmt.Errorf("lock fields: %w", err)
+		if err := advisoryLock(ctx, tx, fieldsLock, peerLockTimeout, "card_fields' lock (another replica is adding fields)"); err != nil {
+			return err
 		}
 		have, err := readFields(ctx, tx)
 		if err != nil {
@@ -245,39 +246,73 @@ func planFlat(ctx context.Context, q rowsQuerier) (flatAction, []flatColumn, err
 // only when a column must go (its field pruned) or has another type (a
 // view made by an older binary, whose columns could be numeric). Existing
 // columns keep their place, and every field column is text (flatType).
+// Neither is tried by a role that does not own the view, nor while
+// another session holds it (canRecreateFlat): its readers would queue
+// behind the ACCESS EXCLUSIVE lock; that lock is awaited at most
+// flatLockTimeout.
 //
 // An error means cards_flat still has its old columns: callers log it,
 // mark the view stale (flatStale) and go on; it never fails a run.
 func (w *Warehouse) syncFlat(ctx context.Context) error {
 	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(flatLock)); err != nil {
-			return err
-		}
-		// A lock held on the view (an analyst's long query, a dependent
-		// view's DDL) must not stall the run: give up after a while, the
-		// next commit tries again.
-		if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '5s'`); err != nil {
+		if err := advisoryLock(ctx, tx, flatLock, peerLockTimeout, "cards_flat's lock (another replica is re-creating it)"); err != nil {
 			return err
 		}
 		action, want, err := planFlat(ctx, tx)
-		if err != nil {
+		if err != nil || action == flatCurrent {
 			return err
 		}
-		switch action {
-		case flatCurrent:
-			return nil
-		case flatReplace:
+		if err := canRecreateFlat(ctx, tx); err != nil {
+			return err
+		}
+		// Every reader of cards_flat queues behind a pending ACCESS
+		// EXCLUSIVE lock: never ask for it while a session holds the
+		// view, and give up soon if one takes it meanwhile. The next
+		// commit tries again.
+		if _, err := tx.Exec(ctx, `SELECT set_config('lock_timeout', $1, true)`, millis(flatLockTimeout)); err != nil {
+			return err
+		}
+		if action == flatReplace {
 			_, err = tx.Exec(ctx, "SET LOCAL standard_conforming_strings = on;\nCREATE OR REPLACE VIEW "+flatViewSQL(want))
-		default:
+		} else {
 			_, err = tx.Exec(ctx, "SET LOCAL standard_conforming_strings = on;\nDROP VIEW IF EXISTS cards_flat;\nCREATE VIEW "+flatViewSQL(want)+";\n"+flatComments())
 		}
-		if err == nil {
-			w.log.Info("cards_flat re-created", "fields", len(want))
+		if err != nil {
+			return waitedFor(err, flatHeldWhat, flatLockTimeout)
 		}
-		return err
+		w.log.Info("cards_flat re-created", "fields", len(want))
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("re-create cards_flat: %w", err)
+	}
+	return nil
+}
+
+// flatHeldWhat is what a re-creation of cards_flat waits for.
+const flatHeldWhat = "cards_flat, held by another session (an analyst's open transaction?)"
+
+// canRecreateFlat refuses, before any lock is asked for, a re-creation of
+// cards_flat that could not succeed or would stall its readers: a role
+// that is not (a member of) the view's owner, or another session holding
+// the view (flatHeld).
+func canRecreateFlat(ctx context.Context, tx pgx.Tx) error {
+	var owner, role string
+	var member bool
+	err := tx.QueryRow(ctx, `SELECT pg_get_userbyid(c.relowner)::text, current_user::text, pg_has_role(c.relowner, 'USAGE')
+		FROM pg_class c WHERE c.oid = to_regclass('cards_flat')`).Scan(&owner, &role, &member)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("read cards_flat's owner: %w", err)
+	}
+	if err == nil && !member {
+		return fmt.Errorf("cards_flat is owned by role %s, not by role %s: it keeps its columns until a sync as %s (or ALTER VIEW cards_flat OWNER TO %s)", owner, role, owner, role)
+	}
+	held, err := flatHeld(ctx, tx)
+	if err != nil {
+		return fmt.Errorf("read cards_flat's locks: %w", err)
+	}
+	if held {
+		return &LockTimeoutError{What: flatHeldWhat, Err: errors.New("not re-created while another session holds the view")}
 	}
 	return nil
 }

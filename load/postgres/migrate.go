@@ -54,7 +54,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, policy *redact.Policy) (ap
 	for _, m := range ms {
 		done := false
 		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
+			if err := advisoryLock(ctx, tx, migrationLock, migrationLockTimeout, "the migration lock (another replica is migrating the warehouse)"); err != nil {
 				return err
 			}
 			// Created only when missing: CREATE TABLE IF NOT EXISTS needs
@@ -84,7 +84,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, policy *redact.Policy) (ap
 				return err
 			}
 			if _, err := tx.Exec(ctx, m.SQL); err != nil {
-				return err
+				return waitedFor(err, "the tables "+m.Name+" changes, held by another session (an analyst's open transaction?)", LockTimeout)
 			}
 			if step := steps[m.Version]; step != nil {
 				if err := step(ctx, tx); err != nil {

@@ -58,6 +58,11 @@ type Options struct {
 	// would otherwise keep the lease from being taken over for as long as
 	// it is paused: set it below the lease TTL.
 	IdleInTransaction time.Duration
+	// Schema is the schema the warehouse lives in ("": DefaultSchema,
+	// public). Every connection's search_path is pinned to it alone, so
+	// a schema named after the role ("$user") changes nothing. It must
+	// exist; see checkSchema for one holding no warehouse.
+	Schema string
 }
 
 // DefaultIdleInTransaction is Options.IdleInTransaction's default.
@@ -68,6 +73,7 @@ const DefaultIdleInTransaction = 10 * time.Second
 type Warehouse struct {
 	pool     *pgxpool.Pool
 	url      string // redacted
+	schema   string // the schema it lives in
 	account  string
 	now      func() time.Time
 	log      *slog.Logger
@@ -126,6 +132,11 @@ func Open(ctx context.Context, url string, opts Options) (_ *Warehouse, err erro
 	}
 	cfg.ConnConfig.RuntimeParams["application_name"] = "cardsync"
 	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"
+	schema := cmp.Or(opts.Schema, DefaultSchema)
+	if err := CheckSchemaName(schema); err != nil {
+		return nil, fmt.Errorf("open warehouse %s: Schema: %w", shown, err)
+	}
+	cfg.AfterConnect = sessionSettings(schema)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
@@ -134,9 +145,12 @@ func Open(ctx context.Context, url string, opts Options) (_ *Warehouse, err erro
 		pool.Close()
 		return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
 	}
-	if opts.ReadOnly {
+	err = checkSchema(ctx, pool, schema, opts.Schema != "", opts.ReadOnly, set.Logger)
+	switch {
+	case err != nil:
+	case opts.ReadOnly:
 		err = checkVersion(ctx, pool)
-	} else {
+	default:
 		_, err = Migrate(ctx, pool, set.Policy)
 	}
 	if err != nil {
@@ -144,7 +158,7 @@ func Open(ctx context.Context, url string, opts Options) (_ *Warehouse, err erro
 		return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
 	}
 	w := &Warehouse{
-		pool: pool, url: shown, account: set.Account, now: set.Now, log: set.Logger,
+		pool: pool, url: shown, schema: schema, account: set.Account, now: set.Now, log: set.Logger,
 		policy: set.Policy, fraction: set.MaxRemovedFraction, batch: set.Batch, idleInTx: cmp.Or(max(opts.IdleInTransaction, 0), DefaultIdleInTransaction),
 		require: opts.RequireLease, readOnly: opts.ReadOnly,
 	}
@@ -203,6 +217,9 @@ func scrub(err error, password string) error {
 
 // Path returns the database's URL without its password, for messages.
 func (w *Warehouse) Path() string { return w.url }
+
+// Schema is the schema the warehouse lives in (Options.Schema).
+func (w *Warehouse) Schema() string { return w.schema }
 
 // Account is the account the Warehouse reads and writes.
 func (w *Warehouse) Account() string { return w.account }
@@ -309,10 +326,10 @@ func (w *Warehouse) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		return load.ErrReadOnly
 	}
 	return pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
-		// Per transaction (SET LOCAL), so it holds behind a pooler in
+		// Per transaction (SET LOCAL), so they hold behind a pooler in
 		// transaction mode too.
-		if _, err := tx.Exec(ctx, "SELECT set_config('idle_in_transaction_session_timeout', $1, true)",
-			strconv.FormatInt(w.idleInTx.Milliseconds(), 10)); err != nil {
+		if _, err := tx.Exec(ctx, "SELECT set_config('idle_in_transaction_session_timeout', $1, true), set_config('lock_timeout', $2, true), set_config('search_path', $3, true)",
+			strconv.FormatInt(w.idleInTx.Milliseconds(), 10), millis(LockTimeout), searchPath(w.schema)); err != nil {
 			return fmt.Errorf("bound idle transactions: %w", err)
 		}
 		if err := w.checkLease(ctx, tx); err != nil {

@@ -173,7 +173,7 @@ func TestSaveAccountExactMoney(t *testing.T) {
 			}
 		})
 	}
-	if got := one(t, pgQuery(t, w, `SELECT raw->>'balance' FROM account_snapshots WHERE name = 'Acme 98765.4'`)); got != "98765.4" {
+	if got := one(t, pgQuery(t, w, `SELECT raw::jsonb->>'balance' FROM account_snapshots WHERE name = 'Acme 98765.4'`)); got != "98765.4" {
 		t.Errorf("raw balance = %s, want the number text kept", got)
 	}
 	if got := one(t, pgQuery(t, w, `SELECT old_value || ' -> ' || new_value || ' = ' || change FROM account_balance_changes

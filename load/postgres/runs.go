@@ -176,10 +176,11 @@ func runsOf(ctx context.Context, q rowsQuerier, account string, n int) ([]load.R
 
 // Summary is sqlite.Warehouse.Summary: Path is the redacted URL,
 // SchemaVersion the latest schema_migrations version, DatabaseBytes the
-// whole database's size (every account), WALBytes 0.
+// whole database's size (every account), WALBytes 0, Schema the
+// warehouse's schema.
 func (w *Warehouse) Summary(ctx context.Context) (_ load.Summary, err error) {
 	defer classify(&err)
-	st := load.Summary{Path: w.url, Account: w.account}
+	st := load.Summary{Path: w.url, Schema: w.schema, Account: w.account}
 	if st.Runs, err = w.Runs(ctx, load.SummaryRuns); err != nil {
 		return st, err
 	}
@@ -259,7 +260,7 @@ func (w *Warehouse) SaveAccount(ctx context.Context, runID int64, a load.Account
 	if err != nil {
 		return fmt.Errorf("save account: %w", err)
 	}
-	// Text must be storable; jsonb cannot hold U+0000, and the snapshot is
+	// Text must be storable; text cannot hold U+0000, and the snapshot is
 	// diagnostics, so the character is replaced rather than the snapshot
 	// refused.
 	for _, s := range []**string{&row.Name, &row.Email, &row.Timezone} {
@@ -268,13 +269,15 @@ func (w *Warehouse) SaveAccount(ctx context.Context, runID int64, a load.Account
 			*s = &t
 		}
 	}
+	// raw is text (migration 9): kept exactly as received, whatever
+	// jsonb would refuse or rewrite in it.
 	if row.Raw != nil {
-		raw := strings.ReplaceAll(*row.Raw, `\u0000`, `\ufffd`)
+		raw := clean(*row.Raw)
 		row.Raw = &raw
 	}
 	err = w.write(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO account_snapshots (`+load.AccountSnapshotColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::jsonb, $15, $16)`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 			row.Args(runID, w.stamp(), w.account)...); err != nil {
 			return err
 		}

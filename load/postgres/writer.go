@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -110,10 +109,8 @@ func pgUnstorable(c load.PreparedCard) string {
 	switch {
 	case !utf8.ValidString(c.ID) || strings.ContainsRune(c.ID, 0):
 		return "cannot be stored: the card id is not UTF-8 text without NUL (PostgreSQL text)"
-	case bytes.Contains(c.Data, []byte(`\u0000`)):
-		return `cannot be stored: a string holds \u0000, which PostgreSQL jsonb refuses`
 	}
-	return ""
+	return jsonbUnstorable(c.Data)
 }
 
 // pgID is an id as walk_seen stores it: load's ids for rejected items

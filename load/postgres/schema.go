@@ -1,0 +1,92 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/cardsync/cardsync/load"
+)
+
+// DefaultSchema is Options.Schema's default: the warehouse lives in the
+// database's public schema.
+const DefaultSchema = "public"
+
+// CheckSchemaName refuses a schema name PostgreSQL cannot have: empty,
+// longer than 63 bytes, not UTF-8 or holding NUL.
+func CheckSchemaName(name string) error {
+	if name == "" || len(name) > 63 || !utf8.ValidString(name) || strings.ContainsRune(name, 0) {
+		return fmt.Errorf("schema name %q: want 1 to 63 bytes of UTF-8 text", name)
+	}
+	return nil
+}
+
+// searchPath is the search_path that pins a session to schema: that
+// schema alone (pg_catalog and the session's temporary schema are searched
+// implicitly), so that a schema named after the role ("$user", first in
+// PostgreSQL's default) created beside it changes nothing.
+func searchPath(schema string) string { return pgx.Identifier{schema}.Sanitize() }
+
+// otherWarehouses lists the schemas of the database, other than schema,
+// holding a warehouse (schema_migrations and sync_runs).
+func otherWarehouses(ctx context.Context, pool *pgxpool.Pool, schema string) ([]string, error) {
+	rows, err := pool.Query(ctx, `SELECT n.nspname::text FROM pg_namespace n
+		WHERE n.nspname <> $1
+			AND EXISTS (SELECT 1 FROM pg_class c WHERE c.relnamespace = n.oid AND c.relname = 'schema_migrations')
+			AND EXISTS (SELECT 1 FROM pg_class c WHERE c.relnamespace = n.oid AND c.relname = 'sync_runs')
+		ORDER BY 1`, schema)
+	if err != nil {
+		return nil, fmt.Errorf("look for warehouses in other schemas: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// checkSchema is Open's check of the warehouse's schema before anything
+// is read or migrated: the schema must exist (cardsync never creates
+// one). One without a warehouse while another schema of the database has
+// one is refused when the schema was not chosen (explicit false: the
+// default, public), naming both and the key to set; chosen, it is
+// initialised with a warning naming the other. A read-only open is told
+// where the warehouse is instead of load.ErrNotMigrated alone.
+func checkSchema(ctx context.Context, pool *pgxpool.Pool, schema string, explicit, readOnly bool, log *slog.Logger) error {
+	var exists, migrated bool
+	if err := pool.QueryRow(ctx, `SELECT to_regnamespace($1) IS NOT NULL,
+		EXISTS (SELECT 1 FROM pg_class WHERE relnamespace = to_regnamespace($1) AND relname = 'schema_migrations')`,
+		searchPath(schema)).Scan(&exists, &migrated); err != nil {
+		return fmt.Errorf("check schema %s: %w", schema, err)
+	}
+	if !exists {
+		return fmt.Errorf("schema %s does not exist in the database: create it (CREATE SCHEMA %s AUTHORIZATION <role>) or set [warehouse] schema (CARDSYNC_WAREHOUSE_SCHEMA) to the schema of the warehouse", schema, searchPath(schema))
+	}
+	if migrated {
+		return nil
+	}
+	others, err := otherWarehouses(ctx, pool, schema)
+	if err != nil || len(others) == 0 {
+		return err
+	}
+	where := strings.Join(others, ", ")
+	switch {
+	case readOnly:
+		return fmt.Errorf("%w: schema %s holds no warehouse, schema %s does: set [warehouse] schema (CARDSYNC_WAREHOUSE_SCHEMA) to read it", load.ErrNotMigrated, schema, where)
+	case !explicit:
+		return &schemaForkError{schema: schema, others: where}
+	}
+	log.Warn("initialising a new warehouse in the configured schema, beside the warehouse of another schema", "schema", schema, "other", where)
+	return nil
+}
+
+// schemaForkError refuses to initialise an empty default schema while
+// another schema of the database holds a warehouse.
+type schemaForkError struct{ schema, others string }
+
+// Error implements error.
+func (e *schemaForkError) Error() string {
+	return fmt.Sprintf("schema %s holds no warehouse, but schema %s of the same database does: set [warehouse] schema = %q (CARDSYNC_WAREHOUSE_SCHEMA) to use it; to start a new warehouse in %s instead, set [warehouse] schema = %q explicitly",
+		e.schema, e.others, strings.Split(e.others, ", ")[0], e.schema, e.schema)
+}
