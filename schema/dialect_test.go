@@ -37,7 +37,9 @@ func TestExpand(t *testing.T) {
 func TestDialectsDescribeTheSameColumns(t *testing.T) {
 	sqlite, postgres := ObjectsIn(DialectSQLite), ObjectsIn(DialectPostgres)
 	// PostgreSQL's own tables (TestOnlyOneDialect) aside.
-	postgres = slices.DeleteFunc(postgres, func(o Object) bool { return o.Name == "sync_leases" || o.Name == "sync_replicas" || o.Name == "schema_migrations" })
+	postgres = slices.DeleteFunc(postgres, func(o Object) bool {
+		return o.Name == "sync_leases" || o.Name == "sync_replicas" || o.Name == "schema_migrations"
+	})
 	if len(sqlite) != len(postgres) {
 		t.Fatalf("%d objects in SQLite, %d in PostgreSQL", len(sqlite), len(postgres))
 	}
