@@ -111,6 +111,11 @@ type Lease struct {
 	Expired bool `json:"expired"`
 }
 
+// Released reports whether the lease ended by its holder's release (a
+// clean stop, a hand-over) rather than lapsing: a release sets renewed_at
+// to expires_at.
+func (l Lease) Released() bool { return !l.RenewedAt.Before(l.ExpiresAt) }
+
 // LeaseLister is the capability of a warehouse whose accounts hold leases
 // (PostgreSQL): every account's lease, for status and check.
 type LeaseLister interface {
