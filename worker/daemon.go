@@ -170,32 +170,6 @@ func (d *Daemon) Run(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// startReplicas, on a shared warehouse, joins the replicas (a second live
-// process with this holder is refused), takes this replica's share of the
-// accounts and starts the lease watcher; the returned stop ends it and
-// releases every lease held.
-func (d *Daemon) startReplicas(ctx context.Context) (func(), error) {
-	r := d.replicas
-	if r == nil {
-		return func() {}, nil
-	}
-	if err := r.join(ctx); err != nil {
-		d.logger().Error("cannot start: this replica cannot join the warehouse's replicas", "holder", r.holder, "err", err)
-		return nil, &LoggedError{err}
-	}
-	d.logger().Info("joined the replicas sharing the warehouse", "holder", r.holder, "instance", r.instance,
-		"lease_ttl", r.ttl, "poll", r.every)
-	r.round(ctx)
-	wctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { r.watch(wctx) })
-	return func() {
-		cancel()
-		wg.Wait()
-		r.leave(ctx)
-	}, nil
-}
-
 // start sets up the accounts' loops.
 func (d *Daemon) start() {
 	d.mu.Lock()

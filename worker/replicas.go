@@ -67,6 +67,32 @@ func newReplicas(d *Daemon) *replicas {
 		ttl: lock.TTL(), every: min(time.Second, lock.TTL()/6), d: d}
 }
 
+// startReplicas, on a shared warehouse, joins the replicas (a second live
+// process with this holder is refused), takes this replica's share of the
+// accounts and starts the lease watcher; the returned stop ends it and
+// releases every lease held.
+func (d *Daemon) startReplicas(ctx context.Context) (func(), error) {
+	r := d.replicas
+	if r == nil {
+		return func() {}, nil
+	}
+	if err := r.join(ctx); err != nil {
+		d.logger().Error("cannot start: this replica cannot join the warehouse's replicas", "holder", r.holder, "err", err)
+		return nil, &LoggedError{err}
+	}
+	d.logger().Info("joined the replicas sharing the warehouse", "holder", r.holder, "instance", r.instance,
+		"lease_ttl", r.ttl, "poll", r.every)
+	r.round(ctx)
+	wctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { r.watch(wctx) })
+	return func() {
+		cancel()
+		wg.Wait()
+		r.leave(ctx)
+	}, nil
+}
+
 // heartbeatTTL is how long a replica counts as live without a heartbeat:
 // shorter than a lease, so a dead replica stops counting before its
 // leases lapse, and the survivors' shares already cover its accounts.
