@@ -211,6 +211,9 @@ func (j *Job) begin(ctx context.Context, log *slog.Logger, opts Options, res *Re
 	}
 	res.StartPage = first
 	startAttrs := []any{"first_page", first, "version", j.Version}
+	if l, ok := j.Lock.(*LeaseLock); ok {
+		startAttrs = append(startAttrs, "holder", l.Holder())
+	}
 	if res.Resumed {
 		startAttrs = append(startAttrs, "resumes_walk_of_run", cp.RunID, "total_pages", cp.TotalPages)
 	}
