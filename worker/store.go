@@ -37,7 +37,7 @@ type Target struct {
 	URL string
 	// Password is the PostgreSQL password (from a file or credential).
 	Password string
-	// Holder names this process in sync_leases (hostname:pid).
+	// Holder names this process in sync_leases ([cluster] holder).
 	Holder string
 	// LeaseTTL is how long a lease lasts without renewal.
 	LeaseTTL time.Duration
