@@ -114,7 +114,7 @@ type Lease struct {
 // Released reports whether the lease ended by its holder's release (a
 // clean stop, a hand-over) rather than lapsing: a release sets renewed_at
 // to expires_at.
-func (l Lease) Released() bool { return !l.RenewedAt.Before(l.ExpiresAt) }
+func (l Lease) Released() bool { return l.RenewedAt.Equal(l.ExpiresAt) }
 
 // LeaseLister is the capability of a warehouse whose accounts hold leases
 // (PostgreSQL): every account's lease, for status and check.

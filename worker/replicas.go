@@ -112,6 +112,9 @@ func (r *replicas) join(ctx context.Context) error {
 		}
 		if first == nil {
 			first = in
+			r.d.logger().Warn("another process has this replica's [cluster] holder; waiting a few heartbeats to see whether it is alive",
+				"holder", r.holder, "other_instance", in.Other.Instance, "other_started_at", stamp(in.Other.StartedAt),
+				"other_seen_at", stamp(in.Other.SeenAt), "instance", r.instance)
 		} else if in.Other.Instance != first.Other.Instance || in.Other.SeenAt.After(first.Other.SeenAt) {
 			return in
 		}
@@ -141,7 +144,14 @@ func (r *replicas) watch(ctx context.Context) {
 // taken or handed back, and what changed told to the observers.
 func (r *replicas) round(ctx context.Context) {
 	log := r.d.logger()
-	if err := r.reg.ReplicaHeartbeat(ctx, r.holder, r.instance, r.heartbeatTTL()); err != nil && ctx.Err() == nil {
+	var in *load.HolderInUseError
+	switch err := r.reg.ReplicaHeartbeat(ctx, r.holder, r.instance, r.heartbeatTTL()); {
+	case errors.As(err, &in):
+		// This process was paused past its heartbeat and another one
+		// started with its holder since: they would share leases.
+		log.Error("another live process took this replica's [cluster] holder while this one was not heard from; stop one of them",
+			"holder", r.holder, "err", err)
+	case err != nil && ctx.Err() == nil:
 		log.Warn("replica heartbeat failed; retrying at the next poll", "holder", r.holder, "err", err)
 	}
 	for _, a := range r.d.accounts {
