@@ -116,6 +116,11 @@ type accountLoop struct {
 	wake chan struct{}
 	// reported is the lease state last told to the observer.
 	reported bool
+	// freeSince is when the lease watcher first saw the account free;
+	// keep marks an account it took beyond its share, never handed back
+	// (both the watcher's alone).
+	freeSince time.Time
+	keep      bool
 }
 
 func (d *Daemon) logger() *slog.Logger {

@@ -228,24 +228,41 @@ func (r *replicas) snapshot() clusterView {
 }
 
 // takeFree takes the accounts of this replica that no live lease holds, up
-// to its share while another live replica has room.
+// to its share while another live replica has room. An account left free
+// for a whole lease_ttl is taken whatever the share (the replicas with
+// room may not have it in their [[accounts]]), and then never handed back.
 func (r *replicas) takeFree(ctx context.Context, v clusterView) {
 	for _, a := range r.d.accounts {
-		if v.mine >= v.share && v.room {
-			return
+		account := a.lease.wh.Account()
+		l, ok := v.leases[account]
+		if !a.lease.Held() {
+			a.keep = false
 		}
-		l, ok := v.leases[a.lease.wh.Account()]
-		if a.lease.Held() || ok && !l.Expired || !a.busy.TryLock() {
+		if a.lease.Held() || ok && !l.Expired {
+			a.freeSince = time.Time{}
+			continue
+		}
+		if a.freeSince.IsZero() {
+			a.freeSince = time.Now()
+		}
+		orphan := time.Since(a.freeSince) >= r.ttl
+		if v.mine >= v.share && v.room && !orphan || !a.busy.TryLock() {
 			continue
 		}
 		err := r.take(ctx, a, l, ok)
 		a.busy.Unlock()
-		if err == nil {
-			v.mine++
-			r.mu.Lock()
-			r.view.mine++
-			r.mu.Unlock()
+		if err != nil {
+			continue
 		}
+		a.freeSince, a.keep = time.Time{}, v.mine >= v.share && v.room
+		if a.keep {
+			r.d.logger().Info("took account "+account+" beyond this replica's share: no replica with room took it within lease_ttl (do all replicas list it in [[accounts]]?)",
+				"account", account, "held", v.mine+1, "share", v.share)
+		}
+		v.mine++
+		r.mu.Lock()
+		r.view.mine++
+		r.mu.Unlock()
 	}
 }
 
@@ -294,7 +311,7 @@ func (r *replicas) handBack(ctx context.Context) {
 	}
 	for i := len(r.d.accounts) - 1; i >= 0; i-- {
 		a := r.d.accounts[i]
-		if !a.lease.Held() || !a.busy.TryLock() {
+		if !a.lease.Held() || a.keep || !a.busy.TryLock() {
 			continue
 		}
 		err := a.lease.Release()
