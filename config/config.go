@@ -102,7 +102,8 @@ type Cluster struct {
 	// LeaseTTL is how long an account's lease lasts without renewal: a
 	// dead replica's accounts move to another within it.
 	LeaseTTL string `toml:"lease_ttl"`
-	// Holder names this replica in sync_leases ("": hostname:pid).
+	// Holder names this replica in sync_leases ("": the host name and a
+	// random instance id).
 	Holder string `toml:"holder"`
 }
 

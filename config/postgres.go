@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -34,8 +33,21 @@ type PostgresSettings struct {
 	WarehouseSchema string
 	// LeaseTTL is [cluster] lease_ttl.
 	LeaseTTL time.Duration
-	// Holder is [cluster] holder, hostname:pid unless set.
+	// Holder is [cluster] holder; unset (HolderSet false), the host name,
+	// which ReplicaHolder completes with the process's instance id.
 	Holder string
+	// HolderSet: [cluster] holder was set.
+	HolderSet bool
+}
+
+// ReplicaHolder is the holder this process takes leases under: [cluster]
+// holder when set, else the host name and instance (a random id of the
+// process: "db1-3f9a1c"), unique across hosts and PID namespaces.
+func (s PostgresSettings) ReplicaHolder(instance string) string {
+	if s.HolderSet || instance == "" {
+		return s.Holder
+	}
+	return s.Holder + "-" + instance
 }
 
 // postgresSettings parses [warehouse] url and password_file and the
@@ -49,9 +61,10 @@ func (c *Config) postgresSettings(s *Settings, getenv func(string) string) error
 	if err := load.CheckLeaseTTL(s.LeaseTTL); err != nil {
 		return c.fail("cluster.lease_ttl", "%v", err)
 	}
-	if s.Holder = c.Cluster.Holder; s.Holder == "" {
-		host, _ := os.Hostname()
-		s.Holder = fmt.Sprintf("%s:%d", host, os.Getpid())
+	if s.Holder = c.Cluster.Holder; s.Holder != "" {
+		s.HolderSet = true
+	} else if s.Holder, _ = os.Hostname(); s.Holder == "" {
+		s.Holder = "cardsync"
 	}
 	if err := load.CheckHolder(s.Holder); err != nil {
 		return c.fail("cluster.holder", "%v", err)

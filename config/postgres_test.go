@@ -86,8 +86,11 @@ func TestClusterDefaults(t *testing.T) {
 		t.Errorf("lease_ttl %s, want 60s", s.LeaseTTL)
 	}
 	host, _ := os.Hostname()
-	if !strings.HasPrefix(s.Holder, host+":") {
-		t.Errorf("holder %q, want hostname:pid", s.Holder)
+	// The default holder is the host name and the process's instance id
+	// (issue 24: hostname:pid is not unique across PID namespaces).
+	if s.Holder != host || s.HolderSet || s.ReplicaHolder("3f9a1c") != host+"-3f9a1c" {
+		t.Errorf("holder %q (set %v, replica holder %q), want the host name completed with the instance id",
+			s.Holder, s.HolderSet, s.ReplicaHolder("3f9a1c"))
 	}
 	if s.WarehouseURL != "" {
 		t.Errorf("url %q by default", s.WarehouseURL)

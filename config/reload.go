@@ -29,7 +29,9 @@ func reloadRules() []reloadRule {
 		{"warehouse.url", true, func(a, b Settings) bool {
 			return a.WarehouseURL != b.WarehouseURL || a.WarehousePassword != b.WarehousePassword || a.WarehouseSchema != b.WarehouseSchema
 		}},
-		{"cluster", true, func(a, b Settings) bool { return a.LeaseTTL != b.LeaseTTL || a.Holder != b.Holder }},
+		{"cluster", true, func(a, b Settings) bool {
+			return a.LeaseTTL != b.LeaseTTL || a.Holder != b.Holder || a.HolderSet != b.HolderSet
+		}},
 		{"warehouse.file_mode", true, func(a, b Settings) bool { return a.FileMode != b.FileMode }},
 		{"warehouse.synchronous", true, func(a, b Settings) bool { return a.Synchronous != b.Synchronous }},
 		{"warehouse.redact_fields", true, func(a, b Settings) bool {

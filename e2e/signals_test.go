@@ -429,13 +429,15 @@ func testTwoWriters(t *testing.T, dest destination) {
 		d.env["CARDSYNC_SCHEDULE_RUN_ON_START"] = "true"
 		bf := d.startBG("backfill")
 		waitPages(t, newROWatch(t, d.db), 1, bf)
-		serve := d.startBG("serve")
 		// The daemon's start-up run finds the lock taken and skips; the
 		// daemon itself keeps serving (the next schedule tick will run).
 		skipped := "run skipped: another sync holds the warehouse"
 		if dest == toPostgres {
+			// Replicas meet held leases every tick: said at debug.
+			d.env["CARDSYNC_LOG_LEVEL"] = "debug"
 			skipped = "run skipped: another replica holds the account's lease"
 		}
+		serve := d.startBG("serve")
 		pollUntil(t, 20*time.Second, "the daemon to skip its run", func() bool {
 			return strings.Contains(stderrSoFar(serve), skipped)
 		}, serve, bf)
@@ -479,8 +481,9 @@ func assertLockedOut(t *testing.T, dest destination, code int, stderr string, ho
 }
 
 // lockHolder is how a refusal names the process holding the lock: "sync in
-// progress (pid N)" for a SQLite file lock, the lease's holder
-// (hostname:pid) with PostgreSQL.
+// progress (pid N)" for a SQLite file lock, the lease's holder with
+// PostgreSQL: the default holder, the host name and the process's random
+// instance id, as the process logs it (its run's start line).
 func lockHolder(t *testing.T, dest destination, holder *bgProc) string {
 	t.Helper()
 	if dest != toPostgres {
@@ -490,7 +493,11 @@ func lockHolder(t *testing.T, dest destination, holder *bgProc) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fmt.Sprintf("%s:%d", host, holder.cmd.Process.Pid)
+	m := regexp.MustCompile(regexp.QuoteMeta(host) + `-[0-9a-f]{6}`).FindString(holder.stderr.String())
+	if m == "" {
+		t.Fatalf("the process does not log its holder (%s-…):\n%s", host, lastLines(holder.stderr.String()))
+	}
+	return m
 }
 
 // stopDaemon sends SIGTERM to a daemon and expects a clean exit 0.

@@ -111,8 +111,61 @@ type Lease struct {
 	Expired bool `json:"expired"`
 }
 
+// Released reports whether the lease ended by its holder's release (a
+// clean stop, a hand-over) rather than lapsing: a release sets renewed_at
+// to expires_at.
+func (l Lease) Released() bool { return l.RenewedAt.Equal(l.ExpiresAt) }
+
 // LeaseLister is the capability of a warehouse whose accounts hold leases
 // (PostgreSQL): every account's lease, for status and check.
 type LeaseLister interface {
 	Leases(ctx context.Context) ([]Lease, error)
+}
+
+// Replica is one serve process sharing a warehouse: a row of
+// sync_replicas (PostgreSQL).
+type Replica struct {
+	Holder    string    `json:"holder"`
+	Instance  string    `json:"instance"`
+	StartedAt time.Time `json:"started_at"`
+	SeenAt    time.Time `json:"seen_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// HolderInUseError is the refusal of a process whose [cluster] holder a
+// live process of another instance already has: two processes with one
+// holder would share each other's leases. It wraps ErrLocked (exit 4).
+type HolderInUseError struct {
+	// Holder is the holder both processes were given.
+	Holder string
+	// Instance is the refused process's instance id.
+	Instance string
+	// Other is the live process that has the holder.
+	Other Replica
+}
+
+// Error implements error.
+func (e *HolderInUseError) Error() string {
+	return fmt.Sprintf("[cluster] holder %q is in use by another live process (instance %s, started %s, last seen %s); this process is instance %s: give each replica its own holder, or leave it unset (the host name and a random instance id)",
+		e.Holder, e.Other.Instance, e.Other.StartedAt.UTC().Format(time.RFC3339), e.Other.SeenAt.UTC().Format(time.RFC3339), e.Instance)
+}
+
+// Unwrap makes errors.Is(err, ErrLocked) true: the same exit code as a
+// warehouse another process holds.
+func (e *HolderInUseError) Unwrap() error { return ErrLocked }
+
+// Replicas is the capability of a warehouse several serve processes share
+// (PostgreSQL): a heartbeat per holder, so each process knows how many
+// live replicas split the accounts, and no two live processes have one
+// holder.
+type Replicas interface {
+	// ReplicaHeartbeat marks holder's process instance live for ttl from now (the
+	// server's clock): the first call registers it, later ones renew it. A
+	// live row of holder with another instance is refused with a
+	// *HolderInUseError.
+	ReplicaHeartbeat(ctx context.Context, holder, instance string, ttl time.Duration) error
+	// LeaveReplicas ends holder's row of instance now (a clean stop).
+	LeaveReplicas(ctx context.Context, holder, instance string) error
+	// LiveReplicas lists the live replicas, by holder.
+	LiveReplicas(ctx context.Context) ([]Replica, error)
 }

@@ -88,7 +88,7 @@ type objectDoc struct {
 	// every object.
 	AccountOf string `json:"account_of"`
 	// Only, when set, names the one dialect that has the object
-	// (sync_leases and schema_migrations are PostgreSQL's).
+	// (sync_leases, sync_replicas and schema_migrations are PostgreSQL's).
 	Only Dialect `json:"only"`
 }
 

@@ -71,6 +71,9 @@ type Daemon struct {
 	named bool
 	// gate keeps backups and runs apart.
 	gate runGate
+	// replicas is the daemon's part in a shared warehouse (PostgreSQL):
+	// heartbeat and sticky leases; nil with SQLite.
+	replicas *replicas
 }
 
 // Config is what a reload replaces.
@@ -104,6 +107,20 @@ type accountLoop struct {
 	running atomic.Bool
 	// job is the job of the run in progress (or of the last one).
 	job atomic.Pointer[Job]
+	// lease is the account's run lock when it is a lease (nil: a file).
+	lease *LeaseLock
+	// busy is held by the loop from a run's claim to its end, so the
+	// lease watcher never renews, takes or hands back a lease meanwhile.
+	busy sync.Mutex
+	// wake asks the loop to run at once (a lapsed lease taken over).
+	wake chan struct{}
+	// reported is the lease state last told to the observer.
+	reported bool
+	// freeSince is when the lease watcher first saw the account free;
+	// keep marks an account it took beyond its share, never handed back
+	// (both the watcher's alone).
+	freeSince time.Time
+	keep      bool
 }
 
 func (d *Daemon) logger() *slog.Logger {
@@ -139,6 +156,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 		stopTimeout = DefaultStopTimeout
 	}
 	d.start()
+	stopWatch, err := d.startReplicas(ctx)
+	if err != nil {
+		return err
+	}
 	if d.Watchdog > 0 {
 		go d.feedWatchdog(ctx)
 	}
@@ -150,6 +171,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.control(ctx)
 	wg.Wait()
+	stopWatch()
 	return errors.Join(errs...)
 }
 
@@ -161,9 +183,11 @@ func (d *Daemon) start() {
 	d.named = len(d.Jobs) > 1 || d.Jobs[0].Account() != load.DefaultAccount
 	d.accounts = make([]*accountLoop, len(d.Jobs))
 	for i, j := range d.Jobs {
-		d.accounts[i] = &accountLoop{index: i}
+		d.accounts[i] = &accountLoop{index: i, wake: make(chan struct{}, 1)}
 		d.accounts[i].job.Store(j)
+		d.accounts[i].lease, _ = j.Lock.(*LeaseLock)
 	}
+	d.replicas = newReplicas(d)
 }
 
 // control is the daemon's own loop: it handles reload requests and takes
@@ -257,14 +281,38 @@ func (d *Daemon) accountSchedule(ctx context.Context, a *accountLoop, stopTimeou
 			case <-reloaded:
 				timer.Stop()
 				continue
+			case <-a.wake:
+				// A lapsed lease taken over: run at once.
+				timer.Stop()
 			case <-timer.C:
 			}
 		}
 		runNow, next = false, time.Time{}
-		if err := d.accountRun(ctx, a, job, runTimeout, stopTimeout); err != nil || ctx.Err() != nil {
+		if err := d.tick(ctx, a, job, runTimeout, stopTimeout); err != nil || ctx.Err() != nil {
 			return err
 		}
 	}
+}
+
+// tick is a scheduled run of a's account: run when this replica holds (or
+// takes) its lease, else skipped and the observer told why; then the
+// observer is told of the tick either way.
+func (d *Daemon) tick(ctx context.Context, a *accountLoop, job *Job, runTimeout, stopTimeout time.Duration) error {
+	var err error
+	a.busy.Lock()
+	if ok, reason := d.replicas.claim(ctx, a, job); ok {
+		err = d.accountRun(ctx, a, job, runTimeout, stopTimeout)
+	} else if o, ok := job.Observer.(LeaseObserver); ok {
+		o.RunSkipped(reason)
+	}
+	a.busy.Unlock()
+	if d.replicas != nil {
+		d.replicas.report(a)
+	}
+	if t, ok := job.Observer.(TickObserver); ok && ctx.Err() == nil {
+		t.Tick(ctx)
+	}
+	return err
 }
 
 // accountRun runs job once, once no backup is in progress, and waits for

@@ -52,6 +52,8 @@ type LeaseLock struct {
 	held    bool
 	token   int64
 	renewed time.Time // when the last successful take or renewal was sent (monotonic)
+	// lost is why a lease held was lost, until TakeLost reads it.
+	lost error
 }
 
 // leaseOpTimeout bounds one lease statement when no caller's context
@@ -198,6 +200,7 @@ func (l *LeaseLock) keep(ctx context.Context, done <-chan struct{}, cancel conte
 		token, last := l.token, l.renewed
 		l.mu.Unlock()
 		if err := l.Check(); err != nil {
+			l.markLost(err)
 			cancel(err)
 			return
 		}
@@ -216,10 +219,68 @@ func (l *LeaseLock) keep(ctx context.Context, done <-chan struct{}, cancel conte
 			}
 			l.mu.Unlock()
 		case errors.Is(err, ErrLeaseLost):
+			l.markLost(err)
 			cancel(fmt.Errorf("renew: %w", err))
 			return
 		}
 		// Any other failure (the server unreachable for a moment) is
 		// retried at the next tick until the TTL says stop.
 	}
+}
+
+// markLost records that the lease held was lost (err says how): it is no
+// longer held, and TakeLost returns err once.
+func (l *LeaseLock) markLost(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held {
+		l.held, l.lost = false, err
+	}
+}
+
+// TakeLost returns, once, why the lease this lock held was lost since the
+// last call (nil: not lost).
+func (l *LeaseLock) TakeLost() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	err := l.lost
+	l.lost = nil
+	return err
+}
+
+// RenewDue reports whether the lease is held and its last renewal is a
+// third of the TTL old: between runs, the daemon renews it then (Renew),
+// so the account stays with this replica.
+func (l *LeaseLock) RenewDue() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.held && time.Since(l.renewed) >= l.ttl/3
+}
+
+// Renew renews the lease held now (between runs: during a run Keep does).
+// A lease that may have lapsed by this process's clock, or that the
+// warehouse no longer holds for it, is marked lost and the error wraps
+// ErrLeaseLost; any other failure (the server unreachable for a moment)
+// leaves it held, for the next try.
+func (l *LeaseLock) Renew(ctx context.Context) error {
+	if err := l.Check(); err != nil {
+		l.markLost(err)
+		return err
+	}
+	l.mu.Lock()
+	token := l.token
+	l.mu.Unlock()
+	sent := time.Now()
+	err := l.wh.RenewLease(ctx, l.wh.Account(), l.holder, token, l.ttl)
+	switch {
+	case err == nil:
+		l.mu.Lock()
+		if l.token == token {
+			l.renewed = sent
+		}
+		l.mu.Unlock()
+	case errors.Is(err, ErrLeaseLost):
+		l.markLost(err)
+	}
+	return err
 }

@@ -113,24 +113,31 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 }
 
 // lock takes the warehouse lock for a run. Another sync or replica holding
-// it is logged (a replica's lease at info: replicas sharing a database meet
-// it every tick) and returned as logged; any other failure is a start
-// failure.
+// it is logged (a replica's lease at debug: replicas sharing a database
+// meet it every tick), told to the observer (LeaseObserver.RunSkipped) and
+// returned as logged; any other failure is a start failure.
 func (j *Job) lock(ctx context.Context, log *slog.Logger) error {
 	err := acquire(ctx, j.Lock)
 	if err == nil {
 		return nil
 	}
+	o, _ := j.Observer.(LeaseObserver)
 	var held *load.LeaseHeldError
 	switch {
 	case errors.As(err, &held):
 		// Replicas sharing a database meet this every tick: it is
 		// how they split the accounts.
-		log.Info("run skipped: another replica holds the account's lease", "holder", held.Holder,
+		log.Debug("run skipped: another replica holds the account's lease", "holder", held.Holder,
 			"expires_at", held.ExpiresAt.UTC().Format(time.RFC3339))
+		if o != nil {
+			o.RunSkipped(SkipLeaseHeld)
+		}
 		return &LoggedError{err}
 	case errors.Is(err, load.ErrLocked):
 		log.Warn("run skipped: another sync holds the warehouse", "err", err)
+		if o != nil {
+			o.RunSkipped(SkipLocked)
+		}
 		return &LoggedError{err}
 	}
 	return j.startFailed(log, "take the warehouse lock", err)
@@ -204,6 +211,9 @@ func (j *Job) begin(ctx context.Context, log *slog.Logger, opts Options, res *Re
 	}
 	res.StartPage = first
 	startAttrs := []any{"first_page", first, "version", j.Version}
+	if l, ok := j.Lock.(*LeaseLock); ok {
+		startAttrs = append(startAttrs, "holder", l.Holder())
+	}
 	if res.Resumed {
 		startAttrs = append(startAttrs, "resumes_walk_of_run", cp.RunID, "total_pages", cp.TotalPages)
 	}

@@ -39,7 +39,7 @@ type Target struct {
 	Password string
 	// Schema is the PostgreSQL schema ("": public).
 	Schema string
-	// Holder names this process in sync_leases (hostname:pid).
+	// Holder names this process in sync_leases ([cluster] holder).
 	Holder string
 	// LeaseTTL is how long a lease lasts without renewal.
 	LeaseTTL time.Duration

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,6 +13,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -50,6 +53,22 @@ type Main struct {
 	// Hup, when set, delivers serve's reload requests instead of SIGHUP
 	// (tests).
 	Hup <-chan struct{}
+
+	// instance is a random id of this process, completing the default
+	// [cluster] holder (see instanceID).
+	instanceOnce sync.Once
+	instance     string
+}
+
+// instanceID is a random id of this process (6 hex digits), the same for
+// each settings load: the default [cluster] holder is the host name and it.
+func (m *Main) instanceID() string {
+	m.instanceOnce.Do(func() {
+		var b [3]byte
+		_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+		m.instance = hex.EncodeToString(b[:])
+	})
+	return m.instance
 }
 
 // NewMain returns a Main wired to the process.
@@ -255,7 +274,9 @@ func (m *Main) settings(cf commonFlags, needAPI bool) (config.Settings, error) {
 	if err := cfg.Configured(); err != nil {
 		return config.Settings{}, err
 	}
-	return cfg.Settings(needAPI, m.Getenv)
+	s, err := cfg.Settings(needAPI, m.Getenv)
+	s.Holder = s.ReplicaHolder(m.instanceID())
+	return s, err
 }
 
 // logger builds the logger the settings ask for.

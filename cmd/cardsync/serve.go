@@ -33,8 +33,10 @@ configuration and logs why. [warehouse] changes and [metrics] listen need
 a restart.
 
 With [warehouse] url (PostgreSQL), several serve processes may share the
-database: each run takes its account's lease ([cluster] lease_ttl), so the
-replicas split the accounts and a dead replica's move to another.
+database: each keeps the leases of its share of the accounts ([cluster]
+lease_ttl), so an account stays with one replica, and a dead replica's are
+taken and run by another within lease_ttl + 2s. Two live processes with one
+[cluster] holder: the second is refused at start (exit 4).
 
 With [metrics] listen set ("127.0.0.1:9464"), it serves /metrics
 (Prometheus; with [[accounts]], each account's series under its account
@@ -81,7 +83,7 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 		"next_run", d.FirstRun(time.Now()).UTC().Format(time.RFC3339), "warehouse", warehouseName(s), "api", apiURLs(s),
 		"run_on_start", s.RunOnStart)
 	if s.WarehouseURL != "" {
-		sv.log.Info("sharing the PostgreSQL warehouse: each run takes its account's lease", "holder", s.Holder, "lease_ttl", s.LeaseTTL)
+		sv.log.Info("sharing the PostgreSQL warehouse: this replica keeps the leases of its share of the accounts", "holder", s.Holder, "lease_ttl", s.LeaseTTL)
 	}
 	if err := d.Run(ctx); err != nil {
 		return &worker.LoggedError{Err: err}

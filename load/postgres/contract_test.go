@@ -22,8 +22,10 @@ func TestColumnDocsAsSQLite(t *testing.T) {
 	const names = `SELECT table_name || '|' || column_name || '|' || coalesce(unit, 'NULL') FROM column_docs`
 	var cols [][]string
 	for _, b := range backends(t, 0, 0) {
-		// sync_leases is PostgreSQL's alone (docs.json "only").
-		rows := slices.DeleteFunc(b.query(t, names), func(r string) bool { return strings.HasPrefix(r, "sync_leases|") })
+		// sync_leases and sync_replicas are PostgreSQL's alone (docs.json "only").
+		rows := slices.DeleteFunc(b.query(t, names), func(r string) bool {
+			return strings.HasPrefix(r, "sync_leases|") || strings.HasPrefix(r, "sync_replicas|")
+		})
 		slices.Sort(rows)
 		cols = append(cols, rows)
 	}

@@ -67,11 +67,14 @@ func (w *Warehouse) AcquireLease(ctx context.Context, account, holder string, tt
 }
 
 // ReleaseLease ends holder's lease of account now, so another replica can
-// take it at once (a clean shutdown). A lease holder no longer holds is
-// left alone.
+// take it at once (a clean shutdown, or a hand-over to spread the
+// accounts). A live lease released has renewed_at = expires_at, which
+// tells it from one that lapsed (Lease.Released). A lease holder no longer
+// holds is left alone.
 func (w *Warehouse) ReleaseLease(ctx context.Context, account, holder string) (err error) {
 	defer classify(&err)
-	if _, err := w.pool.Exec(ctx, `UPDATE sync_leases SET expires_at = least(expires_at, now())
+	if _, err := w.pool.Exec(ctx, `UPDATE sync_leases SET expires_at = least(expires_at, now()),
+			renewed_at = CASE WHEN expires_at > now() THEN now() ELSE renewed_at END
 		WHERE account = $1 AND holder = $2`, account, holder); err != nil {
 		return fmt.Errorf("release lease of %s: %w", account, err)
 	}

@@ -254,6 +254,7 @@ func (w *Warehouse) Writable(ctx context.Context) (err error) {
 var writePrivileges = []struct{ table, privileges string }{
 	{"sync_runs", "SELECT,INSERT,UPDATE"},
 	{"sync_leases", "SELECT,INSERT,UPDATE"},
+	{"sync_replicas", "SELECT,INSERT,UPDATE"},
 	{"card_state", "SELECT,INSERT,UPDATE"},
 	{"card_versions", "SELECT,INSERT,UPDATE"},
 	{"account_snapshots", "SELECT,INSERT"},

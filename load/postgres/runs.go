@@ -44,10 +44,17 @@ func (w *Warehouse) StartRun(ctx context.Context, trigger, version string) (_ in
 		return 0, fmt.Errorf("start run: %w", err)
 	}
 	var id int64
+	// holder: the replica whose lease the run writes under (NULL without one).
+	w.mu.Lock()
+	var holder *string
+	if h := w.fence.holder; h != "" {
+		holder = &h
+	}
+	w.mu.Unlock()
 	err = w.write(ctx, func(tx pgx.Tx) error {
 		now := w.stamp()
-		return tx.QueryRow(ctx, `INSERT INTO sync_runs (trigger, started_at, heartbeat_at, status, version, account)
-			VALUES ($1, $2, $2, 'running', $3, $4) RETURNING run_id`, trigger, now, clean(version), w.account).Scan(&id)
+		return tx.QueryRow(ctx, `INSERT INTO sync_runs (trigger, started_at, heartbeat_at, status, version, account, holder)
+			VALUES ($1, $2, $2, 'running', $3, $4, $5) RETURNING run_id`, trigger, now, clean(version), w.account, holder).Scan(&id)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("start run: %w", err)
