@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/cardsync/cardsync/load"
 )
 
@@ -161,7 +163,7 @@ func (w *Warehouse) preparePage(ctx context.Context, p load.Page) (*preparedPage
 	rows, err := w.pool.Query(ctx, `SELECT c.card_id IS NOT NULL, c.removed_at IS NOT NULL, c.data_hash
 		FROM unnest($1::text[]) WITH ORDINALITY AS j(id, ord)
 		LEFT JOIN card_state c ON c.account = $2 AND c.card_id = j.id
-		ORDER BY j.ord`, pp.ids[:len(cards)], w.account)
+		ORDER BY j.ord`, pgx.QueryExecModeCacheDescribe, pp.ids[:len(cards)], w.account)
 	if err != nil {
 		return nil, fmt.Errorf("compare cards: %w", err)
 	}
