@@ -54,9 +54,9 @@ type batchTx struct {
 	now    time.Time
 	// flat: a field joined cards_flat, which follows after the commit.
 	flat bool
-	// fresh are the new cards of the pages written since the last flush
-	// and audit their run_pages rows: sent together, set-based, with the
-	// batch's bookkeeping (SaveProgress) or before a statement that must
+	// fresh are the new cards, and audit the run_pages rows, of the
+	// pages written since the last flush: sent set-based with the batch's
+	// bookkeeping (SaveProgress), or earlier, before a statement that must
 	// see them (flush).
 	fresh []load.CardWrite
 	audit []auditRow
@@ -193,7 +193,7 @@ func (b *batchTx) RecordFields(ctx context.Context, walkID int64, fields *load.F
 }
 
 // SaveProgress implements load.BatchTx: the bookkeeping goes in one round
-// trip.
+// trip, with the new cards and audit rows WritePage left to send.
 func (b *batchTx) SaveProgress(ctx context.Context, walkID int64, last *load.PreparedPage, tally *load.BatchTally) error {
 	runID, account, now := b.runID, b.w.account, b.now
 	batch := tally.Batch
