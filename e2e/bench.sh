@@ -7,7 +7,8 @@
 # It installs sqlite-utils from the Debian package when it is missing, runs
 # the end-to-end benchmarks (the built cardsync binary against the
 # simulator on loopback, 10,000 cards, pacing off; sqlite-utils upserting
-# the same cards as JSON), and prints each figure beside its goal. It exits
+# the same cards as JSON; a 20,000-card backfill into PostgreSQL, fsync on,
+# beside SQLite), and prints each figure beside its goal. It exits
 # 0 either way (noisy shared machines miss a goal now and then; the figures
 # are for a person to read), or 1 on a missed goal with BENCH_STRICT=1. The raw benchmark output is kept in
 # $BENCH_OUT (default: a temporary file, named at the end).
@@ -37,6 +38,13 @@ echo
 
 echo "== go test -run '^\$' -bench 'QuietRun|LoadOnly|Memory' -benchtime 1x -count $count ./e2e/"
 go test -run '^$' -bench 'QuietRun|LoadOnly|Memory' -benchtime 1x -count "$count" ./e2e/ | tee "$out"
+echo
+
+# PostgreSQL side by side with SQLite: a throwaway PostgreSQL started from
+# the Debian binaries with fsync on (skipped without them), 20,000 new
+# cards into each, then a re-run of the unchanged cards.
+echo "== go test -run '^\$' -bench 'PostgresBackfill' -benchtime 1x -count $count ./e2e/"
+go test -run '^$' -bench 'PostgresBackfill' -benchtime 1x -count "$count" ./e2e/ | tee -a "$out"
 echo
 
 # 90 days at 15 minutes: 8,640 quiet runs through the worker on a small
@@ -69,6 +77,13 @@ same_rate=$(metric unchanged_cards/s)
 rss10=$(metric rss_10k_KiB)
 rss100=$(metric rss_100k_KiB)
 rss_ratio=$(metric rss_ratio)
+pg_new=$(metric pg_new_s)
+lite_new=$(metric sqlite_new_s)
+pg_ratio=$(metric pg/sqlite_new)
+pg_same=$(metric pg_unchanged_s)
+lite_same=$(metric sqlite_unchanged_s)
+pg_same_ratio=$(metric pg/sqlite_unchanged)
+pg_rows=$(metric pg_unchanged_card_rows_written)
 # 90 days at 15 minutes: 8,640 quiet runs growing as many bytes a run as
 # the long worker test measured, against the 10,000-card file.
 per_run=$(sed -n 's/.* quiet runs: .*, \([0-9][0-9]*\) bytes a run.*/\1/p' "$out" | tail -1)
@@ -97,6 +112,14 @@ row "CPU of a quiet run / sqlite-utils re-upserting the same cards ($cpu s / $su
 row "Load rate / sqlite-utils upsert, new cards (sqlite-utils $new_rate cards/s)" "$new_ratio" ">= 1.0" ge 1.0
 row "Load rate / sqlite-utils upsert, unchanged cards (sqlite-utils $same_rate cards/s)" "$same_ratio" ">= 2" ge 2
 row "Peak RSS 100k / 10k cards ($rss100 / $rss10 KiB)" "$rss_ratio" "<= 1.2" le 1.2
+echo
+echo "== PostgreSQL (fsync on) beside SQLite, 20,000 cards, pacing off (medians)"
+echo
+echo "| Figure | Measured | Goal | |"
+echo "|---|---|---|---|"
+row "Backfill of new cards, PostgreSQL / SQLite ($pg_new s / $lite_new s)" "$pg_ratio" "<= 2" le 2
+printf '| %s | %s | %s | %s |\n' "Re-run of unchanged cards, PostgreSQL / SQLite ($pg_same s / $lite_same s)" "$pg_same_ratio" "(figure only)" ""
+row "Card rows the PostgreSQL re-run wrote (card_state, card_versions)" "$pg_rows" "0" le 0
 echo
 echo "raw benchmark output: $out"
 if [ "$missed" -ne 0 ]; then

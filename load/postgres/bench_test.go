@@ -9,10 +9,12 @@ import (
 // BenchmarkWalkWriter is load's BenchmarkWalkWriter on PostgreSQL: cards
 // per second through a WalkWriter (15 cards of ~600 bytes a page) for new
 // pages, changed pages and unchanged pages (a hash compare per card,
-// committed in batches of load.DefaultBatchPages). New and changed cards
-// are written with set-based statements over arrays (unnest), the
-// bookkeeping of a batch in one pipelined round trip. The test server runs
-// with fsync off: the figures measure cardsync's side, not the disk.
+// committed in batches of load.DefaultBatchPages). A batch's new cards
+// go in one statement over arrays (unnest) for card_state and
+// card_versions together, pipelined with its audit rows and bookkeeping in
+// one round trip; changed cards are re-read, then written set-based. The
+// test server runs with fsync off: the figures measure cardsync's side,
+// not the disk (e2e's BenchmarkPostgresBackfill measures with fsync on).
 func BenchmarkWalkWriter(b *testing.B) {
 	const preload = 100
 	for _, mode := range []string{"new", "changed", "unchanged"} {

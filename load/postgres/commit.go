@@ -54,6 +54,21 @@ type batchTx struct {
 	now    time.Time
 	// flat: a field joined cards_flat, which follows after the commit.
 	flat bool
+	// fresh are the new cards, and audit the run_pages rows, of the
+	// pages written since the last flush: sent set-based with the batch's
+	// bookkeeping (SaveProgress), or earlier, before a statement that must
+	// see them (flush).
+	fresh []load.CardWrite
+	audit []auditRow
+}
+
+// auditRow is a page's run_pages row.
+type auditRow struct {
+	page, items, totalItems, totalPages int
+	fetched                             time.Time
+	durationMS                          int64
+	sha                                 string
+	res                                 load.PageResult
 }
 
 // OpenWalk implements load.BatchTx: the open walk of the stream, or a new
@@ -72,9 +87,101 @@ func (b *batchTx) OpenWalk(ctx context.Context, firstTotal int) (walkID int64, t
 	return walkID, total, nil
 }
 
-// WritePage implements load.BatchTx.
+// WritePage implements load.BatchTx. A page of new cards costs no round
+// trip: its cards and audit row join the batch's set-based statements,
+// sent with its bookkeeping (SaveProgress). A page with changed, returned
+// or rejected cards first sends what the pages before it wrote, since its
+// statements read the cards again.
 func (b *batchTx) WritePage(ctx context.Context, walkID int64, p *load.PreparedPage) error {
-	return b.w.writePage(ctx, b.tx, b.runID, b.stream, walkID, p, b.now)
+	b.fresh = append(b.fresh, p.Fresh()...)
+	if len(p.Writes()) > 0 || len(p.Rejected()) > 0 {
+		if err := b.flush(ctx, walkID); err != nil {
+			return err
+		}
+		if err := b.w.writeChanges(ctx, b.tx, b.runID, p, b.now); err != nil {
+			return err
+		}
+	}
+	res := p.Result()
+	b.audit = append(b.audit, auditRow{page: p.Number(), items: p.Items(), totalItems: p.TotalItems(), totalPages: p.TotalPages(),
+		fetched: p.FetchedAt().UTC().Truncate(time.Second), durationMS: p.Duration().Milliseconds(), sha: clean(p.BodySHA256()), res: res})
+	return nil
+}
+
+// flush sends the new cards and audit rows buffered by WritePage in one
+// round trip.
+func (b *batchTx) flush(ctx context.Context, walkID int64) error {
+	q := &pgx.Batch{}
+	var labels []string
+	b.queueWrites(q, walkID, &labels)
+	if len(labels) == 0 {
+		return nil
+	}
+	br := b.tx.SendBatch(ctx, q)
+	defer br.Close()
+	for _, l := range labels {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("%s: %w", l, err)
+		}
+	}
+	return br.Close()
+}
+
+// queueWrites queues on q the statements of the new cards and audit rows
+// buffered by WritePage (then forgets them), and appends to labels what
+// each statement does, for its error.
+func (b *batchTx) queueWrites(q *pgx.Batch, walkID int64, labels *[]string) {
+	if len(b.fresh) > 0 {
+		ids, hashes, data := columns(b.fresh)
+		// One statement: each document is parsed once, for both rows.
+		q.Queue(`WITH fresh AS (
+				INSERT INTO card_state (card_id, data_hash, data, first_seen_at, last_seen_at, updated_at, first_seen_run, last_seen_run, account)
+				SELECT id, hash, data::jsonb, $1, $1, $1, $2, $2, $3 FROM unnest($4::text[], $5::bytea[], $6::text[]) AS t(id, hash, data)
+				RETURNING card_id, data)
+			INSERT INTO card_versions (card_id, version, valid_from, run_id, change, data, account)
+			SELECT card_id, 1, $1, $2, 'new', data, $3 FROM fresh`,
+			b.now, b.runID, b.w.account, ids, hashes, data)
+		*labels = append(*labels, fmt.Sprintf("insert %d new cards", len(ids)))
+		b.fresh = nil
+	}
+	if len(b.audit) > 0 {
+		queueAudit(q, b.runID, b.stream, walkID, b.now, b.audit)
+		*labels = append(*labels, "audit pages")
+		b.audit = nil
+	}
+}
+
+// queueAudit queues the run_pages rows of rows in one upsert; a page
+// written twice in the batch keeps its last row, as one upsert after the
+// other would.
+func queueAudit(q *pgx.Batch, runID int64, stream string, walkID int64, now time.Time, rows []auditRow) {
+	last := make(map[int]int, len(rows))
+	for i, r := range rows {
+		last[r.page] = i
+	}
+	var pages, items, totalItems, totalPages, cardsNew, cardsChanged, cardsUnchanged []int32
+	var fetched []time.Time
+	var durations []int64
+	var shas []string
+	for i, r := range rows {
+		if last[r.page] != i {
+			continue
+		}
+		pages, items, totalItems, totalPages = append(pages, int32(r.page)), append(items, int32(r.items)), append(totalItems, int32(r.totalItems)), append(totalPages, int32(r.totalPages))
+		cardsNew, cardsChanged, cardsUnchanged = append(cardsNew, int32(r.res.New)), append(cardsChanged, int32(r.res.Changed+r.res.Returned)), append(cardsUnchanged, int32(r.res.Unchanged))
+		fetched, durations, shas = append(fetched, r.fetched), append(durations, r.durationMS), append(shas, r.sha)
+	}
+	q.Queue(`INSERT INTO run_pages (run_id, stream, page, walk_id, fetched_at, committed_at,
+				items, total_items, total_pages, duration_ms, body_sha256, cards_new, cards_changed, cards_unchanged)
+			SELECT $1, $2, page, $3, fetched, $4, items, total_items, total_pages, duration_ms, sha, cards_new, cards_changed, cards_unchanged
+			FROM unnest($5::int[], $6::timestamptz[], $7::int[], $8::int[], $9::int[], $10::bigint[], $11::text[], $12::int[], $13::int[], $14::int[])
+				AS t(page, fetched, items, total_items, total_pages, duration_ms, sha, cards_new, cards_changed, cards_unchanged)
+			ON CONFLICT (run_id, stream, page) DO UPDATE SET
+				walk_id = excluded.walk_id, fetched_at = excluded.fetched_at, committed_at = excluded.committed_at,
+				items = excluded.items, total_items = excluded.total_items, total_pages = excluded.total_pages,
+				duration_ms = excluded.duration_ms, body_sha256 = excluded.body_sha256, cards_new = excluded.cards_new,
+				cards_changed = excluded.cards_changed, cards_unchanged = excluded.cards_unchanged`,
+		runID, stream, walkID, now, pages, fetched, items, totalItems, totalPages, durations, shas, cardsNew, cardsChanged, cardsUnchanged)
 }
 
 // RecordFields implements load.BatchTx; it notes whether cards_flat must
@@ -86,12 +193,14 @@ func (b *batchTx) RecordFields(ctx context.Context, walkID int64, fields *load.F
 }
 
 // SaveProgress implements load.BatchTx: the bookkeeping goes in one round
-// trip.
+// trip, with the new cards and audit rows WritePage left to send.
 func (b *batchTx) SaveProgress(ctx context.Context, walkID int64, last *load.PreparedPage, tally *load.BatchTally) error {
 	runID, account, now := b.runID, b.w.account, b.now
 	batch := tally.Batch
 	reason, anomalyPages := tally.AnomalyArgs()
 	q := &pgx.Batch{}
+	var labels []string
+	b.queueWrites(q, walkID, &labels)
 	for _, p := range b.pages {
 		q.Queue(`INSERT INTO walk_seen (walk_id, page, run_id, ids) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (walk_id, page) DO UPDATE SET run_id = excluded.run_id, ids = excluded.ids`,
@@ -126,12 +235,18 @@ func (b *batchTx) SaveProgress(ctx context.Context, walkID int64, last *load.Pre
 		WHERE run_id = $12 AND account = $13`,
 		batch.Pages, batch.Cards, batch.New, batch.Changed, batch.Unchanged, batch.Rejected,
 		tally.Requests, tally.Retries, tally.RateLimited, tally.AuthRequests, now, runID, account, batch.Secrets, batch.Returned)
-	return b.readProgress(b.tx.SendBatch(ctx, q), walkID)
+	return b.readProgress(b.tx.SendBatch(ctx, q), walkID, labels)
 }
 
-// readProgress reads SaveProgress's answers in the order queued.
-func (b *batchTx) readProgress(br pgx.BatchResults, walkID int64) error {
+// readProgress reads SaveProgress's answers in the order queued: the
+// writes labelled labels first.
+func (b *batchTx) readProgress(br pgx.BatchResults, walkID int64, labels []string) error {
 	defer br.Close()
+	for _, l := range labels {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("%s: %w", l, err)
+		}
+	}
 	for _, p := range b.pages {
 		if _, err := br.Exec(); err != nil {
 			return fmt.Errorf("page %d: seen ids: %w", p.Number(), err)
@@ -159,23 +274,11 @@ func (b *batchTx) readProgress(br pgx.BatchResults, walkID int64) error {
 // FieldSet implements load.BatchPage: the page's top-level fields.
 func (p *preparedPage) FieldSet() *load.FieldSet { return &p.fields }
 
-// writePage stores a page's new cards (two set-based inserts), its changed
-// and returned cards (re-read and locked in the transaction, which has the
-// last word), their versions, its rejected items and its audit row.
-func (w *Warehouse) writePage(ctx context.Context, tx pgx.Tx, runID int64, stream string, walkID int64, p *load.PreparedPage, now time.Time) error {
-	if fresh := p.Fresh(); len(fresh) > 0 {
-		ids, hashes, data := columns(fresh)
-		if _, err := tx.Exec(ctx, `INSERT INTO card_state (card_id, data_hash, data, first_seen_at, last_seen_at, updated_at, first_seen_run, last_seen_run, account)
-			SELECT id, hash, data::jsonb, $1, $1, $1, $2, $2, $3 FROM unnest($4::text[], $5::bytea[], $6::text[]) AS t(id, hash, data)`,
-			now, runID, w.account, ids, hashes, data); err != nil {
-			return fmt.Errorf("insert %d new cards: %w", len(ids), err)
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO card_versions (card_id, version, valid_from, run_id, change, data, account)
-			SELECT id, 1, $1, $2, 'new', data::jsonb, $3 FROM unnest($4::text[], $5::text[]) AS t(id, data)`,
-			now, runID, w.account, ids, data); err != nil {
-			return fmt.Errorf("version %d new cards: %w", len(ids), err)
-		}
-	}
+// writeChanges stores a page's changed and returned cards (re-read and
+// locked in the transaction, which has the last word) with their versions,
+// and its rejected items. Its new cards and audit row go with the batch
+// (batchTx.WritePage).
+func (w *Warehouse) writeChanges(ctx context.Context, tx pgx.Tx, runID int64, p *load.PreparedPage, now time.Time) error {
 	if writes := p.Writes(); len(writes) > 0 {
 		if err := w.writeCards(ctx, tx, runID, p, writes, now); err != nil {
 			return err
@@ -185,20 +288,6 @@ func (w *Warehouse) writePage(ctx context.Context, tx pgx.Tx, runID int64, strea
 		if err := w.quarantine(ctx, tx, runID, p.Number(), r, now); err != nil {
 			return err
 		}
-	}
-	res := p.Result()
-	if _, err := tx.Exec(ctx, `INSERT INTO run_pages (run_id, stream, page, walk_id, fetched_at, committed_at,
-				items, total_items, total_pages, duration_ms, body_sha256, cards_new, cards_changed, cards_unchanged)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-			ON CONFLICT (run_id, stream, page) DO UPDATE SET
-				walk_id = excluded.walk_id, fetched_at = excluded.fetched_at, committed_at = excluded.committed_at,
-				items = excluded.items, total_items = excluded.total_items, total_pages = excluded.total_pages,
-				duration_ms = excluded.duration_ms, body_sha256 = excluded.body_sha256, cards_new = excluded.cards_new,
-				cards_changed = excluded.cards_changed, cards_unchanged = excluded.cards_unchanged`,
-		runID, stream, p.Number(), walkID, p.FetchedAt().UTC().Truncate(time.Second), now,
-		p.Items(), p.TotalItems(), p.TotalPages(), p.Duration().Milliseconds(), clean(p.BodySHA256()),
-		res.New, res.Changed+res.Returned, res.Unchanged); err != nil {
-		return fmt.Errorf("audit page: %w", err)
 	}
 	return nil
 }

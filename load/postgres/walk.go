@@ -35,6 +35,12 @@ func (w *Warehouse) FinishWalk(ctx context.Context, runID int64, stream string, 
 	err = w.write(ctx, func(tx pgx.Tx) error {
 		res = load.WalkResult{}
 		now := w.stamp()
+		// The close's statements each touch every card of the account
+		// once: compiling them (JIT, which their cost estimates invite)
+		// costs more than running them.
+		if _, err := tx.Exec(ctx, `SELECT set_config('jit', 'off', true)`); err != nil {
+			return fmt.Errorf("plan the walk's close: %w", err)
+		}
 		walkID, _, err := openWalk(ctx, tx, w.account, stream)
 		if err != nil {
 			return err
@@ -111,24 +117,65 @@ func (t *walkTx) ClearListedPending(ctx context.Context, walkID, closingRun int6
 
 // CountMissed implements load.WalkTx.
 func (t *walkTx) CountMissed(ctx context.Context, walkID int64) (live, missed, listed int, err error) {
+	err = t.hashJoins(ctx, func() error {
+		return t.countMissed(ctx, walkID, &live, &missed, &listed)
+	})
+	return live, missed, listed, err
+}
+
+// countMissed is CountMissed's query.
+func (t *walkTx) countMissed(ctx context.Context, walkID int64, live, missed, listed *int) error {
 	if err := t.tx.QueryRow(ctx, `WITH `+sqlMissed+`
 		SELECT (SELECT count(*) FROM card_state WHERE account = $2 AND removed_at IS NULL),
 			(SELECT count(*) FROM missed),
 			(SELECT coalesce(sum(cardinality(ids)), 0) FROM walk_seen WHERE walk_id = $1)`,
-		walkID, t.w.account).Scan(&live, &missed, &listed); err != nil {
-		return 0, 0, 0, fmt.Errorf("count missed cards: %w", err)
+		walkID, t.w.account).Scan(live, missed, listed); err != nil {
+		return fmt.Errorf("count missed cards: %w", err)
 	}
-	return live, missed, listed, nil
+	return nil
 }
 
 // RemoveConfirmed implements load.WalkTx.
-func (t *walkTx) RemoveConfirmed(ctx context.Context, walkID, runID int64) (int, error) {
-	return t.w.removeConfirmed(ctx, t.tx, walkID, runID, t.now)
+func (t *walkTx) RemoveConfirmed(ctx context.Context, walkID, runID int64) (n int, err error) {
+	err = t.hashJoins(ctx, func() error {
+		n, err = t.w.removeConfirmed(ctx, t.tx, walkID, runID, t.now)
+		return err
+	})
+	return n, err
 }
 
 // RecordPending implements load.WalkTx.
-func (t *walkTx) RecordPending(ctx context.Context, walkID int64) (int64, error) {
-	return t.w.recordPending(ctx, t.tx, walkID, t.now)
+func (t *walkTx) RecordPending(ctx context.Context, walkID int64) (n int64, err error) {
+	err = t.hashJoins(ctx, func() error {
+		n, err = t.w.recordPending(ctx, t.tx, walkID, t.now)
+		return err
+	})
+	return n, err
+}
+
+// hashJoins runs fn, whose statements join the account's cards against
+// the walk's seen ids (sqlMissed), with nested-loop joins off (then
+// restored). The planner cannot estimate the seen set (the distinct
+// elements of walk_seen's arrays: it guesses 10 rows), and while
+// card_state has not been analysed since a backfill grew it, it may pick
+// a nested-loop anti-join that scans the seen set once per card: closing
+// a walk of 20,000 new cards took over 25 s, long enough for the lease to
+// lapse. A hash or merge join costs one pass over each side whatever the
+// sizes. (The penalty that steers the planner away from nested loops,
+// which unnest's lateral join still needs, would invite JIT compiling,
+// 0.8 s here: FinishWalk turns JIT off.)
+func (t *walkTx) hashJoins(ctx context.Context, fn func() error) error {
+	var loops string
+	if err := t.tx.QueryRow(ctx, `SELECT current_setting('enable_nestloop'), set_config('enable_nestloop', 'off', true)`).Scan(&loops, nil); err != nil {
+		return fmt.Errorf("plan the walk's close: %w", err)
+	}
+	if err := fn(); err != nil {
+		return err
+	}
+	if _, err := t.tx.Exec(ctx, `SELECT set_config('enable_nestloop', $1, true)`, loops); err != nil {
+		return fmt.Errorf("plan the walk's close: %w", err)
+	}
+	return nil
 }
 
 // EndWalk implements load.WalkTx.

@@ -56,12 +56,28 @@ type Server struct {
 	stopMu sync.Mutex
 }
 
-// Start returns the server of EnvURL, or starts a throwaway cluster. Stop it
-// when done.
+// Start returns the server of EnvURL, or starts a throwaway cluster with
+// durability off (fsync, synchronous_commit and full_page_writes off: the
+// tests measure behaviour, not the disk). Stop it when done.
 func Start(ctx context.Context) (*Server, error) {
 	if u := os.Getenv(EnvURL); u != "" {
 		return &Server{URL: u}, nil
 	}
+	return start(ctx, "-c fsync=off -c synchronous_commit=off -c full_page_writes=off")
+}
+
+// StartDurable starts a throwaway cluster from the Debian binaries with
+// PostgreSQL's shipped durability (fsync, synchronous_commit and
+// full_page_writes on), for benchmarks that compare a commit's real cost
+// with SQLite's; it never uses EnvURL, whose settings it cannot know.
+// Stop it when done.
+func StartDurable(ctx context.Context) (*Server, error) {
+	return start(ctx, "")
+}
+
+// start initialises and starts a throwaway cluster with the server
+// settings settings (-c options).
+func start(ctx context.Context, settings string) (*Server, error) {
 	bin := findBin()
 	if bin == "" {
 		return nil, ErrNoServer
@@ -103,7 +119,7 @@ func Start(ctx context.Context) (*Server, error) {
 		os.RemoveAll(s.dir)
 		return nil, err
 	}
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", port, s.dir)
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 %s -c max_connections=200", port, s.dir, settings)
 	if out, err := s.run(ctx, "pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(s.dir, "log"), "-w", "-t", "60", "start"); err != nil {
 		log, _ := os.ReadFile(filepath.Join(s.dir, "log"))
 		os.RemoveAll(s.dir)
