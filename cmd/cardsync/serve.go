@@ -12,6 +12,7 @@ import (
 
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/extract"
+	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/load/dialect"
 	"github.com/cardsync/cardsync/metrics"
 	"github.com/cardsync/cardsync/worker"
@@ -124,8 +125,10 @@ func (m *Main) composeServe(ctx context.Context, cf commonFlags, s config.Settin
 	if s.MetricsListen != "" {
 		sv.met = metrics.New(metrics.Options{Accounts: accountNameList(s.Accounts), HealthyWithin: s.HealthyWithin, Logger: log})
 	}
+	// The accounts' commits to one file take turns in this process.
+	turns := load.NewWriteTurns()
 	for _, a := range s.Accounts {
-		st, err := openAccountStore(ctx, s, a.Name, accountLogger(s, log, a.Name), false)
+		st, err := openAccountStore(ctx, s, a.Name, accountLogger(s, log, a.Name), false, turns)
 		if err != nil {
 			log.Error("cannot start: the warehouse cannot be opened", "account", a.Name, "err", err)
 			return sv, &worker.LoggedError{Err: err}
