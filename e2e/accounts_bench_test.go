@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http/httptest"
@@ -38,8 +39,10 @@ import (
 // bisects between it and the last passing N (BENCH_ACCOUNTS_BISECT rounds).
 // BENCH_ACCOUNTS_WARMUP, BENCH_ACCOUNTS_WINDOW (Go durations),
 // BENCH_ACCOUNTS_TARGETS ("sqlite,postgres") and
-// BENCH_ACCOUNTS_PG_MAX_CONNECTIONS (default 100, PostgreSQL's shipped
-// value) tune it.
+// BENCH_ACCOUNTS_PG_MAX_CONNECTIONS tune it. serve holds a pool, at least
+// one connection, per account: the server's max_connections is N + 50
+// unless that variable sets it (100, PostgreSQL's default, stops a serve
+// near 95 accounts).
 
 // benchAccountsDefault is the list of N tried by CARDSYNC_BENCH_ACCOUNTS=default.
 const benchAccountsDefault = "25,50,100,200,300,400"
@@ -56,7 +59,7 @@ type accountsBench struct {
 	warmup, window time.Duration
 	targets        []string
 	bisect         int
-	pgMaxConns     int
+	pgMaxConns     int // 0: N + 50
 }
 
 // trialResult is what one N cost and whether every account kept its pace.
@@ -126,7 +129,7 @@ func parseAccountsBench(t *testing.T, spec string) accountsBench {
 	if spec == "default" || spec == "1" {
 		spec = benchAccountsDefault
 	}
-	b := accountsBench{warmup: 30 * time.Second, window: 60 * time.Second, targets: []string{"sqlite", "postgres"}, bisect: 1, pgMaxConns: 100}
+	b := accountsBench{warmup: 30 * time.Second, window: 60 * time.Second, targets: []string{"sqlite", "postgres"}, bisect: 1}
 	for _, f := range strings.Split(spec, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
@@ -226,7 +229,9 @@ func (b accountsBench) trial(t *testing.T, target string, n int) trialResult {
 	where := "path = " + strconv.Quote(filepath.Join(dir, "warehouse.db"))
 	var pgURL string
 	if target == "postgres" {
-		pgURL = benchPG(t, b.pgMaxConns)
+		var stop func()
+		pgURL, stop = benchPG(t, cmp.Or(b.pgMaxConns, n+50))
+		defer stop()
 		where = "url = " + strconv.Quote(pgURL)
 	}
 	cfgPath := writeAccountsConfig(t, dir, where, urls)

@@ -10,16 +10,15 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // benchPG starts a throwaway PostgreSQL cluster for one trial of the
 // accounts benchmark, with PostgreSQL's shipped durability (fsync,
 // synchronous_commit and full_page_writes on: pgtest turns them off for
-// speed) and maxConns connections, and returns the URL of its database.
-// The cluster is stopped and removed when the test ends; without the
-// Debian binaries the test skips.
-func benchPG(t *testing.T, maxConns int) string {
+// speed) and maxConns connections, and returns the URL of its database
+// and stop, which stops the cluster and removes it. Without the Debian
+// binaries the test skips.
+func benchPG(t *testing.T, maxConns int) (url string, stop func()) {
 	t.Helper()
 	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_ctl")
 	if len(bins) == 0 {
@@ -62,10 +61,9 @@ func benchPG(t *testing.T, maxConns int) string {
 	l.Close()
 	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=%d", port, dir, maxConns)
 	run("pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "start")
-	t.Cleanup(func() {
+	stop = func() {
 		run("pg_ctl", "-D", data, "-m", "immediate", "-w", "stop")
 		os.RemoveAll(dir)
-	})
-	time.Sleep(100 * time.Millisecond)
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
+	}
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port), stop
 }

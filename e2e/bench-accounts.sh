@@ -16,8 +16,9 @@
 # (BENCH_ACCOUNTS_BISECT rounds, 1). It prints a table per warehouse (pace
 # min/median, 429s, CPU seconds per account per minute and RSS per account
 # of the serve process, PostgreSQL connections, ERROR lines) and the largest
-# N that passed. BENCH_ACCOUNTS_PG_MAX_CONNECTIONS (100, PostgreSQL's
-# default) sets the server's max_connections. Exit status 0 either way, or 1
+# N that passed. serve holds at least one PostgreSQL connection per account:
+# the server's max_connections is N + 50 (BENCH_ACCOUNTS_PG_MAX_CONNECTIONS
+# sets it; PostgreSQL's default, 100, stops serve near 95 accounts). Exit status 0 either way, or 1
 # below BENCH_ACCOUNTS_GOAL (200) with BENCH_STRICT=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
