@@ -230,7 +230,7 @@ func (b accountsBench) trial(t *testing.T, target string, n int) trialResult {
 	var pgURL string
 	if target == "postgres" {
 		var stop func()
-		pgURL, stop = benchPG(t, cmp.Or(b.pgMaxConns, n+50))
+		pgURL, stop = benchPG(t, cmp.Or(b.pgMaxConns, 4*n+50))
 		defer stop()
 		where = "url = " + strconv.Quote(pgURL)
 	}

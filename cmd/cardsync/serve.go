@@ -173,6 +173,12 @@ func (sv *server) path() string { return sv.stores[0].Warehouse.Path() }
 func (sv *server) jobs(s config.Settings, log *slog.Logger) []*worker.Job {
 	report := asObserver(reportObserver(sv.ctx, s, sv.path(), log), &sv.refreshes)
 	jobs := make([]*worker.Job, len(s.Accounts))
+	// Accounts of one file take turns to commit: their walks fetch on
+	// while a commit waits (a server commits them side by side).
+	ahead := 0
+	if s.WarehouseURL == "" && len(s.Accounts) > 1 {
+		ahead = worker.DefaultFetchAhead
+	}
 	for i, a := range s.Accounts {
 		status := "STATUS=" + accountPrefix(s, a.Name)
 		jobs[i] = sv.stores[i].Job(sv.clients[i], accountLogger(s, log, a.Name), worker.JobOptions{
@@ -181,6 +187,7 @@ func (sv *server) jobs(s config.Settings, log *slog.Logger) []*worker.Job {
 			FieldRetention: s.FieldRetention,
 			Status:         func(st string) { _ = sv.notify.Send(status + st) },
 			Observer:       observers{runObserver(sv.met, sv.stores[i]), report},
+			FetchAhead:     ahead,
 		})
 	}
 	return jobs
