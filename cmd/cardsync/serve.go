@@ -173,10 +173,10 @@ func (sv *server) path() string { return sv.stores[0].Warehouse.Path() }
 func (sv *server) jobs(s config.Settings, log *slog.Logger) []*worker.Job {
 	report := asObserver(reportObserver(sv.ctx, s, sv.path(), log), &sv.refreshes)
 	jobs := make([]*worker.Job, len(s.Accounts))
-	// Accounts of one file take turns to commit: their walks fetch on
-	// while a commit waits (a server commits them side by side).
+	// Several accounts: a walk fetches on while its commit waits (for its
+	// turn on a file, for the server's WAL flush), so each keeps its pace.
 	ahead := 0
-	if s.WarehouseURL == "" && len(s.Accounts) > 1 {
+	if len(s.Accounts) > 1 {
 		ahead = worker.DefaultFetchAhead
 	}
 	for i, a := range s.Accounts {
