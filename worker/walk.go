@@ -82,7 +82,7 @@ func (j *Job) snapshotAccount(ctx context.Context, client *extract.Client, log *
 // batches, with a heartbeat now and then; it stops at the last page, at a
 // fetch or warehouse error, at a shutdown, or when the run lock is lost.
 func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger, runID int64, first int, delta *statsDelta, res *Result) (err error) {
-	wk := j.newWalker(log, runID, delta, res)
+	wk := j.newWalker(log, runID, res)
 	// One line for the walk, after its last commit: the names could be
 	// many and long, so only their number.
 	defer wk.reportFieldsSkipped()
@@ -102,9 +102,10 @@ func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger
 }
 
 // walkAhead is walk with the pages going to the warehouse from a goroutine
-// of their own, up to FetchAhead behind the fetch: a commit that waits for
-// its turn (other accounts committing to the same file) no longer holds
-// the next request back, so the walk keeps its pace.
+// of their own, up to FetchAhead behind the fetch: a commit that waits
+// (for its turn on a file other accounts commit to, for a server's WAL
+// flush) no longer holds the next request back, so the walk keeps its
+// pace.
 func (j *Job) walkAhead(ctx context.Context, client *extract.Client, first int, delta *statsDelta, wk *walker) error {
 	// A failed commit stops the fetch in progress at once.
 	fctx, stopFetch := context.WithCancel(ctx)
@@ -146,8 +147,8 @@ type fetched struct {
 	stats extract.Stats
 }
 
-// DefaultFetchAhead is the FetchAhead serve gives the accounts of one
-// SQLite file: about 10 s at the API's pace. A kill loses the pages
+// DefaultFetchAhead is the FetchAhead a serve of several accounts gives
+// each: about 10 s at the API's pace. A kill loses the pages
 // waiting, as it loses the batch in hand; the next run fetches them again.
 const DefaultFetchAhead = 32
 
@@ -192,7 +193,6 @@ type walker struct {
 	j     *Job
 	log   *slog.Logger
 	runID int64
-	delta *statsDelta
 	res   *Result
 	// Pages are buffered and committed in batches (the PageWriter: 50
 	// pages, 5 s after the first, or 1 s after the first with changes).
@@ -204,8 +204,8 @@ type walker struct {
 	warnedRejected map[string]bool
 }
 
-func (j *Job) newWalker(log *slog.Logger, runID int64, delta *statsDelta, res *Result) *walker {
-	wk := &walker{j: j, log: log, runID: runID, delta: delta, res: res}
+func (j *Job) newWalker(log *slog.Logger, runID int64, res *Result) *walker {
+	wk := &walker{j: j, log: log, runID: runID, res: res}
 	wk.start = j.now()
 	wk.lastBeat = wk.start
 	wk.every = j.HeartbeatEvery

@@ -79,9 +79,9 @@ type Job struct {
 	// row, once its result is recorded (metrics).
 	Observer Observer
 	// FetchAhead is how many fetched pages may wait for the warehouse
-	// while the walk fetches on (DefaultFetchAhead where several accounts
-	// commit to one file and wait for their turns); 0: each page is
-	// handed to the warehouse before the next is fetched.
+	// while the walk fetches on (DefaultFetchAhead in a serve of several
+	// accounts, whose commits wait for each other or for the server); 0:
+	// each page is handed to the warehouse before the next is fetched.
 	FetchAhead int
 
 	starts  startFailures
