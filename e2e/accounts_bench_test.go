@@ -71,8 +71,9 @@ type trialResult struct {
 	cpuPerAcct       float64 // cardsync CPU seconds per account per minute of the window
 	rssPerAcct       float64 // MiB of cardsync's resident set per account (end of window)
 	rssMiB           float64
-	conns            int // PostgreSQL connections of cardsync at the window's end (-1: SQLite)
-	logErrors        int // ERROR lines in serve's log
+	conns            int    // PostgreSQL connections of cardsync at the window's end (-1: SQLite)
+	logErrors        int    // ERROR lines in serve's log
+	firstError       string // the first of them
 	note             string
 }
 
@@ -209,6 +210,9 @@ func printTrialRow(r trialResult) {
 	}
 	fmt.Printf("| %-5d | %.3f / %.3f   | %-4d | %-22.4f | %-16.3f | %-5s | %-6d | %s (RSS %.0f MiB, load %s)\n",
 		r.n, r.minPace, r.medPace, r.limited, r.cpuPerAcct, r.rssPerAcct, conns, r.logErrors, r.verdict(), r.rssMiB, loadAverage())
+	if r.firstError != "" {
+		fmt.Printf("  first ERROR line: %.400s\n", r.firstError)
+	}
 }
 
 // trial runs one daemon with n accounts into a fresh warehouse of target.
@@ -277,7 +281,7 @@ func (b accountsBench) trial(t *testing.T, target string, n int) trialResult {
 	if pgURL != "" {
 		res.conns = pgConnections(t, pgURL)
 	}
-	res.logErrors = countErrors(filepath.Join(dir, "serve.log"))
+	res.logErrors, res.firstError = countErrors(filepath.Join(dir, "serve.log"))
 	return res
 }
 
@@ -368,12 +372,21 @@ func procRSSKiB(pid int) int64 {
 	return 0
 }
 
-func countErrors(path string) int {
+// countErrors counts the ERROR lines of serve's log and returns the first.
+func countErrors(path string) (int, string) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return -1
+		return -1, ""
 	}
-	return strings.Count(string(b), `"level":"ERROR"`)
+	n, first := 0, ""
+	for line := range strings.Lines(string(b)) {
+		if strings.Contains(line, `"level":"ERROR"`) {
+			if n++; first == "" {
+				first = strings.TrimSpace(line)
+			}
+		}
+	}
+	return n, first
 }
 
 func loadAverage() string {

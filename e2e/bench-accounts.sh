@@ -37,7 +37,7 @@ echo
 
 CARDSYNC_BENCH_ACCOUNTS="${BENCH_ACCOUNTS_N:-default}" \
   go test -count=1 -timeout 3h -run '^TestAccountsPerWarehouse$' -v ./e2e/ | tee "$out" |
-  grep -E '^(accounts bench|==|\|)|^(--- |FAIL|ok )'
+  grep -E '^(accounts bench|==|\|)|^(--- |FAIL|ok )|^  first ERROR'
 
 echo
 echo "goal: N >= $goal on every warehouse; raw output in $out"
