@@ -179,4 +179,8 @@ type Options struct {
 	// file commit one at a time: give them a wait longer than the longest
 	// commit (a walk's end on a large account takes seconds).
 	BusyTimeout time.Duration
+	// WriteTurns, shared by the Warehouses of several accounts of one file
+	// in one process, gives their write transactions turns in arrival
+	// order (see WriteTurns); nil: each waits in SQLite's busy handler.
+	WriteTurns *WriteTurns
 }

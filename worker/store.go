@@ -103,6 +103,8 @@ type JobOptions struct {
 	Status         func(string)
 	// Observer, if set, hears how each run ended (metrics).
 	Observer Observer
+	// FetchAhead is Job.FetchAhead.
+	FetchAhead int
 }
 
 // Job returns a Job that syncs through client into the store.
@@ -118,5 +120,6 @@ func (s *Store) Job(client *extract.Client, log *slog.Logger, o JobOptions) *Job
 		Progress:       o.Progress,
 		Status:         o.Status,
 		Observer:       o.Observer,
+		FetchAhead:     o.FetchAhead,
 	}
 }

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -81,7 +82,7 @@ func (j *Job) snapshotAccount(ctx context.Context, client *extract.Client, log *
 // batches, with a heartbeat now and then; it stops at the last page, at a
 // fetch or warehouse error, at a shutdown, or when the run lock is lost.
 func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger, runID int64, first int, delta *statsDelta, res *Result) (err error) {
-	wk := j.newWalker(log, runID, delta, res)
+	wk := j.newWalker(log, runID, res)
 	// One line for the walk, after its last commit: the names could be
 	// many and long, so only their number.
 	defer wk.reportFieldsSkipped()
@@ -89,12 +90,79 @@ func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger
 	// batch in hand commits, as a page in hand always did; not after a
 	// warehouse error, which the next commit would likely meet again.
 	defer func() { err = wk.flush(ctx, err) }()
+	if j.FetchAhead <= 0 {
+		var terr error
+		ferr := j.fetchPages(ctx, client, first, delta, func(f fetched) bool {
+			terr = wk.take(ctx, f)
+			return terr == nil
+		})
+		return cmp.Or(terr, ferr)
+	}
+	return j.walkAhead(ctx, client, first, delta, wk)
+}
+
+// walkAhead is walk with the pages going to the warehouse from a goroutine
+// of their own, up to FetchAhead behind the fetch: a commit that waits
+// (for its turn on a file other accounts commit to, for a server's WAL
+// flush) no longer holds the next request back, so the walk keeps its
+// pace.
+func (j *Job) walkAhead(ctx context.Context, client *extract.Client, first int, delta *statsDelta, wk *walker) error {
+	// A failed commit stops the fetch in progress at once.
+	fctx, stopFetch := context.WithCancel(ctx)
+	defer stopFetch()
+	queue := make(chan fetched, j.FetchAhead)
+	failed := make(chan struct{})
+	taken := make(chan error, 1)
+	go func() {
+		err := wk.takeAll(ctx, queue, failed)
+		if err != nil {
+			stopFetch()
+		}
+		taken <- err
+	}()
+	ferr := j.fetchPages(fctx, client, first, delta, func(f fetched) bool {
+		select {
+		case queue <- f:
+			return true
+		case <-failed:
+			return false
+		}
+	})
+	close(queue)
+	if terr := <-taken; terr != nil {
+		// The pages fetched after the failed one are not stored; their
+		// requests still count.
+		for f := range queue {
+			wk.count(f.stats)
+		}
+		return terr
+	}
+	return ferr
+}
+
+// fetched is a page in hand and the client's counters since the previous
+// one.
+type fetched struct {
+	page  *extract.Page
+	stats extract.Stats
+}
+
+// DefaultFetchAhead is the FetchAhead a serve of several accounts gives
+// each: about 10 s at the API's pace. A kill loses the pages
+// waiting, as it loses the batch in hand; the next run fetches them again.
+const DefaultFetchAhead = 32
+
+// fetchPages walks the pages from first on, handing each to put with the
+// client's counters since the previous one, until the walk ends, fails,
+// is stopped, or put refuses a page (the warehouse side failed: its error
+// is the walk's).
+func (j *Job) fetchPages(ctx context.Context, client *extract.Client, first int, delta *statsDelta, put func(fetched) bool) error {
 	for page, err := range client.Pages(ctx, first) {
 		if err != nil {
 			return fmt.Errorf("walk cards: %w", err)
 		}
-		if err := wk.take(ctx, page); err != nil {
-			return err
+		if !put(fetched{page: page, stats: delta.take()}) {
+			return nil
 		}
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
@@ -108,12 +176,23 @@ func (j *Job) walk(ctx context.Context, client *extract.Client, log *slog.Logger
 	return ctx.Err()
 }
 
+// takeAll commits the fetched pages in order until queue is closed, or
+// until one fails: then it closes failed and returns the error.
+func (wk *walker) takeAll(ctx context.Context, queue <-chan fetched, failed chan<- struct{}) error {
+	for f := range queue {
+		if err := wk.take(ctx, f); err != nil {
+			close(failed)
+			return err
+		}
+	}
+	return nil
+}
+
 // walker is the state of one card walk.
 type walker struct {
 	j     *Job
 	log   *slog.Logger
 	runID int64
-	delta *statsDelta
 	res   *Result
 	// Pages are buffered and committed in batches (the PageWriter: 50
 	// pages, 5 s after the first, or 1 s after the first with changes).
@@ -125,8 +204,8 @@ type walker struct {
 	warnedRejected map[string]bool
 }
 
-func (j *Job) newWalker(log *slog.Logger, runID int64, delta *statsDelta, res *Result) *walker {
-	wk := &walker{j: j, log: log, runID: runID, delta: delta, res: res}
+func (j *Job) newWalker(log *slog.Logger, runID int64, res *Result) *walker {
+	wk := &walker{j: j, log: log, runID: runID, res: res}
 	wk.start = j.now()
 	wk.lastBeat = wk.start
 	wk.every = j.HeartbeatEvery
@@ -142,8 +221,9 @@ func (j *Job) newWalker(log *slog.Logger, runID int64, delta *statsDelta, res *R
 
 // take commits one page (in the batch in hand), logs what it held and
 // beats the heartbeat when it is due.
-func (wk *walker) take(ctx context.Context, page *extract.Page) error {
-	pr, err := wk.add(ctx, page)
+func (wk *walker) take(ctx context.Context, f fetched) error {
+	page := f.page
+	pr, err := wk.add(ctx, page, f.stats)
 	if err != nil {
 		wk.warehouseErr = true
 		return err
@@ -166,7 +246,7 @@ func (wk *walker) take(ctx context.Context, page *extract.Page) error {
 
 // add hands page to the writer with the client's counters since the
 // previous page, and adds those to the run's.
-func (wk *walker) add(ctx context.Context, page *extract.Page) (load.PageResult, error) {
+func (wk *walker) add(ctx context.Context, page *extract.Page, d extract.Stats) (load.PageResult, error) {
 	cards := make([]load.Card, len(page.Cards))
 	for i, c := range page.Cards {
 		cards[i] = load.Card{ID: c.ID, Data: c.Raw}
@@ -175,12 +255,7 @@ func (wk *walker) add(ctx context.Context, page *extract.Page) (load.PageResult,
 	for i, r := range page.Rejected {
 		rejected[i] = load.Rejection{Index: r.Index, CardID: r.ID, Reason: wk.j.Client.Scrub(r.Reason), Data: r.Raw}
 	}
-	d := wk.delta.take()
-	res := wk.res
-	res.Requests += d.Requests
-	res.Retries += d.Retries
-	res.RateLimited += d.RateLimited
-	res.AuthRequests += d.AuthRequests
+	wk.count(d)
 	// The page is in hand: take it even if a shutdown began meanwhile.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
 	defer cancel()
@@ -200,6 +275,15 @@ func (wk *walker) add(ctx context.Context, page *extract.Page) (load.PageResult,
 		AuthRequests: d.AuthRequests,
 		Anomaly:      string(page.Anomaly),
 	})
+}
+
+// count adds the client's counters of a page to the run's.
+func (wk *walker) count(d extract.Stats) {
+	res := wk.res
+	res.Requests += d.Requests
+	res.Retries += d.Retries
+	res.RateLimited += d.RateLimited
+	res.AuthRequests += d.AuthRequests
 }
 
 // warnRejected logs each card the warehouse set aside, once per run.

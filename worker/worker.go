@@ -78,6 +78,11 @@ type Job struct {
 	// Observer, if set, is told about every run that recorded a sync_runs
 	// row, once its result is recorded (metrics).
 	Observer Observer
+	// FetchAhead is how many fetched pages may wait for the warehouse
+	// while the walk fetches on (DefaultFetchAhead in a serve of several
+	// accounts, whose commits wait for each other or for the server); 0:
+	// each page is handed to the warehouse before the next is fetched.
+	FetchAhead int
 
 	starts  startFailures
 	pending pendingResults

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/extract"
+	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/metrics"
 	"github.com/cardsync/cardsync/worker"
 )
@@ -97,11 +98,13 @@ func newAccountClient(s config.Settings, a config.AccountSettings, pacers map[st
 }
 
 // openAccountStore takes account's run lock (when hold) and opens its
-// handle on the warehouse.
-func openAccountStore(ctx context.Context, s config.Settings, account string, log *slog.Logger, hold bool) (*worker.Store, error) {
+// handle on the warehouse; turns, shared by the accounts a process opens
+// on one file, gives their commits turns (nil: SQLite's busy handler).
+func openAccountStore(ctx context.Context, s config.Settings, account string, log *slog.Logger, hold bool, turns *load.WriteTurns) (*worker.Store, error) {
 	opts := s.LoadOptions()
 	opts.Logger = log
 	opts.Account = account
+	opts.WriteTurns = turns
 	if len(s.Accounts) > 1 {
 		opts.BusyTimeout = accountsBusyTimeout
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/extract"
+	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/load/dialect"
 	"github.com/cardsync/cardsync/metrics"
 	"github.com/cardsync/cardsync/worker"
@@ -126,8 +127,10 @@ func (m *Main) composeServe(ctx context.Context, cf commonFlags, s config.Settin
 	if s.MetricsListen != "" {
 		sv.met = metrics.New(metrics.Options{Accounts: accountNameList(s.Accounts), HealthyWithin: s.HealthyWithin, Logger: log})
 	}
+	// The accounts' commits to one file take turns in this process.
+	turns := load.NewWriteTurns()
 	for _, a := range s.Accounts {
-		st, err := openAccountStore(ctx, s, a.Name, accountLogger(s, log, a.Name), false)
+		st, err := openAccountStore(ctx, s, a.Name, accountLogger(s, log, a.Name), false, turns)
 		if err != nil {
 			log.Error("cannot start: the warehouse cannot be opened", "account", a.Name, "err", err)
 			return sv, &worker.LoggedError{Err: err}
@@ -172,6 +175,12 @@ func (sv *server) path() string { return sv.stores[0].Warehouse.Path() }
 func (sv *server) jobs(s config.Settings, log *slog.Logger) []*worker.Job {
 	report := asObserver(reportObserver(sv.ctx, s, sv.path(), log), &sv.refreshes)
 	jobs := make([]*worker.Job, len(s.Accounts))
+	// Several accounts: a walk fetches on while its commit waits (for its
+	// turn on a file, for the server's WAL flush), so each keeps its pace.
+	ahead := 0
+	if len(s.Accounts) > 1 {
+		ahead = worker.DefaultFetchAhead
+	}
 	for i, a := range s.Accounts {
 		status := "STATUS=" + accountPrefix(s, a.Name)
 		jobs[i] = sv.stores[i].Job(sv.clients[i], accountLogger(s, log, a.Name), worker.JobOptions{
@@ -180,6 +189,7 @@ func (sv *server) jobs(s config.Settings, log *slog.Logger) []*worker.Job {
 			FieldRetention: s.FieldRetention,
 			Status:         func(st string) { _ = sv.notify.Send(status + st) },
 			Observer:       observers{runObserver(sv.met, sv.stores[i]), report},
+			FetchAhead:     ahead,
 		})
 	}
 	return jobs

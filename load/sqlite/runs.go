@@ -38,6 +38,11 @@ func (w *Warehouse) write(ctx context.Context, fn func(tx *sql.Tx) error) error 
 	if w.readOnly {
 		return load.ErrReadOnly
 	}
+	release, err := w.opts.WriteTurns.Take(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	tx, err := w.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
