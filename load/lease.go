@@ -41,10 +41,17 @@ type LeaseHeldError struct {
 	Account   string
 	Holder    string
 	ExpiresAt time.Time
+	// SameHolder: the lease names the holder that asked for it, taken by
+	// another process (two processes given one [cluster] holder).
+	SameHolder bool
 }
 
 // Error implements error.
 func (e *LeaseHeldError) Error() string {
+	if e.SameHolder {
+		return fmt.Sprintf("account %s: lease held by another process with this same holder %s until %s (a lease is never shared between processes)",
+			e.Account, e.Holder, e.ExpiresAt.UTC().Format(time.RFC3339))
+	}
 	return fmt.Sprintf("account %s: lease held by %s until %s", e.Account, e.Holder, e.ExpiresAt.UTC().Format(time.RFC3339))
 }
 

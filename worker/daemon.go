@@ -156,7 +156,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 		stopTimeout = DefaultStopTimeout
 	}
 	d.start()
-	stopWatch, err := d.startReplicas(ctx)
+	// A replica that finds another live process serving with its holder
+	// (it was paused past its heartbeat and one started since) stops:
+	// the cause ends every loop, and Run returns it.
+	ctx, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
+	stopWatch, err := d.startReplicas(ctx, fail)
 	if err != nil {
 		return err
 	}
@@ -172,6 +177,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.control(ctx)
 	wg.Wait()
 	stopWatch()
+	var in *load.HolderInUseError
+	if errors.As(context.Cause(ctx), &in) {
+		errs = append(errs, &LoggedError{in})
+	}
 	return errors.Join(errs...)
 }
 

@@ -30,6 +30,7 @@ type replicas struct {
 	ttl      time.Duration
 	every    time.Duration
 	d        *Daemon
+	fail     context.CancelCauseFunc // stops the daemon with its cause
 
 	mu   sync.Mutex // guards view and the reported states
 	view clusterView
@@ -71,11 +72,12 @@ func newReplicas(d *Daemon) *replicas {
 // process with this holder is refused), takes this replica's share of the
 // accounts and starts the lease watcher; the returned stop ends it and
 // releases every lease held.
-func (d *Daemon) startReplicas(ctx context.Context) (func(), error) {
+func (d *Daemon) startReplicas(ctx context.Context, fail context.CancelCauseFunc) (func(), error) {
 	r := d.replicas
 	if r == nil {
 		return func() {}, nil
 	}
+	r.fail = fail
 	if err := r.join(ctx); err != nil {
 		d.logger().Error("cannot start: this replica cannot join the warehouse's replicas", "holder", r.holder, "err", err)
 		return nil, &LoggedError{err}
@@ -149,8 +151,14 @@ func (r *replicas) round(ctx context.Context) {
 	case errors.As(err, &in):
 		// This process was paused past its heartbeat and another one
 		// started with its holder since: they would share leases.
-		log.Error("another live process took this replica's [cluster] holder while this one was not heard from; stop one of them",
+		// Its leases are fenced off already (a lease belongs to the
+		// process that took it); it stops rather than go on refused.
+		log.Error("another live process took this replica's [cluster] holder while this one was not heard from; this process stops",
 			"holder", r.holder, "err", err)
+		if r.fail != nil {
+			r.fail(in)
+		}
+		return
 	case err != nil && ctx.Err() == nil:
 		log.Warn("replica heartbeat failed; retrying at the next poll", "holder", r.holder, "err", err)
 	}

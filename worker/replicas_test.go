@@ -340,3 +340,42 @@ func TestReplicasNeverOrphanAnAccount(t *testing.T) {
 		t.Errorf("the accounts moved again: %+v", l)
 	}
 }
+
+// TestHolderTakenWhilePausedStops: a replica that finds, at a heartbeat,
+// another live process serving under its holder (it was paused past its
+// heartbeat and one started since) stops with a *load.HolderInUseError
+// and leaves the other's heartbeat alone.
+func TestHolderTakenWhilePausedStops(t *testing.T) {
+	url := pgServer(t).NewDatabase(t)
+	sims := clusterSims(t, []string{"a1"})
+	const ttl = 3 * time.Second
+	r := startReplica(t, url, "same", []string{"a1"}, sims, every(time.Hour), ttl, false)
+	waitFor(t, 30*time.Second, "the replica holding a1", func() bool {
+		_, _, held, _, _ := r.recs["a1"].snapshot()
+		return len(held) > 0
+	})
+	// What another process starting with this holder after the row
+	// expired leaves: its own instance, live.
+	pool := r.stores["a1"].Warehouse.(*postgres.Warehouse).Pool()
+	if _, err := pool.Exec(t.Context(), `UPDATE sync_replicas SET instance = 'other0000', expires_at = now() + interval '1 hour' WHERE holder = 'same'`); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case err = <-r.done:
+		r.done <- err
+	case <-time.After(30 * time.Second):
+		t.Fatal("the replica whose holder another process took did not stop")
+	}
+	var in *load.HolderInUseError
+	if !errors.As(err, &in) || in.Other.Instance != "other0000" {
+		t.Fatalf("err = %v, want a *load.HolderInUseError naming instance other0000", err)
+	}
+	var instance string
+	if err := pool.QueryRow(t.Context(), `SELECT instance FROM sync_replicas WHERE holder = 'same'`).Scan(&instance); err != nil || instance != "other0000" {
+		t.Errorf("the other process's heartbeat row: %q, %v", instance, err)
+	}
+	if !strings.Contains(r.log.String(), "this process stops") {
+		t.Errorf("the stop is not logged:\n%s", r.log.String())
+	}
+}

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -33,18 +35,22 @@ func (w *Warehouse) AcquireLease(ctx context.Context, account, holder string, tt
 	}
 	var token int64
 	err = pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, `INSERT INTO sync_leases AS l (account, holder, fencing_token, expires_at, acquired_at, renewed_at)
-			VALUES ($1, $2, 1, now() + $3 * interval '1 microsecond', now(), now())
+		// The lease is kept (same token) only by the process that took
+		// it: the same holder in another process (instance) is refused
+		// while the lease is live, and bumps the token once it lapsed.
+		err := tx.QueryRow(ctx, `INSERT INTO sync_leases AS l (account, holder, instance, fencing_token, expires_at, acquired_at, renewed_at)
+			VALUES ($1, $2, $4, 1, now() + $3 * interval '1 microsecond', now(), now())
 			ON CONFLICT (account) DO UPDATE SET
-				fencing_token = CASE WHEN l.holder = excluded.holder AND l.expires_at > now()
+				fencing_token = CASE WHEN l.holder = excluded.holder AND l.instance IS NOT DISTINCT FROM excluded.instance AND l.expires_at > now()
 					THEN l.fencing_token ELSE l.fencing_token + 1 END,
-				acquired_at = CASE WHEN l.holder = excluded.holder AND l.expires_at > now()
+				acquired_at = CASE WHEN l.holder = excluded.holder AND l.instance IS NOT DISTINCT FROM excluded.instance AND l.expires_at > now()
 					THEN l.acquired_at ELSE now() END,
 				holder = excluded.holder,
+				instance = excluded.instance,
 				expires_at = excluded.expires_at,
 				renewed_at = now()
-			WHERE l.holder = excluded.holder OR l.expires_at <= now()
-			RETURNING fencing_token`, account, holder, ttl.Microseconds()).Scan(&token)
+			WHERE l.holder = excluded.holder AND l.instance IS NOT DISTINCT FROM excluded.instance OR l.expires_at <= now()
+			RETURNING fencing_token`, account, holder, ttl.Microseconds(), w.instance).Scan(&token)
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
@@ -53,6 +59,7 @@ func (w *Warehouse) AcquireLease(ctx context.Context, account, holder string, tt
 			Scan(&held.Holder, &held.ExpiresAt); err != nil {
 			return err
 		}
+		held.SameHolder = held.Holder == holder
 		return held
 	})
 	if err != nil {
@@ -75,7 +82,7 @@ func (w *Warehouse) ReleaseLease(ctx context.Context, account, holder string) (e
 	defer classify(&err)
 	if _, err := w.pool.Exec(ctx, `UPDATE sync_leases SET expires_at = least(expires_at, now()),
 			renewed_at = CASE WHEN expires_at > now() THEN now() ELSE renewed_at END
-		WHERE account = $1 AND holder = $2`, account, holder); err != nil {
+		WHERE account = $1 AND holder = $2 AND instance IS NOT DISTINCT FROM $3`, account, holder, w.instance); err != nil {
 		return fmt.Errorf("release lease of %s: %w", account, err)
 	}
 	if account == w.account {
@@ -165,3 +172,11 @@ func CheckLeaseTTL(ttl time.Duration) error { return load.CheckLeaseTTL(ttl) }
 
 // CheckHolder is load.CheckHolder, the rule of a lease holder's name.
 func CheckHolder(holder string) error { return load.CheckHolder(holder) }
+
+// newInstance is a random id told apart from every other open warehouse's:
+// the instance of the leases it takes.
+func newInstance() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
+}

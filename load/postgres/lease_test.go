@@ -238,3 +238,36 @@ func TestPausedWriterDoesNotHoldTheLease(t *testing.T) {
 		t.Fatalf("Leases = %+v, %v; want replica-b", ls, err)
 	}
 }
+
+// TestLeaseNeverSharedBySameHolder: two processes given one [cluster]
+// holder (a backfill beside a serve, a second serve) never share a lease:
+// the second is refused while the first's lease is live, its release
+// cannot end the first's lease, and once the lease lapses it takes it
+// with a new fencing token, so the first's writes are fenced off.
+func TestLeaseNeverSharedBySameHolder(t *testing.T) {
+	a, url, _ := openPG(t, Options{RequireLease: true})
+	b := openReplica(t, url)
+	ctx := t.Context()
+	tokA, err := a.AcquireLease(ctx, "default", "db1", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held *LeaseHeldError
+	if _, err := b.AcquireLease(ctx, "default", "db1", time.Minute); !errors.As(err, &held) || !held.SameHolder {
+		t.Fatalf("the same holder in another process was not refused: %v", err)
+	}
+	if err := b.ReleaseLease(ctx, "default", "db1"); err != nil {
+		t.Fatal(err)
+	}
+	if tok, err := a.AcquireLease(ctx, "default", "db1", time.Minute); err != nil || tok != tokA {
+		t.Fatalf("the other process's release ended the lease: token %d, %v (want %d)", tok, err, tokA)
+	}
+	expire(t, a, "default")
+	tokB, err := b.AcquireLease(ctx, "default", "db1", time.Minute)
+	if err != nil || tokB != tokA+1 {
+		t.Fatalf("a lapsed lease taken by the same holder in another process: token %d, %v (want %d)", tokB, err, tokA+1)
+	}
+	if err := a.RenewLease(ctx, "default", "db1", tokA, time.Minute); !errors.Is(err, load.ErrLeaseLost) {
+		t.Fatalf("the first process renewed a lease the second took over: %v", err)
+	}
+}

@@ -75,6 +75,7 @@ type Warehouse struct {
 	url      string // redacted
 	schema   string // the schema it lives in
 	account  string
+	instance string // this open's id in the leases it takes (sync_leases.instance)
 	now      func() time.Time
 	log      *slog.Logger
 	policy   *redact.Policy
@@ -160,7 +161,7 @@ func Open(ctx context.Context, url string, opts Options) (_ *Warehouse, err erro
 	w := &Warehouse{
 		pool: pool, url: shown, schema: schema, account: set.Account, now: set.Now, log: set.Logger,
 		policy: set.Policy, fraction: set.MaxRemovedFraction, batch: set.Batch, idleInTx: cmp.Or(max(opts.IdleInTransaction, 0), DefaultIdleInTransaction),
-		require: opts.RequireLease, readOnly: opts.ReadOnly,
+		require: opts.RequireLease, readOnly: opts.ReadOnly, instance: newInstance(),
 	}
 	if opts.ReadOnly {
 		return w, nil

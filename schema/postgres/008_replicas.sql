@@ -8,6 +8,11 @@
 --
 -- sync_runs.holder: the [cluster] holder of the replica that ran the run
 -- (NULL for runs recorded before this version).
+--
+-- sync_leases.instance: the process that took the lease (a random id per
+-- open warehouse). A lease is kept (same fencing token) only by the process
+-- that took it: another live process given the same holder (a backfill
+-- beside a serve, a second serve) is refused until it lapses, never shares it.
 CREATE TABLE sync_replicas (
     holder     text PRIMARY KEY,
     instance   text NOT NULL,
@@ -16,3 +21,4 @@ CREATE TABLE sync_replicas (
     expires_at timestamptz NOT NULL
 );
 ALTER TABLE sync_runs ADD COLUMN holder text;
+ALTER TABLE sync_leases ADD COLUMN instance text;
