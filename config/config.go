@@ -65,10 +65,13 @@ type Warehouse struct {
 	PasswordFile string `toml:"password_file"`
 	// Schema is the PostgreSQL schema the warehouse lives in ("":
 	// public).
-	Schema       string   `toml:"schema"`
-	FileMode     string   `toml:"file_mode"`
-	Synchronous  string   `toml:"synchronous"`
-	RedactFields []string `toml:"redact_fields"`
+	Schema string `toml:"schema"`
+	// MaxConnections bounds the PostgreSQL connections of one process,
+	// all accounts together (0: PostgresSettings.PoolConns' default).
+	MaxConnections int      `toml:"max_connections"`
+	FileMode       string   `toml:"file_mode"`
+	Synchronous    string   `toml:"synchronous"`
+	RedactFields   []string `toml:"redact_fields"`
 	// PageAuditRetention is how long run_pages rows are kept ("0": forever).
 	PageAuditRetention string `toml:"page_audit_retention"`
 	// FieldRetention is how long a card_fields row (and its cards_flat

@@ -340,6 +340,7 @@ func keys() []key {
 		stringKey("warehouse.url", func(f *File) *string { return &f.Warehouse.URL }),
 		stringKey("warehouse.password_file", func(f *File) *string { return &f.Warehouse.PasswordFile }),
 		stringKey("warehouse.schema", func(f *File) *string { return &f.Warehouse.Schema }),
+		intKey("warehouse.max_connections", func(f *File) *int { return &f.Warehouse.MaxConnections }),
 		stringKey("warehouse.file_mode", func(f *File) *string { return &f.Warehouse.FileMode }),
 		stringKey("warehouse.synchronous", func(f *File) *string { return &f.Warehouse.Synchronous }),
 		{name: "warehouse.redact_fields", set: func(f *File, v string) error {

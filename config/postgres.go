@@ -31,6 +31,9 @@ type PostgresSettings struct {
 	// beside another schema's warehouse is refused rather than
 	// initialised: see postgres.Options.Schema).
 	WarehouseSchema string
+	// MaxConnections is [warehouse] max_connections (0: not set; see
+	// PoolConns).
+	MaxConnections int
 	// LeaseTTL is [cluster] lease_ttl.
 	LeaseTTL time.Duration
 	// Holder is [cluster] holder; unset (HolderSet false), the host name,
@@ -38,6 +41,28 @@ type PostgresSettings struct {
 	Holder string
 	// HolderSet: [cluster] holder was set.
 	HolderSet bool
+}
+
+// MaxMaxConnections is the largest [warehouse] max_connections.
+const MaxMaxConnections = 10000
+
+// DefaultMaxConnections is the most connections PoolConns gives a process
+// by default: a fifth of PostgreSQL's default max_connections (100), so a
+// few replicas, analysts and pg_dump fit beside it.
+const DefaultMaxConnections = 20
+
+// PoolConns is the bound of this process's PostgreSQL connections, all
+// accounts together ([warehouse] max_connections): when not set,
+// postgres.LeaseConns for leases and heartbeats plus one writer per
+// account and one for readers (status, metrics), at most
+// DefaultMaxConnections. More would not help: an account holds a
+// connection only while its commit runs, and the accounts' commits are
+// bound by the server's WAL flushes, not by connections.
+func (s PostgresSettings) PoolConns(accounts int) int32 {
+	if s.MaxConnections > 0 {
+		return int32(s.MaxConnections)
+	}
+	return int32(min(postgres.LeaseConns+max(accounts, 1)+1, DefaultMaxConnections))
 }
 
 // ReplicaHolder is the holder this process takes leases under: [cluster]
@@ -74,7 +99,13 @@ func (c *Config) postgresSettings(s *Settings, getenv func(string) string) error
 		if strings.TrimSpace(c.Warehouse.Schema) != "" {
 			return c.fail("warehouse.schema", "a schema is a PostgreSQL warehouse's ([warehouse] url); a SQLite file has none: remove it")
 		}
+		if c.Warehouse.MaxConnections != 0 {
+			return c.fail("warehouse.max_connections", "a connection bound is a PostgreSQL warehouse's ([warehouse] url); a SQLite file has none: remove it")
+		}
 		return nil
+	}
+	if s.MaxConnections = c.Warehouse.MaxConnections; s.MaxConnections != 0 && (s.MaxConnections < postgres.MinSharedConns || s.MaxConnections > MaxMaxConnections) {
+		return c.fail("warehouse.max_connections", "%d out of range %d..%d", s.MaxConnections, postgres.MinSharedConns, MaxMaxConnections)
 	}
 	if s.WarehouseSchema = strings.TrimSpace(c.Warehouse.Schema); s.WarehouseSchema != "" {
 		if err := postgres.CheckSchemaName(s.WarehouseSchema); err != nil {

@@ -165,3 +165,47 @@ func TestWarehouseSchema(t *testing.T) {
 		})
 	}
 }
+
+// TestWarehouseMaxConnections: [warehouse] max_connections comes from the
+// file or CARDSYNC_WAREHOUSE_MAX_CONNECTIONS and bounds a serve's pool
+// whatever its accounts; unset, the bound is the lease connections, one
+// per account and one for readers, at most 20; it is refused without a
+// URL and below postgres.MinSharedConns.
+func TestWarehouseMaxConnections(t *testing.T) {
+	const url = "CARDSYNC_WAREHOUSE_URL=postgres://cardsync@127.0.0.1:5432/cardsync"
+	tests := []struct {
+		name    string
+		environ []string
+		want    map[int]int32 // accounts -> PoolConns
+		wantErr string
+	}{
+		{name: "unset", environ: []string{url}, want: map[int]int32{1: 4, 10: 13, 17: 20, 200: 20}},
+		{name: "variable", environ: []string{url, "CARDSYNC_WAREHOUSE_MAX_CONNECTIONS=8"}, want: map[int]int32{1: 8, 200: 8}},
+		{name: "without url", environ: []string{"CARDSYNC_WAREHOUSE_MAX_CONNECTIONS=8"},
+			wantErr: "env CARDSYNC_WAREHOUSE_MAX_CONNECTIONS: warehouse.max_connections: a connection bound is a PostgreSQL warehouse's"},
+		{name: "too small", environ: []string{url, "CARDSYNC_WAREHOUSE_MAX_CONNECTIONS=2"},
+			wantErr: "warehouse.max_connections: 2 out of range 3..10000"},
+		{name: "not a number", environ: []string{url, "CARDSYNC_WAREHOUSE_MAX_CONNECTIONS=many"},
+			wantErr: "want an integer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Load("", tt.environ)
+			if err == nil {
+				var s Settings
+				s, err = c.Settings(false, func(string) string { return "" })
+				for accounts, want := range tt.want {
+					if got := s.PoolConns(accounts); err == nil && got != want {
+						t.Errorf("PoolConns(%d) = %d, want %d", accounts, got, want)
+					}
+				}
+			}
+			if tt.wantErr == "" && err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("err %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}

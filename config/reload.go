@@ -29,6 +29,7 @@ func reloadRules() []reloadRule {
 		{"warehouse.url", true, func(a, b Settings) bool {
 			return a.WarehouseURL != b.WarehouseURL || a.WarehousePassword != b.WarehousePassword || a.WarehouseSchema != b.WarehouseSchema
 		}},
+		{"warehouse.max_connections", true, func(a, b Settings) bool { return a.MaxConnections != b.MaxConnections }},
 		{"cluster", true, func(a, b Settings) bool {
 			return a.LeaseTTL != b.LeaseTTL || a.Holder != b.Holder || a.HolderSet != b.HolderSet
 		}},

@@ -55,6 +55,7 @@ func TestSettingsChanges(t *testing.T) {
 		{"warehouse.path", true, func(s *Settings) { s.DBPath = "/srv/w.db" }},
 		{"warehouse.url", true, func(s *Settings) { s.WarehouseURL = "postgres://db/cardsync" }},
 		{"warehouse.url", true, func(s *Settings) { s.WarehousePassword = "pg-password" }},
+		{"warehouse.max_connections", true, func(s *Settings) { s.MaxConnections = 30 }},
 		{"cluster", true, func(s *Settings) { s.LeaseTTL = time.Minute }},
 		{"cluster", true, func(s *Settings) { s.Holder = "host-b:42" }},
 		{"warehouse.file_mode", true, func(s *Settings) { s.FileMode = 0o600 }},

@@ -16,9 +16,10 @@
 # (BENCH_ACCOUNTS_BISECT rounds, 1). It prints a table per warehouse (pace
 # min/median, 429s, CPU seconds per account per minute and RSS per account
 # of the serve process, PostgreSQL connections, ERROR lines) and the largest
-# N that passed. serve holds at least one PostgreSQL connection per account:
-# the server's max_connections is N + 50 (BENCH_ACCOUNTS_PG_MAX_CONNECTIONS
-# sets it; PostgreSQL's default, 100, stops serve near 95 accounts). Exit status 0 either way, or 1
+# N that passed. The PostgreSQL server keeps its default max_connections,
+# 100 (BENCH_ACCOUNTS_PG_MAX_CONNECTIONS sets another): serve's accounts
+# share one pool ([warehouse] max_connections, default 20), and "conns" is
+# the most connections serve held during the window. Exit status 0 either way, or 1
 # below BENCH_ACCOUNTS_GOAL (200) with BENCH_STRICT=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -43,6 +43,10 @@ type Target struct {
 	Holder string
 	// LeaseTTL is how long a lease lasts without renewal.
 	LeaseTTL time.Duration
+	// Pools, when set, shares one PostgreSQL connection pool among the
+	// stores opened on the same database (dialect.NewPools); nil: each
+	// store has a pool of its own.
+	Pools *dialect.Pools
 }
 
 // OpenTarget opens the store of t (dialect.Open picks the warehouse): a
@@ -51,7 +55,7 @@ type Target struct {
 // run lock (taken now when hold is true: a refusal wraps load.ErrLocked).
 // Writes to a server are refused until the lease is taken.
 func OpenTarget(ctx context.Context, t Target, opts load.Options, hold bool) (*Store, error) {
-	wh, fileLock, err := dialect.Open(ctx, dialect.Target{Path: t.Path, URL: t.URL, Password: t.Password, Schema: t.Schema, LeaseTTL: t.LeaseTTL}, opts, hold)
+	wh, fileLock, err := dialect.Open(ctx, dialect.Target{Path: t.Path, URL: t.URL, Password: t.Password, Schema: t.Schema, LeaseTTL: t.LeaseTTL, Pools: t.Pools}, opts, hold)
 	if err != nil {
 		return nil, err
 	}

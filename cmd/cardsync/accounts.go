@@ -11,6 +11,7 @@ import (
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/dialect"
 	"github.com/cardsync/cardsync/metrics"
 	"github.com/cardsync/cardsync/worker"
 )
@@ -99,8 +100,10 @@ func newAccountClient(s config.Settings, a config.AccountSettings, pacers map[st
 
 // openAccountStore takes account's run lock (when hold) and opens its
 // handle on the warehouse; turns, shared by the accounts a process opens
-// on one file, gives their commits turns (nil: SQLite's busy handler).
-func openAccountStore(ctx context.Context, s config.Settings, account string, log *slog.Logger, hold bool, turns *load.WriteTurns) (*worker.Store, error) {
+// on one file, gives their commits turns (nil: SQLite's busy handler);
+// pools, shared by the accounts a process opens on one PostgreSQL
+// database, bounds their connections together (nil: a pool each).
+func openAccountStore(ctx context.Context, s config.Settings, account string, log *slog.Logger, hold bool, turns *load.WriteTurns, pools *dialect.Pools) (*worker.Store, error) {
 	opts := s.LoadOptions()
 	opts.Logger = log
 	opts.Account = account
@@ -108,7 +111,9 @@ func openAccountStore(ctx context.Context, s config.Settings, account string, lo
 	if len(s.Accounts) > 1 {
 		opts.BusyTimeout = accountsBusyTimeout
 	}
-	return worker.OpenTarget(ctx, storeTarget(s), opts, hold)
+	t := storeTarget(s)
+	t.Pools = pools
+	return worker.OpenTarget(ctx, t, opts, hold)
 }
 
 // accountLogger scopes log to account when several are configured (one

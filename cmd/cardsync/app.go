@@ -301,7 +301,7 @@ func newClient(s config.Settings, log *slog.Logger, onWait func(string, time.Dur
 // openStore takes the [api] account's run lock (when hold) and opens the
 // warehouse.
 func openStore(ctx context.Context, s config.Settings, log *slog.Logger, hold bool) (*worker.Store, error) {
-	return openAccountStore(ctx, s, load.DefaultAccount, log, hold, nil)
+	return openAccountStore(ctx, s, load.DefaultAccount, log, hold, nil, nil)
 }
 
 // openForReading opens account of the settings' warehouse read-only

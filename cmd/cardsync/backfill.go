@@ -122,7 +122,7 @@ func (m *Main) backfill(ctx context.Context, s config.Settings, a config.Account
 	if err != nil {
 		return worker.Result{}, err
 	}
-	st, err := openAccountStore(ctx, s, a.Name, log, true, nil)
+	st, err := openAccountStore(ctx, s, a.Name, log, true, nil, nil)
 	if err != nil {
 		return worker.Result{}, err
 	}

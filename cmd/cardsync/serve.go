@@ -129,8 +129,11 @@ func (m *Main) composeServe(ctx context.Context, cf commonFlags, s config.Settin
 	}
 	// The accounts' commits to one file take turns in this process.
 	turns := load.NewWriteTurns()
+	// The accounts on one PostgreSQL database share one pool: the process
+	// holds at most [warehouse] max_connections whatever their number.
+	pools := dialect.NewPools(s.PoolConns(len(s.Accounts)))
 	for _, a := range s.Accounts {
-		st, err := openAccountStore(ctx, s, a.Name, accountLogger(s, log, a.Name), false, turns)
+		st, err := openAccountStore(ctx, s, a.Name, accountLogger(s, log, a.Name), false, turns, pools)
 		if err != nil {
 			log.Error("cannot start: the warehouse cannot be opened", "account", a.Name, "err", err)
 			return sv, &worker.LoggedError{Err: err}

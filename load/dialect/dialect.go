@@ -32,7 +32,17 @@ type Target struct {
 	// (PostgreSQL): a write transaction idle for half of it ends its
 	// session, so the lease can move on.
 	LeaseTTL time.Duration
+	// Pools, when set, shares one connection pool among the accounts
+	// opened on the same database (postgres.Options.Pools).
+	Pools *Pools
 }
+
+// Pools is postgres.Pools: one pool per PostgreSQL database shared by the
+// accounts a process opens on it (NewPools).
+type Pools = postgres.Pools
+
+// NewPools is postgres.NewPools: pools of at most maxConns connections.
+func NewPools(maxConns int32) *Pools { return postgres.NewPools(maxConns) }
 
 // FileLock is an account's run lock of a warehouse file (SQLite: file
 // locks, sqlite.OpenAccountLock): one writer of an account at a time.
@@ -58,7 +68,7 @@ type FileLock interface {
 func Open(ctx context.Context, t Target, opts load.Options, hold bool) (load.Destination, FileLock, error) {
 	if t.URL != "" {
 		wh, err := postgres.Open(ctx, t.URL, postgres.Options{Common: opts, Password: t.Password, Schema: t.Schema, RequireLease: true,
-			IdleInTransaction: idleInTransaction(t.LeaseTTL)})
+			IdleInTransaction: idleInTransaction(t.LeaseTTL), Pools: t.Pools})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -80,7 +80,7 @@ func (w *Warehouse) AcquireLease(ctx context.Context, account, holder string, tt
 // holds is left alone.
 func (w *Warehouse) ReleaseLease(ctx context.Context, account, holder string) (err error) {
 	defer classify(&err)
-	if _, err := w.pool.Exec(ctx, `UPDATE sync_leases SET expires_at = least(expires_at, now()),
+	if _, err := w.leasePool.Exec(ctx, `UPDATE sync_leases SET expires_at = least(expires_at, now()),
 			renewed_at = CASE WHEN expires_at > now() THEN now() ELSE renewed_at END
 		WHERE account = $1 AND holder = $2 AND instance IS NOT DISTINCT FROM $3`, account, holder, w.instance); err != nil {
 		return fmt.Errorf("release lease of %s: %w", account, err)
@@ -153,7 +153,7 @@ func (w *Warehouse) RenewLease(ctx context.Context, account, holder string, toke
 	if ttl <= 0 {
 		return fmt.Errorf("renew lease of %s: want a positive TTL, got %v", account, ttl)
 	}
-	tag, err := w.pool.Exec(ctx, `UPDATE sync_leases SET expires_at = now() + $4 * interval '1 microsecond', renewed_at = now()
+	tag, err := w.leasePool.Exec(ctx, `UPDATE sync_leases SET expires_at = now() + $4 * interval '1 microsecond', renewed_at = now()
 		WHERE account = $1 AND holder = $2 AND fencing_token = $3 AND expires_at > now()`, account, holder, token, ttl.Microseconds())
 	if err != nil {
 		return fmt.Errorf("renew lease of %s: %w", account, err)

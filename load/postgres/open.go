@@ -40,8 +40,14 @@ type Options struct {
 	// has taken the lease of Account: set it when replicas share the
 	// database.
 	RequireLease bool
-	// MaxConns bounds the pool (default DefaultMaxConns).
+	// MaxConns bounds the pool (default DefaultMaxConns). It is not used
+	// with Pools, whose bound is the shared pool's.
 	MaxConns int32
+	// Pools, when set, gives the Warehouse the shared pool of its
+	// database (same URL, password, schema and ReadOnly) instead of a pool
+	// of its own: the accounts of one process then hold at most
+	// Pools.MaxConns connections together.
+	Pools *Pools
 	// ReadOnly opens the warehouse to read (status, check): Open runs no
 	// DDL and writes nothing (no migration, no column_docs, no cards_flat),
 	// so a role with only USAGE on the schema and SELECT on its tables may
@@ -71,19 +77,24 @@ const DefaultIdleInTransaction = 10 * time.Second
 // Warehouse is the PostgreSQL warehouse of one account. It is safe for
 // concurrent use; its WalkWriters are not.
 type Warehouse struct {
-	pool     *pgxpool.Pool
-	url      string // redacted
-	schema   string // the schema it lives in
-	account  string
-	instance string // this open's id in the leases it takes (sync_leases.instance)
-	now      func() time.Time
-	log      *slog.Logger
-	policy   *redact.Policy
-	fraction float64
-	batch    load.BatchLimits
-	idleInTx time.Duration
-	require  bool
-	readOnly bool
+	pool *pgxpool.Pool
+	// leasePool runs lease renewals and releases and replica heartbeats:
+	// pool itself, or a shared pool's LeaseConns kept for them (Pools). A
+	// takeover (AcquireLease) may wait on a row lock, so it uses pool.
+	leasePool *pgxpool.Pool
+	release   func() // closes pool, or drops this Warehouse's share of it
+	url       string // redacted
+	schema    string // the schema it lives in
+	account   string
+	instance  string // this open's id in the leases it takes (sync_leases.instance)
+	now       func() time.Time
+	log       *slog.Logger
+	policy    *redact.Policy
+	fraction  float64
+	batch     load.BatchLimits
+	idleInTx  time.Duration
+	require   bool
+	readOnly  bool
 
 	// flatStale is set when cards_flat could not follow card_fields after
 	// a commit: the next commit tries again.
@@ -104,7 +115,9 @@ type fence struct {
 // Open connects to the PostgreSQL database of url (postgres://…), migrates
 // it (unless opts.ReadOnly: then it only checks the schema version) and
 // returns the Warehouse of opts.Account. The URL's password, if
-// any, never appears in an error or a log line.
+// any, never appears in an error or a log line. With opts.Pools, the
+// Warehouse uses that database's shared pool (Pools), and the checks and
+// migration above run once per pool.
 func Open(ctx context.Context, url string, opts Options) (_ *Warehouse, err error) {
 	defer classify(&err)
 	shown := RedactURL(url)
@@ -115,15 +128,49 @@ func Open(ctx context.Context, url string, opts Options) (_ *Warehouse, err erro
 	if err := load.CheckMaxRemovedFraction(set.MaxRemovedFraction); err != nil {
 		return nil, fmt.Errorf("open warehouse %s: MaxRemovedFraction: %w", shown, err)
 	}
+	schema := cmp.Or(opts.Schema, DefaultSchema)
+	if err := CheckSchemaName(schema); err != nil {
+		return nil, fmt.Errorf("open warehouse %s: Schema: %w", shown, err)
+	}
+	cfg, err := poolConfig(url, opts, schema)
+	if err != nil {
+		return nil, fmt.Errorf("open warehouse %s: %w", shown, err)
+	}
+	password := cfg.ConnConfig.Password
+	w := &Warehouse{
+		url: shown, schema: schema, account: set.Account, now: set.Now, log: set.Logger,
+		policy: set.Policy, fraction: set.MaxRemovedFraction, batch: set.Batch, idleInTx: cmp.Or(max(opts.IdleInTransaction, 0), DefaultIdleInTransaction),
+		require: opts.RequireLease, readOnly: opts.ReadOnly, instance: newInstance(),
+	}
+	sp, err := w.connect(ctx, cfg, opts.Pools, poolKey{url: url, password: password, schema: schema, readOnly: opts.ReadOnly})
+	if err != nil {
+		return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
+	}
+	if err := w.prepareOnce(ctx, sp, opts, set.Logger, set.Policy); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
+	}
+	if !opts.ReadOnly {
+		// A cards_flat that cannot follow (a view built on it, a lock, a
+		// permission) is a warning, never a failed start; each account's
+		// Warehouse learns whether it is stale.
+		w.followFlat(ctx)
+	}
+	return w, nil
+}
+
+// poolConfig is the pool configuration of url: opts.Password when the URL
+// carries none, cardsync's session settings and search_path pinned to
+// schema, opts.MaxConns connections.
+func poolConfig(url string, opts Options, schema string) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// pgx's parse errors quote the connection string: say only where.
-		return nil, fmt.Errorf("open warehouse %s: the URL does not parse as a PostgreSQL connection string", shown)
+		return nil, errors.New("the URL does not parse as a PostgreSQL connection string")
 	}
 	if cfg.ConnConfig.Password == "" {
 		cfg.ConnConfig.Password = opts.Password
 	}
-	password := cfg.ConnConfig.Password
 	cfg.MaxConns = DefaultMaxConns
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
@@ -133,56 +180,74 @@ func Open(ctx context.Context, url string, opts Options) (_ *Warehouse, err erro
 	}
 	cfg.ConnConfig.RuntimeParams["application_name"] = "cardsync"
 	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"
-	schema := cmp.Or(opts.Schema, DefaultSchema)
-	if err := CheckSchemaName(schema); err != nil {
-		return nil, fmt.Errorf("open warehouse %s: Schema: %w", shown, err)
-	}
 	cfg.AfterConnect = sessionSettings(schema)
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
+	return cfg, nil
+}
+
+// connect gives w its pools: the shared pool of key in pools, or one of
+// its own (nil pools; its lease statements then share it), and checks
+// that the server answers. It returns the shared pool (nil: its own).
+func (w *Warehouse) connect(ctx context.Context, cfg *pgxpool.Config, pools *Pools, key poolKey) (*sharedPool, error) {
+	var sp *sharedPool
+	if pools == nil {
+		pool, err := pgxpool.NewWithConfig(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		w.pool, w.leasePool, w.release = pool, pool, pool.Close
+	} else {
+		var err error
+		if sp, err = pools.acquire(ctx, key, cfg); err != nil {
+			return nil, err
+		}
+		w.pool, w.leasePool, w.release = sp.main, sp.lease, func() { pools.release(key) }
 	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
+	if err := w.pool.Ping(ctx); err != nil {
+		w.Close()
+		return nil, err
 	}
-	err = checkSchema(ctx, pool, schema, opts.Schema != "", opts.ReadOnly, set.Logger)
-	switch {
-	case err != nil:
-	case opts.ReadOnly:
-		err = checkVersion(ctx, pool)
-	default:
-		_, err = Migrate(ctx, pool, set.Policy)
+	return sp, nil
+}
+
+// prepareOnce is prepare, run once per shared pool (sp; nil: every time):
+// a failed preparation is tried again by the next Open.
+func (w *Warehouse) prepareOnce(ctx context.Context, sp *sharedPool, opts Options, log *slog.Logger, policy *redact.Policy) error {
+	if sp == nil {
+		return w.prepare(ctx, opts, log, policy)
 	}
-	if err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
+	sp.setup.Lock()
+	defer sp.setup.Unlock()
+	if sp.ready {
+		return nil
 	}
-	w := &Warehouse{
-		pool: pool, url: shown, schema: schema, account: set.Account, now: set.Now, log: set.Logger,
-		policy: set.Policy, fraction: set.MaxRemovedFraction, batch: set.Batch, idleInTx: cmp.Or(max(opts.IdleInTransaction, 0), DefaultIdleInTransaction),
-		require: opts.RequireLease, readOnly: opts.ReadOnly, instance: newInstance(),
+	if err := w.prepare(ctx, opts, log, policy); err != nil {
+		return err
+	}
+	sp.ready = true
+	return nil
+}
+
+// prepare checks the schema and migrates it (a read-only open checks its
+// version instead), then, to write, checks the role may and refreshes
+// column_docs.
+func (w *Warehouse) prepare(ctx context.Context, opts Options, log *slog.Logger, policy *redact.Policy) error {
+	if err := checkSchema(ctx, w.pool, w.schema, opts.Schema != "", opts.ReadOnly, log); err != nil {
+		return err
 	}
 	if opts.ReadOnly {
-		return w, nil
+		return checkVersion(ctx, w.pool)
+	}
+	if _, err := Migrate(ctx, w.pool, policy); err != nil {
+		return err
 	}
 	// A role that may read but not write an up-to-date database (Migrate
 	// had nothing to do) is refused here, by name, before any write.
-	if err := checkWritable(ctx, pool, shown); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
+	if err := checkWritable(ctx, w.pool, w.url); err != nil {
+		return err
 	}
 	// The shared objects a migration cannot fill: column_docs from this
-	// binary's documentation, cards_flat from card_fields (a replica may
-	// have stopped between a commit and its re-creation).
-	if err := w.refreshColumnDocs(ctx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
-	}
-	// A cards_flat that cannot follow (a view built on it, a lock, a
-	// permission) is a warning, never a failed start.
-	w.followFlat(ctx)
-	return w, nil
+	// binary's documentation (cards_flat follows in Open).
+	return w.refreshColumnDocs(ctx)
 }
 
 // checkVersion is a read-only open's check of the schema: it reads
@@ -229,10 +294,11 @@ func (w *Warehouse) Account() string { return w.account }
 // Do not write through it.
 func (w *Warehouse) Pool() *pgxpool.Pool { return w.pool }
 
-// Close closes the pool. It does not release a lease: AcquireLease's
-// holder may call ReleaseLease first to hand its accounts over at once.
+// Close closes the pool (a shared pool: when the last Warehouse using it
+// closes). It does not release a lease: AcquireLease's holder may call
+// ReleaseLease first to hand its accounts over at once.
 func (w *Warehouse) Close() error {
-	w.closeOnce.Do(w.pool.Close)
+	w.closeOnce.Do(w.release)
 	return nil
 }
 

@@ -22,7 +22,7 @@ func (w *Warehouse) ReplicaHeartbeat(ctx context.Context, holder, instance strin
 	if holder == "" || instance == "" || ttl <= 0 {
 		return fmt.Errorf("heartbeat: want a holder, an instance and a positive TTL, got %q, %q and %v", holder, instance, ttl)
 	}
-	err = pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, w.leasePool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `INSERT INTO sync_replicas AS r (holder, instance, started_at, seen_at, expires_at)
 			VALUES ($1, $2, now(), now(), now() + $3 * interval '1 microsecond')
 			ON CONFLICT (holder) DO UPDATE SET
@@ -50,7 +50,7 @@ func (w *Warehouse) ReplicaHeartbeat(ctx context.Context, holder, instance strin
 // counting it at once (a clean stop).
 func (w *Warehouse) LeaveReplicas(ctx context.Context, holder, instance string) (err error) {
 	defer classify(&err)
-	if _, err := w.pool.Exec(ctx, `UPDATE sync_replicas SET expires_at = least(expires_at, now())
+	if _, err := w.leasePool.Exec(ctx, `UPDATE sync_replicas SET expires_at = least(expires_at, now())
 		WHERE holder = $1 AND instance = $2`, holder, instance); err != nil {
 		return fmt.Errorf("leave replicas: %w", err)
 	}
