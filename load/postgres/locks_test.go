@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -28,7 +29,13 @@ func analyst(t *testing.T, url, stmt string) (end func()) {
 	end = func() {
 		if !done {
 			done = true
-			conn.Close(t.Context())
+			// ROLLBACK releases the transaction's locks before it
+			// returns; a bare Close ends the session while the server
+			// may still hold them for a moment.
+			if _, err := conn.Exec(context.Background(), "ROLLBACK"); err != nil {
+				t.Errorf("analyst ROLLBACK: %v", err)
+			}
+			conn.Close(context.Background())
 		}
 	}
 	t.Cleanup(end)
