@@ -197,7 +197,7 @@ func (l *LeaseLock) keep(ctx context.Context, done <-chan struct{}, cancel conte
 		case <-tick.C:
 		}
 		l.mu.Lock()
-		token, last := l.token, l.renewed
+		last := l.renewed
 		l.mu.Unlock()
 		if err := l.Check(); err != nil {
 			l.markLost(err)
@@ -207,19 +207,10 @@ func (l *LeaseLock) keep(ctx context.Context, done <-chan struct{}, cancel conte
 		if time.Since(last) < every {
 			continue
 		}
-		sent := time.Now()
 		rctx, rcancel := context.WithTimeout(ctx, every)
-		err := l.wh.RenewLease(rctx, l.wh.Account(), l.holder, token, l.ttl)
+		err := l.Renew(rctx)
 		rcancel()
-		switch {
-		case err == nil:
-			l.mu.Lock()
-			if l.token == token {
-				l.renewed = sent
-			}
-			l.mu.Unlock()
-		case errors.Is(err, ErrLeaseLost):
-			l.markLost(err)
+		if errors.Is(err, ErrLeaseLost) {
 			cancel(fmt.Errorf("renew: %w", err))
 			return
 		}
