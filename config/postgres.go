@@ -119,6 +119,10 @@ func (c *Config) postgresSettings(s *Settings, getenv func(string) string) error
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" && u.Query().Get("host") == "" {
 		return c.fail("warehouse.url", "%s: want postgres://user@host:port/database", load.RedactURL(raw))
 	}
+	if _, err := url.ParseQuery(u.RawQuery); err != nil {
+		// Not quoted: a bad escape or a ';' may sit in a password.
+		return c.fail("warehouse.url", "%s: its query does not parse (a '%%' not followed by two hex digits, or a ';' between parameters): want key=value pairs joined by '&', percent-encoded", load.RedactURL(raw))
+	}
 	if where := urlPassword(u); where != "" {
 		return c.fail("warehouse.url", "%s holds a password (%s): URLs get logged; put it in warehouse.password_file, %s or the systemd credential %s",
 			load.RedactURL(raw), where, WarehousePasswordEnv, WarehouseCredentialName)
@@ -157,14 +161,22 @@ func (c *Config) loadWarehousePassword(getenv func(string) string) (extract.Secr
 	return pw, nil
 }
 
-// urlPassword says where u holds a password ("user:password@", or a query
-// parameter password in any case: ?PASSWORD= too), or "".
+// urlPassword says where u holds a password ("user:password@", a user name
+// with an encoded ':', or a query parameter whose name holds password in
+// any case: ?PASSWORD=, an encoded ?password%3D…), or "". sslpassword (the
+// client key's passphrase) is allowed: logs mask it (load.RedactURL).
 func urlPassword(u *url.URL) string {
 	if _, ok := u.User.Password(); ok {
 		return "user:password@"
 	}
+	if strings.Contains(u.User.Username(), ":") {
+		return "a user name holding an encoded ':' (%3A)"
+	}
 	for k := range u.Query() {
-		if strings.EqualFold(k, "password") {
+		if lk := strings.ToLower(k); strings.Contains(lk, "password") && lk != "sslpassword" {
+			if i := strings.IndexByte(k, '='); i >= 0 {
+				k = k[:i] + "=…"
+			}
 			return "query parameter " + k
 		}
 	}

@@ -140,6 +140,14 @@ func TestWarehouseSchema(t *testing.T) {
 			wantErr: "env CARDSYNC_WAREHOUSE_SCHEMA: warehouse.schema: a schema is a PostgreSQL warehouse's"},
 		{name: "too long", environ: []string{url, "CARDSYNC_WAREHOUSE_SCHEMA=" + strings.Repeat("s", 64)},
 			wantErr: "warehouse.schema: schema name"},
+		{name: "query that does not parse", environ: []string{url + "?host=/tmp&password=s3cret%zz"},
+			wantErr: "warehouse.url: postgres://cardsync@127.0.0.1:5432/cardsync?…: its query does not parse"},
+		{name: "semicolons", environ: []string{url + "?host=/tmp;password=s3cret"},
+			wantErr: "its query does not parse"},
+		{name: "encoded password= in a name", environ: []string{url + "?password%3Ds3cret"},
+			wantErr: "holds a password (query parameter password=…)"},
+		{name: "encoded colon in the user", environ: []string{"CARDSYNC_WAREHOUSE_URL=postgres://cardsync%3As3cret@127.0.0.1:5432/cardsync"},
+			wantErr: "warehouse.url: postgres://cardsync%3Axxxxx@127.0.0.1:5432/cardsync holds a password (a user name holding an encoded ':' (%3A))"},
 		{name: "password in capitals", environ: []string{url + "?PASSWORD=pw"},
 			wantErr: "env CARDSYNC_WAREHOUSE_URL: warehouse.url: postgres://cardsync@127.0.0.1:5432/cardsync?PASSWORD=xxxxx holds a password (query parameter PASSWORD)"},
 	}
@@ -153,6 +161,9 @@ func TestWarehouseSchema(t *testing.T) {
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err %v, want %q", err, tt.wantErr)
+				}
+				if strings.Contains(err.Error(), "s3cret") {
+					t.Errorf("the error shows the password: %v", err)
 				}
 				return
 			}

@@ -18,20 +18,47 @@ func RedactURL(s string) string {
 		return "…"
 	}
 	if u.User != nil {
+		name := u.User.Username()
+		if strings.Contains(name, ":") {
+			// An encoded colon (%3A): the rest may be a password.
+			name = name[:strings.Index(name, ":")] + ":xxxxx"
+		}
 		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			u.User = url.UserPassword(name, "xxxxx")
+		} else {
+			u.User = url.User(name)
 		}
 	}
-	q := u.Query()
+	u.RawQuery = redactQuery(u.RawQuery)
+	return u.String()
+}
+
+// redactQuery is a URL's query fit for logs: a parameter whose name holds
+// "password" in any case (password, sslpassword, an encoded
+// "password=..." in the name) shows xxxxx, and a query that does not
+// parse (a bad escape, a ';' separator) is not shown at all: what follows
+// may be a password.
+func redactQuery(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return "…"
+	}
 	changed := false
 	for k := range q {
-		if strings.EqualFold(k, "password") || strings.EqualFold(k, "sslpassword") {
+		if strings.Contains(strings.ToLower(k), "password") {
+			delete(q, k)
+			if i := strings.IndexByte(k, '='); i >= 0 {
+				k = k[:i]
+			}
 			q.Set(k, "xxxxx")
 			changed = true
 		}
 	}
-	if changed {
-		u.RawQuery = q.Encode()
+	if !changed {
+		return raw
 	}
-	return u.String()
+	return q.Encode()
 }

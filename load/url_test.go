@@ -13,6 +13,13 @@ func TestRedactURL(t *testing.T) {
 		{"postgres://u:p%40ss@h/d", "postgres://u:xxxxx@h/d"},
 		{"host=db.example password=s3cret", "…"},
 		{"postgres://u:s3cret@[bad", "postgres://…"},
+		// Found by a review: a query that does not parse, an encoded
+		// "password=" in a name, an encoded ':' in the user name.
+		{"postgres://u@/d?host=/tmp&password=s3cret%zz", "postgres://u@/d?…"},
+		{"postgres://u@/d?host=/tmp;password=s3cret", "postgres://u@/d?…"},
+		{"postgres://u@/d?host=/tmp&password%3Ds3cret", "postgres://u@/d?host=%2Ftmp&password=xxxxx"},
+		{"postgres://u@/d?SSLPassword=s3cret&sslmode=require", "postgres://u@/d?SSLPassword=xxxxx&sslmode=require"},
+		{"postgres://u%3As3cret@h/d", "postgres://u%3Axxxxx@h/d"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

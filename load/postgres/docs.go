@@ -46,11 +46,11 @@ func readCatalog(ctx context.Context, q rowsQuerier) (catalog, error) {
 	rows, err := q.Query(ctx, `
 		SELECT c.relname, '', c.relkind::text, coalesce(obj_description(c.oid, 'pg_class'), '')
 		FROM pg_class c
-		WHERE c.relnamespace = current_schema()::regnamespace AND c.relname = ANY($1)
+		WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema()) AND c.relname = ANY($1)
 		UNION ALL
 		SELECT c.relname, a.attname, c.relkind::text, coalesce(col_description(c.oid, a.attnum), '')
 		FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-		WHERE c.relnamespace = current_schema()::regnamespace AND c.relname = ANY($1)`, names)
+		WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema()) AND c.relname = ANY($1)`, names)
 	if err != nil {
 		return catalog{}, err
 	}

@@ -72,3 +72,40 @@ func TestNamedSchema(t *testing.T) {
 	}
 	p.Close()
 }
+
+// TestSchemaNamesThatNeedQuoting: a schema whose name needs quoting (upper
+// case, a space, a dot, a quote) holds a warehouse like any other: open,
+// commit, reopen, read-only summary.
+func TestSchemaNamesThatNeedQuoting(t *testing.T) {
+	pgtest.Need(t, server)
+	for _, name := range []string{"MySchema", "my schema", "wh.x", `Odd "Sch";x`} {
+		t.Run(name, func(t *testing.T) {
+			u := server.NewDatabase(t)
+			ctx := t.Context()
+			adminExec(t, u, `CREATE SCHEMA `+searchPath(name))
+			w, err := Open(ctx, u, Options{Schema: name})
+			if err != nil {
+				t.Fatalf("Open in schema %q: %v", name, err)
+			}
+			defer w.Close()
+			commit(t, w, startRun(t, w), cardsPage("1", `{"id":1}`))
+			w2, err := Open(ctx, u, Options{Schema: name})
+			if err != nil {
+				t.Fatalf("second Open in schema %q: %v", name, err)
+			}
+			defer w2.Close()
+			commit(t, w2, startRun(t, w2), cardsPage("2", `{"id":2}`))
+			ro, err := Open(ctx, u, Options{Schema: name, ReadOnly: true})
+			if err != nil {
+				t.Fatalf("read-only Open in schema %q: %v", name, err)
+			}
+			defer ro.Close()
+			if sum, err := ro.Summary(ctx); err != nil || sum.Schema != name {
+				t.Errorf("Summary: schema %q, %v", sum.Schema, err)
+			}
+			if got := one(t, pgQuery(t, w, `SELECT count(*) FROM `+searchPath(name)+`.sync_runs`)); got != "2" {
+				t.Errorf("%s runs in schema %q, want 2", got, name)
+			}
+		})
+	}
+}
