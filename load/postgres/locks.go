@@ -99,14 +99,20 @@ func flatHeld(ctx context.Context, tx pgx.Tx) (bool, error) {
 // sessionSettings is the pool's AfterConnect: every connection's
 // search_path is schema alone (searchPath), and it waits at most
 // LockTimeout for a lock, reads included (a read queues behind a pending
-// ACCESS EXCLUSIVE lock). Set on the session rather than in the startup
-// packet, which a pooler such as PgBouncer may refuse; write transactions
-// set both again locally (Warehouse.write).
-func sessionSettings(schema string) func(context.Context, *pgx.Conn) error {
+// ACCESS EXCLUSIVE lock). Every transaction may sit idle between its
+// statements for at most idle: a replica paused (SIGSTOP, a VM freeze)
+// inside one, the re-creation of cards_flat or a lease's take say, would
+// otherwise hold its locks, and stall every other replica, for as long as
+// it is paused; the server ends that session instead. Set on the session
+// rather than in the startup packet, which a pooler such as PgBouncer may
+// refuse; write transactions set them again locally (Warehouse.write),
+// and a migration lifts the idle bound for its own transaction.
+func sessionSettings(schema string, idle time.Duration) func(context.Context, *pgx.Conn) error {
 	return func(ctx context.Context, c *pgx.Conn) error {
-		if _, err := c.Exec(ctx, `SELECT set_config('lock_timeout', $1, false), set_config('search_path', $2, false)`,
-			millis(LockTimeout), searchPath(schema)); err != nil {
-			return fmt.Errorf("pin search_path and lock_timeout: %w", err)
+		if _, err := c.Exec(ctx, `SELECT set_config('lock_timeout', $1, false), set_config('search_path', $2, false),
+				set_config('idle_in_transaction_session_timeout', $3, false)`,
+			millis(LockTimeout), searchPath(schema), strconv.FormatInt(idle.Milliseconds(), 10)); err != nil {
+			return fmt.Errorf("pin search_path, lock_timeout and idle_in_transaction_session_timeout: %w", err)
 		}
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -144,4 +145,20 @@ func TestMigrationLockTimeout(t *testing.T) {
 		t.Fatalf("Open once the analyst ended: %v", err)
 	}
 	w.Close()
+}
+
+// TestEveryTransactionIdleBounded: every connection of the pool bounds an
+// idle transaction (idle_in_transaction_session_timeout), not only the
+// write transactions: a replica paused inside the re-creation of
+// cards_flat held its advisory lock and stalled another replica's open
+// for as long as it was paused (found by an e2e test of a paused replica).
+func TestEveryTransactionIdleBounded(t *testing.T) {
+	w, _, _ := openPG(t, Options{IdleInTransaction: 1500 * time.Millisecond})
+	var got string
+	if err := w.pool.QueryRow(t.Context(), `SHOW idle_in_transaction_session_timeout`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got != "1500ms" {
+		t.Errorf("idle_in_transaction_session_timeout = %s, want 1500ms", got)
+	}
 }

@@ -54,6 +54,11 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, policy *redact.Policy) (ap
 	for _, m := range ms {
 		done := false
 		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			// A migration's Go steps work between statements: no idle
+			// bound (the session's) for this transaction.
+			if _, err := tx.Exec(ctx, `SELECT set_config('idle_in_transaction_session_timeout', '0', true)`); err != nil {
+				return err
+			}
 			if err := advisoryLock(ctx, tx, migrationLock, migrationLockTimeout, "the migration lock (another replica is migrating the warehouse)"); err != nil {
 				return err
 			}

@@ -180,7 +180,7 @@ func poolConfig(url string, opts Options, schema string) (*pgxpool.Config, error
 	}
 	cfg.ConnConfig.RuntimeParams["application_name"] = "cardsync"
 	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"
-	cfg.AfterConnect = sessionSettings(schema)
+	cfg.AfterConnect = sessionSettings(schema, cmp.Or(max(opts.IdleInTransaction, 0), DefaultIdleInTransaction))
 	return cfg, nil
 }
 
