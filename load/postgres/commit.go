@@ -329,39 +329,31 @@ func (w *Warehouse) quarantine(ctx context.Context, tx pgx.Tx, runID int64, page
 	return nil
 }
 
+// storedCard is what a page's write compares a card with: the stored
+// hash, whether it is removed, its last version.
+type storedCard struct {
+	hash    []byte
+	removed bool
+	version int32
+}
+
+// changedCards are the cards of a page to write, as columns.
+type changedCards struct {
+	ids, data, change []string
+	hash              [][]byte
+	version           []int32
+}
+
 // writeCards stores a page's changed and returned cards: re-read and
 // locked in the transaction, which has the last word (PreparedPage.Recount),
 // then upserted with their versions, set-based.
 func (w *Warehouse) writeCards(ctx context.Context, tx pgx.Tx, runID int64, p *load.PreparedPage, writes []load.CardWrite, now time.Time) error {
 	ids, _, _ := columns(writes)
-	type stored struct {
-		hash    []byte
-		removed bool
-		version int32
-	}
-	have := make(map[string]stored, len(ids))
-	rows, err := tx.Query(ctx, `SELECT c.card_id, c.data_hash, c.removed_at IS NOT NULL,
-			(SELECT max(version) FROM card_versions v WHERE v.account = c.account AND v.card_id = c.card_id)
-		FROM card_state c WHERE c.account = $1 AND c.card_id = ANY($2::text[])
-		ORDER BY c.card_id FOR UPDATE OF c`, w.account, ids)
+	have, err := w.lockStored(ctx, tx, ids)
 	if err != nil {
-		return fmt.Errorf("read %d cards: %w", len(ids), err)
+		return err
 	}
-	for rows.Next() {
-		var id string
-		var s stored
-		if err := rows.Scan(&id, &s.hash, &s.removed, &s.version); err != nil {
-			rows.Close()
-			return fmt.Errorf("read %d cards: %w", len(ids), err)
-		}
-		have[id] = s
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read %d cards: %w", len(ids), err)
-	}
-	var wIDs, wData, wChange []string
-	var wHash [][]byte
-	var wVersion []int32
+	var ch changedCards
 	for _, c := range writes {
 		s, exists := have[c.ID()]
 		change := ""
@@ -377,11 +369,46 @@ func (w *Warehouse) writeCards(ctx context.Context, tx pgx.Tx, runID int64, p *l
 		if change == "" {
 			continue
 		}
-		wIDs, wData, wChange = append(wIDs, c.ID()), append(wData, c.Data()), append(wChange, change)
-		wHash, wVersion = append(wHash, c.Hash()), append(wVersion, s.version+1)
+		ch.ids, ch.data, ch.change = append(ch.ids, c.ID()), append(ch.data, c.Data()), append(ch.change, change)
+		ch.hash, ch.version = append(ch.hash, c.Hash()), append(ch.version, s.version+1)
 	}
-	if len(wIDs) > 0 {
-		if _, err := tx.Exec(ctx, `INSERT INTO card_state AS s (card_id, data, data_hash, first_seen_at, last_seen_at, updated_at, first_seen_run, last_seen_run, account)
+	if len(ch.ids) == 0 {
+		return nil
+	}
+	return w.upsertChanged(ctx, tx, runID, now, ch)
+}
+
+// lockStored reads and locks (FOR UPDATE) the stored state of the cards
+// ids of this account.
+func (w *Warehouse) lockStored(ctx context.Context, tx pgx.Tx, ids []string) (map[string]storedCard, error) {
+	have := make(map[string]storedCard, len(ids))
+	rows, err := tx.Query(ctx, `SELECT c.card_id, c.data_hash, c.removed_at IS NOT NULL,
+			(SELECT max(version) FROM card_versions v WHERE v.account = c.account AND v.card_id = c.card_id)
+		FROM card_state c WHERE c.account = $1 AND c.card_id = ANY($2::text[])
+		ORDER BY c.card_id FOR UPDATE OF c`, w.account, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read %d cards: %w", len(ids), err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var s storedCard
+		if err := rows.Scan(&id, &s.hash, &s.removed, &s.version); err != nil {
+			return nil, fmt.Errorf("read %d cards: %w", len(ids), err)
+		}
+		have[id] = s
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read %d cards: %w", len(ids), err)
+	}
+	return have, nil
+}
+
+// upsertChanged writes ch's cards into card_state and a new version of
+// each into card_versions, closing the open one.
+func (w *Warehouse) upsertChanged(ctx context.Context, tx pgx.Tx, runID int64, now time.Time, ch changedCards) error {
+	n := len(ch.ids)
+	if _, err := tx.Exec(ctx, `INSERT INTO card_state AS s (card_id, data, data_hash, first_seen_at, last_seen_at, updated_at, first_seen_run, last_seen_run, account)
 			SELECT id, data::jsonb, hash, $1, $1, $1, $2, $2, $3 FROM unnest($4::text[], $5::text[], $6::bytea[]) AS t(id, data, hash)
 			ON CONFLICT (account, card_id) DO UPDATE SET
 				data = excluded.data,
@@ -390,18 +417,17 @@ func (w *Warehouse) writeCards(ctx context.Context, tx pgx.Tx, runID int64, p *l
 				removed_at = NULL,
 				last_seen_at = excluded.last_seen_at,
 				last_seen_run = excluded.last_seen_run`,
-			now, runID, w.account, wIDs, wData, wHash); err != nil {
-			return fmt.Errorf("upsert %d cards: %w", len(wIDs), err)
-		}
-		if _, err := tx.Exec(ctx, `UPDATE card_versions SET valid_to = $1
-			WHERE account = $2 AND valid_to IS NULL AND card_id = ANY($3::text[])`, now, w.account, wIDs); err != nil {
-			return fmt.Errorf("close versions of %d cards: %w", len(wIDs), err)
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO card_versions (card_id, version, valid_from, run_id, change, data, account)
+		now, runID, w.account, ch.ids, ch.data, ch.hash); err != nil {
+		return fmt.Errorf("upsert %d cards: %w", n, err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE card_versions SET valid_to = $1
+			WHERE account = $2 AND valid_to IS NULL AND card_id = ANY($3::text[])`, now, w.account, ch.ids); err != nil {
+		return fmt.Errorf("close versions of %d cards: %w", n, err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO card_versions (card_id, version, valid_from, run_id, change, data, account)
 			SELECT id, v, $1, $2, ch, data::jsonb, $3 FROM unnest($4::text[], $5::int[], $6::text[], $7::text[]) AS t(id, v, ch, data)`,
-			now, runID, w.account, wIDs, wVersion, wChange, wData); err != nil {
-			return fmt.Errorf("version %d cards: %w", len(wIDs), err)
-		}
+		now, runID, w.account, ch.ids, ch.version, ch.change, ch.data); err != nil {
+		return fmt.Errorf("version %d cards: %w", n, err)
 	}
 	return nil
 }
