@@ -101,10 +101,35 @@ func (o *runObserver) RunNotStarted(string, error) {
 	o.m.notStarted.WithLabelValues(o.account).Inc()
 }
 
-// RunFinished implements worker.Observer.
+// RunFinished implements worker.Observer: the run is counted under its
+// status only when the warehouse records it so (or cannot be read, or does
+// not list it). A run whose lease was lost is not: the warehouse still has
+// it running (its result refused) or already abandoned, and the run that
+// marks it abandoned counts it so, as sync_runs.status says. Then the
+// warehouse's facts set the gauges and /healthz.
 func (o *runObserver) RunFinished(ctx context.Context, r worker.Result) {
-	o.m.RunFinished(o.account, r)
-	o.read(ctx, "after the run", true)
+	if o.w == nil {
+		o.m.RunFinished(o.account, r)
+		return
+	}
+	s, err := o.w.Summary(ctx)
+	o.m.runFinished(o.account, r, err != nil || recordedAs(s.Runs, r))
+	if err != nil {
+		o.failed(ctx, "after the run", fmt.Errorf("metrics refresh: %w", err))
+		return
+	}
+	o.applied(s)
+}
+
+// recordedAs reports whether runs record r's run with r's status, or do
+// not list it.
+func recordedAs(runs []load.Run, r worker.Result) bool {
+	for _, w := range runs {
+		if w.ID == r.RunID {
+			return w.Status == r.Status
+		}
+	}
+	return true
 }
 
 // Tick implements worker.TickObserver: the account's facts are read again
@@ -138,6 +163,11 @@ func (o *runObserver) read(ctx context.Context, when string, full bool) {
 		o.failed(ctx, when, fmt.Errorf("metrics refresh: %w", err))
 		return
 	}
+	o.applied(s)
+}
+
+// applied sets the gauges and /healthz from the summary s just read.
+func (o *runObserver) applied(s load.Summary) {
 	o.m.apply(s)
 	o.mu.Lock()
 	o.seen = marks(s.Runs)
@@ -177,8 +207,24 @@ func (o *runObserver) worked() {
 	o.m.setUnread(o.account, time.Time{})
 }
 
-// LeaseHeld implements worker.LeaseObserver.
-func (o *runObserver) LeaseHeld(held bool) { o.leaseHeld.Set(boolGauge(held)) }
+// leaseReadTimeout bounds the read LeaseHeld makes.
+const leaseReadTimeout = 5 * time.Second
+
+// LeaseHeld implements worker.LeaseObserver. A lease taken while reads of
+// the warehouse were failing says the warehouse answers again: the facts
+// are read at once (bounded by leaseReadTimeout), not at the next tick.
+func (o *runObserver) LeaseHeld(held bool) {
+	o.leaseHeld.Set(boolGauge(held))
+	o.mu.Lock()
+	failing := !o.failingSince.IsZero()
+	o.mu.Unlock()
+	if !held || !failing {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), leaseReadTimeout)
+	defer cancel()
+	o.read(ctx, "after the lease was taken", false)
+}
 
 // LeaseLost implements worker.LeaseObserver.
 func (o *runObserver) LeaseLost() { o.leasesLost.Inc() }
