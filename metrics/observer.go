@@ -16,8 +16,10 @@ import (
 // RunObserver returns the observer of account's runs (one of
 // Options.Accounts), reading the account's facts from w (nil: it reads
 // nothing). It is a worker.Observer: it counts each run that ended
-// (RunFinished) and then refreshes the account's gauges and /healthz from w
-// (as Refresh). It is also:
+// (RunFinished; a run the warehouse does not record as it ended, fenced off
+// when its lease was lost, is left to the replica that marks it abandoned)
+// and refreshes the account's gauges and /healthz from w (as Refresh): the
+// warehouse's facts win over this replica's view of its run. It is also:
 //
 //   - a worker.StartObserver: it counts the runs that could not start;
 //   - a worker.TickObserver: at every schedule tick, whether or not this
@@ -25,7 +27,8 @@ import (
 //     replicas sharing a warehouse the last success and the failures in a
 //     row are the account's (by any replica), not this replica's;
 //   - a worker.LeaseObserver: it sets cardsync_lease_held and counts
-//     cardsync_runs_skipped_total and cardsync_leases_lost_total.
+//     cardsync_runs_skipped_total and cardsync_leases_lost_total; a lease
+//     taken while reads of w fail reads the facts again at once.
 //
 // A tick costs one small read when w also lists runs (every
 // load.Destination does): the account's last load.SummaryRuns runs (their
