@@ -27,6 +27,9 @@ type accountHealth struct {
 	lastSuccess   time.Time // zero: none known
 	lastRunAt     time.Time // zero: none known
 	lastRunStatus string
+	// lastRunMark is cardsync_last_run_timestamp_seconds's time, which
+	// never moves back.
+	lastRunMark time.Time
 	// walks are the account's last judged walks, newest first (at most
 	// load.SummaryWalks).
 	walks []load.WalkOutcome
@@ -173,4 +176,31 @@ func (m *Metrics) serveHealth(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
 	_, _ = fmt.Fprintln(w, reason)
+}
+
+// applyLastRun sets account's last run from the warehouse's newest finished
+// run (status, ended at t). The caller holds m.mu. The warehouse's facts
+// win for /healthz over what this replica saw of its own run (a replica
+// whose run was fenced off saw it fail; the warehouse has it abandoned and
+// the next holder's run after it); a time in the second this replica saw
+// its run end is that run's (the warehouse stamps whole seconds). The
+// gauge never moves back.
+func (m *Metrics) applyLastRun(account string, h *accountHealth, status string, t time.Time) {
+	if !t.Truncate(time.Second).Equal(h.lastRunAt.Truncate(time.Second)) {
+		h.lastRunAt = t
+	}
+	h.lastRunStatus = status
+	if t.After(h.lastRunMark.Truncate(time.Second)) {
+		h.lastRunMark = t
+		m.lastRun.WithLabelValues(account).Set(unixSeconds(t))
+	}
+}
+
+// inARow counts the inconsistent walks that start walks (newest first).
+func inARow(walks []load.WalkOutcome) int {
+	n := 0
+	for n < len(walks) && !walks[n].Consistent() {
+		n++
+	}
+	return n
 }

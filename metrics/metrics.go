@@ -91,6 +91,7 @@ type Metrics struct {
 	snapshot     *prometheus.GaugeVec
 	notStarted   *prometheus.CounterVec
 	inconsistent *prometheus.CounterVec // reason
+	inARow       *prometheus.GaugeVec
 	leaseHeld    *prometheus.GaugeVec
 	skipped      *prometheus.CounterVec // reason
 	leasesLost   *prometheus.CounterVec
@@ -148,6 +149,7 @@ func New(opts Options) *Metrics {
 	m.snapshot = f.gaugeVec("cardsync_account_snapshot_timestamp_seconds", "When the account's latest snapshot was taken (unix seconds; 0: none yet).", "account")
 	m.notStarted = f.counterVec("cardsync_run_start_failures_total", "Runs that could not start (run lock, file check, run row), by account: no sync_runs row records them.", "account")
 	m.inconsistent = f.counterVec("cardsync_walks_inconsistent_total", "Walks judged inconsistent (no removals marked; unread or wrong pages may leave cards stale), by account and reason: a page came back wrong (empty_page, repeated_page, short_page, total_pages_changed) or the walk's counts did not add up (total_changed, duplicate_ids, count_mismatch, no_pages).", "account", "reason")
+	m.inARow = f.gaugeVec("cardsync_walks_inconsistent_in_a_row", "The account's last walks judged inconsistent in a row, as the warehouse records them (by any replica; counted up to 2, the walks /healthz judges): /healthz is unhealthy at 2.", "account")
 	m.leaseHeld = f.gaugeVec("cardsync_lease_held", "1 while this replica holds the account's lease on the shared (PostgreSQL) warehouse, during its runs and between them (a replica keeps the leases it holds), else 0; always 0 with SQLite (a file lock, no lease). Summed over the replicas it is 1 for every account someone holds.", "account")
 	m.skipped = f.counterVec("cardsync_runs_skipped_total", "Scheduled runs of the account this replica did not start, by reason: lease_held (another replica holds the account's lease), locked (another process holds the account's run lock), over_share (this replica holds its share of the accounts while another live replica has room).", "account", "reason")
 	m.leasesLost = f.counterVec("cardsync_leases_lost_total", "Times this replica lost the account's lease while it held it (a renewal refused, a commit fenced off, the TTL passed): another replica may take the account over.", "account")
@@ -199,6 +201,7 @@ func (m *Metrics) createAccount(a string) {
 	for _, r := range WalkReasons {
 		m.inconsistent.WithLabelValues(a, r)
 	}
+	m.inARow.WithLabelValues(a)
 	m.leaseHeld.WithLabelValues(a)
 	for _, r := range SkipReasons {
 		m.skipped.WithLabelValues(a, r)
@@ -277,12 +280,20 @@ func (m *Metrics) SetHealthyWithin(d time.Duration) {
 // RunFinished counts a run of account that ended: its trigger and status,
 // the runs it found abandoned, its duration and cards, and the timestamps
 // /healthz judges.
-func (m *Metrics) RunFinished(account string, r worker.Result) {
+func (m *Metrics) RunFinished(account string, r worker.Result) { m.runFinished(account, r, true) }
+
+// runFinished is RunFinished; with own false the run itself is not counted
+// (its status, the last run and the failures in a row are left to the
+// warehouse's facts): the warehouse does not record it as this replica
+// saw it end (its lease was lost).
+func (m *Metrics) runFinished(account string, r worker.Result, own bool) {
 	now := m.opts.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	h := m.accountHealth(account)
-	m.runs.WithLabelValues(account, knownTrigger(r.Trigger), r.Status).Inc()
+	if own {
+		m.runs.WithLabelValues(account, knownTrigger(r.Trigger), r.Status).Inc()
+	}
 	for _, t := range r.Abandoned {
 		m.runs.WithLabelValues(account, knownTrigger(t), load.StatusAbandoned).Inc()
 	}
@@ -298,12 +309,16 @@ func (m *Metrics) RunFinished(account string, r worker.Result) {
 			m.inconsistent.WithLabelValues(account, knownReason(r.InconsistentReason)).Inc()
 		}
 		h.walks = append([]load.WalkOutcome{o}, h.walks...)[:min(len(h.walks)+1, load.SummaryWalks)]
+		m.inARow.WithLabelValues(account).Set(float64(inARow(h.walks)))
 	}
 	if !r.AccountSnapshotAt.IsZero() {
 		m.snapshot.WithLabelValues(account).Set(unixSeconds(r.AccountSnapshotAt))
 	}
+	if !own {
+		return
+	}
 	m.lastRun.WithLabelValues(account).Set(unixSeconds(now))
-	h.lastRunStatus, h.lastRunAt = r.Status, now
+	h.lastRunStatus, h.lastRunAt, h.lastRunMark = r.Status, now, now
 	if r.Status == load.StatusSucceeded {
 		h.lastSuccess = now
 		m.lastSuccess.WithLabelValues(account).Set(unixSeconds(now))
@@ -347,13 +362,10 @@ func (m *Metrics) apply(s load.Summary) {
 		m.snapshot.WithLabelValues(account).Set(unixSeconds(*s.LastSnapshotAt))
 	}
 	h.walks = slices.Clone(s.RecentWalks)
+	m.inARow.WithLabelValues(account).Set(float64(inARow(h.walks)))
 	for _, r := range s.Runs {
 		if r.FinishedAt != nil {
-			// Never move the gauge back: the warehouse stamps whole seconds.
-			if t := *r.FinishedAt; t.After(h.lastRunAt.Truncate(time.Second)) {
-				h.lastRunStatus, h.lastRunAt = r.Status, t
-				m.lastRun.WithLabelValues(account).Set(unixSeconds(t))
-			}
+			m.applyLastRun(account, h, r.Status, *r.FinishedAt)
 			break
 		}
 	}

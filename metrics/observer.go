@@ -16,8 +16,10 @@ import (
 // RunObserver returns the observer of account's runs (one of
 // Options.Accounts), reading the account's facts from w (nil: it reads
 // nothing). It is a worker.Observer: it counts each run that ended
-// (RunFinished) and then refreshes the account's gauges and /healthz from w
-// (as Refresh). It is also:
+// (RunFinished; a run the warehouse does not record as it ended, fenced off
+// when its lease was lost, is left to the replica that marks it abandoned)
+// and refreshes the account's gauges and /healthz from w (as Refresh): the
+// warehouse's facts win over this replica's view of its run. It is also:
 //
 //   - a worker.StartObserver: it counts the runs that could not start;
 //   - a worker.TickObserver: at every schedule tick, whether or not this
@@ -25,7 +27,8 @@ import (
 //     replicas sharing a warehouse the last success and the failures in a
 //     row are the account's (by any replica), not this replica's;
 //   - a worker.LeaseObserver: it sets cardsync_lease_held and counts
-//     cardsync_runs_skipped_total and cardsync_leases_lost_total.
+//     cardsync_runs_skipped_total and cardsync_leases_lost_total; a lease
+//     taken while reads of w fail reads the facts again at once.
 //
 // A tick costs one small read when w also lists runs (every
 // load.Destination does): the account's last load.SummaryRuns runs (their
@@ -101,10 +104,35 @@ func (o *runObserver) RunNotStarted(string, error) {
 	o.m.notStarted.WithLabelValues(o.account).Inc()
 }
 
-// RunFinished implements worker.Observer.
+// RunFinished implements worker.Observer: the run is counted under its
+// status only when the warehouse records it so (or cannot be read, or does
+// not list it). A run whose lease was lost is not: the warehouse still has
+// it running (its result refused) or already abandoned, and the run that
+// marks it abandoned counts it so, as sync_runs.status says. Then the
+// warehouse's facts set the gauges and /healthz.
 func (o *runObserver) RunFinished(ctx context.Context, r worker.Result) {
-	o.m.RunFinished(o.account, r)
-	o.read(ctx, "after the run", true)
+	if o.w == nil {
+		o.m.RunFinished(o.account, r)
+		return
+	}
+	s, err := o.w.Summary(ctx)
+	o.m.runFinished(o.account, r, err != nil || recordedAs(s.Runs, r))
+	if err != nil {
+		o.failed(ctx, "after the run", fmt.Errorf("metrics refresh: %w", err))
+		return
+	}
+	o.applied(s)
+}
+
+// recordedAs reports whether runs record r's run with r's status, or do
+// not list it.
+func recordedAs(runs []load.Run, r worker.Result) bool {
+	for _, w := range runs {
+		if w.ID == r.RunID {
+			return w.Status == r.Status
+		}
+	}
+	return true
 }
 
 // Tick implements worker.TickObserver: the account's facts are read again
@@ -138,6 +166,11 @@ func (o *runObserver) read(ctx context.Context, when string, full bool) {
 		o.failed(ctx, when, fmt.Errorf("metrics refresh: %w", err))
 		return
 	}
+	o.applied(s)
+}
+
+// applied sets the gauges and /healthz from the summary s just read.
+func (o *runObserver) applied(s load.Summary) {
 	o.m.apply(s)
 	o.mu.Lock()
 	o.seen = marks(s.Runs)
@@ -177,8 +210,24 @@ func (o *runObserver) worked() {
 	o.m.setUnread(o.account, time.Time{})
 }
 
-// LeaseHeld implements worker.LeaseObserver.
-func (o *runObserver) LeaseHeld(held bool) { o.leaseHeld.Set(boolGauge(held)) }
+// leaseReadTimeout bounds the read LeaseHeld makes.
+const leaseReadTimeout = 5 * time.Second
+
+// LeaseHeld implements worker.LeaseObserver. A lease taken while reads of
+// the warehouse were failing says the warehouse answers again: the facts
+// are read at once (bounded by leaseReadTimeout), not at the next tick.
+func (o *runObserver) LeaseHeld(held bool) {
+	o.leaseHeld.Set(boolGauge(held))
+	o.mu.Lock()
+	failing := !o.failingSince.IsZero()
+	o.mu.Unlock()
+	if !held || !failing {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), leaseReadTimeout)
+	defer cancel()
+	o.read(ctx, "after the lease was taken", false)
+}
 
 // LeaseLost implements worker.LeaseObserver.
 func (o *runObserver) LeaseLost() { o.leasesLost.Inc() }
