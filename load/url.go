@@ -30,6 +30,10 @@ func RedactURL(s string) string {
 		}
 	}
 	u.RawQuery = redactQuery(u.RawQuery)
+	if u.Fragment != "" || u.RawFragment != "" {
+		// A connection string has no fragment: what follows '#' may be a secret.
+		u.Fragment, u.RawFragment = "xxxxx", ""
+	}
 	return u.String()
 }
 

@@ -20,6 +20,7 @@ func TestRedactURL(t *testing.T) {
 		{"postgres://u@/d?host=/tmp&password%3Ds3cret", "postgres://u@/d?host=%2Ftmp&password=xxxxx"},
 		{"postgres://u@/d?SSLPassword=s3cret&sslmode=require", "postgres://u@/d?SSLPassword=xxxxx&sslmode=require"},
 		{"postgres://u%3As3cret@h/d", "postgres://u%3Axxxxx@h/d"},
+		{"postgres://u@/d?host=/tmp#password=s3cret", "postgres://u@/d?host=/tmp#xxxxx"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

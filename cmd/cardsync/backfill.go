@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/cardsync/cardsync/load/dialect"
 	"io"
 	"log/slog"
 	"strings"
@@ -82,12 +83,15 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 func (m *Main) backfillAccounts(ctx context.Context, s config.Settings, accounts []config.AccountSettings, log *slog.Logger,
 	opts worker.Options, prog *progressLine, met *metrics.Metrics) error {
 	pacers := groupPacers(s.Accounts)
+	// The accounts share one PostgreSQL pool, bounded by
+	// [warehouse] max_connections, as serve's do.
+	pools := dialect.NewPools(s.PoolConns(len(accounts)))
 	results := make([]worker.Result, len(accounts))
 	errs := make([]error, len(accounts))
 	var wg sync.WaitGroup
 	for i, a := range accounts {
 		wg.Go(func() {
-			results[i], errs[i] = m.backfill(ctx, s, a, pacers, accountLogger(s, log, a.Name), worker.TriggerBackfill, opts, prog, met)
+			results[i], errs[i] = m.backfill(ctx, s, a, pacers, pools, accountLogger(s, log, a.Name), worker.TriggerBackfill, opts, prog, met)
 		})
 	}
 	wg.Wait()
@@ -113,7 +117,7 @@ func (m *Main) backfillAccounts(ctx context.Context, s config.Settings, accounts
 // backfill opens account a's store and runs one sync of it, paced by its
 // rate_group's pacer (pacers; nil: its own); met, when not nil, counts it.
 func (m *Main) backfill(ctx context.Context, s config.Settings, a config.AccountSettings, pacers map[string]*extract.Pacer,
-	log *slog.Logger, trigger string, opts worker.Options, prog *progressLine, met *metrics.Metrics) (worker.Result, error) {
+	pools *dialect.Pools, log *slog.Logger, trigger string, opts worker.Options, prog *progressLine, met *metrics.Metrics) (worker.Result, error) {
 	var onWait func(string, time.Duration)
 	if prog != nil {
 		onWait = prog.onWait
@@ -122,7 +126,7 @@ func (m *Main) backfill(ctx context.Context, s config.Settings, a config.Account
 	if err != nil {
 		return worker.Result{}, err
 	}
-	st, err := openAccountStore(ctx, s, a.Name, log, true, nil, nil)
+	st, err := openAccountStore(ctx, s, a.Name, log, true, nil, pools)
 	if err != nil {
 		return worker.Result{}, err
 	}
