@@ -51,11 +51,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
-	if pg.srv != nil {
-		if err := pg.srv.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "pgtest:", err)
-		}
-	}
+	pg.Stop()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -1,38 +1,18 @@
 package e2e
 
 import (
-	"context"
-	"errors"
-	"os"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/cardsync/cardsync/load/postgres/pgtest"
 )
 
 // pg is the PostgreSQL server of the package's tests, started by the first
 // test that needs one and stopped by TestMain.
-var pg struct {
-	once sync.Once
-	srv  *pgtest.Server
-	err  error
-}
+var pg pgtest.Lazy
 
 // pgServer returns the PostgreSQL server, starting it on first use; the
 // test skips without one (fails with CARDSYNC_REQUIRE_TOOLS set).
 func pgServer(t *testing.T) *pgtest.Server {
 	t.Helper()
-	pg.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		pg.srv, pg.err = pgtest.Start(ctx)
-	})
-	if pg.err != nil {
-		if errors.Is(pg.err, pgtest.ErrNoServer) && os.Getenv(pgtest.EnvRequire) == "" {
-			t.Skip(pg.err)
-		}
-		t.Fatal(pg.err)
-	}
-	return pg.srv
+	return pg.Get(t)
 }

@@ -1,32 +1,19 @@
 package metrics
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"os"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/cardsync/cardsync/load/postgres/pgtest"
 )
 
 // pg is the PostgreSQL server of this package's tests, started by the
 // first test that needs one (pgServer) and stopped by TestMain.
-var pg struct {
-	once sync.Once
-	srv  *pgtest.Server
-	err  error
-}
+var pg pgtest.Lazy
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if pg.srv != nil {
-		if err := pg.srv.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
-		}
-	}
+	pg.Stop()
 	os.Exit(code)
 }
 
@@ -37,16 +24,5 @@ func pgServer(t *testing.T) *pgtest.Server { return pgServerTB(t) }
 // pgServerTB is pgServer for a test or a benchmark.
 func pgServerTB(t testing.TB) *pgtest.Server {
 	t.Helper()
-	pg.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		pg.srv, pg.err = pgtest.Start(ctx)
-	})
-	if pg.err != nil {
-		if errors.Is(pg.err, pgtest.ErrNoServer) && os.Getenv(pgtest.EnvRequire) == "" {
-			t.Skip(pg.err)
-		}
-		t.Fatal(pg.err)
-	}
-	return pg.srv
+	return pg.Get(t)
 }

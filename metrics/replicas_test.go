@@ -170,17 +170,7 @@ func (s *switchable) set(w *sqlite.Warehouse) { s.mu.Lock(); s.w = w; s.mu.Unloc
 // clears it.
 func TestTickKeepsTheLastFactsWhenTheWarehouseFails(t *testing.T) {
 	clk := sim.NewClock()
-	path := filepath.Join(t.TempDir(), "w.db")
-	good, err := sqlite.Open(t.Context(), path, load.Options{Account: "acme", Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer good.Close()
-	broken, err := sqlite.Open(t.Context(), path, load.Options{Account: "acme", Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	broken.Close()
+	good, broken := goodAndClosed(t, clk)
 	var logs bytes.Buffer
 	sw := &switchable{w: good}
 	r := newReplicaView(clk, sw, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo})))
@@ -321,4 +311,22 @@ func TestLeaseSeries(t *testing.T) {
 	if got := mustValue(t, families(t, m), "cardsync_lease_held", "account=acme"); got != 0 {
 		t.Errorf("lease held after release = %v, want 0", got)
 	}
+}
+
+// goodAndClosed opens account acme of a new warehouse file twice: one
+// open to read, one already closed, whose every read fails.
+func goodAndClosed(t *testing.T, clk *sim.Clock) (good, closed *sqlite.Warehouse) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "w.db")
+	good, err := sqlite.Open(t.Context(), path, load.Options{Account: "acme", Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { good.Close() })
+	closed, err = sqlite.Open(t.Context(), path, load.Options{Account: "acme", Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Close()
+	return good, closed
 }

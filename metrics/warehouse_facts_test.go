@@ -129,17 +129,7 @@ func TestFencedRunFollowsTheWarehouse(t *testing.T) {
 // work reads nothing.
 func TestLeaseTakenClearsUnreadWarehouse(t *testing.T) {
 	clk := sim.NewClock()
-	path := filepath.Join(t.TempDir(), "w.db")
-	good, err := sqlite.Open(t.Context(), path, load.Options{Account: "acme", Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer good.Close()
-	broken, err := sqlite.Open(t.Context(), path, load.Options{Account: "acme", Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	broken.Close()
+	good, broken := goodAndClosed(t, clk)
 	sw := &switchable{w: good}
 	r := newReplicaView(clk, sw, nil)
 	recordRun(t, good, load.StatusSucceeded)

@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -79,19 +77,11 @@ func TestWarehouseURLConfigErrors(t *testing.T) {
 
 // pg is the PostgreSQL server of this package's tests, started by the
 // first test that needs one; TestMain stops it.
-var pg struct {
-	once sync.Once
-	srv  *pgtest.Server
-	err  error
-}
+var pg pgtest.Lazy
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if pg.srv != nil {
-		if err := pg.srv.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "pgtest:", err)
-		}
-	}
+	pg.Stop()
 	os.Exit(code)
 }
 
@@ -99,18 +89,7 @@ func TestMain(m *testing.M) {
 // without one, unless pgtest.EnvRequire is set).
 func pgURL(t *testing.T) string {
 	t.Helper()
-	pg.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		pg.srv, pg.err = pgtest.Start(ctx)
-	})
-	if pg.err != nil {
-		if errors.Is(pg.err, pgtest.ErrNoServer) && os.Getenv(pgtest.EnvRequire) == "" {
-			t.Skip(pg.err)
-		}
-		t.Fatal(pg.err)
-	}
-	return pg.srv.NewDatabase(t)
+	return pg.Get(t).NewDatabase(t)
 }
 
 // TestPostgresCommands: backfill, status (text and JSON, with the lease)

@@ -111,7 +111,7 @@ func sessionSettings(schema string, idle time.Duration) func(context.Context, *p
 	return func(ctx context.Context, c *pgx.Conn) error {
 		if _, err := c.Exec(ctx, `SELECT set_config('lock_timeout', $1, false), set_config('search_path', $2, false),
 				set_config('idle_in_transaction_session_timeout', $3, false)`,
-			millis(LockTimeout), searchPath(schema), strconv.FormatInt(idle.Milliseconds(), 10)); err != nil {
+			millis(LockTimeout), searchPath(schema), millis(idle)); err != nil {
 			return fmt.Errorf("pin search_path, lock_timeout and idle_in_transaction_session_timeout: %w", err)
 		}
 		return nil

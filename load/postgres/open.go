@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -74,6 +73,11 @@ type Options struct {
 // DefaultIdleInTransaction is Options.IdleInTransaction's default.
 const DefaultIdleInTransaction = 10 * time.Second
 
+// idleInTx is IdleInTransaction or its default.
+func (o Options) idleInTx() time.Duration {
+	return cmp.Or(max(o.IdleInTransaction, 0), DefaultIdleInTransaction)
+}
+
 // Warehouse is the PostgreSQL warehouse of one account. It is safe for
 // concurrent use; its WalkWriters are not.
 type Warehouse struct {
@@ -139,7 +143,7 @@ func Open(ctx context.Context, url string, opts Options) (_ *Warehouse, err erro
 	password := cfg.ConnConfig.Password
 	w := &Warehouse{
 		url: shown, schema: schema, account: set.Account, now: set.Now, log: set.Logger,
-		policy: set.Policy, fraction: set.MaxRemovedFraction, batch: set.Batch, idleInTx: cmp.Or(max(opts.IdleInTransaction, 0), DefaultIdleInTransaction),
+		policy: set.Policy, fraction: set.MaxRemovedFraction, batch: set.Batch, idleInTx: opts.idleInTx(),
 		require: opts.RequireLease, readOnly: opts.ReadOnly, instance: newInstance(),
 	}
 	sp, err := w.connect(ctx, cfg, opts.Pools, poolKey{url: url, password: password, schema: schema, readOnly: opts.ReadOnly})
@@ -180,7 +184,7 @@ func poolConfig(url string, opts Options, schema string) (*pgxpool.Config, error
 	}
 	cfg.ConnConfig.RuntimeParams["application_name"] = "cardsync"
 	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"
-	cfg.AfterConnect = sessionSettings(schema, cmp.Or(max(opts.IdleInTransaction, 0), DefaultIdleInTransaction))
+	cfg.AfterConnect = sessionSettings(schema, opts.idleInTx())
 	return cfg, nil
 }
 
@@ -397,7 +401,7 @@ func (w *Warehouse) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		// Per transaction (SET LOCAL), so they hold behind a pooler in
 		// transaction mode too.
 		if _, err := tx.Exec(ctx, "SELECT set_config('idle_in_transaction_session_timeout', $1, true), set_config('lock_timeout', $2, true), set_config('search_path', $3, true)",
-			strconv.FormatInt(w.idleInTx.Milliseconds(), 10), millis(LockTimeout), searchPath(w.schema)); err != nil {
+			millis(w.idleInTx), millis(LockTimeout), searchPath(w.schema)); err != nil {
 			return fmt.Errorf("bound idle transactions: %w", err)
 		}
 		if err := w.checkLease(ctx, tx); err != nil {

@@ -258,3 +258,41 @@ func freePort() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// Lazy is a server started by the first test of a package that asks for
+// one (Get), for a package most of whose tests need none; its TestMain
+// stops it after the tests (Stop). The zero value is ready to use.
+type Lazy struct {
+	once sync.Once
+	srv  *Server
+	err  error
+}
+
+// Get returns the server, starting it on first use; the test skips
+// without one (fails with EnvRequire set).
+func (l *Lazy) Get(t testing.TB) *Server {
+	t.Helper()
+	l.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		l.srv, l.err = Start(ctx)
+	})
+	if l.err != nil {
+		if errors.Is(l.err, ErrNoServer) && os.Getenv(EnvRequire) == "" {
+			t.Skip(l.err)
+		}
+		t.Fatal(l.err)
+	}
+	return l.srv
+}
+
+// Stop stops the server if a test started one, reporting a failure on
+// standard error (call it from TestMain after m.Run).
+func (l *Lazy) Stop() {
+	if l.srv == nil {
+		return
+	}
+	if err := l.srv.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
+	}
+}
