@@ -128,7 +128,11 @@ func pollUntil(t *testing.T, timeout time.Duration, what string, cond func() boo
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+			var logs strings.Builder
+			for _, p := range procs {
+				fmt.Fprintf(&logs, "\n%v stderr:\n%s\n", p.cmd.Args[1:], lastLines(p.stderr.String()))
+			}
+			t.Fatalf("timed out after %s waiting for %s%s", timeout, what, logs.String())
 		}
 		select {
 		case <-t.Context().Done():

@@ -118,9 +118,9 @@ type accountLoop struct {
 	reported bool
 	// freeSince is when the lease watcher first saw the account free;
 	// keep marks an account it took beyond its share, never handed back
-	// (both the watcher's alone).
+	// (freeSince is the watcher's alone; keep is read at a run's end too).
 	freeSince time.Time
-	keep      bool
+	keep      atomic.Bool
 }
 
 func (d *Daemon) logger() *slog.Logger {
@@ -311,6 +311,7 @@ func (d *Daemon) tick(ctx context.Context, a *accountLoop, job *Job, runTimeout,
 	a.busy.Lock()
 	if ok, reason := d.replicas.claim(ctx, a, job); ok {
 		err = d.accountRun(ctx, a, job, runTimeout, stopTimeout)
+		d.replicas.settle(ctx, a)
 	} else if o, ok := job.Observer.(LeaseObserver); ok {
 		o.RunSkipped(reason)
 	}

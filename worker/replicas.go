@@ -179,7 +179,7 @@ func (r *replicas) round(ctx context.Context) {
 		return
 	}
 	r.takeFree(ctx, v)
-	r.handBack(ctx)
+	r.handBack()
 	for _, a := range r.d.accounts {
 		r.report(a)
 	}
@@ -244,7 +244,7 @@ func (r *replicas) takeFree(ctx context.Context, v clusterView) {
 		account := a.lease.wh.Account()
 		l, ok := v.leases[account]
 		if !a.lease.Held() {
-			a.keep = false
+			a.keep.Store(false)
 		}
 		if a.lease.Held() || ok && !l.Expired {
 			a.freeSince = time.Time{}
@@ -262,8 +262,9 @@ func (r *replicas) takeFree(ctx context.Context, v clusterView) {
 		if err != nil {
 			continue
 		}
-		a.freeSince, a.keep = time.Time{}, v.mine >= v.share && v.room
-		if a.keep {
+		a.freeSince = time.Time{}
+		a.keep.Store(v.mine >= v.share && v.room)
+		if a.keep.Load() {
 			r.d.logger().Info("took account "+account+" beyond this replica's share: no replica with room took it within lease_ttl (do all replicas list it in [[accounts]]?)",
 				"account", account, "held", v.mine+1, "share", v.share)
 		}
@@ -311,31 +312,57 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 // handBack releases one account, between its runs, when this replica holds
 // more than its share and another live replica has room: one per poll, and
 // never down below the share, so the accounts settle instead of moving
-// back and forth.
-func (r *replicas) handBack(ctx context.Context) {
-	v := r.snapshot()
-	if v.mine <= v.share || !v.room {
-		return
-	}
+// back and forth. A poll may never fall between two runs of a busy
+// account (walks nearly as long as the schedule's interval leave gaps
+// shorter than a poll, at a fixed phase), so settle hands back at the end
+// of a run too.
+func (r *replicas) handBack() {
 	for i := len(r.d.accounts) - 1; i >= 0; i-- {
 		a := r.d.accounts[i]
-		if !a.lease.Held() || a.keep || !a.busy.TryLock() {
+		if !a.busy.TryLock() {
 			continue
 		}
-		err := a.lease.Release()
+		done := r.release(a)
 		a.busy.Unlock()
-		account := a.lease.wh.Account()
-		if err != nil {
-			r.d.logger().Warn("cannot hand an account back", "account", account, "err", err)
+		if done {
 			return
 		}
-		r.d.logger().Info(fmt.Sprintf("released account %s so another replica can take it: this replica held %d accounts, its share is %d (%d accounts, %d live replicas)",
-			account, v.mine, v.share, v.total, v.live), "account", account, "holder", r.holder)
-		r.mu.Lock()
-		r.view.mine--
-		r.mu.Unlock()
-		return
 	}
+}
+
+// settle is called by a's loop right after a run, with a.busy held: it
+// hands a's account back when this replica holds more than its share and
+// another live replica has room.
+func (r *replicas) settle(ctx context.Context, a *accountLoop) {
+	if r != nil && ctx.Err() == nil {
+		r.release(a)
+	}
+}
+
+// release, with a.busy held, releases a's lease when this replica holds
+// it (not as an orphan it keeps) and more than its share while another
+// live replica has room; true when it tried (released, or failed and
+// logged).
+func (r *replicas) release(a *accountLoop) bool {
+	r.mu.Lock()
+	v := r.view
+	if v.mine <= v.share || !v.room || !a.lease.Held() || a.keep.Load() {
+		r.mu.Unlock()
+		return false
+	}
+	r.view.mine-- // counted now, so runs ending together stop at the share
+	r.mu.Unlock()
+	account := a.lease.wh.Account()
+	if err := a.lease.Release(); err != nil {
+		r.mu.Lock()
+		r.view.mine++
+		r.mu.Unlock()
+		r.d.logger().Warn("cannot hand an account back", "account", account, "err", err)
+		return true
+	}
+	r.d.logger().Info(fmt.Sprintf("released account %s so another replica can take it: this replica held %d accounts, its share is %d (%d accounts, %d live replicas)",
+		account, v.mine, v.share, v.total, v.live), "account", account, "holder", r.holder)
+	return true
 }
 
 // claim is called by a's loop at a scheduled run, with a.busy held: ok

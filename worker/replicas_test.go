@@ -379,3 +379,64 @@ func TestHolderTakenWhilePausedStops(t *testing.T) {
 		t.Errorf("the stop is not logged:\n%s", r.log.String())
 	}
 }
+
+// TestReplicaHandsBackAtTheEndOfARun: a replica over its share hands
+// accounts back as their runs end, without waiting for a poll between runs
+// (walks nearly as long as the schedule's interval leave gaps no poll may
+// ever fall in): runs ending together stop at the share, and an account
+// taken as an orphan is kept.
+func TestReplicaHandsBackAtTheEndOfARun(t *testing.T) {
+	url := pgServer(t).NewDatabase(t)
+	accounts := []string{"a1", "a2", "a3", "a4"}
+	sims := clusterSims(t, accounts)
+	var jobs []*Job
+	for _, a := range accounts {
+		st := pgStore(t, url, a, "r1", time.Minute, false)
+		jobs = append(jobs, st.Job(sims[a].job.Client, slog.New(slog.DiscardHandler), JobOptions{Version: "test"}))
+	}
+	log := &syncBuffer{}
+	d := &Daemon{Jobs: jobs, Schedule: every(time.Hour), Logger: slog.New(slog.NewTextHandler(log, nil))}
+	d.start()
+	r := d.replicas
+	if r == nil {
+		t.Fatal("no replicas part on a PostgreSQL warehouse with leases")
+	}
+	for _, a := range d.accounts {
+		if err := a.lease.AcquireContext(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.accounts[0].keep.Store(true) // an orphan taken beyond the share
+	r.view = clusterView{total: 4, live: 4, share: 1, mine: 4, room: true}
+	var wg sync.WaitGroup
+	for _, a := range d.accounts {
+		wg.Go(func() {
+			a.busy.Lock()
+			defer a.busy.Unlock()
+			r.settle(t.Context(), a)
+		})
+	}
+	wg.Wait()
+	var held []string
+	for _, a := range d.accounts {
+		if a.lease.Held() {
+			held = append(held, a.lease.wh.Account())
+		}
+	}
+	if len(held) != 1 || held[0] != "a1" {
+		t.Errorf("held after the runs ended: %v, want [a1] (the share, the kept orphan)", held)
+	}
+	if got := strings.Count(log.String(), "released account"); got != 3 {
+		t.Errorf("%d hand-backs logged, want 3:\n%s", got, log.String())
+	}
+	// At the share, or with no other replica with room, nothing moves.
+	r.view = clusterView{total: 4, live: 4, share: 1, mine: 1, room: true}
+	r.settle(t.Context(), d.accounts[0])
+	r.view = clusterView{total: 4, live: 2, share: 2, mine: 3, room: false}
+	d.accounts[0].keep.Store(false)
+	r.settle(t.Context(), d.accounts[0])
+	if !d.accounts[0].lease.Held() {
+		t.Error("a1 handed back at the share or with no room")
+	}
+	d.accounts[0].lease.Release()
+}
