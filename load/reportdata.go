@@ -93,12 +93,20 @@ type ReportData struct {
 	// most ReportRejected); RejectedTotal counts them all.
 	Rejected      []RejectedItem
 	RejectedTotal int64
+	// Fine is the period in runs or hours when it holds less than
+	// ReportFineSpan of data (PlanFine); nil when it is drawn per day.
+	Fine *FineData
+	// CardSums are the current cards by currency with the exact sum of
+	// their balance field (CardSumTally).
+	CardSums []CardSum
 }
 
-// BalanceDay is one amount on one UTC day, in cents.
+// BalanceDay is one amount on one UTC day, in cents; in FineData, one
+// amount in one slot (Day is the slot's start, Slot its index).
 type BalanceDay struct {
 	Amount                string
 	Day                   time.Time
+	Slot                  int
 	Snapshots             int64
 	First, Min, Max, Last int64
 	FirstText, LastText   string
@@ -124,9 +132,11 @@ type NamedAmount struct {
 	Null  bool
 }
 
-// ChangeDay counts the card versions stored on one UTC day.
+// ChangeDay counts the card versions stored on one UTC day; in FineData,
+// in one slot (Day is the slot's start, Slot its index).
 type ChangeDay struct {
 	Day                             time.Time
+	Slot                            int
 	New, Changed, Removed, Returned int64
 }
 
@@ -208,14 +218,23 @@ func dayOf(t time.Time) time.Time {
 // StatusTally counts current cards by status at the end of each day of a
 // report's period: the counts at the start of the period, then a +1 for
 // each card version that starts on a day and a -1 for each that ends.
+// FineData.Tally gives one over a finer axis's slots.
 type StatusTally struct {
-	days   []time.Time
+	n int
+	// index is the slot of a stamp; -1 or n and beyond: outside.
+	index  func(time.Time) int
 	counts map[string][]int64
 }
 
 // NewStatusTally returns an empty tally over days (ReportData.Days).
 func NewStatusTally(days []time.Time) *StatusTally {
-	return &StatusTally{days: days, counts: map[string][]int64{}}
+	index := func(t time.Time) int {
+		if len(days) == 0 {
+			return -1
+		}
+		return int(dayOf(t).Sub(days[0]) / (24 * time.Hour))
+	}
+	return &StatusTally{n: len(days), index: index, counts: map[string][]int64{}}
 }
 
 // Start counts n cards with status at the start of the period.
@@ -224,20 +243,20 @@ func (t *StatusTally) Start(status string, n int64) { t.add(status, 0, n) }
 // Change adds n cards (a negative n removes them) with status from the end
 // of day on; a day outside the period, or n = 0, changes nothing.
 func (t *StatusTally) Change(day time.Time, status string, n int64) {
-	if len(t.days) == 0 {
+	if t.n == 0 {
 		return
 	}
-	i := int(dayOf(day).Sub(t.days[0]) / (24 * time.Hour))
-	if i >= 0 && i < len(t.days) && n != 0 {
+	i := t.index(day)
+	if i >= 0 && i < t.n && n != 0 {
 		t.add(status, i, n)
 	}
 }
 
 func (t *StatusTally) add(status string, day int, n int64) {
 	if t.counts[status] == nil {
-		t.counts[status] = make([]int64, len(t.days))
+		t.counts[status] = make([]int64, t.n)
 	}
-	for i := day; i < len(t.days); i++ {
+	for i := day; i < t.n; i++ {
 		t.counts[status][i] += n
 	}
 }
@@ -246,14 +265,18 @@ func (t *StatusTally) add(status string, day int, n int64) {
 // than 0 on some day, most frequent on the last day first, then by name
 // (bytewise).
 func (t *StatusTally) Fill(d *ReportData) {
-	d.Statuses, d.StatusCounts = nil, nil
+	d.Statuses, d.StatusCounts = t.Lists()
+}
+
+// Lists returns what Fill sets: the statuses and their counts.
+func (t *StatusTally) Lists() (statuses []string, counts [][]int64) {
 	for st, c := range t.counts {
 		if slices.ContainsFunc(c, func(n int64) bool { return n != 0 }) {
-			d.Statuses = append(d.Statuses, st)
+			statuses = append(statuses, st)
 		}
 	}
-	last := len(t.days) - 1
-	slices.SortFunc(d.Statuses, func(a, b string) int {
+	last := t.n - 1
+	slices.SortFunc(statuses, func(a, b string) int {
 		if ca, cb := t.counts[a][last], t.counts[b][last]; ca != cb {
 			if ca > cb {
 				return -1
@@ -265,9 +288,10 @@ func (t *StatusTally) Fill(d *ReportData) {
 		}
 		return 1
 	})
-	for _, st := range d.Statuses {
-		d.StatusCounts = append(d.StatusCounts, t.counts[st])
+	for _, st := range statuses {
+		counts = append(counts, t.counts[st])
 	}
+	return statuses, counts
 }
 
 // NewBalanceDay is the BalanceDay of amount on day from its count and its

@@ -47,6 +47,8 @@ func (w *Warehouse) ReportData(ctx context.Context, since, now time.Time) (_ loa
 			{"card statuses", r.statuses},
 			{"card changes", r.changeDays},
 			{"runs", r.runs},
+			{"runs and hours", r.fine},
+			{"card sums", r.cardSums},
 			{"changed cards", r.changedCards},
 			{"rejected cards", r.rejected},
 		}
@@ -110,9 +112,19 @@ func utcDay(column string) string { return "(" + column + " AT TIME ZONE 'UTC'):
 // balances downsamples the snapshots of the period to one row per amount
 // and day: count, first, min, max, last (cents).
 func (r *reportRead) balances(ctx context.Context) error {
+	days, err := r.balanceRows(ctx, utcDay)
+	if err != nil {
+		return err
+	}
+	r.d.SetBalances(days)
+	return nil
+}
+
+// balanceRows reads the balance rows of the period grouped by key.
+func (r *reportRead) balanceRows(ctx context.Context, key func(string) string) ([]load.BalanceDay, error) {
 	var days []load.BalanceDay
 	err := r.each(ctx, `WITH s AS (
-			SELECT snapshot_id, taken_at, `+utcDay("taken_at")+` AS day,
+			SELECT snapshot_id, taken_at, `+key("taken_at")+` AS day,
 				balance_minor, cards_balance_minor, available_recharge_balance_minor,
 				transfer_amount_minor, reach_amount_minor, authorizations_minor
 			FROM account_snapshots WHERE account = $3 AND taken_at >= $1 AND taken_at <= $2
@@ -141,14 +153,10 @@ func (r *reportRead) balances(ctx context.Context) error {
 		if err := row.Scan(&amount, &day, &n, &first, &lo, &hi, &last); err != nil {
 			return err
 		}
-		days = append(days, load.NewBalanceDay(amount, day, n, first, lo, hi, last))
+		days = append(days, load.NewBalanceDay(amount, day.UTC(), n, first, lo, hi, last))
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	r.d.SetBalances(days)
-	return nil
+	return days, err
 }
 
 // latest reads the latest snapshot's amounts as the account_balances
@@ -195,6 +203,16 @@ func (r *reportRead) latest(ctx context.Context) error {
 // names it (statusName).
 func (r *reportRead) statuses(ctx context.Context) error {
 	tally := load.NewStatusTally(r.d.Days)
+	if err := r.tallyStatuses(ctx, tally, utcDay); err != nil {
+		return err
+	}
+	tally.Fill(r.d)
+	return nil
+}
+
+// tallyStatuses counts the period's card statuses into tally, grouping
+// their changes by key.
+func (r *reportRead) tallyStatuses(ctx context.Context, tally *load.StatusTally, key func(string) string) error {
 	err := r.each(ctx, `SELECT (data->'status')::text, count(*) FROM card_versions
 		WHERE account = $2 AND change <> 'removed' AND valid_from < $1 AND (valid_to IS NULL OR valid_to >= $1)
 		GROUP BY 1`, []any{r.from, r.account}, func(row pgx.CollectableRow) error {
@@ -209,11 +227,11 @@ func (r *reportRead) statuses(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	err = r.each(ctx, `SELECT day, st::text, sum(n)::bigint FROM (
-			SELECT `+utcDay("valid_from")+` AS day, data->'status' AS st, 1 AS n FROM card_versions
+	return r.each(ctx, `SELECT day, st::text, sum(n)::bigint FROM (
+			SELECT `+key("valid_from")+` AS day, data->'status' AS st, 1 AS n FROM card_versions
 			WHERE account = $3 AND change <> 'removed' AND valid_from >= $1 AND valid_from <= $2
 			UNION ALL
-			SELECT `+utcDay("valid_to")+`, data->'status', -1 FROM card_versions
+			SELECT `+key("valid_to")+`, data->'status', -1 FROM card_versions
 			WHERE account = $3 AND change <> 'removed' AND valid_to >= $1 AND valid_to <= $2
 		) c GROUP BY day, st`, []any{r.from, r.to, r.account}, func(row pgx.CollectableRow) error {
 		var day time.Time
@@ -222,14 +240,9 @@ func (r *reportRead) statuses(ctx context.Context) error {
 		if err := row.Scan(&day, &st, &n); err != nil {
 			return err
 		}
-		tally.Change(day, r.statusName(st), n)
+		tally.Change(day.UTC(), r.statusName(st), n)
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	tally.Fill(r.d)
-	return nil
 }
 
 // statusName is the name SQLite's CAST(json_extract(data, '$.status') AS
@@ -267,7 +280,15 @@ func (r *reportRead) canonical(doc string) string {
 }
 
 func (r *reportRead) changeDays(ctx context.Context) error {
-	return r.each(ctx, `SELECT `+utcDay("valid_from")+` AS day,
+	rows, err := r.changeRows(ctx, utcDay)
+	r.d.CardChanges = rows
+	return err
+}
+
+// changeRows counts the period's card versions by change, grouped by key.
+func (r *reportRead) changeRows(ctx context.Context, key func(string) string) ([]load.ChangeDay, error) {
+	var rows []load.ChangeDay
+	err := r.each(ctx, `SELECT `+key("valid_from")+` AS day,
 			count(*) FILTER (WHERE change = 'new'), count(*) FILTER (WHERE change = 'changed'),
 			count(*) FILTER (WHERE change = 'removed'), count(*) FILTER (WHERE change = 'returned')
 		FROM card_versions WHERE account = $1 AND valid_from >= $2 AND valid_from <= $3
@@ -276,9 +297,11 @@ func (r *reportRead) changeDays(ctx context.Context) error {
 		if err := row.Scan(&c.Day, &c.New, &c.Changed, &c.Removed, &c.Returned); err != nil {
 			return err
 		}
-		r.d.CardChanges = append(r.d.CardChanges, c)
+		c.Day = c.Day.UTC()
+		rows = append(rows, c)
 		return nil
 	})
+	return rows, err
 }
 
 // runSeconds is a run's duration in whole seconds, as the SQLite

@@ -53,10 +53,10 @@ func writeReportHistory(t *testing.T, b backend) {
 	}
 	first := []load.Card{
 		reportCard("1", `,"status":"active","balance":"10.00","note":"x"`),
-		reportCard("2", `,"status":"active","limits":{"z":1,"a":[1,2],"mm":"é"}`),
-		reportCard("3", `,"status":"frozen"`),
-		reportCard("4", `,"status":true`),
-		reportCard("5", `,"status":{"b":1,"a":"x"}`),
+		reportCard("2", `,"status":"active","limits":{"z":1,"a":[1,2],"mm":"é"},"currency":"USD","balance":"0.10"`),
+		reportCard("3", `,"status":"frozen","currency":"USD","balance":0.20`),
+		reportCard("4", `,"status":true,"currency":"EUR","balance":"90071992547409.93"`),
+		reportCard("5", `,"status":{"b":1,"a":"x"},"currency":"EUR","balance":"n/a"`),
 		reportCard("6", ``),
 		reportCard("7", `,"status":null`),
 		reportCard("8", `,"status":3`),
@@ -95,7 +95,7 @@ func writeReportHistory(t *testing.T, b backend) {
 	run = startRun(t, b.s)
 	second := append([]load.Card(nil), first...)
 	second[0] = reportCard("1", `,"status":"frozen","balance":"10.00","note":"`+longText+`"`)
-	second[1] = reportCard("2", `,"status":"active","limits":{"z":1,"a":[1,2,3],"mm":"é"}`)
+	second[1] = reportCard("2", `,"status":"active","limits":{"z":1,"a":[1,2,3],"mm":"é"},"currency":"USD","balance":"0.10"`)
 	second = append(second[:5], second[6:]...)
 	walk(run, second, rejected[0])
 	snapshot(run, account.Snapshot{Balance: amount(-100), CardsBalance: amount(-7), AvailableRechargeBalance: amount(10)})
@@ -108,7 +108,7 @@ func writeReportHistory(t *testing.T, b backend) {
 	b.clk.Set(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC))
 	run = startRun(t, b.s)
 	third := append([]load.Card(nil), second...)
-	third[2] = reportCard("3", `,"status":"active"`)
+	third[2] = reportCard("3", `,"status":"active","currency":"USD","balance":0.20`)
 	walk(run, third)
 	snapshot(run, account.Snapshot{Balance: amount(99), CardsBalance: amount(-7)})
 	b.clk.Advance(4 * time.Second)
@@ -204,6 +204,19 @@ func TestReportDataAsSQLite(t *testing.T) {
 	}
 	if d.ChangedCardsTotal != 3 || len(d.Rejected) != 2 || d.RejectedTotal != 2 || len(d.RunPoints) != 5 || d.RunDays[0].MaxSeconds != 30*60+61 {
 		t.Errorf("changed %d, rejected %d of %d, run points %d, day 1 runs %+v", d.ChangedCardsTotal, len(d.Rejected), d.RejectedTotal, len(d.RunPoints), d.RunDays[0])
+	}
+	// Card sums by currency, exact where float64 is not (0.1 + 0.2, and
+	// cents beyond 2^53), with the values that are no amount counted.
+	wantSums := []load.CardSum{
+		{Currency: "EUR", Cards: 2, Summed: 1, Sum: "90071992547409.93", Scale: 2, Unparsed: 1},
+		{Currency: "USD", Cards: 2, Summed: 2, Sum: "0.30", Scale: 2},
+		{Currency: load.NoCurrency, Cards: 4, Summed: 1, Sum: "10.00", Scale: 2, Unparsed: 3},
+	}
+	if !reflect.DeepEqual(d.CardSums, wantSums) {
+		t.Errorf("card sums %+v, want %+v", d.CardSums, wantSums)
+	}
+	if d.Fine == nil || d.Fine.Unit != load.FineRun || len(d.Fine.Starts) != 5 || len(d.Fine.Balances) == 0 {
+		t.Errorf("a period of 49 hours and 5 runs: fine %+v, want one slot per run", d.Fine)
 	}
 	for _, c := range d.ChangedCards {
 		for _, f := range c.Fields {

@@ -34,6 +34,8 @@ func (w *Warehouse) ReportData(ctx context.Context, since, now time.Time) (_ loa
 		{"card statuses", func() error { return reportStatuses(ctx, tx, &d, a, from, to) }},
 		{"card changes", func() error { return reportChangeDays(ctx, tx, &d, a, from, to) }},
 		{"runs", func() error { return reportRuns(ctx, tx, &d, a, from, to) }},
+		{"runs and hours", func() error { return reportFine(ctx, tx, &d, a, from, to) }},
+		{"card sums", func() error { return reportCardSums(ctx, tx, &d, a) }},
 		{"changed cards", func() error { return reportChangedCards(ctx, tx, &d, a, from, to) }},
 		{"rejected cards", func() error { return reportRejected(ctx, tx, &d, a, from, to) }},
 	}
@@ -67,9 +69,19 @@ func reportHealth(ctx context.Context, tx *sql.Tx, d *load.ReportData, account s
 // amount and day: count, first, min, max, last (cents), with the exact text
 // of each (the views' formatting, done by SQLite on integers).
 func reportBalances(ctx context.Context, tx *sql.Tx, d *load.ReportData, account, from, to string) error {
+	days, err := balanceRows(ctx, tx, account, from, to, dayGrain)
+	if err != nil {
+		return err
+	}
+	d.SetBalances(days)
+	return nil
+}
+
+// balanceRows reads the balance rows of the period grouped by g.
+func balanceRows(ctx context.Context, tx *sql.Tx, account, from, to string, g grain) ([]load.BalanceDay, error) {
 	var days []load.BalanceDay
 	err := eachRow(ctx, tx, `WITH s AS (
-			SELECT snapshot_id, taken_at, substr(taken_at, 1, 10) AS day,
+			SELECT snapshot_id, taken_at, `+g.key("taken_at")+` AS day,
 				balance_minor, cards_balance_minor, available_recharge_balance_minor,
 				transfer_amount_minor, reach_amount_minor, authorizations_minor
 			FROM account_snapshots WHERE account = ?3 AND taken_at >= ?1 AND taken_at <= ?2
@@ -97,14 +109,10 @@ func reportBalances(ctx context.Context, tx *sql.Tx, d *load.ReportData, account
 		if err := scan(&amount, &day, &n, &first, &lo, &hi, &last); err != nil {
 			return err
 		}
-		days = append(days, load.NewBalanceDay(amount, parseDay(day), n, first, lo, hi, last))
+		days = append(days, load.NewBalanceDay(amount, g.parse(day), n, first, lo, hi, last))
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	d.SetBalances(days)
-	return nil
+	return days, err
 }
 
 func reportLatest(ctx context.Context, tx *sql.Tx, d *load.ReportData, account string) error {
@@ -151,8 +159,18 @@ func reportLatest(ctx context.Context, tx *sql.Tx, d *load.ReportData, account s
 // each day: the count at the start of the period, then a +1 for each
 // version that starts on a day and a -1 for each that ends, per status.
 func reportStatuses(ctx context.Context, tx *sql.Tx, d *load.ReportData, account, from, to string) error {
-	const status = `coalesce(CAST(json_extract(data, '$.status') AS TEXT), '(no status)')`
 	tally := load.NewStatusTally(d.Days)
+	if err := tallyStatuses(ctx, tx, tally, account, from, to, dayGrain); err != nil {
+		return err
+	}
+	tally.Fill(d)
+	return nil
+}
+
+// tallyStatuses counts the period's card statuses into tally, grouping
+// their changes by g.
+func tallyStatuses(ctx context.Context, tx *sql.Tx, tally *load.StatusTally, account, from, to string, g grain) error {
+	const status = `coalesce(CAST(json_extract(data, '$.status') AS TEXT), '(no status)')`
 	err := eachRow(ctx, tx, `SELECT `+status+`, count(*) FROM card_versions
 		WHERE account = ?2 AND change != 'removed' AND valid_from < ?1 AND (valid_to IS NULL OR valid_to >= ?1)
 		GROUP BY 1`, []any{from, account}, func(scan func(...any) error) error {
@@ -167,11 +185,11 @@ func reportStatuses(ctx context.Context, tx *sql.Tx, d *load.ReportData, account
 	if err != nil {
 		return err
 	}
-	err = eachRow(ctx, tx, `SELECT day, st, sum(n) FROM (
-			SELECT substr(valid_from, 1, 10) AS day, `+status+` AS st, 1 AS n FROM card_versions
+	return eachRow(ctx, tx, `SELECT day, st, sum(n) FROM (
+			SELECT `+g.key("valid_from")+` AS day, `+status+` AS st, 1 AS n FROM card_versions
 			WHERE account = ?3 AND change != 'removed' AND valid_from >= ?1 AND valid_from <= ?2
 			UNION ALL
-			SELECT substr(valid_to, 1, 10), `+status+`, -1 FROM card_versions
+			SELECT `+g.key("valid_to")+`, `+status+`, -1 FROM card_versions
 			WHERE account = ?3 AND change != 'removed' AND valid_to >= ?1 AND valid_to <= ?2
 		) GROUP BY day, st ORDER BY day, st`, []any{from, to, account}, func(scan func(...any) error) error {
 		var day, st string
@@ -179,18 +197,21 @@ func reportStatuses(ctx context.Context, tx *sql.Tx, d *load.ReportData, account
 		if err := scan(&day, &st, &n); err != nil {
 			return err
 		}
-		tally.Change(parseDay(day), st, n)
+		tally.Change(g.parse(day), st, n)
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	tally.Fill(d)
-	return nil
 }
 
 func reportChangeDays(ctx context.Context, tx *sql.Tx, d *load.ReportData, account, from, to string) error {
-	err := eachRow(ctx, tx, `SELECT substr(valid_from, 1, 10) AS day,
+	rows, err := changeRows(ctx, tx, account, from, to, dayGrain)
+	d.CardChanges = rows
+	return err
+}
+
+// changeRows counts the period's card versions by change, grouped by g.
+func changeRows(ctx context.Context, tx *sql.Tx, account, from, to string, g grain) ([]load.ChangeDay, error) {
+	var rows []load.ChangeDay
+	err := eachRow(ctx, tx, `SELECT `+g.key("valid_from")+` AS day,
 			sum(change = 'new'), sum(change = 'changed'), sum(change = 'removed'), sum(change = 'returned')
 		FROM card_versions WHERE account = ? AND valid_from >= ? AND valid_from <= ?
 		GROUP BY day ORDER BY day`, []any{account, from, to}, func(scan func(...any) error) error {
@@ -199,11 +220,11 @@ func reportChangeDays(ctx context.Context, tx *sql.Tx, d *load.ReportData, accou
 		if err := scan(&day, &c.New, &c.Changed, &c.Removed, &c.Returned); err != nil {
 			return err
 		}
-		c.Day = parseDay(day)
-		d.CardChanges = append(d.CardChanges, c)
+		c.Day = g.parse(day)
+		rows = append(rows, c)
 		return nil
 	})
-	return err
+	return rows, err
 }
 
 // runSeconds is a run's duration: to its end, or to its last heartbeat
