@@ -149,11 +149,14 @@ type RunDay struct {
 	RateLimited, Retries, Rejected, RemovalsHeld int64
 }
 
-// RunPoint is one run for a per-run chart.
+// RunPoint is one run for a per-run chart. Seconds is its duration from
+// its stamps (whole seconds); FetchMillis the time its pages took to
+// fetch (run_pages.duration_ms, summed), to the millisecond.
 type RunPoint struct {
 	ID           int64
 	StartedAt    time.Time
 	Seconds      int64
+	FetchMillis  int64
 	Status       string
 	RateLimited  int64
 	Rejected     int64

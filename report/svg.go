@@ -9,15 +9,36 @@ import (
 	"strings"
 )
 
-// Chart geometry, in SVG user units (the SVG scales to the page width).
+// Chart geometry, in SVG user units (the SVG scales to its box's width).
+// Each chart is drawn twice, wide for a screen and narrow for a phone
+// (the page's CSS shows one), so that its 12-unit labels stay at least
+// 11 px where it is shown.
 const (
-	chartW = 720
-	chartH = 200
 	// padLeft is the least room for y labels; longer labels get more.
 	padLeft  = 40
 	padRight = 12
-	padTop   = 10
-	padBot   = 26
+	// padTop holds the y axis's unit.
+	padTop = 22
+	padBot = 26
+	// fontW is the width of a label's character, a bound for 12-unit
+	// system-ui digits.
+	fontW = 7.4
+	// markersUpTo is the most points a line shows a marker on each of.
+	markersUpTo = 60
+)
+
+// geometry is one drawing of a chart: its size, how many x labels it
+// fits, and its class and id suffix.
+type geometry struct {
+	w, h    int
+	xLabels int
+	class   string
+	suffix  string
+}
+
+var (
+	wide   = geometry{w: 480, h: 220, xLabels: 6, class: "wide"}
+	narrow = geometry{w: 330, h: 230, xLabels: 4, class: "narrow", suffix: "-n"}
 )
 
 // chart is one SVG chart over n slots (days or runs) on the x axis. Lines
@@ -26,7 +47,9 @@ const (
 // floating point.
 type chart struct {
 	id, title, desc string
-	slots           int
+	// unit names the y axis's unit ("cards", "s", "amount").
+	unit  string
+	slots int
 	// slotLabel names slot i on the x axis; labels are drawn for about
 	// six slots.
 	slotLabel func(i int) string
@@ -205,15 +228,37 @@ func ceilDiv(a, b int64) int64 {
 
 func num(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }
 
-// svg renders the chart as an inline SVG element with role=img, a <title>
-// and a <desc>.
+// svg renders the chart as two inline SVG elements, wide and narrow
+// (the page's CSS shows one), each with role=img, a <title> and a <desc>,
+// and data-points: how many values it draws.
 func (c *chart) svg() template.HTML {
+	return c.draw(wide) + c.draw(narrow)
+}
+
+// points counts the values the chart draws: a line's points (the longest
+// line's), a band's slots, and every slot of bars (zero is a value).
+func (c *chart) points() int {
+	n := 0
+	for _, l := range c.lines {
+		n = max(n, len(l.points))
+	}
+	for _, b := range c.bands {
+		n = max(n, len(b.points))
+	}
+	if len(c.bars) > 0 {
+		n = max(n, c.slots)
+	}
+	return n
+}
+
+func (c *chart) draw(g geometry) template.HTML {
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %d %d" role="img" aria-labelledby="%s-t %s-d">`, chartW, chartH, c.id, c.id)
-	fmt.Fprintf(&b, `<title id="%s-t">%s</title><desc id="%s-d">%s</desc>`, c.id, escape(c.title), c.id, escape(c.desc))
+	id := c.id + g.suffix
+	fmt.Fprintf(&b, `<svg class="chart %s" viewBox="0 0 %d %d" role="img" aria-labelledby="%s-t %s-d" data-points="%d">`, g.class, g.w, g.h, id, id, c.points())
+	fmt.Fprintf(&b, `<title id="%s-t">%s</title><desc id="%s-d">%s</desc>`, id, escape(c.title), id, escape(c.desc))
 	lo, hi, ok := c.yRange()
 	if !ok || c.slots == 0 {
-		fmt.Fprintf(&b, `<text x="%d" y="%d" class="empty">no data in this period</text></svg>`, chartW/2, chartH/2)
+		fmt.Fprintf(&b, `<text x="%d" y="%d" class="empty">no data in this period</text></svg>`, g.w/2, g.h/2)
 		return template.HTML(b.String())
 	}
 	if lo == hi && !c.zero {
@@ -228,9 +273,9 @@ func (c *chart) svg() template.HTML {
 	left := padLeft
 	for i, t := range ts {
 		labels[i] = c.yLabel(t)
-		left = max(left, 7*len(labels[i])+12)
+		left = max(left, int(fontW*float64(len(labels[i])))+12)
 	}
-	p := newPlot(left, min(ts[0], lo), max(ts[len(ts)-1], hi), c.slots)
+	p := newPlot(g, left, min(ts[0], lo), max(ts[len(ts)-1], hi), c.slots)
 	c.drawScales(&b, p, ts, labels)
 	c.drawBars(&b, p)
 	c.drawBands(&b, p)
@@ -239,7 +284,7 @@ func (c *chart) svg() template.HTML {
 	if p.lo <= 0 && p.hi >= 0 {
 		axis = 0
 	}
-	fmt.Fprintf(&b, `<line class="axis" x1="%d" x2="%d" y1="%s" y2="%s"/>`, left, chartW-padRight, num(p.y(axis)), num(p.y(axis)))
+	fmt.Fprintf(&b, `<line class="axis" x1="%d" x2="%d" y1="%s" y2="%s"/>`, left, g.w-padRight, num(p.y(axis)), num(p.y(axis)))
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
 }
@@ -250,6 +295,7 @@ func (c *chart) svg() template.HTML {
 // taken exactly (as uint64) before they become pixels, so a span of a few
 // cents at 9e18 still draws apart and no difference overflows.
 type plot struct {
+	g            geometry
 	left         int
 	lo, hi       int64
 	span         float64
@@ -257,13 +303,13 @@ type plot struct {
 }
 
 // newPlot returns the plot of the range [lo, hi] over slots slots.
-func newPlot(left int, lo, hi int64, slots int) plot {
+func newPlot(g geometry, left int, lo, hi int64, slots int) plot {
 	span := float64(uint64(hi) - uint64(lo))
 	if hi <= lo {
 		span = 1
 	}
-	return plot{left: left, lo: lo, hi: hi, span: span,
-		plotH: float64(chartH - padTop - padBot), slotW: float64(chartW-left-padRight) / float64(max(slots, 1))}
+	return plot{g: g, left: left, lo: lo, hi: hi, span: span,
+		plotH: float64(g.h - padTop - padBot), slotW: float64(g.w-left-padRight) / float64(max(slots, 1))}
 }
 
 // offset is v-lo as a float, exact up to the float's rounding whatever
@@ -287,16 +333,26 @@ func (p plot) x(i int) float64 { return float64(p.left) + p.slotW*(float64(i)+0.
 func (c *chart) drawScales(b *strings.Builder, p plot, ts []int64, labels []string) {
 	b.WriteString(`<g class="grid">`)
 	for _, t := range ts {
-		fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%s" y2="%s"/>`, p.left, chartW-padRight, num(p.y(t)), num(p.y(t)))
+		fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%s" y2="%s"/>`, p.left, p.g.w-padRight, num(p.y(t)), num(p.y(t)))
 	}
 	b.WriteString(`</g><g class="ylab">`)
 	for i, t := range ts {
 		fmt.Fprintf(b, `<text x="%d" y="%s">%s</text>`, p.left-6, num(p.y(t)+4), escape(labels[i]))
 	}
+	if c.unit != "" {
+		fmt.Fprintf(b, `<text class="unit" x="4" y="13">%s</text>`, escape(c.unit))
+	}
 	b.WriteString(`</g><g class="xlab">`)
-	every := max(1, (c.slots+5)/6)
+	// A label's room: the plot's width over the labels it fits.
+	fits := p.g.xLabels
+	if c.slots > 0 {
+		if n := len(c.slotLabel(0)); n > 0 {
+			fits = min(fits, max(1, int(float64(p.g.w-p.left-padRight)/(fontW*float64(n+2)))))
+		}
+	}
+	every := max(1, (c.slots+fits-1)/fits)
 	for i := 0; i < c.slots; i += every {
-		fmt.Fprintf(b, `<text x="%s" y="%d">%s</text>`, num(p.x(i)), chartH-8, escape(c.slotLabel(i)))
+		fmt.Fprintf(b, `<text x="%s" y="%d">%s</text>`, num(p.x(i)), p.g.h-8, escape(c.slotLabel(i)))
 	}
 	b.WriteString(`</g>`)
 }
@@ -337,9 +393,13 @@ func (c *chart) drawBars(b *strings.Builder, p plot) {
 	}
 }
 
-// drawBands draws each band as one closed path.
+// drawBands draws each band as one closed path; a band of no width
+// (every low equal to its high) or of one slot is not drawn.
 func (c *chart) drawBands(b *strings.Builder, p plot) {
 	for _, s := range c.bands {
+		if !s.hasWidth() {
+			continue
+		}
 		// Along the top from the left, back along the bottom.
 		n := len(s.points)
 		d := polyline(2*n, func(i int) (float64, float64) {
@@ -355,7 +415,8 @@ func (c *chart) drawBands(b *strings.Builder, p plot) {
 	}
 }
 
-// drawLines draws each line series; a line of one point is a dot.
+// drawLines draws each line series, with a marker on each point when
+// they are few (a line of one point is a dot).
 func (c *chart) drawLines(b *strings.Builder, p plot) {
 	for _, s := range c.lines {
 		if len(s.points) == 0 {
@@ -363,11 +424,29 @@ func (c *chart) drawLines(b *strings.Builder, p plot) {
 		}
 		d := polyline(len(s.points), func(i int) (float64, float64) { return p.x(s.points[i].slot), p.y(s.points[i].v) })
 		fmt.Fprintf(b, `<path class="line s%d" d="%s"/>`, s.color, d)
-		if len(s.points) == 1 {
-			pt := s.points[0]
-			fmt.Fprintf(b, `<circle class="f%d" cx="%s" cy="%s" r="2.5"/>`, s.color, num(p.x(pt.slot)), num(p.y(pt.v)))
+		if len(s.points) > markersUpTo {
+			continue
+		}
+		fmt.Fprintf(b, `<g class="f%d">`, s.color)
+		for _, pt := range s.points {
+			fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="2.8"/>`, num(p.x(pt.slot)), num(p.y(pt.v)))
+		}
+		b.WriteString(`</g>`)
+	}
+}
+
+// hasWidth says whether the band covers more than one slot and is wider
+// than a line somewhere.
+func (s bandSeries) hasWidth() bool {
+	if len(s.points) < 2 {
+		return false
+	}
+	for _, pt := range s.points {
+		if pt.lo != pt.hi {
+			return true
 		}
 	}
+	return false
 }
 
 // polyline returns the path commands through n points: a move to the first,

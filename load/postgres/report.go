@@ -331,10 +331,11 @@ func (r *reportRead) runs(ctx context.Context) error {
 	if err != nil || total > load.ReportRunPoints {
 		return err
 	}
-	return r.each(ctx, `SELECT run_id, started_at, `+runSeconds+`, status, rate_limited, cards_rejected, removals_held
+	return r.each(ctx, `SELECT run_id, started_at, `+runSeconds+`, status, rate_limited, cards_rejected, removals_held,
+			(SELECT coalesce(sum(duration_ms), 0)::bigint FROM run_pages p WHERE p.run_id = sync_runs.run_id)
 		FROM sync_runs WHERE account = $1 AND started_at >= $2 AND started_at <= $3 ORDER BY run_id`, []any{r.account, r.from, r.to}, func(row pgx.CollectableRow) error {
 		var p load.RunPoint
-		if err := row.Scan(&p.ID, &p.StartedAt, &p.Seconds, &p.Status, &p.RateLimited, &p.Rejected, &p.RemovalsHeld); err != nil {
+		if err := row.Scan(&p.ID, &p.StartedAt, &p.Seconds, &p.Status, &p.RateLimited, &p.Rejected, &p.RemovalsHeld, &p.FetchMillis); err != nil {
 			return err
 		}
 		p.StartedAt = p.StartedAt.UTC()

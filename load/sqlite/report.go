@@ -254,11 +254,12 @@ func reportRuns(ctx context.Context, tx *sql.Tx, d *load.ReportData, account, fr
 	if err != nil || total > load.ReportRunPoints {
 		return err
 	}
-	err = eachRow(ctx, tx, `SELECT run_id, started_at, `+runSeconds+`, status, rate_limited, cards_rejected, removals_held
+	err = eachRow(ctx, tx, `SELECT run_id, started_at, `+runSeconds+`, status, rate_limited, cards_rejected, removals_held,
+			(SELECT coalesce(sum(duration_ms), 0) FROM run_pages p WHERE p.run_id = sync_runs.run_id)
 		FROM sync_runs WHERE account = ? AND started_at >= ? AND started_at <= ? ORDER BY run_id`, []any{account, from, to}, func(scan func(...any) error) error {
 		var p load.RunPoint
 		var started string
-		if err := scan(&p.ID, &started, &p.Seconds, &p.Status, &p.RateLimited, &p.Rejected, &p.RemovalsHeld); err != nil {
+		if err := scan(&p.ID, &started, &p.Seconds, &p.Status, &p.RateLimited, &p.Rejected, &p.RemovalsHeld, &p.FetchMillis); err != nil {
 			return err
 		}
 		p.StartedAt = parseTime(started)
