@@ -129,7 +129,7 @@ func checkChartGeometry(t *testing.T, page string) {
 			}
 			rest = rest[i+len(attr):]
 			v := rest[:strings.IndexByte(rest, '"')]
-			if f, err := parseFloat(v); err != nil || f < 0 || f > chartH {
+			if f, err := parseFloat(v); err != nil || f < 0 || f > float64(max(wide.h, narrow.h)) {
 				t.Errorf("%s%s\" is outside the chart", attr, v)
 			}
 		}

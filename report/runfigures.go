@@ -1,0 +1,177 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cardsync/cardsync/load"
+)
+
+// outcomeColor is the palette index of a run outcome.
+func outcomeColor(status string) int {
+	switch status {
+	case load.StatusSucceeded:
+		return cSky
+	case load.StatusFailed:
+		return cVermilion
+	case load.StatusInterrupted:
+		return cPurple
+	case load.StatusAbandoned:
+		return cBlack
+	}
+	return cYellow
+}
+
+func outcomeLegend() []legendItem {
+	var out []legendItem
+	for _, o := range runOutcomes() {
+		out = append(out, legendItem{outcomeColor(o), o, false})
+	}
+	return out
+}
+
+// problemColors are the colours of 429 answers, rejected items and held
+// removals.
+var problemColors = [3]int{cYellow, cPurple, cBlack}
+
+func problemLegend() []legendItem {
+	return []legendItem{{problemColors[0], "429 answers", false}, {problemColors[1], "rejected items", false}, {problemColors[2], "held removals", false}}
+}
+
+// runOutcomes lists the statuses of runs in the order the charts stack
+// and name them.
+func runOutcomes() []string {
+	return []string{load.StatusSucceeded, load.StatusFailed, load.StatusInterrupted, load.StatusAbandoned, load.StatusRunning}
+}
+
+// secondsTick is a tick of milliseconds as seconds, exactly ("1.5").
+func secondsTick(ms int64) string {
+	return strings.TrimSuffix(strings.TrimRight(strings.TrimSuffix(millis(ms), " s"), "0"), ".")
+}
+
+// runFigures draws the runs' charts and says what a bar stands for: one
+// bar per run when the period's runs are few enough to list, else one per
+// day.
+func runFigures(d load.ReportData) ([]figure, string) {
+	if d.RunPoints != nil {
+		return perRunFigures(d.RunPoints), "One bar per run. A run's duration is from its stamps, in whole seconds (under 1 s draws no bar); the line is the time its pages took to fetch, to the millisecond."
+	}
+	t := newTimeline(load.ReportData{Days: d.Days})
+	return perDayFigures(d, t), fmt.Sprintf("More than %d runs in the period: one bar per day.", load.ReportRunPoints)
+}
+
+// perRunFigures draws each run's duration, by outcome, and its problems.
+func perRunFigures(points []load.RunPoint) []figure {
+	n := len(points)
+	label := func(i int) string { return "#" + count(points[i].ID) }
+	dur := &chart{id: "run-duration", title: "Duration of each run, by outcome", unit: "s", slots: n, slotLabel: label, yLabel: secondsTick, zero: true}
+	probs := &chart{id: "run-problems", title: "429 answers, rejected items and held removals per run", unit: "count", slots: n, slotLabel: label, yLabel: count, zero: true}
+	by := map[string][]int64{}
+	prob := [3][]int64{make([]int64, n), make([]int64, n), make([]int64, n)}
+	tally := map[string]int{}
+	fetch := lineSeries{color: cBlue}
+	longest := points[0]
+	for i, r := range points {
+		if by[r.Status] == nil {
+			by[r.Status] = make([]int64, n)
+		}
+		by[r.Status][i] = r.Seconds * 1000
+		fetch.points = append(fetch.points, slotValue{i, r.FetchMillis})
+		prob[0][i], prob[1][i], prob[2][i] = r.RateLimited, r.Rejected, r.RemovalsHeld
+		tally[r.Status]++
+		if r.Seconds > longest.Seconds || r.Seconds == longest.Seconds && r.FetchMillis > longest.FetchMillis {
+			longest = r
+		}
+	}
+	var parts []string
+	for _, o := range runOutcomes() {
+		if by[o] != nil {
+			dur.bars = append(dur.bars, barSeries{color: outcomeColor(o), values: by[o]})
+			parts = append(parts, fmt.Sprintf("%d %s", tally[o], o))
+		}
+	}
+	dur.lines = []lineSeries{fetch}
+	dur.desc = fmt.Sprintf("%d runs: %s; the longest, run %d, took %s (its pages %s to fetch).", n, strings.Join(parts, ", "),
+		longest.ID, seconds(longest.Seconds), millis(longest.FetchMillis))
+	probs.desc = problemDesc(prob)
+	probs.bars = problemBars(prob)
+	legend := append(outcomeLegend(), legendItem{cBlue, "fetching pages", true})
+	return []figure{
+		{Title: dur.title, SVG: dur.svg(), Legend: legend},
+		{Title: probs.title, SVG: probs.svg(), Legend: problemLegend()},
+	}
+}
+
+// perDayFigures draws the runs per day, by outcome, each day's longest run
+// and each day's problems.
+func perDayFigures(d load.ReportData, t timeline) []figure {
+	outcomes := runOutcomes()
+	n := t.slots
+	byDay := &chart{id: "run-outcomes", title: "Runs per day, by outcome", unit: "runs", slots: n, slotLabel: t.label, yLabel: count, zero: true}
+	longest := &chart{id: "run-longest", title: "Longest run of each day", unit: "s", slots: n, slotLabel: t.label, yLabel: count, zero: true}
+	probs := &chart{id: "run-problems", title: "429 answers, rejected items and held removals per day", unit: "count", slots: n, slotLabel: t.label, yLabel: count, zero: true}
+	vals := map[string][]int64{}
+	for _, o := range outcomes {
+		vals[o] = make([]int64, n)
+	}
+	prob := [3][]int64{make([]int64, n), make([]int64, n), make([]int64, n)}
+	line := lineSeries{color: cBlue}
+	var tot [5]int64
+	var maxDay load.RunDay
+	for _, r := range d.RunDays {
+		i := int(r.Day.Sub(d.Days[0]) / (24 * time.Hour))
+		if i < 0 || i >= n {
+			continue
+		}
+		for k, v := range []int64{r.Succeeded, r.Failed, r.Interrupted, r.Abandoned, r.Running} {
+			vals[outcomes[k]][i] = v
+			tot[k] += v
+		}
+		prob[0][i], prob[1][i], prob[2][i] = r.RateLimited, r.Rejected, r.RemovalsHeld
+		line.points = append(line.points, slotValue{i, r.MaxSeconds})
+		if r.MaxSeconds > maxDay.MaxSeconds || maxDay.Day.IsZero() {
+			maxDay = r
+		}
+	}
+	for _, o := range outcomes {
+		byDay.bars = append(byDay.bars, barSeries{color: outcomeColor(o), values: vals[o]})
+	}
+	if tot == [5]int64{} {
+		byDay.bars = nil
+	}
+	byDay.desc = fmt.Sprintf("Runs in the period: %d succeeded, %d failed, %d interrupted, %d abandoned, %d running.", tot[0], tot[1], tot[2], tot[3], tot[4])
+	longest.lines = []lineSeries{line}
+	longest.desc = fmt.Sprintf("The longest run took %s, on %s.", seconds(maxDay.MaxSeconds), day(maxDay.Day))
+	probs.bars = problemBars(prob)
+	probs.desc = problemDesc(prob)
+	return []figure{
+		{Title: byDay.title, SVG: byDay.svg(), Legend: outcomeLegend()},
+		{Title: longest.title, SVG: longest.svg(), Legend: []legendItem{{cBlue, "longest run", true}}},
+		{Title: probs.title, SVG: probs.svg(), Legend: problemLegend()},
+	}
+}
+
+func problemBars(prob [3][]int64) []barSeries {
+	var some bool
+	for _, s := range prob {
+		for _, v := range s {
+			some = some || v != 0
+		}
+	}
+	if !some {
+		// An empty chart says "no data"; zeros are data here.
+		return []barSeries{{color: problemColors[0], values: make([]int64, len(prob[0]))}}
+	}
+	return []barSeries{{color: problemColors[0], values: prob[0]}, {color: problemColors[1], values: prob[1]}, {color: problemColors[2], values: prob[2]}}
+}
+
+func problemDesc(prob [3][]int64) string {
+	var sums [3]int64
+	for k, s := range prob {
+		for _, v := range s {
+			sums[k] += v
+		}
+	}
+	return fmt.Sprintf("Over the period: %d answers 429 Too Many Requests, %d items rejected, %d removals held by the guard.", sums[0], sums[1], sums[2])
+}
