@@ -104,9 +104,11 @@ type ReportData struct {
 // BalanceDay is one amount on one UTC day, in cents; in FineData, one
 // amount in one slot (Day is the slot's start, Slot its index).
 type BalanceDay struct {
-	Amount                string
-	Day                   time.Time
-	Slot                  int
+	Amount string
+	Day    time.Time
+	Slot   int
+	// Run is the run a warehouse's row for a per-run FineData is of.
+	Run                   int64
 	Snapshots             int64
 	First, Min, Max, Last int64
 	FirstText, LastText   string
@@ -135,8 +137,10 @@ type NamedAmount struct {
 // ChangeDay counts the card versions stored on one UTC day; in FineData,
 // in one slot (Day is the slot's start, Slot its index).
 type ChangeDay struct {
-	Day                             time.Time
-	Slot                            int
+	Day  time.Time
+	Slot int
+	// Run is the run a warehouse's row for a per-run FineData is of.
+	Run                             int64
 	New, Changed, Removed, Returned int64
 }
 
@@ -250,6 +254,13 @@ func (t *StatusTally) Change(day time.Time, status string, n int64) {
 		return
 	}
 	i := t.index(day)
+	if i >= 0 && i < t.n && n != 0 {
+		t.add(status, i, n)
+	}
+}
+
+// ChangeSlot is Change at slot i (FineData.RunSlot's).
+func (t *StatusTally) ChangeSlot(i int, status string, n int64) {
 	if i >= 0 && i < t.n && n != 0 {
 		t.add(status, i, n)
 	}

@@ -25,8 +25,10 @@ const (
 
 // FineData is a short period's data (less than ReportFineSpan from its
 // first run) in slots finer than days: one per run, or one per UTC hour.
-// Rows stamped before the first slot count in the first; a row belongs
-// to the last slot that starts at or before its stamp.
+// Per run, a row belongs to the run that wrote it (BalanceDay.Run,
+// ChangeDay.Run; a run before the period's first counts in the first);
+// per hour, to the hour of its stamp (one before the first hour counts in
+// the first).
 type FineData struct {
 	// Unit is FineRun or FineHour.
 	Unit string
@@ -74,10 +76,26 @@ func PlanFine(d *ReportData) *FineData {
 	return f
 }
 
-// Slot is the index of the slot holding a row stamped t.
+// Slot is the index of the hour holding a row stamped t.
 func (f *FineData) Slot(t time.Time) int {
 	i := sort.Search(len(f.Starts), func(i int) bool { return f.Starts[i].After(t) })
 	return max(i-1, 0)
+}
+
+// RunSlot is the index of the slot of run (a run before the period's
+// first counts in the first slot; run ids grow with their starts).
+func (f *FineData) RunSlot(run int64) int {
+	i := sort.Search(len(f.Runs), func(i int) bool { return f.Runs[i] > run })
+	return max(i-1, 0)
+}
+
+// slotOf is the slot of a warehouse's row: by its run when f is per run,
+// else by its stamp.
+func (f *FineData) slotOf(at time.Time, run int64) int {
+	if f.Unit == FineRun {
+		return f.RunSlot(run)
+	}
+	return f.Slot(at)
 }
 
 // Tally returns a StatusTally over f's slots.
@@ -85,21 +103,24 @@ func (f *FineData) Tally() *StatusTally {
 	return &StatusTally{n: len(f.Starts), index: f.Slot, counts: map[string][]int64{}}
 }
 
-// SetBalances merges rows of any granularity finer than the slots (the
-// warehouse's rows per stamp), ordered by amount then stamp, into
-// f.Balances.
+// SetBalances merges the warehouse's rows, per run (Run set) for a
+// per-run f or per stamp (Day) for a per-hour one, ordered by amount then
+// run or stamp, into f.Balances.
 func (f *FineData) SetBalances(rows []BalanceDay) {
 	var out []BalanceDay
 	for _, r := range rows {
-		i := f.Slot(r.Day)
+		i := f.slotOf(r.Day, r.Run)
 		if n := len(out); n > 0 && out[n-1].Amount == r.Amount && out[n-1].Slot == i {
 			p := out[n-1]
 			out[n-1] = NewBalanceDay(p.Amount, p.Day, p.Snapshots+r.Snapshots, p.First, min(p.Min, r.Min), max(p.Max, r.Max), r.Last)
-			out[n-1].Slot = i
+			out[n-1].Slot, out[n-1].Run = i, p.Run
 			continue
 		}
 		b := NewBalanceDay(r.Amount, f.Starts[i], r.Snapshots, r.First, r.Min, r.Max, r.Last)
-		b.Slot = i
+		b.Slot, b.Run = i, r.Run
+		if f.Unit == FineRun {
+			b.Run = f.Runs[i]
+		}
 		out = append(out, b)
 	}
 	var d ReportData
@@ -107,13 +128,14 @@ func (f *FineData) SetBalances(rows []BalanceDay) {
 	f.Balances = d.Balances
 }
 
-// AddChanges merges rows of card version counts (by stamp, any order)
-// into f.CardChanges, one per slot with any.
+// AddChanges merges the warehouse's card version counts (per run or per
+// stamp, as SetBalances's, any order) into f.CardChanges, one per slot
+// with any.
 func (f *FineData) AddChanges(rows []ChangeDay) {
 	sums := make([]ChangeDay, len(f.Starts))
 	seen := make([]bool, len(f.Starts))
 	for _, c := range rows {
-		i := f.Slot(c.Day)
+		i := f.slotOf(c.Day, c.Run)
 		s := &sums[i]
 		s.New, s.Changed, s.Removed, s.Returned = s.New+c.New, s.Changed+c.Changed, s.Removed+c.Removed, s.Returned+c.Returned
 		seen[i] = true
@@ -122,6 +144,9 @@ func (f *FineData) AddChanges(rows []ChangeDay) {
 	for i, s := range sums {
 		if seen[i] {
 			s.Day, s.Slot = f.Starts[i], i
+			if f.Unit == FineRun {
+				s.Run = f.Runs[i]
+			}
 			f.CardChanges = append(f.CardChanges, s)
 		}
 	}

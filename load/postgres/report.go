@@ -112,7 +112,7 @@ func utcDay(column string) string { return "(" + column + " AT TIME ZONE 'UTC'):
 // balances downsamples the snapshots of the period to one row per amount
 // and day: count, first, min, max, last (cents).
 func (r *reportRead) balances(ctx context.Context) error {
-	days, err := r.balanceRows(ctx, utcDay)
+	days, err := r.balanceRows(ctx, dayGrain)
 	if err != nil {
 		return err
 	}
@@ -121,10 +121,10 @@ func (r *reportRead) balances(ctx context.Context) error {
 }
 
 // balanceRows reads the balance rows of the period grouped by key.
-func (r *reportRead) balanceRows(ctx context.Context, key func(string) string) ([]load.BalanceDay, error) {
+func (r *reportRead) balanceRows(ctx context.Context, g grain) ([]load.BalanceDay, error) {
 	var days []load.BalanceDay
 	err := r.each(ctx, `WITH s AS (
-			SELECT snapshot_id, taken_at, `+key("taken_at")+` AS day,
+			SELECT snapshot_id, taken_at, `+g.key("taken_at")+` AS day,
 				balance_minor, cards_balance_minor, available_recharge_balance_minor,
 				transfer_amount_minor, reach_amount_minor, authorizations_minor
 			FROM account_snapshots WHERE account = $3 AND taken_at >= $1 AND taken_at <= $2
@@ -148,12 +148,15 @@ func (r *reportRead) balanceRows(ctx context.Context, key func(string) string) (
 		SELECT amount, day, count(*), min(first_v), min(v), max(v), min(last_v)
 		FROM w GROUP BY amount, day ORDER BY amount COLLATE "C", day`, []any{r.from, r.to, r.account}, func(row pgx.CollectableRow) error {
 		var amount string
-		var day time.Time
+		var key any
 		var n, first, lo, hi, last int64
-		if err := row.Scan(&amount, &day, &n, &first, &lo, &hi, &last); err != nil {
+		if err := row.Scan(&amount, &key, &n, &first, &lo, &hi, &last); err != nil {
 			return err
 		}
-		days = append(days, load.NewBalanceDay(amount, day.UTC(), n, first, lo, hi, last))
+		at, run := g.of(key)
+		b := load.NewBalanceDay(amount, at, n, first, lo, hi, last)
+		b.Run = run
+		days = append(days, b)
 		return nil
 	})
 	return days, err
@@ -203,7 +206,7 @@ func (r *reportRead) latest(ctx context.Context) error {
 // names it (statusName).
 func (r *reportRead) statuses(ctx context.Context) error {
 	tally := load.NewStatusTally(r.d.Days)
-	if err := r.tallyStatuses(ctx, tally, utcDay); err != nil {
+	if err := r.tallyStatuses(ctx, tally, dayGrain); err != nil {
 		return err
 	}
 	tally.Fill(r.d)
@@ -212,7 +215,7 @@ func (r *reportRead) statuses(ctx context.Context) error {
 
 // tallyStatuses counts the period's card statuses into tally, grouping
 // their changes by key.
-func (r *reportRead) tallyStatuses(ctx context.Context, tally *load.StatusTally, key func(string) string) error {
+func (r *reportRead) tallyStatuses(ctx context.Context, tally *load.StatusTally, g grain) error {
 	err := r.each(ctx, `SELECT (data->'status')::text, count(*) FROM card_versions
 		WHERE account = $2 AND change <> 'removed' AND valid_from < $1 AND (valid_to IS NULL OR valid_to >= $1)
 		GROUP BY 1`, []any{r.from, r.account}, func(row pgx.CollectableRow) error {
@@ -228,19 +231,22 @@ func (r *reportRead) tallyStatuses(ctx context.Context, tally *load.StatusTally,
 		return err
 	}
 	return r.each(ctx, `SELECT day, st::text, sum(n)::bigint FROM (
-			SELECT `+key("valid_from")+` AS day, data->'status' AS st, 1 AS n FROM card_versions
+			SELECT `+g.key("valid_from")+` AS day, data->'status' AS st, 1 AS n FROM card_versions
 			WHERE account = $3 AND change <> 'removed' AND valid_from >= $1 AND valid_from <= $2
 			UNION ALL
-			SELECT `+key("valid_to")+`, data->'status', -1 FROM card_versions
-			WHERE account = $3 AND change <> 'removed' AND valid_to >= $1 AND valid_to <= $2
+			`+g.endedBy()+`
 		) c GROUP BY day, st`, []any{r.from, r.to, r.account}, func(row pgx.CollectableRow) error {
-		var day time.Time
+		var key any
 		var st *string
 		var n int64
-		if err := row.Scan(&day, &st, &n); err != nil {
+		if err := row.Scan(&key, &st, &n); err != nil {
 			return err
 		}
-		tally.Change(day.UTC(), r.statusName(st), n)
+		if at, run := g.of(key); g.runSlot != nil {
+			tally.ChangeSlot(g.runSlot(run), r.statusName(st), n)
+		} else {
+			tally.Change(at, r.statusName(st), n)
+		}
 		return nil
 	})
 }
@@ -280,24 +286,25 @@ func (r *reportRead) canonical(doc string) string {
 }
 
 func (r *reportRead) changeDays(ctx context.Context) error {
-	rows, err := r.changeRows(ctx, utcDay)
+	rows, err := r.changeRows(ctx, dayGrain)
 	r.d.CardChanges = rows
 	return err
 }
 
 // changeRows counts the period's card versions by change, grouped by key.
-func (r *reportRead) changeRows(ctx context.Context, key func(string) string) ([]load.ChangeDay, error) {
+func (r *reportRead) changeRows(ctx context.Context, g grain) ([]load.ChangeDay, error) {
 	var rows []load.ChangeDay
-	err := r.each(ctx, `SELECT `+key("valid_from")+` AS day,
+	err := r.each(ctx, `SELECT `+g.key("valid_from")+` AS day,
 			count(*) FILTER (WHERE change = 'new'), count(*) FILTER (WHERE change = 'changed'),
 			count(*) FILTER (WHERE change = 'removed'), count(*) FILTER (WHERE change = 'returned')
 		FROM card_versions WHERE account = $1 AND valid_from >= $2 AND valid_from <= $3
 		GROUP BY day ORDER BY day`, []any{r.account, r.from, r.to}, func(row pgx.CollectableRow) error {
 		var c load.ChangeDay
-		if err := row.Scan(&c.Day, &c.New, &c.Changed, &c.Removed, &c.Returned); err != nil {
+		var key any
+		if err := row.Scan(&key, &c.New, &c.Changed, &c.Removed, &c.Returned); err != nil {
 			return err
 		}
-		c.Day = c.Day.UTC()
+		c.Day, c.Run = g.of(key)
 		rows = append(rows, c)
 		return nil
 	})

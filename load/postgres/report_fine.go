@@ -2,11 +2,54 @@ package postgres
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cardsync/cardsync/load"
 )
+
+// grain is how the report's rows are grouped in time: by key of their
+// stamp column, or, with runSlot set, by the run that wrote them, placed
+// in a per-run load.FineData's slots.
+type grain struct {
+	key     func(column string) string
+	runSlot func(run int64) int
+}
+
+var (
+	dayGrain   = grain{key: utcDay}
+	stampGrain = grain{key: utcSecond}
+)
+
+// runGrain groups by run, for f's slots.
+func runGrain(f *load.FineData) grain {
+	return grain{key: func(string) string { return "run_id" }, runSlot: f.RunSlot}
+}
+
+// of reads a row's key: a stamp (date or timestamptz, in UTC) or a run.
+func (g grain) of(key any) (time.Time, int64) {
+	switch k := key.(type) {
+	case time.Time:
+		return k.UTC(), 0
+	case int64:
+		return time.Time{}, k
+	}
+	return time.Time{}, 0
+}
+
+// endedBy is the SQL of the -1 rows of tallyStatuses: the versions whose
+// time ended in the period ($1 to $2, account $3), grouped by g; per run,
+// by the run of the version that followed.
+func (g grain) endedBy() string {
+	if g.runSlot != nil {
+		return `SELECT n.run_id, v.data->'status', -1 FROM card_versions v
+			JOIN card_versions n ON n.account = v.account AND n.card_id = v.card_id AND n.version = v.version + 1
+			WHERE v.account = $3 AND v.change <> 'removed' AND v.valid_to >= $1 AND v.valid_to <= $2`
+	}
+	return `SELECT ` + g.key("valid_to") + `, data->'status', -1 FROM card_versions
+			WHERE account = $3 AND change <> 'removed' AND valid_to >= $1 AND valid_to <= $2`
+}
 
 // utcSecond is a timestamptz column at whole seconds, as the SQLite
 // warehouse stores its stamps: rows grouped by it are merged into runs or
@@ -20,17 +63,21 @@ func (r *reportRead) fine(ctx context.Context) error {
 	if f == nil {
 		return nil
 	}
-	rows, err := r.balanceRows(ctx, utcSecond)
+	g := stampGrain
+	if f.Unit == load.FineRun {
+		g = runGrain(f)
+	}
+	rows, err := r.balanceRows(ctx, g)
 	if err != nil {
 		return err
 	}
 	f.SetBalances(rows)
 	tally := f.Tally()
-	if err := r.tallyStatuses(ctx, tally, utcSecond); err != nil {
+	if err := r.tallyStatuses(ctx, tally, g); err != nil {
 		return err
 	}
 	f.Statuses, f.StatusCounts = tally.Lists()
-	changes, err := r.changeRows(ctx, utcSecond)
+	changes, err := r.changeRows(ctx, g)
 	if err != nil {
 		return err
 	}

@@ -220,6 +220,23 @@ func TestReportDataAsSQLite(t *testing.T) {
 	}
 	if d.Fine == nil || d.Fine.Unit != load.FineRun || len(d.Fine.Starts) != 5 || len(d.Fine.Balances) == 0 {
 		t.Errorf("a period of 49 hours and 5 runs: fine %+v, want one slot per run", d.Fine)
+	} else {
+		lastOf := func(counts [][]int64) (n int64) {
+			for _, c := range counts {
+				n += c[len(c)-1]
+			}
+			return n
+		}
+		changes := func(cs []load.ChangeDay) (n [4]int64) {
+			for _, c := range cs {
+				n[0], n[1], n[2], n[3] = n[0]+c.New, n[1]+c.Changed, n[2]+c.Removed, n[3]+c.Returned
+			}
+			return n
+		}
+		if lastOf(d.Fine.StatusCounts) != lastOf(d.StatusCounts) || changes(d.Fine.CardChanges) != changes(d.CardChanges) ||
+			len(d.Fine.CardChanges) != 4 || d.Fine.CardChanges[0].Run != d.Fine.Runs[0] || d.Fine.StatusCounts[0][0] == 0 {
+			t.Errorf("per run: statuses %v, changes %+v; per day: statuses %v, changes %+v", d.Fine.StatusCounts, d.Fine.CardChanges, d.StatusCounts, d.CardChanges)
+		}
 	}
 	for _, c := range d.ChangedCards {
 		for _, f := range c.Fields {

@@ -109,6 +109,12 @@ func balanceRows(ctx context.Context, tx *sql.Tx, account, from, to string, g gr
 		if err := scan(&amount, &day, &n, &first, &lo, &hi, &last); err != nil {
 			return err
 		}
+		if g.runSlot != nil {
+			b := load.NewBalanceDay(amount, time.Time{}, n, first, lo, hi, last)
+			b.Run = g.run(day)
+			days = append(days, b)
+			return nil
+		}
 		days = append(days, load.NewBalanceDay(amount, g.parse(day), n, first, lo, hi, last))
 		return nil
 	})
@@ -170,7 +176,7 @@ func reportStatuses(ctx context.Context, tx *sql.Tx, d *load.ReportData, account
 // tallyStatuses counts the period's card statuses into tally, grouping
 // their changes by g.
 func tallyStatuses(ctx context.Context, tx *sql.Tx, tally *load.StatusTally, account, from, to string, g grain) error {
-	const status = `coalesce(CAST(json_extract(data, '$.status') AS TEXT), '(no status)')`
+	status := statusOf("data")
 	err := eachRow(ctx, tx, `SELECT `+status+`, count(*) FROM card_versions
 		WHERE account = ?2 AND change != 'removed' AND valid_from < ?1 AND (valid_to IS NULL OR valid_to >= ?1)
 		GROUP BY 1`, []any{from, account}, func(scan func(...any) error) error {
@@ -189,15 +195,18 @@ func tallyStatuses(ctx context.Context, tx *sql.Tx, tally *load.StatusTally, acc
 			SELECT `+g.key("valid_from")+` AS day, `+status+` AS st, 1 AS n FROM card_versions
 			WHERE account = ?3 AND change != 'removed' AND valid_from >= ?1 AND valid_from <= ?2
 			UNION ALL
-			SELECT `+g.key("valid_to")+`, `+status+`, -1 FROM card_versions
-			WHERE account = ?3 AND change != 'removed' AND valid_to >= ?1 AND valid_to <= ?2
+			`+endedBy(g)+`
 		) GROUP BY day, st ORDER BY day, st`, []any{from, to, account}, func(scan func(...any) error) error {
 		var day, st string
 		var n int64
 		if err := scan(&day, &st, &n); err != nil {
 			return err
 		}
-		tally.Change(g.parse(day), st, n)
+		if g.runSlot != nil {
+			tally.ChangeSlot(g.runSlot(g.run(day)), st, n)
+		} else {
+			tally.Change(g.parse(day), st, n)
+		}
 		return nil
 	})
 }
@@ -220,7 +229,11 @@ func changeRows(ctx context.Context, tx *sql.Tx, account, from, to string, g gra
 		if err := scan(&day, &c.New, &c.Changed, &c.Removed, &c.Returned); err != nil {
 			return err
 		}
-		c.Day = g.parse(day)
+		if g.runSlot != nil {
+			c.Run = g.run(day)
+		} else {
+			c.Day = g.parse(day)
+		}
 		rows = append(rows, c)
 		return nil
 	})
@@ -293,4 +306,23 @@ func reportRejected(ctx context.Context, tx *sql.Tx, d *load.ReportData, account
 func parseDay(s string) time.Time {
 	t, _ := time.Parse(time.DateOnly, s)
 	return t
+}
+
+// statusOf is the SQL of the status of the card version whose data is
+// column, as the report names it.
+func statusOf(column string) string {
+	return `coalesce(CAST(json_extract(` + column + `, '$.status') AS TEXT), '(no status)')`
+}
+
+// endedBy is the SQL of the -1 rows of tallyStatuses: the versions whose
+// time ended in the period (?1 to ?2, account ?3), grouped by g; per run,
+// by the run of the version that followed.
+func endedBy(g grain) string {
+	if g.runSlot != nil {
+		return `SELECT n.run_id, ` + statusOf("v.data") + `, -1 FROM card_versions v
+			JOIN card_versions n ON n.account = v.account AND n.card_id = v.card_id AND n.version = v.version + 1
+			WHERE v.account = ?3 AND v.change != 'removed' AND v.valid_to >= ?1 AND v.valid_to <= ?2`
+	}
+	return `SELECT ` + g.key("valid_to") + `, ` + statusOf("data") + `, -1 FROM card_versions
+			WHERE account = ?3 AND change != 'removed' AND valid_to >= ?1 AND valid_to <= ?2`
 }

@@ -4,27 +4,47 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/cardsync/cardsync/load"
 )
 
 // grain is how the report's rows are grouped in time: by the first n
-// characters of their stamps (timeFormat), read back by parse.
+// characters of their stamps (timeFormat), read back by parse; or, with
+// runSlot set, by the run that wrote them, placed in a per-run
+// load.FineData's slots.
 type grain struct {
-	n     int
-	parse func(string) time.Time
+	n       int
+	parse   func(string) time.Time
+	runSlot func(run int64) int
+}
+
+// runGrain groups by run, for f's slots.
+func runGrain(f *load.FineData) grain { return grain{runSlot: f.RunSlot} }
+
+// run is the run id a run grain's key holds.
+func (g grain) run(key string) int64 {
+	n, _ := strconv.ParseInt(key, 10, 64)
+	return n
 }
 
 var (
 	// dayGrain groups by UTC day.
-	dayGrain = grain{10, parseDay}
+	dayGrain = grain{n: 10, parse: parseDay}
 	// stampGrain groups by stamp (whole seconds), for load.FineData to
 	// merge into runs or hours.
-	stampGrain = grain{len(timeFormat), parseTime}
+	stampGrain = grain{n: len(timeFormat), parse: parseTime}
 )
 
-func (g grain) key(column string) string { return fmt.Sprintf("substr(%s, 1, %d)", column, g.n) }
+// key is the SQL of the group of a row by column (its stamp); per run,
+// the row's run_id.
+func (g grain) key(column string) string {
+	if g.runSlot != nil {
+		return "run_id"
+	}
+	return fmt.Sprintf("substr(%s, 1, %d)", column, g.n)
+}
 
 // reportFine fills d.Fine when the period is short (load.PlanFine): the
 // balances, statuses and card changes per stamp, merged into its slots.
@@ -33,17 +53,21 @@ func reportFine(ctx context.Context, tx *sql.Tx, d *load.ReportData, account, fr
 	if f == nil {
 		return nil
 	}
-	rows, err := balanceRows(ctx, tx, account, from, to, stampGrain)
+	g := stampGrain
+	if f.Unit == load.FineRun {
+		g = runGrain(f)
+	}
+	rows, err := balanceRows(ctx, tx, account, from, to, g)
 	if err != nil {
 		return err
 	}
 	f.SetBalances(rows)
 	tally := f.Tally()
-	if err := tallyStatuses(ctx, tx, tally, account, from, to, stampGrain); err != nil {
+	if err := tallyStatuses(ctx, tx, tally, account, from, to, g); err != nil {
 		return err
 	}
 	f.Statuses, f.StatusCounts = tally.Lists()
-	changes, err := changeRows(ctx, tx, account, from, to, stampGrain)
+	changes, err := changeRows(ctx, tx, account, from, to, g)
 	if err != nil {
 		return err
 	}
