@@ -1,0 +1,176 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/cardsync/cardsync/sim"
+)
+
+// layoutJS measures the page as shown at the viewport's width: what
+// sticks out of the viewport (a table's scroll box counts, not the table
+// inside it), the points of each chart shown, text drawn under 11 px (an
+// SVG label's size times its chart's scale), the colours of each legend,
+// and whether the latest balances table fits its box (no value cut).
+const layoutJS = `(() => {
+  const vw = document.documentElement.clientWidth;
+  const out = {vw, scrollW: document.documentElement.scrollWidth, wide: [], charts: [], small: [], legends: [], cut: []};
+  const name = el => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + ' "' + (el.textContent || '').trim().slice(0, 40) + '"';
+  for (const el of document.querySelectorAll('body *')) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 && r.height === 0) continue;
+    if (el.closest('div.scroll') && !el.matches('div.scroll')) continue;
+    if (r.left < -0.5 || r.right > vw + 0.5) out.wide.push(name(el) + ' ' + Math.round(r.left) + '..' + Math.round(r.right));
+  }
+  for (const svg of document.querySelectorAll('svg.chart')) {
+    if (svg.getBoundingClientRect().width === 0) continue;
+    out.charts.push({id: svg.getAttribute('aria-labelledby'), points: Number(svg.dataset.points)});
+  }
+  for (const el of document.querySelectorAll('svg.chart text, ul.legend li, td, th, caption, figcaption, p, dt, dd, h1, h2')) {
+    if (el.getBoundingClientRect().width === 0) continue;
+    let px = parseFloat(getComputedStyle(el).fontSize);
+    if (el.ownerSVGElement) px *= el.ownerSVGElement.getScreenCTM().a;
+    if (px < 11) out.small.push(name(el) + ' ' + px.toFixed(1) + 'px');
+  }
+  for (const ul of document.querySelectorAll('ul.legend')) {
+    if (ul.getBoundingClientRect().width === 0) continue;
+    out.legends.push([...ul.querySelectorAll('li')].map(li => getComputedStyle(li).getPropertyValue('--k').trim()));
+  }
+  const box = document.querySelector('#h-balances ~ div.scroll');
+  if (box && box.scrollWidth > box.clientWidth) out.cut.push('latest balances ' + box.scrollWidth + ' > ' + box.clientWidth);
+  for (const el of document.querySelectorAll('figcaption, h1, h2, dd')) {
+    if (el.scrollWidth > el.clientWidth + 1) out.cut.push(name(el));
+  }
+  return out;
+})()`
+
+// layout is what layoutJS returns.
+type layout struct {
+	VW      float64 `json:"vw"`
+	ScrollW float64 `json:"scrollW"`
+	Wide    []string
+	Charts  []struct {
+		ID     string
+		Points int
+	}
+	Small   []string
+	Legends [][]string
+	Cut     []string
+}
+
+// measureLayout loads page in headless Chromium (chromedp) at width css
+// px and runs layoutJS.
+func measureLayout(t *testing.T, chromium, page string, width int64) layout {
+	t.Helper()
+	dir := t.TempDir()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
+		chromedp.UserDataDir(filepath.Join(dir, "profile")), chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
+		chromedp.Flag("hide-scrollbars", false), chromedp.Env("HOME="+dir))
+	actx, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.EmulateViewport(width, 900)); err != nil {
+		t.Fatalf("chromium at %d px: %v", width, err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Navigate("file://"+page)); err != nil {
+		t.Fatalf("chromium: load %s: %v", page, err)
+	}
+	l, err := chromedp.Run(ctx, chromedp.Evaluate[layout](layoutJS))
+	if err != nil {
+		t.Fatalf("chromium at %d px: measure: %v", width, err)
+	}
+	return l
+}
+
+// TestReportLayoutInChromium renders the report of a warehouse minutes
+// old (three runs on the simulator) in a real headless Chromium at 1400
+// and 400 px wide: nothing wider than the viewport (tables scroll in
+// their own box), the latest balances and the titles whole, each chart
+// shown with at least two points (one per run), text at least 11 px as
+// drawn, and each legend's colours distinct.
+func TestReportLayoutInChromium(t *testing.T) {
+	chromium := findChromium(t)
+	up := newUpstream(t, sim.Options{Seed: 25, Cards: 120, OddData: true, AccountDrift: true})
+	d := newDeployment(t, up)
+	d.backfillOK(t)
+	var ordinary []sim.Card
+	for _, c := range up.Cards() {
+		if c.Odd == "" {
+			ordinary = append(ordinary, c)
+		}
+	}
+	up.UpdateCard(ordinary[0].ID)
+	up.RemoveCard(ordinary[1].ID)
+	d.backfillOK(t)
+	d.backfillOK(t)
+	page := filepath.Join(d.dir, "report.html")
+	if code, out, errOut := d.run("report", "-o", page); code != 0 {
+		t.Fatalf("report exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(strings.ToLower(string(html)), "<script") {
+		t.Error("the report has a script")
+	}
+	t.Run("probe", func(t *testing.T) {
+		// A page with each fault: the checks below must see them.
+		probe := filepath.Join(t.TempDir(), "probe.html")
+		bad := `<!DOCTYPE html><meta name="viewport" content="width=device-width"><body>
+<div style="width:700px">wide</div><figure><figcaption style="white-space:nowrap;overflow:hidden">` + strings.Repeat("title ", 40) + `</figcaption>
+<svg class="chart" viewBox="0 0 720 200" data-points="1" aria-labelledby="x"><text x="1" y="9" style="font-size:11px">tiny</text></svg>
+<ul class="legend"><li style="--k:#0072b2">a</li><li style="--k:#0072b2">b</li></ul></figure>`
+		if err := os.WriteFile(probe, []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		l := measureLayout(t, chromium, probe, 400)
+		if l.ScrollW <= l.VW || len(l.Wide) == 0 || len(l.Cut) == 0 || len(l.Charts) != 1 || l.Charts[0].Points != 1 ||
+			len(l.Small) == 0 || len(l.Legends) != 1 || l.Legends[0][0] != l.Legends[0][1] {
+			t.Fatalf("the checks miss a fault of the probe page: %+v", l)
+		}
+	})
+	for _, width := range []int64{1400, 400} {
+		t.Run(fmt.Sprint(width), func(t *testing.T) {
+			l := measureLayout(t, chromium, page, width)
+			t.Logf("%d px: viewport %v, document %v wide; %d charts, %d legends", width, l.VW, l.ScrollW, len(l.Charts), len(l.Legends))
+			if l.ScrollW > l.VW || len(l.Wide) > 0 {
+				t.Errorf("document %v px wide in a %v px viewport; wider than it: %q", l.ScrollW, l.VW, l.Wide)
+			}
+			if len(l.Cut) > 0 {
+				t.Errorf("cut: %q", l.Cut)
+			}
+			if len(l.Charts) < 9 {
+				t.Errorf("%d charts shown, want the 5 balances, 2 card and 2 run charts", len(l.Charts))
+			}
+			for _, c := range l.Charts {
+				if c.Points < 2 {
+					t.Errorf("chart %s draws %d points, want at least 2 (one per run)", c.ID, c.Points)
+				}
+			}
+			if len(l.Small) > 0 {
+				t.Errorf("text under 11 px: %q", l.Small)
+			}
+			for _, lg := range l.Legends {
+				seen := map[string]bool{}
+				for _, c := range lg {
+					if c == "" || seen[c] {
+						t.Errorf("legend colours %q: want one of its own for each entry", lg)
+						break
+					}
+					seen[c] = true
+				}
+			}
+		})
+	}
+}
