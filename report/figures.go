@@ -64,11 +64,14 @@ func balanceFigure(t timeline, name string, rows []load.BalanceDay) figure {
 	c.lines, c.bands = []lineSeries{line}, []bandSeries{band}
 	first, last := rows[0], rows[len(rows)-1]
 	at := func(b load.BalanceDay) string { return t.per + " " + t.label(b.Slot) }
-	c.desc = fmt.Sprintf("%s over %d %ss with snapshots: %s at the start of %s, %s at the end of %s; lowest %s in %s, highest %s in %s. The line is each %s's last value, the band its lowest to highest.",
+	c.desc = fmt.Sprintf("%s over %d %ss with snapshots: %s at the start of %s, %s at the end of %s; lowest %s in %s, highest %s in %s. The line is each %s's last value",
 		name, len(rows), t.per, first.FirstText, at(first), last.LastText, at(last), lo.MinText, at(lo), hi.MaxText, at(hi), t.per)
 	legend := []legendItem{{cBlue, "last value of the " + t.per, true}}
 	if band.hasWidth() {
 		legend = append(legend, legendItem{cOrange, "lowest to highest (band)", false})
+		c.desc += ", the band its lowest to highest."
+	} else {
+		c.desc += "; it never moved within a " + t.per + "."
 	}
 	return figure{Title: c.title, SVG: c.svg(), Legend: legend}
 }

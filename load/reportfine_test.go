@@ -1,0 +1,112 @@
+package load
+
+import (
+	"testing"
+	"time"
+)
+
+func runsEvery(start time.Time, n int, every time.Duration) []RunPoint {
+	var out []RunPoint
+	for i := range n {
+		out = append(out, RunPoint{ID: int64(i + 1), StartedAt: start.Add(time.Duration(i) * every)})
+	}
+	return out
+}
+
+// TestPlanFine: under 72 hours of data a period is drawn per run (up to
+// 72 runs) or per UTC hour; from 72 hours, or with no run listed, per day.
+func TestPlanFine(t *testing.T) {
+	now := time.Date(2026, 3, 3, 12, 30, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name   string
+		since  time.Time
+		runs   []RunPoint
+		unit   string
+		starts int
+	}{
+		{"three runs in a minute", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-time.Minute), 3, time.Second), FineRun, 3},
+		{"a day of hourly runs", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-24*time.Hour), 24, time.Hour), FineRun, 24},
+		{"a day of 5-minute runs", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-24*time.Hour), 288, 5*time.Minute), FineHour, 25},
+		{"a period of two hours in a long history", now.Add(-2 * time.Hour), runsEvery(now.Add(-2*time.Hour), 100, time.Minute), FineHour, 3},
+		{"four days", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-96*time.Hour), 4, 24*time.Hour), "", 0},
+		{"no run listed", now.Add(-time.Hour), nil, "", 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := NewReportData("w.db", tt.since, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.RunPoints = tt.runs
+			f := PlanFine(&d)
+			if tt.unit == "" {
+				if f != nil {
+					t.Fatalf("fine %s with %d slots, want per day", f.Unit, len(f.Starts))
+				}
+				return
+			}
+			if f == nil || f.Unit != tt.unit || len(f.Starts) != tt.starts {
+				t.Fatalf("fine %+v, want %s with %d slots", f, tt.unit, tt.starts)
+			}
+		})
+	}
+}
+
+// TestFineMerges: rows per run or per stamp are merged into their slots:
+// first of the first, lowest, highest, last of the last.
+func TestFineMerges(t *testing.T) {
+	now := time.Date(2026, 3, 3, 12, 30, 0, 0, time.UTC)
+	f := &FineData{Unit: FineHour, Starts: []time.Time{now.Truncate(time.Hour).Add(-time.Hour), now.Truncate(time.Hour)}}
+	h := f.Starts[1]
+	f.SetBalances([]BalanceDay{
+		NewBalanceDay("balance", h.Add(-2*time.Hour), 1, 5, 5, 5, 5), // before the first hour: in it
+		NewBalanceDay("balance", h.Add(time.Minute), 1, 10, 10, 10, 10),
+		NewBalanceDay("balance", h.Add(2*time.Minute), 2, 7, 3, 12, 9),
+	})
+	want := []BalanceDay{NewBalanceDay("balance", f.Starts[0], 1, 5, 5, 5, 5), NewBalanceDay("balance", h, 3, 10, 3, 12, 9)}
+	want[1].Slot = 1
+	if len(f.Balances) != 2 || f.Balances[0] != want[0] || f.Balances[1] != want[1] {
+		t.Errorf("balances %+v, want %+v", f.Balances, want)
+	}
+	r := &FineData{Unit: FineRun, Starts: []time.Time{now, now}, Runs: []int64{4, 7}}
+	r.AddChanges([]ChangeDay{{Run: 3, New: 1}, {Run: 4, New: 2}, {Run: 7, Changed: 1}, {Run: 7, Removed: 1}})
+	if len(r.CardChanges) != 2 || r.CardChanges[0].New != 3 || r.CardChanges[1].Changed != 1 || r.CardChanges[1].Removed != 1 || r.CardChanges[1].Run != 7 {
+		t.Errorf("changes per run %+v", r.CardChanges)
+	}
+}
+
+// TestCardSumsExact: balances are summed exactly per currency, at the
+// most decimals written, where float64 is wrong (0.1 + 0.2; cents beyond
+// 2^53); what is no amount is counted, never dropped.
+func TestCardSumsExact(t *testing.T) {
+	tally := NewCardSumTally()
+	s := func(v string) *string { return &v }
+	tally.Add(s(`"USD"`), s(`"0.10"`), 1)
+	tally.Add(s(`"USD"`), s(`0.2`), 1)
+	tally.Add(s(`"EUR"`), s(`"90071992547409.93"`), 1)
+	tally.Add(s(`"EUR"`), s(`"0.01"`), 2)
+	tally.Add(s(`"EUR"`), s(`"abc"`), 1)
+	tally.Add(s(`"EUR"`), s(`true`), 1)
+	tally.Add(s(`"EUR"`), s(`null`), 1)
+	tally.Add(s(`"EUR"`), nil, 1)
+	tally.Add(nil, s(`"-5.5"`), 1)
+	tally.Add(s(`null`), s(`"1.25"`), 1)
+	tally.Add(s(`7`), s(`"1"`), 1)
+	got, err := tally.Sums()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []CardSum{
+		{Currency: OddCurrency, Cards: 1, Summed: 1, Sum: "1", Scale: 0},
+		{Currency: "EUR", Cards: 7, Summed: 3, Sum: "90071992547409.95", Scale: 2, Unparsed: 4},
+		{Currency: "USD", Cards: 2, Summed: 2, Sum: "0.30", Scale: 2},
+		{Currency: NoCurrency, Cards: 2, Summed: 2, Sum: "-4.25", Scale: 2},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("sums %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("sum %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
