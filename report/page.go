@@ -144,7 +144,15 @@ func newPage(ctx context.Context, d load.ReportData) (page, error) {
 	if err := ctx.Err(); err != nil {
 		return page{}, err
 	}
-	for _, r := range d.LastRuns {
+	p.LastRuns, p.ChangedCards = runRows(d.LastRuns), changeViews(d.ChangedCards)
+	return p, nil
+}
+
+// runRows are the runs table's rows: durations exact to the second, to
+// the last heartbeat while a run runs.
+func runRows(runs []load.Run) []runRow {
+	var out []runRow
+	for _, r := range runs {
 		row := runRow{Run: r, Started: stamp(r.StartedAt), Consistent: "–"}
 		end := r.HeartbeatAt
 		if r.FinishedAt != nil {
@@ -154,16 +162,23 @@ func newPage(ctx context.Context, d load.ReportData) (page, error) {
 		if r.WalkConsistent != nil {
 			row.Consistent = map[bool]string{true: "yes", false: "no"}[*r.WalkConsistent]
 		}
-		p.LastRuns = append(p.LastRuns, row)
+		out = append(out, row)
 	}
-	for _, c := range d.ChangedCards {
+	return out
+}
+
+// changeViews are the changed cards' rows, each with at most
+// maxFieldsShown fields.
+func changeViews(changes []load.CardChange) []changeView {
+	var out []changeView
+	for _, c := range changes {
 		v := changeView{CardChange: c, When: stamp(c.At), Shown: c.Fields}
 		if len(c.Fields) > maxFieldsShown {
 			v.Shown, v.Hidden = c.Fields[:maxFieldsShown], len(c.Fields)-maxFieldsShown
 		}
-		p.ChangedCards = append(p.ChangedCards, v)
+		out = append(out, v)
 	}
-	return p, nil
+	return out
 }
 
 // trimToData drops the days of the period before the first one with any
