@@ -12,6 +12,8 @@ import (
 
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/load/sqlite"
+	"github.com/cardsync/cardsync/money"
+	"github.com/cardsync/cardsync/sim"
 )
 
 // TestReportDataFromSimulator checks load's report queries against a
@@ -79,6 +81,45 @@ func TestReportDataFromSimulator(t *testing.T) {
 	}
 	if balanceDays == 0 {
 		t.Error("no balance per day")
+	}
+	checkCardSums(t, d, sw.srv.Cards())
+	// Minutes of history: one slot per run, each with its snapshot.
+	if f := d.Fine; f == nil || f.Unit != load.FineRun || len(f.Starts) != sw.runs || len(f.Balances) != sw.runs*5 {
+		t.Errorf("fine %+v, want %d runs with 5 amounts each", f, sw.runs)
+	}
+}
+
+// checkCardSums compares the report's card sums with the simulator's
+// truth: per currency, its ordinary cards and the exact sum of their
+// balances (odd items carry no currency); every current card counted.
+func checkCardSums(t *testing.T, d load.ReportData, cards []sim.Card) {
+	t.Helper()
+	want := map[string]int64{}
+	n := map[string]int64{}
+	for _, c := range cards {
+		if c.Odd != "" {
+			continue
+		}
+		a, err := money.Parse(c.Balance, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[c.Currency] += a.Minor()
+		n[c.Currency]++
+	}
+	var total int64
+	for _, s := range d.CardSums {
+		total += s.Cards
+		if s.Currency == load.NoCurrency {
+			continue
+		}
+		if s.Sum != money.FromMinor(want[s.Currency], 2).String() || s.Cards != n[s.Currency] || s.Unparsed != 0 {
+			t.Errorf("%s: %+v, want %d cards summing to %s", s.Currency, s, n[s.Currency], money.FromMinor(want[s.Currency], 2))
+		}
+		delete(want, s.Currency)
+	}
+	if total != d.CurrentCards || len(want) > 0 {
+		t.Errorf("card sums count %d cards of %d current; currencies missing: %v", total, d.CurrentCards, want)
 	}
 }
 
