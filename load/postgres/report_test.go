@@ -273,3 +273,65 @@ func lineDiff(a, b string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestReportDataPerHourAsSQLite: 80 runs ten minutes apart (more than
+// load.ReportFineRuns in under 72 hours) are drawn per UTC hour, the same
+// from both warehouses: a snapshot and a card walk each run, a card's
+// status changing every fourth.
+func TestReportDataPerHourAsSQLite(t *testing.T) {
+	bs := backends(t, 0.5, 0)
+	if len(bs) < 2 {
+		t.Skip("no PostgreSQL server")
+	}
+	got := make([]load.ReportData, len(bs))
+	for i, b := range bs {
+		ctx := t.Context()
+		start := b.clk.Now()
+		for k := range 80 {
+			b.clk.Set(start.Add(time.Duration(k) * 10 * time.Minute))
+			run := startRun(t, b.s)
+			status := []string{"active", "frozen"}[k/4%2]
+			commit(t, b.s, run, reportPage([]load.Card{reportCard("1", `,"status":"`+status+`","currency":"HKD","balance":"1.5"`),
+				reportCard("2", `,"status":"active","currency":"HKD","balance":"2.25"`)}))
+			if _, err := b.s.FinishWalk(ctx, run, load.StreamCards, load.WalkEnd{Consistent: true}); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.s.SaveAccount(ctx, run, load.Account{Snapshot: account.Snapshot{Balance: amount(int64(k * 100))}}); err != nil {
+				t.Fatal(err)
+			}
+			b.clk.Advance(3 * time.Second)
+			if err := b.s.FinishRun(ctx, run, load.RunResult{Status: load.StatusSucceeded}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		now := b.clk.Now().Add(time.Minute)
+		d, err := b.s.(load.Reporter).ReportData(ctx, now.Add(-90*24*time.Hour), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Path = ""
+		got[i] = d
+	}
+	if !reflect.DeepEqual(got[0], got[1]) {
+		l, _ := json.MarshalIndent(got[0], "", " ")
+		p, _ := json.MarshalIndent(got[1], "", " ")
+		t.Errorf("PostgreSQL's ReportData differs from SQLite's:\n%s", lineDiff(string(l), string(p)))
+	}
+	f := got[1].Fine
+	if f == nil || f.Unit != load.FineHour || len(f.Starts) < 14 || len(f.Starts) > 15 {
+		t.Fatalf("80 runs in 13 hours: fine %+v, want per hour", f)
+	}
+	var snapshots int64
+	for _, b := range f.Balances {
+		snapshots += b.Snapshots
+		if b.Day.Minute() != 0 || b.Day.Second() != 0 {
+			t.Errorf("balance slot %v is not an hour", b.Day)
+		}
+	}
+	if snapshots != 80 || len(f.Statuses) != 2 {
+		t.Errorf("%d snapshots in the hours, statuses %q", snapshots, f.Statuses)
+	}
+	if want := (load.CardSum{Currency: "HKD", Cards: 2, Summed: 2, Sum: "3.75", Scale: 2}); len(got[1].CardSums) != 1 || got[1].CardSums[0] != want {
+		t.Errorf("card sums %+v, want %+v", got[1].CardSums, want)
+	}
+}
