@@ -78,6 +78,8 @@ type ReportData struct {
 	CardChanges []ChangeDay
 	// RunDays summarise the runs started on each day that has any.
 	RunDays []RunDay
+	// FirstRunAt is when the period's first run started (nil: no run).
+	FirstRunAt *time.Time
 	// RunPoints lists every run of the period, oldest first, when there are
 	// at most ReportRunPoints of them (nil otherwise).
 	RunPoints []RunPoint

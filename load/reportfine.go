@@ -47,13 +47,15 @@ type FineData struct {
 }
 
 // PlanFine returns the slots of d's finer axis, without data, or nil when
-// the period is drawn per day: when it lists no run (RunPoints) or its
-// first run started ReportFineSpan or more before its end.
+// the period is drawn per day: when it has no run (FirstRunAt) or its
+// first run started ReportFineSpan or more before its end. It is per run
+// when the period lists at most ReportFineRuns runs (RunPoints), else
+// per hour from the first run's.
 func PlanFine(d *ReportData) *FineData {
-	if len(d.RunPoints) == 0 {
+	if d.FirstRunAt == nil {
 		return nil
 	}
-	first := d.RunPoints[0].StartedAt
+	first := *d.FirstRunAt
 	if first.Before(d.Since) {
 		first = d.Since
 	}
@@ -61,7 +63,7 @@ func PlanFine(d *ReportData) *FineData {
 		return nil
 	}
 	sorted := slices.IsSortedFunc(d.RunPoints, func(a, b RunPoint) int { return a.StartedAt.Compare(b.StartedAt) })
-	if len(d.RunPoints) <= ReportFineRuns && sorted {
+	if len(d.RunPoints) > 0 && len(d.RunPoints) <= ReportFineRuns && sorted {
 		f := &FineData{Unit: FineRun}
 		for _, r := range d.RunPoints {
 			f.Starts = append(f.Starts, r.StartedAt)

@@ -18,18 +18,21 @@ func runsEvery(start time.Time, n int, every time.Duration) []RunPoint {
 func TestPlanFine(t *testing.T) {
 	now := time.Date(2026, 3, 3, 12, 30, 0, 0, time.UTC)
 	for _, tt := range []struct {
-		name   string
-		since  time.Time
-		runs   []RunPoint
+		name  string
+		since time.Time
+		runs  []RunPoint
+		// first is the first run's start when runs is nil (too many).
+		first  time.Duration
 		unit   string
 		starts int
 	}{
-		{"three runs in a minute", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-time.Minute), 3, time.Second), FineRun, 3},
-		{"a day of hourly runs", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-24*time.Hour), 24, time.Hour), FineRun, 24},
-		{"a day of 5-minute runs", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-24*time.Hour), 288, 5*time.Minute), FineHour, 25},
-		{"a period of two hours in a long history", now.Add(-2 * time.Hour), runsEvery(now.Add(-2*time.Hour), 100, time.Minute), FineHour, 3},
-		{"four days", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-96*time.Hour), 4, 24*time.Hour), "", 0},
-		{"no run listed", now.Add(-time.Hour), nil, "", 0},
+		{"three runs in a minute", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-time.Minute), 3, time.Second), 0, FineRun, 3},
+		{"a day of hourly runs", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-24*time.Hour), 24, time.Hour), 0, FineRun, 24},
+		{"a day of 5-minute runs", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-24*time.Hour), 288, 5*time.Minute), 0, FineHour, 25},
+		{"a period of two hours in a long history", now.Add(-2 * time.Hour), runsEvery(now.Add(-2*time.Hour), 100, time.Minute), 0, FineHour, 3},
+		{"two days of 5-minute runs, too many to list", now.Add(-90 * 24 * time.Hour), nil, 48 * time.Hour, FineHour, 49},
+		{"four days", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-96*time.Hour), 4, 24*time.Hour), 0, "", 0},
+		{"no run listed", now.Add(-time.Hour), nil, 0, "", 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			d, err := NewReportData("w.db", tt.since, now)
@@ -37,6 +40,12 @@ func TestPlanFine(t *testing.T) {
 				t.Fatal(err)
 			}
 			d.RunPoints = tt.runs
+			if len(tt.runs) > 0 {
+				d.FirstRunAt = &tt.runs[0].StartedAt
+			} else if tt.first > 0 {
+				at := now.Add(-tt.first)
+				d.FirstRunAt = &at
+			}
 			f := PlanFine(&d)
 			if tt.unit == "" {
 				if f != nil {

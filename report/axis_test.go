@@ -50,6 +50,7 @@ func youngData(t *testing.T) load.ReportData {
 		d.RunPoints = append(d.RunPoints, load.RunPoint{ID: int64(i + 5), StartedAt: now.Add(time.Duration(i-3) * time.Minute),
 			Status: load.StatusSucceeded, Seconds: int64(i % 2 * 2), FetchMillis: int64(i%2*1224 + 10)})
 	}
+	d.FirstRunAt = &d.RunPoints[0].StartedAt
 	d.Fine = load.PlanFine(&d)
 	var rows []load.BalanceDay
 	for i := range 3 {

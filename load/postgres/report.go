@@ -335,8 +335,19 @@ func (r *reportRead) runs(ctx context.Context) error {
 		r.d.RunDays = append(r.d.RunDays, d)
 		return nil
 	})
-	if err != nil || total > load.ReportRunPoints {
+	if err != nil || total == 0 {
 		return err
+	}
+	// At whole seconds, as the SQLite warehouse stores it.
+	var first time.Time
+	if err := r.tx.QueryRow(ctx, `SELECT date_trunc('second', min(started_at)) FROM sync_runs WHERE account = $1 AND started_at >= $2 AND started_at <= $3`,
+		r.account, r.from, r.to).Scan(&first); err != nil {
+		return err
+	}
+	first = first.UTC()
+	r.d.FirstRunAt = &first
+	if total > load.ReportRunPoints {
+		return nil
 	}
 	return r.each(ctx, `SELECT run_id, started_at, `+runSeconds+`, status, rate_limited, cards_rejected, removals_held,
 			(SELECT coalesce(sum(duration_ms), 0)::bigint FROM run_pages p WHERE p.run_id = sync_runs.run_id)

@@ -264,8 +264,18 @@ func reportRuns(ctx context.Context, tx *sql.Tx, d *load.ReportData, account, fr
 		d.RunDays = append(d.RunDays, r)
 		return nil
 	})
-	if err != nil || total > load.ReportRunPoints {
+	if err != nil || total == 0 {
 		return err
+	}
+	var first string
+	if err := tx.QueryRowContext(ctx, `SELECT min(started_at) FROM sync_runs WHERE account = ? AND started_at >= ? AND started_at <= ?`,
+		account, from, to).Scan(&first); err != nil {
+		return err
+	}
+	at := parseTime(first)
+	d.FirstRunAt = &at
+	if total > load.ReportRunPoints {
+		return nil
 	}
 	err = eachRow(ctx, tx, `SELECT run_id, started_at, `+runSeconds+`, status, rate_limited, cards_rejected, removals_held,
 			(SELECT coalesce(sum(duration_ms), 0) FROM run_pages p WHERE p.run_id = sync_runs.run_id)
