@@ -146,9 +146,11 @@ type ChangeDay struct {
 	New, Changed, Removed, Returned int64
 }
 
-// RunDay summarises the runs started on one UTC day.
+// RunDay summarises the runs started on one UTC day; in FineData, in
+// one hour (Day is its start, Slot its index).
 type RunDay struct {
 	Day                                          time.Time
+	Slot                                         int
 	Runs, Succeeded, Failed, Interrupted         int64
 	Abandoned, Running                           int64
 	MaxSeconds, TotalSeconds                     int64

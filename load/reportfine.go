@@ -44,6 +44,9 @@ type FineData struct {
 	StatusCounts [][]int64
 	// CardChanges count the card versions per slot with any.
 	CardChanges []ChangeDay
+	// RunHours summarise the runs per hour with any, when the period has
+	// too many to list (RunPoints is nil) and is drawn per hour.
+	RunHours []RunDay
 }
 
 // PlanFine returns the slots of d's finer axis, without data, or nil when
@@ -150,6 +153,27 @@ func (f *FineData) AddChanges(rows []ChangeDay) {
 				s.Run = f.Runs[i]
 			}
 			f.CardChanges = append(f.CardChanges, s)
+		}
+	}
+}
+
+// AddRuns merges the warehouse's run summaries per stamp (any order) into
+// f.RunHours, one per hour with any: counts add up, the longest is kept.
+func (f *FineData) AddRuns(rows []RunDay) {
+	sums := make([]RunDay, len(f.Starts))
+	for _, r := range rows {
+		i := f.Slot(r.Day)
+		s := &sums[i]
+		s.Runs, s.Succeeded, s.Failed, s.Interrupted = s.Runs+r.Runs, s.Succeeded+r.Succeeded, s.Failed+r.Failed, s.Interrupted+r.Interrupted
+		s.Abandoned, s.Running = s.Abandoned+r.Abandoned, s.Running+r.Running
+		s.MaxSeconds, s.TotalSeconds = max(s.MaxSeconds, r.MaxSeconds), s.TotalSeconds+r.TotalSeconds
+		s.RateLimited, s.Retries, s.Rejected, s.RemovalsHeld = s.RateLimited+r.RateLimited, s.Retries+r.Retries, s.Rejected+r.Rejected, s.RemovalsHeld+r.RemovalsHeld
+	}
+	f.RunHours = nil
+	for i, s := range sums {
+		if s.Runs > 0 {
+			s.Day, s.Slot = f.Starts[i], i
+			f.RunHours = append(f.RunHours, s)
 		}
 	}
 }

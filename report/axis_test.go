@@ -140,3 +140,24 @@ func TestTimelineUnits(t *testing.T) {
 		t.Errorf("2 hours: per %s, %d slots, labels %q %q", tl.per, tl.slots, tl.label(0), tl.label(1))
 	}
 }
+
+// TestRunsPerHour: too many runs to list in under 3 days are drawn per
+// UTC hour.
+func TestRunsPerHour(t *testing.T) {
+	now := time.Date(2026, 3, 3, 12, 0, 0, 0, time.UTC)
+	d, err := load.NewReportData("w.db", now.Add(-90*24*time.Hour), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := now.Add(-30 * time.Hour)
+	d.FirstRunAt = &first
+	d.Fine = load.PlanFine(&d)
+	d.Fine.AddRuns([]load.RunDay{{Day: first, Runs: 12, Succeeded: 12, MaxSeconds: 4}, {Day: now.Add(-time.Minute), Runs: 11, Succeeded: 10, Failed: 1, MaxSeconds: 7}})
+	figs, note := runFigures(d)
+	if !strings.Contains(note, "one bar per UTC hour") || len(figs) != 3 || figs[0].Title != "Runs per hour, by outcome" {
+		t.Fatalf("note %q, figures %+v", note, figs)
+	}
+	if svg := string(figs[1].SVG); !strings.Contains(svg, `data-points="2"`) || !strings.Contains(svg, "took 7 s, in hour 11h") {
+		t.Errorf("longest run per hour: %s", svg)
+	}
+}

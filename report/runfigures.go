@@ -57,8 +57,18 @@ func runFigures(d load.ReportData) ([]figure, string) {
 	if d.RunPoints != nil {
 		return perRunFigures(d.RunPoints), "One bar per run. A run's duration is from its stamps, in whole seconds (under 1 s draws no bar); the line is the time its pages took to fetch, to the millisecond."
 	}
+	if f := d.Fine; f != nil && f.Unit == load.FineHour {
+		return perSlotFigures(f.RunHours, fineTimeline(f)), fmt.Sprintf("More than %d runs in the period: one bar per UTC hour.", load.ReportRunPoints)
+	}
 	t := newTimeline(load.ReportData{Days: d.Days})
-	return perDayFigures(d, t), fmt.Sprintf("More than %d runs in the period: one bar per day.", load.ReportRunPoints)
+	var rows []load.RunDay
+	for _, r := range d.RunDays {
+		if len(d.Days) > 0 {
+			r.Slot = int(r.Day.Sub(d.Days[0]) / (24 * time.Hour))
+			rows = append(rows, r)
+		}
+	}
+	return perSlotFigures(rows, t), fmt.Sprintf("More than %d runs in the period: one bar per day.", load.ReportRunPoints)
 }
 
 // perRunFigures draws each run's duration, by outcome, and its problems.
@@ -103,14 +113,14 @@ func perRunFigures(points []load.RunPoint) []figure {
 	}
 }
 
-// perDayFigures draws the runs per day, by outcome, each day's longest run
-// and each day's problems.
-func perDayFigures(d load.ReportData, t timeline) []figure {
+// perSlotFigures draws the runs per day or hour (rows with their Slot on
+// t), by outcome, each slot's longest run and each slot's problems.
+func perSlotFigures(rows []load.RunDay, t timeline) []figure {
 	outcomes := runOutcomes()
 	n := t.slots
-	byDay := &chart{id: "run-outcomes", title: "Runs per day, by outcome", unit: "runs", slots: n, slotLabel: t.label, yLabel: count, zero: true}
-	longest := &chart{id: "run-longest", title: "Longest run of each day", unit: "s", slots: n, slotLabel: t.label, yLabel: count, zero: true}
-	probs := &chart{id: "run-problems", title: "429 answers, rejected items and held removals per day", unit: "count", slots: n, slotLabel: t.label, yLabel: count, zero: true}
+	byDay := &chart{id: "run-outcomes", title: "Runs " + t.slotName() + ", by outcome", unit: "runs", slots: n, slotLabel: t.label, yLabel: count, zero: true}
+	longest := &chart{id: "run-longest", title: "Longest run of each " + t.per, unit: "s", slots: n, slotLabel: t.label, yLabel: count, zero: true}
+	probs := &chart{id: "run-problems", title: "429 answers, rejected items and held removals " + t.slotName(), unit: "count", slots: n, slotLabel: t.label, yLabel: count, zero: true}
 	vals := map[string][]int64{}
 	for _, o := range outcomes {
 		vals[o] = make([]int64, n)
@@ -119,8 +129,8 @@ func perDayFigures(d load.ReportData, t timeline) []figure {
 	line := lineSeries{color: cBlue}
 	var tot [5]int64
 	var maxDay load.RunDay
-	for _, r := range d.RunDays {
-		i := int(r.Day.Sub(d.Days[0]) / (24 * time.Hour))
+	for _, r := range rows {
+		i := r.Slot
 		if i < 0 || i >= n {
 			continue
 		}
@@ -142,7 +152,10 @@ func perDayFigures(d load.ReportData, t timeline) []figure {
 	}
 	byDay.desc = fmt.Sprintf("Runs in the period: %d succeeded, %d failed, %d interrupted, %d abandoned, %d running.", tot[0], tot[1], tot[2], tot[3], tot[4])
 	longest.lines = []lineSeries{line}
-	longest.desc = fmt.Sprintf("The longest run took %s, on %s.", seconds(maxDay.MaxSeconds), day(maxDay.Day))
+	longest.desc = "No run in the period."
+	if !maxDay.Day.IsZero() {
+		longest.desc = fmt.Sprintf("The longest run took %s, in %s %s.", seconds(maxDay.MaxSeconds), t.per, t.label(maxDay.Slot))
+	}
 	probs.bars = problemBars(prob)
 	probs.desc = problemDesc(prob)
 	return []figure{

@@ -317,26 +317,17 @@ func (r *reportRead) changeRows(ctx context.Context, g grain) ([]load.ChangeDay,
 const runSeconds = `greatest(0, floor(extract(epoch FROM coalesce(finished_at, heartbeat_at)))::bigint - floor(extract(epoch FROM started_at))::bigint)`
 
 func (r *reportRead) runs(ctx context.Context) error {
-	var total int64
-	err := r.each(ctx, `SELECT `+utcDay("started_at")+` AS day, count(*),
-			count(*) FILTER (WHERE status = 'succeeded'), count(*) FILTER (WHERE status = 'failed'),
-			count(*) FILTER (WHERE status = 'interrupted'), count(*) FILTER (WHERE status = 'abandoned'),
-			count(*) FILTER (WHERE status = 'running'),
-			max(`+runSeconds+`), sum(`+runSeconds+`)::bigint,
-			sum(rate_limited)::bigint, sum(retries)::bigint, sum(cards_rejected)::bigint, sum(removals_held)::bigint
-		FROM sync_runs WHERE account = $1 AND started_at >= $2 AND started_at <= $3
-		GROUP BY day ORDER BY day`, []any{r.account, r.from, r.to}, func(row pgx.CollectableRow) error {
-		var d load.RunDay
-		if err := row.Scan(&d.Day, &d.Runs, &d.Succeeded, &d.Failed, &d.Interrupted, &d.Abandoned, &d.Running,
-			&d.MaxSeconds, &d.TotalSeconds, &d.RateLimited, &d.Retries, &d.Rejected, &d.RemovalsHeld); err != nil {
-			return err
-		}
-		total += d.Runs
-		r.d.RunDays = append(r.d.RunDays, d)
-		return nil
-	})
-	if err != nil || total == 0 {
+	rows, err := r.runDayRows(ctx, dayGrain)
+	if err != nil {
 		return err
+	}
+	r.d.RunDays = rows
+	var total int64
+	for _, d := range rows {
+		total += d.Runs
+	}
+	if total == 0 {
+		return nil
 	}
 	// At whole seconds, as the SQLite warehouse stores it.
 	var first time.Time
@@ -349,6 +340,35 @@ func (r *reportRead) runs(ctx context.Context) error {
 	if total > load.ReportRunPoints {
 		return nil
 	}
+	return r.runPoints(ctx)
+}
+
+// runDayRows summarises the period's runs grouped by g (of their start).
+func (r *reportRead) runDayRows(ctx context.Context, g grain) ([]load.RunDay, error) {
+	var rows []load.RunDay
+	err := r.each(ctx, `SELECT `+g.key("started_at")+` AS day, count(*),
+			count(*) FILTER (WHERE status = 'succeeded'), count(*) FILTER (WHERE status = 'failed'),
+			count(*) FILTER (WHERE status = 'interrupted'), count(*) FILTER (WHERE status = 'abandoned'),
+			count(*) FILTER (WHERE status = 'running'),
+			max(`+runSeconds+`), sum(`+runSeconds+`)::bigint,
+			sum(rate_limited)::bigint, sum(retries)::bigint, sum(cards_rejected)::bigint, sum(removals_held)::bigint
+		FROM sync_runs WHERE account = $1 AND started_at >= $2 AND started_at <= $3
+		GROUP BY day ORDER BY day`, []any{r.account, r.from, r.to}, func(row pgx.CollectableRow) error {
+		var d load.RunDay
+		var key any
+		if err := row.Scan(&key, &d.Runs, &d.Succeeded, &d.Failed, &d.Interrupted, &d.Abandoned, &d.Running,
+			&d.MaxSeconds, &d.TotalSeconds, &d.RateLimited, &d.Retries, &d.Rejected, &d.RemovalsHeld); err != nil {
+			return err
+		}
+		d.Day, _ = g.of(key)
+		rows = append(rows, d)
+		return nil
+	})
+	return rows, err
+}
+
+// runPoints lists each run of the period.
+func (r *reportRead) runPoints(ctx context.Context) error {
 	return r.each(ctx, `SELECT run_id, started_at, `+runSeconds+`, status, rate_limited, cards_rejected, removals_held,
 			(SELECT coalesce(sum(duration_ms), 0)::bigint FROM run_pages p WHERE p.run_id = sync_runs.run_id)
 		FROM sync_runs WHERE account = $1 AND started_at >= $2 AND started_at <= $3 ORDER BY run_id`, []any{r.account, r.from, r.to}, func(row pgx.CollectableRow) error {

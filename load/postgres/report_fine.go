@@ -82,6 +82,13 @@ func (r *reportRead) fine(ctx context.Context) error {
 		return err
 	}
 	f.AddChanges(changes)
+	if f.Unit == load.FineHour && r.d.RunPoints == nil {
+		runs, err := r.runDayRows(ctx, stampGrain)
+		if err != nil {
+			return err
+		}
+		f.AddRuns(runs)
+	}
 	r.d.Fine = f
 	return nil
 }

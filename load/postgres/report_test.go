@@ -274,21 +274,23 @@ func lineDiff(a, b string) string {
 	return strings.Join(out, "\n")
 }
 
-// TestReportDataPerHourAsSQLite: 80 runs ten minutes apart (more than
-// load.ReportFineRuns in under 72 hours) are drawn per UTC hour, the same
-// from both warehouses: a snapshot and a card walk each run, a card's
-// status changing every fourth.
+// TestReportDataPerHourAsSQLite: 410 runs five minutes apart (more than
+// load.ReportFineRuns, and than load.ReportRunPoints, in under 72 hours)
+// are drawn per UTC hour, runs included, the same from both warehouses: a
+// snapshot and a card walk each run, a card's status changing every
+// fourth.
 func TestReportDataPerHourAsSQLite(t *testing.T) {
 	bs := backends(t, 0.5, 0)
 	if len(bs) < 2 {
 		t.Skip("no PostgreSQL server")
 	}
+	const runs = load.ReportRunPoints + 10
 	got := make([]load.ReportData, len(bs))
 	for i, b := range bs {
 		ctx := t.Context()
 		start := b.clk.Now()
-		for k := range 80 {
-			b.clk.Set(start.Add(time.Duration(k) * 10 * time.Minute))
+		for k := range runs {
+			b.clk.Set(start.Add(time.Duration(k) * 5 * time.Minute))
 			run := startRun(t, b.s)
 			status := []string{"active", "frozen"}[k/4%2]
 			commit(t, b.s, run, reportPage([]load.Card{reportCard("1", `,"status":"`+status+`","currency":"HKD","balance":"1.5"`),
@@ -318,8 +320,18 @@ func TestReportDataPerHourAsSQLite(t *testing.T) {
 		t.Errorf("PostgreSQL's ReportData differs from SQLite's:\n%s", lineDiff(string(l), string(p)))
 	}
 	f := got[1].Fine
-	if f == nil || f.Unit != load.FineHour || len(f.Starts) < 14 || len(f.Starts) > 15 {
-		t.Fatalf("80 runs in 13 hours: fine %+v, want per hour", f)
+	if f == nil || f.Unit != load.FineHour || len(f.Starts) < 35 || len(f.Starts) > 36 || got[1].RunPoints != nil {
+		t.Fatalf("%d runs in 34 hours: fine %+v, want per hour", runs, f)
+	}
+	var hourRuns int64
+	for _, r := range f.RunHours {
+		hourRuns += r.Runs
+		if r.Runs > 12 || r.MaxSeconds != 3 {
+			t.Errorf("hour %+v: want at most 12 runs of 3 s", r)
+		}
+	}
+	if hourRuns != runs {
+		t.Errorf("%d runs in the hours, want %d", hourRuns, runs)
 	}
 	var snapshots int64
 	for _, b := range f.Balances {
@@ -328,7 +340,7 @@ func TestReportDataPerHourAsSQLite(t *testing.T) {
 			t.Errorf("balance slot %v is not an hour", b.Day)
 		}
 	}
-	if snapshots != 80 || len(f.Statuses) != 2 {
+	if snapshots != runs || len(f.Statuses) != 2 {
 		t.Errorf("%d snapshots in the hours, statuses %q", snapshots, f.Statuses)
 	}
 	if want := (load.CardSum{Currency: "HKD", Cards: 2, Summed: 2, Sum: "3.75", Scale: 2}); len(got[1].CardSums) != 1 || got[1].CardSums[0] != want {

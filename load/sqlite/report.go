@@ -245,8 +245,35 @@ func changeRows(ctx context.Context, tx *sql.Tx, account, from, to string, g gra
 const runSeconds = `max(0, CAST(strftime('%s', coalesce(finished_at, heartbeat_at)) AS INTEGER) - CAST(strftime('%s', started_at) AS INTEGER))`
 
 func reportRuns(ctx context.Context, tx *sql.Tx, d *load.ReportData, account, from, to string) error {
+	rows, err := runDayRows(ctx, tx, account, from, to, dayGrain)
+	if err != nil {
+		return err
+	}
+	d.RunDays = rows
 	var total int64
-	err := eachRow(ctx, tx, `SELECT substr(started_at, 1, 10) AS day, count(*),
+	for _, r := range rows {
+		total += r.Runs
+	}
+	if total == 0 {
+		return nil
+	}
+	var first string
+	if err := tx.QueryRowContext(ctx, `SELECT min(started_at) FROM sync_runs WHERE account = ? AND started_at >= ? AND started_at <= ?`,
+		account, from, to).Scan(&first); err != nil {
+		return err
+	}
+	at := parseTime(first)
+	d.FirstRunAt = &at
+	if total > load.ReportRunPoints {
+		return nil
+	}
+	return runPoints(ctx, tx, d, account, from, to)
+}
+
+// runDayRows summarises the period's runs grouped by g (of their start).
+func runDayRows(ctx context.Context, tx *sql.Tx, account, from, to string, g grain) ([]load.RunDay, error) {
+	var rows []load.RunDay
+	err := eachRow(ctx, tx, `SELECT `+g.key("started_at")+` AS day, count(*),
 			sum(status = 'succeeded'), sum(status = 'failed'), sum(status = 'interrupted'),
 			sum(status = 'abandoned'), sum(status = 'running'),
 			max(`+runSeconds+`), sum(`+runSeconds+`),
@@ -259,25 +286,16 @@ func reportRuns(ctx context.Context, tx *sql.Tx, d *load.ReportData, account, fr
 			&r.MaxSeconds, &r.TotalSeconds, &r.RateLimited, &r.Retries, &r.Rejected, &r.RemovalsHeld); err != nil {
 			return err
 		}
-		r.Day = parseDay(day)
-		total += r.Runs
-		d.RunDays = append(d.RunDays, r)
+		r.Day = g.parse(day)
+		rows = append(rows, r)
 		return nil
 	})
-	if err != nil || total == 0 {
-		return err
-	}
-	var first string
-	if err := tx.QueryRowContext(ctx, `SELECT min(started_at) FROM sync_runs WHERE account = ? AND started_at >= ? AND started_at <= ?`,
-		account, from, to).Scan(&first); err != nil {
-		return err
-	}
-	at := parseTime(first)
-	d.FirstRunAt = &at
-	if total > load.ReportRunPoints {
-		return nil
-	}
-	err = eachRow(ctx, tx, `SELECT run_id, started_at, `+runSeconds+`, status, rate_limited, cards_rejected, removals_held,
+	return rows, err
+}
+
+// runPoints lists each run of the period.
+func runPoints(ctx context.Context, tx *sql.Tx, d *load.ReportData, account, from, to string) error {
+	return eachRow(ctx, tx, `SELECT run_id, started_at, `+runSeconds+`, status, rate_limited, cards_rejected, removals_held,
 			(SELECT coalesce(sum(duration_ms), 0) FROM run_pages p WHERE p.run_id = sync_runs.run_id)
 		FROM sync_runs WHERE account = ? AND started_at >= ? AND started_at <= ? ORDER BY run_id`, []any{account, from, to}, func(scan func(...any) error) error {
 		var p load.RunPoint
@@ -289,7 +307,6 @@ func reportRuns(ctx context.Context, tx *sql.Tx, d *load.ReportData, account, fr
 		d.RunPoints = append(d.RunPoints, p)
 		return nil
 	})
-	return err
 }
 
 func reportRejected(ctx context.Context, tx *sql.Tx, d *load.ReportData, account, from, to string) error {

@@ -72,6 +72,13 @@ func reportFine(ctx context.Context, tx *sql.Tx, d *load.ReportData, account, fr
 		return err
 	}
 	f.AddChanges(changes)
+	if f.Unit == load.FineHour && d.RunPoints == nil {
+		runs, err := runDayRows(ctx, tx, account, from, to, stampGrain)
+		if err != nil {
+			return err
+		}
+		f.AddRuns(runs)
+	}
 	d.Fine = f
 	return nil
 }
