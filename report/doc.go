@@ -1,7 +1,7 @@
 // Package report renders what the warehouse holds as one self-contained
 // HTML file for people who look rather than query: account balances over
-// time, cards by status, card changes per day, run health, and tables of
-// the latest balances, the last runs, the cards that changed (fields before
+// time, cards by status, card changes, run health, and tables of the
+// latest balances, card balances by currency, the last runs, the cards that changed (fields before
 // and after) and the rejected items.
 //
 // It owns the page: the data it shows comes from a load.Reporter, the
@@ -22,12 +22,22 @@
 // formatting of integer cents); chart axes are labelled from integer cents
 // too. Floating point only places pixels. Scales, ticks and positions hold
 // for any int64 of cents, both signs (a span is taken as a uint64, the
-// ticks of an axis are capped), so odd amounts never stop a report. A year of 15-minute snapshots is
-// drawn per UTC day (first, lowest, highest and last value), so the file
-// stays small (a few hundred kilobytes at most) whatever the period.
+// ticks of an axis are capped), so odd amounts never stop a report. The
+// time axis follows the data (timeline.go): a period with less than 3
+// days of it is drawn per run or per UTC hour (load.FineData), a longer one
+// per UTC day (first, lowest, highest and last value), so a young
+// warehouse draws lines, not dots, and a year of 15-minute snapshots stays
+// small (a few hundred kilobytes at most). The current cards' balances are
+// summed per currency, exactly (load.CardSum).
+//
+// Each chart is drawn twice, wide and narrow, and the CSS shows the one
+// that fits (under 600 px: a phone), so labels stay at least 11 px as
+// drawn; tables scroll inside their own box; colours are the Okabe–Ito
+// palette, with dash patterns on lines and lightness on bars for
+// greyscale.
 //
 // Charts are drawn by a small SVG writer of its own (svg.go, line, band and
-// stacked-bar charts over days or runs) rather than github.com/go-analyze/charts
+// stacked-bar charts over days, hours or runs) rather than github.com/go-analyze/charts
 // v0.6.4, which was tried: it writes colours as inline styles (white
 // background, fixed greys), so a chart cannot follow dark mode or print
 // CSS; it names and measures text with its embedded Roboto font, which
