@@ -1,42 +1,40 @@
 package load
 
 import (
-	"slices"
+	"context"
+	"strings"
 
 	"github.com/cardsync/cardsync/schema"
 )
 
 // ColumnDoc is one row of column_docs (Unit "" is NULL).
-type ColumnDoc struct {
-	Table, Column, Description, Unit string
-}
+type ColumnDoc = schema.ColumnDoc
 
 // ColumnDocs is column_docs as schema.Objects describes it, in primary key
 // order (table, column): the rows both warehouses store.
-func ColumnDocs() []ColumnDoc {
-	var out []ColumnDoc
-	for _, o := range schema.Objects() {
-		if o.Internal {
-			continue
-		}
-		for _, c := range o.Columns {
-			out = append(out, ColumnDoc{o.Name, c.Name, c.Description, c.Unit})
+func ColumnDocs() []ColumnDoc { return schema.ColumnDocs() }
+
+// DocsReader is the capability of a warehouse to describe itself (both
+// warehouses have it; `cardsync datasette-metadata` finds it by a type
+// assertion on a read-only open): its place, the rows of its column_docs
+// and the card fields that are columns of cards_flat, with their types
+// when its card_fields has them.
+type DocsReader interface {
+	// WarehouseDocs reads the description in one read-only transaction.
+	WarehouseDocs(ctx context.Context) (schema.WarehouseDocs, error)
+}
+
+// TypedFields reports whether cols, the columns of a warehouse's
+// card_fields, include the typed fields' type, scale and minor_column
+// (SQLite schema 13, PostgreSQL 10): an older warehouse's fields are
+// described by their JSON types alone.
+func TypedFields(cols []string) bool {
+	n := 0
+	for _, c := range cols {
+		switch strings.ToLower(c) {
+		case "type", "scale", "minor_column":
+			n++
 		}
 	}
-	slices.SortFunc(out, func(a, b ColumnDoc) int {
-		if a.Table != b.Table {
-			if a.Table < b.Table {
-				return -1
-			}
-			return 1
-		}
-		switch {
-		case a.Column < b.Column:
-			return -1
-		case a.Column > b.Column:
-			return 1
-		}
-		return 0
-	})
-	return out
+	return n == 3
 }

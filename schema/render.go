@@ -1,8 +1,6 @@
 package schema
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -84,66 +82,4 @@ func ReplaceReadmeSection(readme string) (string, error) {
 		return "", fmt.Errorf("%w: %q", ErrNoMarkers, ReadmeEnd)
 	}
 	return before + ReadmeBegin + "\n" + Markdown() + ReadmeEnd + after, nil
-}
-
-type datasetteTable struct {
-	Description string            `json:"description,omitempty"`
-	Hidden      bool              `json:"hidden,omitempty"`
-	Columns     map[string]string `json:"columns,omitempty"`
-	Units       map[string]string `json:"units,omitempty"`
-}
-
-type datasetteDatabase struct {
-	Description string                    `json:"description"`
-	Tables      map[string]datasetteTable `json:"tables"`
-}
-
-type datasetteMetadata struct {
-	Title       string                       `json:"title"`
-	Description string                       `json:"description"`
-	Databases   map[string]datasetteDatabase `json:"databases"`
-}
-
-// DatasetteMetadata renders datasette/metadata.json in Datasette's metadata
-// format: a description of every table and view and of each public column,
-// units as Pint names where Pint has one, internal tables hidden.
-func DatasetteMetadata() ([]byte, error) {
-	tables := map[string]datasetteTable{}
-	for _, o := range Objects() {
-		t := datasetteTable{Description: o.Description, Hidden: o.Internal}
-		if !o.Internal {
-			t.Description = "One row per " + o.RowPer + ". " + o.Description
-		}
-		for _, c := range o.Columns {
-			if t.Columns == nil {
-				t.Columns = map[string]string{}
-			}
-			t.Columns[c.Name] = c.Description
-			if p := PintUnit(c.Unit); p != "" {
-				if t.Units == nil {
-					t.Units = map[string]string{}
-				}
-				t.Units[c.Name] = p
-			}
-		}
-		tables[o.Name] = t
-	}
-	m := datasetteMetadata{
-		Title:       "cardsync warehouse",
-		Description: "A local copy of a Card Payment Service account kept by cardsync: cards and their history, account balances, sync runs. Times are UTC text; money is exact (integer cents in *_minor columns, decimal text in the views). Column meanings are also in the table column_docs.",
-		Databases:   map[string]datasetteDatabase{},
-	}
-	// Datasette names a database after its file: warehouse.db in
-	// production, cardsync-demo.db for the demo.
-	for _, name := range []string{"warehouse", "cardsync-demo"} {
-		m.Databases[name] = datasetteDatabase{Description: "The cardsync warehouse (" + name + ".db).", Tables: tables}
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(m); err != nil {
-		return nil, fmt.Errorf("encode datasette metadata: %w", err)
-	}
-	return b.Bytes(), nil
 }

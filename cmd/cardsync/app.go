@@ -98,6 +98,7 @@ Commands:
   check     validate the config, reach the API, authenticate, read the warehouse; writes nothing
   backup    write a checked copy of the warehouse to backups/ (or -to DIR), keep the newest 7
   restore   replace the warehouse with a backup FILE (refused if it loses history; the current one kept as .before-restore-<time>)
+  datasette-metadata  write Datasette metadata for the warehouse (descriptions, units, card fields) to stdout or -o FILE
   sim       serve the Card Payment Service simulator on loopback
   version   print the version
 
@@ -109,6 +110,7 @@ func (m *Main) commands() map[string]func(context.Context, []string) error {
 	return map[string]func(context.Context, []string) error{
 		"serve": m.runServe, "backfill": m.runBackfill, "status": m.runStatus, "report": m.runReport,
 		"check": m.runCheck, "backup": m.runBackup, "restore": m.runRestore, "demo": m.runDemo, "sim": m.runSim,
+		"datasette-metadata": m.runDatasette,
 	}
 }
 

@@ -477,7 +477,7 @@ func TestShellWord(t *testing.T) {
 
 func TestHelpAndUsage(t *testing.T) {
 	e := &env{t: t, vars: map[string]string{}}
-	cmds := []string{"serve", "backfill", "status", "check", "demo", "sim", "backup", "restore", "report"}
+	cmds := []string{"serve", "backfill", "status", "check", "demo", "sim", "backup", "restore", "report", "datasette-metadata"}
 	sort.Strings(cmds)
 	for _, c := range cmds {
 		code, _, errOut := e.run(t.Context(), c, "-h")
