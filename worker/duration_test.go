@@ -35,6 +35,10 @@ func checkDuration(t *testing.T, w interface {
 	if d == nil || *d <= 0 || *d > wall.Milliseconds() {
 		t.Errorf("%s run: duration_ms %v, want above 0 and at most the %d ms measured around it", status, d, wall.Milliseconds())
 	}
+	// status -json shows it beside duration_seconds.
+	if rs := runStatuses(runs, nil); d != nil && (rs[0].DurationMS == nil || *rs[0].DurationMS != *d) {
+		t.Errorf("status run %+v: duration_ms, want %d", rs[0], *d)
+	}
 }
 
 // TestRunDurationRecorded: every way a run ends records its duration in
