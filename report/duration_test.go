@@ -125,6 +125,9 @@ func TestOldWarehouseDurations(t *testing.T) {
 			t.Errorf("run point %+v: want run %d measured (1234 ms), the others from their stamps", p, id)
 		}
 	}
+	if n := len(d.RunDays); n < 2 || d.RunDays[n-1].MaxMillis != 1234 || !d.RunDays[n-1].MaxExact || d.RunDays[0].MaxExact {
+		t.Errorf("run days %+v: want today's longest run measured (1234 ms), release 4's from their stamps", d.RunDays)
+	}
 	out := filepath.Join(dir, "report.html")
 	if err := Write(t.Context(), w, out, Options{Since: since}); err != nil {
 		t.Fatal(err)
