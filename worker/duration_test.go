@@ -2,7 +2,9 @@ package worker
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"os"
 	"testing"
 	"time"
 
@@ -76,4 +78,34 @@ func TestPostgresRunDurationRecorded(t *testing.T) {
 	st := pgStore(t, url, "acme", "replica-a", 10*time.Second, false)
 	wall := runMeasured(t, t.Context(), st.Job(client, nil, JobOptions{Version: "test"}))
 	checkDuration(t, st.Warehouse, load.StatusSucceeded, wall)
+}
+
+// TestPendingResultKeepsItsDuration: a result recorded by the next run
+// (from <warehouse>.unrecorded) keeps the duration its own run measured;
+// one kept before results carried a duration leaves duration_ms NULL.
+func TestPendingResultKeepsItsDuration(t *testing.T) {
+	f := newFixture(t, sim.Options{Seed: 7, Cards: 15})
+	var ids []int64
+	for range 2 {
+		id, err := f.wh.StartRun(t.Context(), TriggerBackfill, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	pending := fmt.Sprintf(`[{"run_id":%d,"result":{"Status":"failed","Error":"disk full","Duration":1234567890}},`+
+		`{"run_id":%d,"result":{"Status":"failed","Error":"disk full"}}]`, ids[0], ids[1])
+	if err := os.WriteFile(f.wh.Path()+".unrecorded", []byte(pending), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.job.Run(t.Context(), TriggerSchedule, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"1234", "NULL"} {
+		var got string
+		f.wh.DB().QueryRow(`SELECT coalesce(CAST(duration_ms AS TEXT), 'NULL') FROM sync_runs WHERE run_id = ?`, ids[i]).Scan(&got)
+		if got != want {
+			t.Errorf("earlier run %d: duration_ms %s, want %s", ids[i], got, want)
+		}
+	}
 }
