@@ -147,28 +147,56 @@ type ChangeDay struct {
 }
 
 // RunDay summarises the runs started on one UTC day; in FineData, in
-// one hour (Day is its start, Slot its index).
+// one hour (Day is its start, Slot its index). A run's duration is
+// sync_runs.duration_ms, or from its stamps (whole seconds, to its last
+// heartbeat while it runs) when that is NULL: MaxMillis is the longest,
+// MaxExact whether that one is duration_ms, TotalMillis their sum.
 type RunDay struct {
 	Day                                          time.Time
 	Slot                                         int
 	Runs, Succeeded, Failed, Interrupted         int64
 	Abandoned, Running                           int64
-	MaxSeconds, TotalSeconds                     int64
+	MaxMillis, TotalMillis                       int64
+	MaxExact                                     bool
 	RateLimited, Retries, Rejected, RemovalsHeld int64
 }
 
-// RunPoint is one run for a per-run chart. Seconds is its duration from
-// its stamps (whole seconds); FetchMillis the time its pages took to
-// fetch (run_pages.duration_ms, summed), to the millisecond.
+// SetLongest sets MaxMillis and MaxExact from the longest measured run
+// (max of duration_ms) and the longest run known from its stamps only,
+// either nil when there is none; a tie is exact.
+func (r *RunDay) SetLongest(exactMS, stampedMS *int64) {
+	r.MaxMillis, r.MaxExact = 0, false
+	if stampedMS != nil {
+		r.MaxMillis = *stampedMS
+	}
+	if exactMS != nil && (stampedMS == nil || *exactMS >= *stampedMS) {
+		r.MaxMillis, r.MaxExact = *exactMS, true
+	}
+}
+
+// RunPoint is one run for a per-run chart. Millis is its duration:
+// sync_runs.duration_ms when known (Exact), else from its stamps in whole
+// seconds (to its last heartbeat while it runs); FetchMillis the time its
+// pages took to fetch (run_pages.duration_ms, summed), to the millisecond.
 type RunPoint struct {
 	ID           int64
 	StartedAt    time.Time
-	Seconds      int64
+	Millis       int64
+	Exact        bool
 	FetchMillis  int64
 	Status       string
 	RateLimited  int64
 	Rejected     int64
 	RemovalsHeld int64
+}
+
+// SetDuration sets Millis and Exact from sync_runs.duration_ms (nil when
+// NULL) and the run's stamps' whole seconds.
+func (p *RunPoint) SetDuration(exactMS *int64, stampSeconds int64) {
+	p.Millis, p.Exact = stampSeconds*1000, false
+	if exactMS != nil {
+		p.Millis, p.Exact = *exactMS, true
+	}
 }
 
 // RejectedItem is one row of rejected_cards, its data cut to

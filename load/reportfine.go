@@ -166,7 +166,10 @@ func (f *FineData) AddRuns(rows []RunDay) {
 		s := &sums[i]
 		s.Runs, s.Succeeded, s.Failed, s.Interrupted = s.Runs+r.Runs, s.Succeeded+r.Succeeded, s.Failed+r.Failed, s.Interrupted+r.Interrupted
 		s.Abandoned, s.Running = s.Abandoned+r.Abandoned, s.Running+r.Running
-		s.MaxSeconds, s.TotalSeconds = max(s.MaxSeconds, r.MaxSeconds), s.TotalSeconds+r.TotalSeconds
+		if r.MaxMillis > s.MaxMillis || r.MaxMillis == s.MaxMillis && r.MaxExact {
+			s.MaxMillis, s.MaxExact = r.MaxMillis, r.MaxExact
+		}
+		s.TotalMillis += r.TotalMillis
 		s.RateLimited, s.Retries, s.Rejected, s.RemovalsHeld = s.RateLimited+r.RateLimited, s.Retries+r.Retries, s.Rejected+r.Rejected, s.RemovalsHeld+r.RemovalsHeld
 	}
 	f.RunHours = nil

@@ -42,6 +42,21 @@ type RunResult struct {
 	Retries        int64
 	RateLimited    int64
 	AuthRequests   int64
+	// Duration is the run's wall-clock duration as the worker measured it
+	// on a monotonic clock, from its row to its result; stored in
+	// sync_runs.duration_ms (milliseconds, truncated). 0 means unknown
+	// (stored NULL).
+	Duration time.Duration
+}
+
+// DurationMS is r.Duration in whole milliseconds for sync_runs.duration_ms,
+// nil when unknown (0 or less).
+func (r RunResult) DurationMS() *int64 {
+	if r.Duration <= 0 {
+		return nil
+	}
+	ms := r.Duration.Milliseconds()
+	return &ms
 }
 
 // RunCounts are a run's counters, as sync_runs holds them (JSON names are
@@ -80,6 +95,11 @@ type Run struct {
 	Error          string `json:"error,omitempty"`
 	AccountError   string `json:"account_error,omitempty"`
 	Version        string `json:"version"`
+	// DurationMS is sync_runs.duration_ms: the run's exact duration in
+	// milliseconds; nil while it runs, for an abandoned run and for runs
+	// recorded before schema version 14 (their stamps give it to the
+	// second).
+	DurationMS *int64 `json:"duration_ms"`
 }
 
 // SummaryRuns is how many runs Summary lists.

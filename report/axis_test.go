@@ -48,7 +48,7 @@ func youngData(t *testing.T) load.ReportData {
 	}
 	for i := range 3 {
 		d.RunPoints = append(d.RunPoints, load.RunPoint{ID: int64(i + 5), StartedAt: now.Add(time.Duration(i-3) * time.Minute),
-			Status: load.StatusSucceeded, Seconds: int64(i % 2 * 2), FetchMillis: int64(i%2*1224 + 10)})
+			Status: load.StatusSucceeded, Millis: int64(i % 2 * 2000), FetchMillis: int64(i%2*1224 + 10)})
 	}
 	d.FirstRunAt = &d.RunPoints[0].StartedAt
 	d.Fine = load.PlanFine(&d)
@@ -152,7 +152,7 @@ func TestRunsPerHour(t *testing.T) {
 	first := now.Add(-30 * time.Hour)
 	d.FirstRunAt = &first
 	d.Fine = load.PlanFine(&d)
-	d.Fine.AddRuns([]load.RunDay{{Day: first, Runs: 12, Succeeded: 12, MaxSeconds: 4}, {Day: now.Add(-time.Minute), Runs: 11, Succeeded: 10, Failed: 1, MaxSeconds: 7}})
+	d.Fine.AddRuns([]load.RunDay{{Day: first, Runs: 12, Succeeded: 12, MaxMillis: 4000}, {Day: now.Add(-time.Minute), Runs: 11, Succeeded: 10, Failed: 1, MaxMillis: 7000}})
 	figs, note := runFigures(d)
 	if !strings.Contains(note, "one bar per UTC hour") || len(figs) != 3 || figs[0].Title != "Runs per hour, by outcome" {
 		t.Fatalf("note %q, figures %+v", note, figs)

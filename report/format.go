@@ -37,6 +37,20 @@ func span(d time.Duration) string {
 // seconds is span of a whole number of seconds.
 func seconds(s int64) string { return span(time.Duration(s) * time.Second) }
 
+// runSpan is a run's duration of ms milliseconds for people. A measured
+// one (exact: sync_runs.duration_ms) keeps its sub-second part: "0.042 s",
+// "1.234 s" under a minute, "3 min 5.2 s" (tenths, cut, not rounded)
+// under an hour, span beyond. One from whole-second stamps is span.
+func runSpan(ms int64, exact bool) string {
+	switch {
+	case !exact || ms < 0 || ms >= 3600*1000:
+		return span(time.Duration(ms) * time.Millisecond)
+	case ms < 60*1000:
+		return millis(ms)
+	}
+	return fmt.Sprintf("%d min %d.%d s", ms/60000, ms%60000/1000, ms%1000/100)
+}
+
 // millis is a duration in milliseconds as seconds with three decimals
 // ("1.234 s"), exactly.
 func millis(ms int64) string {

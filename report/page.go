@@ -148,8 +148,9 @@ func newPage(ctx context.Context, d load.ReportData) (page, error) {
 	return p, nil
 }
 
-// runRows are the runs table's rows: durations exact to the second, to
-// the last heartbeat while a run runs.
+// runRows are the runs table's rows: durations as measured, to the
+// millisecond (sync_runs.duration_ms), else from the stamps, exact to the
+// second, to the last heartbeat while a run runs.
 func runRows(runs []load.Run) []runRow {
 	var out []runRow
 	for _, r := range runs {
@@ -159,6 +160,9 @@ func runRows(runs []load.Run) []runRow {
 			end = *r.FinishedAt
 		}
 		row.Duration = span(end.Sub(r.StartedAt))
+		if r.DurationMS != nil {
+			row.Duration = runSpan(*r.DurationMS, true)
+		}
 		if r.WalkConsistent != nil {
 			row.Consistent = map[bool]string{true: "yes", false: "no"}[*r.WalkConsistent]
 		}

@@ -55,7 +55,7 @@ func secondsTick(ms int64) string {
 // day.
 func runFigures(d load.ReportData) ([]figure, string) {
 	if d.RunPoints != nil {
-		return perRunFigures(d.RunPoints), "One bar per run. A run's duration is from its stamps, in whole seconds (under 1 s draws no bar); the line is the time its pages took to fetch, to the millisecond."
+		return perRunFigures(d.RunPoints), "One bar per run. A run's duration is as measured, to the millisecond (runs recorded before schema version 14: from their stamps, in whole seconds); the line is the time its pages took to fetch, to the millisecond."
 	}
 	if f := d.Fine; f != nil && f.Unit == load.FineHour {
 		return perSlotFigures(f.RunHours, fineTimeline(f)), fmt.Sprintf("More than %d runs in the period: one bar per UTC hour.", load.ReportRunPoints)
@@ -86,11 +86,11 @@ func perRunFigures(points []load.RunPoint) []figure {
 		if by[r.Status] == nil {
 			by[r.Status] = make([]int64, n)
 		}
-		by[r.Status][i] = r.Seconds * 1000
+		by[r.Status][i] = r.Millis
 		fetch.points = append(fetch.points, slotValue{i, r.FetchMillis})
 		prob[0][i], prob[1][i], prob[2][i] = r.RateLimited, r.Rejected, r.RemovalsHeld
 		tally[r.Status]++
-		if r.Seconds > longest.Seconds || r.Seconds == longest.Seconds && r.FetchMillis > longest.FetchMillis {
+		if r.Millis > longest.Millis || r.Millis == longest.Millis && r.FetchMillis > longest.FetchMillis {
 			longest = r
 		}
 	}
@@ -103,7 +103,7 @@ func perRunFigures(points []load.RunPoint) []figure {
 	}
 	dur.lines = []lineSeries{fetch}
 	dur.desc = fmt.Sprintf("%d runs: %s; the longest, run %d, took %s (its pages %s to fetch).", n, strings.Join(parts, ", "),
-		longest.ID, seconds(longest.Seconds), millis(longest.FetchMillis))
+		longest.ID, runSpan(longest.Millis, longest.Exact), millis(longest.FetchMillis))
 	probs.desc = problemDesc(prob)
 	probs.bars = problemBars(prob)
 	legend := append(outcomeLegend(), legendItem{cBlue, "fetching pages", true})
@@ -119,7 +119,7 @@ func perSlotFigures(rows []load.RunDay, t timeline) []figure {
 	outcomes := runOutcomes()
 	n := t.slots
 	byDay := &chart{id: "run-outcomes", title: "Runs " + t.slotName() + ", by outcome", unit: "runs", slots: n, slotLabel: t.label, yLabel: count, zero: true}
-	longest := &chart{id: "run-longest", title: "Longest run of each " + t.per, unit: "s", slots: n, slotLabel: t.label, yLabel: count, zero: true}
+	longest := &chart{id: "run-longest", title: "Longest run of each " + t.per, unit: "s", slots: n, slotLabel: t.label, yLabel: secondsTick, zero: true}
 	probs := &chart{id: "run-problems", title: "429 answers, rejected items and held removals " + t.slotName(), unit: "count", slots: n, slotLabel: t.label, yLabel: count, zero: true}
 	vals := map[string][]int64{}
 	for _, o := range outcomes {
@@ -139,8 +139,8 @@ func perSlotFigures(rows []load.RunDay, t timeline) []figure {
 			tot[k] += v
 		}
 		prob[0][i], prob[1][i], prob[2][i] = r.RateLimited, r.Rejected, r.RemovalsHeld
-		line.points = append(line.points, slotValue{i, r.MaxSeconds})
-		if r.MaxSeconds > maxDay.MaxSeconds || maxDay.Day.IsZero() {
+		line.points = append(line.points, slotValue{i, r.MaxMillis})
+		if r.MaxMillis > maxDay.MaxMillis || maxDay.Day.IsZero() {
 			maxDay = r
 		}
 	}
@@ -154,7 +154,7 @@ func perSlotFigures(rows []load.RunDay, t timeline) []figure {
 	longest.lines = []lineSeries{line}
 	longest.desc = "No run in the period."
 	if !maxDay.Day.IsZero() {
-		longest.desc = fmt.Sprintf("The longest run took %s, in %s %s.", seconds(maxDay.MaxSeconds), t.per, t.label(maxDay.Slot))
+		longest.desc = fmt.Sprintf("The longest run took %s, in %s %s.", runSpan(maxDay.MaxMillis, maxDay.MaxExact), t.per, t.label(maxDay.Slot))
 	}
 	probs.bars = problemBars(prob)
 	probs.desc = problemDesc(prob)

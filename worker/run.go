@@ -81,6 +81,9 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 	if err := j.abandonStale(ctx, log, &res); err != nil {
 		return res, err
 	}
+	// The run's duration (sync_runs.duration_ms) is measured on the
+	// monotonic clock, whatever j.Now says: from its row to its result.
+	rowAt := time.Now()
 	runID, err := j.Warehouse.StartRun(ctx, trigger, j.Version)
 	if err != nil {
 		return res, j.startFailed(log, "record the run", err)
@@ -93,7 +96,7 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 		client = client.WithGate(c.Check)
 	}
 	delta := &statsDelta{c: j.Client, last: j.Client.Stats()}
-	defer func() { err = j.end(ctx, log, runID, start, delta, &res, err) }()
+	defer func() { err = j.end(ctx, log, runID, runTimes{start, rowAt}, delta, &res, err) }()
 
 	first, err := j.begin(ctx, log, opts, &res)
 	if err != nil {
@@ -239,11 +242,15 @@ func (j *Job) startFailed(log *slog.Logger, what string, err error) error {
 	return &LoggedError{err}
 }
 
+// runTimes are when a run started: start by j.now (before the lock),
+// row on the monotonic clock (before its sync_runs row).
+type runTimes struct{ start, row time.Time }
+
 // end records how the run ended (with retries), prunes the audit,
 // checkpoints the WAL and logs the end line. It returns the run's error,
 // marked as logged.
-func (j *Job) end(ctx context.Context, log *slog.Logger, runID int64, start time.Time, delta *statsDelta, res *Result, err error) error {
-	res.Duration = j.now().Sub(start)
+func (j *Job) end(ctx context.Context, log *slog.Logger, runID int64, at runTimes, delta *statsDelta, res *Result, err error) error {
+	res.Duration = j.now().Sub(at.start)
 	tail := delta.take()
 	res.Requests += tail.Requests
 	res.Retries += tail.Retries
@@ -260,6 +267,7 @@ func (j *Job) end(ctx context.Context, log *slog.Logger, runID int64, start time
 		Retries:      tail.Retries,
 		RateLimited:  tail.RateLimited,
 		AuthRequests: tail.AuthRequests,
+		Duration:     time.Since(at.row),
 	}
 	if res.WalkComplete {
 		c := res.WalkConsistent

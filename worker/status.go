@@ -166,6 +166,10 @@ type RunStatus struct {
 	FinishedAt   *string `json:"finished_at"`
 	HeartbeatAt  string  `json:"heartbeat_at"`
 	DurationSecs *int64  `json:"duration_seconds"`
+	// DurationMS is sync_runs.duration_ms: the run's measured duration in
+	// milliseconds (nil while it runs, for an abandoned run and for runs
+	// recorded before schema version 14).
+	DurationMS *int64 `json:"duration_ms"`
 	load.RunCounts
 	WalkConsistent *bool   `json:"walk_consistent"`
 	Error          *string `json:"error"`
@@ -289,7 +293,8 @@ func runStatuses(runs []load.Run, dead []int64) []RunStatus {
 	for _, r := range runs {
 		rs := RunStatus{RunID: r.ID, Trigger: r.Trigger, Status: r.Status, StartedAt: rfc(r.StartedAt),
 			FinishedAt: rfcPtr(r.FinishedAt), HeartbeatAt: rfc(r.HeartbeatAt), RunCounts: r.RunCounts,
-			WalkConsistent: r.WalkConsistent, Error: strPtr(r.Error), AccountError: strPtr(r.AccountError), Version: r.Version}
+			WalkConsistent: r.WalkConsistent, Error: strPtr(r.Error), AccountError: strPtr(r.AccountError), Version: r.Version,
+			DurationMS: r.DurationMS}
 		if r.FinishedAt != nil {
 			d := int64(r.FinishedAt.Sub(r.StartedAt).Seconds())
 			rs.DurationSecs = &d

@@ -322,7 +322,10 @@ func printRuns(w io.Writer, runs []worker.RunStatus) {
 	fmt.Fprintln(w, "\nRUN  TRIGGER   STATUS       STARTED               DURATION  PAGES  CARDS  NEW  CHANGED  RETURNED  REMOVED  REJ  HELD  REQ  429")
 	for _, r := range runs {
 		dur := "-"
-		if r.DurationSecs != nil {
+		switch {
+		case r.DurationMS != nil:
+			dur = (time.Duration(*r.DurationMS) * time.Millisecond).String()
+		case r.DurationSecs != nil:
 			dur = (time.Duration(*r.DurationSecs) * time.Second).String()
 		}
 		fmt.Fprintf(w, "%-4d %-9s %-12s %-21s %-9s %5d %6d %4d %8d %9d %8d %4d %5d %4d %4d\n", r.RunID, r.Trigger, r.Status,

@@ -21,6 +21,8 @@ import (
 // statusFixture is a summary with something in every field, and the time
 // status runs at.
 func statusFixture() (load.Summary, time.Time) {
+	// Run 8 has its measured duration; run 7 was recorded before duration_ms.
+	measured := int64(299876)
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) *time.Time { t := now.Add(-d); return &t }
 	yes, no := true, false
@@ -29,7 +31,7 @@ func statusFixture() (load.Summary, time.Time) {
 			{ID: 9, Trigger: "schedule", Status: "running", StartedAt: *at(10 * time.Minute), HeartbeatAt: *at(9 * time.Minute), Version: "v1.2.3",
 				RunCounts: load.RunCounts{Pages: 2, CardsSeen: 200, Requests: 3}},
 			{ID: 8, Trigger: "schedule", Status: "failed", StartedAt: *at(70 * time.Minute), FinishedAt: at(65 * time.Minute), HeartbeatAt: *at(65 * time.Minute),
-				WalkConsistent: &no, Error: "walk: page 3:\nEOF", AccountError: "GET /account: 503", Version: "v1.2.3",
+				WalkConsistent: &no, Error: "walk: page 3:\nEOF", AccountError: "GET /account: 503", Version: "v1.2.3", DurationMS: &measured,
 				RunCounts: load.RunCounts{Pages: 5, CardsSeen: 500, CardsNew: 1, CardsChanged: 2, CardsReturned: 1, CardsRemoved: 3, CardsRejected: 4,
 					Requests: 7, RateLimited: 1, SecretsRedacted: 2}},
 			{ID: 7, Trigger: "backfill", Status: "succeeded", StartedAt: *at(130 * time.Minute), FinishedAt: at(125 * time.Minute), HeartbeatAt: *at(125 * time.Minute),

@@ -316,6 +316,14 @@ func (r *reportRead) changeRows(ctx context.Context, g grain) ([]load.ChangeDay,
 // its end, or to its last heartbeat while it runs (or since it died).
 const runSeconds = `greatest(0, floor(extract(epoch FROM coalesce(finished_at, heartbeat_at)))::bigint - floor(extract(epoch FROM started_at))::bigint)`
 
+// runMillis is a run's duration in milliseconds: duration_ms, measured,
+// or from the stamps (runSeconds) for a run without it; stampedMillis is
+// the latter only, NULL for a run with duration_ms.
+const (
+	runMillis     = `coalesce(duration_ms, 1000 * ` + runSeconds + `)`
+	stampedMillis = `CASE WHEN duration_ms IS NULL THEN 1000 * ` + runSeconds + ` END`
+)
+
 func (r *reportRead) runs(ctx context.Context) error {
 	rows, err := r.runDayRows(ctx, dayGrain)
 	if err != nil {
@@ -350,16 +358,18 @@ func (r *reportRead) runDayRows(ctx context.Context, g grain) ([]load.RunDay, er
 			count(*) FILTER (WHERE status = 'succeeded'), count(*) FILTER (WHERE status = 'failed'),
 			count(*) FILTER (WHERE status = 'interrupted'), count(*) FILTER (WHERE status = 'abandoned'),
 			count(*) FILTER (WHERE status = 'running'),
-			max(`+runSeconds+`), sum(`+runSeconds+`)::bigint,
+			max(duration_ms), max(`+stampedMillis+`), sum(`+runMillis+`)::bigint,
 			sum(rate_limited)::bigint, sum(retries)::bigint, sum(cards_rejected)::bigint, sum(removals_held)::bigint
 		FROM sync_runs WHERE account = $1 AND started_at >= $2 AND started_at <= $3
 		GROUP BY day ORDER BY day`, []any{r.account, r.from, r.to}, func(row pgx.CollectableRow) error {
 		var d load.RunDay
 		var key any
+		var exact, stamped *int64
 		if err := row.Scan(&key, &d.Runs, &d.Succeeded, &d.Failed, &d.Interrupted, &d.Abandoned, &d.Running,
-			&d.MaxSeconds, &d.TotalSeconds, &d.RateLimited, &d.Retries, &d.Rejected, &d.RemovalsHeld); err != nil {
+			&exact, &stamped, &d.TotalMillis, &d.RateLimited, &d.Retries, &d.Rejected, &d.RemovalsHeld); err != nil {
 			return err
 		}
+		d.SetLongest(exact, stamped)
 		d.Day, _ = g.of(key)
 		rows = append(rows, d)
 		return nil
@@ -369,13 +379,16 @@ func (r *reportRead) runDayRows(ctx context.Context, g grain) ([]load.RunDay, er
 
 // runPoints lists each run of the period.
 func (r *reportRead) runPoints(ctx context.Context) error {
-	return r.each(ctx, `SELECT run_id, started_at, `+runSeconds+`, status, rate_limited, cards_rejected, removals_held,
+	return r.each(ctx, `SELECT run_id, started_at, duration_ms, `+runSeconds+`, status, rate_limited, cards_rejected, removals_held,
 			(SELECT coalesce(sum(duration_ms), 0)::bigint FROM run_pages p WHERE p.run_id = sync_runs.run_id)
 		FROM sync_runs WHERE account = $1 AND started_at >= $2 AND started_at <= $3 ORDER BY run_id`, []any{r.account, r.from, r.to}, func(row pgx.CollectableRow) error {
 		var p load.RunPoint
-		if err := row.Scan(&p.ID, &p.StartedAt, &p.Seconds, &p.Status, &p.RateLimited, &p.Rejected, &p.RemovalsHeld, &p.FetchMillis); err != nil {
+		var exact *int64
+		var secs int64
+		if err := row.Scan(&p.ID, &p.StartedAt, &exact, &secs, &p.Status, &p.RateLimited, &p.Rejected, &p.RemovalsHeld, &p.FetchMillis); err != nil {
 			return err
 		}
+		p.SetDuration(exact, secs)
 		p.StartedAt = p.StartedAt.UTC()
 		r.d.RunPoints = append(r.d.RunPoints, p)
 		return nil

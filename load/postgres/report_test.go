@@ -202,7 +202,7 @@ func TestReportDataAsSQLite(t *testing.T) {
 	if !reflect.DeepEqual(d.Statuses, wantStatuses) {
 		t.Errorf("statuses %q, want %q", d.Statuses, wantStatuses)
 	}
-	if d.ChangedCardsTotal != 3 || len(d.Rejected) != 2 || d.RejectedTotal != 2 || len(d.RunPoints) != 5 || d.RunDays[0].MaxSeconds != 30*60+61 {
+	if d.ChangedCardsTotal != 3 || len(d.Rejected) != 2 || d.RejectedTotal != 2 || len(d.RunPoints) != 5 || d.RunDays[0].MaxMillis != (30*60+61)*1000 {
 		t.Errorf("changed %d, rejected %d of %d, run points %d, day 1 runs %+v", d.ChangedCardsTotal, len(d.Rejected), d.RejectedTotal, len(d.RunPoints), d.RunDays[0])
 	}
 	// Card sums by currency, exact where float64 is not (0.1 + 0.2, and
@@ -326,7 +326,7 @@ func TestReportDataPerHourAsSQLite(t *testing.T) {
 	var hourRuns int64
 	for _, r := range f.RunHours {
 		hourRuns += r.Runs
-		if r.Runs > 12 || r.MaxSeconds != 3 {
+		if r.Runs > 12 || r.MaxMillis != 3000 {
 			t.Errorf("hour %+v: want at most 12 runs of 3 s", r)
 		}
 	}

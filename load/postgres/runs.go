@@ -93,9 +93,10 @@ func (w *Warehouse) FinishRun(ctx context.Context, runID int64, r load.RunResult
 			status = $1, finished_at = $2, heartbeat_at = $2, error = $3,
 			walk_consistent = coalesce($4, walk_consistent),
 			requests = requests + $5, retries = retries + $6,
-			rate_limited = rate_limited + $7, auth_requests = auth_requests + $8
+			rate_limited = rate_limited + $7, auth_requests = auth_requests + $8,
+			duration_ms = $11
 		WHERE run_id = $9 AND account = $10 AND status = 'running'`,
-		r.Status, w.stamp(), errText, consistent, r.Requests, r.Retries, r.RateLimited, r.AuthRequests, runID, w.account)
+		r.Status, w.stamp(), errText, consistent, r.Requests, r.Retries, r.RateLimited, r.AuthRequests, runID, w.account, r.DurationMS())
 	if err != nil {
 		return fmt.Errorf("finish run %d: %w", runID, err)
 	}
@@ -157,7 +158,7 @@ func (w *Warehouse) Runs(ctx context.Context, n int) (_ []load.Run, err error) {
 func runsOf(ctx context.Context, q rowsQuerier, account string, n int) ([]load.Run, error) {
 	rows, err := q.Query(ctx, `SELECT run_id, trigger, status, started_at, finished_at, heartbeat_at,
 			pages, cards_seen, cards_new, cards_changed, cards_unchanged, cards_removed, cards_rejected, removals_held,
-			requests, retries, rate_limited, auth_requests, walk_consistent, coalesce(error, ''), coalesce(account_error, ''), version, secrets_redacted, cards_returned
+			requests, retries, rate_limited, auth_requests, walk_consistent, coalesce(error, ''), coalesce(account_error, ''), version, secrets_redacted, cards_returned, duration_ms
 		FROM sync_runs WHERE account = $1 ORDER BY run_id DESC LIMIT $2`, account, n)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
@@ -167,7 +168,7 @@ func runsOf(ctx context.Context, q rowsQuerier, account string, n int) ([]load.R
 		var consistent *int16
 		err := row.Scan(&r.ID, &r.Trigger, &r.Status, &r.StartedAt, &r.FinishedAt, &r.HeartbeatAt,
 			&r.Pages, &r.CardsSeen, &r.CardsNew, &r.CardsChanged, &r.CardsUnchanged, &r.CardsRemoved, &r.CardsRejected, &r.RemovalsHeld,
-			&r.Requests, &r.Retries, &r.RateLimited, &r.AuthRequests, &consistent, &r.Error, &r.AccountError, &r.Version, &r.SecretsRedacted, &r.CardsReturned)
+			&r.Requests, &r.Retries, &r.RateLimited, &r.AuthRequests, &consistent, &r.Error, &r.AccountError, &r.Version, &r.SecretsRedacted, &r.CardsReturned, &r.DurationMS)
 		r.StartedAt, r.HeartbeatAt, r.FinishedAt = utc(r.StartedAt), utc(r.HeartbeatAt), utcPtr(r.FinishedAt)
 		if consistent != nil {
 			b := *consistent == 1

@@ -244,6 +244,14 @@ func changeRows(ctx context.Context, tx *sql.Tx, account, from, to string, g gra
 // while it runs (or since it died).
 const runSeconds = `max(0, CAST(strftime('%s', coalesce(finished_at, heartbeat_at)) AS INTEGER) - CAST(strftime('%s', started_at) AS INTEGER))`
 
+// runMillis is a run's duration in milliseconds: duration_ms, measured,
+// or from the stamps (runSeconds) for a run without it; stampedMillis is
+// the latter only, NULL for a run with duration_ms.
+const (
+	runMillis     = `coalesce(duration_ms, 1000 * ` + runSeconds + `)`
+	stampedMillis = `CASE WHEN duration_ms IS NULL THEN 1000 * ` + runSeconds + ` END`
+)
+
 func reportRuns(ctx context.Context, tx *sql.Tx, d *load.ReportData, account, from, to string) error {
 	rows, err := runDayRows(ctx, tx, account, from, to, dayGrain)
 	if err != nil {
@@ -276,16 +284,18 @@ func runDayRows(ctx context.Context, tx *sql.Tx, account, from, to string, g gra
 	err := eachRow(ctx, tx, `SELECT `+g.key("started_at")+` AS day, count(*),
 			sum(status = 'succeeded'), sum(status = 'failed'), sum(status = 'interrupted'),
 			sum(status = 'abandoned'), sum(status = 'running'),
-			max(`+runSeconds+`), sum(`+runSeconds+`),
+			max(duration_ms), max(`+stampedMillis+`), sum(`+runMillis+`),
 			sum(rate_limited), sum(retries), sum(cards_rejected), sum(removals_held)
 		FROM sync_runs WHERE account = ? AND started_at >= ? AND started_at <= ?
 		GROUP BY day ORDER BY day`, []any{account, from, to}, func(scan func(...any) error) error {
 		var r load.RunDay
 		var day string
+		var exact, stamped *int64
 		if err := scan(&day, &r.Runs, &r.Succeeded, &r.Failed, &r.Interrupted, &r.Abandoned, &r.Running,
-			&r.MaxSeconds, &r.TotalSeconds, &r.RateLimited, &r.Retries, &r.Rejected, &r.RemovalsHeld); err != nil {
+			&exact, &stamped, &r.TotalMillis, &r.RateLimited, &r.Retries, &r.Rejected, &r.RemovalsHeld); err != nil {
 			return err
 		}
+		r.SetLongest(exact, stamped)
 		r.Day = g.parse(day)
 		rows = append(rows, r)
 		return nil
@@ -295,14 +305,17 @@ func runDayRows(ctx context.Context, tx *sql.Tx, account, from, to string, g gra
 
 // runPoints lists each run of the period.
 func runPoints(ctx context.Context, tx *sql.Tx, d *load.ReportData, account, from, to string) error {
-	return eachRow(ctx, tx, `SELECT run_id, started_at, `+runSeconds+`, status, rate_limited, cards_rejected, removals_held,
+	return eachRow(ctx, tx, `SELECT run_id, started_at, duration_ms, `+runSeconds+`, status, rate_limited, cards_rejected, removals_held,
 			(SELECT coalesce(sum(duration_ms), 0) FROM run_pages p WHERE p.run_id = sync_runs.run_id)
 		FROM sync_runs WHERE account = ? AND started_at >= ? AND started_at <= ? ORDER BY run_id`, []any{account, from, to}, func(scan func(...any) error) error {
 		var p load.RunPoint
 		var started string
-		if err := scan(&p.ID, &started, &p.Seconds, &p.Status, &p.RateLimited, &p.Rejected, &p.RemovalsHeld, &p.FetchMillis); err != nil {
+		var exact *int64
+		var secs int64
+		if err := scan(&p.ID, &started, &exact, &secs, &p.Status, &p.RateLimited, &p.Rejected, &p.RemovalsHeld, &p.FetchMillis); err != nil {
 			return err
 		}
+		p.SetDuration(exact, secs)
 		p.StartedAt = parseTime(started)
 		d.RunPoints = append(d.RunPoints, p)
 		return nil

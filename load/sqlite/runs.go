@@ -154,10 +154,11 @@ func (w *Warehouse) FinishRun(ctx context.Context, runID int64, r load.RunResult
 			status = ?, finished_at = ?, heartbeat_at = ?, error = ?,
 			walk_consistent = coalesce(?, walk_consistent),
 			requests = requests + ?, retries = retries + ?,
-			rate_limited = rate_limited + ?, auth_requests = auth_requests + ?
+			rate_limited = rate_limited + ?, auth_requests = auth_requests + ?,
+			duration_ms = ?
 		WHERE run_id = ? AND account = ? AND status = 'running'`,
 		r.Status, now, now, errText, consistent,
-		r.Requests, r.Retries, r.RateLimited, r.AuthRequests, runID, w.account)
+		r.Requests, r.Retries, r.RateLimited, r.AuthRequests, r.DurationMS(), runID, w.account)
 	if err != nil {
 		return fmt.Errorf("finish run %d: %w", runID, err)
 	}
@@ -185,7 +186,7 @@ func runs(ctx context.Context, q interface {
 }, account string, n int) ([]load.Run, error) {
 	rows, err := q.QueryContext(ctx, `SELECT run_id, trigger, status, started_at, finished_at, heartbeat_at,
 			pages, cards_seen, cards_new, cards_changed, cards_unchanged, cards_removed, cards_rejected, removals_held,
-			requests, retries, rate_limited, auth_requests, walk_consistent, error, account_error, version, secrets_redacted, cards_returned
+			requests, retries, rate_limited, auth_requests, walk_consistent, error, account_error, version, secrets_redacted, cards_returned, duration_ms
 		FROM sync_runs WHERE account = ? ORDER BY run_id DESC LIMIT ?`, account, n)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
@@ -196,16 +197,19 @@ func runs(ctx context.Context, q interface {
 		var r load.Run
 		var started, heartbeat string
 		var finished, errText, accountErr sql.NullString
-		var consistent sql.NullInt64
+		var consistent, durationMS sql.NullInt64
 		if err := rows.Scan(&r.ID, &r.Trigger, &r.Status, &started, &finished, &heartbeat,
 			&r.Pages, &r.CardsSeen, &r.CardsNew, &r.CardsChanged, &r.CardsUnchanged, &r.CardsRemoved, &r.CardsRejected, &r.RemovalsHeld,
-			&r.Requests, &r.Retries, &r.RateLimited, &r.AuthRequests, &consistent, &errText, &accountErr, &r.Version, &r.SecretsRedacted, &r.CardsReturned); err != nil {
+			&r.Requests, &r.Retries, &r.RateLimited, &r.AuthRequests, &consistent, &errText, &accountErr, &r.Version, &r.SecretsRedacted, &r.CardsReturned, &durationMS); err != nil {
 			return nil, fmt.Errorf("list runs: %w", err)
 		}
 		r.StartedAt, r.HeartbeatAt = parseTime(started), parseTime(heartbeat)
 		r.FinishedAt = parseNullTime(finished)
 		r.Error = errText.String
 		r.AccountError = accountErr.String
+		if durationMS.Valid {
+			r.DurationMS = &durationMS.Int64
+		}
 		if consistent.Valid {
 			b := consistent.Int64 == 1
 			r.WalkConsistent = &b
