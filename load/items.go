@@ -38,6 +38,9 @@ type PreparedCard struct {
 	ID   string
 	Data []byte
 	Hash []byte
+	// Values are the classes of the card's non-null top-level values
+	// (card_fields.type, card_state.minor).
+	Values []FieldValue
 }
 
 // Field is a top-level card field and the JSON type of one of its values.
@@ -94,7 +97,7 @@ func PreparePageItems(policy *redact.Policy, p Page) (PageItems, error) {
 			}
 			lastFields = fields
 		}
-		it.Cards = append(it.Cards, PreparedCard{ID: c.ID, Data: data, Hash: dataHash(data)})
+		it.Cards = append(it.Cards, PreparedCard{ID: c.ID, Data: data, Hash: dataHash(data), Values: cardValues(data, fields)})
 		it.IDs = append(it.IDs, c.ID)
 	}
 	for _, r := range it.Rejected {

@@ -149,6 +149,7 @@ func (w *Warehouse) preparePage(ctx context.Context, p load.Page, stored func(co
 	}
 	rejected := append(items.Rejected, late...)
 	pp := &preparedPage{PreparedPage: load.NewPreparedPage(p, w.now, len(cards), rejected, items.Secrets), fields: pageFields(items.Fields)}
+	pp.fields.AddValues(cards)
 	pp.ids = make([]string, 0, len(items.IDs))
 	for _, c := range cards {
 		pp.ids = append(pp.ids, c.ID)

@@ -59,6 +59,7 @@ func (w *Warehouse) preparePage(ctx context.Context, p load.Page) (*preparedPage
 	for _, f := range items.Fields {
 		pp.fields.Add(f.Name, f.Type)
 	}
+	pp.fields.AddValues(cards)
 	pp.ids = jsonStrings(items.IDs)
 	if len(cards) == 0 {
 		return pp, nil

@@ -47,6 +47,7 @@ func (w *Warehouse) migrationSteps() map[int]func(context.Context, *sql.Tx) erro
 		5:  upgradeAccounts,
 		7:  w.upgradeIdentity,
 		10: w.upgradeCanonical,
+		13: w.upgradeTyped,
 	}
 }
 
