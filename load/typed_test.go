@@ -1,8 +1,12 @@
 package load
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"testing"
+
+	"github.com/cardsync/cardsync/redact"
 )
 
 func TestClassifyValue(t *testing.T) {
@@ -175,4 +179,48 @@ func TestPlanFieldsTypes(t *testing.T) {
 	if len(add) != 2 || add[0].Type.MinorColumn != "b_minor_2" {
 		t.Errorf("minor column clash: %+v", add)
 	}
+}
+
+// FuzzCardValues: the classes a page's card carries (PreparedCard.Values)
+// are those of its stored JSON's top-level members as encoding/json reads
+// them, member for member, and reading the stored JSON again
+// (DataValues, the upgrade's path) gives the same.
+func FuzzCardValues(f *testing.F) {
+	for _, s := range []string{
+		`{"id":1,"balance":"4966.76","n":null,"o":{"a":"}"},"l":[1,"]",{}],"t":"2025-03-01","b":true}`,
+		`{"a\"b":"1.5","c\\d":12.340,"e":1e400,"f":"-0.07","g":"N/A"}`,
+		`{"card_number":"4111 1111 1111 1111","cvv":"123","x":4111111111111111}`,
+	} {
+		f.Add([]byte(s))
+	}
+	policy := redact.NewPolicy(nil)
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		it, err := PreparePageItems(policy, Page{Number: 1, Cards: []Card{{ID: "1", Data: doc}}})
+		if err != nil || len(it.Cards) != 1 {
+			return
+		}
+		c := it.Cards[0]
+		var members map[string]json.RawMessage
+		if json.Unmarshal(c.Data, &members) != nil || bytes.Contains(c.Data, []byte(`\ud`)) {
+			return // not an object, or a lone surrogate encoding/json reads otherwise
+		}
+		n := 0
+		for _, v := range members {
+			if ClassifyValue(v).Kind != KindNull {
+				n++
+			}
+		}
+		if len(c.Values) != n {
+			t.Fatalf("%s: %d values, want %d", c.Data, len(c.Values), n)
+		}
+		again := DataValues(c.Data)
+		for i, fv := range c.Values {
+			if want := ClassifyValue(members[fv.Name]); fv.Value != want {
+				t.Fatalf("%s: field %q is %+v, want %+v", c.Data, fv.Name, fv.Value, want)
+			}
+			if i >= len(again) || again[i] != fv {
+				t.Fatalf("%s: DataValues reads %+v, PreparePageItems %+v", c.Data, again, c.Values)
+			}
+		}
+	})
 }
