@@ -125,10 +125,10 @@ func (p *PreparedPage) Compare(cards []PreparedCard, have []StoredCard) {
 		}
 		switch change {
 		case "new":
-			p.fresh = append(p.fresh, CardWrite{id: c.ID, data: string(c.Data), hash: c.Hash, change: change, values: c.Values})
+			p.fresh = append(p.fresh, CardWrite{id: c.ID, data: string(c.Data), hash: c.Hash, change: change, values: cardValues(c.Data, c.Fields)})
 		case "":
 		default:
-			p.writes = append(p.writes, CardWrite{id: c.ID, data: string(c.Data), hash: c.Hash, change: change, values: c.Values})
+			p.writes = append(p.writes, CardWrite{id: c.ID, data: string(c.Data), hash: c.Hash, change: change, values: cardValues(c.Data, c.Fields)})
 		}
 	}
 }

@@ -70,7 +70,14 @@ type Value struct {
 
 // ClassifyValue classifies one JSON value (canonical or with whitespace
 // around it), exactly: see Kind.
-func ClassifyValue(raw []byte) Value {
+func ClassifyValue(raw []byte) Value { return classify(raw, bytesString) }
+
+// bytesString is string(b).
+func bytesString(b []byte) string { return string(b) }
+
+// classify is ClassifyValue, with str making the string of a part of raw
+// (a number's text).
+func classify(raw []byte, str func([]byte) string) Value {
 	raw = trimSpace(raw)
 	if len(raw) == 0 {
 		return Value{Kind: KindText}
@@ -85,19 +92,29 @@ func ClassifyValue(raw []byte) Value {
 	case c == 'n':
 		return Value{Kind: KindNull}
 	case c == '"':
-		return classifyString(string(raw[1 : len(raw)-1]))
+		return classifyString(raw[1:len(raw)-1], str)
 	default:
-		return classifyNumber(string(raw))
+		return classifyNumber(raw, str)
 	}
 }
 
-func classifyString(s string) Value {
-	if strings.IndexByte(s, '\\') >= 0 {
+// classifyString classifies a string's content b (canonical: a string
+// with an escape is text). Only an integer, a decimal or a timestamp
+// costs a string.
+func classifyString(b []byte, str func([]byte) string) Value {
+	if len(b) == 0 || len(b) > 64 || !isNumberish(b) && !isDateish(b) {
 		return Value{Kind: KindText}
 	}
-	if isInteger(s) {
-		return Value{Kind: KindInteger, Number: s}
+	if isInteger(b) {
+		return Value{Kind: KindInteger, Number: str(b)}
 	}
+	if isDateish(b) {
+		if isTimestamp(b) {
+			return Value{Kind: KindTimestamp}
+		}
+		return Value{Kind: KindText}
+	}
+	s := str(b)
 	if i := strings.IndexByte(s, '.'); i > 0 && isDigits(strings.TrimPrefix(s[:i], "-")) && isDigits(s[i+1:]) {
 		scale := len(s) - i - 1
 		if scale <= money.MaxScale {
@@ -105,18 +122,31 @@ func classifyString(s string) Value {
 				return Value{Kind: KindDecimal, Scale: scale, Number: s}
 			}
 		}
-		return Value{Kind: KindText}
-	}
-	if isTimestamp(s) {
-		return Value{Kind: KindTimestamp}
 	}
 	return Value{Kind: KindText}
 }
 
-func classifyNumber(s string) Value {
-	if isInteger(s) {
-		return Value{Kind: KindInteger, Number: s}
+// isNumberish: b holds only digits, '-' and '.', as an integer or a plain
+// decimal does.
+func isNumberish(b []byte) bool {
+	for _, c := range b {
+		if (c < '0' || c > '9') && c != '-' && c != '.' {
+			return false
+		}
 	}
+	return true
+}
+
+// isDateish: b starts as "YYYY-MM-DD" does.
+func isDateish(b []byte) bool {
+	return len(b) >= 10 && b[4] == '-' && b[7] == '-' && isDigits(string(b[:4]))
+}
+
+func classifyNumber(raw []byte, str func([]byte) string) Value {
+	if isInteger(raw) {
+		return Value{Kind: KindInteger, Number: str(raw)}
+	}
+	s := str(raw)
 	mant, exp := s, 0
 	if i := strings.IndexAny(s, "eE"); i >= 0 {
 		e, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
@@ -140,11 +170,18 @@ func classifyNumber(s string) Value {
 }
 
 // isInteger: an optional '-' and digits, within int64.
-func isInteger(s string) bool {
-	if !isDigits(strings.TrimPrefix(s, "-")) {
+func isInteger(b []byte) bool {
+	digits := b
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if !isDigits(string(digits)) {
 		return false
 	}
-	_, err := strconv.ParseInt(s, 10, 64)
+	if len(digits) < 19 {
+		return true
+	}
+	_, err := strconv.ParseInt(string(b), 10, 64)
 	return err == nil
 }
 
@@ -160,20 +197,21 @@ func isDigits(s string) bool {
 	return true
 }
 
-// isTimestamp: RFC 3339, "YYYY-MM-DD HH:MM:SS[.fff]" or "YYYY-MM-DD".
-func isTimestamp(s string) bool {
-	if len(s) < 10 || s[4] != '-' || s[7] != '-' {
+// isTimestamp: RFC 3339, "YYYY-MM-DD HH:MM:SS[.fff]" or "YYYY-MM-DD"
+// (isDateish already), parsed with the one layout its shape calls for.
+func isTimestamp(b []byte) bool {
+	layout := "2006-01-02"
+	switch {
+	case len(b) == 10:
+	case b[10] == ' ':
+		layout = "2006-01-02 15:04:05"
+	case b[10] == 'T':
+		layout = time.RFC3339
+	default:
 		return false
 	}
-	for _, layout := range []string{"2006-01-02", "2006-01-02 15:04:05", time.RFC3339} {
-		if len(layout) == 10 && len(s) != 10 {
-			continue
-		}
-		if _, err := time.Parse(layout, s); err == nil {
-			return true
-		}
-	}
-	return false
+	_, err := time.Parse(layout, string(b))
+	return err == nil
 }
 
 func trimSpace(b []byte) []byte {
@@ -273,11 +311,21 @@ type FieldValue struct {
 // cardValues classifies the non-null top-level values of a card's
 // canonical JSON data, whose fields (in the canonical order) are names.
 func cardValues(data []byte, fields []redact.Field) []FieldValue {
-	var out []FieldValue
+	out := make([]FieldValue, 0, len(fields))
+	// Numbers' texts are parts of one string of data, made when first
+	// needed.
+	var ds string
+	str := func(b []byte) string {
+		if ds == "" {
+			ds = string(data)
+		}
+		at := cap(data) - cap(b)
+		return ds[at : at+len(b)]
+	}
 	k := 0
 	eachMember(data, func(_, raw []byte) {
 		if k < len(fields) {
-			if v := ClassifyValue(raw); v.Kind != KindNull {
+			if v := classify(raw, str); v.Kind != KindNull {
 				out = append(out, FieldValue{Name: fields[k].Name, Value: v})
 			}
 		}
@@ -312,7 +360,11 @@ func MinorJSON(vs []FieldValue, types map[string]FieldType, conflicts map[string
 			b = append(b, ',')
 		}
 		b = append(b, '"')
-		b = append(b, CanonicalKey(fv.Name)...)
+		if plainKey(fv.Name) {
+			b = append(b, fv.Name...)
+		} else {
+			b = append(b, CanonicalKey(fv.Name)...)
+		}
 		b = append(b, '"', ':')
 		b = strconv.AppendInt(b, minor, 10)
 	}
@@ -320,6 +372,17 @@ func MinorJSON(vs []FieldValue, types map[string]FieldType, conflicts map[string
 		return ""
 	}
 	return string(append(b, '}'))
+}
+
+// plainKey: s is its own canonical key text (no '"', '\\' or control
+// character).
+func plainKey(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // CanonicalKey is a key's text inside the quotes of canonical JSON, as

@@ -143,16 +143,14 @@ func TestPlanFieldsTypes(t *testing.T) {
 	lim := FlatLimits{Fields: 10, ColumnBytes: 100}
 	batch := func(cards ...string) *FieldSet {
 		var s FieldSet
-		var all []PreparedCard
 		for _, c := range cards {
 			vs := DataValues([]byte(c))
 			for _, v := range vs {
 				s.Add(v.Name, "string")
 			}
-			all = append(all, PreparedCard{Values: vs})
+			s.AddFieldValues(vs)
 		}
 		s.Add("note", "null")
-		s.AddValues(all)
 		return &s
 	}
 	add, _, _ := PlanFields(nil, batch(`{"balance":"1.50","count":"3"}`, `{"balance":"2.125"}`), 1, lim, 100)
@@ -181,8 +179,8 @@ func TestPlanFieldsTypes(t *testing.T) {
 	}
 }
 
-// FuzzCardValues: the classes a page's card carries (PreparedCard.Values)
-// are those of its stored JSON's top-level members as encoding/json reads
+// FuzzCardValues: the classes a commit reads of a prepared card's values
+// (cardValues of its Data and Fields) are those of its stored JSON's top-level members as encoding/json reads
 // them, member for member, and reading the stored JSON again
 // (DataValues, the upgrade's path) gives the same.
 func FuzzCardValues(f *testing.F) {
@@ -200,6 +198,7 @@ func FuzzCardValues(f *testing.F) {
 			return
 		}
 		c := it.Cards[0]
+		values := cardValues(c.Data, c.Fields)
 		var members map[string]json.RawMessage
 		if json.Unmarshal(c.Data, &members) != nil || bytes.Contains(c.Data, []byte(`\ud`)) {
 			return // not an object, or a lone surrogate encoding/json reads otherwise
@@ -210,16 +209,16 @@ func FuzzCardValues(f *testing.F) {
 				n++
 			}
 		}
-		if len(c.Values) != n {
-			t.Fatalf("%s: %d values, want %d", c.Data, len(c.Values), n)
+		if len(values) != n {
+			t.Fatalf("%s: %d values, want %d", c.Data, len(values), n)
 		}
 		again := DataValues(c.Data)
-		for i, fv := range c.Values {
+		for i, fv := range values {
 			if want := ClassifyValue(members[fv.Name]); fv.Value != want {
 				t.Fatalf("%s: field %q is %+v, want %+v", c.Data, fv.Name, fv.Value, want)
 			}
 			if i >= len(again) || again[i] != fv {
-				t.Fatalf("%s: DataValues reads %+v, PreparePageItems %+v", c.Data, again, c.Values)
+				t.Fatalf("%s: DataValues reads %+v, the commit %+v", c.Data, again, values)
 			}
 		}
 	})

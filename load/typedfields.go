@@ -109,11 +109,15 @@ func DataValues(data []byte) []FieldValue {
 	return out
 }
 
-// AddValues adds to s the kinds of the cards' values of the fields s
-// holds (the batch's; type decisions read them, FieldSet.Add names them).
-func (s *FieldSet) AddValues(cards []PreparedCard) {
-	for _, c := range cards {
-		s.addKinds(c.Values, true)
+// AddWritten adds to s the kinds of the values of the cards p writes
+// (new, changed, returned), of the fields s holds: a type is decided by
+// the first commit that stores non-null values of its field (an unchanged
+// card's values were seen when it was stored).
+func (s *FieldSet) AddWritten(p *PreparedPage) {
+	for _, cs := range [][]CardWrite{p.fresh, p.writes} {
+		for _, c := range cs {
+			s.addKinds(c.values, true)
+		}
 	}
 }
 

@@ -149,7 +149,6 @@ func (w *Warehouse) preparePage(ctx context.Context, p load.Page, stored func(co
 	}
 	rejected := append(items.Rejected, late...)
 	pp := &preparedPage{PreparedPage: load.NewPreparedPage(p, w.now, len(cards), rejected, items.Secrets), fields: pageFields(items.Fields)}
-	pp.fields.AddValues(cards)
 	pp.ids = make([]string, 0, len(items.IDs))
 	for _, c := range cards {
 		pp.ids = append(pp.ids, c.ID)
@@ -171,6 +170,7 @@ func (w *Warehouse) preparePage(ctx context.Context, p load.Page, stored func(co
 		return nil, fmt.Errorf("compare cards: %d of %d cards answered", len(have), len(cards))
 	}
 	pp.Compare(cards, have)
+	pp.fields.AddWritten(&pp.PreparedPage)
 	return pp, nil
 }
 

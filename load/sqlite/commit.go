@@ -59,7 +59,6 @@ func (w *Warehouse) preparePage(ctx context.Context, p load.Page) (*preparedPage
 	for _, f := range items.Fields {
 		pp.fields.Add(f.Name, f.Type)
 	}
-	pp.fields.AddValues(cards)
 	pp.ids = jsonStrings(items.IDs)
 	if len(cards) == 0 {
 		return pp, nil
@@ -70,6 +69,7 @@ func (w *Warehouse) preparePage(ctx context.Context, p load.Page) (*preparedPage
 		return nil, fmt.Errorf("compare cards: %w", err)
 	}
 	pp.Compare(cards, have)
+	pp.fields.AddWritten(&pp.PreparedPage)
 	return pp, nil
 }
 
