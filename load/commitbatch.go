@@ -94,25 +94,12 @@ func CommitBatch[P BatchPage](ctx context.Context, inTx func(ctx context.Context
 			}
 		}
 		next.Types = mergeTypes(st.Types, types)
-		conflicts := map[string]int{}
-		var tally BatchTally
-		for _, p := range pages {
-			pp := p.Prepared()
-			if pp.Changes() {
-				pp.ApplyTypes(next.Types, conflicts)
-				if err := tx.WritePage(ctx, next.WalkID, pp); err != nil {
-					return err
-				}
-			}
-			tally.Add(pp, next.FirstTotal)
+		tally, err := writePages(ctx, tx, pages, next)
+		if err != nil {
+			return err
 		}
 		batch = tally.Batch
-		if len(conflicts) > 0 {
-			if err := tx.AddConflicts(ctx, conflicts); err != nil {
-				return err
-			}
-		}
-		return tx.SaveProgress(ctx, next.WalkID, pages[len(pages)-1].Prepared(), &tally)
+		return tx.SaveProgress(ctx, next.WalkID, pages[len(pages)-1].Prepared(), tally)
 	})
 	if err != nil {
 		return Batch{}, err
@@ -126,6 +113,31 @@ func CommitBatch[P BatchPage](ctx context.Context, inTx func(ctx context.Context
 	next.Budget.Skip(skipped)
 	*st = next
 	return batch, nil
+}
+
+// writePages writes the pages that change something, their cards' minor
+// units under the field types st.Types (PreparedPage.ApplyTypes), counts
+// the values that do not fit in card_fields.conflicts, and tallies every
+// page.
+func writePages[P BatchPage](ctx context.Context, tx BatchTx, pages []P, st WalkState) (*BatchTally, error) {
+	conflicts := map[string]int{}
+	var tally BatchTally
+	for _, p := range pages {
+		pp := p.Prepared()
+		if pp.Changes() {
+			pp.ApplyTypes(st.Types, conflicts)
+			if err := tx.WritePage(ctx, st.WalkID, pp); err != nil {
+				return nil, err
+			}
+		}
+		tally.Add(pp, st.FirstTotal)
+	}
+	if len(conflicts) > 0 {
+		if err := tx.AddConflicts(ctx, conflicts); err != nil {
+			return nil, err
+		}
+	}
+	return &tally, nil
 }
 
 // mergeTypes is have with add's types on top (a new map when add holds
