@@ -50,8 +50,9 @@ func typedState(t *testing.T, db *sql.DB) string {
 
 // TestUpgradeTypesFields: opening a file of schema 12 types its fields
 // from the cards it holds and fills their minor units as the commits of
-// schema 13 did (conflicts included), and cards_flat's balance_minor
-// reads them, in the system sqlite3 CLI too.
+// schema 13 did (conflicts included), cards_flat's _minor columns read
+// them, in the system sqlite3 CLI too, and the analysts' own views are
+// made again.
 func TestUpgradeTypesFields(t *testing.T) {
 	ctx := t.Context()
 	w, path, _ := openTest(t, load.Options{})
@@ -72,7 +73,11 @@ func TestUpgradeTypesFields(t *testing.T) {
 	}
 
 	db := rawDB(t, path)
-	for _, q := range []string{schema13Undo, `PRAGMA user_version = 12`} {
+	// An analyst's views (made here after the undo, which dropped
+	// cards_flat) come through the upgrade.
+	for _, q := range []string{schema13Undo, `PRAGMA user_version = 12`,
+		`CREATE VIEW my_cards AS SELECT card_id FROM card_state`,
+		`CREATE VIEW my_money AS SELECT card_id, amount_minor FROM cards_flat`} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -90,6 +95,10 @@ func TestUpgradeTypesFields(t *testing.T) {
 	want = strings.Replace(want, `default/9={"fee":10}`, `default/9={"amount":155,"fee":1}`, 1)
 	if got != want {
 		t.Errorf("after the upgrade:\n%s\nwant\n%s", got, want)
+	}
+	var mine string
+	if err := w2.db.QueryRowContext(ctx, `SELECT group_concat(x) FROM (SELECT card_id || '=' || coalesce(amount_minor, '-') AS x FROM my_money WHERE card_id IN (SELECT card_id FROM my_cards) ORDER BY card_id)`).Scan(&mine); err != nil || mine != "0=-,1=-,2=-,3=-,9=155" {
+		t.Errorf("the analyst's views after the upgrade read %q, %v", mine, err)
 	}
 	w2.Close()
 	cli := sqlitecheck.Program(t, "sqlite3", "sqlite3")
