@@ -14,6 +14,10 @@ type WalkState struct {
 	Fields map[string]TypeMask
 	// Budget bounds the fields the walk adds (MaxNewFieldsPerWalk).
 	Budget FieldBudget
+	// Types are the types of the fields in Fields (card_fields.type):
+	// sticky once set, so a batch whose fields this run recorded reads
+	// them here.
+	Types map[string]FieldType
 }
 
 // BatchPage is a dialect's page of a batch: the prepared page and the
@@ -37,8 +41,14 @@ type BatchTx interface {
 	// PreparedPage.Recount), its rejected items and its audit row.
 	WritePage(ctx context.Context, walkID int64, p *PreparedPage) error
 	// RecordFields records the batch's new top-level fields in
-	// card_fields within budget and returns the new fields it left out.
-	RecordFields(ctx context.Context, walkID int64, fields *FieldSet, budget *FieldBudget) ([]string, error)
+	// card_fields within budget, types the fields still without a type
+	// whose first non-null values the batch holds (PlanFields), and
+	// returns the new fields it left out and the types card_fields holds
+	// of the batch's fields.
+	RecordFields(ctx context.Context, walkID int64, fields *FieldSet, budget *FieldBudget) ([]string, map[string]FieldType, error)
+	// AddConflicts adds to card_fields.conflicts, per field, the values
+	// of the written cards that did not fit the field's type.
+	AddConflicts(ctx context.Context, conflicts map[string]int) error
 	// SaveProgress stores the bookkeeping of the batch: every page's seen
 	// ids, the walk's running summary (an error when the walk is no longer
 	// open), the checkpoint after last and the run's counters (an error
@@ -76,24 +86,20 @@ func CommitBatch[P BatchPage](ctx context.Context, inTx func(ctx context.Context
 			}
 			next.WalkID, next.FirstTotal = walkID, firstTotal
 		}
-		var tally BatchTally
-		for _, p := range pages {
-			pp := p.Prepared()
-			if pp.Changes() {
-				if err := tx.WritePage(ctx, next.WalkID, pp); err != nil {
-					return err
-				}
-			}
-			tally.Add(pp, next.FirstTotal)
-		}
-		batch = tally.Batch
+		var types map[string]FieldType
 		if recordFields {
 			var err error
-			if skipped, err = tx.RecordFields(ctx, next.WalkID, &fields, &next.Budget); err != nil {
+			if skipped, types, err = tx.RecordFields(ctx, next.WalkID, &fields, &next.Budget); err != nil {
 				return err
 			}
 		}
-		return tx.SaveProgress(ctx, next.WalkID, pages[len(pages)-1].Prepared(), &tally)
+		next.Types = mergeTypes(st.Types, types)
+		tally, err := writePages(ctx, tx, pages, next)
+		if err != nil {
+			return err
+		}
+		batch = tally.Batch
+		return tx.SaveProgress(ctx, next.WalkID, pages[len(pages)-1].Prepared(), tally)
 	})
 	if err != nil {
 		return Batch{}, err
@@ -107,4 +113,45 @@ func CommitBatch[P BatchPage](ctx context.Context, inTx func(ctx context.Context
 	next.Budget.Skip(skipped)
 	*st = next
 	return batch, nil
+}
+
+// writePages writes the pages that change something, their cards' minor
+// units under the field types st.Types (PreparedPage.ApplyTypes), counts
+// the values that do not fit in card_fields.conflicts, and tallies every
+// page.
+func writePages[P BatchPage](ctx context.Context, tx BatchTx, pages []P, st WalkState) (*BatchTally, error) {
+	conflicts := map[string]int{}
+	var tally BatchTally
+	for _, p := range pages {
+		pp := p.Prepared()
+		if pp.Changes() {
+			pp.ApplyTypes(st.Types, conflicts)
+			if err := tx.WritePage(ctx, st.WalkID, pp); err != nil {
+				return nil, err
+			}
+		}
+		tally.Add(pp, st.FirstTotal)
+	}
+	if len(conflicts) > 0 {
+		if err := tx.AddConflicts(ctx, conflicts); err != nil {
+			return nil, err
+		}
+	}
+	return &tally, nil
+}
+
+// mergeTypes is have with add's types on top (a new map when add holds
+// any).
+func mergeTypes(have, add map[string]FieldType) map[string]FieldType {
+	if len(add) == 0 {
+		return have
+	}
+	out := make(map[string]FieldType, len(have)+len(add))
+	for name, t := range have {
+		out[name] = t
+	}
+	for name, t := range add {
+		out[name] = t
+	}
+	return out
 }

@@ -20,6 +20,8 @@ func (r *PageResult) count(change string, d int) {
 type FieldSet struct {
 	order []string
 	types map[string]TypeMask
+	// kinds are the kinds of the fields' non-null values (AddValues).
+	kinds map[string]kindSeen
 }
 
 // TypeMask is a set of JSON types, one bit per type (array, boolean, null,
@@ -58,6 +60,15 @@ func (s *FieldSet) addMask(name string, m TypeMask) {
 func (s *FieldSet) Merge(o *FieldSet) {
 	for _, name := range o.order {
 		s.addMask(name, o.types[name])
+	}
+	for name, k := range o.kinds {
+		if s.kinds == nil {
+			s.kinds = map[string]kindSeen{}
+		}
+		m := s.kinds[name]
+		m.mask |= k.mask
+		m.scale = max(m.scale, k.scale)
+		s.kinds[name] = m
 	}
 }
 

@@ -54,6 +54,9 @@ type FieldRow struct {
 	InFlatView bool
 	// LastSeen is when a commit last saw the field (card_fields.last_seen_at).
 	LastSeen time.Time
+	// Type is card_fields.type, scale and minor_column: set once, from the
+	// first batch that holds non-null values of the field, then sticky.
+	Type FieldType
 }
 
 // PlanFields is card_fields' rule, shared by both warehouses: given the
@@ -65,19 +68,18 @@ type FieldRow struct {
 // and the new fields left out because the walk may add only room more
 // (FieldBudget.Room): those stay in the cards' data alone. The caller
 // stamps last_seen_at on every row it inserts or updates.
+//
+// A field without a type (KindNull) whose batch holds non-null values gets
+// one (FieldSet.Decide), with a minor-units column in cards_flat for a
+// decimal field while the view has room (a minor column counts as a
+// column of the view); such a row is added or updated. A type once set
+// never changes.
 func PlanFields(have []FieldRow, s *FieldSet, runID int64, lim FlatLimits, room int) (add, update []FieldRow, skipped []string) {
 	byName := make(map[string]FieldRow, len(have))
-	used := map[string]bool{}
-	inView := 0
 	for _, f := range have {
 		byName[f.Name] = f
-		if f.Column != "" {
-			used[strings.ToLower(f.Column)] = true
-		}
-		if f.InFlatView {
-			inView++
-		}
 	}
+	used, inView := usedColumns(have)
 	for _, name := range s.order {
 		k, ok := byName[name]
 		if !ok && len(add) >= room {
@@ -108,9 +110,10 @@ func PlanFields(have []FieldRow, s *FieldSet, runID int64, lim FlatLimits, room 
 				f.Column = ColumnName(name, used, lim.ColumnBytes)
 				inView++
 			}
+			typeField(&f, s, used, &inView, lim)
 			add = append(add, f)
 			byName[name] = f
-		case joined != k.JSONTypes || k.LastRun != runID:
+		case typeField(&k, s, used, &inView, lim) || joined != k.JSONTypes || k.LastRun != runID:
 			k.JSONTypes, k.LastRun = joined, runID
 			update = append(update, k)
 			byName[name] = k

@@ -38,6 +38,10 @@ type PreparedCard struct {
 	ID   string
 	Data []byte
 	Hash []byte
+	// Fields are the card's top-level fields, in Data's order: the
+	// classes of their values (card_fields.type, card_state.minor) are
+	// read for the cards a commit writes (Compare).
+	Fields []redact.Field
 }
 
 // Field is a top-level card field and the JSON type of one of its values.
@@ -94,7 +98,7 @@ func PreparePageItems(policy *redact.Policy, p Page) (PageItems, error) {
 			}
 			lastFields = fields
 		}
-		it.Cards = append(it.Cards, PreparedCard{ID: c.ID, Data: data, Hash: dataHash(data)})
+		it.Cards = append(it.Cards, PreparedCard{ID: c.ID, Data: data, Hash: dataHash(data), Fields: fields})
 		it.IDs = append(it.IDs, c.ID)
 	}
 	for _, r := range it.Rejected {

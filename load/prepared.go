@@ -70,6 +70,23 @@ type CardWrite struct {
 	data   string // redacted, canonical JSON
 	hash   []byte
 	change string // new, changed, returned (as classified before the write)
+	values []FieldValue
+	minor  string // card_state.minor ("": NULL), set by ApplyTypes
+}
+
+// Minor is the card's card_state.minor: the minor units of its decimal
+// fields as a JSON object, "" (NULL) when it has none (MinorJSON).
+func (c CardWrite) Minor() string { return c.minor }
+
+// ApplyTypes sets the minor units (CardWrite.Minor) of the cards p writes
+// under the field types, and counts in conflicts, per field, their values
+// that do not fit their field's type.
+func (p *PreparedPage) ApplyTypes(types map[string]FieldType, conflicts map[string]int) {
+	for _, cs := range [][]CardWrite{p.fresh, p.writes} {
+		for i := range cs {
+			cs[i].minor = MinorJSON(cs[i].values, types, conflicts)
+		}
+	}
 }
 
 // ID is the card's id.
@@ -108,10 +125,10 @@ func (p *PreparedPage) Compare(cards []PreparedCard, have []StoredCard) {
 		}
 		switch change {
 		case "new":
-			p.fresh = append(p.fresh, CardWrite{id: c.ID, data: string(c.Data), hash: c.Hash, change: change})
+			p.fresh = append(p.fresh, CardWrite{id: c.ID, data: string(c.Data), hash: c.Hash, change: change, values: cardValues(c.Data, c.Fields)})
 		case "":
 		default:
-			p.writes = append(p.writes, CardWrite{id: c.ID, data: string(c.Data), hash: c.Hash, change: change})
+			p.writes = append(p.writes, CardWrite{id: c.ID, data: string(c.Data), hash: c.Hash, change: change, values: cardValues(c.Data, c.Fields)})
 		}
 	}
 }

@@ -135,12 +135,13 @@ func (b *batchTx) queueWrites(q *pgx.Batch, walkID int64, labels *[]string) {
 		ids, hashes, data := columns(b.fresh)
 		// One statement: each document is parsed once, for both rows.
 		q.Queue(`WITH fresh AS (
-				INSERT INTO card_state (card_id, data_hash, data, first_seen_at, last_seen_at, updated_at, first_seen_run, last_seen_run, account)
-				SELECT id, hash, data::jsonb, $1, $1, $1, $2, $2, $3 FROM unnest($4::text[], $5::bytea[], $6::text[]) AS t(id, hash, data)
+				INSERT INTO card_state (card_id, data_hash, data, minor, first_seen_at, last_seen_at, updated_at, first_seen_run, last_seen_run, account)
+				SELECT id, hash, data::jsonb, minor::jsonb, $1, $1, $1, $2, $2, $3
+				FROM unnest($4::text[], $5::bytea[], $6::text[], $7::text[]) AS t(id, hash, data, minor)
 				RETURNING card_id, data)
 			INSERT INTO card_versions (card_id, version, valid_from, run_id, change, data, account)
 			SELECT card_id, 1, $1, $2, 'new', data, $3 FROM fresh`,
-			b.now, b.runID, b.w.account, ids, hashes, data)
+			b.now, b.runID, b.w.account, ids, hashes, data, minors(b.fresh))
 		*labels = append(*labels, fmt.Sprintf("insert %d new cards", len(ids)))
 		b.fresh = nil
 	}
@@ -186,10 +187,44 @@ func queueAudit(q *pgx.Batch, runID int64, stream string, walkID int64, now time
 
 // RecordFields implements load.BatchTx; it notes whether cards_flat must
 // follow.
-func (b *batchTx) RecordFields(ctx context.Context, walkID int64, fields *load.FieldSet, budget *load.FieldBudget) ([]string, error) {
-	flat, skipped, err := b.w.recordFields(ctx, b.tx, b.runID, walkID, b.now, fields, budget)
+func (b *batchTx) RecordFields(ctx context.Context, walkID int64, fields *load.FieldSet, budget *load.FieldBudget) ([]string, map[string]load.FieldType, error) {
+	flat, skipped, types, err := b.w.recordFields(ctx, b.tx, b.runID, walkID, b.now, fields, budget)
 	b.flat = b.flat || flat
-	return skipped, err
+	return skipped, types, err
+}
+
+// AddConflicts implements load.BatchTx.
+func (b *batchTx) AddConflicts(ctx context.Context, conflicts map[string]int) error {
+	return addConflicts(ctx, b.tx, conflicts)
+}
+
+// addConflicts adds to card_fields.conflicts, per field, in one
+// statement.
+func addConflicts(ctx context.Context, tx pgx.Tx, conflicts map[string]int) error {
+	if len(conflicts) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(conflicts))
+	counts := make([]int64, 0, len(conflicts))
+	for name, n := range conflicts {
+		names, counts = append(names, name), append(counts, int64(n))
+	}
+	if _, err := tx.Exec(ctx, `UPDATE card_fields f SET conflicts = f.conflicts + c.n
+		FROM unnest($1::text[], $2::bigint[]) AS c(name, n) WHERE f.name = c.name`, names, counts); err != nil {
+		return fmt.Errorf("count conflicts of %d fields: %w", len(names), err)
+	}
+	return nil
+}
+
+// minors are the cards' card_state.minor, NULL (nil) for none.
+func minors(cs []load.CardWrite) []*string {
+	out := make([]*string, len(cs))
+	for i, c := range cs {
+		if m := c.Minor(); m != "" {
+			out[i] = &m
+		}
+	}
+	return out
 }
 
 // SaveProgress implements load.BatchTx: the bookkeeping goes in one round
@@ -340,6 +375,7 @@ type storedCard struct {
 // changedCards are the cards of a page to write, as columns.
 type changedCards struct {
 	ids, data, change []string
+	minor             []*string
 	hash              [][]byte
 	version           []int32
 }
@@ -370,6 +406,7 @@ func (w *Warehouse) writeCards(ctx context.Context, tx pgx.Tx, runID int64, p *l
 			continue
 		}
 		ch.ids, ch.data, ch.change = append(ch.ids, c.ID()), append(ch.data, c.Data()), append(ch.change, change)
+		ch.minor = append(ch.minor, minors([]load.CardWrite{c})...)
 		ch.hash, ch.version = append(ch.hash, c.Hash()), append(ch.version, s.version+1)
 	}
 	if len(ch.ids) == 0 {
@@ -408,16 +445,18 @@ func (w *Warehouse) lockStored(ctx context.Context, tx pgx.Tx, ids []string) (ma
 // each into card_versions, closing the open one.
 func (w *Warehouse) upsertChanged(ctx context.Context, tx pgx.Tx, runID int64, now time.Time, ch changedCards) error {
 	n := len(ch.ids)
-	if _, err := tx.Exec(ctx, `INSERT INTO card_state AS s (card_id, data, data_hash, first_seen_at, last_seen_at, updated_at, first_seen_run, last_seen_run, account)
-			SELECT id, data::jsonb, hash, $1, $1, $1, $2, $2, $3 FROM unnest($4::text[], $5::text[], $6::bytea[]) AS t(id, data, hash)
+	if _, err := tx.Exec(ctx, `INSERT INTO card_state AS s (card_id, data, data_hash, minor, first_seen_at, last_seen_at, updated_at, first_seen_run, last_seen_run, account)
+			SELECT id, data::jsonb, hash, minor::jsonb, $1, $1, $1, $2, $2, $3
+			FROM unnest($4::text[], $5::text[], $6::bytea[], $7::text[]) AS t(id, data, hash, minor)
 			ON CONFLICT (account, card_id) DO UPDATE SET
 				data = excluded.data,
 				data_hash = excluded.data_hash,
+				minor = excluded.minor,
 				updated_at = CASE WHEN s.data IS DISTINCT FROM excluded.data THEN excluded.updated_at ELSE s.updated_at END,
 				removed_at = NULL,
 				last_seen_at = excluded.last_seen_at,
 				last_seen_run = excluded.last_seen_run`,
-		now, runID, w.account, ch.ids, ch.data, ch.hash); err != nil {
+		now, runID, w.account, ch.ids, ch.data, ch.hash, ch.minor); err != nil {
 		return fmt.Errorf("upsert %d cards: %w", n, err)
 	}
 	if _, err := tx.Exec(ctx, `UPDATE card_versions SET valid_to = $1

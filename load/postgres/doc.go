@@ -60,7 +60,10 @@
 // OR REPLACE VIEW when the change adds columns at the end (card_id,
 // removed_at and account come first so that a new field always does).
 // Every field column is text whatever JSON types the field holds, so a
-// field whose type changes never changes its column; only a column that
+// field whose type changes never changes its column; a decimal field's
+// minor-units column (card_fields.minor_column) is bigint, read from
+// card_state.minor, and its type is sticky (load.PlanFields), so it never
+// changes either; only a column that
 // goes (its field pruned) or one of another type (a numeric column made by
 // an older binary) needs DROP and CREATE. Neither is tried while another
 // session holds the view (an analyst's open transaction: its readers would

@@ -49,77 +49,62 @@ func pageFields(fields []load.Field) load.FieldSet {
 // reading them again: replicas of other accounts adding the same or
 // case-colliding fields wait for each other instead of picking the same
 // column name. It reports whether cards_flat must follow (syncFlat, after
-// the commit) and the new fields it left out.
-func (w *Warehouse) recordFields(ctx context.Context, tx pgx.Tx, runID, walkID int64, now time.Time, s *load.FieldSet, b *load.FieldBudget) (bool, []string, error) {
+// the commit), the new fields it left out and the types of card_fields'
+// fields (a type is set under the lock too, so two replicas never give a
+// field two types).
+func (w *Warehouse) recordFields(ctx context.Context, tx pgx.Tx, runID, walkID int64, now time.Time, s *load.FieldSet, b *load.FieldBudget) (bool, []string, map[string]load.FieldType, error) {
 	if len(s.Names()) == 0 {
-		return false, nil, nil
+		return false, nil, nil, nil
 	}
 	if !b.Known() {
 		var n int
 		if err := tx.QueryRow(ctx, `SELECT count(*) FROM card_fields
 			WHERE first_run IN (SELECT run_id FROM sync_runs WHERE account = $1
 				AND run_id >= (SELECT started_run FROM sync_walks WHERE walk_id = $2))`, w.account, walkID).Scan(&n); err != nil {
-			return false, nil, fmt.Errorf("count the walk's fields: %w", err)
+			return false, nil, nil, fmt.Errorf("count the walk's fields: %w", err)
 		}
 		b.Start(n)
 	}
 	have, err := readFields(ctx, tx)
 	if err != nil {
-		return false, nil, err
+		return false, nil, nil, err
 	}
 	if add, update, skipped := load.PlanFields(have, s, runID, flatLimits(), b.Room()); len(add) == 0 && len(update) == 0 {
-		return false, skipped, nil
+		return false, skipped, load.TypesOf(have, nil, nil), nil
 	}
 	if err := advisoryLock(ctx, tx, fieldsLock, peerLockTimeout, "card_fields' lock (another replica is adding fields)"); err != nil {
-		return false, nil, err
+		return false, nil, nil, err
 	}
 	if have, err = readFields(ctx, tx); err != nil {
-		return false, nil, err
+		return false, nil, nil, err
 	}
 	add, update, skipped := load.PlanFields(have, s, runID, flatLimits(), b.Room())
-	flat := false
-	if len(add) > 0 {
-		var names, types, columns []string
-		var inView []int16
-		for _, f := range add {
-			names, types, columns = append(names, f.Name), append(types, f.JSONTypes), append(columns, f.Column)
-			inView = append(inView, boolInt(f.InFlatView))
-			flat = flat || f.InFlatView
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO card_fields (name, json_types, first_run, last_run, first_seen_at, column_name, in_flat_view, last_seen_at)
-			SELECT name, types, $1, $1, $2, nullif(col, ''), flat, $2
-			FROM unnest($3::text[], $4::text[], $5::text[], $6::smallint[]) WITH ORDINALITY AS t(name, types, col, flat, ord)
-			ORDER BY ord`, runID, now, names, types, columns, inView); err != nil {
-			return false, nil, fmt.Errorf("add %d fields: %w", len(add), err)
-		}
-		b.Added(len(add))
+	flat, err := insertFields(ctx, tx, runID, now, add)
+	if err != nil {
+		return false, nil, nil, err
 	}
-	if len(update) > 0 {
-		var names, types []string
-		for _, f := range update {
-			// A new JSON type leaves cards_flat as it is: its columns
-			// are text whatever the type (flatType).
-			names, types = append(names, f.Name), append(types, f.JSONTypes)
-		}
-		if _, err := tx.Exec(ctx, `UPDATE card_fields f SET json_types = u.types, last_run = greatest(f.last_run, $1),
-				last_seen_at = greatest(f.last_seen_at, $4)
-			FROM unnest($2::text[], $3::text[]) AS u(name, types) WHERE f.name = u.name`, runID, names, types, now); err != nil {
-			return false, nil, fmt.Errorf("update %d fields: %w", len(update), err)
-		}
+	b.Added(len(add))
+	typed, err := updateFields(ctx, tx, runID, now, have, update)
+	if err != nil {
+		return false, nil, nil, err
 	}
-	return flat, skipped, nil
+	return flat || typed, skipped, load.TypesOf(have, add, update), nil
 }
 
 // readFields reads card_fields in the order fields first appeared.
 func readFields(ctx context.Context, tx pgx.Tx) ([]load.FieldRow, error) {
-	rows, err := tx.Query(ctx, `SELECT name, json_types, last_run, coalesce(column_name, ''), in_flat_view = 1, last_seen_at
+	rows, err := tx.Query(ctx, `SELECT name, json_types, last_run, coalesce(column_name, ''), in_flat_view = 1, last_seen_at,
+			type, coalesce(scale, 0), coalesce(minor_column, '')
 		FROM card_fields ORDER BY first_run, first_seen_at, name COLLATE "C"`)
 	if err != nil {
 		return nil, fmt.Errorf("read fields: %w", err)
 	}
 	have, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (load.FieldRow, error) {
 		var f load.FieldRow
-		err := r.Scan(&f.Name, &f.JSONTypes, &f.LastRun, &f.Column, &f.InFlatView, &f.LastSeen)
+		var kind string
+		var scale int32
+		err := r.Scan(&f.Name, &f.JSONTypes, &f.LastRun, &f.Column, &f.InFlatView, &f.LastSeen, &kind, &scale, &f.Type.MinorColumn)
+		f.Type.Kind, f.Type.Scale = load.ParseKind(kind), int(scale)
 		return f, err
 	})
 	if err != nil {
@@ -169,10 +154,25 @@ func (w *Warehouse) PruneFields(ctx context.Context, cutoff time.Time) (_ int, e
 	return n, nil
 }
 
-// flatColumn is a field column of cards_flat.
+// flatColumn is a field column of cards_flat, or (minor) a decimal
+// field's minor-units column.
 type flatColumn struct {
 	name, field string
+	minor       bool
 }
+
+// sqlType is the column's SQL type in cards_flat: flatType, or bigint for
+// minor units.
+func (c flatColumn) sqlType() string {
+	if c.minor {
+		return minorType
+	}
+	return flatType
+}
+
+// minorType is the SQL type of a minor-units column of cards_flat: exact
+// integer minor units at card_fields.scale, read from card_state.minor.
+const minorType = "bigint"
 
 // flatType is the SQL type of every field column of cards_flat: text
 // (->>, numbers in the API's form, objects and arrays as jsonb text),
@@ -207,8 +207,7 @@ func planFlat(ctx context.Context, q rowsQuerier) (flatAction, []flatColumn, err
 	if err != nil {
 		return 0, nil, err
 	}
-	fields, err := queryPairs(ctx, q, "card_fields", `SELECT name, column_name FROM card_fields
-		WHERE in_flat_view = 1 AND column_name IS NOT NULL ORDER BY first_run, first_seen_at, name COLLATE "C"`)
+	fields, err := flatFields(ctx, q)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -222,7 +221,7 @@ func planFlat(ctx context.Context, q rowsQuerier) (flatAction, []flatColumn, err
 		spec = append(spec, c+" ")
 	}
 	for _, c := range want {
-		spec = append(spec, c.name+" "+flatType)
+		spec = append(spec, c.name+" "+c.sqlType())
 	}
 	same := len(current) > 0 && len(have) <= len(spec)
 	for i := range have {
@@ -344,13 +343,38 @@ func (w *Warehouse) CardsFlatStale(ctx context.Context) (_ bool, err error) {
 	return action != flatCurrent, nil
 }
 
+// flatFields are the columns card_fields gives cards_flat, in its order:
+// each field in the view, then its minor-units column when it has one.
+func flatFields(ctx context.Context, q rowsQuerier) ([]flatColumn, error) {
+	rows, err := q.Query(ctx, `SELECT name, col, minor FROM (
+			SELECT name, column_name AS col, false AS minor, first_run, first_seen_at FROM card_fields
+			WHERE in_flat_view = 1 AND column_name IS NOT NULL
+			UNION ALL
+			SELECT name, minor_column, true, first_run, first_seen_at FROM card_fields
+			WHERE in_flat_view = 1 AND minor_column IS NOT NULL) c
+		ORDER BY first_run, first_seen_at, name COLLATE "C", minor`)
+	if err != nil {
+		return nil, fmt.Errorf("read card_fields: %w", err)
+	}
+	cols, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (c flatColumn, err error) {
+		err = r.Scan(&c.field, &c.name, &c.minor)
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read card_fields: %w", err)
+	}
+	return cols, nil
+}
+
 // flatColumns are the field columns cards_flat should have: those it has
 // still in card_fields, in their place, then the others in card_fields'
-// order. fields are card_fields' (name, column) of the fields in the view.
-func flatColumns(current [][2]string, fields [][2]string) []flatColumn {
-	byColumn := make(map[string][2]string, len(fields))
+// order (so a minor-units column given to a known field comes last, and
+// CREATE OR REPLACE adds it). fields are card_fields' columns of the view
+// (flatFields).
+func flatColumns(current [][2]string, fields []flatColumn) []flatColumn {
+	byColumn := make(map[string]flatColumn, len(fields))
 	for _, f := range fields {
-		byColumn[f[1]] = f
+		byColumn[f.name] = f
 	}
 	var out []flatColumn
 	placed := map[string]bool{}
@@ -359,12 +383,12 @@ func flatColumns(current [][2]string, fields [][2]string) []flatColumn {
 		if !ok {
 			continue
 		}
-		out = append(out, flatColumn{name: f[1], field: f[0]})
-		placed[f[1]] = true
+		out = append(out, f)
+		placed[f.name] = true
 	}
 	for _, f := range fields {
-		if !placed[f[1]] {
-			out = append(out, flatColumn{name: f[1], field: f[0]})
+		if !placed[f.name] {
+			out = append(out, f)
 		}
 	}
 	return out
@@ -372,14 +396,19 @@ func flatColumns(current [][2]string, fields [][2]string) []flatColumn {
 
 // flatViewSQL is the body of cards_flat's CREATE VIEW: card_state's fixed
 // columns, then a jsonb lookup per field (the key as a string literal, the
-// column as a quoted identifier; both come from the API).
+// column as a quoted identifier; both come from the API), and per minor
+// column the field's minor units from card_state.minor as bigint.
 func flatViewSQL(cols []flatColumn) string {
 	var b strings.Builder
 	b.WriteString("cards_flat AS\nSELECT card_id, removed_at, account")
 	for _, c := range cols {
 		key := "'" + strings.ReplaceAll(c.field, "'", "''") + "'"
 		b.WriteString(",\n    ")
-		b.WriteString("data ->> " + key)
+		if c.minor {
+			b.WriteString("(minor ->> " + key + ")::" + minorType)
+		} else {
+			b.WriteString("data ->> " + key)
+		}
 		b.WriteString(" AS " + pgx.Identifier{c.name}.Sanitize())
 	}
 	b.WriteString("\nFROM card_state")

@@ -130,7 +130,8 @@ func cannotMigrate(ctx context.Context, pool *pgxpool.Pool, err error) error {
 // rows already stored.
 func migrationSteps(policy *redact.Policy) map[int]func(context.Context, pgx.Tx) error {
 	return map[int]func(context.Context, pgx.Tx) error{
-		5: func(ctx context.Context, tx pgx.Tx) error { return rehashCards(ctx, tx, policy) },
+		5:  func(ctx context.Context, tx pgx.Tx) error { return rehashCards(ctx, tx, policy) },
+		10: typeFields,
 	}
 }
 

@@ -170,6 +170,7 @@ func (w *Warehouse) preparePage(ctx context.Context, p load.Page, stored func(co
 		return nil, fmt.Errorf("compare cards: %d of %d cards answered", len(have), len(cards))
 	}
 	pp.Compare(cards, have)
+	pp.fields.AddWritten(&pp.PreparedPage)
 	return pp, nil
 }
 

@@ -63,8 +63,31 @@ func (b *batchTx) WritePage(ctx context.Context, walkID int64, p *load.PreparedP
 }
 
 // RecordFields implements load.BatchTx.
-func (b *batchTx) RecordFields(ctx context.Context, walkID int64, fields *load.FieldSet, budget *load.FieldBudget) ([]string, error) {
+func (b *batchTx) RecordFields(ctx context.Context, walkID int64, fields *load.FieldSet, budget *load.FieldBudget) ([]string, map[string]load.FieldType, error) {
 	return b.w.recordFields(ctx, b.tx, b.runID, walkID, b.now, fields, budget)
+}
+
+// AddConflicts implements load.BatchTx.
+func (b *batchTx) AddConflicts(ctx context.Context, conflicts map[string]int) error {
+	return addConflicts(ctx, b.tx, conflicts)
+}
+
+// addConflicts adds to card_fields.conflicts, per field.
+func addConflicts(ctx context.Context, tx *sql.Tx, conflicts map[string]int) error {
+	for name, n := range conflicts {
+		if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET conflicts = conflicts + ? WHERE name = ?`, n, name); err != nil {
+			return fmt.Errorf("count conflicts of field %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// nullText is s, or NULL when s is empty.
+func nullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // SaveProgress implements load.BatchTx.
@@ -125,15 +148,16 @@ func (w *Warehouse) writePage(ctx context.Context, tx *sql.Tx, runID int64, stre
 		if err != nil {
 			return err
 		}
-		args := make([]any, 0, 3+3*n)
+		args := make([]any, 0, 3+4*n)
 		args = append(args, now, runID, w.account)
 		for _, c := range rest[:n] {
-			args = append(args, c.ID(), c.Hash(), c.Data())
+			args = append(args, c.ID(), c.Hash(), c.Data(), nullText(c.Minor()))
 		}
 		if _, err := tx.StmtContext(ctx, cards).ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("insert %d new cards: %w", n, err)
 		}
-		if _, err := tx.StmtContext(ctx, versions).ExecContext(ctx, args...); err != nil {
+		// versions numbers its arguments as cards does and reads no minor.
+		if _, err := tx.StmtContext(ctx, versions).ExecContext(ctx, args[:len(args)-1]...); err != nil {
 			return fmt.Errorf("version %d new cards: %w", n, err)
 		}
 		rest = rest[n:]
@@ -169,7 +193,7 @@ func (w *Warehouse) writePage(ctx context.Context, tx *sql.Tx, runID int64, stre
 			if change == "" {
 				continue
 			}
-			if _, err := upsert.ExecContext(ctx, c.ID(), c.Data(), now, runID, c.Hash(), w.account); err != nil {
+			if _, err := upsert.ExecContext(ctx, c.ID(), c.Data(), now, runID, c.Hash(), w.account, nullText(c.Minor())); err != nil {
 				return fmt.Errorf("card %s: upsert: %w", c.ID(), err)
 			}
 			if exists {

@@ -69,6 +69,7 @@ func (w *Warehouse) preparePage(ctx context.Context, p load.Page) (*preparedPage
 		return nil, fmt.Errorf("compare cards: %w", err)
 	}
 	pp.Compare(cards, have)
+	pp.fields.AddWritten(&pp.PreparedPage)
 	return pp, nil
 }
 

@@ -23,64 +23,81 @@ func SQLiteFlatLimits() load.FlatLimits {
 // recordFields updates card_fields with the top-level fields of a batch's
 // cards (PlanFields), within the walk's budget b, stamps last_seen_at on
 // every field it adds or updates, and regenerates cards_flat when a field
-// joins the view. It returns the new fields it left out.
-func (w *Warehouse) recordFields(ctx context.Context, tx *sql.Tx, runID, walkID int64, now string, s *load.FieldSet, b *load.FieldBudget) ([]string, error) {
+// joins the view or a field gets a minor-units column. It returns the new
+// fields it left out and the types of card_fields' fields.
+func (w *Warehouse) recordFields(ctx context.Context, tx *sql.Tx, runID, walkID int64, now string, s *load.FieldSet, b *load.FieldBudget) ([]string, map[string]load.FieldType, error) {
 	if len(s.Names()) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if !b.Known() {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM card_fields
 			WHERE first_run IN (SELECT run_id FROM sync_runs WHERE account = ?
 				AND run_id >= (SELECT started_run FROM sync_walks WHERE walk_id = ?))`, w.account, walkID).Scan(&n); err != nil {
-			return nil, fmt.Errorf("count the walk's fields: %w", err)
+			return nil, nil, fmt.Errorf("count the walk's fields: %w", err)
 		}
 		b.Start(n)
 	}
 	have, err := readFields(ctx, tx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	add, update, skipped := load.PlanFields(have, s, runID, SQLiteFlatLimits(), b.Room())
+	types := load.TypesOf(have, add, update)
 	added := false
 	for _, f := range add {
-		var column any
-		if f.Column != "" {
-			column = f.Column
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO card_fields (name, json_types, first_run, last_run, first_seen_at, column_name, in_flat_view, last_seen_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, f.Name, f.JSONTypes, runID, runID, now, column, boolInt(f.InFlatView), now); err != nil {
-			return nil, fmt.Errorf("add field %q: %w", f.Name, err)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO card_fields (name, json_types, first_run, last_run, first_seen_at, column_name, in_flat_view, last_seen_at, type, scale, minor_column)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, f.Name, f.JSONTypes, runID, runID, now, nullText(f.Column), boolInt(f.InFlatView), now,
+			f.Type.Kind.String(), typeScale(f.Type), nullText(f.Type.MinorColumn)); err != nil {
+			return nil, nil, fmt.Errorf("add field %q: %w", f.Name, err)
 		}
 		added = added || f.InFlatView
 	}
 	b.Added(len(add))
+	minorBefore := map[string]bool{}
+	for _, f := range have {
+		minorBefore[f.Name] = f.Type.MinorColumn != ""
+	}
 	for _, f := range update {
-		if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET json_types = ?, last_run = ?, last_seen_at = max(last_seen_at, ?) WHERE name = ?`,
-			f.JSONTypes, f.LastRun, now, f.Name); err != nil {
-			return nil, fmt.Errorf("update field %q: %w", f.Name, err)
+		if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET json_types = ?, last_run = ?, last_seen_at = max(last_seen_at, ?),
+				type = ?, scale = ?, minor_column = ? WHERE name = ?`,
+			f.JSONTypes, f.LastRun, now, f.Type.Kind.String(), typeScale(f.Type), nullText(f.Type.MinorColumn), f.Name); err != nil {
+			return nil, nil, fmt.Errorf("update field %q: %w", f.Name, err)
 		}
+		added = added || f.Type.MinorColumn != "" && !minorBefore[f.Name]
 	}
 	if added {
-		return skipped, regenerateFlat(ctx, tx)
+		return skipped, types, regenerateFlat(ctx, tx)
 	}
-	return skipped, nil
+	return skipped, types, nil
+}
+
+// typeScale is card_fields.scale of type t: its scale for a decimal, else
+// NULL.
+func typeScale(t load.FieldType) any {
+	if t.Kind != load.KindDecimal {
+		return nil
+	}
+	return t.Scale
 }
 
 // readFields reads card_fields in the order fields first appeared.
 func readFields(ctx context.Context, tx *sql.Tx) ([]load.FieldRow, error) {
 	var have []load.FieldRow
-	rows, err := tx.QueryContext(ctx, `SELECT name, json_types, last_run, coalesce(column_name, ''), in_flat_view, last_seen_at FROM card_fields ORDER BY rowid`)
+	rows, err := tx.QueryContext(ctx, `SELECT name, json_types, last_run, coalesce(column_name, ''), in_flat_view, last_seen_at,
+		type, coalesce(scale, 0), coalesce(minor_column, '') FROM card_fields ORDER BY rowid`)
 	if err != nil {
 		return nil, fmt.Errorf("read fields: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var f load.FieldRow
-		var seen string
-		if err := rows.Scan(&f.Name, &f.JSONTypes, &f.LastRun, &f.Column, &f.InFlatView, &seen); err != nil {
+		var seen, kind string
+		if err := rows.Scan(&f.Name, &f.JSONTypes, &f.LastRun, &f.Column, &f.InFlatView, &seen,
+			&kind, &f.Type.Scale, &f.Type.MinorColumn); err != nil {
 			return nil, fmt.Errorf("read fields: %w", err)
 		}
+		f.Type.Kind = load.ParseKind(kind)
 		f.LastSeen = parseTime(seen)
 		have = append(have, f)
 	}
@@ -127,18 +144,19 @@ func (w *Warehouse) PruneFields(ctx context.Context, cutoff time.Time) (_ int, e
 // regenerateFlat recreates the cards_flat view with one column per field in
 // the view, in the order fields first appeared.
 func regenerateFlat(ctx context.Context, tx *sql.Tx) error {
-	rows, err := tx.QueryContext(ctx, `SELECT name, column_name FROM card_fields WHERE in_flat_view = 1 AND column_name IS NOT NULL ORDER BY rowid`)
+	rows, err := tx.QueryContext(ctx, `SELECT name, column_name, coalesce(minor_column, '') FROM card_fields
+		WHERE in_flat_view = 1 AND column_name IS NOT NULL ORDER BY rowid`)
 	if err != nil {
 		return fmt.Errorf("regenerate cards_flat: %w", err)
 	}
-	var fields [][2]string
+	var fields []flatField
 	for rows.Next() {
-		var n, c string
-		if err := rows.Scan(&n, &c); err != nil {
+		var f flatField
+		if err := rows.Scan(&f.name, &f.column, &f.minor); err != nil {
 			rows.Close()
 			return fmt.Errorf("regenerate cards_flat: %w", err)
 		}
-		fields = append(fields, [2]string{n, c})
+		fields = append(fields, f)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -153,8 +171,14 @@ func regenerateFlat(ctx context.Context, tx *sql.Tx) error {
 	return nil
 }
 
-// flatViewSQL builds CREATE VIEW cards_flat over card_state from (field
-// name, column name) pairs, ending with the account column. Field names come
+// flatField is a field of cards_flat: its name, its column and its
+// minor-units column ("" when none).
+type flatField struct{ name, column, minor string }
+
+// flatViewSQL builds CREATE VIEW cards_flat over card_state from its
+// fields, each followed by its minor-units column (read from
+// card_state.minor, an INTEGER from json_extract) when it has one, ending
+// with the account column. Field names come
 // from the API, so they are quoted as identifiers and string literals. A
 // plain name is read with json_extract(data,
 // '$."name"'), which works because card data is stored in canonical JSON
@@ -162,21 +186,26 @@ func regenerateFlat(ctx context.Context, tx *sql.Tx) error {
 // or a control character cannot be a path label: it is found by the key's
 // canonical text in json_each's fullkey, which SQLite 3.40 and later render
 // the same way.
-func flatViewSQL(fields [][2]string) string {
+func flatViewSQL(fields []flatField) string {
 	var b strings.Builder
 	b.WriteString("CREATE VIEW cards_flat AS\nSELECT card_id")
 	for _, f := range fields {
-		name, column := f[0], f[1]
-		b.WriteString(",\n    ")
-		if strings.ContainsAny(name, "\"\\") || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 }) {
-			b.WriteString("(SELECT value FROM json_each(card_state.data) WHERE fullkey = " + quoteLiteral(`$."`+canonicalKeyText(name)+`"`) + ")")
-		} else {
-			b.WriteString("json_extract(data, " + quoteLiteral(`$."`+name+`"`) + ")")
+		b.WriteString(",\n    " + jsonMember("data", f.name) + " AS " + quoteIdent(f.column))
+		if f.minor != "" {
+			b.WriteString(",\n    " + jsonMember("minor", f.name) + " AS " + quoteIdent(f.minor))
 		}
-		b.WriteString(" AS " + quoteIdent(column))
 	}
 	b.WriteString(",\n    removed_at,\n    account\nFROM card_state")
 	return b.String()
+}
+
+// jsonMember is the SQL expression of the top-level member name of
+// card_state's JSON column col.
+func jsonMember(col, name string) string {
+	if strings.ContainsAny(name, "\"\\") || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 }) {
+		return "(SELECT value FROM json_each(card_state." + col + ") WHERE fullkey = " + quoteLiteral(`$."`+canonicalKeyText(name)+`"`) + ")"
+	}
+	return "json_extract(" + col + ", " + quoteLiteral(`$."`+name+`"`) + ")"
 }
 
 // canonicalKeyText is a key's text inside the quotes of canonical JSON: '"'

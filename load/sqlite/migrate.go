@@ -47,6 +47,7 @@ func (w *Warehouse) migrationSteps() map[int]func(context.Context, *sql.Tx) erro
 		5:  upgradeAccounts,
 		7:  w.upgradeIdentity,
 		10: w.upgradeCanonical,
+		13: w.upgradeTyped,
 	}
 }
 
@@ -102,7 +103,8 @@ func (w *Warehouse) migrate(ctx context.Context) error {
 // apply runs the migrations the file lacks in one BEGIN IMMEDIATE
 // transaction: it drops every view, runs each migration's SQL, its Go step
 // and its user_version bump in order, then creates the views of
-// schema.Views and cards_flat. So a migration sees tables only, and a
+// schema.Views and cards_flat, and the analysts' own views again
+// (restoreUserViews). So a migration sees tables only, and a
 // reader never sees a file half migrated or without its views. It returns
 // the migrations it applied.
 func (w *Warehouse) apply(ctx context.Context, ms []schema.Migration) ([]schema.Migration, error) {
@@ -122,6 +124,10 @@ func (w *Warehouse) apply(ctx context.Context, ms []schema.Migration) ([]schema.
 	pending := ms[version:]
 	if len(pending) == 0 {
 		return nil, nil
+	}
+	mine, err := userViews(ctx, tx)
+	if err != nil {
+		return nil, err
 	}
 	if err := dropViews(ctx, tx); err != nil {
 		return nil, err
@@ -144,6 +150,9 @@ func (w *Warehouse) apply(ctx context.Context, ms []schema.Migration) ([]schema.
 		return nil, fmt.Errorf("create views: %w", err)
 	}
 	if err := regenerateFlat(ctx, tx); err != nil {
+		return nil, err
+	}
+	if err := w.restoreUserViews(ctx, tx, mine); err != nil {
 		return nil, err
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", ApplicationID)); err != nil {

@@ -1,0 +1,225 @@
+package load
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/cardsync/cardsync/redact"
+)
+
+func TestClassifyValue(t *testing.T) {
+	for _, c := range []struct {
+		raw   string
+		kind  Kind
+		scale int
+	}{
+		{`12`, KindInteger, 0},
+		{`-9223372036854775808`, KindInteger, 0},
+		{`9223372036854775808`, KindText, 0}, // beyond int64 at scale 0
+		{`"4966"`, KindInteger, 0},
+		{`"-07"`, KindInteger, 0},
+		{`"4966.76"`, KindDecimal, 2},
+		{`"-0.07"`, KindDecimal, 2},
+		{`"12.345"`, KindDecimal, 3},
+		{`"1.5e2"`, KindText, 0}, // a string decimal is plain
+		{`"+1.00"`, KindText, 0},
+		{`"1,000.00"`, KindText, 0},
+		{`".5"`, KindText, 0},
+		{`12.340`, KindDecimal, 3},
+		{`1.5e1`, KindDecimal, 0},
+		{`15e-3`, KindDecimal, 3},
+		{`1e400`, KindText, 0},
+		{`1.0000000000000000001`, KindText, 0}, // scale 19 > money.MaxScale
+		{`true`, KindBoolean, 0},
+		{`false`, KindBoolean, 0},
+		{`null`, KindNull, 0},
+		{`{"a":1}`, KindObject, 0},
+		{`[1]`, KindArray, 0},
+		{`"2025-03-01T12:00:00Z"`, KindTimestamp, 0},
+		{`"2025-03-01T12:00:00.123+02:00"`, KindTimestamp, 0},
+		{`"2025-03-01 12:00:00"`, KindTimestamp, 0},
+		{`"2025-03-01 12:00:00.250"`, KindTimestamp, 0},
+		{`"2025-03-01"`, KindTimestamp, 0},
+		{`"2025-13-01"`, KindText, 0},
+		{`"2025-03-01x"`, KindText, 0},
+		{`"12/29"`, KindText, 0},
+		{`"N/A"`, KindText, 0},
+		{`"a\"b"`, KindText, 0},
+		{` "1.25" `, KindDecimal, 2},
+	} {
+		v := ClassifyValue([]byte(c.raw))
+		if v.Kind != c.kind || v.Scale != c.scale {
+			t.Errorf("%s: %v scale %d, want %v scale %d", c.raw, v.Kind, v.Scale, c.kind, c.scale)
+		}
+	}
+}
+
+func TestKindsDecide(t *testing.T) {
+	for _, c := range []struct {
+		values []string
+		want   string
+	}{
+		{nil, "null 0"},
+		{[]string{`null`}, "null 0"},
+		{[]string{`1`, `"2"`, `null`}, "integer 0"},
+		{[]string{`1`, `"2.5"`, `3.125`}, "decimal 3"},
+		{[]string{`"1.00"`, `"2.50"`}, "decimal 2"},
+		{[]string{`true`, `false`}, "boolean 0"},
+		{[]string{`"2025-03-01"`, `"2025-03-01T12:00:00Z"`}, "timestamp 0"},
+		{[]string{`{}`, `{"a":1}`}, "object 0"},
+		{[]string{`[]`}, "array 0"},
+		{[]string{`"x"`}, "text 0"},
+		{[]string{`"1.00"`, `"N/A"`}, "text 0"},
+		{[]string{`true`, `1`}, "text 0"},
+	} {
+		var k kindSeen
+		for _, raw := range c.values {
+			k.add(ClassifyValue([]byte(raw)))
+		}
+		kind, scale := k.decide()
+		if got := fmt.Sprint(kind, " ", scale); got != c.want {
+			t.Errorf("%q: %s, want %s", c.values, got, c.want)
+		}
+	}
+}
+
+func TestFieldTypeFit(t *testing.T) {
+	dec := FieldType{Kind: KindDecimal, Scale: 2}
+	for _, c := range []struct {
+		t     FieldType
+		raw   string
+		minor int64
+		ok    bool
+	}{
+		{dec, `"4966.76"`, 496676, true},
+		{dec, `"-0.07"`, -7, true},
+		{dec, `"7"`, 700, true},
+		{dec, `12.340`, 1234, true},
+		{dec, `null`, 0, true},
+		{dec, `"12.345"`, 0, false},
+		{dec, `"N/A"`, 0, false},
+		{dec, `1e400`, 0, false},
+		{dec, `"92233720368547758.08"`, 0, false}, // minor units beyond int64
+		{dec, `true`, 0, false},
+		{FieldType{Kind: KindInteger}, `"12"`, 0, true},
+		{FieldType{Kind: KindInteger}, `"12.5"`, 0, false},
+		{FieldType{Kind: KindText}, `[1]`, 0, true},
+		{FieldType{Kind: KindBoolean}, `"true"`, 0, false},
+	} {
+		minor, ok := c.t.Fit(ClassifyValue([]byte(c.raw)))
+		if minor != c.minor || ok != c.ok {
+			t.Errorf("%v/%d %s: %d %v, want %d %v", c.t.Kind, c.t.Scale, c.raw, minor, ok, c.minor, c.ok)
+		}
+	}
+}
+
+func TestDataValuesAndMinorJSON(t *testing.T) {
+	// Canonical JSON and PostgreSQL's jsonb text read alike.
+	for _, doc := range []string{
+		`{"a\"b":"1.50","balance":"4966.76","n":null,"nested":{"x":"1.00","y":[1,"]"]},"s":"}"}`,
+		`{"s": "}", "a\"b": "1.50", "nested": {"x": "1.00", "y": [1, "]"]}, "n": null, "balance": "4966.76"}`,
+	} {
+		vs := DataValues([]byte(doc))
+		types := map[string]FieldType{"balance": {Kind: KindDecimal, Scale: 2}, `a"b`: {Kind: KindDecimal, Scale: 3}, "s": {Kind: KindInteger}}
+		conflicts := map[string]int{}
+		got := MinorJSON(vs, types, conflicts)
+		if len(vs) != 4 || conflicts["s"] != 1 || len(conflicts) != 1 {
+			t.Errorf("%s: values %v, conflicts %v", doc, vs, conflicts)
+		}
+		if got != `{"a\"b":1500,"balance":496676}` && got != `{"balance":496676,"a\"b":1500}` {
+			t.Errorf("%s: minor %s", doc, got)
+		}
+	}
+	if got := MinorJSON(nil, nil, map[string]int{}); got != "" {
+		t.Errorf("no values: minor %q, want empty", got)
+	}
+}
+
+// TestPlanFieldsTypes: a field is typed by the first batch holding
+// non-null values, gets a minor column when decimal, and keeps its type.
+func TestPlanFieldsTypes(t *testing.T) {
+	lim := FlatLimits{Fields: 10, ColumnBytes: 100}
+	batch := func(cards ...string) *FieldSet {
+		var s FieldSet
+		for _, c := range cards {
+			vs := DataValues([]byte(c))
+			for _, v := range vs {
+				s.Add(v.Name, "string")
+			}
+			s.AddFieldValues(vs)
+		}
+		s.Add("note", "null")
+		return &s
+	}
+	add, _, _ := PlanFields(nil, batch(`{"balance":"1.50","count":"3"}`, `{"balance":"2.125"}`), 1, lim, 100)
+	types := TypesOf(nil, add, nil)
+	if b := types["balance"]; b.Kind != KindDecimal || b.Scale != 3 || b.MinorColumn != "balance_minor" {
+		t.Errorf("balance: %+v", b)
+	}
+	if c := types["count"]; c.Kind != KindInteger || c.MinorColumn != "" {
+		t.Errorf("count: %+v", c)
+	}
+	if n := types["note"]; n.Kind != KindNull {
+		t.Errorf("note: %+v", n)
+	}
+	// A later batch of another kind changes no type; the null field is
+	// typed by its first values.
+	_, update, _ := PlanFields(add, batch(`{"balance":"N/A","count":"x","note":"hi"}`), 2, lim, 100)
+	types = TypesOf(add, nil, update)
+	if types["balance"] != add[0].Type || types["count"].Kind != KindInteger || types["note"].Kind != KindText {
+		t.Errorf("after a second batch: %+v", types)
+	}
+	// A minor column's name is unique among the view's columns.
+	have := []FieldRow{{Name: "b_minor", Column: "b_minor", InFlatView: true}}
+	add, _, _ = PlanFields(have, batch(`{"b":"1.5"}`), 3, lim, 100)
+	if len(add) != 2 || add[0].Type.MinorColumn != "b_minor_2" {
+		t.Errorf("minor column clash: %+v", add)
+	}
+}
+
+// FuzzCardValues: the classes a commit reads of a prepared card's values
+// (cardValues of its Data and Fields) are those of its stored JSON's top-level members as encoding/json reads
+// them, member for member, and reading the stored JSON again
+// (DataValues, the upgrade's path) gives the same.
+func FuzzCardValues(f *testing.F) {
+	for _, s := range []string{
+		`{"id":1,"balance":"4966.76","n":null,"o":{"a":"}"},"l":[1,"]",{}],"t":"2025-03-01","b":true}`,
+		`{"a\"b":"1.5","c\\d":12.340,"e":1e400,"f":"-0.07","g":"N/A"}`,
+		`{"card_number":"4111 1111 1111 1111","cvv":"123","x":4111111111111111}`,
+	} {
+		f.Add([]byte(s))
+	}
+	policy := redact.NewPolicy(nil)
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		it, err := PreparePageItems(policy, Page{Number: 1, Cards: []Card{{ID: "1", Data: doc}}})
+		if err != nil || len(it.Cards) != 1 {
+			return
+		}
+		c := it.Cards[0]
+		values := cardValues(c.Data, c.Fields)
+		var members map[string]json.RawMessage
+		if json.Unmarshal(c.Data, &members) != nil || bytes.Contains(c.Data, []byte(`\ud`)) {
+			return // not an object, or a lone surrogate encoding/json reads otherwise
+		}
+		n := 0
+		for _, v := range members {
+			if ClassifyValue(v).Kind != KindNull {
+				n++
+			}
+		}
+		if len(values) != n {
+			t.Fatalf("%s: %d values, want %d", c.Data, len(values), n)
+		}
+		again := DataValues(c.Data)
+		for i, fv := range values {
+			if want := ClassifyValue(members[fv.Name]); fv.Value != want {
+				t.Fatalf("%s: field %q is %+v, want %+v", c.Data, fv.Name, fv.Value, want)
+			}
+			if i >= len(again) || again[i] != fv {
+				t.Fatalf("%s: DataValues reads %+v, the commit %+v", c.Data, again, values)
+			}
+		}
+	})
+}
