@@ -31,19 +31,12 @@ func TestREADMEPostgres(t *testing.T) {
 	if n := queryInt(t, ro, `SELECT count(*) FROM card_versions WHERE change IN ('removed', 'returned')`); n != 3 {
 		t.Fatalf("%d removals and returns in the fixture, want 3", n)
 	}
-	// TODO(merge typed fields): remove typed (and its skip below).
-	typed := queryInt(t, ro, `SELECT count(*) FROM information_schema.columns
-		WHERE table_schema = current_schema() AND table_name = 'card_fields' AND column_name = 'scale'`) == 1
 	n := 0
 	for _, b := range readmeBlocks(t) {
 		if !postgresBlock(b) {
 			continue
 		}
 		for _, q := range sqlStatements(b.text) {
-			if !typed && typedQuery(q) { // TODO(merge typed fields): remove
-				t.Logf("README.md:%d: skipped: the warehouse has no typed card fields yet (card_fields.scale, cards_flat's _minor columns)", b.line)
-				continue
-			}
 			n++
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 			rows, err := ro.QueryContext(ctx, q)

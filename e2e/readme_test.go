@@ -135,8 +135,6 @@ func TestREADME(t *testing.T) {
 	if n := queryInt(t, ro, `SELECT count(*) FROM card_versions WHERE change = 'returned'`); n != 1 {
 		t.Fatalf("%d returned cards in the fixture, want 1", n)
 	}
-	// TODO(merge typed fields): remove typed (and its skip below).
-	typed := queryInt(t, ro, `SELECT count(*) FROM pragma_table_info('card_fields') WHERE name = 'scale'`) == 1
 	// From here on nothing else holds the file open: a read-write open that
 	// closes last would remove -wal and -shm, which keepsWAL catches.
 	ro.Close()
@@ -157,10 +155,6 @@ func TestREADME(t *testing.T) {
 				continue
 			}
 			for _, q := range sqlStatements(b.text) {
-				if !typed && typedQuery(q) { // TODO(merge typed fields): remove
-					t.Logf("README.md:%d: skipped: the warehouse has no typed card fields yet (card_fields.scale, cards_flat's _minor columns)", b.line)
-					continue
-				}
 				n++
 				ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 				out, err := exec.CommandContext(ctx, cli, "-bail", "-readonly", d.db, q).CombinedOutput()
@@ -273,16 +267,6 @@ func TestREADME(t *testing.T) {
 func postgresBlock(b readmeBlock) bool {
 	first, _, _ := strings.Cut(b.text, "\n")
 	return b.lang == "sql" && strings.TrimSpace(first) == "-- postgres"
-}
-
-// typedQuery reports whether a query reads typed card fields: a _minor
-// column or the scale of cards_flat or card_fields, which a warehouse has
-// once the typed fields are merged (SQLite 13, PostgreSQL 10).
-//
-// TODO(merge typed fields): remove, with its callers' skips.
-func typedQuery(q string) bool {
-	return (strings.Contains(q, "cards_flat") || strings.Contains(q, "card_fields")) &&
-		regexp.MustCompile(`\b(\w+_minor|scale)\b`).MatchString(q)
 }
 
 // readmeCommand is one command line of a README.md code block.

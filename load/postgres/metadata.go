@@ -41,7 +41,7 @@ func (w *Warehouse) WarehouseDocs(ctx context.Context) (_ schema.WarehouseDocs, 
 			return fmt.Errorf("card_fields' columns: %w", err)
 		}
 		d.Typed = load.TypedFields(cols)
-		if d.Fields, err = flatFields(ctx, tx, d.Typed); err != nil {
+		if d.Fields, err = docFields(ctx, tx, d.Typed); err != nil {
 			return fmt.Errorf("card_fields: %w", err)
 		}
 		return nil
@@ -52,10 +52,10 @@ func (w *Warehouse) WarehouseDocs(ctx context.Context) (_ schema.WarehouseDocs, 
 	return d, nil
 }
 
-// flatFields reads the card fields that are columns of cards_flat, in the
+// docFields reads the card fields that are columns of cards_flat, in the
 // order fields first appeared; typed reads their type, scale and
 // minor_column too.
-func flatFields(ctx context.Context, tx pgx.Tx, typed bool) ([]schema.CardField, error) {
+func docFields(ctx context.Context, tx pgx.Tx, typed bool) ([]schema.CardField, error) {
 	typeCols := `'', NULL::integer, ''`
 	if typed {
 		typeCols = `coalesce(type, ''), scale::integer, coalesce(minor_column, '')`
