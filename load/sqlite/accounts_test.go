@@ -166,7 +166,7 @@ func TestUpgradeToAccountsKeepsAnswers(t *testing.T) {
 	if n := queryInt(t, w, `SELECT count(*) FROM card_fields WHERE last_seen_at NOT GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z'`); n != 0 {
 		t.Errorf("%d card_fields rows without a last_seen_at time after the upgrade", n)
 	}
-	answered := 0
+	answered, newer := 0, 0
 	for i, q := range queries {
 		var ages []int64
 		after := queryTable(t, w.db, q, before[i][:1], &ages)
@@ -192,6 +192,12 @@ func TestUpgradeToAccountsKeepsAnswers(t *testing.T) {
 			// every open); the columns and their units must stay.
 			before[i], after = withoutDescriptions(before[i]), withoutDescriptions(after)
 		}
+		if slices.ContainsFunc(before[i], newerSchema) {
+			// The query reads what release 4 did not have (the
+			// cookbook's account and _minor columns): nothing to compare.
+			newer++
+			continue
+		}
 		if len(before[i]) > 1 && !strings.HasPrefix(before[i][1], "error: ") {
 			answered++
 		}
@@ -199,7 +205,7 @@ func TestUpgradeToAccountsKeepsAnswers(t *testing.T) {
 			t.Errorf("query %d answers differently after the upgrade:\n%s\nbefore: %q\nafter:  %q", i+1, q, before[i], after)
 		}
 	}
-	t.Logf("%d queries compared, %d of them return rows", len(queries), answered)
+	t.Logf("%d queries compared, %d of them return rows; %d read what release 4 did not have", len(queries)-newer, answered, newer)
 	if answered < len(queries)/2 {
 		t.Errorf("only %d of %d queries return rows from testdata/release1.sql: the comparison proves little", answered, len(queries))
 	}
@@ -219,12 +225,22 @@ func readmeQueries(t *testing.T, name string) []string {
 	var out []string
 	for _, block := range strings.Split(string(b), "```sql\n")[1:] {
 		text, _, _ := strings.Cut(block, "```")
+		if strings.HasPrefix(text, "-- postgres\n") {
+			continue // the PostgreSQL cookbook
+		}
 		out = append(out, splitStatements(text)...)
 	}
 	if len(out) < 10 {
 		t.Fatalf("%s: %d queries in sql blocks, want the README's examples", name, len(out))
 	}
 	return out
+}
+
+// newerSchema reports whether a query's answer on release 4 is an error
+// naming a column or table that release did not have.
+func newerSchema(answer string) bool {
+	return strings.HasPrefix(answer, "error: ") &&
+		(strings.Contains(answer, "no such column") || strings.Contains(answer, "no such table"))
 }
 
 // readQueries splits an SQL file into its statements.
