@@ -4,7 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -26,9 +29,12 @@ currency is per card, in the currency column). Internal tables are
 hidden.
 
 It opens the warehouse read-only (while the worker runs, too), needs no
-API password and makes no API request. Without -o the JSON goes to
-stdout; with -o it is written to a temporary file beside FILE and renamed
-over it (mode 0644 less the umask: it holds no secret).
+API password and makes no API request. Without -o, or with -o -, the
+JSON goes to stdout; with -o FILE it is written to a temporary file
+beside FILE and renamed over it: a new FILE gets mode 0644 less the
+umask (it holds no secret), a replaced one keeps its mode. It refuses
+(exit 2) a FILE that is the warehouse or its -wal, -shm or -journal
+file, any SQLite database, and anything not a regular file.
 
 With [warehouse] url the database is keyed by the PostgreSQL database's
 name and its description says so: Datasette reads only SQLite files, but
@@ -44,13 +50,25 @@ func (m *Main) runDatasette(ctx context.Context, args []string) error {
 	flags := m.newFlagSet("datasette-metadata", datasetteUsage)
 	var cf commonFlags
 	cf.register(flags)
-	out := flags.String("o", "", "the JSON file to write (default: stdout)")
+	out := flags.String("o", "", "the JSON file to write (default, or -: stdout)")
 	if err := parse(flags, args); err != nil {
 		return err
 	}
 	s, err := m.settings(cf, false)
 	if err != nil {
 		return err
+	}
+	if *out == "-" {
+		*out = ""
+	}
+	if *out != "" {
+		db := s.DBPath
+		if s.WarehouseURL != "" {
+			db = ""
+		}
+		if err := checkMetadataOut(*out, db); err != nil {
+			return err
+		}
 	}
 	// column_docs and card_fields are the whole warehouse's, whichever
 	// account the read is scoped to.
@@ -71,7 +89,7 @@ func (m *Main) runDatasette(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *out == "" {
+	if *out == "" { // no -o, or -o -
 		_, err := m.Stdout.Write(b)
 		return err
 	}
@@ -82,9 +100,88 @@ func (m *Main) runDatasette(ctx context.Context, args []string) error {
 	return nil
 }
 
+// sqliteMagic begins every SQLite database file.
+const sqliteMagic = "SQLite format 3\x00"
+
+// checkMetadataOut refuses an -o FILE whose replacement would lose data:
+// the SQLite warehouse db ("" for none) or its -wal, -shm or -journal
+// file, under any spelling of the path; an existing SQLite database; an
+// existing file that is not a regular file (a directory, a device...).
+func checkMetadataOut(out, db string) error {
+	if db != "" {
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+			if samePath(out, db+suffix) {
+				return &usageError{msg: fmt.Sprintf("-o %s: refusing to replace the warehouse file %s; choose another file", out, db+suffix)}
+			}
+		}
+	}
+	fi, err := os.Stat(out)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("-o %s: %w", out, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return &usageError{msg: fmt.Sprintf("-o %s: refusing to replace it: not a regular file (%v); choose another file", out, fi.Mode().Type())}
+	}
+	isDB, err := isSQLiteFile(out)
+	if err != nil {
+		return fmt.Errorf("-o %s: %w", out, err)
+	}
+	if isDB {
+		return &usageError{msg: fmt.Sprintf("-o %s: refusing to replace it: it is a SQLite database; choose another file", out)}
+	}
+	return nil
+}
+
+// samePath reports whether a and b name the same file: os.SameFile when
+// both exist, else their absolute paths with the directory's symbolic
+// links resolved.
+func samePath(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(fa, fb)
+	}
+	return resolvedPath(a) == resolvedPath(b)
+}
+
+// resolvedPath is p made absolute and clean, its directory's symbolic
+// links resolved when the directory exists.
+func resolvedPath(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		return filepath.Join(dir, filepath.Base(abs))
+	}
+	return abs
+}
+
+// isSQLiteFile reports whether the file at path begins with SQLite's
+// header.
+func isSQLiteFile(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	head := make([]byte, len(sqliteMagic))
+	if _, err := io.ReadFull(f, head); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return false, nil
+		}
+		return false, err
+	}
+	return string(head) == sqliteMagic, nil
+}
+
 // writeFileAtomic writes b to path through a temporary file beside it and
 // a rename, so a reader never sees half a file. A new file is created with
-// mode 0644 less the umask (open(2) applies it).
+// mode 0644 less the umask (open(2) applies it); a replaced file keeps its
+// permission bits.
 func writeFileAtomic(path string, b []byte) error {
 	var suffix [6]byte
 	_, _ = rand.Read(suffix[:]) // never fails (crypto/rand)
@@ -94,6 +191,12 @@ func writeFileAtomic(path string, b []byte) error {
 		return err
 	}
 	defer os.Remove(tmp) // fails once renamed
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		if err := f.Chmod(fi.Mode().Perm()); err != nil {
+			f.Close()
+			return err
+		}
+	}
 	if _, err := f.Write(b); err != nil {
 		f.Close()
 		return err
