@@ -38,10 +38,10 @@ type page struct {
 	// says by which rule (the balance field's type) they were summed.
 	CardSums     []load.CardSum
 	CardSumsNote string
-	Statuses figure
-	Changes  figure
-	Runs     []figure
-	RunsNote string
+	Statuses     figure
+	Changes      figure
+	Runs         []figure
+	RunsNote     string
 
 	LastRuns     []runRow
 	ChangedCards []changeView
