@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
-	"strconv"
 	"strings"
-
-	"github.com/cardsync/cardsync/money"
 )
 
 // Currency names CardSum gives cards whose currency field is not text.
@@ -19,63 +16,111 @@ const (
 	OddCurrency = "(not text)"
 )
 
+// BalanceField is the card field the report sums per currency.
+const BalanceField = "balance"
+
 // CardSum is the current cards of one currency (the card's currency
-// field) and the exact sum of their balance field.
+// field) and the exact sum of their balance field, by the typed rule of
+// cards_flat's balance_minor: what card_fields types it.
 type CardSum struct {
 	Currency string
-	// Cards counts the current cards of the currency.
+	// Cards counts the current cards of the currency: Summed + Unparsed +
+	// NoBalance.
 	Cards int64
-	// Summed counts the cards whose balance is a decimal (a JSON string or
-	// number); Sum is their exact sum as decimal text at Scale, the most
-	// decimals any of them has.
+	// Summed counts the cards whose balance fits its field's type: for a
+	// decimal field, the cards with minor units in card_state.minor; for an
+	// integer field, the integers. Sum is their exact sum as decimal text
+	// at Scale (card_fields.scale; 0 for an integer field), "" when the
+	// field is neither decimal nor integer (nothing is summed).
 	Summed int64
 	Sum    string
 	Scale  int
-	// Unparsed counts the cards whose balance is absent, null or not a
-	// decimal: they are in Cards, not in Sum.
+	// Unparsed counts the cards with a balance (not null) that is not
+	// summed: a value that does not fit the field's type (balance_minor is
+	// NULL), or any value of a field that is neither decimal nor integer.
 	Unparsed int64
+	// NoBalance counts the cards whose balance is absent or null.
+	NoBalance int64
+}
+
+// Summable says whether the report sums a field of card_fields.type kind:
+// decimal (its minor units) and integer (its integers, at scale 0).
+func Summable(kind string) bool {
+	return kind == KindDecimal.String() || kind == KindInteger.String()
 }
 
 // CardSumTally adds up card balances by currency, exactly (math/big on
-// minor units; no floating point). Each warehouse feeds it the JSON text
-// of each current card's currency and balance fields, grouped.
+// minor units; no floating point), by the balance field's type. Each
+// warehouse feeds it, grouped, each current card's currency field (JSON
+// text), balance field (JSON text) and balance minor units (the integer
+// text card_state.minor holds for the balance, nil when none).
 type CardSumTally struct {
-	byCurrency map[string]*currencyValues
+	field      FieldType
+	byCurrency map[string]*currencySum
+	err        error
 }
 
-type currencyValues struct {
-	cards, unparsed int64
-	// values are the balances that parse, with their count and scale.
-	values []balanceValue
+type currencySum struct {
+	cards, summed, unparsed, noBalance int64
+	sum                                big.Int
 }
 
-type balanceValue struct {
-	text  string
-	n     int64
-	scale int
-}
-
-// NewCardSumTally returns an empty tally.
-func NewCardSumTally() *CardSumTally {
-	return &CardSumTally{byCurrency: map[string]*currencyValues{}}
+// NewCardSumTally returns an empty tally for a balance field of
+// card_fields.type kind ("" when card_fields has no row for it) and
+// card_fields.scale scale.
+func NewCardSumTally(kind string, scale int) *CardSumTally {
+	t := FieldType{Kind: ParseKind(kind), Scale: scale}
+	if t.Kind != KindDecimal {
+		t.Scale = 0
+	}
+	return &CardSumTally{field: t, byCurrency: map[string]*currencySum{}}
 }
 
 // Add counts n cards whose currency and balance fields have the JSON text
-// currency and balance (nil: the field is absent).
-func (t *CardSumTally) Add(currency, balance *string, n int64) {
+// currency and balance (nil: the field is absent) and whose balance minor
+// units in card_state.minor are minor (nil: none).
+func (t *CardSumTally) Add(currency, balance, minor *string, n int64) {
 	name := currencyName(currency)
 	c := t.byCurrency[name]
 	if c == nil {
-		c = &currencyValues{}
+		c = &currencySum{}
 		t.byCurrency[name] = c
 	}
 	c.cards += n
-	text, scale, ok := decimalOf(balance)
+	if balance == nil || *balance == "null" {
+		c.noBalance += n
+		return
+	}
+	units, ok := t.units(balance, minor)
 	if !ok {
 		c.unparsed += n
 		return
 	}
-	c.values = append(c.values, balanceValue{text: text, n: n, scale: scale})
+	c.summed += n
+	c.sum.Add(&c.sum, units.Mul(units, big.NewInt(n)))
+}
+
+// units is one card's balance in minor units at the field's scale: a
+// decimal field's from card_state.minor, an integer field's integer.
+func (t *CardSumTally) units(balance, minor *string) (*big.Int, bool) {
+	switch t.field.Kind {
+	case KindDecimal:
+		if minor == nil {
+			return nil, false
+		}
+		v, ok := new(big.Int).SetString(*minor, 10)
+		if !ok && t.err == nil {
+			t.err = fmt.Errorf("card sums: minor units %q are not an integer", *minor)
+		}
+		return v, ok
+	case KindInteger:
+		v := ClassifyValue([]byte(*balance))
+		if v.Kind != KindInteger {
+			return nil, false
+		}
+		return new(big.Int).SetString(v.Number, 10)
+	}
+	return nil, false
 }
 
 // currencyName is the currency a card's currency field (JSON text, nil
@@ -91,58 +136,20 @@ func currencyName(raw *string) string {
 	return s
 }
 
-// decimalOf reads a balance field's JSON text: a string of decimal text or
-// a number, with the fewest decimals that hold it exactly.
-func decimalOf(raw *string) (text string, scale int, ok bool) {
-	if raw == nil || *raw == "" {
-		return "", 0, false
-	}
-	text = *raw
-	if text[0] == '"' {
-		if json.Unmarshal([]byte(*raw), &text) != nil {
-			return "", 0, false
-		}
-	} else if !json.Valid([]byte(text)) || strings.ContainsAny(text[:1], "tfn[{") {
-		return "", 0, false
-	}
-	scale = writtenScale(text)
-	if _, err := money.Parse(text, scale); err != nil {
-		return "", 0, false
-	}
-	return text, scale, true
-}
-
-// writtenScale is the number of decimals text is written with ("10.00":
-// 2, "1.5e1": 0), at most money.MaxScale+1 (which money.Parse refuses).
-func writtenScale(text string) int {
-	mant, exp, _ := strings.Cut(strings.ToLower(text), "e")
-	_, frac, _ := strings.Cut(mant, ".")
-	e, err := strconv.Atoi(strings.TrimPrefix(exp, "+"))
-	if err != nil || e > money.MaxScale+1 || e < -money.MaxScale-1 {
-		e = 0
-	}
-	return min(max(len(frac)-e, 0), money.MaxScale+1)
-}
-
 // Sums returns the tally by currency, bytewise, with the cards without a
 // currency last.
 func (t *CardSumTally) Sums() ([]CardSum, error) {
+	if t.err != nil {
+		return nil, t.err
+	}
+	summable := Summable(t.field.Kind.String())
 	var out []CardSum
 	for name, c := range t.byCurrency {
-		s := CardSum{Currency: name, Cards: c.cards, Unparsed: c.unparsed}
-		for _, v := range c.values {
-			s.Scale = max(s.Scale, v.scale)
+		s := CardSum{Currency: name, Cards: c.cards, Summed: c.summed, Unparsed: c.unparsed, NoBalance: c.noBalance}
+		if summable {
+			s.Scale = t.field.Scale
+			s.Sum = bigDecimal(&c.sum, s.Scale)
 		}
-		sum := new(big.Int)
-		for _, v := range c.values {
-			a, err := money.Parse(v.text, s.Scale)
-			if err != nil {
-				return nil, fmt.Errorf("card sums: %s balance %q: %w", name, v.text, err)
-			}
-			sum.Add(sum, new(big.Int).Mul(big.NewInt(a.Minor()), big.NewInt(v.n)))
-			s.Summed += v.n
-		}
-		s.Sum = bigDecimal(sum, s.Scale)
 		out = append(out, s)
 	}
 	slices.SortFunc(out, func(a, b CardSum) int {

@@ -101,6 +101,10 @@ type ReportData struct {
 	// CardSums are the current cards by currency with the exact sum of
 	// their balance field (CardSumTally).
 	CardSums []CardSum
+	// BalanceType is card_fields.type of the balance field (BalanceField),
+	// read with the rest; "" when card_fields has no row for it. CardSums
+	// hold a sum only when it is Summable.
+	BalanceType string
 }
 
 // BalanceDay is one amount on one UTC day, in cents; in FineData, one

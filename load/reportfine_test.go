@@ -83,33 +83,84 @@ func TestFineMerges(t *testing.T) {
 	}
 }
 
-// TestCardSumsExact: balances are summed exactly per currency, at the
-// most decimals written, where float64 is wrong (0.1 + 0.2; cents beyond
-// 2^53); what is no amount is counted, never dropped.
+// TestCardSumsExact: a decimal balance field is summed per currency from
+// its minor units (card_state.minor), exactly at the field's scale where
+// float64 is wrong (0.1 + 0.2; cents beyond 2^53 and beyond int64 when
+// added); a balance without minor units (12.345, 0.1E1, "n/a": a misfit,
+// NULL in balance_minor) is "not an amount", and a card without one is
+// counted apart: none is dropped.
 func TestCardSumsExact(t *testing.T) {
-	tally := NewCardSumTally()
+	tally := NewCardSumTally("decimal", 2)
 	s := func(v string) *string { return &v }
-	tally.Add(s(`"USD"`), s(`"0.10"`), 1)
-	tally.Add(s(`"USD"`), s(`0.2`), 1)
-	tally.Add(s(`"EUR"`), s(`"90071992547409.93"`), 1)
-	tally.Add(s(`"EUR"`), s(`"0.01"`), 2)
-	tally.Add(s(`"EUR"`), s(`"abc"`), 1)
-	tally.Add(s(`"EUR"`), s(`true`), 1)
-	tally.Add(s(`"EUR"`), s(`null`), 1)
-	tally.Add(s(`"EUR"`), nil, 1)
-	tally.Add(nil, s(`"-5.5"`), 1)
-	tally.Add(s(`null`), s(`"1.25"`), 1)
-	tally.Add(s(`7`), s(`"1"`), 1)
+	tally.Add(s(`"USD"`), s(`"0.10"`), s("10"), 1)
+	tally.Add(s(`"USD"`), s(`0.2`), s("20"), 1)
+	tally.Add(s(`"USD"`), s(`"12.345"`), nil, 1)
+	tally.Add(s(`"USD"`), s(`"0.1E1"`), nil, 1)
+	tally.Add(s(`"EUR"`), s(`"90071992547409.93"`), s("9007199254740993"), 1)
+	tally.Add(s(`"EUR"`), s(`"92233720368547758.07"`), s("9223372036854775807"), 2)
+	tally.Add(s(`"EUR"`), s(`"0.01"`), s("1"), 2)
+	tally.Add(s(`"EUR"`), s(`"abc"`), nil, 1)
+	tally.Add(s(`"EUR"`), s(`true`), nil, 1)
+	tally.Add(s(`"EUR"`), s(`null`), nil, 1)
+	tally.Add(s(`"EUR"`), nil, nil, 1)
+	tally.Add(nil, s(`"-5.5"`), s("-550"), 1)
+	tally.Add(s(`null`), s(`"1.25"`), s("125"), 1)
+	tally.Add(s(`7`), s(`"1"`), s("100"), 1)
 	got, err := tally.Sums()
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []CardSum{
-		{Currency: OddCurrency, Cards: 1, Summed: 1, Sum: "1", Scale: 0},
-		{Currency: "EUR", Cards: 7, Summed: 3, Sum: "90071992547409.95", Scale: 2, Unparsed: 4},
-		{Currency: "USD", Cards: 2, Summed: 2, Sum: "0.30", Scale: 2},
+		{Currency: OddCurrency, Cards: 1, Summed: 1, Sum: "1.00", Scale: 2},
+		{Currency: "EUR", Cards: 9, Summed: 5, Sum: "184557512729642926.09", Scale: 2, Unparsed: 2, NoBalance: 2},
+		{Currency: "USD", Cards: 4, Summed: 2, Sum: "0.30", Scale: 2, Unparsed: 2},
 		{Currency: NoCurrency, Cards: 2, Summed: 2, Sum: "-4.25", Scale: 2},
 	}
+	checkSums(t, got, want)
+
+	bad := NewCardSumTally("decimal", 2)
+	bad.Add(s(`"USD"`), s(`"1.00"`), s("1.5"), 1)
+	if _, err := bad.Sums(); err == nil {
+		t.Error("minor units 1.5 summed")
+	}
+}
+
+// TestCardSumsByType: an integer balance field sums its integers exactly
+// at scale 0 (a decimal or text value is not an amount); a text (or
+// boolean, object...) field and a field card_fields does not know are
+// not summed: their values are counted, Sum is "".
+func TestCardSumsByType(t *testing.T) {
+	s := func(v string) *string { return &v }
+	add := func(tally *CardSumTally) {
+		tally.Add(s(`"USD"`), s(`9223372036854775807`), nil, 2)
+		tally.Add(s(`"USD"`), s(`"-7"`), nil, 1)
+		tally.Add(s(`"USD"`), s(`"1.50"`), nil, 1)
+		tally.Add(s(`"USD"`), s(`"n/a"`), nil, 1)
+		tally.Add(s(`"USD"`), nil, nil, 1)
+	}
+	integer := NewCardSumTally("integer", 0)
+	add(integer)
+	got, err := integer.Sums()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSums(t, got, []CardSum{{Currency: "USD", Cards: 6, Summed: 3, Sum: "18446744073709551607", Unparsed: 2, NoBalance: 1}})
+	if !Summable("integer") || !Summable("decimal") || Summable("text") || Summable("") {
+		t.Error("Summable: only decimal and integer")
+	}
+	for _, kind := range []string{"text", "boolean", "null", ""} {
+		tally := NewCardSumTally(kind, 2)
+		add(tally)
+		got, err := tally.Sums()
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSums(t, got, []CardSum{{Currency: "USD", Cards: 6, Unparsed: 5, NoBalance: 1}})
+	}
+}
+
+func checkSums(t *testing.T, got, want []CardSum) {
+	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("sums %+v, want %+v", got, want)
 	}

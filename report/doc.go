@@ -28,7 +28,8 @@
 // per UTC day (first, lowest, highest and last value), so a young
 // warehouse draws lines, not dots, and a year of 15-minute snapshots stays
 // small (a few hundred kilobytes at most). The current cards' balances are
-// summed per currency, exactly (load.CardSum).
+// summed per currency, exactly, by the rule of cards_flat.balance_minor
+// (load.CardSum; the balance field's card_fields type says how).
 //
 // Each chart is drawn twice, wide and narrow, and the CSS shows the one
 // that fits (under 600 px: a phone), so labels stay at least 11 px as

@@ -34,12 +34,14 @@ type page struct {
 	Latest       *latestView
 	Balances     []figure
 	BalancesNote string
-	// CardSums are the current cards' balances by currency.
-	CardSums []load.CardSum
-	Statuses figure
-	Changes  figure
-	Runs     []figure
-	RunsNote string
+	// CardSums are the current cards' balances by currency; CardSumsNote
+	// says by which rule (the balance field's type) they were summed.
+	CardSums     []load.CardSum
+	CardSumsNote string
+	Statuses     figure
+	Changes      figure
+	Runs         []figure
+	RunsNote     string
 
 	LastRuns     []runRow
 	ChangedCards []changeView
@@ -136,7 +138,7 @@ func newPage(ctx context.Context, d load.ReportData) (page, error) {
 	for _, c := range d.CardChanges {
 		p.ReturnedTotal += c.Returned
 	}
-	p.CardSums = d.CardSums
+	p.CardSums, p.CardSumsNote = d.CardSums, cardSumsNote(d)
 	if err := ctx.Err(); err != nil {
 		return page{}, err
 	}
@@ -222,4 +224,23 @@ func trimToData(d load.ReportData) (load.ReportData, string) {
 	}
 	d.StatusCounts = trimmed
 	return d, day(d.Days[0])
+}
+
+// cardSumsNote says how the card sums were made: the typed rule of
+// cards_flat's balance_minor, by the balance field's card_fields.type.
+func cardSumsNote(d load.ReportData) string {
+	const apart = ` "No balance" counts the cards without one (absent or null); both are in "cards", not in the sum. Balances are never added across currencies.`
+	switch d.BalanceType {
+	case "decimal":
+		scale := 0
+		if len(d.CardSums) > 0 {
+			scale = d.CardSums[0].Scale
+		}
+		return fmt.Sprintf(`The balance field is decimal at scale %d (card_fields): each card's balance is summed exactly from its minor units, as cards_flat.balance_minor holds them. "Not an amount" counts the cards whose balance does not fit that type (balance_minor is NULL, e.g. "n/a").`, scale) + apart
+	case "integer":
+		return `The balance field is integer (card_fields): the integers are summed exactly, at scale 0. "Not an amount" counts the cards whose balance is not an integer.` + apart
+	case "", "null":
+		return `No card has a balance yet (card_fields types no balance field): nothing is summed.` + apart
+	}
+	return fmt.Sprintf(`The balance field is %s (card_fields.type), neither decimal nor integer: it is not summed, and "not an amount" counts the cards that have one.`, d.BalanceType) + apart
 }

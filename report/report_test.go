@@ -90,10 +90,14 @@ func TestReportDataFromSimulator(t *testing.T) {
 }
 
 // checkCardSums compares the report's card sums with the simulator's
-// truth: per currency, its ordinary cards and the exact sum of their
-// balances (odd items carry no currency); every current card counted.
+// truth: balance is typed decimal at scale 2 and, per currency, its
+// ordinary cards are all summed, exactly (none is a misfit or without a
+// balance; odd items carry no currency); every current card counted.
 func checkCardSums(t *testing.T, d load.ReportData, cards []sim.Card) {
 	t.Helper()
+	if d.BalanceType != "decimal" {
+		t.Errorf("balance is typed %q, want decimal", d.BalanceType)
+	}
 	want := map[string]int64{}
 	n := map[string]int64{}
 	for _, c := range cards {
@@ -113,7 +117,8 @@ func checkCardSums(t *testing.T, d load.ReportData, cards []sim.Card) {
 		if s.Currency == load.NoCurrency {
 			continue
 		}
-		if s.Sum != money.FromMinor(want[s.Currency], 2).String() || s.Cards != n[s.Currency] || s.Unparsed != 0 {
+		if s.Sum != money.FromMinor(want[s.Currency], 2).String() || s.Scale != 2 || s.Cards != n[s.Currency] || s.Summed != s.Cards ||
+			s.Unparsed != 0 || s.NoBalance != 0 {
 			t.Errorf("%s: %+v, want %d cards summing to %s", s.Currency, s, n[s.Currency], money.FromMinor(want[s.Currency], 2))
 		}
 		delete(want, s.Currency)

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -94,18 +95,33 @@ func (r *reportRead) fine(ctx context.Context) error {
 }
 
 // cardSums sums the current cards' balance field by currency field,
-// exactly (load.CardSumTally), from each field's JSON text as jsonb
-// writes it.
+// exactly (load.CardSumTally), by the balance field's card_fields type and
+// scale, read in the report's transaction: a decimal's minor units from
+// card_state.minor (as text, added in Go), an integer's from its JSON text
+// as jsonb writes it.
 func (r *reportRead) cardSums(ctx context.Context) error {
-	tally := load.NewCardSumTally()
-	err := r.each(ctx, `SELECT (data->'currency')::text, (data->'balance')::text, count(*) FROM card_state
-		WHERE account = $1 AND removed_at IS NULL GROUP BY 1, 2`, []any{r.account}, func(row pgx.CollectableRow) error {
-		var currency, balance *string
+	var kind *string
+	var scale *int64
+	err := r.tx.QueryRow(ctx, `SELECT type, scale FROM card_fields WHERE name = $1`, load.BalanceField).Scan(&kind, &scale)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return err
+	}
+	if kind != nil {
+		r.d.BalanceType = *kind
+	}
+	var sc int
+	if scale != nil {
+		sc = int(*scale)
+	}
+	tally := load.NewCardSumTally(r.d.BalanceType, sc)
+	err = r.each(ctx, `SELECT (data->'currency')::text, (data->$2::text)::text, minor->>$2::text, count(*) FROM card_state
+		WHERE account = $1 AND removed_at IS NULL GROUP BY 1, 2, 3`, []any{r.account, load.BalanceField}, func(row pgx.CollectableRow) error {
+		var currency, balance, minor *string
 		var n int64
-		if err := row.Scan(&currency, &balance, &n); err != nil {
+		if err := row.Scan(&currency, &balance, &minor, &n); err != nil {
 			return err
 		}
-		tally.Add(currency, balance, n)
+		tally.Add(currency, balance, minor, n)
 		return nil
 	})
 	if err != nil {

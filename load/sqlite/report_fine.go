@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -84,18 +85,28 @@ func reportFine(ctx context.Context, tx *sql.Tx, d *load.ReportData, account, fr
 }
 
 // reportCardSums sums the current cards' balance field by currency field,
-// exactly (load.CardSumTally), from each field's JSON text: never
-// json_extract's REAL.
+// exactly (load.CardSumTally), by the balance field's card_fields type and
+// scale, read in tx with the rest: a decimal's minor units from
+// card_state.minor (json_extract gives an INTEGER; added in Go, never by
+// sum(), which overflows), an integer's from its JSON text.
 func reportCardSums(ctx context.Context, tx *sql.Tx, d *load.ReportData, account string) error {
-	tally := load.NewCardSumTally()
-	err := eachRow(ctx, tx, `SELECT data -> '$.currency', data -> '$.balance', count(*) FROM card_state
-		WHERE account = ? AND removed_at IS NULL GROUP BY 1, 2`, []any{account}, func(scan func(...any) error) error {
-		var currency, balance sql.NullString
+	var kind sql.NullString
+	var scale sql.NullInt64
+	err := tx.QueryRowContext(ctx, `SELECT type, scale FROM card_fields WHERE name = ?`, load.BalanceField).Scan(&kind, &scale)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	d.BalanceType = kind.String
+	tally := load.NewCardSumTally(kind.String, int(scale.Int64))
+	path := `$."` + load.BalanceField + `"`
+	err = eachRow(ctx, tx, `SELECT data -> '$.currency', data -> ?, json_extract(minor, ?), count(*) FROM card_state
+		WHERE account = ? AND removed_at IS NULL GROUP BY 1, 2, 3`, []any{path, path, account}, func(scan func(...any) error) error {
+		var currency, balance, minor sql.NullString
 		var n int64
-		if err := scan(&currency, &balance, &n); err != nil {
+		if err := scan(&currency, &balance, &minor, &n); err != nil {
 			return err
 		}
-		tally.Add(nullPtr(currency), nullPtr(balance), n)
+		tally.Add(nullPtr(currency), nullPtr(balance), nullPtr(minor), n)
 		return nil
 	})
 	if err != nil {
