@@ -14,9 +14,9 @@ type WalkState struct {
 	Fields map[string]TypeMask
 	// Budget bounds the fields the walk adds (MaxNewFieldsPerWalk).
 	Budget FieldBudget
-	// Types are the types of the fields in Fields (card_fields.type):
-	// sticky once set, so a batch whose fields this run recorded reads
-	// them here.
+	// Types are the types of the fields in Fields (card_fields.type),
+	// so a batch whose fields this run recorded reads them here; a batch
+	// whose values grow a type (FieldSet.Growth) updates them.
 	Types map[string]FieldType
 }
 
@@ -46,6 +46,13 @@ type BatchTx interface {
 	// returns the new fields it left out and the types card_fields holds
 	// of the batch's fields.
 	RecordFields(ctx context.Context, walkID int64, fields *FieldSet, budget *FieldBudget) ([]string, map[string]FieldType, error)
+	// GrowFields grows the fields of want (FieldSet.Growth) under the
+	// lock that serializes card_fields' writers: it re-reads their rows,
+	// applies GrowTypes, recomputes the minor units of every stored card
+	// (all accounts) under the grown types, sets their conflicts to the
+	// misfits found, and returns the types card_fields now holds of
+	// want's fields. The cards the batch writes come after it.
+	GrowFields(ctx context.Context, want map[string]FieldType) (map[string]FieldType, error)
 	// AddConflicts adds to card_fields.conflicts, per field, the values
 	// of the written cards that did not fit the field's type.
 	AddConflicts(ctx context.Context, conflicts map[string]int) error
@@ -94,6 +101,13 @@ func CommitBatch[P BatchPage](ctx context.Context, inTx func(ctx context.Context
 			}
 		}
 		next.Types = mergeTypes(st.Types, types)
+		if want := fields.Growth(next.Types); want != nil {
+			grown, err := tx.GrowFields(ctx, want)
+			if err != nil {
+				return err
+			}
+			next.Types = mergeTypes(next.Types, grown)
+		}
 		tally, err := writePages(ctx, tx, pages, next)
 		if err != nil {
 			return err

@@ -22,7 +22,7 @@ const typedChunk = 1000
 // transaction.
 func typeFields(ctx context.Context, tx pgx.Tx) error {
 	var u load.TypeUpgrade
-	if err := eachCardChunk(ctx, tx, func(_, _ string, data []byte) error {
+	if err := eachCardChunk(ctx, tx, func(_, _ string, data []byte, _ bool) error {
 		u.See(data)
 		return nil
 	}); err != nil {
@@ -38,30 +38,41 @@ func typeFields(ctx context.Context, tx pgx.Tx) error {
 			return fmt.Errorf("type field %q: %w", f.Name, err)
 		}
 	}
-	if err := eachCardChunk(ctx, tx, func(account, id string, data []byte) error {
-		minor := u.Minor(data)
-		if minor == "" {
-			return nil
-		}
-		_, err := tx.Exec(ctx, `UPDATE card_state SET minor = $3::jsonb WHERE account = $1 AND card_id = $2`, account, id, minor)
+	if err := fillMinor(ctx, tx, &u); err != nil {
 		return err
-	}); err != nil {
-		return fmt.Errorf("fill minor units: %w", err)
 	}
 	return addConflicts(ctx, tx, u.Conflicts)
 }
 
-// eachCardChunk calls fn with the account, id and data (jsonb's text) of
-// every card_state row, reading typedChunk rows per query; fn runs
+// fillMinor sets card_state.minor of every card that holds minor units
+// or gets some under u's types, counting the misfits in u.Conflicts, in
+// chunks of typedChunk cards.
+func fillMinor(ctx context.Context, tx pgx.Tx, u *load.TypeUpgrade) error {
+	if err := eachCardChunk(ctx, tx, func(account, id string, data []byte, had bool) error {
+		minor := u.Minor(data)
+		if minor == "" && !had {
+			return nil
+		}
+		_, err := tx.Exec(ctx, `UPDATE card_state SET minor = nullif($3, '')::jsonb WHERE account = $1 AND card_id = $2`, account, id, minor)
+		return err
+	}); err != nil {
+		return fmt.Errorf("fill minor units: %w", err)
+	}
+	return nil
+}
+
+// eachCardChunk calls fn with the account, id, data (jsonb's text) and
+// whether minor is set of every card_state row, reading typedChunk rows per query; fn runs
 // between queries.
-func eachCardChunk(ctx context.Context, tx pgx.Tx, fn func(account, id string, data []byte) error) error {
+func eachCardChunk(ctx context.Context, tx pgx.Tx, fn func(account, id string, data []byte, minor bool) error) error {
 	type card struct {
 		account, id string
 		data        []byte
+		minor       bool
 	}
 	after := card{}
 	for first := true; ; first = false {
-		rows, err := tx.Query(ctx, `SELECT account, card_id, data::text FROM card_state
+		rows, err := tx.Query(ctx, `SELECT account, card_id, data::text, minor IS NOT NULL FROM card_state
 			WHERE $1 OR (account, card_id) > ($2, $3) ORDER BY account, card_id LIMIT $4`,
 			first, after.account, after.id, typedChunk)
 		if err != nil {
@@ -69,7 +80,7 @@ func eachCardChunk(ctx context.Context, tx pgx.Tx, fn func(account, id string, d
 		}
 		chunk, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (c card, err error) {
 			var data string
-			err = r.Scan(&c.account, &c.id, &data)
+			err = r.Scan(&c.account, &c.id, &data, &c.minor)
 			c.data = []byte(data)
 			return c, err
 		})
@@ -77,7 +88,7 @@ func eachCardChunk(ctx context.Context, tx pgx.Tx, fn func(account, id string, d
 			return err
 		}
 		for _, c := range chunk {
-			if err := fn(c.account, c.id, c.data); err != nil {
+			if err := fn(c.account, c.id, c.data, c.minor); err != nil {
 				return err
 			}
 		}
@@ -86,4 +97,50 @@ func eachCardChunk(ctx context.Context, tx pgx.Tx, fn func(account, id string, d
 		}
 		after = chunk[len(chunk)-1]
 	}
+}
+
+// growFields is batchTx.GrowFields: under fieldsLock, in the commit's
+// transaction, it grows the fields of want (load.GrowTypes), recomputes
+// every stored card's minor units (all accounts) under the grown types
+// and sets the grown fields' conflicts to the misfits found: the new
+// scale and the cards' minor units commit together. It reports whether a
+// field gained a minor-units column (cards_flat follows after the
+// commit, with CREATE OR REPLACE: the column comes last).
+func growFields(ctx context.Context, tx pgx.Tx, want map[string]load.FieldType) (map[string]load.FieldType, bool, error) {
+	if err := advisoryLock(ctx, tx, fieldsLock, peerLockTimeout, "card_fields' lock (another replica is adding fields)"); err != nil {
+		return nil, false, err
+	}
+	have, err := readFields(ctx, tx)
+	if err != nil {
+		return nil, false, err
+	}
+	grown := load.GrowTypes(have, want, flatLimits())
+	flat := false
+	for _, f := range grown {
+		if _, err := tx.Exec(ctx, `UPDATE card_fields SET type = $2, scale = $3, minor_column = nullif($4, '') WHERE name = $1`,
+			f.Name, f.Type.Kind.String(), typeScale(f.Type), f.Type.MinorColumn); err != nil {
+			return nil, false, fmt.Errorf("grow field %q: %w", f.Name, err)
+		}
+		flat = flat || f.Type.MinorColumn != ""
+	}
+	types := load.TypesOf(have, nil, grown)
+	out := make(map[string]load.FieldType, len(want))
+	for name := range want {
+		if t, ok := types[name]; ok {
+			out[name] = t
+		}
+	}
+	if len(grown) == 0 {
+		return out, false, nil
+	}
+	u := load.Recompute(types)
+	if err := fillMinor(ctx, tx, u); err != nil {
+		return nil, false, err
+	}
+	for _, f := range grown {
+		if _, err := tx.Exec(ctx, `UPDATE card_fields SET conflicts = $2 WHERE name = $1`, f.Name, u.Conflicts[f.Name]); err != nil {
+			return nil, false, fmt.Errorf("recount conflicts of field %q: %w", f.Name, err)
+		}
+	}
+	return out, flat, nil
 }
