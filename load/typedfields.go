@@ -270,6 +270,16 @@ func (s *FieldSet) Growth(types map[string]FieldType) map[string]FieldType {
 	return out
 }
 
+// writesNumbers: the batch of s writes an integer or a decimal value.
+func (s *FieldSet) writesNumbers() bool {
+	for _, k := range s.kinds {
+		if k.mask&(1<<KindInteger|1<<KindDecimal) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // GrowTypes applies want (FieldSet.Growth) to the rows card_fields holds
 // now, in their order: a decimal field's scale becomes the larger of its
 // own and want's, an integer field becomes decimal at want's scale, with a

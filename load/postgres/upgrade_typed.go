@@ -124,14 +124,8 @@ func growFields(ctx context.Context, tx pgx.Tx, want map[string]load.FieldType) 
 		flat = flat || f.Type.MinorColumn != ""
 	}
 	types := load.TypesOf(have, nil, grown)
-	out := make(map[string]load.FieldType, len(want))
-	for name := range want {
-		if t, ok := types[name]; ok {
-			out[name] = t
-		}
-	}
 	if len(grown) == 0 {
-		return out, false, nil
+		return types, false, nil
 	}
 	u := load.Recompute(types)
 	if err := fillMinor(ctx, tx, u); err != nil {
@@ -142,5 +136,40 @@ func growFields(ctx context.Context, tx pgx.Tx, want map[string]load.FieldType) 
 			return nil, false, fmt.Errorf("recount conflicts of field %q: %w", f.Name, err)
 		}
 	}
-	return out, flat, nil
+	return types, flat, nil
+}
+
+// numberTypes is batchTx.NumberTypes: card_fields' integer and decimal
+// types, read under fieldsLock shared, held to the commit, so no growth
+// (which takes it exclusive) commits between the read and this
+// transaction's cards. A transaction that holds the lock exclusive
+// (recordFields, growFields) is granted it at once; the shared lock is
+// the last one a commit asks for.
+func numberTypes(ctx context.Context, tx pgx.Tx) (map[string]load.FieldType, error) {
+	what := "card_fields' lock (another replica is growing a field's scale)"
+	if _, err := tx.Exec(ctx, `SELECT set_config('lock_timeout', $1, true)`, millis(peerLockTimeout)); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", what, err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, int64(fieldsLock)); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", what, waitedFor(err, what, peerLockTimeout))
+	}
+	if _, err := tx.Exec(ctx, `SELECT set_config('lock_timeout', $1, true)`, millis(LockTimeout)); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", what, err)
+	}
+	rows, err := tx.Query(ctx, `SELECT name, type, coalesce(scale, 0), coalesce(minor_column, '') FROM card_fields WHERE type IN ('integer', 'decimal')`)
+	if err != nil {
+		return nil, fmt.Errorf("read number fields' types: %w", err)
+	}
+	out := map[string]load.FieldType{}
+	var name, kind string
+	var t load.FieldType
+	var scale int32
+	if _, err := pgx.ForEachRow(rows, []any{&name, &kind, &scale, &t.MinorColumn}, func() error {
+		t.Kind, t.Scale = load.ParseKind(kind), int(scale)
+		out[name] = t
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("read number fields' types: %w", err)
+	}
+	return out, nil
 }

@@ -72,6 +72,11 @@ func (b *batchTx) GrowFields(ctx context.Context, want map[string]load.FieldType
 	return growFields(ctx, b.tx, want)
 }
 
+// NumberTypes implements load.BatchTx.
+func (b *batchTx) NumberTypes(ctx context.Context) (map[string]load.FieldType, error) {
+	return numberTypes(ctx, b.tx)
+}
+
 // AddConflicts implements load.BatchTx.
 func (b *batchTx) AddConflicts(ctx context.Context, conflicts map[string]int) error {
 	return addConflicts(ctx, b.tx, conflicts)

@@ -118,14 +118,8 @@ func growFields(ctx context.Context, tx *sql.Tx, want map[string]load.FieldType)
 		flat = flat || f.Type.MinorColumn != "" && !minorBefore[f.Name]
 	}
 	types := load.TypesOf(have, nil, grown)
-	out := make(map[string]load.FieldType, len(want))
-	for name := range want {
-		if t, ok := types[name]; ok {
-			out[name] = t
-		}
-	}
 	if len(grown) == 0 {
-		return out, nil
+		return types, nil
 	}
 	if flat {
 		if err := regenerateFlat(ctx, tx); err != nil {
@@ -140,6 +134,27 @@ func growFields(ctx context.Context, tx *sql.Tx, want map[string]load.FieldType)
 		if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET conflicts = ? WHERE name = ?`, u.Conflicts[f.Name], f.Name); err != nil {
 			return nil, fmt.Errorf("recount conflicts of field %q: %w", f.Name, err)
 		}
+	}
+	return types, nil
+}
+
+// numberTypes is batchTx.NumberTypes: in the commit's transaction, which
+// holds the file's write lock, card_fields' integer and decimal types.
+func numberTypes(ctx context.Context, tx *sql.Tx) (map[string]load.FieldType, error) {
+	out := map[string]load.FieldType{}
+	err := eachRow(ctx, tx, `SELECT name, type, coalesce(scale, 0), coalesce(minor_column, '') FROM card_fields WHERE type IN ('integer', 'decimal')`, nil,
+		func(scan func(...any) error) error {
+			var name, kind string
+			var t load.FieldType
+			if err := scan(&name, &kind, &t.Scale, &t.MinorColumn); err != nil {
+				return err
+			}
+			t.Kind = load.ParseKind(kind)
+			out[name] = t
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("read number fields' types: %w", err)
 	}
 	return out, nil
 }
