@@ -86,7 +86,6 @@ func PlanFields(have []FieldRow, s *FieldSet, runID int64, lim FlatLimits, room 
 	// Every field takes its column first, then the minor-units columns
 	// are named: an API field called balance_minor keeps its own name
 	// beside a decimal balance first seen in the same batch.
-	changed := map[string]bool{}
 	for _, name := range s.order {
 		k, ok := byName[name]
 		if !ok && len(add) >= room {
@@ -120,16 +119,20 @@ func PlanFields(have []FieldRow, s *FieldSet, runID int64, lim FlatLimits, room 
 			add = append(add, f)
 		case joined != k.JSONTypes || k.LastRun != runID:
 			k.JSONTypes, k.LastRun = joined, runID
-			changed[name] = true
+			update = append(update, k)
 			byName[name] = k
 		}
 	}
 	for i := range add {
 		typeField(&add[i], s, used, &inView, lim)
 	}
+	for i := range update {
+		typeField(&update[i], s, used, &inView, lim)
+	}
 	for _, name := range s.order {
-		k, ok := byName[name]
-		if ok && (typeField(&k, s, used, &inView, lim) || changed[name]) {
+		// A known field typed now whose row did not change otherwise.
+		if k, ok := byName[name]; ok && k.Type.Kind == KindNull && !slices.ContainsFunc(update, func(f FieldRow) bool { return f.Name == name }) &&
+			typeField(&k, s, used, &inView, lim) {
 			update = append(update, k)
 		}
 	}
