@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/postgres"
 )
 
 // growPage is page n of 3 of a walk of 30 cards: cards ids with balance
@@ -109,5 +110,41 @@ func TestTypedIntegerWidens(t *testing.T) {
 				t.Errorf("the view w reads %s", got)
 			}
 		})
+	}
+}
+
+// TestTypedScaleGrowsAcrossAccountsPG: in PostgreSQL too, card_fields is
+// shared by the accounts of a database: beta's "N.125" grows balance to
+// scale 3 for alpha's stored cards, and alpha's walk writer, which
+// remembered scale 2, stores its next page at scale 3.
+func TestTypedScaleGrowsAcrossAccountsPG(t *testing.T) {
+	ctx := t.Context()
+	alpha, url, clk := openPG(t, postgres.Options{Common: load.Options{Account: "alpha", BatchPages: 1}})
+	beta, err := postgres.Open(ctx, url, postgres.Options{Common: load.Options{Account: "beta", Now: clk.Now}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer beta.Close()
+	cents := func(id int) string { return fmt.Sprintf(`"%d.25"`, id) }
+	ww := alpha.NewWalkWriter(startRun(t, alpha), load.StreamCards)
+	add := func(p load.Page) {
+		t.Helper()
+		if _, err := ww.Add(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		if err := ww.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(growPage(1, idRange(1, 10), cents))
+	commit(t, beta, startRun(t, beta), growPage(1, idRange(1, 10), func(id int) string { return fmt.Sprintf(`"%d.125"`, id) }))
+	add(growPage(2, idRange(11, 20), cents))
+	if got := one(t, pgQuery(t, alpha, `SELECT type || ':' || scale || ':' || conflicts FROM card_fields WHERE name = 'balance'`)); got != "decimal:3:0" {
+		t.Errorf("card_fields' balance: %s, want decimal:3:0", got)
+	}
+	// alpha: 1.250+...+20.250; beta: 1.125+...+10.125, in thousandths.
+	got := joined(pgQuery(t, alpha, `SELECT account || '=' || sum(balance_minor) || '/' || count(balance_minor) FROM cards_flat GROUP BY account ORDER BY account`))
+	if want := "alpha=215000/20,beta=56250/10"; got != want {
+		t.Errorf("SUM/COUNT(balance_minor) per account: %s, want %s", got, want)
 	}
 }
