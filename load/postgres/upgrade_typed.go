@@ -115,13 +115,17 @@ func growFields(ctx context.Context, tx pgx.Tx, want map[string]load.FieldType) 
 		return nil, false, err
 	}
 	grown := load.GrowTypes(have, want, flatLimits())
+	hadMinor := make(map[string]bool, len(have))
+	for _, f := range have {
+		hadMinor[f.Name] = f.Type.MinorColumn != ""
+	}
 	flat := false
 	for _, f := range grown {
 		if _, err := tx.Exec(ctx, `UPDATE card_fields SET type = $2, scale = $3, minor_column = nullif($4, '') WHERE name = $1`,
 			f.Name, f.Type.Kind.String(), typeScale(f.Type), f.Type.MinorColumn); err != nil {
 			return nil, false, fmt.Errorf("grow field %q: %w", f.Name, err)
 		}
-		flat = flat || f.Type.MinorColumn != ""
+		flat = flat || f.Type.MinorColumn != "" && !hadMinor[f.Name]
 	}
 	types := load.TypesOf(have, nil, grown)
 	if len(grown) == 0 {
