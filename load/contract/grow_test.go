@@ -148,3 +148,22 @@ func TestTypedScaleGrowsAcrossAccountsPG(t *testing.T) {
 		t.Errorf("SUM/COUNT(balance_minor) per account: %s, want %s", got, want)
 	}
 }
+
+// TestTypedScaleGrowsManyCards: the recompute after a growth reads and
+// updates the stored cards in chunks; every one of 2,101 cards, across
+// chunks, gets its minor units at the new scale.
+func TestTypedScaleGrowsManyCards(t *testing.T) {
+	for _, b := range backends(t, 0, 0) {
+		t.Run(b.name, func(t *testing.T) {
+			run := startRun(t, b.s)
+			p := growPage(1, idRange(1, 2100), func(id int) string { return fmt.Sprintf(`"%d.5"`, id) })
+			p.TotalPages, p.TotalItems = 2, 2101
+			commit(t, b.s, run, p)
+			commit(t, b.s, run, growPage(2, []int{2101}, func(int) string { return `"0.05"` }))
+			// 1.50+...+2100.50 and 0.05, in cents.
+			if got, want := balanceState(t, b), "decimal:2:balance_minor:0 220710005/2101"; got != want {
+				t.Errorf("%s, want %s", got, want)
+			}
+		})
+	}
+}

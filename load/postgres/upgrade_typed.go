@@ -45,17 +45,36 @@ func typeFields(ctx context.Context, tx pgx.Tx) error {
 }
 
 // fillMinor sets card_state.minor of every card that holds minor units
-// or gets some under u's types, counting the misfits in u.Conflicts, in
-// chunks of typedChunk cards.
+// or gets some under u's types, counting the misfits in u.Conflicts: the
+// cards are read in chunks of typedChunk and updated with one statement
+// per chunk.
 func fillMinor(ctx context.Context, tx pgx.Tx, u *load.TypeUpgrade) error {
-	if err := eachCardChunk(ctx, tx, func(account, id string, data []byte, had bool) error {
+	var accounts, ids, minors []string
+	flush := func() error {
+		if len(ids) == 0 {
+			return nil
+		}
+		_, err := tx.Exec(ctx, `UPDATE card_state c SET minor = nullif(u.minor, '')::jsonb
+			FROM unnest($1::text[], $2::text[], $3::text[]) AS u(account, id, minor)
+			WHERE c.account = u.account AND c.card_id = u.id`, accounts, ids, minors)
+		accounts, ids, minors = accounts[:0], ids[:0], minors[:0]
+		return err
+	}
+	err := eachCardChunk(ctx, tx, func(account, id string, data []byte, had bool) error {
 		minor := u.Minor(data)
 		if minor == "" && !had {
 			return nil
 		}
-		_, err := tx.Exec(ctx, `UPDATE card_state SET minor = nullif($3, '')::jsonb WHERE account = $1 AND card_id = $2`, account, id, minor)
-		return err
-	}); err != nil {
+		accounts, ids, minors = append(accounts, account), append(ids, id), append(minors, minor)
+		if len(ids) < typedChunk {
+			return nil
+		}
+		return flush()
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
 		return fmt.Errorf("fill minor units: %w", err)
 	}
 	return nil
