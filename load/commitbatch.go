@@ -14,9 +14,9 @@ type WalkState struct {
 	Fields map[string]TypeMask
 	// Budget bounds the fields the walk adds (MaxNewFieldsPerWalk).
 	Budget FieldBudget
-	// Types are the types of the fields in Fields (card_fields.type):
-	// sticky once set, so a batch whose fields this run recorded reads
-	// them here.
+	// Types are the types of the fields in Fields (card_fields.type),
+	// so a batch whose fields this run recorded reads them here; a batch
+	// whose values grow a type (FieldSet.Growth) updates them.
 	Types map[string]FieldType
 }
 
@@ -46,6 +46,18 @@ type BatchTx interface {
 	// returns the new fields it left out and the types card_fields holds
 	// of the batch's fields.
 	RecordFields(ctx context.Context, walkID int64, fields *FieldSet, budget *FieldBudget) ([]string, map[string]FieldType, error)
+	// GrowFields grows the fields of want (FieldSet.Growth) under the
+	// lock that serializes card_fields' writers: it re-reads their rows,
+	// applies GrowTypes, recomputes the minor units of every stored card
+	// (all accounts) under the grown types, sets their conflicts to the
+	// misfits found, and returns the types card_fields now holds. The
+	// cards the batch writes come after it.
+	GrowFields(ctx context.Context, want map[string]FieldType) (map[string]FieldType, error)
+	// NumberTypes returns the types of card_fields' integer and decimal
+	// fields as they are now, read so that no growth (GrowFields of
+	// another writer) commits before this transaction does: a walk's
+	// remembered types may be older than another account's growth.
+	NumberTypes(ctx context.Context) (map[string]FieldType, error)
 	// AddConflicts adds to card_fields.conflicts, per field, the values
 	// of the written cards that did not fit the field's type.
 	AddConflicts(ctx context.Context, conflicts map[string]int) error
@@ -94,6 +106,9 @@ func CommitBatch[P BatchPage](ctx context.Context, inTx func(ctx context.Context
 			}
 		}
 		next.Types = mergeTypes(st.Types, types)
+		if err := currentTypes(ctx, tx, &fields, &next); err != nil {
+			return err
+		}
 		tally, err := writePages(ctx, tx, pages, next)
 		if err != nil {
 			return err
@@ -138,6 +153,27 @@ func writePages[P BatchPage](ctx context.Context, tx BatchTx, pages []P, st Walk
 		}
 	}
 	return &tally, nil
+}
+
+// currentTypes brings st.Types up to date for a batch that writes
+// integer or decimal values: when they grow a type (FieldSet.Growth) it
+// grows under card_fields' lock (BatchTx.GrowFields), else the batch reads
+// the current types of number fields (BatchTx.NumberTypes), so its cards'
+// minor units are at the scale every other card has. A batch that writes
+// no number (an unchanged page) asks nothing.
+func currentTypes(ctx context.Context, tx BatchTx, fields *FieldSet, st *WalkState) error {
+	var cur map[string]FieldType
+	var err error
+	if want := fields.Growth(st.Types); want != nil {
+		cur, err = tx.GrowFields(ctx, want)
+	} else if fields.writesNumbers() {
+		cur, err = tx.NumberTypes(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	st.Types = mergeTypes(st.Types, cur)
+	return nil
 }
 
 // mergeTypes is have with add's types on top (a new map when add holds

@@ -54,8 +54,10 @@ type FieldRow struct {
 	InFlatView bool
 	// LastSeen is when a commit last saw the field (card_fields.last_seen_at).
 	LastSeen time.Time
-	// Type is card_fields.type, scale and minor_column: set once, from the
-	// first batch that holds non-null values of the field, then sticky.
+	// Type is card_fields.type, scale and minor_column: set from the first
+	// batch that holds non-null values of the field; then a decimal's
+	// scale grows and an integer widens to decimal (GrowTypes), and every
+	// other change is a conflict.
 	Type FieldType
 }
 
@@ -72,14 +74,18 @@ type FieldRow struct {
 // A field without a type (KindNull) whose batch holds non-null values gets
 // one (FieldSet.Decide), with a minor-units column in cards_flat for a
 // decimal field while the view has room (a minor column counts as a
-// column of the view); such a row is added or updated. A type once set
-// never changes.
+// column of the view); such a row is added or updated. Every field's
+// column is named before any minor-units column. A type once set changes
+// only by growing (FieldSet.Growth, GrowTypes).
 func PlanFields(have []FieldRow, s *FieldSet, runID int64, lim FlatLimits, room int) (add, update []FieldRow, skipped []string) {
 	byName := make(map[string]FieldRow, len(have))
 	for _, f := range have {
 		byName[f.Name] = f
 	}
 	used, inView := usedColumns(have)
+	// Every field takes its column first, then the minor-units columns
+	// are named: an API field called balance_minor keeps its own name
+	// beside a decimal balance first seen in the same batch.
 	for _, name := range s.order {
 		k, ok := byName[name]
 		if !ok && len(add) >= room {
@@ -110,13 +116,24 @@ func PlanFields(have []FieldRow, s *FieldSet, runID int64, lim FlatLimits, room 
 				f.Column = ColumnName(name, used, lim.ColumnBytes)
 				inView++
 			}
-			typeField(&f, s, used, &inView, lim)
 			add = append(add, f)
-			byName[name] = f
-		case typeField(&k, s, used, &inView, lim) || joined != k.JSONTypes || k.LastRun != runID:
+		case joined != k.JSONTypes || k.LastRun != runID:
 			k.JSONTypes, k.LastRun = joined, runID
 			update = append(update, k)
 			byName[name] = k
+		}
+	}
+	for i := range add {
+		typeField(&add[i], s, used, &inView, lim)
+	}
+	for i := range update {
+		typeField(&update[i], s, used, &inView, lim)
+	}
+	for _, name := range s.order {
+		// A known field typed now whose row did not change otherwise.
+		if k, ok := byName[name]; ok && k.Type.Kind == KindNull && !slices.ContainsFunc(update, func(f FieldRow) bool { return f.Name == name }) &&
+			typeField(&k, s, used, &inView, lim) {
+			update = append(update, k)
 		}
 	}
 	return add, update, skipped

@@ -179,6 +179,56 @@ func TestPlanFieldsTypes(t *testing.T) {
 	}
 }
 
+// TestPlanFieldsNamesFieldsFirst: a decimal balance and the API's own
+// balance_minor first seen in one batch: the API's field keeps its name,
+// balance's minor column is balance_minor_2.
+func TestPlanFieldsNamesFieldsFirst(t *testing.T) {
+	var s FieldSet
+	vs := DataValues([]byte(`{"balance":"1.50","balance_minor":"150"}`))
+	for _, v := range vs {
+		s.Add(v.Name, "string")
+	}
+	s.AddFieldValues(vs)
+	add, _, _ := PlanFields(nil, &s, 1, FlatLimits{Fields: 10, ColumnBytes: 100}, 100)
+	if len(add) != 2 || add[1].Column != "balance_minor" || add[0].Type.MinorColumn != "balance_minor_2" {
+		t.Errorf("columns: %+v", add)
+	}
+}
+
+// TestGrowth: a batch's decimals grow a decimal field's scale and widen an
+// integer field; smaller scales, other kinds and other types ask nothing;
+// GrowTypes applies the growth to the rows as they are now (never
+// shrinking) and names a widened field's minor column.
+func TestGrowth(t *testing.T) {
+	var s FieldSet
+	s.AddFieldValues(DataValues([]byte(`{"a":"1.125","b":"2.5","c":"3.25","d":"x","e":"1.5","f":7}`)))
+	types := map[string]FieldType{
+		"a": {Kind: KindDecimal, Scale: 2, MinorColumn: "a_minor"},
+		"b": {Kind: KindDecimal, Scale: 2, MinorColumn: "b_minor"},
+		"c": {Kind: KindInteger},
+		"d": {Kind: KindDecimal, Scale: 2},
+		"e": {Kind: KindText},
+		"f": {Kind: KindInteger},
+	}
+	want := s.Growth(types)
+	if len(want) != 2 || want["a"] != (FieldType{Kind: KindDecimal, Scale: 3, MinorColumn: "a_minor"}) || want["c"] != (FieldType{Kind: KindDecimal, Scale: 2}) {
+		t.Fatalf("Growth: %+v", want)
+	}
+	var none FieldSet
+	if g := none.Growth(types); g != nil {
+		t.Errorf("an empty batch grows %+v", g)
+	}
+	have := []FieldRow{
+		{Name: "a", Column: "a", InFlatView: true, Type: FieldType{Kind: KindDecimal, Scale: 4, MinorColumn: "a_minor"}},
+		{Name: "c", Column: "c", InFlatView: true, Type: FieldType{Kind: KindInteger}},
+		{Name: "c_minor", Column: "c_minor", InFlatView: true, Type: FieldType{Kind: KindInteger}},
+	}
+	grown := GrowTypes(have, want, FlatLimits{Fields: 10, ColumnBytes: 100})
+	if len(grown) != 1 || grown[0].Name != "c" || grown[0].Type != (FieldType{Kind: KindDecimal, Scale: 2, MinorColumn: "c_minor_2"}) {
+		t.Errorf("GrowTypes: %+v", grown)
+	}
+}
+
 // FuzzCardValues: the classes a commit reads of a prepared card's values
 // (cardValues of its Data and Fields) are those of its stored JSON's top-level members as encoding/json reads
 // them, member for member, and reading the stored JSON again

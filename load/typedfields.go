@@ -238,3 +238,83 @@ func (u *TypeUpgrade) Plan(have []FieldRow, lim FlatLimits) []FieldRow {
 func (u *TypeUpgrade) Minor(data []byte) string {
 	return MinorJSON(DataValues(data), u.types, u.Conflicts)
 }
+
+// Growth is what the batch of s asks of the fields types holds: a decimal
+// field whose written values have more decimals than its scale grows to
+// their scale, and an integer field with a written decimal value widens to
+// decimal at the scale of its decimals (integers fit any scale). Every
+// other type stays (a value that does not fit is a conflict). nil: no
+// field grows; a batch that writes no card costs nothing.
+func (s *FieldSet) Growth(types map[string]FieldType) map[string]FieldType {
+	var out map[string]FieldType
+	for name, k := range s.kinds {
+		if k.mask&(1<<KindDecimal) == 0 {
+			continue
+		}
+		t, ok := types[name]
+		switch {
+		case !ok:
+			continue
+		case t.Kind == KindDecimal && k.scale > t.Scale:
+			t.Scale = k.scale
+		case t.Kind == KindInteger:
+			t = FieldType{Kind: KindDecimal, Scale: k.scale}
+		default:
+			continue
+		}
+		if out == nil {
+			out = map[string]FieldType{}
+		}
+		out[name] = t
+	}
+	return out
+}
+
+// writesNumbers: the batch of s writes an integer or a decimal value.
+func (s *FieldSet) writesNumbers() bool {
+	for _, k := range s.kinds {
+		if k.mask&(1<<KindInteger|1<<KindDecimal) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// GrowTypes applies want (FieldSet.Growth) to the rows card_fields holds
+// now, in their order: a decimal field's scale becomes the larger of its
+// own and want's, an integer field becomes decimal at want's scale, with a
+// minor-units column in cards_flat while the view has room. Any other
+// type stays. It returns the rows whose type changed; their cards' minor
+// units must be recomputed (TypeUpgrade.Recompute) in the same
+// transaction.
+func GrowTypes(have []FieldRow, want map[string]FieldType, lim FlatLimits) []FieldRow {
+	used, inView := usedColumns(have)
+	var grown []FieldRow
+	for _, f := range have {
+		w, ok := want[f.Name]
+		if !ok || w.Kind != KindDecimal {
+			continue
+		}
+		switch {
+		case f.Type.Kind == KindDecimal && w.Scale > f.Type.Scale:
+			f.Type.Scale = w.Scale
+		case f.Type.Kind == KindInteger:
+			f.Type = FieldType{Kind: KindDecimal, Scale: w.Scale}
+			if f.Column != "" && inView < lim.Fields {
+				f.Type.MinorColumn = ColumnName(f.Column+"_minor", used, lim.ColumnBytes)
+				inView++
+			}
+		default:
+			continue
+		}
+		grown = append(grown, f)
+	}
+	return grown
+}
+
+// Recompute is the TypeUpgrade that recomputes stored cards' minor units
+// under types, card_fields' types after a field grew (GrowTypes): Minor
+// gives a card's card_state.minor and counts its misfits in Conflicts.
+func Recompute(types map[string]FieldType) *TypeUpgrade {
+	return &TypeUpgrade{types: types, Conflicts: map[string]int{}}
+}

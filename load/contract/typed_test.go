@@ -26,10 +26,10 @@ func moneyPage(n, total int, ids []int, balances map[int]string) load.Page {
 	return p
 }
 
-// truth is the exact sum of the balances that are decimals at scale 2,
+// truth is the exact sum of the balances that are decimals at scale,
 // and the ids in descending balance order (ties by id), from the JSON
 // strings themselves.
-func truth(t *testing.T, balances map[int]string) (sum int64, order []string) {
+func truth(t *testing.T, balances map[int]string, scale int) (sum int64, order []string) {
 	t.Helper()
 	type card struct {
 		id    int
@@ -41,7 +41,7 @@ func truth(t *testing.T, balances map[int]string) (sum int64, order []string) {
 		if err != nil {
 			s = raw
 		}
-		a, err := money.Parse(s, 2)
+		a, err := money.Parse(s, scale)
 		if err != nil {
 			continue
 		}
@@ -75,9 +75,11 @@ func cmpInt(a, b int64) int {
 // timestamp, array, object; null until a value comes), give a decimal
 // field exact integer minor units in cards_flat (SUM and ORDER BY equal
 // the truth computed from the JSON text), and keep the type when later
-// values do not fit: "N/A", "12.345" and 1e400 are counted in conflicts,
-// read NULL in balance_minor, fail neither the commit nor a view built on
+// values do not fit: "N/A" and 1e400 are counted in conflicts, read NULL
+// in balance_minor, fail neither the commit nor a view built on
 // cards_flat, through a CommitPage and through a WalkWriter's batches.
+// "12.345" grows the scale to 3: every card's minor units are recomputed,
+// and card 8's int64 extreme, which no longer fits, is a conflict too.
 func TestTypedFields(t *testing.T) {
 	for _, b := range backends(t, 0, 4) {
 		t.Run(b.name, func(t *testing.T) {
@@ -107,27 +109,32 @@ func TestTypedFields(t *testing.T) {
 			if types != want {
 				t.Errorf("card_fields:\n%s\nwant\n%s", types, want)
 			}
-			check := func(when string) {
+			check := func(when string, scale int) {
 				t.Helper()
-				sum, order := truth(t, balances)
+				sum, order := truth(t, balances, scale)
 				// Card 8 holds the int64 extreme, which SQLite's SUM would
-				// overflow.
+				// overflow (at scale 3 it does not fit: NULL).
 				got := one(t, b.query(t, `SELECT CAST(sum(balance_minor) AS TEXT) FROM cards_flat WHERE card_id <> '8'`))
-				if want := strconv.FormatInt(sum-92233720368547758_07, 10); got != want {
+				card8, want8 := int64(92233720368547758_07), "9223372036854775807"
+				if scale != 2 {
+					card8, want8 = 0, "NULL"
+				}
+				if want := strconv.FormatInt(sum-card8, 10); got != want {
 					t.Errorf("%s: SUM(balance_minor) = %s, want %s", when, got, want)
 				}
 				if got := joined(b.query(t, `SELECT card_id FROM cards_flat WHERE balance_minor IS NOT NULL ORDER BY balance_minor DESC, length(card_id), card_id`)); got != joined(order) {
 					t.Errorf("%s: ORDER BY balance_minor DESC:\n%s\nwant\n%s", when, got, joined(order))
 				}
-				if got := one(t, b.query(t, `SELECT balance_minor FROM cards_flat WHERE card_id = '8'`)); got != "9223372036854775807" {
+				if got := one(t, b.query(t, `SELECT balance_minor FROM cards_flat WHERE card_id = '8'`)); got != want8 {
 					t.Errorf("%s: card 8's balance_minor = %s", when, got)
 				}
 			}
-			check("first walk")
+			check("first walk", 2)
 			b.query(t, `CREATE VIEW v AS SELECT card_id, balance_minor FROM cards_flat`)
 
-			// Values that do not fit, a value that fits, the null field's
-			// first value and a new field: none fails, the types stay.
+			// Values that do not fit, a value that grows the scale, values
+			// that fit, the null field's first value and a new field: none
+			// fails, the types stay (balance's scale grows).
 			balances[3] = `"N/A"`
 			balances[4] = `"12.345"`
 			balances[5] = `1e400`
@@ -141,12 +148,12 @@ func TestTypedFields(t *testing.T) {
 			}
 			types = joined(b.query(t, `SELECT name || ':' || type || ':' || coalesce(scale, -1) || ':' || coalesce(minor_column, '') || ':' || conflicts
 				FROM card_fields WHERE name IN ('balance', 'notes', 'late_amount', 'revision') ORDER BY name`))
-			want = "balance:decimal:2:balance_minor:3,late_amount:decimal:1:late_amount_minor:0,notes:text:-1::0,revision:integer:-1::1"
+			want = "balance:decimal:3:balance_minor:3,late_amount:decimal:1:late_amount_minor:0,notes:text:-1::0,revision:integer:-1::1"
 			if types != want {
 				t.Errorf("after conflicts, card_fields:\n%s\nwant\n%s", types, want)
 			}
-			check("after conflicts")
-			if got := joined(b.query(t, `SELECT card_id || '=' || coalesce(balance_minor, -1) FROM v WHERE card_id IN ('3', '4', '5', '6', '9') ORDER BY card_id`)); got != "3=-1,4=-1,5=-1,6=1234,9=-500" {
+			check("after conflicts", 3)
+			if got := joined(b.query(t, `SELECT card_id || '=' || coalesce(balance_minor, -1) FROM v WHERE card_id IN ('3', '4', '5', '6', '8', '9') ORDER BY card_id`)); got != "3=-1,4=12345,5=-1,6=12340,8=-1,9=-5000" {
 				t.Errorf("the view on cards_flat reads %s", got)
 			}
 			if got := one(t, b.query(t, `SELECT late_amount_minor FROM cards_flat WHERE card_id = '2'`)); got != "35" {
@@ -171,17 +178,18 @@ func TestTypedOddNames(t *testing.T) {
 			}
 			commit(t, b.s, run, p)
 			minor := b.query(t, `SELECT name || '=' || minor_column FROM card_fields WHERE minor_column IS NOT NULL ORDER BY minor_column`)
-			// "amt" comes before "amt_minor" in the card's canonical order:
-			// its minor column takes the plain name, the field named
-			// amt_minor gets amt_minor_2.
-			want := `a"b=a"b_minor,amt=amt_minor,c\d=c\d_minor,it's=it's_minor,prix€=prix€_minor,t` + "\t" + `z=t_z_minor`
+			// "amt" comes before "amt_minor" in the card's canonical order,
+			// but every field takes its column before minor columns are
+			// named: the API's field amt_minor keeps its name, amt's minor
+			// column is amt_minor_2.
+			want := `a"b=a"b_minor,amt=amt_minor_2,c\d=c\d_minor,it's=it's_minor,prix€=prix€_minor,t` + "\t" + `z=t_z_minor`
 			if got := joined(minor); got != want {
 				t.Errorf("minor columns:\n%s\nwant\n%s", got, want)
 			}
 			got := b.query(t, `SELECT card_id || ':' || coalesce(CAST("a""b_minor" AS TEXT), '-') || ':' || coalesce(CAST("c\d_minor" AS TEXT), '-') || ':' ||
 				coalesce(CAST(t_z_minor AS TEXT), '-') || ':' || coalesce(CAST("it's_minor" AS TEXT), '-') || ':' || coalesce(CAST("prix€_minor" AS TEXT), '-') || ':' ||
 				coalesce(CAST(amt_minor AS TEXT), '-') || ':' || coalesce(CAST(amt_minor_2 AS TEXT), '-') FROM cards_flat ORDER BY card_id`)
-			if joined(got) != "1:125:-250:35:1:999:110:7,2:5:-:-:-:-:200:-" {
+			if joined(got) != "1:125:-250:35:1:999:7:110,2:5:-:-:-:-:-:200" {
 				t.Errorf("cards_flat reads %q", got)
 			}
 		})

@@ -193,6 +193,19 @@ func (b *batchTx) RecordFields(ctx context.Context, walkID int64, fields *load.F
 	return skipped, types, err
 }
 
+// GrowFields implements load.BatchTx; it notes whether cards_flat must
+// follow.
+func (b *batchTx) GrowFields(ctx context.Context, want map[string]load.FieldType) (map[string]load.FieldType, error) {
+	types, flat, err := growFields(ctx, b.tx, want)
+	b.flat = b.flat || flat
+	return types, err
+}
+
+// NumberTypes implements load.BatchTx.
+func (b *batchTx) NumberTypes(ctx context.Context) (map[string]load.FieldType, error) {
+	return numberTypes(ctx, b.tx)
+}
+
 // AddConflicts implements load.BatchTx.
 func (b *batchTx) AddConflicts(ctx context.Context, conflicts map[string]int) error {
 	return addConflicts(ctx, b.tx, conflicts)

@@ -67,6 +67,16 @@ func (b *batchTx) RecordFields(ctx context.Context, walkID int64, fields *load.F
 	return b.w.recordFields(ctx, b.tx, b.runID, walkID, b.now, fields, budget)
 }
 
+// GrowFields implements load.BatchTx.
+func (b *batchTx) GrowFields(ctx context.Context, want map[string]load.FieldType) (map[string]load.FieldType, error) {
+	return growFields(ctx, b.tx, want)
+}
+
+// NumberTypes implements load.BatchTx.
+func (b *batchTx) NumberTypes(ctx context.Context) (map[string]load.FieldType, error) {
+	return numberTypes(ctx, b.tx)
+}
+
 // AddConflicts implements load.BatchTx.
 func (b *batchTx) AddConflicts(ctx context.Context, conflicts map[string]int) error {
 	return addConflicts(ctx, b.tx, conflicts)

@@ -65,10 +65,10 @@ func TestUpgradeTypesFields(t *testing.T) {
 	p = load.Page{Number: 1, TotalPages: 1, TotalItems: 1, Cards: []load.Card{{ID: "9", Data: []byte(`{"id":9,"amount":"1.5","fee":"0.10"}`)}}}
 	commit(t, w, run, p)
 	p.Cards[0].Data = []byte(`{"id":9,"amount":"1.55","fee":"0.1"}`)
-	commit(t, w, run, p) // amount: 1.55 does not fit scale 1
+	commit(t, w, run, p) // amount: 1.55 grows the scale to 2 (fee keeps 2)
 	want := typedState(t, w.db)
 	w.Close()
-	if !strings.Contains(want, "amount:decimal:1:amount_minor:1\n") || !strings.Contains(want, "default/9={\"fee\":10}\n") {
+	if !strings.Contains(want, "amount:decimal:2:amount_minor:0\n") || !strings.Contains(want, "default/9={\"amount\":155,\"fee\":10}\n") {
 		t.Fatalf("before the upgrade:\n%s", want)
 	}
 
@@ -89,10 +89,10 @@ func TestUpgradeTypesFields(t *testing.T) {
 	}
 	got := typedState(t, w2.db)
 	// The upgrade sees the cards as they are now, as one batch: amount
-	// "1.55" sets scale 2 (no conflict), fee "0.1" scale 1.
-	want = strings.Replace(want, "amount:decimal:1:amount_minor:1\n", "amount:decimal:2:amount_minor:0\n", 1)
+	// "1.55" sets scale 2, fee "0.1" scale 1 (the commits' fee had held
+	// "0.10").
 	want = strings.Replace(want, "fee:decimal:2:fee_minor:0\n", "fee:decimal:1:fee_minor:0\n", 1)
-	want = strings.Replace(want, `default/9={"fee":10}`, `default/9={"amount":155,"fee":1}`, 1)
+	want = strings.Replace(want, `default/9={"amount":155,"fee":10}`, `default/9={"amount":155,"fee":1}`, 1)
 	if got != want {
 		t.Errorf("after the upgrade:\n%s\nwant\n%s", got, want)
 	}
