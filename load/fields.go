@@ -66,8 +66,7 @@ func (s *FieldSet) Merge(o *FieldSet) {
 			s.kinds = map[string]kindSeen{}
 		}
 		m := s.kinds[name]
-		m.mask |= k.mask
-		m.scale = max(m.scale, k.scale)
+		m.merge(k)
 		s.kinds[name] = m
 	}
 }

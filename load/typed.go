@@ -262,9 +262,10 @@ func (t FieldType) Fit(v Value) (minor int64, ok bool) {
 }
 
 // kindSeen is what a batch saw of a field's non-null values: a bit per
-// Kind and the largest decimal scale.
+// kind, how many values of each kind, and the largest decimal scale.
 type kindSeen struct {
 	mask  uint16
+	count [KindArray + 1]int
 	scale int
 }
 
@@ -273,29 +274,43 @@ func (k *kindSeen) add(v Value) {
 		return
 	}
 	k.mask |= 1 << v.Kind
+	k.count[v.Kind]++
 	if v.Kind == KindDecimal {
 		k.scale = max(k.scale, v.Scale)
 	}
 }
 
+// merge adds o's values to k.
+func (k *kindSeen) merge(o kindSeen) {
+	k.mask |= o.mask
+	for i, n := range o.count {
+		k.count[i] += n
+	}
+	k.scale = max(k.scale, o.scale)
+}
+
 // decide is card_fields.type's rule for the first non-null values seen:
-// all integer: integer; integers and decimals: decimal at the largest
-// scale seen; all of one other kind: that kind; mixed: text; none: null.
+// the kind that more than half of them have, integers and decimals
+// counted together (integer when all of those are integers, else decimal
+// at the largest scale seen); the others are then conflicts, so one "N/A"
+// among amounts never turns an amount field into text. No kind with
+// more than half: text; none: null.
 func (k kindSeen) decide() (Kind, int) {
-	const (
-		integer = 1 << KindInteger
-		decimal = 1 << KindDecimal
-	)
-	switch {
-	case k.mask == 0:
+	total := 0
+	for _, n := range k.count {
+		total += n
+	}
+	if total == 0 {
 		return KindNull, 0
-	case k.mask == integer:
-		return KindInteger, 0
-	case k.mask&^(integer|decimal) == 0:
+	}
+	if numbers := k.count[KindInteger] + k.count[KindDecimal]; 2*numbers > total {
+		if k.count[KindDecimal] == 0 {
+			return KindInteger, 0
+		}
 		return KindDecimal, k.scale
 	}
 	for kind := KindBoolean; kind <= KindArray; kind++ {
-		if k.mask == 1<<kind {
+		if kind != KindText && 2*k.count[kind] > total {
 			return kind, 0
 		}
 	}

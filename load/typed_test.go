@@ -71,7 +71,11 @@ func TestKindsDecide(t *testing.T) {
 		{[]string{`{}`, `{"a":1}`}, "object 0"},
 		{[]string{`[]`}, "array 0"},
 		{[]string{`"x"`}, "text 0"},
-		{[]string{`"1.00"`, `"N/A"`}, "text 0"},
+		{[]string{`"1.00"`, `"N/A"`}, "text 0"},             // no kind has more than half
+		{[]string{`"1.00"`, `"2.5"`, `"N/A"`}, "decimal 2"}, // "N/A" is then a conflict
+		{[]string{`1`, `2`, `"x"`}, "integer 0"},
+		{[]string{`"x"`, `"y"`, `1.5`}, "text 0"},
+		{[]string{`true`, `false`, `"maybe"`}, "boolean 0"},
 		{[]string{`true`, `1`}, "text 0"},
 	} {
 		var k kindSeen

@@ -55,7 +55,7 @@ func TestReportCardSumsAsSQLite(t *testing.T) {
 			reportCard("5", `,"currency":"USD"`),
 		},
 		second: []load.Card{
-			reportCard("6", `,"currency":"USD","balance":"1.50"`),
+			reportCard("6", `,"currency":"USD","balance":true`),
 			reportCard("7", `,"currency":"USD","balance":"n/a"`),
 		},
 		kind: "integer",

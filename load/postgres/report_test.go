@@ -205,17 +205,17 @@ func TestReportDataAsSQLite(t *testing.T) {
 	if d.ChangedCardsTotal != 3 || len(d.Rejected) != 2 || d.RejectedTotal != 2 || len(d.RunPoints) != 5 || d.RunDays[0].MaxMillis != (30*60+61)*1000 {
 		t.Errorf("changed %d, rejected %d of %d, run points %d, day 1 runs %+v", d.ChangedCardsTotal, len(d.Rejected), d.RejectedTotal, len(d.RunPoints), d.RunDays[0])
 	}
-	// Card sums by currency: the first walk's balances mix decimals and
-	// "n/a", so card_fields types balance text and nothing is summed (the
-	// decimal and integer rules: TestReportCardSumsAsSQLite); the cards
-	// with a balance are counted as not an amount, those without apart.
+	// Card sums by currency: the first walk's balances are four decimals
+	// and one "n/a", so card_fields types balance decimal (more than half
+	// of its values) and "n/a" is not an amount; the cards without a
+	// balance are counted apart.
 	wantSums := []load.CardSum{
-		{Currency: "EUR", Cards: 2, Unparsed: 2},
-		{Currency: "USD", Cards: 2, Unparsed: 2},
-		{Currency: load.NoCurrency, Cards: 4, Unparsed: 1, NoBalance: 3},
+		{Currency: "EUR", Cards: 2, Summed: 1, Sum: "90071992547409.93", Scale: 2, Unparsed: 1},
+		{Currency: "USD", Cards: 2, Summed: 2, Sum: "0.30", Scale: 2},
+		{Currency: load.NoCurrency, Cards: 4, Summed: 1, Sum: "10.00", Scale: 2, NoBalance: 3},
 	}
-	if !reflect.DeepEqual(d.CardSums, wantSums) || d.BalanceType != "text" {
-		t.Errorf("card sums %+v of a %q balance, want %+v of a text one", d.CardSums, d.BalanceType, wantSums)
+	if !reflect.DeepEqual(d.CardSums, wantSums) || d.BalanceType != "decimal" {
+		t.Errorf("card sums %+v of a %q balance, want %+v of a decimal one", d.CardSums, d.BalanceType, wantSums)
 	}
 	if d.RunPoints[0].FetchMillis != 120 {
 		t.Errorf("run 1 fetched its page in %d ms, want 120", d.RunPoints[0].FetchMillis)
