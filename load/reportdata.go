@@ -176,14 +176,12 @@ func (r *RunDay) SetLongest(exactMS, stampedMS *int64) {
 
 // RunPoint is one run for a per-run chart. Millis is its duration:
 // sync_runs.duration_ms when known (Exact), else from its stamps in whole
-// seconds (to its last heartbeat while it runs); FetchMillis the time its
-// pages took to fetch (run_pages.duration_ms, summed), to the millisecond.
+// seconds (to its last heartbeat while it runs).
 type RunPoint struct {
 	ID           int64
 	StartedAt    time.Time
 	Millis       int64
 	Exact        bool
-	FetchMillis  int64
 	Status       string
 	RateLimited  int64
 	Rejected     int64

@@ -49,14 +49,19 @@ func TestRunSpanSubSecond(t *testing.T) {
 func TestRunChartsMeasured(t *testing.T) {
 	now := time.Date(2026, 3, 3, 12, 0, 0, 0, time.UTC)
 	points := []load.RunPoint{
-		{ID: 1, StartedAt: now.Add(-2 * time.Minute), Status: load.StatusSucceeded, FetchMillis: 900},
-		{ID: 2, StartedAt: now.Add(-time.Minute), Status: load.StatusSucceeded, FetchMillis: 800},
+		{ID: 1, StartedAt: now.Add(-2 * time.Minute), Status: load.StatusSucceeded},
+		{ID: 2, StartedAt: now.Add(-time.Minute), Status: load.StatusSucceeded},
 	}
 	points[0].SetDuration(nil, 1)
 	points[1].SetDuration(&[]int64{1234}[0], 1)
 	figs := perRunFigures(points)
-	if svg := string(figs[0].SVG); !strings.Contains(svg, "the longest, run 2, took 1.234 s (its pages 0.800 s to fetch)") {
-		t.Errorf("duration chart: %s", svg)
+	if svg := string(figs[0].SVG); !strings.Contains(svg, "the longest, run 2, took 1.234 s.") || strings.Contains(svg, "fetch") || strings.Contains(svg, `class="line`) {
+		t.Errorf("duration chart (no line for the pages' fetch time): %s", svg)
+	}
+	for _, l := range figs[0].Legend {
+		if l.Line {
+			t.Errorf("duration legend has a line %+v", l)
+		}
 	}
 	var day load.RunDay
 	day.SetLongest(&[]int64{1234}[0], &[]int64{1000}[0])

@@ -55,7 +55,7 @@ func secondsTick(ms int64) string {
 // day.
 func runFigures(d load.ReportData) ([]figure, string) {
 	if d.RunPoints != nil {
-		return perRunFigures(d.RunPoints), "One bar per run. A run's duration is as measured, to the millisecond (runs recorded before schema version 14: from their stamps, in whole seconds); the line is the time its pages took to fetch, to the millisecond."
+		return perRunFigures(d.RunPoints), "One bar per run. A run's duration is as measured, to the millisecond (runs recorded before schema version 14: from their stamps, in whole seconds)."
 	}
 	if f := d.Fine; f != nil && f.Unit == load.FineHour {
 		return perSlotFigures(f.RunHours, fineTimeline(f)), fmt.Sprintf("More than %d runs in the period: one bar per UTC hour.", load.ReportRunPoints)
@@ -80,17 +80,15 @@ func perRunFigures(points []load.RunPoint) []figure {
 	by := map[string][]int64{}
 	prob := [3][]int64{make([]int64, n), make([]int64, n), make([]int64, n)}
 	tally := map[string]int{}
-	fetch := lineSeries{color: cBlue}
 	longest := points[0]
 	for i, r := range points {
 		if by[r.Status] == nil {
 			by[r.Status] = make([]int64, n)
 		}
 		by[r.Status][i] = r.Millis
-		fetch.points = append(fetch.points, slotValue{i, r.FetchMillis})
 		prob[0][i], prob[1][i], prob[2][i] = r.RateLimited, r.Rejected, r.RemovalsHeld
 		tally[r.Status]++
-		if r.Millis > longest.Millis || r.Millis == longest.Millis && r.FetchMillis > longest.FetchMillis {
+		if r.Millis > longest.Millis {
 			longest = r
 		}
 	}
@@ -101,12 +99,11 @@ func perRunFigures(points []load.RunPoint) []figure {
 			parts = append(parts, fmt.Sprintf("%d %s", tally[o], o))
 		}
 	}
-	dur.lines = []lineSeries{fetch}
-	dur.desc = fmt.Sprintf("%d runs: %s; the longest, run %d, took %s (its pages %s to fetch).", n, strings.Join(parts, ", "),
-		longest.ID, runSpan(longest.Millis, longest.Exact), millis(longest.FetchMillis))
+	dur.desc = fmt.Sprintf("%d runs: %s; the longest, run %d, took %s.", n, strings.Join(parts, ", "),
+		longest.ID, runSpan(longest.Millis, longest.Exact))
 	probs.desc = problemDesc(prob)
 	probs.bars = problemBars(prob)
-	legend := append(outcomeLegend(), legendItem{cBlue, "fetching pages", true})
+	legend := outcomeLegend()
 	return []figure{
 		{Title: dur.title, SVG: dur.svg(), Legend: legend},
 		{Title: probs.title, SVG: probs.svg(), Legend: problemLegend()},

@@ -379,13 +379,12 @@ func (r *reportRead) runDayRows(ctx context.Context, g grain) ([]load.RunDay, er
 
 // runPoints lists each run of the period.
 func (r *reportRead) runPoints(ctx context.Context) error {
-	return r.each(ctx, `SELECT run_id, started_at, duration_ms, `+runSeconds+`, status, rate_limited, cards_rejected, removals_held,
-			(SELECT coalesce(sum(duration_ms), 0)::bigint FROM run_pages p WHERE p.run_id = sync_runs.run_id)
+	return r.each(ctx, `SELECT run_id, started_at, duration_ms, `+runSeconds+`, status, rate_limited, cards_rejected, removals_held
 		FROM sync_runs WHERE account = $1 AND started_at >= $2 AND started_at <= $3 ORDER BY run_id`, []any{r.account, r.from, r.to}, func(row pgx.CollectableRow) error {
 		var p load.RunPoint
 		var exact *int64
 		var secs int64
-		if err := row.Scan(&p.ID, &p.StartedAt, &exact, &secs, &p.Status, &p.RateLimited, &p.Rejected, &p.RemovalsHeld, &p.FetchMillis); err != nil {
+		if err := row.Scan(&p.ID, &p.StartedAt, &exact, &secs, &p.Status, &p.RateLimited, &p.Rejected, &p.RemovalsHeld); err != nil {
 			return err
 		}
 		p.SetDuration(exact, secs)

@@ -305,14 +305,13 @@ func runDayRows(ctx context.Context, tx *sql.Tx, account, from, to string, g gra
 
 // runPoints lists each run of the period.
 func runPoints(ctx context.Context, tx *sql.Tx, d *load.ReportData, account, from, to string) error {
-	return eachRow(ctx, tx, `SELECT run_id, started_at, duration_ms, `+runSeconds+`, status, rate_limited, cards_rejected, removals_held,
-			(SELECT coalesce(sum(duration_ms), 0) FROM run_pages p WHERE p.run_id = sync_runs.run_id)
+	return eachRow(ctx, tx, `SELECT run_id, started_at, duration_ms, `+runSeconds+`, status, rate_limited, cards_rejected, removals_held
 		FROM sync_runs WHERE account = ? AND started_at >= ? AND started_at <= ? ORDER BY run_id`, []any{account, from, to}, func(scan func(...any) error) error {
 		var p load.RunPoint
 		var started string
 		var exact *int64
 		var secs int64
-		if err := scan(&p.ID, &started, &exact, &secs, &p.Status, &p.RateLimited, &p.Rejected, &p.RemovalsHeld, &p.FetchMillis); err != nil {
+		if err := scan(&p.ID, &started, &exact, &secs, &p.Status, &p.RateLimited, &p.Rejected, &p.RemovalsHeld); err != nil {
 			return err
 		}
 		p.SetDuration(exact, secs)
