@@ -146,3 +146,32 @@ func TestOldWarehouseDurations(t *testing.T) {
 	}
 	checkSelfContained(t, b)
 }
+
+// TestAbandonedUnknown: an abandoned run without duration_ms (killed: its
+// stamps stop at its last heartbeat) has an unknown duration, in the
+// table and in the per-run chart (no bar, not the longest); a finished
+// run without it (recorded before schema version 14) keeps its stamps'.
+func TestAbandonedUnknown(t *testing.T) {
+	start := time.Date(2026, 3, 3, 12, 0, 0, 0, time.UTC)
+	fin := start.Add(5 * time.Second)
+	rows := runRows([]load.Run{
+		{ID: 2, Status: load.StatusAbandoned, StartedAt: start.Add(7 * time.Second), HeartbeatAt: start.Add(8 * time.Second)},
+		{ID: 1, Status: load.StatusSucceeded, StartedAt: start, HeartbeatAt: fin, FinishedAt: &fin},
+	})
+	if rows[0].Duration != "unknown" || rows[1].Duration != "5 s" || rows[0].Started != "2026-03-03 12:00:07 UTC" {
+		t.Errorf("durations %q, %q; started %q", rows[0].Duration, rows[1].Duration, rows[0].Started)
+	}
+	points := []load.RunPoint{{ID: 1, StartedAt: start, Status: load.StatusAbandoned}, {ID: 2, StartedAt: fin, Status: load.StatusSucceeded}}
+	points[0].SetDuration(nil, 1)
+	points[1].SetDuration(nil, 0)
+	if !points[0].Unknown || points[0].Millis != 0 || points[1].Unknown {
+		t.Fatalf("points %+v", points)
+	}
+	svg := string(perRunFigures(points)[0].SVG)
+	if !strings.Contains(svg, "the longest, run 2, took under 1 s") {
+		t.Errorf("duration chart: %s", svg)
+	}
+	if svg := string(perRunFigures(points[:1])[0].SVG); !strings.Contains(svg, "no duration is known (abandoned without one)") {
+		t.Errorf("duration chart of an abandoned run: %s", svg)
+	}
+}

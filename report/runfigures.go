@@ -88,7 +88,7 @@ func perRunFigures(points []load.RunPoint) []figure {
 		by[r.Status][i] = r.Millis
 		prob[0][i], prob[1][i], prob[2][i] = r.RateLimited, r.Rejected, r.RemovalsHeld
 		tally[r.Status]++
-		if r.Millis > longest.Millis {
+		if r.Millis > longest.Millis || longest.Unknown && !r.Unknown {
 			longest = r
 		}
 	}
@@ -101,6 +101,9 @@ func perRunFigures(points []load.RunPoint) []figure {
 	}
 	dur.desc = fmt.Sprintf("%d runs: %s; the longest, run %d, took %s.", n, strings.Join(parts, ", "),
 		longest.ID, runSpan(longest.Millis, longest.Exact))
+	if longest.Unknown {
+		dur.desc = fmt.Sprintf("%d runs: %s; no duration is known (abandoned without one).", n, strings.Join(parts, ", "))
+	}
 	probs.desc = problemDesc(prob)
 	probs.bars = problemBars(prob)
 	legend := outcomeLegend()

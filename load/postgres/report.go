@@ -318,10 +318,12 @@ const runSeconds = `greatest(0, floor(extract(epoch FROM coalesce(finished_at, h
 
 // runMillis is a run's duration in milliseconds: duration_ms, measured,
 // or from the stamps (runSeconds) for a run without it; stampedMillis is
-// the latter only, NULL for a run with duration_ms.
+// the latter only, NULL for a run with duration_ms. An abandoned run
+// without duration_ms has no known duration (its stamps end at its last
+// heartbeat, not when it died): 0 in runMillis, NULL in stampedMillis.
 const (
-	runMillis     = `coalesce(duration_ms, 1000 * ` + runSeconds + `)`
-	stampedMillis = `CASE WHEN duration_ms IS NULL THEN 1000 * ` + runSeconds + ` END`
+	runMillis     = `coalesce(duration_ms, CASE WHEN status != 'abandoned' THEN 1000 * ` + runSeconds + ` ELSE 0 END)`
+	stampedMillis = `CASE WHEN duration_ms IS NULL AND status != 'abandoned' THEN 1000 * ` + runSeconds + ` END`
 )
 
 func (r *reportRead) runs(ctx context.Context) error {
