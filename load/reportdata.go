@@ -95,8 +95,8 @@ type ReportData struct {
 	// most ReportRejected); RejectedTotal counts them all.
 	Rejected      []RejectedItem
 	RejectedTotal int64
-	// Fine is the period in runs or hours when it holds less than
-	// ReportFineSpan of data (PlanFine); nil when it is drawn per day.
+	// Fine is the period in runs or buckets of at most ReportFineRuns
+	// slots (PlanFine); nil when it is drawn per day.
 	Fine *FineData
 	// CardSums are the current cards by currency with the exact sum of
 	// their balance field (CardSumTally).

@@ -135,14 +135,22 @@ func TestTimelineUnits(t *testing.T) {
 	if tl := newTimeline(d); tl.per != "day" || tl.slots != 6 || tl.label(0) != "Feb 26" {
 		t.Errorf("5 days: per %s, %d slots, first %q", tl.per, tl.slots, tl.label(0))
 	}
-	d.Fine = &load.FineData{Unit: load.FineHour, Starts: []time.Time{now.Add(-time.Hour), now}}
-	if tl := newTimeline(d); tl.per != "hour" || tl.slots != 2 || tl.label(0) != "Mar 3 11h" || tl.label(1) != "12h" {
+	d.Fine = &load.FineData{Unit: load.FineBucket, Bucket: time.Hour, Starts: []time.Time{now.Add(-time.Hour), now}}
+	if tl := newTimeline(d); tl.per != "hour" || tl.slots != 2 || tl.label(0) != "Mar 3 11:00" || tl.label(1) != "12:00" || tl.within() != "within an hour" {
 		t.Errorf("2 hours: per %s, %d slots, labels %q %q", tl.per, tl.slots, tl.label(0), tl.label(1))
+	}
+	d.Fine = &load.FineData{Unit: load.FineBucket, Bucket: 5 * time.Minute, Starts: []time.Time{now.Add(-5 * time.Minute), now}}
+	if tl := newTimeline(d); tl.slotName() != "per 5 min" || tl.noun != "5-min slot" || tl.label(0) != "Mar 3 11:55" || tl.label(1) != "12:00" {
+		t.Errorf("5-minute buckets: %s, %s, labels %q %q", tl.slotName(), tl.noun, tl.label(0), tl.label(1))
+	}
+	d.Fine = &load.FineData{Unit: load.FineBucket, Bucket: time.Second, Starts: []time.Time{now.Add(-time.Second), now}}
+	if tl := newTimeline(d); tl.slotName() != "per second" || tl.label(0) != "Mar 3 11:59:59" || tl.label(1) != "12:00:00" {
+		t.Errorf("1-second buckets: %s, labels %q %q", tl.slotName(), tl.label(0), tl.label(1))
 	}
 }
 
-// TestRunsPerHour: too many runs to list in under 3 days are drawn per
-// UTC hour.
+// TestRunsPerHour: more than 72 runs over 30 hours are drawn per UTC
+// hour (the smallest bucket giving at most 72 slots).
 func TestRunsPerHour(t *testing.T) {
 	now := time.Date(2026, 3, 3, 12, 0, 0, 0, time.UTC)
 	d, err := load.NewReportData("w.db", now.Add(-90*24*time.Hour), now)
@@ -154,10 +162,10 @@ func TestRunsPerHour(t *testing.T) {
 	d.Fine = load.PlanFine(&d)
 	d.Fine.AddRuns([]load.RunDay{{Day: first, Runs: 12, Succeeded: 12, MaxMillis: 4000}, {Day: now.Add(-time.Minute), Runs: 11, Succeeded: 10, Failed: 1, MaxMillis: 7000}})
 	figs, note := runFigures(d)
-	if !strings.Contains(note, "one bar per UTC hour") || len(figs) != 3 || figs[0].Title != "Runs per hour, by outcome" {
+	if !strings.Contains(note, "one bar per hour, UTC") || len(figs) != 3 || figs[0].Title != "Runs per hour, by outcome" {
 		t.Fatalf("note %q, figures %+v", note, figs)
 	}
-	if svg := string(figs[1].SVG); !strings.Contains(svg, `data-points="2"`) || !strings.Contains(svg, "took 7 s, in hour 11h") {
+	if svg := string(figs[1].SVG); !strings.Contains(svg, `data-points="2"`) || !strings.Contains(svg, "took 7 s, in hour 11:00") {
 		t.Errorf("longest run per hour: %s", svg)
 	}
 }

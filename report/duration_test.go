@@ -78,7 +78,7 @@ func TestRunChartsMeasured(t *testing.T) {
 	day.Day, day.Runs, day.Succeeded = now.Add(-time.Minute), 80, 80
 	d.Fine.AddRuns([]load.RunDay{day})
 	figs, _ = runFigures(d)
-	if svg := string(figs[1].SVG); !strings.Contains(svg, "took 1.234 s, in hour 11h") {
+	if svg := string(figs[1].SVG); !strings.Contains(svg, "took 1.234 s, in hour 11:00") {
 		t.Errorf("longest run per hour: %s", svg)
 	}
 }

@@ -63,15 +63,15 @@ func balanceFigure(t timeline, name string, rows []load.BalanceDay) figure {
 	}
 	c.lines, c.bands = []lineSeries{line}, []bandSeries{band}
 	first, last := rows[0], rows[len(rows)-1]
-	at := func(b load.BalanceDay) string { return t.per + " " + t.label(b.Slot) }
-	c.desc = fmt.Sprintf("%s over %d %ss with snapshots: %s at the start of %s, %s at the end of %s; lowest %s in %s, highest %s in %s. The line is each %s's last value",
-		name, len(rows), t.per, first.FirstText, at(first), last.LastText, at(last), lo.MinText, at(lo), hi.MaxText, at(hi), t.per)
-	legend := []legendItem{{cBlue, "last value of the " + t.per, true}}
+	at := func(b load.BalanceDay) string { return t.noun + " " + t.label(b.Slot) }
+	c.desc = fmt.Sprintf("%s over %s with snapshots: %s at the start of %s, %s at the end of %s; lowest %s in %s, highest %s in %s. The line is each %s's last value",
+		name, plural(int64(len(rows)), t.noun), first.FirstText, at(first), last.LastText, at(last), lo.MinText, at(lo), hi.MaxText, at(hi), t.noun)
+	legend := []legendItem{{cBlue, "last value of the " + t.noun, true}}
 	if band.hasWidth() {
 		legend = append(legend, legendItem{cOrange, "lowest to highest (band)", false})
 		c.desc += ", the band its lowest to highest."
 	} else {
-		c.desc += "; it never moved within a " + t.per + "."
+		c.desc += "; it never moved " + t.within() + "."
 	}
 	return figure{Title: c.title, SVG: c.svg(), Legend: legend}
 }

@@ -273,7 +273,7 @@ func lineDiff(a, b string) string {
 
 // TestReportDataPerHourAsSQLite: 410 runs five minutes apart (more than
 // load.ReportFineRuns, and than load.ReportRunPoints, in under 72 hours)
-// are drawn per UTC hour, runs included, the same from both warehouses: a
+// are drawn per UTC hour (the smallest bucket giving at most 72 slots), runs included, the same from both warehouses: a
 // snapshot and a card walk each run, a card's status changing every
 // fourth.
 func TestReportDataPerHourAsSQLite(t *testing.T) {
@@ -317,7 +317,7 @@ func TestReportDataPerHourAsSQLite(t *testing.T) {
 		t.Errorf("PostgreSQL's ReportData differs from SQLite's:\n%s", lineDiff(string(l), string(p)))
 	}
 	f := got[1].Fine
-	if f == nil || f.Unit != load.FineHour || len(f.Starts) < 35 || len(f.Starts) > 36 || got[1].RunPoints != nil {
+	if f == nil || f.Unit != load.FineBucket || f.Bucket != time.Hour || len(f.Starts) < 35 || len(f.Starts) > 36 || got[1].RunPoints != nil {
 		t.Fatalf("%d runs in 34 hours: fine %+v, want per hour", runs, f)
 	}
 	var hourRuns int64
