@@ -169,3 +169,95 @@ func TestRunsPerHour(t *testing.T) {
 		t.Errorf("longest run per hour: %s", svg)
 	}
 }
+
+// TestManyRunsInSeconds: 90 runs in 14 s are drawn per second (not one
+// dot per hour): every chart has at least 2 points, and says so.
+func TestManyRunsInSeconds(t *testing.T) {
+	now := time.Date(2026, 3, 3, 12, 0, 0, 0, time.UTC)
+	d, err := load.NewReportData("w.db", now.Add(-90*24*time.Hour), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := now.Add(-14 * time.Second)
+	var bal []load.BalanceDay
+	var runs []load.RunDay
+	for i := range 90 {
+		at := start.Add(time.Duration(i) * 14 * time.Second / 89)
+		d.RunPoints = append(d.RunPoints, load.RunPoint{ID: int64(i + 1), StartedAt: at, Status: load.StatusSucceeded, Millis: 100, Exact: true})
+		bal = append(bal, load.NewBalanceDay("balance", at.Truncate(time.Second), 1, int64(1000+i), int64(1000+i), int64(1000+i), int64(1000+i)))
+		runs = append(runs, load.RunDay{Day: at.Truncate(time.Second), Runs: 1, Succeeded: 1, MaxMillis: 100, MaxExact: true, TotalMillis: 100})
+	}
+	d.FirstRunAt = &start
+	d.Fine = load.PlanFine(&d)
+	if d.Fine == nil || d.Fine.Unit != load.FineBucket || d.Fine.Bucket != time.Second {
+		t.Fatalf("fine %+v, want per second", d.Fine)
+	}
+	d.Fine.SetBalances(bal)
+	d.Fine.AddRuns(runs)
+	tally := d.Fine.Tally()
+	tally.Start("active", 3)
+	d.Fine.Statuses, d.Fine.StatusCounts = tally.Lists()
+	p, err := newPage(context.Background(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append(append([]figure{p.Statuses, p.Changes}, p.Runs...), p.Balances...) {
+		svg := string(f.SVG)
+		if strings.Contains(svg, `data-points="0"`) || strings.Contains(svg, `data-points="1"`) {
+			t.Errorf("%s: fewer than 2 points: %s", f.Title, svg)
+		}
+		if strings.Contains(svg, "hour") {
+			t.Errorf("%s speaks of hours: %s", f.Title, svg)
+		}
+	}
+	if !strings.Contains(p.RunsNote, "one bar per second") || !strings.Contains(p.BalancesNote, "one point per second") {
+		t.Errorf("notes %q, %q", p.RunsNote, p.BalancesNote)
+	}
+}
+
+// TestManyRunsOverMonths: 400 runs over 60 days are drawn per day from the
+// first run (61 slots), over 90 days per day of the period: never a bar
+// per run (under a pixel wide).
+func TestManyRunsOverMonths(t *testing.T) {
+	now := time.Date(2026, 3, 3, 12, 0, 0, 0, time.UTC)
+	for _, days := range []int{60, 90} {
+		d, err := load.NewReportData("w.db", now.Add(-90*24*time.Hour), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := now.Add(-time.Duration(days) * 24 * time.Hour)
+		var rows []load.RunDay
+		for i := range 400 {
+			at := start.Add(time.Duration(i) * time.Duration(days) * 24 * time.Hour / 400)
+			d.RunPoints = append(d.RunPoints, load.RunPoint{ID: int64(i + 1), StartedAt: at, Status: load.StatusSucceeded, Millis: 100, Exact: true})
+			rows = append(rows, load.RunDay{Day: at, Runs: 1, Succeeded: 1, MaxMillis: 100, MaxExact: true})
+		}
+		d.FirstRunAt = &start
+		d.Fine = load.PlanFine(&d)
+		if d.Fine != nil {
+			d.Fine.AddRuns(rows)
+		}
+		for _, r := range rows {
+			r.Day = r.Day.Truncate(24 * time.Hour)
+			if n := len(d.RunDays); n > 0 && d.RunDays[n-1].Day.Equal(r.Day) {
+				d.RunDays[n-1].Runs++
+				d.RunDays[n-1].Succeeded++
+				continue
+			}
+			d.RunDays = append(d.RunDays, r)
+		}
+		figs, note := runFigures(d)
+		if !strings.Contains(note, "one bar per day") || len(figs) != 3 {
+			t.Errorf("%d days: note %q, %d figures", days, note, len(figs))
+		}
+		slots := newTimeline(d).slots
+		if days == 60 && slots > load.ReportFineRuns {
+			t.Errorf("%d days: %d slots, want at most %d", days, slots, load.ReportFineRuns)
+		}
+		for _, f := range figs {
+			if strings.Contains(string(f.SVG), `data-points="400"`) {
+				t.Errorf("%d days: %s drawn per run", days, f.Title)
+			}
+		}
+	}
+}

@@ -120,7 +120,9 @@ func countLine(color int, counts []int64) lineSeries {
 	return s
 }
 
-func changeFigure(t timeline) figure {
+// changeFigure draws the card versions per slot; with runs in the period
+// (hasRuns), a period without any change draws zeros, not "no data".
+func changeFigure(t timeline, hasRuns bool) figure {
 	n := t.slots
 	series := [4][]int64{make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)}
 	var tot [4]int64
@@ -144,7 +146,7 @@ func changeFigure(t timeline) figure {
 		legend = append(legend, legendItem{colors[k], names[k], false})
 	}
 	c.desc = fmt.Sprintf("Over the period: %d new, %d changed, %d removed, %d returned.", tot[0], tot[1], tot[2], tot[3])
-	if tot == [4]int64{} {
+	if tot == [4]int64{} && !hasRuns {
 		c.bars = nil
 	}
 	return figure{Title: c.title, SVG: c.svg(), Legend: legend}

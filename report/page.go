@@ -132,7 +132,7 @@ func newPage(ctx context.Context, d load.ReportData) (page, error) {
 		return page{}, err
 	}
 	p.Statuses = statusFigure(tl)
-	p.Changes = changeFigure(tl)
+	p.Changes = changeFigure(tl, d.FirstRunAt != nil)
 	for _, c := range d.CardChanges {
 		p.ReturnedTotal += c.Returned
 	}
