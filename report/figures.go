@@ -9,18 +9,19 @@ import (
 )
 
 // Palette indices (the page's --c1 … --c8: the Okabe–Ito colours, which
-// colour-blind readers tell apart). Within a chart each series has its
-// own; lines also differ by dash pattern and bars by lightness, so the
-// charts read in greyscale too.
+// colour-blind readers tell apart, their lightness moved apart, for light
+// and dark mode). Within a chart each series has its own, and their CIE
+// L* differ by 9 or more in either mode (TestPaletteLightness), so the
+// charts read in greyscale too; lines also differ by dash pattern.
 const (
-	cBlue      = 1 // #0072b2
-	cOrange    = 2 // #e69f00
-	cGreen     = 3 // #009e73
-	cVermilion = 4 // #d55e00
-	cPurple    = 5 // #cc79a7
-	cSky       = 6 // #56b4e9
-	cBlack     = 7 // #000000 (light grey in dark mode)
-	cYellow    = 8 // #f0e442
+	cBlue      = 1
+	cOrange    = 2
+	cGreen     = 3
+	cVermilion = 4
+	cPurple    = 5
+	cSky       = 6
+	cBlack     = 7 // black (dark grey in dark mode)
+	cYellow    = 8
 )
 
 // amountText is a tick of an amount in cents.
