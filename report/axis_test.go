@@ -261,3 +261,24 @@ func TestManyRunsOverMonths(t *testing.T) {
 		}
 	}
 }
+
+// TestPlurals: one day and one run are singular, and an amount's name may
+// break after its '_'.
+func TestPlurals(t *testing.T) {
+	now := time.Date(2026, 3, 3, 12, 0, 0, 0, time.UTC)
+	d, err := load.NewReportData("w.db", now.Add(-time.Hour), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.LastRuns = []load.Run{{ID: 1, Status: load.StatusSucceeded, StartedAt: now.Add(-time.Minute), HeartbeatAt: now}}
+	d.Latest = &load.LatestBalances{TakenAt: now, Amounts: []load.NamedAmount{{Name: "available_recharge_balance", Value: "1.00"}}}
+	var b strings.Builder
+	if err := Render(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"(1 UTC day)", "The last 1 run, newest first", "available_<wbr>recharge_<wbr>balance"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("%q not on the page", want)
+		}
+	}
+}
