@@ -101,7 +101,7 @@ func measureLayout(t *testing.T, chromium, page string, width int64) layout {
 
 // TestReportLayoutInChromium renders the report of a warehouse minutes
 // old (three runs on the simulator) in a real headless Chromium at 1400
-// and 400 px wide: nothing wider than the viewport (tables scroll in
+// 400 and 320 px wide: nothing wider than the viewport (tables scroll in
 // their own box), the latest balances and the titles whole, each chart
 // shown with at least two points (one per run), text at least 11 px as
 // drawn, and each legend's colours distinct.
@@ -162,7 +162,7 @@ func TestReportLayoutInChromium(t *testing.T) {
 			t.Fatalf("the checks miss a fault of the probe page: %+v", l)
 		}
 	})
-	for _, width := range []int64{1400, 400} {
+	for _, width := range []int64{1400, 400, 320} {
 		t.Run(fmt.Sprint(width), func(t *testing.T) {
 			l := measureLayout(t, chromium, page, width)
 			t.Logf("%d px: viewport %v, document %v wide; %d charts, %d legends", width, l.VW, l.ScrollW, len(l.Charts), len(l.Legends))
