@@ -58,7 +58,7 @@ func fineTimeline(f *load.FineData) timeline {
 		changes: f.CardChanges}
 	if f.Unit == load.FineRun {
 		t.label = func(i int) string { return "#" + count(f.Runs[i]) }
-		t.note = fmt.Sprintf("At most %d runs: charts show one point per run (the account's last value by the run's end, and its lowest to highest as a band); the table above is exact.", load.ReportFineRuns)
+		t.note = fmt.Sprintf("With at most %d runs in the period, charts show one point per run (the account's last value by the run's end, and its lowest to highest as a band); the table above is exact.", load.ReportFineRuns)
 		return t
 	}
 	t.per, t.noun = bucketNames(f.Bucket)
