@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,11 +19,16 @@ import (
 // sticks out of the viewport (a table's scroll box counts, not the table
 // inside it), the points of each chart shown, text drawn under 11 px (an
 // SVG label's size times its chart's scale), the colours of each legend,
-// and whether the latest balances table fits its box (no value cut).
+// whether the latest balances table fits its box (no value cut), and the
+// table rows taller than 300 px (text squeezed into a narrow column).
 const layoutJS = `(() => {
   const vw = document.documentElement.clientWidth;
-  const out = {vw, scrollW: document.documentElement.scrollWidth, wide: [], charts: [], small: [], legends: [], cut: []};
+  const out = {vw, scrollW: document.documentElement.scrollWidth, wide: [], charts: [], small: [], legends: [], cut: [], tall: []};
   const name = el => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + ' "' + (el.textContent || '').trim().slice(0, 40) + '"';
+  for (const tr of document.querySelectorAll('tbody tr')) {
+    const h = tr.getBoundingClientRect().height;
+    if (h > 300) out.tall.push(name(tr) + ' ' + Math.round(h) + 'px');
+  }
   for (const el of document.querySelectorAll('body *')) {
     const r = el.getBoundingClientRect();
     if (r.width === 0 && r.height === 0) continue;
@@ -63,6 +69,7 @@ type layout struct {
 	Small   []string
 	Legends [][]string
 	Cut     []string
+	Tall    []string
 }
 
 // measureLayout loads page in headless Chromium (chromedp) at width css
@@ -94,7 +101,7 @@ func measureLayout(t *testing.T, chromium, page string, width int64) layout {
 
 // TestReportLayoutInChromium renders the report of a warehouse minutes
 // old (three runs on the simulator) in a real headless Chromium at 1400
-// and 400 px wide: nothing wider than the viewport (tables scroll in
+// 400 and 320 px wide: nothing wider than the viewport (tables scroll in
 // their own box), the latest balances and the titles whole, each chart
 // shown with at least two points (one per run), text at least 11 px as
 // drawn, and each legend's colours distinct.
@@ -113,6 +120,17 @@ func TestReportLayoutInChromium(t *testing.T) {
 	up.RemoveCard(ordinary[1].ID)
 	d.backfillOK(t)
 	d.backfillOK(t)
+	// A failed run with a 300-character error (one word: no space to
+	// break at) must stay readable: no row squeezed tall.
+	db, err := sql.Open("sqlite", "file:"+d.db+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := "get_/v1/cards?page=2:_" + strings.Repeat("upstream_answered_503_", 13) + "end"
+	if _, err := db.Exec(`UPDATE sync_runs SET status = 'failed', error = ? WHERE run_id = (SELECT max(run_id) FROM sync_runs)`, long); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
 	page := filepath.Join(d.dir, "report.html")
 	if code, out, errOut := d.run("report", "-o", page); code != 0 {
 		t.Fatalf("report exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
@@ -120,6 +138,9 @@ func TestReportLayoutInChromium(t *testing.T) {
 	html, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(string(html), long) {
+		t.Error("the failed run's error is not on the page")
 	}
 	if strings.Contains(strings.ToLower(string(html)), "<script") {
 		t.Error("the report has a script")
@@ -130,17 +151,18 @@ func TestReportLayoutInChromium(t *testing.T) {
 		bad := `<!DOCTYPE html><meta name="viewport" content="width=device-width"><body>
 <div style="width:700px">wide</div><figure><figcaption style="white-space:nowrap;overflow:hidden">` + strings.Repeat("title ", 40) + `</figcaption>
 <svg class="chart" viewBox="0 0 720 200" data-points="1" aria-labelledby="x"><text x="1" y="9" style="font-size:11px">tiny</text></svg>
-<ul class="legend"><li style="--k:#0072b2">a</li><li style="--k:#0072b2">b</li></ul></figure>`
+<ul class="legend"><li style="--k:#0072b2">a</li><li style="--k:#0072b2">b</li></ul></figure>
+<table style="width:60px"><tbody><tr><td style="word-break:break-all">` + strings.Repeat("x", 300) + `</td></tr></tbody></table>`
 		if err := os.WriteFile(probe, []byte(bad), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		l := measureLayout(t, chromium, probe, 400)
 		if l.ScrollW <= l.VW || len(l.Wide) == 0 || len(l.Cut) == 0 || len(l.Charts) != 1 || l.Charts[0].Points != 1 ||
-			len(l.Small) == 0 || len(l.Legends) != 1 || l.Legends[0][0] != l.Legends[0][1] {
+			len(l.Small) == 0 || len(l.Legends) != 1 || l.Legends[0][0] != l.Legends[0][1] || len(l.Tall) == 0 {
 			t.Fatalf("the checks miss a fault of the probe page: %+v", l)
 		}
 	})
-	for _, width := range []int64{1400, 400} {
+	for _, width := range []int64{1400, 400, 320} {
 		t.Run(fmt.Sprint(width), func(t *testing.T) {
 			l := measureLayout(t, chromium, page, width)
 			t.Logf("%d px: viewport %v, document %v wide; %d charts, %d legends", width, l.VW, l.ScrollW, len(l.Charts), len(l.Legends))
@@ -160,6 +182,9 @@ func TestReportLayoutInChromium(t *testing.T) {
 			}
 			if len(l.Small) > 0 {
 				t.Errorf("text under 11 px: %q", l.Small)
+			}
+			if len(l.Tall) > 0 {
+				t.Errorf("table rows over 300 px tall: %q", l.Tall)
 			}
 			for _, lg := range l.Legends {
 				seen := map[string]bool{}

@@ -95,8 +95,8 @@ type ReportData struct {
 	// most ReportRejected); RejectedTotal counts them all.
 	Rejected      []RejectedItem
 	RejectedTotal int64
-	// Fine is the period in runs or hours when it holds less than
-	// ReportFineSpan of data (PlanFine); nil when it is drawn per day.
+	// Fine is the period in runs or buckets of at most ReportFineRuns
+	// slots (PlanFine); nil when it is drawn per day.
 	Fine *FineData
 	// CardSums are the current cards by currency with the exact sum of
 	// their balance field (CardSumTally).
@@ -151,9 +151,10 @@ type ChangeDay struct {
 }
 
 // RunDay summarises the runs started on one UTC day; in FineData, in
-// one hour (Day is its start, Slot its index). A run's duration is
+// one slot (Day is its start, Slot its index). A run's duration is
 // sync_runs.duration_ms, or from its stamps (whole seconds, to its last
-// heartbeat while it runs) when that is NULL: MaxMillis is the longest,
+// heartbeat while it runs) when that is NULL and the run was not
+// abandoned (an abandoned run without it counts 0): MaxMillis is the longest,
 // MaxExact whether that one is duration_ms, TotalMillis their sum.
 type RunDay struct {
 	Day                                          time.Time
@@ -180,26 +181,31 @@ func (r *RunDay) SetLongest(exactMS, stampedMS *int64) {
 
 // RunPoint is one run for a per-run chart. Millis is its duration:
 // sync_runs.duration_ms when known (Exact), else from its stamps in whole
-// seconds (to its last heartbeat while it runs); FetchMillis the time its
-// pages took to fetch (run_pages.duration_ms, summed), to the millisecond.
+// seconds (to its last heartbeat while it runs). Unknown marks an
+// abandoned run without duration_ms (Millis 0): its stamps end at its
+// last heartbeat, not when it was killed, so its duration is not known.
 type RunPoint struct {
 	ID           int64
 	StartedAt    time.Time
 	Millis       int64
 	Exact        bool
-	FetchMillis  int64
+	Unknown      bool
 	Status       string
 	RateLimited  int64
 	Rejected     int64
 	RemovalsHeld int64
 }
 
-// SetDuration sets Millis and Exact from sync_runs.duration_ms (nil when
-// NULL) and the run's stamps' whole seconds.
+// SetDuration sets Millis, Exact and Unknown from sync_runs.duration_ms
+// (nil when NULL), the run's stamps' whole seconds and its Status (set
+// first): an abandoned run without duration_ms is Unknown.
 func (p *RunPoint) SetDuration(exactMS *int64, stampSeconds int64) {
-	p.Millis, p.Exact = stampSeconds*1000, false
-	if exactMS != nil {
+	p.Millis, p.Exact, p.Unknown = stampSeconds*1000, false, false
+	switch {
+	case exactMS != nil:
 		p.Millis, p.Exact = *exactMS, true
+	case p.Status == StatusAbandoned:
+		p.Millis, p.Unknown = 0, true
 	}
 }
 

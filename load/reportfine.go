@@ -6,34 +6,36 @@ import (
 	"time"
 )
 
-// Limits of the finer time axis (ReportData.Fine).
-const (
-	// ReportFineSpan is the least data a period must hold to be drawn per
-	// day: from its first run in the period to its end. Less is drawn per
-	// run or per hour.
-	ReportFineSpan = 72 * time.Hour
-	// ReportFineRuns is the most runs a short period may hold to be drawn
-	// per run; more are drawn per hour.
-	ReportFineRuns = 72
-)
+// ReportFineRuns is the most runs a period may hold to be drawn per run,
+// and the most slots of a finer axis's buckets (ReportFineBuckets).
+const ReportFineRuns = 72
+
+// ReportFineBuckets are the finer axis's bucket sizes, smallest first:
+// PlanFine takes the smallest that cuts the data's span into at most
+// ReportFineRuns slots.
+var ReportFineBuckets = []time.Duration{time.Second, 5 * time.Second, 15 * time.Second,
+	time.Minute, 5 * time.Minute, 15 * time.Minute, time.Hour, 6 * time.Hour, 24 * time.Hour}
 
 // Units of FineData.
 const (
-	FineRun  = "run"
-	FineHour = "hour"
+	FineRun    = "run"
+	FineBucket = "bucket"
 )
 
-// FineData is a short period's data (less than ReportFineSpan from its
-// first run) in slots finer than days: one per run, or one per UTC hour.
-// Per run, a row belongs to the run that wrote it (BalanceDay.Run,
-// ChangeDay.Run; a run before the period's first counts in the first);
-// per hour, to the hour of its stamp (one before the first hour counts in
-// the first).
+// FineData is a period's data in at most ReportFineRuns slots: one per
+// run, or one per bucket of Bucket (whole UTC seconds, minutes, hours or
+// days) from the bucket of the period's first run. Per run, a row belongs
+// to the run that wrote it (BalanceDay.Run, ChangeDay.Run; a run before
+// the period's first counts in the first); per bucket, to the bucket of
+// its stamp (one before the first bucket counts in the first).
 type FineData struct {
-	// Unit is FineRun or FineHour.
+	// Unit is FineRun or FineBucket.
 	Unit string
+	// Bucket is a FineBucket axis's bucket size (one of
+	// ReportFineBuckets).
+	Bucket time.Duration
 	// Starts are the slots' starts, ascending: the runs' starts (Runs
-	// names them) or whole UTC hours.
+	// names them) or the buckets'.
 	Starts []time.Time
 	Runs   []int64
 	// Balances are BalanceDays per slot (Day is the slot's start, Slot its
@@ -44,16 +46,16 @@ type FineData struct {
 	StatusCounts [][]int64
 	// CardChanges count the card versions per slot with any.
 	CardChanges []ChangeDay
-	// RunHours summarise the runs per hour with any, when the period has
-	// too many to list (RunPoints is nil) and is drawn per hour.
+	// RunHours summarise the runs per bucket with any (FineBucket only).
 	RunHours []RunDay
 }
 
 // PlanFine returns the slots of d's finer axis, without data, or nil when
-// the period is drawn per day: when it has no run (FirstRunAt) or its
-// first run started ReportFineSpan or more before its end. It is per run
-// when the period lists at most ReportFineRuns runs (RunPoints), else
-// per hour from the first run's.
+// the period is drawn per day: when it has no run (FirstRunAt), or more
+// than ReportFineRuns runs spread over more days than that. It is per run
+// when the period lists at most ReportFineRuns runs (RunPoints), else per
+// bucket from the first run's (or the period's start): the smallest of
+// ReportFineBuckets giving at most ReportFineRuns slots.
 func PlanFine(d *ReportData) *FineData {
 	if d.FirstRunAt == nil {
 		return nil
@@ -61,9 +63,6 @@ func PlanFine(d *ReportData) *FineData {
 	first := *d.FirstRunAt
 	if first.Before(d.Since) {
 		first = d.Since
-	}
-	if d.Now.Sub(first) >= ReportFineSpan {
-		return nil
 	}
 	sorted := slices.IsSortedFunc(d.RunPoints, func(a, b RunPoint) int { return a.StartedAt.Compare(b.StartedAt) })
 	if len(d.RunPoints) > 0 && len(d.RunPoints) <= ReportFineRuns && sorted {
@@ -74,14 +73,21 @@ func PlanFine(d *ReportData) *FineData {
 		}
 		return f
 	}
-	f := &FineData{Unit: FineHour}
-	for h := first.UTC().Truncate(time.Hour); !h.After(d.Now); h = h.Add(time.Hour) {
-		f.Starts = append(f.Starts, h)
+	for _, b := range ReportFineBuckets {
+		start := first.UTC().Truncate(b)
+		if int(d.Now.Sub(start)/b)+1 > ReportFineRuns {
+			continue
+		}
+		f := &FineData{Unit: FineBucket, Bucket: b}
+		for h := start; !h.After(d.Now); h = h.Add(b) {
+			f.Starts = append(f.Starts, h)
+		}
+		return f
 	}
-	return f
+	return nil
 }
 
-// Slot is the index of the hour holding a row stamped t.
+// Slot is the index of the bucket holding a row stamped t.
 func (f *FineData) Slot(t time.Time) int {
 	i := sort.Search(len(f.Starts), func(i int) bool { return f.Starts[i].After(t) })
 	return max(i-1, 0)
@@ -109,7 +115,7 @@ func (f *FineData) Tally() *StatusTally {
 }
 
 // SetBalances merges the warehouse's rows, per run (Run set) for a
-// per-run f or per stamp (Day) for a per-hour one, ordered by amount then
+// per-run f or per stamp (Day) for a per-bucket one, ordered by amount then
 // run or stamp, into f.Balances.
 func (f *FineData) SetBalances(rows []BalanceDay) {
 	var out []BalanceDay
@@ -158,7 +164,7 @@ func (f *FineData) AddChanges(rows []ChangeDay) {
 }
 
 // AddRuns merges the warehouse's run summaries per stamp (any order) into
-// f.RunHours, one per hour with any: counts add up, the longest is kept.
+// f.RunHours, one per bucket with any: counts add up, the longest is kept.
 func (f *FineData) AddRuns(rows []RunDay) {
 	sums := make([]RunDay, len(f.Starts))
 	for _, r := range rows {

@@ -13,8 +13,10 @@ func runsEvery(start time.Time, n int, every time.Duration) []RunPoint {
 	return out
 }
 
-// TestPlanFine: under 72 hours of data a period is drawn per run (up to
-// 72 runs) or per UTC hour; from 72 hours, or with no run listed, per day.
+// TestPlanFine: a period is drawn per run up to 72 runs, else in the
+// smallest bucket giving at most 72 slots from the first run's (2 or more
+// when the runs are a second or more apart), else (more than 72 days of
+// runs) per day; with no run, per day.
 func TestPlanFine(t *testing.T) {
 	now := time.Date(2026, 3, 3, 12, 30, 0, 0, time.UTC)
 	for _, tt := range []struct {
@@ -24,15 +26,19 @@ func TestPlanFine(t *testing.T) {
 		// first is the first run's start when runs is nil (too many).
 		first  time.Duration
 		unit   string
+		bucket time.Duration
 		starts int
 	}{
-		{"three runs in a minute", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-time.Minute), 3, time.Second), 0, FineRun, 3},
-		{"a day of hourly runs", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-24*time.Hour), 24, time.Hour), 0, FineRun, 24},
-		{"a day of 5-minute runs", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-24*time.Hour), 288, 5*time.Minute), 0, FineHour, 25},
-		{"a period of two hours in a long history", now.Add(-2 * time.Hour), runsEvery(now.Add(-2*time.Hour), 100, time.Minute), 0, FineHour, 3},
-		{"two days of 5-minute runs, too many to list", now.Add(-90 * 24 * time.Hour), nil, 48 * time.Hour, FineHour, 49},
-		{"four days", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-96*time.Hour), 4, 24*time.Hour), 0, "", 0},
-		{"no run listed", now.Add(-time.Hour), nil, 0, "", 0},
+		{"three runs in a minute", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-time.Minute), 3, time.Second), 0, FineRun, 0, 3},
+		{"a day of hourly runs", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-24*time.Hour), 24, time.Hour), 0, FineRun, 0, 24},
+		{"a day of 5-minute runs", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-24*time.Hour), 288, 5*time.Minute), 0, FineBucket, time.Hour, 25},
+		{"a period of two hours in a long history", now.Add(-2 * time.Hour), runsEvery(now.Add(-2*time.Hour), 100, time.Minute), 0, FineBucket, 5 * time.Minute, 25},
+		{"two days of 5-minute runs, too many to list", now.Add(-90 * 24 * time.Hour), nil, 48 * time.Hour, FineBucket, time.Hour, 49},
+		{"90 runs in 14 s", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-14*time.Second), 90, 155*time.Millisecond), 0, FineBucket, time.Second, 15},
+		{"400 runs over 60 days", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-60*24*time.Hour), 400, 3*time.Hour+36*time.Minute), 0, FineBucket, 24 * time.Hour, 61},
+		{"400 runs over 90 days", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-90*24*time.Hour), 400, 5*time.Hour+24*time.Minute), 0, "", 0, 0},
+		{"four days", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-96*time.Hour), 4, 24*time.Hour), 0, FineRun, 0, 4},
+		{"no run", now.Add(-time.Hour), nil, 0, "", 0, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			d, err := NewReportData("w.db", tt.since, now)
@@ -53,8 +59,11 @@ func TestPlanFine(t *testing.T) {
 				}
 				return
 			}
-			if f == nil || f.Unit != tt.unit || len(f.Starts) != tt.starts {
-				t.Fatalf("fine %+v, want %s with %d slots", f, tt.unit, tt.starts)
+			if f == nil || f.Unit != tt.unit || f.Bucket != tt.bucket || len(f.Starts) != tt.starts {
+				t.Fatalf("fine %+v, want %s %v with %d slots", f, tt.unit, tt.bucket, tt.starts)
+			}
+			if len(f.Starts) < 2 || len(f.Starts) > ReportFineRuns {
+				t.Errorf("%d slots, want 2 to %d", len(f.Starts), ReportFineRuns)
 			}
 		})
 	}
@@ -64,7 +73,7 @@ func TestPlanFine(t *testing.T) {
 // first of the first, lowest, highest, last of the last.
 func TestFineMerges(t *testing.T) {
 	now := time.Date(2026, 3, 3, 12, 30, 0, 0, time.UTC)
-	f := &FineData{Unit: FineHour, Starts: []time.Time{now.Truncate(time.Hour).Add(-time.Hour), now.Truncate(time.Hour)}}
+	f := &FineData{Unit: FineBucket, Bucket: time.Hour, Starts: []time.Time{now.Truncate(time.Hour).Add(-time.Hour), now.Truncate(time.Hour)}}
 	h := f.Starts[1]
 	f.SetBalances([]BalanceDay{
 		NewBalanceDay("balance", h.Add(-2*time.Hour), 1, 5, 5, 5, 5), // before the first hour: in it

@@ -23,10 +23,10 @@
 // too. Floating point only places pixels. Scales, ticks and positions hold
 // for any int64 of cents, both signs (a span is taken as a uint64, the
 // ticks of an axis are capped), so odd amounts never stop a report. The
-// time axis follows the data (timeline.go): a period with less than 3
-// days of it is drawn per run or per UTC hour (load.FineData), a longer one
-// per UTC day (first, lowest, highest and last value), so a young
-// warehouse draws lines, not dots, and a year of 15-minute snapshots stays
+// time axis follows the data (timeline.go): per run up to 72 runs, else
+// per the smallest bucket (1 s to 1 day) giving at most 72 slots
+// (load.PlanFine), else per UTC day (first, lowest, highest and last
+// value), so a young or busy warehouse draws lines, not dots, and a year of 15-minute snapshots stays
 // small (a few hundred kilobytes at most). The current cards' balances are
 // summed per currency, exactly, by the rule of cards_flat.balance_minor
 // (load.CardSum; the balance field's card_fields type says how).

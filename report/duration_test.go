@@ -49,14 +49,19 @@ func TestRunSpanSubSecond(t *testing.T) {
 func TestRunChartsMeasured(t *testing.T) {
 	now := time.Date(2026, 3, 3, 12, 0, 0, 0, time.UTC)
 	points := []load.RunPoint{
-		{ID: 1, StartedAt: now.Add(-2 * time.Minute), Status: load.StatusSucceeded, FetchMillis: 900},
-		{ID: 2, StartedAt: now.Add(-time.Minute), Status: load.StatusSucceeded, FetchMillis: 800},
+		{ID: 1, StartedAt: now.Add(-2 * time.Minute), Status: load.StatusSucceeded},
+		{ID: 2, StartedAt: now.Add(-time.Minute), Status: load.StatusSucceeded},
 	}
 	points[0].SetDuration(nil, 1)
 	points[1].SetDuration(&[]int64{1234}[0], 1)
 	figs := perRunFigures(points)
-	if svg := string(figs[0].SVG); !strings.Contains(svg, "the longest, run 2, took 1.234 s (its pages 0.800 s to fetch)") {
-		t.Errorf("duration chart: %s", svg)
+	if svg := string(figs[0].SVG); !strings.Contains(svg, "the longest, run 2, took 1.234 s.") || strings.Contains(svg, "fetch") || strings.Contains(svg, `class="line`) {
+		t.Errorf("duration chart (no line for the pages' fetch time): %s", svg)
+	}
+	for _, l := range figs[0].Legend {
+		if l.Line {
+			t.Errorf("duration legend has a line %+v", l)
+		}
 	}
 	var day load.RunDay
 	day.SetLongest(&[]int64{1234}[0], &[]int64{1000}[0])
@@ -73,7 +78,7 @@ func TestRunChartsMeasured(t *testing.T) {
 	day.Day, day.Runs, day.Succeeded = now.Add(-time.Minute), 80, 80
 	d.Fine.AddRuns([]load.RunDay{day})
 	figs, _ = runFigures(d)
-	if svg := string(figs[1].SVG); !strings.Contains(svg, "took 1.234 s, in hour 11h") {
+	if svg := string(figs[1].SVG); !strings.Contains(svg, "took 1.234 s, in hour 11:00") {
 		t.Errorf("longest run per hour: %s", svg)
 	}
 }
@@ -140,4 +145,33 @@ func TestOldWarehouseDurations(t *testing.T) {
 		t.Error("the report does not show the new run's 1.234 s")
 	}
 	checkSelfContained(t, b)
+}
+
+// TestAbandonedUnknown: an abandoned run without duration_ms (killed: its
+// stamps stop at its last heartbeat) has an unknown duration, in the
+// table and in the per-run chart (no bar, not the longest); a finished
+// run without it (recorded before schema version 14) keeps its stamps'.
+func TestAbandonedUnknown(t *testing.T) {
+	start := time.Date(2026, 3, 3, 12, 0, 0, 0, time.UTC)
+	fin := start.Add(5 * time.Second)
+	rows := runRows([]load.Run{
+		{ID: 2, Status: load.StatusAbandoned, StartedAt: start.Add(7 * time.Second), HeartbeatAt: start.Add(8 * time.Second)},
+		{ID: 1, Status: load.StatusSucceeded, StartedAt: start, HeartbeatAt: fin, FinishedAt: &fin},
+	})
+	if rows[0].Duration != "unknown" || rows[1].Duration != "5 s" || rows[0].Started != "2026-03-03 12:00:07 UTC" {
+		t.Errorf("durations %q, %q; started %q", rows[0].Duration, rows[1].Duration, rows[0].Started)
+	}
+	points := []load.RunPoint{{ID: 1, StartedAt: start, Status: load.StatusAbandoned}, {ID: 2, StartedAt: fin, Status: load.StatusSucceeded}}
+	points[0].SetDuration(nil, 1)
+	points[1].SetDuration(nil, 0)
+	if !points[0].Unknown || points[0].Millis != 0 || points[1].Unknown {
+		t.Fatalf("points %+v", points)
+	}
+	svg := string(perRunFigures(points)[0].SVG)
+	if !strings.Contains(svg, "the longest, run 2, took under 1 s") {
+		t.Errorf("duration chart: %s", svg)
+	}
+	if svg := string(perRunFigures(points[:1])[0].SVG); !strings.Contains(svg, "no duration is known (abandoned without one)") {
+		t.Errorf("duration chart of an abandoned run: %s", svg)
+	}
 }

@@ -9,18 +9,19 @@ import (
 )
 
 // Palette indices (the page's --c1 … --c8: the Okabe–Ito colours, which
-// colour-blind readers tell apart). Within a chart each series has its
-// own; lines also differ by dash pattern and bars by lightness, so the
-// charts read in greyscale too.
+// colour-blind readers tell apart, their lightness moved apart, for light
+// and dark mode). Within a chart each series has its own, and their CIE
+// L* differ by 9 or more in either mode (TestPaletteLightness), so the
+// charts read in greyscale too; lines also differ by dash pattern.
 const (
-	cBlue      = 1 // #0072b2
-	cOrange    = 2 // #e69f00
-	cGreen     = 3 // #009e73
-	cVermilion = 4 // #d55e00
-	cPurple    = 5 // #cc79a7
-	cSky       = 6 // #56b4e9
-	cBlack     = 7 // #000000 (light grey in dark mode)
-	cYellow    = 8 // #f0e442
+	cBlue      = 1
+	cOrange    = 2
+	cGreen     = 3
+	cVermilion = 4
+	cPurple    = 5
+	cSky       = 6
+	cBlack     = 7 // black (dark grey in dark mode)
+	cYellow    = 8
 )
 
 // amountText is a tick of an amount in cents.
@@ -63,15 +64,15 @@ func balanceFigure(t timeline, name string, rows []load.BalanceDay) figure {
 	}
 	c.lines, c.bands = []lineSeries{line}, []bandSeries{band}
 	first, last := rows[0], rows[len(rows)-1]
-	at := func(b load.BalanceDay) string { return t.per + " " + t.label(b.Slot) }
-	c.desc = fmt.Sprintf("%s over %d %ss with snapshots: %s at the start of %s, %s at the end of %s; lowest %s in %s, highest %s in %s. The line is each %s's last value",
-		name, len(rows), t.per, first.FirstText, at(first), last.LastText, at(last), lo.MinText, at(lo), hi.MaxText, at(hi), t.per)
-	legend := []legendItem{{cBlue, "last value of the " + t.per, true}}
+	at := func(b load.BalanceDay) string { return t.noun + " " + t.label(b.Slot) }
+	c.desc = fmt.Sprintf("%s over %s with snapshots: %s at the start of %s, %s at the end of %s; lowest %s in %s, highest %s in %s. The line is each %s's last value",
+		name, plural(int64(len(rows)), t.noun), first.FirstText, at(first), last.LastText, at(last), lo.MinText, at(lo), hi.MaxText, at(hi), t.noun)
+	legend := []legendItem{{cBlue, "last value of the " + t.noun, true}}
 	if band.hasWidth() {
 		legend = append(legend, legendItem{cOrange, "lowest to highest (band)", false})
 		c.desc += ", the band its lowest to highest."
 	} else {
-		c.desc += "; it never moved within a " + t.per + "."
+		c.desc += "; it never moved " + t.within() + "."
 	}
 	return figure{Title: c.title, SVG: c.svg(), Legend: legend}
 }
@@ -120,7 +121,9 @@ func countLine(color int, counts []int64) lineSeries {
 	return s
 }
 
-func changeFigure(t timeline) figure {
+// changeFigure draws the card versions per slot; with runs in the period
+// (hasRuns), a period without any change draws zeros, not "no data".
+func changeFigure(t timeline, hasRuns bool) figure {
 	n := t.slots
 	series := [4][]int64{make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)}
 	var tot [4]int64
@@ -144,7 +147,7 @@ func changeFigure(t timeline) figure {
 		legend = append(legend, legendItem{colors[k], names[k], false})
 	}
 	c.desc = fmt.Sprintf("Over the period: %d new, %d changed, %d removed, %d returned.", tot[0], tot[1], tot[2], tot[3])
-	if tot == [4]int64{} {
+	if tot == [4]int64{} && !hasRuns {
 		c.bars = nil
 	}
 	return figure{Title: c.title, SVG: c.svg(), Legend: legend}

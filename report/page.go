@@ -134,7 +134,7 @@ func newPage(ctx context.Context, d load.ReportData) (page, error) {
 		return page{}, err
 	}
 	p.Statuses = statusFigure(tl)
-	p.Changes = changeFigure(tl)
+	p.Changes = changeFigure(tl, d.FirstRunAt != nil)
 	for _, c := range d.CardChanges {
 		p.ReturnedTotal += c.Returned
 	}
@@ -152,18 +152,24 @@ func newPage(ctx context.Context, d load.ReportData) (page, error) {
 
 // runRows are the runs table's rows: durations as measured, to the
 // millisecond (sync_runs.duration_ms), else from the stamps, exact to the
-// second, to the last heartbeat while a run runs.
+// second, to the last heartbeat while a run runs; an abandoned run
+// without duration_ms is "unknown" (killed: its stamps stop at its last
+// heartbeat). Starts are to the second.
 func runRows(runs []load.Run) []runRow {
 	var out []runRow
 	for _, r := range runs {
-		row := runRow{Run: r, Started: stamp(r.StartedAt), Consistent: "–"}
+		row := runRow{Run: r, Started: r.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC"), Consistent: "–"}
 		end := r.HeartbeatAt
 		if r.FinishedAt != nil {
 			end = *r.FinishedAt
 		}
-		row.Duration = span(end.Sub(r.StartedAt))
-		if r.DurationMS != nil {
+		switch {
+		case r.DurationMS != nil:
 			row.Duration = runSpan(*r.DurationMS, true)
+		case r.Status == load.StatusAbandoned:
+			row.Duration = "unknown"
+		default:
+			row.Duration = span(end.Sub(r.StartedAt))
 		}
 		if r.WalkConsistent != nil {
 			row.Consistent = map[bool]string{true: "yes", false: "no"}[*r.WalkConsistent]

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/cardsync/cardsync/load"
@@ -142,8 +143,13 @@ func Render(w io.Writer, d load.ReportData) error {
 // with ctx's error when ctx is done.
 func render(ctx context.Context, w io.Writer, d load.ReportData, account string) error {
 	t, err := template.New("report").Funcs(template.FuncMap{
-		"t":     func(s string) template.HTML { return template.HTML(escape(s)) },
-		"stamp": stamp,
+		"t":      func(s string) template.HTML { return template.HTML(escape(s)) },
+		"stamp":  stamp,
+		"plural": func(n int, noun string) string { return plural(int64(n), noun) },
+		// name is t, with a break allowed after each '_' (amount names).
+		"name": func(s string) template.HTML {
+			return template.HTML(strings.ReplaceAll(escape(s), "_", "_<wbr>"))
+		},
 	}).Parse(pageTemplate)
 	if err != nil {
 		return fmt.Errorf("render report: %w", err)

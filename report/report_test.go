@@ -174,7 +174,7 @@ func TestRenderYear(t *testing.T) {
 		if a.Null {
 			continue
 		}
-		cell := `<th scope="row">` + a.Name + `</th><td class="n">` + a.Value + `</td>`
+		cell := `<th scope="row" class="name">` + strings.ReplaceAll(a.Name, "_", "_<wbr>") + `</th><td class="n">` + a.Value + `</td>`
 		if !bytes.Contains(b, []byte(cell)) {
 			t.Errorf("latest %s: %q not in the table", a.Name, cell)
 		}

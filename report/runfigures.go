@@ -50,15 +50,16 @@ func secondsTick(ms int64) string {
 	return strings.TrimSuffix(strings.TrimRight(strings.TrimSuffix(millis(ms), " s"), "0"), ".")
 }
 
-// runFigures draws the runs' charts and says what a bar stands for: one
-// bar per run when the period's runs are few enough to list, else one per
-// day.
+// runFigures draws the runs' charts on the other charts' slots and says
+// what a bar stands for: one bar per run (load.FineRun), per bucket
+// (load.FineBucket) or per day.
 func runFigures(d load.ReportData) ([]figure, string) {
-	if d.RunPoints != nil {
-		return perRunFigures(d.RunPoints), "One bar per run. A run's duration is as measured, to the millisecond (runs recorded before schema version 14: from their stamps, in whole seconds); the line is the time its pages took to fetch, to the millisecond."
+	if f := d.Fine; f != nil && f.Unit == load.FineRun && len(d.RunPoints) > 0 {
+		return perRunFigures(d.RunPoints), "One bar per run. A run's duration is as measured, to the millisecond (runs recorded before schema version 14: from their stamps, in whole seconds)."
 	}
-	if f := d.Fine; f != nil && f.Unit == load.FineHour {
-		return perSlotFigures(f.RunHours, fineTimeline(f)), fmt.Sprintf("More than %d runs in the period: one bar per UTC hour.", load.ReportRunPoints)
+	if f := d.Fine; f != nil && f.Unit == load.FineBucket {
+		t := fineTimeline(f)
+		return perSlotFigures(f.RunHours, t), fmt.Sprintf("More than %d runs in the period: one bar per %s, UTC.", load.ReportFineRuns, t.per)
 	}
 	t := newTimeline(load.ReportData{Days: d.Days})
 	var rows []load.RunDay
@@ -68,7 +69,7 @@ func runFigures(d load.ReportData) ([]figure, string) {
 			rows = append(rows, r)
 		}
 	}
-	return perSlotFigures(rows, t), fmt.Sprintf("More than %d runs in the period: one bar per day.", load.ReportRunPoints)
+	return perSlotFigures(rows, t), fmt.Sprintf("More than %d runs in the period: one bar per day.", load.ReportFineRuns)
 }
 
 // perRunFigures draws each run's duration, by outcome, and its problems.
@@ -80,17 +81,15 @@ func perRunFigures(points []load.RunPoint) []figure {
 	by := map[string][]int64{}
 	prob := [3][]int64{make([]int64, n), make([]int64, n), make([]int64, n)}
 	tally := map[string]int{}
-	fetch := lineSeries{color: cBlue}
 	longest := points[0]
 	for i, r := range points {
 		if by[r.Status] == nil {
 			by[r.Status] = make([]int64, n)
 		}
 		by[r.Status][i] = r.Millis
-		fetch.points = append(fetch.points, slotValue{i, r.FetchMillis})
 		prob[0][i], prob[1][i], prob[2][i] = r.RateLimited, r.Rejected, r.RemovalsHeld
 		tally[r.Status]++
-		if r.Millis > longest.Millis || r.Millis == longest.Millis && r.FetchMillis > longest.FetchMillis {
+		if r.Millis > longest.Millis || longest.Unknown && !r.Unknown {
 			longest = r
 		}
 	}
@@ -101,12 +100,14 @@ func perRunFigures(points []load.RunPoint) []figure {
 			parts = append(parts, fmt.Sprintf("%d %s", tally[o], o))
 		}
 	}
-	dur.lines = []lineSeries{fetch}
-	dur.desc = fmt.Sprintf("%d runs: %s; the longest, run %d, took %s (its pages %s to fetch).", n, strings.Join(parts, ", "),
-		longest.ID, runSpan(longest.Millis, longest.Exact), millis(longest.FetchMillis))
+	dur.desc = fmt.Sprintf("%s: %s; the longest, run %d, took %s.", plural(int64(n), "run"), strings.Join(parts, ", "),
+		longest.ID, runSpan(longest.Millis, longest.Exact))
+	if longest.Unknown {
+		dur.desc = fmt.Sprintf("%s: %s; no duration is known (abandoned without one).", plural(int64(n), "run"), strings.Join(parts, ", "))
+	}
 	probs.desc = problemDesc(prob)
 	probs.bars = problemBars(prob)
-	legend := append(outcomeLegend(), legendItem{cBlue, "fetching pages", true})
+	legend := outcomeLegend()
 	return []figure{
 		{Title: dur.title, SVG: dur.svg(), Legend: legend},
 		{Title: probs.title, SVG: probs.svg(), Legend: problemLegend()},
@@ -119,7 +120,7 @@ func perSlotFigures(rows []load.RunDay, t timeline) []figure {
 	outcomes := runOutcomes()
 	n := t.slots
 	byDay := &chart{id: "run-outcomes", title: "Runs " + t.slotName() + ", by outcome", unit: "runs", slots: n, slotLabel: t.label, yLabel: count, zero: true}
-	longest := &chart{id: "run-longest", title: "Longest run of each " + t.per, unit: "s", slots: n, slotLabel: t.label, yLabel: secondsTick, zero: true}
+	longest := &chart{id: "run-longest", title: "Longest run of each " + t.noun, unit: "s", slots: n, slotLabel: t.label, yLabel: secondsTick, zero: true}
 	probs := &chart{id: "run-problems", title: "429 answers, rejected items and held removals " + t.slotName(), unit: "count", slots: n, slotLabel: t.label, yLabel: count, zero: true}
 	vals := map[string][]int64{}
 	for _, o := range outcomes {
@@ -154,7 +155,7 @@ func perSlotFigures(rows []load.RunDay, t timeline) []figure {
 	longest.lines = []lineSeries{line}
 	longest.desc = "No run in the period."
 	if !maxDay.Day.IsZero() {
-		longest.desc = fmt.Sprintf("The longest run took %s, in %s %s.", runSpan(maxDay.MaxMillis, maxDay.MaxExact), t.per, t.label(maxDay.Slot))
+		longest.desc = fmt.Sprintf("The longest run took %s, in %s %s.", runSpan(maxDay.MaxMillis, maxDay.MaxExact), t.noun, t.label(maxDay.Slot))
 	}
 	probs.bars = problemBars(prob)
 	probs.desc = problemDesc(prob)

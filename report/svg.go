@@ -38,7 +38,7 @@ type geometry struct {
 
 var (
 	wide   = geometry{w: 480, h: 220, xLabels: 6, class: "wide"}
-	narrow = geometry{w: 330, h: 230, xLabels: 4, class: "narrow", suffix: "-n"}
+	narrow = geometry{w: 290, h: 230, xLabels: 4, class: "narrow", suffix: "-n"}
 )
 
 // chart is one SVG chart over n slots (days or runs) on the x axis. Lines

@@ -484,6 +484,9 @@ func TestHelpAndUsage(t *testing.T) {
 		if code != 0 || !strings.Contains(errOut, "Examples:") {
 			t.Errorf("%s -h: exit %d, output lacks examples:\n%s", c, code, errOut)
 		}
+		if c == "report" && (strings.Contains(errOut, "(per day)") || !strings.Contains(errOut, "at most 72 points")) {
+			t.Errorf("report -h does not tell the charts' slots:\n%s", errOut)
+		}
 	}
 	if code, _, _ := e.run(t.Context(), "nope"); code != exitConfig {
 		t.Errorf("unknown command exit %d, want %d", code, exitConfig)

@@ -318,10 +318,12 @@ const runSeconds = `greatest(0, floor(extract(epoch FROM coalesce(finished_at, h
 
 // runMillis is a run's duration in milliseconds: duration_ms, measured,
 // or from the stamps (runSeconds) for a run without it; stampedMillis is
-// the latter only, NULL for a run with duration_ms.
+// the latter only, NULL for a run with duration_ms. An abandoned run
+// without duration_ms has no known duration (its stamps end at its last
+// heartbeat, not when it died): 0 in runMillis, NULL in stampedMillis.
 const (
-	runMillis     = `coalesce(duration_ms, 1000 * ` + runSeconds + `)`
-	stampedMillis = `CASE WHEN duration_ms IS NULL THEN 1000 * ` + runSeconds + ` END`
+	runMillis     = `coalesce(duration_ms, CASE WHEN status != 'abandoned' THEN 1000 * ` + runSeconds + ` ELSE 0 END)`
+	stampedMillis = `CASE WHEN duration_ms IS NULL AND status != 'abandoned' THEN 1000 * ` + runSeconds + ` END`
 )
 
 func (r *reportRead) runs(ctx context.Context) error {
@@ -379,13 +381,12 @@ func (r *reportRead) runDayRows(ctx context.Context, g grain) ([]load.RunDay, er
 
 // runPoints lists each run of the period.
 func (r *reportRead) runPoints(ctx context.Context) error {
-	return r.each(ctx, `SELECT run_id, started_at, duration_ms, `+runSeconds+`, status, rate_limited, cards_rejected, removals_held,
-			(SELECT coalesce(sum(duration_ms), 0)::bigint FROM run_pages p WHERE p.run_id = sync_runs.run_id)
+	return r.each(ctx, `SELECT run_id, started_at, duration_ms, `+runSeconds+`, status, rate_limited, cards_rejected, removals_held
 		FROM sync_runs WHERE account = $1 AND started_at >= $2 AND started_at <= $3 ORDER BY run_id`, []any{r.account, r.from, r.to}, func(row pgx.CollectableRow) error {
 		var p load.RunPoint
 		var exact *int64
 		var secs int64
-		if err := row.Scan(&p.ID, &p.StartedAt, &exact, &secs, &p.Status, &p.RateLimited, &p.Rejected, &p.RemovalsHeld, &p.FetchMillis); err != nil {
+		if err := row.Scan(&p.ID, &p.StartedAt, &exact, &secs, &p.Status, &p.RateLimited, &p.Rejected, &p.RemovalsHeld); err != nil {
 			return err
 		}
 		p.SetDuration(exact, secs)

@@ -54,10 +54,10 @@ func (g grain) endedBy() string {
 
 // utcSecond is a timestamptz column at whole seconds, as the SQLite
 // warehouse stores its stamps: rows grouped by it are merged into runs or
-// hours by load.FineData.
+// buckets by load.FineData.
 func utcSecond(column string) string { return "date_trunc('second', " + column + ")" }
 
-// fine fills d.Fine when the period is short (load.PlanFine): the
+// fine fills d.Fine (load.PlanFine): the
 // balances, statuses and card changes per second, merged into its slots.
 func (r *reportRead) fine(ctx context.Context) error {
 	f := load.PlanFine(r.d)
@@ -83,7 +83,7 @@ func (r *reportRead) fine(ctx context.Context) error {
 		return err
 	}
 	f.AddChanges(changes)
-	if f.Unit == load.FineHour && r.d.RunPoints == nil {
+	if f.Unit == load.FineBucket {
 		runs, err := r.runDayRows(ctx, stampGrain)
 		if err != nil {
 			return err

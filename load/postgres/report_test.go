@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -217,9 +218,6 @@ func TestReportDataAsSQLite(t *testing.T) {
 	if !reflect.DeepEqual(d.CardSums, wantSums) || d.BalanceType != "decimal" {
 		t.Errorf("card sums %+v of a %q balance, want %+v of a decimal one", d.CardSums, d.BalanceType, wantSums)
 	}
-	if d.RunPoints[0].FetchMillis != 120 {
-		t.Errorf("run 1 fetched its page in %d ms, want 120", d.RunPoints[0].FetchMillis)
-	}
 	if d.Fine == nil || d.Fine.Unit != load.FineRun || len(d.Fine.Starts) != 5 || len(d.Fine.Balances) == 0 {
 		t.Errorf("a period of 49 hours and 5 runs: fine %+v, want one slot per run", d.Fine)
 	} else {
@@ -278,7 +276,7 @@ func lineDiff(a, b string) string {
 
 // TestReportDataPerHourAsSQLite: 410 runs five minutes apart (more than
 // load.ReportFineRuns, and than load.ReportRunPoints, in under 72 hours)
-// are drawn per UTC hour, runs included, the same from both warehouses: a
+// are drawn per UTC hour (the smallest bucket giving at most 72 slots), runs included, the same from both warehouses: a
 // snapshot and a card walk each run, a card's status changing every
 // fourth.
 func TestReportDataPerHourAsSQLite(t *testing.T) {
@@ -322,7 +320,7 @@ func TestReportDataPerHourAsSQLite(t *testing.T) {
 		t.Errorf("PostgreSQL's ReportData differs from SQLite's:\n%s", lineDiff(string(l), string(p)))
 	}
 	f := got[1].Fine
-	if f == nil || f.Unit != load.FineHour || len(f.Starts) < 35 || len(f.Starts) > 36 || got[1].RunPoints != nil {
+	if f == nil || f.Unit != load.FineBucket || f.Bucket != time.Hour || len(f.Starts) < 35 || len(f.Starts) > 36 || got[1].RunPoints != nil {
 		t.Fatalf("%d runs in 34 hours: fine %+v, want per hour", runs, f)
 	}
 	var hourRuns int64
@@ -347,5 +345,99 @@ func TestReportDataPerHourAsSQLite(t *testing.T) {
 	}
 	if want := (load.CardSum{Currency: "HKD", Cards: 2, Summed: 2, Sum: "3.75", Scale: 2}); len(got[1].CardSums) != 1 || got[1].CardSums[0] != want || got[1].BalanceType != "decimal" {
 		t.Errorf("card sums %+v, want %+v", got[1].CardSums, want)
+	}
+}
+
+// TestReportAbandonedUnknown: an abandoned run has no duration_ms, and its
+// stamps stop at its last heartbeat, so both warehouses give it an
+// unknown duration (RunPoint.Unknown, 0 in the day's sums), not the 10 s
+// from its stamps.
+func TestReportAbandonedUnknown(t *testing.T) {
+	bs := backends(t, 0.5, 0)
+	if len(bs) < 2 {
+		t.Skip("no PostgreSQL server")
+	}
+	type abandoner interface {
+		AbandonStaleRuns(ctx context.Context, staleAfter time.Duration) ([]load.StaleRun, error)
+	}
+	got := make([]load.ReportData, len(bs))
+	for i, b := range bs {
+		b.clk.Set(time.Date(2026, 3, 3, 11, 0, 0, 0, time.UTC))
+		run := startRun(t, b.s)
+		b.clk.Advance(10 * time.Second)
+		if stale, err := b.s.(abandoner).AbandonStaleRuns(t.Context(), time.Second); err != nil || len(stale) != 1 || stale[0].ID != run {
+			t.Fatalf("%s: AbandonStaleRuns = %+v, %v", b.name, stale, err)
+		}
+		now := b.clk.Now().Add(time.Minute)
+		d, err := b.s.(load.Reporter).ReportData(t.Context(), now.Add(-24*time.Hour), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Path = ""
+		got[i] = d
+		if len(d.RunPoints) != 1 || !d.RunPoints[0].Unknown || d.RunPoints[0].Millis != 0 || d.RunPoints[0].Status != load.StatusAbandoned {
+			t.Errorf("%s: run points %+v, want one abandoned of unknown duration", b.name, d.RunPoints)
+		}
+		if len(d.RunDays) != 1 || d.RunDays[0].MaxMillis != 0 || d.RunDays[0].TotalMillis != 0 || d.RunDays[0].Abandoned != 1 {
+			t.Errorf("%s: run days %+v, want 0 ms", b.name, d.RunDays)
+		}
+	}
+	if !reflect.DeepEqual(got[0], got[1]) {
+		l, _ := json.MarshalIndent(got[0], "", " ")
+		p, _ := json.MarshalIndent(got[1], "", " ")
+		t.Errorf("PostgreSQL's ReportData differs from SQLite's:\n%s", lineDiff(string(l), string(p)))
+	}
+}
+
+// TestReportDataPerSecondAsSQLite: 90 runs in 14 s (more than
+// load.ReportFineRuns) are drawn per second, the same from both
+// warehouses, each slot with its snapshots and runs.
+func TestReportDataPerSecondAsSQLite(t *testing.T) {
+	bs := backends(t, 0.5, 0)
+	if len(bs) < 2 {
+		t.Skip("no PostgreSQL server")
+	}
+	got := make([]load.ReportData, len(bs))
+	for i, b := range bs {
+		ctx := t.Context()
+		start := time.Date(2026, 3, 3, 11, 0, 0, 0, time.UTC)
+		for k := range 90 {
+			b.clk.Set(start.Add(time.Duration(k) * 14 * time.Second / 89))
+			run := startRun(t, b.s)
+			if err := b.s.SaveAccount(ctx, run, load.Account{Snapshot: account.Snapshot{Balance: amount(int64(k * 100))}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.s.FinishRun(ctx, run, load.RunResult{Status: load.StatusSucceeded}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		now := start.Add(time.Minute)
+		d, err := b.s.(load.Reporter).ReportData(ctx, now.Add(-90*24*time.Hour), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Path = ""
+		got[i] = d
+	}
+	if !reflect.DeepEqual(got[0], got[1]) {
+		l, _ := json.MarshalIndent(got[0], "", " ")
+		p, _ := json.MarshalIndent(got[1], "", " ")
+		t.Errorf("PostgreSQL's ReportData differs from SQLite's:\n%s", lineDiff(string(l), string(p)))
+	}
+	f := got[1].Fine
+	if f == nil || f.Unit != load.FineBucket || f.Bucket != time.Second || len(f.Starts) < 2 || len(f.Starts) > load.ReportFineRuns {
+		t.Fatalf("90 runs in 14 s: fine %+v, want per second", f)
+	}
+	var runs, snapshots int64
+	for _, r := range f.RunHours {
+		runs += r.Runs
+	}
+	for _, b := range f.Balances {
+		if b.Amount == "balance" {
+			snapshots += b.Snapshots
+		}
+	}
+	if runs != 90 || snapshots != 90 {
+		t.Errorf("%d runs and %d snapshots in the slots, want 90 each", runs, snapshots)
 	}
 }

@@ -246,10 +246,12 @@ const runSeconds = `max(0, CAST(strftime('%s', coalesce(finished_at, heartbeat_a
 
 // runMillis is a run's duration in milliseconds: duration_ms, measured,
 // or from the stamps (runSeconds) for a run without it; stampedMillis is
-// the latter only, NULL for a run with duration_ms.
+// the latter only, NULL for a run with duration_ms. An abandoned run
+// without duration_ms has no known duration (its stamps end at its last
+// heartbeat, not when it died): 0 in runMillis, NULL in stampedMillis.
 const (
-	runMillis     = `coalesce(duration_ms, 1000 * ` + runSeconds + `)`
-	stampedMillis = `CASE WHEN duration_ms IS NULL THEN 1000 * ` + runSeconds + ` END`
+	runMillis     = `coalesce(duration_ms, CASE WHEN status != 'abandoned' THEN 1000 * ` + runSeconds + ` ELSE 0 END)`
+	stampedMillis = `CASE WHEN duration_ms IS NULL AND status != 'abandoned' THEN 1000 * ` + runSeconds + ` END`
 )
 
 func reportRuns(ctx context.Context, tx *sql.Tx, d *load.ReportData, account, from, to string) error {
@@ -305,14 +307,13 @@ func runDayRows(ctx context.Context, tx *sql.Tx, account, from, to string, g gra
 
 // runPoints lists each run of the period.
 func runPoints(ctx context.Context, tx *sql.Tx, d *load.ReportData, account, from, to string) error {
-	return eachRow(ctx, tx, `SELECT run_id, started_at, duration_ms, `+runSeconds+`, status, rate_limited, cards_rejected, removals_held,
-			(SELECT coalesce(sum(duration_ms), 0) FROM run_pages p WHERE p.run_id = sync_runs.run_id)
+	return eachRow(ctx, tx, `SELECT run_id, started_at, duration_ms, `+runSeconds+`, status, rate_limited, cards_rejected, removals_held
 		FROM sync_runs WHERE account = ? AND started_at >= ? AND started_at <= ? ORDER BY run_id`, []any{account, from, to}, func(scan func(...any) error) error {
 		var p load.RunPoint
 		var started string
 		var exact *int64
 		var secs int64
-		if err := scan(&p.ID, &started, &exact, &secs, &p.Status, &p.RateLimited, &p.Rejected, &p.RemovalsHeld, &p.FetchMillis); err != nil {
+		if err := scan(&p.ID, &started, &exact, &secs, &p.Status, &p.RateLimited, &p.Rejected, &p.RemovalsHeld); err != nil {
 			return err
 		}
 		p.SetDuration(exact, secs)

@@ -34,7 +34,7 @@ var (
 	// dayGrain groups by UTC day.
 	dayGrain = grain{n: 10, parse: parseDay}
 	// stampGrain groups by stamp (whole seconds), for load.FineData to
-	// merge into runs or hours.
+	// merge into runs or buckets.
 	stampGrain = grain{n: len(timeFormat), parse: parseTime}
 )
 
@@ -47,7 +47,7 @@ func (g grain) key(column string) string {
 	return fmt.Sprintf("substr(%s, 1, %d)", column, g.n)
 }
 
-// reportFine fills d.Fine when the period is short (load.PlanFine): the
+// reportFine fills d.Fine (load.PlanFine): the
 // balances, statuses and card changes per stamp, merged into its slots.
 func reportFine(ctx context.Context, tx *sql.Tx, d *load.ReportData, account, from, to string) error {
 	f := load.PlanFine(d)
@@ -73,7 +73,7 @@ func reportFine(ctx context.Context, tx *sql.Tx, d *load.ReportData, account, fr
 		return err
 	}
 	f.AddChanges(changes)
-	if f.Unit == load.FineHour && d.RunPoints == nil {
+	if f.Unit == load.FineBucket {
 		runs, err := runDayRows(ctx, tx, account, from, to, stampGrain)
 		if err != nil {
 			return err
