@@ -10,6 +10,11 @@ import (
 // and the most slots of a finer axis's buckets (ReportFineBuckets).
 const ReportFineRuns = 72
 
+// ReportFineSpan is the longest span of data (from the period's first
+// run to its end) drawn on a finer axis than days (per run or per
+// bucket): beyond it, the report is drawn per day.
+const ReportFineSpan = 72 * time.Hour
+
 // ReportFineBuckets are the finer axis's bucket sizes, smallest first:
 // PlanFine takes the smallest that cuts the data's span into at most
 // ReportFineRuns slots.
@@ -52,7 +57,7 @@ type FineData struct {
 
 // PlanFine returns the slots of d's finer axis, without data, or nil when
 // the period is drawn per day: when it has no run (FirstRunAt), or more
-// than ReportFineRuns runs spread over more days than that. It is per run
+// than ReportFineSpan of data. Within it, it is per run
 // when the period lists at most ReportFineRuns runs (RunPoints), else per
 // bucket from the first run's (or the period's start): the smallest of
 // ReportFineBuckets giving at most ReportFineRuns slots.
@@ -65,6 +70,9 @@ func PlanFine(d *ReportData) *FineData {
 		first = d.Since
 	}
 	sorted := slices.IsSortedFunc(d.RunPoints, func(a, b RunPoint) int { return a.StartedAt.Compare(b.StartedAt) })
+	if d.Now.Sub(first) > ReportFineSpan {
+		return nil // per day
+	}
 	if len(d.RunPoints) > 0 && len(d.RunPoints) <= ReportFineRuns && sorted {
 		f := &FineData{Unit: FineRun}
 		for _, r := range d.RunPoints {

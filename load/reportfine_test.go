@@ -35,9 +35,11 @@ func TestPlanFine(t *testing.T) {
 		{"a period of two hours in a long history", now.Add(-2 * time.Hour), runsEvery(now.Add(-2*time.Hour), 100, time.Minute), 0, FineBucket, 5 * time.Minute, 25},
 		{"two days of 5-minute runs, too many to list", now.Add(-90 * 24 * time.Hour), nil, 48 * time.Hour, FineBucket, time.Hour, 49},
 		{"90 runs in 14 s", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-14*time.Second), 90, 155*time.Millisecond), 0, FineBucket, time.Second, 15},
-		{"400 runs over 60 days", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-60*24*time.Hour), 400, 3*time.Hour+36*time.Minute), 0, FineBucket, 24 * time.Hour, 61},
+		{"400 runs over 60 days", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-60*24*time.Hour), 400, 3*time.Hour+36*time.Minute), 0, "", 0, 0},
+		{"400 runs over 2 days", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-48*time.Hour), 400, 7*time.Minute), 0, FineBucket, time.Hour, 49},
 		{"400 runs over 90 days", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-90*24*time.Hour), 400, 5*time.Hour+24*time.Minute), 0, "", 0, 0},
-		{"four days", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-96*time.Hour), 4, 24*time.Hour), 0, FineRun, 0, 4},
+		{"four days", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-96*time.Hour), 4, 24*time.Hour), 0, "", 0, 0},
+		{"three days", now.Add(-90 * 24 * time.Hour), runsEvery(now.Add(-71*time.Hour), 4, 17*time.Hour), 0, FineRun, 0, 4},
 		{"no run", now.Add(-time.Hour), nil, 0, "", 0, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -21,10 +21,10 @@ Usage: cardsync report -o FILE [flags]
 
 Writes one self-contained HTML file about the warehouse: account balances
 over time, cards by status, cards new/changed/removed, run outcomes,
-durations, 429s, rejections and held removals (charts per run up to 72
-runs, else per second, 5 s, 15 s, minute, 5 min, 15 min, hour, 6 h or
-day: the smallest giving at most 72 points; per day beyond 72 days of
-runs), the latest balances
+durations, 429s, rejections and held removals (over up to 3 days of
+data: per run up to 72 runs, else per second, 5 s, 15 s, minute, 5 min,
+15 min or hour, the smallest giving at most 72 points; beyond 3 days of
+data, per day), the latest balances
 as exact decimals, the last 20 runs, the cards that changed with their
 fields before and after, and rejected items. The file has no script and
 loads nothing from anywhere: open it in any browser, mail it, print it.
