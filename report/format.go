@@ -34,9 +34,6 @@ func span(d time.Duration) string {
 	return "under 1 s" // never: s >= 1
 }
 
-// seconds is span of a whole number of seconds.
-func seconds(s int64) string { return span(time.Duration(s) * time.Second) }
-
 // runSpan is a run's duration of ms milliseconds for people. A measured
 // one (exact: sync_runs.duration_ms) keeps its sub-second part: "0.042 s",
 // "1.234 s" under a minute, "3 min 5.2 s" (tenths, cut, not rounded)
