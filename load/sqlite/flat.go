@@ -203,41 +203,9 @@ func flatViewSQL(fields []flatField) string {
 // card_state's JSON column col.
 func jsonMember(col, name string) string {
 	if strings.ContainsAny(name, "\"\\") || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 }) {
-		return "(SELECT value FROM json_each(card_state." + col + ") WHERE fullkey = " + quoteLiteral(`$."`+canonicalKeyText(name)+`"`) + ")"
+		return "(SELECT value FROM json_each(card_state." + col + ") WHERE fullkey = " + quoteLiteral(`$."`+load.CanonicalKey(name)+`"`) + ")"
 	}
 	return "json_extract(" + col + ", " + quoteLiteral(`$."`+name+`"`) + ")"
-}
-
-// canonicalKeyText is a key's text inside the quotes of canonical JSON: '"'
-// and '\' escaped, control characters as \b \f \n \r \t or \u00xx, all else
-// as UTF-8. It must agree with package redact's canonical form.
-func canonicalKeyText(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		default:
-			if r < 0x20 {
-				fmt.Fprintf(&b, `\u%04x`, r)
-			} else {
-				b.WriteRune(r)
-			}
-		}
-	}
-	return b.String()
 }
 
 func quoteIdent(s string) string   { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
