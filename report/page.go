@@ -242,7 +242,7 @@ func cardSumsNote(d load.ReportData) string {
 		if len(d.CardSums) > 0 {
 			scale = d.CardSums[0].Scale
 		}
-		return fmt.Sprintf(`The balance field is decimal at scale %d (card_fields): each card's balance is summed exactly from its minor units, as cards_flat.balance_minor holds them. "Not an amount" counts the cards whose balance does not fit that type (balance_minor is NULL, e.g. "n/a").`, scale) + apart
+		return fmt.Sprintf(`The balance field is decimal at scale %d (card_fields): each card's balance is summed exactly from its minor units, as the balance field's card_fields.minor_column in cards_flat holds them. "Not an amount" counts the cards whose balance does not fit that type (NULL there, e.g. "n/a").`, scale) + apart
 	case "integer":
 		return `The balance field is integer (card_fields): the integers are summed exactly, at scale 0. "Not an amount" counts the cards whose balance is not an integer.` + apart
 	case "", "null":

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -33,8 +34,9 @@ API password and makes no API request. Without -o, or with -o -, the
 JSON goes to stdout; with -o FILE it is written to a temporary file
 beside FILE and renamed over it: a new FILE gets mode 0644 less the
 umask (it holds no secret), a replaced one keeps its mode. It refuses
-(exit 2) a FILE that is the warehouse or its -wal, -shm or -journal
-file, any SQLite database, and anything not a regular file.
+(exit 2) a FILE that is the warehouse or its -wal, -shm, -journal or
+.lock file, anything not a regular file, and an existing file that is neither
+empty nor JSON (a database, a WAL, a lock or a config file is kept).
 
 With [warehouse] url the database is keyed by the PostgreSQL database's
 name and its description says so: Datasette reads only SQLite files, but
@@ -100,16 +102,14 @@ func (m *Main) runDatasette(ctx context.Context, args []string) error {
 	return nil
 }
 
-// sqliteMagic begins every SQLite database file.
-const sqliteMagic = "SQLite format 3\x00"
-
 // checkMetadataOut refuses an -o FILE whose replacement would lose data:
-// the SQLite warehouse db ("" for none) or its -wal, -shm or -journal
-// file, under any spelling of the path; an existing SQLite database; an
-// existing file that is not a regular file (a directory, a device...).
+// the SQLite warehouse db ("" for none) or its -wal, -shm, -journal or
+// .lock file, under any spelling of the path; an existing file that is not a
+// regular file (a directory, a device...) or that holds anything but a
+// JSON object (holdsJSON).
 func checkMetadataOut(out, db string) error {
 	if db != "" {
-		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal", ".lock"} {
 			if samePath(out, db+suffix) {
 				return &usageError{msg: fmt.Sprintf("-o %s: refusing to replace the warehouse file %s; choose another file", out, db+suffix)}
 			}
@@ -125,12 +125,12 @@ func checkMetadataOut(out, db string) error {
 	if !fi.Mode().IsRegular() {
 		return &usageError{msg: fmt.Sprintf("-o %s: refusing to replace it: not a regular file (%v); choose another file", out, fi.Mode().Type())}
 	}
-	isDB, err := isSQLiteFile(out)
+	metadata, err := holdsJSON(out)
 	if err != nil {
 		return fmt.Errorf("-o %s: %w", out, err)
 	}
-	if isDB {
-		return &usageError{msg: fmt.Sprintf("-o %s: refusing to replace it: it is a SQLite database; choose another file", out)}
+	if !metadata {
+		return &usageError{msg: fmt.Sprintf("-o %s: refusing to replace it: it is not empty and holds no JSON object (a database, its WAL, a lock or a config file?); choose another file", out)}
 	}
 	return nil
 }
@@ -160,22 +160,23 @@ func resolvedPath(p string) string {
 	return abs
 }
 
-// isSQLiteFile reports whether the file at path begins with SQLite's
-// header.
-func isSQLiteFile(path string) (bool, error) {
+// holdsJSON reports whether the file at path may be replaced by metadata:
+// it is empty, or its first non-blank byte opens a JSON object (earlier
+// metadata). Anything else (a SQLite database, another database's WAL or
+// shared memory, a lock file, a config) is kept.
+func holdsJSON(path string) (bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return false, err
 	}
 	defer f.Close()
-	head := make([]byte, len(sqliteMagic))
-	if _, err := io.ReadFull(f, head); err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return false, nil
-		}
+	head := make([]byte, 512)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return false, err
 	}
-	return string(head) == sqliteMagic, nil
+	rest := bytes.TrimLeft(head[:n], " \t\r\n")
+	return n == 0 || len(rest) > 0 && rest[0] == '{', nil
 }
 
 // writeFileAtomic writes b to path through a temporary file beside it and

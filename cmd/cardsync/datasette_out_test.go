@@ -29,8 +29,16 @@ func TestDatasetteMetadataOutRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := filepath.Join(dir, "other.db")
-	if err := os.WriteFile(other, []byte(sqliteMagic+"rest of a database"), 0o644); err != nil {
-		t.Fatal(err)
+	otherWAL := filepath.Join(dir, "other.db-wal")
+	config := filepath.Join(dir, "c.toml")
+	for path, content := range map[string]string{
+		other:    "SQLite format 3\x00rest of a database",
+		otherWAL: "\x37\x7f\x06\x82 another database's WAL",
+		config:   "[warehouse]\npath = \"wh.db\"\n",
+	} {
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cases := []struct{ name, db, out string }{
 		{"same path", "", e.db},
@@ -43,6 +51,9 @@ func TestDatasetteMetadataOutRefuses(t *testing.T) {
 		{"shm", "", e.db + "-shm"},
 		{"journal", "", "link/wh.db-journal"},
 		{"another SQLite database", "", other},
+		{"another database's WAL", "", otherWAL},
+		{"a config file", "", config},
+		{"the writer's lock file", "", e.db + ".lock"},
 		{"directory", "", "sub"},
 		{"device", "", os.DevNull},
 	}
@@ -62,7 +73,7 @@ func TestDatasetteMetadataOutRefuses(t *testing.T) {
 			}
 		})
 	}
-	if ok, err := isSQLiteFile(e.db); err != nil || !ok {
+	if head, err := os.ReadFile(e.db); err != nil || !strings.HasPrefix(string(head), "SQLite format 3\x00") {
 		t.Errorf("the warehouse is no longer a SQLite database (%v)", err)
 	}
 	if code, _, errOut := e.run(t.Context(), "status"); code != 0 {

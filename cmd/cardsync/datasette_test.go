@@ -59,7 +59,7 @@ func TestDatasetteMetadata(t *testing.T) {
 		t.Fatalf("datasette-metadata: exit %d\n%s", code, errOut)
 	}
 	file := filepath.Join(dir, "metadata.json")
-	if err := os.WriteFile(file, []byte("old"), 0o600); err != nil {
+	if err := os.WriteFile(file, []byte(`{"title": "old metadata"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if code, _, errOut := e.run(t.Context(), "datasette-metadata", "-o", file); code != 0 || !strings.Contains(errOut, `database "cardsync-sim"`) {
