@@ -69,10 +69,10 @@ func PlanFine(d *ReportData) *FineData {
 	if first.Before(d.Since) {
 		first = d.Since
 	}
-	sorted := slices.IsSortedFunc(d.RunPoints, func(a, b RunPoint) int { return a.StartedAt.Compare(b.StartedAt) })
 	if d.Now.Sub(first) > ReportFineSpan {
 		return nil // per day
 	}
+	sorted := slices.IsSortedFunc(d.RunPoints, func(a, b RunPoint) int { return a.StartedAt.Compare(b.StartedAt) })
 	if len(d.RunPoints) > 0 && len(d.RunPoints) <= ReportFineRuns && sorted {
 		f := &FineData{Unit: FineRun}
 		for _, r := range d.RunPoints {

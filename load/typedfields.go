@@ -1,7 +1,6 @@
 package load
 
 import (
-	"encoding/json"
 	"strings"
 )
 
@@ -98,13 +97,7 @@ func DataValues(data []byte) []FieldValue {
 		if v.Kind == KindNull {
 			return
 		}
-		name := string(key)
-		if strings.IndexByte(name, '\\') >= 0 {
-			if err := json.Unmarshal(append(append([]byte{'"'}, key...), '"'), &name); err != nil {
-				return
-			}
-		}
-		out = append(out, FieldValue{Name: name, Value: v})
+		out = append(out, FieldValue{Name: unquoteKey(string(key)), Value: v})
 	})
 	return out
 }
@@ -317,4 +310,20 @@ func GrowTypes(have []FieldRow, want map[string]FieldType, lim FlatLimits) []Fie
 // gives a card's card_state.minor and counts its misfits in Conflicts.
 func Recompute(types map[string]FieldType) *TypeUpgrade {
 	return &TypeUpgrade{types: types, Conflicts: map[string]int{}}
+}
+
+// GainsMinor reports whether a row of changed has a minor-units column
+// its row in have (card_fields before the change) did not: cards_flat
+// must then gain that column.
+func GainsMinor(have, changed []FieldRow) bool {
+	before := make(map[string]bool, len(have))
+	for _, f := range have {
+		before[f.Name] = f.Type.MinorColumn != ""
+	}
+	for _, f := range changed {
+		if f.Type.MinorColumn != "" && !before[f.Name] {
+			return true
+		}
+	}
+	return false
 }

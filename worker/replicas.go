@@ -263,8 +263,9 @@ func (r *replicas) takeFree(ctx context.Context, v clusterView) {
 			continue
 		}
 		a.freeSince = time.Time{}
-		a.keep.Store(v.mine >= v.share && v.room)
-		if a.keep.Load() {
+		keep := v.mine >= v.share && v.room
+		a.keep.Store(keep)
+		if keep {
 			r.d.logger().Info("took account "+account+" beyond this replica's share: no replica with room took it within lease_ttl (do all replicas list it in [[accounts]]?)",
 				"account", account, "held", v.mine+1, "share", v.share)
 		}
@@ -317,6 +318,9 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 // shorter than a poll, at a fixed phase), so settle hands back at the end
 // of a run too.
 func (r *replicas) handBack() {
+	if v := r.snapshot(); v.mine <= v.share || !v.room {
+		return // the usual case: nothing to hand back (release checks again)
+	}
 	for i := len(r.d.accounts) - 1; i >= 0; i-- {
 		a := r.d.accounts[i]
 		if !a.busy.TryLock() {

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/schema"
@@ -34,8 +35,8 @@ API password and makes no API request. Without -o, or with -o -, the
 JSON goes to stdout; with -o FILE it is written to a temporary file
 beside FILE and renamed over it: a new FILE gets mode 0644 less the
 umask (it holds no secret), a replaced one keeps its mode. It refuses
-(exit 2) a FILE that is the warehouse or its -wal, -shm, -journal or
-.lock file, anything not a regular file, and an existing file that is neither
+(exit 2) a FILE that is the warehouse, its -wal, -shm or -journal file
+or one of its lock files, anything not a regular file, and an existing file that is neither
 empty nor JSON (a database, a WAL, a lock or a config file is kept).
 
 With [warehouse] url the database is keyed by the PostgreSQL database's
@@ -104,7 +105,7 @@ func (m *Main) runDatasette(ctx context.Context, args []string) error {
 
 // checkMetadataOut refuses an -o FILE whose replacement would lose data:
 // the SQLite warehouse db ("" for none) or its -wal, -shm, -journal or
-// .lock file, under any spelling of the path; an existing file that is not a
+// lock files (isLockOf), under any spelling of the path; an existing file that is not a
 // regular file (a directory, a device...) or that holds anything but a
 // JSON object (holdsJSON).
 func checkMetadataOut(out, db string) error {
@@ -113,6 +114,9 @@ func checkMetadataOut(out, db string) error {
 			if samePath(out, db+suffix) {
 				return &usageError{msg: fmt.Sprintf("-o %s: refusing to replace the warehouse file %s; choose another file", out, db+suffix)}
 			}
+		}
+		if isLockOf(out, db) {
+			return &usageError{msg: fmt.Sprintf("-o %s: refusing to replace an account lock file of the warehouse %s; choose another file", out, db)}
 		}
 	}
 	fi, err := os.Stat(out)
@@ -145,6 +149,21 @@ func samePath(a, b string) bool {
 		return os.SameFile(fa, fb)
 	}
 	return resolvedPath(a) == resolvedPath(b)
+}
+
+// isLockOf reports whether out is one of the warehouse db's account lock
+// files, <db>.<account>.lock beside db's real path (a replaced lock file
+// would let a second writer in).
+func isLockOf(out, db string) bool {
+	real, err := filepath.EvalSymlinks(db)
+	if err != nil {
+		return false
+	}
+	if real, err = filepath.Abs(real); err != nil {
+		return false
+	}
+	r := resolvedPath(out)
+	return strings.HasPrefix(r, real+".") && strings.HasSuffix(r, ".lock")
 }
 
 // resolvedPath is p made absolute and clean, its directory's symbolic

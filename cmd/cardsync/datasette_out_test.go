@@ -28,6 +28,10 @@ func TestDatasetteMetadataOutRefuses(t *testing.T) {
 	if err := os.Symlink(dir, filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
 	}
+	accountLock := e.db + ".acme.lock" // as a serve of [[accounts]] named acme leaves it
+	if err := os.WriteFile(accountLock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	other := filepath.Join(dir, "other.db")
 	otherWAL := filepath.Join(dir, "other.db-wal")
 	config := filepath.Join(dir, "c.toml")
@@ -54,6 +58,7 @@ func TestDatasetteMetadataOutRefuses(t *testing.T) {
 		{"another database's WAL", "", otherWAL},
 		{"a config file", "", config},
 		{"the writer's lock file", "", e.db + ".lock"},
+		{"an account's lock file", "", accountLock},
 		{"directory", "", "sub"},
 		{"device", "", os.DevNull},
 	}

@@ -44,11 +44,6 @@ func updateFields(ctx context.Context, tx pgx.Tx, runID int64, now time.Time, ha
 	if len(update) == 0 {
 		return false, nil
 	}
-	minorBefore := make(map[string]bool, len(have))
-	for _, f := range have {
-		minorBefore[f.Name] = f.Type.MinorColumn != ""
-	}
-	flat := false
 	var names, types, kinds, minors []string
 	var scales []*int32
 	for _, f := range update {
@@ -56,7 +51,6 @@ func updateFields(ctx context.Context, tx pgx.Tx, runID int64, now time.Time, ha
 		// are text whatever the type (flatType).
 		names, types = append(names, f.Name), append(types, f.JSONTypes)
 		kinds, scales, minors = append(kinds, f.Type.Kind.String()), append(scales, typeScale(f.Type)), append(minors, f.Type.MinorColumn)
-		flat = flat || f.Type.MinorColumn != "" && !minorBefore[f.Name]
 	}
 	if _, err := tx.Exec(ctx, `UPDATE card_fields f SET json_types = u.types, last_run = greatest(f.last_run, $1),
 			last_seen_at = greatest(f.last_seen_at, $4), type = u.kind, scale = u.scale, minor_column = nullif(u.minor, '')
@@ -64,7 +58,7 @@ func updateFields(ctx context.Context, tx pgx.Tx, runID int64, now time.Time, ha
 		runID, names, types, now, kinds, scales, minors); err != nil {
 		return false, fmt.Errorf("update %d fields: %w", len(update), err)
 	}
-	return flat, nil
+	return load.GainsMinor(have, update), nil
 }
 
 // typeScale is card_fields.scale of type t: its scale for a decimal, else

@@ -73,10 +73,21 @@ func millis(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(),
 // most timeout (what names it in the error), then bounds the rest of the
 // transaction's waits by LockTimeout again.
 func advisoryLock(ctx context.Context, tx pgx.Tx, key int64, timeout time.Duration, what string) error {
+	return xactLock(ctx, tx, `SELECT pg_advisory_xact_lock($1)`, key, timeout, what)
+}
+
+// advisoryLockShared is advisoryLock taking the lock shared.
+func advisoryLockShared(ctx context.Context, tx pgx.Tx, key int64, timeout time.Duration, what string) error {
+	return xactLock(ctx, tx, `SELECT pg_advisory_xact_lock_shared($1)`, key, timeout, what)
+}
+
+// xactLock runs lock (a statement taking a transaction-scoped advisory
+// lock on $1) for advisoryLock and advisoryLockShared.
+func xactLock(ctx context.Context, tx pgx.Tx, lock string, key int64, timeout time.Duration, what string) error {
 	if _, err := tx.Exec(ctx, `SELECT set_config('lock_timeout', $1, true)`, millis(timeout)); err != nil {
 		return fmt.Errorf("lock %s: %w", what, err)
 	}
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, key); err != nil {
+	if _, err := tx.Exec(ctx, lock, key); err != nil {
 		return fmt.Errorf("lock %s: %w", what, waitedFor(err, what, timeout))
 	}
 	if _, err := tx.Exec(ctx, `SELECT set_config('lock_timeout', $1, true)`, millis(LockTimeout)); err != nil {

@@ -134,17 +134,12 @@ func growFields(ctx context.Context, tx pgx.Tx, want map[string]load.FieldType) 
 		return nil, false, err
 	}
 	grown := load.GrowTypes(have, want, flatLimits())
-	hadMinor := make(map[string]bool, len(have))
-	for _, f := range have {
-		hadMinor[f.Name] = f.Type.MinorColumn != ""
-	}
-	flat := false
+	flat := load.GainsMinor(have, grown)
 	for _, f := range grown {
 		if _, err := tx.Exec(ctx, `UPDATE card_fields SET type = $2, scale = $3, minor_column = nullif($4, '') WHERE name = $1`,
 			f.Name, f.Type.Kind.String(), typeScale(f.Type), f.Type.MinorColumn); err != nil {
 			return nil, false, fmt.Errorf("grow field %q: %w", f.Name, err)
 		}
-		flat = flat || f.Type.MinorColumn != "" && !hadMinor[f.Name]
 	}
 	types := load.TypesOf(have, nil, grown)
 	if len(grown) == 0 {
@@ -169,15 +164,8 @@ func growFields(ctx context.Context, tx pgx.Tx, want map[string]load.FieldType) 
 // (recordFields, growFields) is granted it at once; the shared lock is
 // the last one a commit asks for.
 func numberTypes(ctx context.Context, tx pgx.Tx) (map[string]load.FieldType, error) {
-	what := "card_fields' lock (another replica is growing a field's scale)"
-	if _, err := tx.Exec(ctx, `SELECT set_config('lock_timeout', $1, true)`, millis(peerLockTimeout)); err != nil {
-		return nil, fmt.Errorf("lock %s: %w", what, err)
-	}
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, int64(fieldsLock)); err != nil {
-		return nil, fmt.Errorf("lock %s: %w", what, waitedFor(err, what, peerLockTimeout))
-	}
-	if _, err := tx.Exec(ctx, `SELECT set_config('lock_timeout', $1, true)`, millis(LockTimeout)); err != nil {
-		return nil, fmt.Errorf("lock %s: %w", what, err)
+	if err := advisoryLockShared(ctx, tx, fieldsLock, peerLockTimeout, "card_fields' lock (another replica is growing a field's scale)"); err != nil {
+		return nil, err
 	}
 	rows, err := tx.Query(ctx, `SELECT name, type, coalesce(scale, 0), coalesce(minor_column, '') FROM card_fields WHERE type IN ('integer', 'decimal')`)
 	if err != nil {

@@ -54,19 +54,14 @@ func (w *Warehouse) recordFields(ctx context.Context, tx *sql.Tx, runID, walkID 
 		added = added || f.InFlatView
 	}
 	b.Added(len(add))
-	minorBefore := map[string]bool{}
-	for _, f := range have {
-		minorBefore[f.Name] = f.Type.MinorColumn != ""
-	}
 	for _, f := range update {
 		if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET json_types = ?, last_run = ?, last_seen_at = max(last_seen_at, ?),
 				type = ?, scale = ?, minor_column = ? WHERE name = ?`,
 			f.JSONTypes, f.LastRun, now, f.Type.Kind.String(), typeScale(f.Type), nullText(f.Type.MinorColumn), f.Name); err != nil {
 			return nil, nil, fmt.Errorf("update field %q: %w", f.Name, err)
 		}
-		added = added || f.Type.MinorColumn != "" && !minorBefore[f.Name]
 	}
-	if added {
+	if added || load.GainsMinor(have, update) {
 		return skipped, types, regenerateFlat(ctx, tx)
 	}
 	return skipped, types, nil

@@ -105,17 +105,12 @@ func growFields(ctx context.Context, tx *sql.Tx, want map[string]load.FieldType)
 		return nil, err
 	}
 	grown := load.GrowTypes(have, want, SQLiteFlatLimits())
-	minorBefore := map[string]bool{}
-	for _, f := range have {
-		minorBefore[f.Name] = f.Type.MinorColumn != ""
-	}
-	flat := false
+	flat := load.GainsMinor(have, grown)
 	for _, f := range grown {
 		if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET type = ?, scale = ?, minor_column = ? WHERE name = ?`,
 			f.Type.Kind.String(), typeScale(f.Type), nullText(f.Type.MinorColumn), f.Name); err != nil {
 			return nil, fmt.Errorf("grow field %q: %w", f.Name, err)
 		}
-		flat = flat || f.Type.MinorColumn != "" && !minorBefore[f.Name]
 	}
 	types := load.TypesOf(have, nil, grown)
 	if len(grown) == 0 {
