@@ -56,3 +56,33 @@ func TestAlertsUseExportedSeries(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryAlertTestedBothWays: each rule of alerts.yml has, in
+// alerts_test.yml, an evaluation where it fires and one where it does not.
+func TestEveryAlertTestedBothWays(t *testing.T) {
+	rules, err := os.ReadFile(filepath.Join("..", "monitoring", "alerts.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests, err := os.ReadFile(filepath.Join("..", "monitoring", "alerts_test.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := regexp.MustCompile(`(?m)^\s*- alert: (\w+)$`).FindAllStringSubmatch(string(rules), -1)
+	if len(names) == 0 {
+		t.Fatal("no alert in alerts.yml")
+	}
+	silent, firing := map[string]bool{}, map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^\s*alertname: (\w+)\n\s*exp_alerts:( \[\])?$`).FindAllStringSubmatch(string(tests), -1) {
+		if m[2] != "" {
+			silent[m[1]] = true
+		} else {
+			firing[m[1]] = true
+		}
+	}
+	for _, n := range names {
+		if !silent[n[1]] || !firing[n[1]] {
+			t.Errorf("alerts_test.yml tests %s firing: %v, not firing: %v; want both", n[1], firing[n[1]], silent[n[1]])
+		}
+	}
+}

@@ -59,7 +59,16 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives a line when a refresh fails (nil discards).
 	Logger *slog.Logger
+	// Warehouse is the warehouse's kind, cardsync_warehouse_info's kind
+	// label: WarehouseSQLite (the default) or WarehousePostgres.
+	Warehouse string
 }
+
+// The kinds of warehouse Options.Warehouse names.
+const (
+	WarehouseSQLite   = "sqlite"
+	WarehousePostgres = "postgres"
+)
 
 // Metrics holds every series cardsync exports and the state /healthz
 // judges. ClientObserver and RunObserver give the hooks extract and worker
@@ -100,11 +109,25 @@ type Metrics struct {
 	warehouseBytes prometheus.Gauge
 	flatStale      prometheus.Gauge
 	backup         prometheus.Gauge
+	backupFailure  prometheus.Gauge
+	backupInterval prometheus.Gauge
+	backupsOn      prometheus.Gauge
 	backups        *prometheus.CounterVec // result
 	healthyWithin  prometheus.Gauge
+	warehouseInfo  *prometheus.GaugeVec // kind
 
 	mu     sync.Mutex
 	health healthState
+}
+
+// backupFamilies are the series about serve's scheduled backups: the
+// textfile leaves them out (a backfill takes no backups).
+var backupFamilies = []string{
+	"cardsync_backup_last_success_timestamp_seconds",
+	"cardsync_backup_last_failure_timestamp_seconds",
+	"cardsync_backup_interval_seconds",
+	"cardsync_backups_configured",
+	"cardsync_backups_total",
 }
 
 // New builds the registries and creates every series at 0, every label
@@ -119,6 +142,9 @@ func New(opts Options) *Metrics {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Warehouse == "" {
+		opts.Warehouse = WarehouseSQLite
 	}
 	var accounts []string
 	for _, a := range opts.Accounts {
@@ -155,11 +181,16 @@ func New(opts Options) *Metrics {
 	m.leasesLost = f.counterVec("cardsync_leases_lost_total", "Times this replica lost the account's lease while it held it (a renewal refused, a commit fenced off, the TTL passed): another replica may take the account over.", "account")
 	m.flatStale = f.gauge("cardsync_cards_flat_stale", "1 while the PostgreSQL warehouse's cards_flat view lags behind card_fields (a view built on it blocks a needed re-creation; see the log's warning), else 0.")
 	m.warehouseBytes = f.gauge("cardsync_warehouse_bytes", "Size of the warehouse file and its WAL after the last run (of any account).")
-	m.backup = f.gauge("cardsync_backup_last_success_timestamp_seconds", "When the last backup succeeded (unix seconds; 0: none, or backups not configured).")
-	m.backups = f.counterVec("cardsync_backups_total", "Scheduled backups serve took, by result (succeeded, failed).", "result")
+	m.backup = f.gauge(backupFamilies[0], "When the last backup succeeded (unix seconds; 0: none, or backups not configured): at start-up the newest backup in the backup directory, then each scheduled backup serve takes.")
+	m.backupFailure = f.gauge(backupFamilies[1], "When the last scheduled backup that failed started (unix seconds; 0: none since serve started, or backups not configured). Later than the last success: the backups fail.")
+	m.backupInterval = f.gauge(backupFamilies[2], "The longest gap between two scheduled backups of [backup] cron (seconds; 0: backups not configured).")
+	m.backupsOn = f.gauge(backupFamilies[3], "1 while serve takes scheduled backups ([backup] cron set), else 0.")
+	m.backups = f.counterVec(backupFamilies[4], "Scheduled backups serve took, by result (succeeded, failed).", "result")
 	for _, r := range []string{"succeeded", "failed"} {
 		m.backups.WithLabelValues(r)
 	}
+	m.warehouseInfo = f.gaugeVec("cardsync_warehouse_info", "1, labelled with the warehouse's kind: sqlite (a file; serve may take its backups) or postgres (a shared database, backed up by the database's own tools).", "kind")
+	m.warehouseInfo.WithLabelValues(opts.Warehouse).Set(1)
 	m.healthyWithin = f.gauge("cardsync_healthy_within_seconds", "[metrics] healthy_within: how old an account's last success may be while /healthz answers 200.")
 	m.healthyWithin.Set(opts.HealthyWithin.Seconds())
 	m.health = healthState{started: opts.Now(), within: opts.HealthyWithin, accounts: map[string]*accountHealth{}}
@@ -257,8 +288,28 @@ func (m *Metrics) BackupSucceeded(t time.Time) {
 	m.backup.Set(unixSeconds(t))
 }
 
-// BackupFailed counts a scheduled backup that failed.
-func (m *Metrics) BackupFailed() { m.backups.WithLabelValues("failed").Inc() }
+// BackupFailed counts a scheduled backup that failed, which started at t.
+func (m *Metrics) BackupFailed(t time.Time) {
+	m.backups.WithLabelValues("failed").Inc()
+	m.backupFailure.Set(unixSeconds(t))
+}
+
+// SetBackupSchedule says how often serve takes scheduled backups: interval
+// is the longest gap between two of them; 0 (or less) says it takes none,
+// and then the last success and the last failure read 0 too, so no backup
+// alert fires on backups turned off. serve calls it at start-up and at
+// every reload.
+func (m *Metrics) SetBackupSchedule(interval time.Duration) {
+	if interval <= 0 {
+		m.backupsOn.Set(0)
+		m.backupInterval.Set(0)
+		m.backup.Set(0)
+		m.backupFailure.Set(0)
+		return
+	}
+	m.backupsOn.Set(1)
+	m.backupInterval.Set(interval.Seconds())
+}
 
 // SetLastBackup sets the last backup's time without counting a backup: at
 // start-up from the newest backup on disk, or the zero time (0) when

@@ -21,6 +21,7 @@ var listed = []string{
 	"cardsync_backup_last_success_timestamp_seconds", "cardsync_runs_failed_in_a_row", "cardsync_healthy_within_seconds",
 	"cardsync_backups_total", "cardsync_run_start_failures_total",
 	"cardsync_lease_held", "cardsync_runs_skipped_total", "cardsync_leases_lost_total",
+	"cardsync_backup_last_failure_timestamp_seconds", "cardsync_backup_interval_seconds", "cardsync_backups_configured",
 }
 
 func TestFreshMetricsExistAtZero(t *testing.T) {
@@ -69,6 +70,58 @@ func TestFreshMetricsExistAtZero(t *testing.T) {
 	for _, name := range []string{"go_goroutines", "process_start_time_seconds"} {
 		if fams[name] == nil {
 			t.Errorf("%s missing", name)
+		}
+	}
+}
+
+// TestBackupSeries: the backup series exist from start-up (backups not
+// configured: every one 0); SetBackupSchedule sets the interval and
+// configured, a failure its start time, and turning backups off reads 0 on
+// every backup gauge, so no backup alert outlives them.
+func TestBackupSeries(t *testing.T) {
+	m := New(Options{})
+	fams := families(t, m)
+	for _, name := range backupFamilies[:4] {
+		if got := mustValue(t, fams, name, ""); got != 0 {
+			t.Errorf("fresh %s = %v, want 0", name, got)
+		}
+	}
+	if got := mustValue(t, fams, "cardsync_warehouse_info", "kind=sqlite"); got != 1 {
+		t.Errorf("cardsync_warehouse_info{kind=sqlite} = %v, want 1", got)
+	}
+	if pg := families(t, New(Options{Warehouse: WarehousePostgres})); mustValue(t, pg, "cardsync_warehouse_info", "kind=postgres") != 1 {
+		t.Error("cardsync_warehouse_info{kind=postgres} is not 1")
+	}
+
+	m.SetBackupSchedule(7 * 24 * time.Hour)
+	ok, bad := time.Unix(1_700_000_000, 0), time.Unix(1_700_086_400, 0)
+	m.BackupSucceeded(ok)
+	m.BackupFailed(bad)
+	fams = families(t, m)
+	for name, want := range map[string]float64{
+		"cardsync_backups_configured":                    1,
+		"cardsync_backup_interval_seconds":               604800,
+		"cardsync_backup_last_success_timestamp_seconds": 1_700_000_000,
+		"cardsync_backup_last_failure_timestamp_seconds": 1_700_086_400,
+	} {
+		if got := mustValue(t, fams, name, ""); got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	if got := mustValue(t, fams, "cardsync_backups_total", "result=failed"); got != 1 {
+		t.Errorf("cardsync_backups_total{result=failed} = %v, want 1", got)
+	}
+	// The next success clears CardsyncBackupFailing (failure < success).
+	m.BackupSucceeded(bad.Add(time.Hour))
+	fams = families(t, m)
+	if s, f := mustValue(t, fams, "cardsync_backup_last_success_timestamp_seconds", ""), mustValue(t, fams, "cardsync_backup_last_failure_timestamp_seconds", ""); f >= s {
+		t.Errorf("after a success the last failure %v is not older than the last success %v", f, s)
+	}
+	m.SetBackupSchedule(0)
+	fams = families(t, m)
+	for _, name := range backupFamilies[:4] {
+		if got := mustValue(t, fams, name, ""); got != 0 {
+			t.Errorf("backups turned off: %s = %v, want 0", name, got)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/prometheus/common/expfmt"
 )
@@ -14,7 +15,9 @@ import (
 // temporary file in the same directory (named so the collector, which reads
 // only *.prom, skips it), synced, made 0644, then renamed over path. The Go
 // and process collectors are left out: they would describe a process that
-// has exited, and node_exporter exports its own under the same names.
+// has exited, and node_exporter exports its own under the same names. So
+// are the series about serve's scheduled backups: a backfill takes none, and
+// their zeros would say backups are off or never succeeded.
 func (m *Metrics) WriteTextfile(path string) (err error) {
 	mfs, err := m.families.Gather()
 	if err != nil {
@@ -33,6 +36,9 @@ func (m *Metrics) WriteTextfile(path string) (err error) {
 	}()
 	bw := bufio.NewWriter(tmp)
 	for _, mf := range mfs {
+		if slices.Contains(backupFamilies, mf.GetName()) {
+			continue
+		}
 		if _, err := expfmt.MetricFamilyToText(bw, mf); err != nil {
 			return fmt.Errorf("write metrics textfile %s: %w", path, err)
 		}

@@ -28,9 +28,10 @@ type Backups struct {
 	// OnSuccess, if set, is told about each backup written (its path and
 	// when it started), e.g. for a last-success metric.
 	OnSuccess func(path string, at time.Time)
-	// OnFailure, if set, is told about each backup that failed (a stop
-	// during a backup is not a failure).
-	OnFailure func(err error)
+	// OnFailure, if set, is told about each backup that failed and when
+	// it started (a stop during a backup is not a failure), e.g. for a
+	// last-failure metric.
+	OnFailure func(err error, at time.Time)
 }
 
 // WarehouseBackups is the plan `cardsync serve` uses: dialect.Backup of the
@@ -117,7 +118,7 @@ func (d *Daemon) backupOnce(ctx context.Context, b *Backups) {
 		d.mu.Unlock()
 		log.Error("backup failed; the daemon goes on and takes the next one on schedule", "err", err, "duration", elapsed)
 		if b.OnFailure != nil {
-			b.OnFailure(err)
+			b.OnFailure(err, start)
 		}
 		return
 	}

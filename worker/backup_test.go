@@ -155,6 +155,7 @@ func TestDaemonBackupFailures(t *testing.T) {
 		log := slog.New(slog.NewJSONHandler(rec, nil))
 		tr := &simTransport{srv: sim.New(sim.Options{Seed: 1, Cards: 30, Window: time.Second, Limit: 1000, AuthLimit: 100})}
 		calls := 0
+		var failedAt []time.Time
 		hup := make(chan struct{}, 1)
 		d := &Daemon{Jobs: []*Job{bubbleJob(t, tr, log)}, Schedule: every(15 * time.Minute), RunTimeout: time.Hour, Logger: log, Hup: hup,
 			Backups: &Backups{Schedule: every(10 * time.Minute), Take: func(ctx context.Context, now time.Time) (load.BackupResult, error) {
@@ -163,7 +164,7 @@ func TestDaemonBackupFailures(t *testing.T) {
 					panic("disk on fire")
 				}
 				return sqlite.BackupResult{}, errors.New("backup: create the backup directory: permission denied")
-			}},
+			}, OnFailure: func(_ error, at time.Time) { failedAt = append(failedAt, at) }},
 			Reload: func(context.Context) (Config, error) { return Config{Backups: &Backups{}, Changes: "backup.cron"}, nil },
 		}
 		ctx, cancel := context.WithCancel(t.Context())
@@ -174,6 +175,11 @@ func TestDaemonBackupFailures(t *testing.T) {
 		st := d.BackupStats()
 		if st.Failed != 3 || st.Succeeded != 0 || !strings.Contains(st.LastError, "permission denied") {
 			t.Errorf("BackupStats %+v, want 3 failures", st)
+		}
+		// OnFailure is told each failure (the panic included) with its
+		// start, the time a last-failure metric shows.
+		if len(failedAt) != 3 || !failedAt[2].Equal(st.LastFailure) {
+			t.Errorf("OnFailure told %v, want 3 failures, the last at %v", failedAt, st.LastFailure)
 		}
 		if n := strings.Count(rec.text(), `"level":"ERROR","msg":"backup failed; the daemon goes on and takes the next one on schedule"`); n != 3 {
 			t.Errorf("%d error lines for 3 failed backups:\n%s", n, rec.text())

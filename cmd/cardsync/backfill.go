@@ -60,7 +60,7 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 	var met *metrics.Metrics
 	if *textfile != "" {
 		// The selected accounts' series, each labelled with its account.
-		met = metrics.New(metrics.Options{Accounts: accountNameList(accounts), HealthyWithin: s.HealthyWithin, Logger: log})
+		met = metrics.New(metrics.Options{Accounts: accountNameList(accounts), HealthyWithin: s.HealthyWithin, Logger: log, Warehouse: warehouseKind(s)})
 	}
 	opts := worker.Options{Restart: *restart, ConfirmRemovals: *confirm}
 	err = m.backfillAccounts(ctx, s, accounts, log, opts, prog, met)

@@ -125,13 +125,19 @@ func TestBackupKeysAndServePlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	met := metrics.New(metrics.Options{})
-	seedBackupMetric(s, s.DBPath, met)
+	backupMetrics(s, false, s.DBPath, met)
 	if got := backupGauge(t, met); got == 0 {
 		t.Errorf("backup metric not seeded from the existing backups")
 	}
+	if got := gaugeValue(t, met, "cardsync_backups_configured"); got != 1 {
+		t.Errorf("cardsync_backups_configured = %v with [backup] cron, want 1", got)
+	}
+	if got := gaugeValue(t, met, "cardsync_backup_interval_seconds"); got != 3600 {
+		t.Errorf("cardsync_backup_interval_seconds = %v for @every 1h, want 3600", got)
+	}
 	plan := backups(s, s.DBPath, met)
 	if plan.Schedule == nil || plan.Take == nil || plan.OnSuccess == nil || plan.OnFailure == nil {
-		t.Fatalf("plan %+v: want a schedule, a Take and an OnSuccess", plan)
+		t.Fatalf("plan %+v: want a schedule, a Take, an OnSuccess and an OnFailure", plan)
 	}
 	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	res, err := plan.Take(t.Context(), at)
@@ -143,27 +149,75 @@ func TestBackupKeysAndServePlan(t *testing.T) {
 	if got := backupGauge(t, met); got != float64(at.Unix()) {
 		t.Errorf("backup metric %v, want %d", got, at.Unix())
 	}
-	delete(e.vars, "CARDSYNC_BACKUP_CRON")
-	cfg, _ = config.Load("", e.environ())
-	s, _ = cfg.Settings(false, func(string) string { return "" })
-	plan.OnFailure(errors.New("disk full"))
+	failed := at.Add(time.Hour)
+	plan.OnFailure(errors.New("disk full"), failed)
 	if got := metricValue(t, met, "cardsync_backups_total", "failed"); got != 1 {
 		t.Errorf("cardsync_backups_total{result=failed} = %v, want 1", got)
 	}
 	if got := metricValue(t, met, "cardsync_backups_total", "succeeded"); got != 1 {
 		t.Errorf("cardsync_backups_total{result=succeeded} = %v, want 1", got)
 	}
+	if got := gaugeValue(t, met, "cardsync_backup_last_failure_timestamp_seconds"); got != float64(failed.Unix()) {
+		t.Errorf("cardsync_backup_last_failure_timestamp_seconds = %v, want %d", got, failed.Unix())
+	}
+	// A reload that keeps backups on keeps the last success and failure.
+	backupMetrics(s, true, s.DBPath, met)
+	if got := backupGauge(t, met); got != float64(at.Unix()) {
+		t.Errorf("after a reload keeping backups: backup metric %v, want %d", got, at.Unix())
+	}
+
+	// A reload to a weekly cron: the interval follows.
+	e.vars["CARDSYNC_BACKUP_CRON"] = "30 2 * * 0"
+	cfg, _ = config.Load("", e.environ())
+	weekly, err := cfg.Settings(false, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	backupMetrics(weekly, true, weekly.DBPath, met)
+	if got := gaugeValue(t, met, "cardsync_backup_interval_seconds"); got != 7*86400 {
+		t.Errorf("cardsync_backup_interval_seconds = %v for a weekly cron, want %d", got, 7*86400)
+	}
+
+	// A reload turning backups off: every backup gauge reads 0.
+	delete(e.vars, "CARDSYNC_BACKUP_CRON")
+	cfg, _ = config.Load("", e.environ())
+	s, _ = cfg.Settings(false, func(string) string { return "" })
 	if plan := backups(s, s.DBPath, met); plan.Schedule != nil || plan.Take != nil {
 		t.Errorf("without [backup] cron the plan is %+v, want an empty plan (no backups)", plan)
 	}
-	if got := backupGauge(t, met); got != 0 {
-		t.Errorf("without [backup] cron the backup metric is %v, want 0 (no stale-backup alert)", got)
+	backupMetrics(s, true, s.DBPath, met)
+	for _, name := range []string{"cardsync_backup_last_success_timestamp_seconds", "cardsync_backup_last_failure_timestamp_seconds",
+		"cardsync_backup_interval_seconds", "cardsync_backups_configured"} {
+		if got := gaugeValue(t, met, name); got != 0 {
+			t.Errorf("without [backup] cron %s = %v, want 0 (no backup alert but CardsyncBackupsNotConfigured)", name, got)
+		}
 	}
 	fresh := metrics.New(metrics.Options{})
-	seedBackupMetric(s, s.DBPath, fresh)
+	backupMetrics(s, false, s.DBPath, fresh)
 	if got := backupGauge(t, fresh); got != 0 {
 		t.Errorf("without [backup] cron the start-up seed set %v from old backups, want 0", got)
 	}
+	// Turned on again by a reload: seeded from the directory again.
+	backupMetrics(weekly, false, weekly.DBPath, fresh)
+	if got := backupGauge(t, fresh); got == 0 {
+		t.Errorf("backups turned on by a reload: the metric was not seeded from the existing backups")
+	}
+}
+
+// gaugeValue reads the value of an unlabelled gauge.
+func gaugeValue(t *testing.T, met *metrics.Metrics, family string) float64 {
+	t.Helper()
+	families, err := met.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == family {
+			return f.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no %s", family)
+	return 0
 }
 
 // backupGauge reads cardsync_backup_last_success_timestamp_seconds.

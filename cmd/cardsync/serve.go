@@ -125,7 +125,7 @@ func (m *Main) composeServe(ctx context.Context, cf commonFlags, s config.Settin
 	log := m.logger(s)
 	sv := &server{m: m, ctx: ctx, cf: cf, log: log, notify: newNotifier(m.Getenv), current: s}
 	if s.MetricsListen != "" {
-		sv.met = metrics.New(metrics.Options{Accounts: accountNameList(s.Accounts), HealthyWithin: s.HealthyWithin, Logger: log})
+		sv.met = metrics.New(metrics.Options{Accounts: accountNameList(s.Accounts), HealthyWithin: s.HealthyWithin, Logger: log, Warehouse: warehouseKind(s)})
 	}
 	// The accounts' commits to one file take turns in this process.
 	turns := load.NewWriteTurns()
@@ -146,7 +146,7 @@ func (m *Main) composeServe(ctx context.Context, cf commonFlags, s config.Settin
 		return sv, err
 	}
 	if sv.met != nil {
-		seedBackupMetric(s, sv.path(), sv.met)
+		backupMetrics(s, false, sv.path(), sv.met)
 		stop, err := serveMetrics(ctx, sv.met, sv.stores, s.MetricsListen, log)
 		if err != nil {
 			log.Error("cannot start: [metrics] listen", "err", err)
@@ -218,6 +218,7 @@ func (sv *server) reload(context.Context) (worker.Config, error) {
 	}
 	if sv.met != nil {
 		sv.met.SetHealthyWithin(next.HealthyWithin)
+		backupMetrics(next, sv.current.BackupSchedule != nil, sv.path(), sv.met)
 	}
 	if len(restart) > 0 {
 		nlog.Warn("these keys changed but need a restart to take effect", "keys", restart)
@@ -311,28 +312,39 @@ func apiURLs(s config.Settings) string {
 // backups is serve's backup plan for the warehouse at path (the one open,
 // even after a reload names another: [warehouse] path needs a restart):
 // [backup] cron, dir and keep, each result told to the metrics. Without a
-// cron it is an empty plan (no backups) and the backup metric reads 0.
+// cron it is an empty plan (no backups).
 func backups(s config.Settings, path string, met *metrics.Metrics) *worker.Backups {
 	if s.BackupSchedule == nil {
-		if met != nil {
-			met.SetLastBackup(time.Time{})
-		}
 		return &worker.Backups{}
 	}
 	b := worker.WarehouseBackups(inLocation{s.BackupSchedule, s.Location}, path, s.BackupDir, s.BackupKeep)
 	if met != nil {
 		b.OnSuccess = func(_ string, at time.Time) { met.BackupSucceeded(at) }
-		b.OnFailure = func(error) { met.BackupFailed() }
+		b.OnFailure = func(_ error, at time.Time) { met.BackupFailed(at) }
 	}
 	return b
 }
 
-// seedBackupMetric sets the last backup's time from the newest backup in
-// the directory, so a restarted daemon does not report backups as stale
-// (or as fresh) before its first one. Without [backup] cron it leaves the
-// metric at 0: a manual backup long ago must not raise an alert.
-func seedBackupMetric(s config.Settings, path string, met *metrics.Metrics) {
+// backupInterval is the longest gap between two backups of s's [backup]
+// cron (as healthy_within's default reads [schedule] cron); 0 without one.
+func backupInterval(s config.Settings, now time.Time) time.Duration {
 	if s.BackupSchedule == nil {
+		return 0
+	}
+	return config.ScheduleInterval(s.BackupSchedule, now.In(s.Location))
+}
+
+// backupMetrics tells met about s's scheduled backups, at start-up and at
+// each reload: whether serve takes them and how often
+// (cardsync_backups_configured, cardsync_backup_interval_seconds; off, the
+// last success and failure read 0 too), and, when they were off before
+// (wasOn false; always at start-up), the last success from the newest
+// backup in the directory, so a restarted daemon does not report backups
+// as stale (or as fresh) before its first one. Without [backup] cron the
+// last success stays 0: a manual backup long ago must not raise an alert.
+func backupMetrics(s config.Settings, wasOn bool, path string, met *metrics.Metrics) {
+	met.SetBackupSchedule(backupInterval(s, time.Now()))
+	if s.BackupSchedule == nil || wasOn {
 		return
 	}
 	dir := cmp.Or(s.BackupDir, dialect.DefaultBackupDir(path))
@@ -343,6 +355,14 @@ func seedBackupMetric(s config.Settings, path string, met *metrics.Metrics) {
 	if fi, err := os.Stat(list[0]); err == nil {
 		met.SetLastBackup(fi.ModTime())
 	}
+}
+
+// warehouseKind is s's warehouse for cardsync_warehouse_info.
+func warehouseKind(s config.Settings) string {
+	if s.WarehouseURL != "" {
+		return metrics.WarehousePostgres
+	}
+	return metrics.WarehouseSQLite
 }
 
 // observers tells each of its observers, in turn, about a finished run.
