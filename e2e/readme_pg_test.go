@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,4 +64,58 @@ func TestREADMEPostgres(t *testing.T) {
 	if n < 3 {
 		t.Errorf("only %d PostgreSQL queries found in README.md", n)
 	}
+	// The runbook's psql commands run on the same warehouse (no rows
+	// needed: most look for trouble), and every sqlite3 query there has
+	// its psql twin.
+	blocks := readmeBlocks(t)
+	queries := runbookQueries(blocks, `psql "$WAREHOUSE_URL" -c "`)
+	for _, q := range queries {
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		rows, err := ro.QueryContext(ctx, q.text)
+		if err == nil {
+			for rows.Next() {
+			}
+			err = rows.Err()
+			rows.Close()
+		}
+		cancel()
+		if err != nil {
+			t.Errorf("README.md:%d: %s\n%v", q.line, q.text, err)
+		}
+	}
+	psql := map[string]bool{}
+	for _, q := range queries {
+		psql[q.text] = true
+	}
+	for _, q := range runbookQueries(blocks, `sqlite3 -readonly WAREHOUSE "`) {
+		if !psql[q.text] {
+			t.Errorf("README.md:%d: the runbook's sqlite3 query has no psql twin: %s", q.line, q.text)
+		}
+	}
+	if len(queries) < 5 {
+		t.Errorf("only %d psql commands in the runbook", len(queries))
+	}
+}
+
+// runbookQueries returns the SQL of the runbook's ```text lines that start
+// with prefix (a client and the opening quote of its query), the account
+// NAME replaced by default.
+func runbookQueries(blocks []readmeBlock, prefix string) []readmeCommand {
+	var out []readmeCommand
+	for _, b := range blocks {
+		if b.lang != "text" {
+			continue
+		}
+		for i, line := range strings.Split(b.text, "\n") {
+			line = strings.TrimSpace(line)
+			rest, ok := strings.CutPrefix(line, prefix)
+			if !ok {
+				continue
+			}
+			q, _, _ := strings.Cut(rest, `"`)
+			q = strings.ReplaceAll(q, "'NAME'", "'default'")
+			out = append(out, readmeCommand{lang: b.lang, line: b.line + 1 + i, text: q})
+		}
+	}
+	return out
 }
