@@ -257,3 +257,14 @@ func metricValue(t *testing.T, met *metrics.Metrics, family, value string) float
 	t.Fatalf("no %s{%s}", family, value)
 	return 0
 }
+
+// TestWarehouseKind: the metrics name a PostgreSQL warehouse so that
+// CardsyncBackupsNotConfigured (SQLite only) skips it.
+func TestWarehouseKind(t *testing.T) {
+	if got := warehouseKind(config.Settings{PostgresSettings: config.PostgresSettings{WarehouseURL: "postgres://db/cardsync"}}); got != metrics.WarehousePostgres {
+		t.Errorf("kind of a [warehouse] url: %q", got)
+	}
+	if got := warehouseKind(config.Settings{DBPath: "warehouse.db"}); got != metrics.WarehouseSQLite {
+		t.Errorf("kind of a [warehouse] path: %q", got)
+	}
+}

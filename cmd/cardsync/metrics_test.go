@@ -71,6 +71,7 @@ func TestBackfillWritesMetricsTextfile(t *testing.T) {
 		{"cardsync_cards", map[string]string{"account": "default", "state": "live"}, 20},
 		{"cardsync_cards_synced_total", map[string]string{"account": "default", "change": "new"}, 20},
 		{"cardsync_auth_requests_total", map[string]string{"account": "default"}, 1},
+		{"cardsync_warehouse_info", map[string]string{"kind": "sqlite"}, 1},
 	}
 	for _, c := range checks {
 		if got, ok := sample(fams, c.name, c.labels); !ok || got != c.want {
@@ -83,6 +84,14 @@ func TestBackfillWritesMetricsTextfile(t *testing.T) {
 	}
 	if fams["go_goroutines"] != nil {
 		t.Error("the textfile carries go_goroutines; node_exporter has its own")
+	}
+	// A backfill takes no scheduled backups: their zeros would fire
+	// CardsyncBackupsNotConfigured or claim backups never succeeded.
+	for _, name := range []string{"cardsync_backups_configured", "cardsync_backup_interval_seconds", "cardsync_backup_last_success_timestamp_seconds",
+		"cardsync_backup_last_failure_timestamp_seconds", "cardsync_backups_total"} {
+		if fams[name] != nil {
+			t.Errorf("the textfile carries %s", name)
+		}
 	}
 
 	// A failed run still writes the file; the last success comes from the
