@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,7 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
 	"github.com/cardsync/cardsync/config"
+	"github.com/cardsync/cardsync/sim"
 )
 
 // unitFile is a parsed systemd unit file: section -> key -> values, in
@@ -247,4 +252,78 @@ func githubAnchor(h string) string {
 		}
 	}
 	return b.String()
+}
+
+// TestBackfillUnitCommand runs cardsync-backfill.service's ExecStart= as
+// the timer would (its config and textfile paths moved to a scratch
+// directory, the password as the systemd credential it gets from
+// LoadCredential=): it syncs and leaves a 0644 textfile that node_exporter
+// can read, with the run counted.
+func TestBackfillUnitCommand(t *testing.T) {
+	u := readUnit(t, "cardsync-backfill.service")
+	args := strings.Fields(u.get("Service", "ExecStart"))
+	up := newUpstream(t, sim.Options{Seed: 26, Cards: 40})
+	d := newDeployment(t, up)
+	creds := t.TempDir()
+	cred, _, _ := strings.Cut(u.get("Service", "LoadCredential"), ":")
+	if err := os.WriteFile(filepath.Join(creds, cred), []byte(sim.DefaultPassword+"\n"), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	delete(d.env, "CARDSYNC_API_PASSWORD")
+	d.env["CREDENTIALS_DIRECTORY"] = creds
+	cfg := filepath.Join(d.dir, "config.toml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("[api]\nbase_url = %q\nemail = %q\n[warehouse]\npath = %q\n", up.URL, sim.DefaultEmail, d.db)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	textfiles := t.TempDir()
+	var textfile string
+	for i, a := range args {
+		switch {
+		case a == "/etc/cardsync/config.toml":
+			args[i] = cfg
+		case strings.HasSuffix(a, ".prom"):
+			textfile = filepath.Join(textfiles, filepath.Base(a))
+			args[i] = textfile
+		}
+	}
+	if args[0] != "/usr/local/bin/cardsync" || textfile == "" {
+		t.Fatalf("ExecStart=%q", args)
+	}
+	code, stdout, stderr := d.run(args[1:]...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d\n%s\n%s", args, code, stdout, stderr)
+	}
+	fi, err := os.Stat(textfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o644 {
+		t.Errorf("textfile mode %04o, want 0644 (node_exporter runs as another user)", fi.Mode().Perm())
+	}
+	f, err := os.Open(textfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := parser.TextToMetricFamilies(f)
+	if err != nil {
+		t.Fatalf("the textfile does not parse: %v", err)
+	}
+	found := false
+	for _, m := range fams["cardsync_runs_total"].GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["trigger"] == "backfill" && labels["status"] == "succeeded" {
+			found = true
+			if v := m.GetCounter().GetValue(); v != 1 {
+				t.Errorf("cardsync_runs_total%v = %v, want 1", labels, v)
+			}
+		}
+	}
+	if !found {
+		t.Error("no cardsync_runs_total{trigger=backfill,status=succeeded} in the textfile")
+	}
 }
