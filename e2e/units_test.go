@@ -123,8 +123,8 @@ func TestSystemdUnits(t *testing.T) {
 
 	// Restarts: the same policy for both daemons, written the same in the README.
 	for name, u := range map[string]unitFile{"cardsync.service": serve, "cardsync@.service": tmpl} {
-		if got := u.get("Service", "RestartPreventExitStatus"); got != "2 3" {
-			t.Errorf("%s: RestartPreventExitStatus=%s, want 2 3 (see the comment in the unit)", name, got)
+		if got := u.get("Service", "RestartPreventExitStatus"); got != "2 3 243" {
+			t.Errorf("%s: RestartPreventExitStatus=%s, want 2 3 243 (see the comment in the unit)", name, got)
 		}
 		if u.get("Service", "Restart") != "on-failure" || u.get("Unit", "StartLimitIntervalSec") != "0" {
 			t.Errorf("%s: want Restart=on-failure and [Unit] StartLimitIntervalSec=0", name)
@@ -133,7 +133,7 @@ func TestSystemdUnits(t *testing.T) {
 			t.Errorf("%s: want Type=notify with a watchdog", name)
 		}
 	}
-	for _, s := range []string{"RestartPreventExitStatus=2 3", "StartLimitIntervalSec=0", "MemoryMax=" + serve.get("Service", "MemoryMax"),
+	for _, s := range []string{"RestartPreventExitStatus=2 3 243", "StartLimitIntervalSec=0", "MemoryMax=" + serve.get("Service", "MemoryMax"),
 		"SuccessExitStatus=" + backfill.get("Service", "SuccessExitStatus"), "TimeoutStartSec=" + backfill.get("Service", "TimeoutStartSec"),
 		"OnCalendar=" + timer.get("Timer", "OnCalendar"), "RandomizedDelaySec=" + timer.get("Timer", "RandomizedDelaySec")} {
 		if !strings.Contains(unitsDoc, s) {
