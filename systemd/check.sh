@@ -1,25 +1,40 @@
 #!/usr/bin/env bash
-# check.sh: static checks of systemd/cardsync.service with systemd-analyze (no running
-# systemd needed; works as root or not).
+# check.sh: static checks of the cardsync units in systemd/ with systemd-analyze (no
+# running systemd needed; works as root or not).
 #
 # Usage: systemd/check.sh PATH/TO/BUILT/cardsync
 #
-#   1. `systemd-analyze verify` on a copy of the unit whose ExecStart= points at the given
-#      binary (verify fails if the ExecStart binary does not exist). Verify exits 0 on
-#      unknown keys and bad values and only prints a warning, so ANY output is a failure.
-#      Nothing is filtered: the unit verifies silently on systemd 252 even though the
-#      cardsync user/group and /etc/cardsync/api-password do not exist on the build host.
-#   2. `systemd-analyze security --offline=true --threshold=15`: fails if the exposure
-#      score is above 1.5 (systemd 252 takes the threshold as an integer in tenths).
-#      Prints the "Overall exposure level" line.
+# The units: cardsync.service, cardsync@.service (checked as the instance
+# cardsync@example.service: verify and security need an instance name),
+# cardsync-backfill.service and cardsync-backfill.timer. litestream.service runs another
+# program (/usr/bin/litestream, not on the build host) and is not checked; any other
+# *.service or *.timer in systemd/ is an error until it is added here.
+#
+#   1. `systemd-analyze verify` on copies of the units, in one directory, whose
+#      ExecStart= points at the given binary (verify fails if the ExecStart binary does
+#      not exist). Verify exits 0 on unknown keys and bad values and only prints a
+#      warning, so ANY output is a failure. Nothing is filtered: the units verify
+#      silently on systemd 252 even though the cardsync user/group and the credential
+#      files under /etc/cardsync do not exist on the build host.
+#   2. For each service: `systemd-analyze security --offline=true --threshold=15`: fails
+#      if the exposure score is above 1.5 (systemd 252 takes the threshold as an integer
+#      in tenths). Prints the "Overall exposure level" line.
 #
 # If systemd-analyze is not installed, prints a message and exits 0.
 # Exit status: 0 ok or skipped, 1 a check failed, 2 usage error.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-unit_src="$here/cardsync.service"
 threshold=15
+# unit file in systemd/ -> the name it is checked under
+declare -A checked=(
+	[cardsync.service]=cardsync.service
+	[cardsync@.service]=cardsync@example.service
+	[cardsync-backfill.service]=cardsync-backfill.service
+	[cardsync-backfill.timer]=cardsync-backfill.timer
+)
+order=(cardsync.service cardsync@.service cardsync-backfill.service cardsync-backfill.timer)
+not_checked=(litestream.service)
 
 if [[ $# -ne 1 ]]; then
 	echo "usage: $0 PATH/TO/cardsync" >&2
@@ -45,54 +60,87 @@ if [[ $bin =~ [[:space:]\"\'\\%\$] ]]; then
 	exit 2
 fi
 
+# Every unit in systemd/ is either checked or named as not checked.
+for f in "$here"/*.service "$here"/*.timer; do
+	[[ -e $f ]] || continue
+	name=$(basename -- "$f")
+	if [[ -z ${checked[$name]+x} && " ${not_checked[*]} " != *" $name "* ]]; then
+		echo "FAIL: $name in systemd/ is not checked: add it to check.sh" >&2
+		exit 1
+	fi
+done
+
 tmp=$(mktemp -d)
 trap 'rm -rf -- "$tmp"' EXIT
 chmod 0755 "$tmp"
-unit="$tmp/cardsync.service" # same file name: the unit name must stay cardsync.service
 
+# Copies under their own file names (the unit name must stay the same), in one
+# directory so that verify finds the units they name (the timer's service, the
+# conflicting cardsync.service) and the template behind the instance.
 prefix='ExecStart=/usr/local/bin/cardsync '
-replaced=0
-while IFS= read -r line || [[ -n $line ]]; do
-	if [[ $line == "$prefix"* ]]; then
-		line="ExecStart=$bin ${line#"$prefix"}"
-		replaced=$((replaced + 1))
+for name in "${order[@]}"; do
+	src="$here/$name"
+	if [[ ! -f $src ]]; then
+		echo "FAIL: $src is missing" >&2
+		exit 1
 	fi
-	printf '%s\n' "$line"
-done <"$unit_src" >"$unit"
-if [[ $replaced -ne 1 ]]; then
-	echo "FAIL: expected exactly one '${prefix}...' line in $unit_src, found $replaced" >&2
-	exit 1
-fi
+	replaced=0
+	while IFS= read -r line || [[ -n $line ]]; do
+		if [[ $line == "$prefix"* ]]; then
+			line="ExecStart=$bin ${line#"$prefix"}"
+			replaced=$((replaced + 1))
+		fi
+		printf '%s\n' "$line"
+	done <"$src" >"$tmp/$name"
+	want=1
+	[[ $name == *.service ]] || want=0
+	if [[ $replaced -ne $want ]]; then
+		echo "FAIL: expected $want '${prefix}...' line(s) in $src, found $replaced" >&2
+		exit 1
+	fi
+done
 
 export SYSTEMD_LOG_COLOR=0 SYSTEMD_PAGER=cat
+failed=0
 
-# 1. verify: must exit 0 and print nothing at all (stdout or stderr).
-set +e
-verify_out=$(systemd-analyze verify "$unit" 2>&1)
-verify_rc=$?
-set -e
-if [[ $verify_rc -ne 0 || -n $verify_out ]]; then
-	echo "FAIL: systemd-analyze verify (exit $verify_rc) printed:" >&2
-	printf '%s\n' "$verify_out" >&2
-	exit 1
-fi
-echo "ok: systemd-analyze verify cardsync.service printed nothing"
+for name in "${order[@]}"; do
+	unit=${checked[$name]}
 
-# 2. security: offline exposure score must be <= threshold/10.
-set +e
-sec_out=$(systemd-analyze security --no-pager --offline=true --threshold="$threshold" "$unit" 2>&1)
-sec_rc=$?
-set -e
-overall=$(printf '%s\n' "$sec_out" | grep -F 'Overall exposure level' || true)
-if [[ -z $overall ]]; then
-	echo "FAIL: systemd-analyze security printed no 'Overall exposure level' line (exit $sec_rc):" >&2
-	printf '%s\n' "$sec_out" >&2
-	exit 1
-fi
-echo "$overall"
-if [[ $sec_rc -ne 0 ]]; then
-	echo "FAIL: systemd-analyze security --threshold=$threshold exited $sec_rc (exposure above $((threshold / 10)).$((threshold % 10)))" >&2
-	printf '%s\n' "$sec_out" | grep -E '^✗' >&2 || true
-	exit 1
-fi
-echo "ok: exposure within --threshold=$threshold"
+	# 1. verify: must exit 0 and print nothing at all (stdout or stderr).
+	set +e
+	verify_out=$(systemd-analyze verify "$tmp/$unit" 2>&1)
+	verify_rc=$?
+	set -e
+	if [[ $verify_rc -ne 0 || -n $verify_out ]]; then
+		echo "FAIL: systemd-analyze verify $unit (exit $verify_rc) printed:" >&2
+		printf '%s\n' "$verify_out" >&2
+		failed=1
+		continue
+	fi
+	echo "ok: systemd-analyze verify $unit printed nothing"
+
+	[[ $unit == *.service ]] || continue
+
+	# 2. security: offline exposure score must be <= threshold/10.
+	set +e
+	sec_out=$(systemd-analyze security --no-pager --offline=true --threshold="$threshold" "$tmp/$unit" 2>&1)
+	sec_rc=$?
+	set -e
+	overall=$(printf '%s\n' "$sec_out" | grep -F 'Overall exposure level' || true)
+	if [[ -z $overall ]]; then
+		echo "FAIL: systemd-analyze security $unit printed no 'Overall exposure level' line (exit $sec_rc):" >&2
+		printf '%s\n' "$sec_out" >&2
+		failed=1
+		continue
+	fi
+	echo "$overall"
+	if [[ $sec_rc -ne 0 ]]; then
+		echo "FAIL: systemd-analyze security --threshold=$threshold $unit exited $sec_rc (exposure above $((threshold / 10)).$((threshold % 10)))" >&2
+		printf '%s\n' "$sec_out" | grep -E '^✗' >&2 || true
+		failed=1
+		continue
+	fi
+	echo "ok: $unit exposure within --threshold=$threshold"
+done
+
+exit "$failed"
