@@ -6,21 +6,24 @@
 # Usage: packaging/check-deb.sh DIST
 #
 # Steps (each prints "ok: ..." or "FAIL: ..."):
+#   0. packaging/debver_test.sh (the git describe -> Debian version mapping)
 #   1. lintian --fail-on error,warning (skipped when lintian is missing, unless
 #      CARDSYNC_REQUIRE_TOOLS is set)
 #   2. dpkg -i
 #   3. the installed package: `cardsync version` names the version the package was built from;
 #      user cardsync (primary group cardsync-ro, home /var/lib/cardsync, nologin); the conffile
 #      /etc/cardsync/config.toml root:cardsync-ro 0640; the four units in /usr/lib/systemd/system,
-#      `systemd-analyze verify` silent on them (skipped without systemd-analyze)
+#      `systemd-analyze verify` silent on them (skipped without systemd-analyze); nothing enabled,
+#      and `systemctl enable cardsync.service cardsync-backfill.timer` works
 #   4. `cardsync check` as the cardsync user against the simulator, with the packaged config.toml
 #      where only base_url and email are filled in, the password handed over as systemd does
 #      (CREDENTIALS_DIRECTORY), the warehouse in /var/lib/cardsync made as StateDirectory= makes it
 #   5. dpkg -r: binary and units gone, conffile and /var/lib/cardsync kept
-#   6. dpkg -P: conffile gone, /var/lib/cardsync kept, user and group kept (Debian keeps system
-#      users)
+#   6. dpkg -P: conffile and the links made by systemctl enable gone, /var/lib/cardsync kept, user
+#      and group kept (Debian keeps system users)
 # Cleanup: stops the simulator, purges the package if a step failed, removes /var/lib/cardsync,
-# /etc/cardsync and the user and group (refuses to start if any of them existed before).
+# /etc/cardsync, the enablement links and the user and group (refuses to start if any of them
+# existed before).
 #
 # Exit status: 0 all steps passed, 1 a step failed, 2 usage error or a machine this cannot run on
 # (not root, no dpkg, no package for this architecture, cardsync already installed).
@@ -61,6 +64,9 @@ fi
 for p in /var/lib/cardsync /etc/cardsync; do
 	[[ ! -e $p ]] || refuse "$p exists: this check would remove it at the end; move it away first"
 done
+for p in "${links[@]}"; do
+	[[ ! -L $p && ! -e $p ]] || refuse "$p exists: this check would remove it at the end"
+done
 if getent passwd cardsync >/dev/null || getent group cardsync-ro >/dev/null; then
 	refuse "the user cardsync or the group cardsync-ro exists: this check would delete them at the end"
 fi
@@ -79,6 +85,7 @@ cleanup() {
 	if dpkg-query -W -f='${Status}' cardsync 2>/dev/null | grep -qv 'not-installed'; then
 		dpkg -P cardsync >/dev/null 2>&1
 	fi
+	rm -f -- "${links[@]}"
 	rm -rf -- /var/lib/cardsync /etc/cardsync "$tmp"
 	getent passwd cardsync >/dev/null && userdel cardsync
 	getent group cardsync-ro >/dev/null && groupdel cardsync-ro
@@ -93,6 +100,11 @@ trap cleanup EXIT
 
 units=(cardsync.service cardsync@.service cardsync-backfill.service cardsync-backfill.timer)
 unitdir=/usr/lib/systemd/system
+# What `systemctl enable cardsync.service cardsync-backfill.timer` creates.
+links=(/etc/systemd/system/multi-user.target.wants/cardsync.service /etc/systemd/system/timers.target.wants/cardsync-backfill.timer)
+
+say "== 0. the version mapping (packaging/debver_test.sh)"
+bash "$here/debver_test.sh" || fail "packaging/debver_test.sh"
 
 say "== 1. lintian $deb"
 if command -v lintian >/dev/null 2>&1; then
@@ -168,6 +180,28 @@ else
 	say "skip: systemd-analyze not found"
 fi
 
+# Installation enables nothing; the units are registered with deb-systemd-helper, so an
+# operator's `systemctl enable` works and purging removes its links.
+for p in "${links[@]}"; do
+	[[ ! -L $p ]] || fail "$p exists after dpkg -i: the package must enable nothing"
+done
+enabled=0
+if command -v systemctl >/dev/null 2>&1; then
+	out=$(systemctl enable cardsync.service cardsync-backfill.timer 2>&1) || {
+		printf '%s\n' "$out" >&2
+		fail "systemctl enable cardsync.service cardsync-backfill.timer"
+	}
+	for p in "${links[@]}"; do
+		[[ -L $p ]] || fail "systemctl enable made no $p"
+	done
+	enabled=1
+	say "ok: nothing enabled by dpkg -i; systemctl enable cardsync.service cardsync-backfill.timer works"
+elif [[ -n ${CARDSYNC_REQUIRE_TOOLS:-} ]]; then
+	fail "systemctl not found and CARDSYNC_REQUIRE_TOOLS is set"
+else
+	say "skip: systemctl not found (enable/purge of the units' links not checked)"
+fi
+
 say "== 4. cardsync check as the cardsync user against the simulator"
 /usr/bin/cardsync sim -listen 127.0.0.1:0 -cards 30 -write-config "$tmp/sim.toml" >"$tmp/sim.out" 2>&1 &
 sim_pid=$!
@@ -225,10 +259,15 @@ out=$(dpkg -P cardsync 2>&1) || {
 }
 [[ ! -e $conf ]] || fail "$conf still there after dpkg -P"
 [[ -f /var/lib/cardsync/kept-on-purge ]] || fail "/var/lib/cardsync removed by dpkg -P (it must be kept)"
+if [[ $enabled -eq 1 ]]; then
+	for p in "${links[@]}"; do
+		[[ ! -L $p ]] || fail "$p still there after dpkg -P (deb-systemd-helper purge should remove it)"
+	done
+fi
 getent passwd cardsync >/dev/null || fail "user cardsync deleted by dpkg -P (Debian keeps system users)"
 getent group cardsync-ro >/dev/null || fail "group cardsync-ro deleted by dpkg -P"
 if dpkg-query -W -f='${Status}' cardsync 2>/dev/null | grep -qv 'not-installed'; then
 	fail "cardsync still known to dpkg after dpkg -P"
 fi
-say "ok: purged; $conf gone; /var/lib/cardsync, user cardsync and group cardsync-ro kept"
+say "ok: purged; $conf and the units' enablement links gone; /var/lib/cardsync, user cardsync and group cardsync-ro kept"
 say "ok: all steps passed for $deb"
