@@ -1,5 +1,5 @@
 # Shortcuts; each target is one command also shown in the README.
-.PHONY: test bench bench-accounts
+.PHONY: test bench bench-accounts dist
 
 # The whole test suite, as CI runs it (bash .ci/run adds gofmt, vet,
 # staticcheck, govulncheck and the race detector).
@@ -16,3 +16,10 @@ bench:
 # 180/min and no 429 (about 3 minutes an N; needs the postgresql package).
 bench-accounts:
 	bash e2e/bench-accounts.sh
+
+# The release artefacts in dist/ (DIST=dir for another directory): static
+# linux/amd64 and linux/arm64 tarballs, the Debian packages, the OCI image
+# archive and SHA256SUMS, all stamped with the commit (two runs on one commit
+# write identical tarballs and image). packaging/check.sh DIST checks them.
+dist:
+	bash packaging/dist.sh

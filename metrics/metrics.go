@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -62,6 +63,16 @@ type Options struct {
 	// Warehouse is the warehouse's kind, cardsync_warehouse_info's kind
 	// label: WarehouseSQLite (the default) or WarehousePostgres.
 	Warehouse string
+	// Build is what cardsync_build_info says of the binary (empty
+	// fields: unknown; GoVersion: this program's Go release).
+	Build BuildInfo
+}
+
+// BuildInfo is which build is running: the labels of cardsync_build_info.
+type BuildInfo struct {
+	Version   string // release tag or commit (git describe)
+	Revision  string // full commit hash
+	GoVersion string // the Go release that compiled it
 }
 
 // The kinds of warehouse Options.Warehouse names.
@@ -193,6 +204,9 @@ func New(opts Options) *Metrics {
 	m.warehouseInfo.WithLabelValues(opts.Warehouse).Set(1)
 	m.healthyWithin = f.gauge("cardsync_healthy_within_seconds", "[metrics] healthy_within: how old an account's last success may be while /healthz answers 200.")
 	m.healthyWithin.Set(opts.HealthyWithin.Seconds())
+	f.gaugeVec("cardsync_build_info", "Always 1; its labels say which build runs: version (release tag or commit), revision (commit hash), goversion.",
+		"version", "revision", "goversion").WithLabelValues(
+		cmp.Or(opts.Build.Version, "unknown"), cmp.Or(opts.Build.Revision, "unknown"), cmp.Or(opts.Build.GoVersion, runtime.Version())).Set(1)
 	m.health = healthState{started: opts.Now(), within: opts.HealthyWithin, accounts: map[string]*accountHealth{}}
 	for _, a := range accounts {
 		m.createAccount(a)

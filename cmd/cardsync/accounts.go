@@ -86,7 +86,7 @@ func groupPacers(accounts []config.AccountSettings) map[string]*extract.Pacer {
 func newAccountClient(s config.Settings, a config.AccountSettings, pacers map[string]*extract.Pacer, log *slog.Logger,
 	onWait func(string, time.Duration), obs extract.Observer) (*extract.Client, error) {
 	cfg := s.ExtractConfigFor(a)
-	cfg.UserAgent = "cardsync/" + version()
+	cfg.UserAgent = "cardsync/" + thisBuild().Version
 	cfg.Logger = log
 	cfg.OnWait = onWait
 	cfg.Observer = obs

@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -74,14 +73,6 @@ func (m *Main) instanceID() string {
 // NewMain returns a Main wired to the process.
 func NewMain() *Main {
 	return &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Environ: os.Environ, Signals: true}
-}
-
-// version is the build's version, from the module build info.
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
 }
 
 const usage = `cardsync keeps a local SQLite warehouse in step with a Card Payment Service account.
@@ -328,8 +319,18 @@ func openForReading(ctx context.Context, s config.Settings, account string) (loa
 const versionUsage = `
 Usage: cardsync version
 
-Prints the version of this build ("dev" for a build from source without
-one) and exits.
+Prints the version of this build, then its commit, build date (the
+commit's time) and Go release, one per line, and exits:
+
+  cardsync v1.2.0
+  commit: 3f5c0e9a1b7d4c2e8f6a0b1c2d3e4f5a6b7c8d9e
+  built: 2026-11-20T09:14:03Z
+  go: go1.26.8
+
+A release build carries its tag (or, between tags, the commit as git
+describe names it). A build from a git checkout without the release's
+stamps shows the first 12 digits of the commit (with -dirty if the tree
+had uncommitted changes); a build without either says dev and unknown.
 `
 
 // runVersion prints the version; -h prints its usage, any other argument
@@ -337,7 +338,7 @@ one) and exits.
 func (m *Main) runVersion(args []string) int {
 	switch {
 	case len(args) == 0:
-		fmt.Fprintf(m.Stdout, "cardsync %s\n", version())
+		thisBuild().print(m.Stdout)
 		return exitOK
 	case len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help"):
 		fmt.Fprint(m.Stdout, strings.TrimPrefix(versionUsage, "\n"))

@@ -60,7 +60,7 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 	var met *metrics.Metrics
 	if *textfile != "" {
 		// The selected accounts' series, each labelled with its account.
-		met = metrics.New(metrics.Options{Accounts: accountNameList(accounts), HealthyWithin: s.HealthyWithin, Logger: log, Warehouse: warehouseKind(s)})
+		met = metrics.New(metrics.Options{Accounts: accountNameList(accounts), HealthyWithin: s.HealthyWithin, Logger: log, Warehouse: warehouseKind(s), Build: thisBuild().metrics()})
 	}
 	opts := worker.Options{Restart: *restart, ConfirmRemovals: *confirm}
 	err = m.backfillAccounts(ctx, s, accounts, log, opts, prog, met)
@@ -131,7 +131,7 @@ func (m *Main) backfill(ctx context.Context, s config.Settings, a config.Account
 		return worker.Result{}, err
 	}
 	defer st.Close()
-	jo := worker.JobOptions{Version: version(), AuditRetention: s.PageAuditRetention, FieldRetention: s.FieldRetention}
+	jo := worker.JobOptions{Version: thisBuild().Version, AuditRetention: s.PageAuditRetention, FieldRetention: s.FieldRetention}
 	if met != nil {
 		if err := met.Refresh(ctx, st.Warehouse); err != nil {
 			log.Warn("metrics: cannot seed the gauges from the warehouse", "err", err)

@@ -78,7 +78,7 @@ func (m *Main) runDemo(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.Close()
-	job := st.Job(client, log, worker.JobOptions{Version: version()})
+	job := st.Job(client, log, worker.JobOptions{Version: thisBuild().Version})
 	if err := m.demoSyncs(ctx, job, srv); err != nil {
 		return err
 	}

@@ -494,7 +494,7 @@ func TestHelpAndUsage(t *testing.T) {
 	if code, _, _ := e.run(t.Context(), "backfill", "-password", "x"); code != exitConfig {
 		t.Errorf("a -password flag must not exist (exit %d)", code)
 	}
-	if code, out, _ := e.run(t.Context(), "version"); code != 0 || !strings.HasPrefix(out, "cardsync ") {
+	if code, out, _ := e.run(t.Context(), "version"); code != 0 || !strings.HasPrefix(out, "cardsync ") || len(strings.Split(strings.TrimSpace(out), "\n")) != 4 {
 		t.Errorf("version: %d %q", code, out)
 	}
 	if code, out, _ := e.run(t.Context(), "version", "-h"); code != 0 || !strings.HasPrefix(out, "Usage: cardsync version") {

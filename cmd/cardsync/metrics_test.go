@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"net"
@@ -77,6 +78,10 @@ func TestBackfillWritesMetricsTextfile(t *testing.T) {
 		if got, ok := sample(fams, c.name, c.labels); !ok || got != c.want {
 			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, got, ok, c.want)
 		}
+	}
+	b := thisBuild()
+	if got, ok := sample(fams, "cardsync_build_info", map[string]string{"version": b.Version, "revision": b.Revision, "goversion": b.GoVersion}); !ok || got != 1 {
+		t.Errorf("cardsync_build_info = %v (present %v), want 1 labelled %+v", got, ok, b)
 	}
 	success, _ := sample(fams, "cardsync_last_success_timestamp_seconds", defaultAccount)
 	if success < float64(time.Now().Add(-time.Minute).Unix()) {
@@ -179,7 +184,7 @@ func TestServeServesMetricsAndHealth(t *testing.T) {
 	}
 	code, body := get("/metrics")
 	for _, want := range []string{`cardsync_runs_total{account="default",status="succeeded",trigger="schedule"} 1`, `cardsync_cards{account="default",state="live"} 20`,
-		"cardsync_healthy_within_seconds 10800", "go_goroutines", "process_start_time_seconds"} {
+		"cardsync_healthy_within_seconds 10800", "go_goroutines", "process_start_time_seconds", buildInfoLine()} {
 		if code != 200 || !strings.Contains(body, want) {
 			t.Errorf("/metrics (%d) lacks %q", code, want)
 		}
@@ -390,4 +395,11 @@ func TestServeMetricsWithAccounts(t *testing.T) {
 	if code := <-done; code != 0 {
 		t.Fatalf("serve exit %d: %s", code, stderr)
 	}
+}
+
+// buildInfoLine is this binary's cardsync_build_info series as /metrics
+// writes it.
+func buildInfoLine() string {
+	b := thisBuild()
+	return fmt.Sprintf(`cardsync_build_info{goversion=%q,revision=%q,version=%q} 1`, b.GoVersion, b.Revision, b.Version)
 }

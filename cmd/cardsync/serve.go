@@ -80,7 +80,8 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 		Backups:    backups(s, sv.path(), sv.met),
 		Reload:     sv.reload,
 	}
-	sv.log.Info("cardsync serving", "version", version(), "schedule", s.CronSpec, "timezone", s.Location.String(),
+	build := thisBuild()
+	sv.log.Info("cardsync serving", "version", build.Version, "revision", build.Revision, "schedule", s.CronSpec, "timezone", s.Location.String(),
 		"next_run", d.FirstRun(time.Now()).UTC().Format(time.RFC3339), "warehouse", warehouseName(s), "api", apiURLs(s),
 		"run_on_start", s.RunOnStart)
 	if s.WarehouseURL != "" {
@@ -125,7 +126,7 @@ func (m *Main) composeServe(ctx context.Context, cf commonFlags, s config.Settin
 	log := m.logger(s)
 	sv := &server{m: m, ctx: ctx, cf: cf, log: log, notify: newNotifier(m.Getenv), current: s}
 	if s.MetricsListen != "" {
-		sv.met = metrics.New(metrics.Options{Accounts: accountNameList(s.Accounts), HealthyWithin: s.HealthyWithin, Logger: log, Warehouse: warehouseKind(s)})
+		sv.met = metrics.New(metrics.Options{Accounts: accountNameList(s.Accounts), HealthyWithin: s.HealthyWithin, Logger: log, Warehouse: warehouseKind(s), Build: thisBuild().metrics()})
 	}
 	// The accounts' commits to one file take turns in this process.
 	turns := load.NewWriteTurns()
@@ -187,7 +188,7 @@ func (sv *server) jobs(s config.Settings, log *slog.Logger) []*worker.Job {
 	for i, a := range s.Accounts {
 		status := "STATUS=" + accountPrefix(s, a.Name)
 		jobs[i] = sv.stores[i].Job(sv.clients[i], accountLogger(s, log, a.Name), worker.JobOptions{
-			Version:        version(),
+			Version:        thisBuild().Version,
 			AuditRetention: s.PageAuditRetention,
 			FieldRetention: s.FieldRetention,
 			Status:         func(st string) { _ = sv.notify.Send(status + st) },

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writeFile writes a test input file with mode and mtime.
+func writeFile(t *testing.T, path, content string, mode os.FileMode, mtime time.Time) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTarballIsReproducible(t *testing.T) {
+	epoch := time.Unix(1_790_000_000, 0)
+	write := func(dir string, mtime time.Time) []byte {
+		t.Helper()
+		writeFile(t, filepath.Join(dir, "cardsync"), "binary", 0o700, mtime)
+		writeFile(t, filepath.Join(dir, "README.md"), "readme", 0o600, mtime)
+		writeFile(t, filepath.Join(dir, "systemd", "cardsync.service"), "unit", 0o664, mtime)
+		out := filepath.Join(dir, "out.tar.gz")
+		// Arguments in another order each time: the archive sorts.
+		args := []string{"tar", "-o", out, "-mtime", "1790000000", "-prefix", "cardsync_v1_linux_amd64",
+			"cardsync=" + filepath.Join(dir, "cardsync"), "systemd/cardsync.service=" + filepath.Join(dir, "systemd", "cardsync.service"),
+			"README.md=" + filepath.Join(dir, "README.md")}
+		if mtime.After(epoch) {
+			args[7], args[9] = args[9], args[7]
+		}
+		if err := run(t.Context(), args, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	first := write(t.TempDir(), time.Now())
+	second := write(t.TempDir(), time.Now().Add(time.Hour))
+	if !bytes.Equal(first, second) {
+		t.Fatal("two tarballs of the same inputs differ")
+	}
+
+	zr, err := gzip.NewReader(bytes.NewReader(first))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if zr.Name != "" || !zr.ModTime.IsZero() {
+		t.Errorf("gzip header names %q at %v, want neither", zr.Name, zr.ModTime)
+	}
+	var got []string
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !h.ModTime.Equal(epoch) || h.Uid != 0 || h.Gid != 0 || h.Uname != "root" || h.Gname != "root" {
+			t.Errorf("%s: mtime %v owner %d:%d %s:%s, want %v 0:0 root:root", h.Name, h.ModTime, h.Uid, h.Gid, h.Uname, h.Gname, epoch)
+		}
+		got = append(got, h.Name+" "+os.FileMode(h.Mode).String())
+	}
+	want := []string{
+		"cardsync_v1_linux_amd64/ -rwxr-xr-x", // directories: 0755 (tar's mode has no type bits)
+		"cardsync_v1_linux_amd64/README.md -rw-r--r--",
+		"cardsync_v1_linux_amd64/cardsync -rwxr-xr-x",
+		"cardsync_v1_linux_amd64/systemd/ -rwxr-xr-x",
+		"cardsync_v1_linux_amd64/systemd/cardsync.service -rw-r--r--",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("tarball lists\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestUnpackRefusesEscapes(t *testing.T) {
+	for _, name := range []string{"../evil", "/etc/evil", "usr/../../evil"} {
+		t.Run(name, func(t *testing.T) {
+			var raw bytes.Buffer
+			tw := tar.NewWriter(&raw)
+			tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: 1, Typeflag: tar.TypeReg})
+			tw.Write([]byte("x"))
+			tw.Close()
+			gz, err := gzipBytes(raw.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			root := filepath.Join(dir, "root")
+			if _, err := unpack(gz, root); err == nil || !strings.Contains(err.Error(), "outside the root") {
+				t.Errorf("unpack of %q: %v, want a refusal", name, err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "evil")); err == nil {
+				t.Errorf("unpack of %q wrote outside the root", name)
+			}
+		})
+	}
+}
+
+// TestImageRunsItsEntrypoint builds cardsync for this machine, writes its
+// image archive twice (byte-identical), reads it back as a runtime would,
+// unpacks the rootfs and runs the entrypoint: version, then demo.
+func TestImageRunsItsEntrypoint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds cardsync and runs its demo (-short)")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "cardsync")
+	const version = "v0.0.0-test"
+	build := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-o", bin,
+		"-ldflags", "-X main.version="+version+" -X main.revision=0123456789abcdef0123456789abcdef01234567 -X main.buildDate=2026-09-21T14:13:20Z",
+		"../../cmd/cardsync")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	host := platform{OS: runtime.GOOS, Architecture: runtime.GOARCH}
+	var archives [2]string
+	for i := range archives {
+		archives[i] = filepath.Join(dir, "image"+string(rune('a'+i))+".tar")
+		err := run(t.Context(), []string{"oci", "-o", archives[i], "-mtime", "1790000000", "-version", version,
+			"-revision", "0123456789abcdef0123456789abcdef01234567", "-source", "https://example.org/cardsync",
+			"-cacerts", filepath.Join(dir, "cardsync"), // any file: its bytes are copied as they are
+			host.OS + "/" + host.Architecture + "=" + bin}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, _ := os.ReadFile(archives[0])
+	b, _ := os.ReadFile(archives[1])
+	if !bytes.Equal(a, b) {
+		t.Fatal("two image archives of the same inputs differ")
+	}
+
+	img, err := readOCI(archives[0], host.OS, host.Architecture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := img.Config.Config
+	if img.Config.OS != host.OS || img.Config.Architecture != host.Architecture {
+		t.Errorf("config platform %s/%s, want %s/%s", img.Config.OS, img.Config.Architecture, host.OS, host.Architecture)
+	}
+	if got := c.Labels["org.opencontainers.image.created"]; got != "2026-09-21T14:13:20Z" {
+		t.Errorf("created label %q, want the source date", got)
+	}
+	if got := c.Labels["org.opencontainers.image.source"]; got != "https://example.org/cardsync" {
+		t.Errorf("source label %q", got)
+	}
+	if strings.Join(c.Cmd, " ") != "serve -config /etc/cardsync/config.toml" {
+		t.Errorf("cmd %q", c.Cmd)
+	}
+
+	work := filepath.Join(dir, "work")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	printed, err := checkOCI(t.Context(), archives[0], version, []platform{host}, host.OS, host.Architecture, work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(printed, "cardsync "+version+"\ncommit: 0123456789abcdef0123456789abcdef01234567\n") {
+		t.Errorf("the image's cardsync version printed %q", printed)
+	}
+	if _, err := os.Stat(filepath.Join(work, "rootfs", "etc", "ssl", "certs", "ca-certificates.crt")); err != nil {
+		t.Errorf("no CA bundle in the image: %v", err)
+	}
+	// A check for another version, or for both release platforms, fails.
+	if _, err := checkOCI(t.Context(), archives[0], "v9", []platform{host}, host.OS, host.Architecture, t.TempDir()); err == nil {
+		t.Error("checkOCI accepted a wrong version")
+	}
+	if _, err := checkOCI(t.Context(), archives[0], version, releasePlatforms, host.OS, host.Architecture, t.TempDir()); err == nil {
+		t.Error("checkOCI accepted an image archive without both release platforms")
+	}
+}
