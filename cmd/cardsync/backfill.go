@@ -34,7 +34,7 @@ Examples:
   CARDSYNC_API_PASSWORD=... cardsync backfill -config cardsync.toml -db ./warehouse.db
   cardsync backfill -config cardsync.toml -restart
   cardsync backfill -config cardsync.toml -account acme
-  cardsync backfill -config cardsync.toml -metrics-textfile /var/lib/node_exporter/textfile/cardsync.prom
+  cardsync backfill -config cardsync.toml -metrics-textfile /var/lib/prometheus/node-exporter/cardsync.prom
 `
 
 func (m *Main) runBackfill(ctx context.Context, args []string) error {

@@ -46,10 +46,13 @@ checks, the restore would discard history or replace another warehouse
 config.
 
 Examples:
-  sudo -u cardsync cardsync restore -config /etc/cardsync/config.toml \
+  as_cardsync cardsync restore -config /etc/cardsync/config.toml \
     /var/lib/cardsync/backups/warehouse-20250301T120000Z.db
   cardsync restore -db ./warehouse.db -force ./backups/warehouse-20250301T120000Z.db
   cardsync restore -db ./warehouse.db ./warehouse.db.before-restore-20250302T090000Z   # undo
+
+Under systemd run it as the service user: as_cardsync is the one-off command
+wrapper of systemd/README.md ("One-off commands as the service user").
 `
 
 func (m *Main) runRestore(ctx context.Context, args []string) error {
