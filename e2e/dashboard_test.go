@@ -216,6 +216,9 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 	d.env["CARDSYNC_SCHEDULE_CRON"] = "@every 2s"
 	d.env["CARDSYNC_SCHEDULE_RUN_ON_START"] = "true"
 	d.env["CARDSYNC_API_MAX_WAIT"] = "1s"
+	// Scheduled backups, so the backup panels have a schedule, a success
+	// and an age to show.
+	d.env["CARDSYNC_BACKUP_CRON"] = "@every 3s"
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -237,7 +240,8 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 	// has scraped enough samples for rate() and increase() over 1m.
 	waitFor(t, deadline, "both accounts' successes and snapshots in Prometheus", func() bool {
 		return len(api.vector(`cardsync_last_success_timestamp_seconds{job="cardsync"} > 0`)) == 2 &&
-			len(api.vector(`cardsync_account_snapshot_timestamp_seconds{job="cardsync"} > 0`)) == 2
+			len(api.vector(`cardsync_account_snapshot_timestamp_seconds{job="cardsync"} > 0`)) == 2 &&
+			len(api.vector(`cardsync_backup_last_success_timestamp_seconds{job="cardsync"} > 0`)) == 1
 	})
 	waitFor(t, deadline, "a few scrapes after the first successes", func() bool {
 		return len(api.vector(`count_over_time((cardsync_last_success_timestamp_seconds{job="cardsync"} > 0)[1m:1s]) >= 4`)) == 2 &&
