@@ -4,7 +4,7 @@
 # every file of packaging/release-files, the binaries are static for the right
 # architecture, the image archive reads, unpacks and runs (this host's
 # platform; as root, in a chroot of its rootfs), and the Debian checks
-# (packaging/check-deb.sh).
+# (packaging/check-deb-root.sh in throwaway roots, packaging/check-deb.sh).
 #
 # The Debian checks change this machine: as root they install the .deb for
 # its architecture system-wide (dpkg -i), use it, remove and purge it, and
@@ -93,8 +93,8 @@ elif [ -n "${CARDSYNC_REQUIRE_TOOLS:-}" ]; then
   fail "skopeo not found and CARDSYNC_REQUIRE_TOOLS is set (apt-get install skopeo)"
 fi
 
-if [ -f packaging/check-deb.sh ]; then
-  echo "-- Debian packages"
-  bash packaging/check-deb.sh "$dist"
-fi
+echo "-- Debian packages"
+# The maintainer scripts in throwaway roots, then the package on this machine.
+bash packaging/check-deb-root.sh "$dist"
+bash packaging/check-deb.sh "$dist"
 echo "dist $dist: ok"
