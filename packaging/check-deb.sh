@@ -12,7 +12,8 @@
 #   2. dpkg -i
 #   3. the installed package: `cardsync version` names the version the package was built from;
 #      user cardsync (primary group cardsync-ro, home /var/lib/cardsync, nologin); the conffile
-#      /etc/cardsync/config.toml root:cardsync-ro 0640; the four units in /usr/lib/systemd/system,
+#      /etc/cardsync/config.toml root:cardsync-ro 0640 (a reinstall keeps a mode the operator set);
+#      the four units in /usr/lib/systemd/system,
 #      `systemd-analyze verify` silent on them (skipped without systemd-analyze); nothing enabled,
 #      and `systemctl enable cardsync.service cardsync-backfill.timer` works
 #   4. `cardsync check` as the cardsync user against the simulator, with the packaged config.toml
@@ -22,8 +23,8 @@
 #   6. dpkg -P: conffile and the links made by systemctl enable gone, /var/lib/cardsync kept, user
 #      and group kept (Debian keeps system users)
 # Cleanup: stops the simulator, purges the package if a step failed, removes /var/lib/cardsync,
-# /etc/cardsync, the enablement links and the user and group (refuses to start if any of them
-# existed before).
+# /etc/cardsync, the enablement links it made and the user and group (refuses to start if any of
+# them existed before).
 #
 # Exit status: 0 all steps passed, 1 a step failed, 2 usage error or a machine this cannot run on
 # (not root, no dpkg, no package for this architecture, cardsync already installed).
@@ -57,6 +58,11 @@ shopt -u nullglob
 [[ ${#debs[@]} -eq 1 ]] || refuse "want exactly one $dist/cardsync_*_$arch.deb, found ${#debs[@]}"
 deb=${debs[0]}
 
+units=(cardsync.service cardsync@.service cardsync-backfill.service cardsync-backfill.timer)
+unitdir=/usr/lib/systemd/system
+# What `systemctl enable cardsync.service cardsync-backfill.timer` creates.
+links=(/etc/systemd/system/multi-user.target.wants/cardsync.service /etc/systemd/system/timers.target.wants/cardsync-backfill.timer)
+
 # Refuse to touch an installation or state this script did not make.
 if dpkg-query -W -f='${Status}' cardsync 2>/dev/null | grep -qv 'not-installed'; then
 	refuse "the cardsync package is installed (or its config files remain): remove it with dpkg -P first"
@@ -75,6 +81,7 @@ export LC_ALL=C.UTF-8 SYSTEMD_LOG_COLOR=0 SYSTEMD_PAGER=cat
 tmp=$(mktemp -d)
 chmod 0755 "$tmp" # the cardsync user reads the test config in here
 sim_pid=''
+made_links=0
 cleanup() {
 	local rc=$?
 	set +e
@@ -85,7 +92,10 @@ cleanup() {
 	if dpkg-query -W -f='${Status}' cardsync 2>/dev/null | grep -qv 'not-installed'; then
 		dpkg -P cardsync >/dev/null 2>&1
 	fi
-	rm -f -- "${links[@]}"
+	# Only the links this script made (none existed when it started).
+	if [[ $made_links -eq 1 ]]; then
+		rm -f -- "${links[@]}"
+	fi
 	rm -rf -- /var/lib/cardsync /etc/cardsync "$tmp"
 	getent passwd cardsync >/dev/null && userdel cardsync
 	getent group cardsync-ro >/dev/null && groupdel cardsync-ro
@@ -97,11 +107,6 @@ cleanup() {
 	exit "$rc"
 }
 trap cleanup EXIT
-
-units=(cardsync.service cardsync@.service cardsync-backfill.service cardsync-backfill.timer)
-unitdir=/usr/lib/systemd/system
-# What `systemctl enable cardsync.service cardsync-backfill.timer` creates.
-links=(/etc/systemd/system/multi-user.target.wants/cardsync.service /etc/systemd/system/timers.target.wants/cardsync-backfill.timer)
 
 say "== 0. the version mapping (packaging/debver_test.sh)"
 bash "$here/debver_test.sh" || fail "packaging/debver_test.sh"
@@ -151,6 +156,16 @@ perm=$(stat -c '%a %U:%G' "$conf") || fail "no $conf"
 [[ $perm == "640 root:cardsync-ro" ]] || fail "$conf is $perm, want 640 root:cardsync-ro"
 dpkg-query -W -f='${Conffiles}\n' cardsync | grep -q "^ $conf " || fail "$conf is not a conffile"
 say "ok: conffile $conf 0640 root:cardsync-ro"
+# An upgrade (here: the same package again) keeps the mode the operator gave the conffile.
+chmod 0600 "$conf"
+out=$(dpkg -i "$deb" 2>&1) || {
+	printf '%s\n' "$out" >&2
+	fail "dpkg -i $deb a second time"
+}
+perm=$(stat -c '%a %U:%G' "$conf")
+[[ $perm == "600 root:cardsync-ro" ]] || fail "reinstalling changed $conf to $perm; the operator had set 600 root:cardsync-ro"
+chmod 0640 "$conf"
+say "ok: reinstalling keeps the mode the operator gave the conffile"
 
 for u in "${units[@]}"; do
 	[[ -f $unitdir/$u ]] || fail "no $unitdir/$u"
@@ -187,6 +202,7 @@ for p in "${links[@]}"; do
 done
 enabled=0
 if command -v systemctl >/dev/null 2>&1; then
+	made_links=1
 	out=$(systemctl enable cardsync.service cardsync-backfill.timer 2>&1) || {
 		printf '%s\n' "$out" >&2
 		fail "systemctl enable cardsync.service cardsync-backfill.timer"

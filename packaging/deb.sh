@@ -20,6 +20,9 @@
 # The man page is generated from `cardsync -h` and each command's -h. When BINARY cannot run on
 # this machine (another architecture), a host binary is built from this source tree for that.
 #
+# Refuses (exit status 1) a shallow clone or a tree without .git, and says which tool is missing
+# (readelf, dpkg-deb, gzip).
+#
 # Exit status: 0 built, 1 failed, 2 usage error.
 set -euo pipefail
 
@@ -43,6 +46,23 @@ if [[ ! $arch =~ ^[a-z0-9][a-z0-9-]*$ ]]; then
 	echo "deb.sh: not a Debian architecture: $arch" >&2
 	exit 2
 fi
+# The copyright years and (without SOURCE_DATE_EPOCH) every date come from git: a shallow clone or
+# a tree without .git would give another package than a full clone of the same commit.
+if ! git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
+	echo "deb.sh: $root is not a git checkout: the package needs the repository and its history" >&2
+	exit 1
+fi
+if [[ $(git -C "$root" rev-parse --is-shallow-repository) != false ]]; then
+	echo "deb.sh: $root is a shallow clone: its copyright years and dates would differ from a full clone's;" \
+		"run git fetch --unshallow --tags first" >&2
+	exit 1
+fi
+for tool in readelf dpkg-deb gzip; do
+	command -v "$tool" >/dev/null 2>&1 || {
+		echo "deb.sh: $tool not found (apt-get install binutils dpkg gzip)" >&2
+		exit 1
+	}
+done
 # Debian ships stripped binaries (lintian: unstripped-binary-or-object). Go's linker strips for
 # every architecture (-ldflags "-s -w"; stack traces and `go version -m` still work), so the
 # binary must come stripped instead of deb.sh running a host strip on a foreign-arch file.

@@ -10,8 +10,9 @@
 #   v1.2.0                 -> 1.2.0                  a release tag (the leading "v" is dropped)
 #   v1.2.0-rc.1            -> 1.2.0~rc.1             a pre-release tag: "~" sorts before 1.2.0
 #   v1.2.0-3-gabc1234      -> 1.2.0+git3.gabc1234    3 commits after the tag: after 1.2.0, before 1.2.1
-#   abc1234 (no tag)       -> 0.0~git20261126.abc1234  commit date (UTC) then hash: sorts before any
-#                                                    release and in commit-date order
+#   abc1234 (no tag)       -> 0.0~git20261126153000.abc1234  commit time (UTC, to the second) then
+#                                                    hash: sorts before any release and in commit-time
+#                                                    order, also for two commits of one day
 #   any of these + -dirty  -> the same + "+dirty"    (1.2.0+dirty, 1.2.0+git3.gabc1234+dirty)
 #
 # Anything else ("dev", a tag not starting with a digit after the "v", characters Debian versions
@@ -31,7 +32,7 @@ debver() {
 			echo "debver: an untagged version ($1) needs the commit time (Unix seconds), got '$epoch'" >&2
 			return 2
 		fi
-		out="0.0~git$(TZ=UTC date -d "@$epoch" +%Y%m%d).$v"
+		out="0.0~git$(TZ=UTC date -d "@$epoch" +%Y%m%d%H%M%S).$v"
 	else
 		local tag=$v count='' hash=''
 		if [[ $v =~ ^(.+)-([0-9]+)-g([0-9a-f]{4,40})$ ]]; then

@@ -6,11 +6,24 @@
 #   SHA256SUMS                         sha256sum -c format, over every other file
 # V is `git describe --tags --always --dirty`. Everything is stamped with the
 # commit, never with the clock (SOURCE_DATE_EPOCH = the commit's time), so two
-# runs on one commit write identical tarballs and image archives.
+# runs on one commit write identical tarballs and image archives. It refuses a
+# shallow clone or a tree without .git (exit status 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DIST=${DIST:-dist}
+# The version, the copyright years and every date come from git: a checkout
+# without the history (a shallow clone, an exported tree) would stamp a release
+# that differs from the same commit built elsewhere.
+if ! git rev-parse --git-dir >/dev/null 2>&1; then
+  echo "dist.sh: $(pwd) is not a git checkout: make dist needs the repository and its history" >&2
+  exit 1
+fi
+if [ "$(git rev-parse --is-shallow-repository)" != false ]; then
+  echo "dist.sh: this is a shallow clone: its version (git describe) and copyright years would differ from a full clone's;" \
+    "run git fetch --unshallow --tags first" >&2
+  exit 1
+fi
 VERSION=$(git describe --tags --always --dirty)
 REVISION=$(git rev-parse HEAD)
 SOURCE_DATE_EPOCH=$(git log -1 --format=%ct HEAD)
@@ -26,12 +39,19 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/archive" ./packaging/archive
 
-# The files every tarball carries beside the binary: those of this list that
-# exist in the tree (units and monitoring files come and go with the repo).
-extras=(README.md LICENSE config.example.toml)
-for f in $(printf '%s\n' systemd/*.service systemd/*.timer systemd/README.md systemd/litestream.* monitoring/* | LC_ALL=C sort -u); do
-  [ -f "$f" ] && extras+=("$f")
-done
+# The files every tarball carries beside the binary: packaging/release-files
+# (check.sh reads the same list).
+extras=()
+while read -r pat; do
+  case $pat in '' | '#'*) continue ;; esac
+  if [[ $pat == *[*?[]* ]]; then
+    for f in $pat; do [ -f "$f" ] && extras+=("$f"); done
+  else
+    [ -f "$pat" ] || { echo "dist.sh: packaging/release-files names $pat, which is not in the tree" >&2; exit 1; }
+    extras+=("$pat")
+  fi
+done <packaging/release-files
+mapfile -t extras < <(printf '%s\n' "${extras[@]}" | LC_ALL=C sort -u)
 
 oci_args=()
 for arch in amd64 arm64; do

@@ -12,6 +12,12 @@ import (
 	"context"
 	"os"
 	"os/signal"
+
+	// The IANA time zone database, built in (about 400 KB): [schedule]
+	// timezone must load where the system has none, as in the OCI image
+	// (only the binary and a few files) or a minimal host. Go still reads
+	// the system's zoneinfo first when there is one.
+	_ "time/tzdata"
 )
 
 func main() {

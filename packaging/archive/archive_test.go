@@ -4,11 +4,14 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -190,7 +193,125 @@ func TestImageRunsItsEntrypoint(t *testing.T) {
 	if _, err := checkOCI(t.Context(), archives[0], "v9", []platform{host}, host.OS, host.Architecture, t.TempDir()); err == nil {
 		t.Error("checkOCI accepted a wrong version")
 	}
-	if _, err := checkOCI(t.Context(), archives[0], version, releasePlatforms, host.OS, host.Architecture, t.TempDir()); err == nil {
+	if _, err := checkOCI(t.Context(), archives[0], version, releasePlatforms(), host.OS, host.Architecture, t.TempDir()); err == nil {
 		t.Error("checkOCI accepted an image archive without both release platforms")
+	}
+}
+
+// tamper copies the image archive file to out with the blob named by
+// target replaced by edit's result, and every descriptor that named it
+// (and so on up to index.json) made to name the new blob: digests and sizes
+// all agree, only the content is wrong.
+func tamper(t *testing.T, file, out, target string, edit func([]byte) []byte) {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	members := map[string][]byte{}
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag == tar.TypeReg {
+			if members[h.Name], err = io.ReadAll(tr); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var replace func(name string, b []byte)
+	replace = func(name string, b []byte) {
+		old := members[name]
+		delete(members, name)
+		if name == "index.json" {
+			members[name] = b
+			return
+		}
+		newDigest := digest(b)
+		members["blobs/sha256/"+strings.TrimPrefix(newDigest, "sha256:")] = b
+		from := []byte(fmt.Sprintf(`"digest":"sha256:%s","size":%d`, strings.TrimPrefix(name, "blobs/sha256/"), len(old)))
+		to := []byte(fmt.Sprintf(`"digest":%q,"size":%d`, newDigest, len(b)))
+		for _, n := range slices.Sorted(maps.Keys(members)) {
+			if m, ok := members[n]; ok && bytes.Contains(m, from) {
+				replace(n, bytes.ReplaceAll(m, from, to))
+			}
+		}
+	}
+	name := "blobs/sha256/" + strings.TrimPrefix(target, "sha256:")
+	b, ok := members[name]
+	if !ok {
+		t.Fatalf("no blob %s in %s", target, file)
+	}
+	replace(name, edit(b))
+	var entries []entry
+	for n, b := range members {
+		entries = append(entries, entry{Name: n, Mode: 0o644, Data: b})
+	}
+	var buf bytes.Buffer
+	if err := writeTar(&buf, entries, time.Unix(1_790_000_000, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReadOCIChecksEveryPlatform writes a two-platform archive and tampers
+// with the image of one platform at a time: readOCI must refuse the archive
+// whichever platform it is asked for.
+func TestReadOCIChecksEveryPlatform(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "cardsync")
+	writeFile(t, bin, "not run here", 0o755, time.Unix(1_790_000_000, 0))
+	file := filepath.Join(dir, "image.tar")
+	err := run(t.Context(), []string{"oci", "-o", file, "-mtime", "1790000000", "-version", "v1.2.3",
+		"-revision", "0123456789abcdef0123456789abcdef01234567", "-source", "https://example.org/cardsync",
+		"linux/amd64=" + bin, "linux/arm64=" + bin}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imgs := map[string]ociImage{}
+	for _, arch := range []string{"amd64", "arm64"} {
+		if imgs[arch], err = readOCI(file, "linux", arch); err != nil {
+			t.Fatalf("the untouched archive: %v", err)
+		}
+	}
+	if got := imgs["amd64"].Platforms; !slices.Equal(got, releasePlatforms()) {
+		t.Errorf("platforms %v, want %v", got, releasePlatforms())
+	}
+
+	otherLayer, err := gzipBytes([]byte("not the layer the config names"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, target string
+		edit         func([]byte) []byte
+		want         string
+	}{
+		{"arm64 config names another architecture", imgs["arm64"].Manifest.Config.Digest, func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"architecture":"arm64"`), []byte(`"architecture":"s390x"`), 1)
+		}, "image linux/arm64: config says linux/s390x"},
+		{"arm64 config names another layer", imgs["arm64"].Manifest.Config.Digest, func(b []byte) []byte {
+			return bytes.Replace(b, []byte(imgs["arm64"].Config.RootFS.DiffIDs[0]), []byte(digest([]byte("other"))), 1)
+		}, "image linux/arm64: config rootfs"},
+		{"amd64 layer swapped", imgs["amd64"].Manifest.Layers[0].Digest, func([]byte) []byte { return otherLayer },
+			"image linux/amd64: config rootfs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "tampered.tar")
+			tamper(t, file, out, tc.target, tc.edit)
+			for _, arch := range []string{"amd64", "arm64"} {
+				if _, err := readOCI(out, "linux", arch); err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("readOCI for linux/%s: %v, want an error with %q", arch, err, tc.want)
+				}
+			}
+		})
 	}
 }

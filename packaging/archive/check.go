@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // ociImage is one platform's image as read back from an archive.
@@ -26,12 +29,13 @@ type ociImage struct {
 }
 
 // readOCI reads the archive at file the way a runtime would: index.json,
-// through nested indexes, to the manifest for os/arch, its config and its
-// layer, checking every blob against its digest.
+// through nested indexes, to every platform's manifest, its config and its
+// layer, checking every blob against its digest (see readImage), and
+// returns the image for goos/goarch.
 func readOCI(file, goos, goarch string) (ociImage, error) {
 	f, err := os.Open(file)
 	if err != nil {
-		return ociImage{}, err
+		return ociImage{}, fmt.Errorf("read image archive: %w", err)
 	}
 	defer f.Close()
 	members := map[string][]byte{}
@@ -76,7 +80,7 @@ func readOCI(file, goos, goarch string) (ociImage, error) {
 		return ociImage{}, fmt.Errorf("%s: index.json: %w", file, err)
 	}
 	var img ociImage
-	var found *descriptor
+	var manifests []descriptor
 	for depth := 0; ; depth++ {
 		var next *descriptor
 		for _, d := range idx.Manifests {
@@ -88,9 +92,7 @@ func readOCI(file, goos, goarch string) (ociImage, error) {
 					return ociImage{}, fmt.Errorf("%s: manifest %s has no platform", file, d.Digest)
 				}
 				img.Platforms = append(img.Platforms, *d.Platform)
-				if d.Platform.OS == goos && d.Platform.Architecture == goarch {
-					found = &d
-				}
+				manifests = append(manifests, d)
 			}
 		}
 		if next == nil || depth > 2 {
@@ -101,20 +103,57 @@ func readOCI(file, goos, goarch string) (ociImage, error) {
 			return ociImage{}, err
 		}
 	}
-	if found == nil {
+	// Every platform's image, not only this machine's: its config must name
+	// the platform the index lists it under, and its rootfs must be its layer.
+	found := false
+	for _, d := range manifests {
+		one, err := readImage(d, blob)
+		if err != nil {
+			return ociImage{}, fmt.Errorf("%s: image %s/%s: %w", file, d.Platform.OS, d.Platform.Architecture, err)
+		}
+		if d.Platform.OS == goos && d.Platform.Architecture == goarch {
+			img.Manifest, img.Config, img.Layer = one.Manifest, one.Config, one.Layer
+			found = true
+		}
+	}
+	if !found {
 		return ociImage{}, fmt.Errorf("%s: no image for %s/%s (platforms %v)", file, goos, goarch, img.Platforms)
 	}
-	if _, err := blob(*found, &img.Manifest); err != nil {
+	return img, nil
+}
+
+// readImage reads the manifest d names, its config and its one layer
+// through blob, and checks that the config's os and architecture are d's
+// platform and that its rootfs.diff_ids name the uncompressed layer.
+func readImage(d descriptor, blob func(descriptor, any) ([]byte, error)) (ociImage, error) {
+	var img ociImage
+	if _, err := blob(d, &img.Manifest); err != nil {
 		return ociImage{}, err
 	}
 	if _, err := blob(img.Manifest.Config, &img.Config); err != nil {
 		return ociImage{}, err
 	}
-	if len(img.Manifest.Layers) != 1 || img.Manifest.Layers[0].MediaType != mediaLayer {
-		return ociImage{}, fmt.Errorf("%s: want one gzip layer, got %+v", file, img.Manifest.Layers)
+	if img.Config.OS != d.Platform.OS || img.Config.Architecture != d.Platform.Architecture {
+		return ociImage{}, fmt.Errorf("config says %s/%s, the index %s/%s", img.Config.OS, img.Config.Architecture, d.Platform.OS, d.Platform.Architecture)
 	}
+	if len(img.Manifest.Layers) != 1 || img.Manifest.Layers[0].MediaType != mediaLayer {
+		return ociImage{}, fmt.Errorf("want one gzip layer, got %+v", img.Manifest.Layers)
+	}
+	var err error
 	if img.Layer, err = blob(img.Manifest.Layers[0], nil); err != nil {
 		return ociImage{}, err
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(img.Layer))
+	if err != nil {
+		return ociImage{}, fmt.Errorf("layer: %w", err)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, zr); err != nil {
+		return ociImage{}, fmt.Errorf("layer: %w", err)
+	}
+	diffID := "sha256:" + hex.EncodeToString(h.Sum(nil))
+	if ids := img.Config.RootFS.DiffIDs; img.Config.RootFS.Type != "layers" || len(ids) != 1 || ids[0] != diffID {
+		return ociImage{}, fmt.Errorf("config rootfs %s %v, want layers [%s] (the uncompressed layer)", img.Config.RootFS.Type, ids, diffID)
 	}
 	return img, nil
 }
@@ -175,15 +214,15 @@ func unpack(layer []byte, dir string) (map[string]*tar.Header, error) {
 		switch h.Typeflag {
 		case tar.TypeDir:
 			if err := os.MkdirAll(target, 0o755); err != nil {
-				return nil, err
+				return nil, fmt.Errorf("unpack layer: %w", err)
 			}
 			// The owner's bits only: the test does not run as the image's user.
 			if err := os.Chmod(target, os.FileMode(h.Mode&0o777)|0o700); err != nil {
-				return nil, err
+				return nil, fmt.Errorf("unpack layer: %w", err)
 			}
 		case tar.TypeReg:
 			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return nil, err
+				return nil, fmt.Errorf("unpack layer: %w", err)
 			}
 			f, err := os.OpenFile(target, os.O_CREATE|os.O_EXCL|os.O_WRONLY, os.FileMode(h.Mode&0o777))
 			if err != nil {
@@ -227,28 +266,68 @@ func checkRootfs(headers map[string]*tar.Header) error {
 	return nil
 }
 
-// runImage runs the unpacked image's entrypoint from rootfs as a runtime
-// would start it (its working directory aside): version, which must print
-// the image's version, then demo into work, which must leave the demo
-// warehouse there. It returns what version printed.
+// runImage runs the unpacked image's entrypoint as a runtime would start it
+// (its user aside): version, which must print the image's version; demo,
+// which must leave its warehouse; then status on that warehouse with
+// [schedule] timezone = "Europe/Berlin", which must load the zone. As root
+// it runs them chrooted into rootfs, which holds no zoneinfo and no
+// /etc/localtime, so status proves that the binary carries its own zones.
+// Otherwise it runs them from here (the host's zoneinfo may then answer),
+// and refuses to when CARDSYNC_REQUIRE_TOOLS is set. work is a directory
+// for the demo outside rootfs. It returns what version printed.
 func runImage(ctx context.Context, img ociImage, rootfs, work string) (string, error) {
 	c := img.Config.Config
-	bin := filepath.Join(rootfs, filepath.FromSlash(strings.TrimPrefix(c.Entrypoint[0], "/")))
-	out, err := exec.CommandContext(ctx, bin, "version").CombinedOutput()
+	entry := c.Entrypoint[0]
+	chroot := os.Geteuid() == 0
+	if !chroot && os.Getenv("CARDSYNC_REQUIRE_TOOLS") != "" {
+		return "", errors.New("running the image chrooted into its rootfs needs root (CARDSYNC_REQUIRE_TOOLS is set)")
+	}
+	// bin and dir as the commands see them, here the demo directory's path from this process.
+	bin, dir, here := filepath.Join(rootfs, filepath.FromSlash(strings.TrimPrefix(entry, "/"))), work, work
+	if chroot {
+		bin, dir, here = entry, "/tmp/check-oci", filepath.Join(rootfs, "tmp", "check-oci")
+		if err := os.Mkdir(here, 0o755); err != nil {
+			return "", fmt.Errorf("run image: %w", err)
+		}
+	}
+	// Neither TZ nor ZONEINFO: the zones must come from the binary or the image.
+	var env []string
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k != "TZ" && k != "ZONEINFO" {
+			env = append(env, kv)
+		}
+	}
+	command := func(args ...string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Dir, cmd.Env = dir, env
+		if chroot {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: rootfs}
+		}
+		return cmd
+	}
+	out, err := command("version").CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("%s version: %w\n%s", bin, err, out)
 	}
 	if first, _, _ := strings.Cut(string(out), "\n"); first != "cardsync "+c.Labels["org.opencontainers.image.version"] {
 		return "", fmt.Errorf("%s version printed %q, want cardsync %s", bin, first, c.Labels["org.opencontainers.image.version"])
 	}
-	db := filepath.Join(work, "cardsync-demo.db")
-	demo := exec.CommandContext(ctx, bin, "demo", "-db", db)
-	demo.Dir = work
-	if dout, err := demo.CombinedOutput(); err != nil {
+	db := path.Join(dir, "cardsync-demo.db")
+	if dout, err := command("demo", "-db", db).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("%s demo: %w\n%s", bin, err, dout)
 	}
-	if _, err := os.Stat(db); err != nil {
+	if _, err := os.Stat(filepath.Join(here, "cardsync-demo.db")); err != nil {
 		return "", fmt.Errorf("demo left no warehouse: %w", err)
+	}
+	conf := fmt.Sprintf("[warehouse]\npath = %q\n\n[schedule]\ntimezone = \"Europe/Berlin\"\n", db)
+	if err := os.WriteFile(filepath.Join(here, "zone.toml"), []byte(conf), 0o644); err != nil {
+		return "", fmt.Errorf("run image: %w", err)
+	}
+	// status: 0 healthy, 1 unhealthy (both show the schedule), 2 a bad config.
+	sout, err := command("status", "-config", path.Join(dir, "zone.toml")).CombinedOutput()
+	var exit *exec.ExitError
+	if err != nil && (!errors.As(err, &exit) || exit.ExitCode() != 1) || !strings.Contains(string(sout), " in Europe/Berlin") {
+		return "", fmt.Errorf("%s status with [schedule] timezone = \"Europe/Berlin\" (chroot %v): %v\n%s", bin, chroot, err, sout)
 	}
 	return string(out), nil
 }

@@ -10,9 +10,11 @@
 // tar stores each SRC as DIR/NAME (0755 if SRC is executable, else 0644,
 // owned by root, every time EPOCH). oci writes an OCI image layout archive
 // with one image per OS/ARCH. sums writes DIR/SHA256SUMS over every other
-// file in DIR. check-oci reads FILE's image for this machine's platform,
-// checks its config and rootfs, unpacks it and runs its entrypoint
-// (version, then demo in a temporary directory).
+// file in DIR. check-oci reads every platform's image in FILE (config and
+// layer must match the index), checks the config and rootfs of this
+// machine's, unpacks it and runs its entrypoint: version, demo, and status
+// with a config in the Europe/Berlin zone (as root in a chroot of the
+// rootfs, so the zone must come from the binary).
 package main
 
 import (
@@ -85,9 +87,12 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		b, err := tarGz(entries, mtime)
 		if err != nil {
-			return err
+			return fmt.Errorf("tar: %w", err)
 		}
-		return writeFileAtomic(*out, b)
+		if err := writeFileAtomic(*out, b); err != nil {
+			return fmt.Errorf("tar: %w", err)
+		}
+		return nil
 	case "oci":
 		if err := errors.Join(needs(*out != "", "-o"), needs(*epoch >= 0, "-mtime"), needs(*version != "", "-version"),
 			needs(*revision != "", "-revision"), needs(*source != "", "-source"), needs(fs.NArg() > 0, "OS/ARCH=BINARY")); err != nil {
@@ -97,7 +102,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		if *cacerts != "" {
 			b, err := os.ReadFile(*cacerts)
 			if err != nil {
-				return err
+				return fmt.Errorf("oci: CA bundle: %w", err)
 			}
 			spec.CACerts = b
 		}
@@ -111,47 +116,61 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		f, err := os.Create(*out + ".tmp")
 		if err != nil {
-			return err
+			return fmt.Errorf("oci: %w", err)
 		}
 		defer os.Remove(f.Name())
 		if err := writeOCI(f, spec); err != nil {
 			f.Close()
-			return err
+			return fmt.Errorf("oci: %w", err)
 		}
 		if err := f.Close(); err != nil {
-			return err
+			return fmt.Errorf("oci: %w", err)
 		}
-		return os.Rename(f.Name(), *out)
+		if err := os.Rename(f.Name(), *out); err != nil {
+			return fmt.Errorf("oci: %w", err)
+		}
+		return nil
 	case "sums":
 		if fs.NArg() != 1 {
 			return errors.New("sums: want one DIR")
 		}
 		b, err := sums(fs.Arg(0))
 		if err != nil {
-			return err
+			return fmt.Errorf("sums: %w", err)
 		}
-		return writeFileAtomic(filepath.Join(fs.Arg(0), "SHA256SUMS"), b)
+		if err := writeFileAtomic(filepath.Join(fs.Arg(0), "SHA256SUMS"), b); err != nil {
+			return fmt.Errorf("sums: %w", err)
+		}
+		return nil
 	case "check-oci":
 		if fs.NArg() != 1 {
 			return errors.New("check-oci: want one FILE")
 		}
 		work, err := os.MkdirTemp("", "cardsync-check-oci-")
 		if err != nil {
-			return err
+			return fmt.Errorf("check-oci: %w", err)
 		}
 		defer os.RemoveAll(work)
-		printed, err := checkOCI(ctx, fs.Arg(0), *version, releasePlatforms, runtime.GOOS, runtime.GOARCH, work)
+		printed, err := checkOCI(ctx, fs.Arg(0), *version, releasePlatforms(), runtime.GOOS, runtime.GOARCH, work)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%s: %s/%s image ok; its entrypoint ran version and demo:\n%s", fs.Arg(0), runtime.GOOS, runtime.GOARCH, printed)
+		where := "from this host (not root: the host's zoneinfo may have answered)"
+		if os.Geteuid() == 0 {
+			where = "chrooted into the image's rootfs"
+		}
+		fmt.Fprintf(stdout, "%s: every platform's config and layer match the index; the %s/%s image's entrypoint ran version, demo and status in Europe/Berlin %s:\n%s",
+			fs.Arg(0), runtime.GOOS, runtime.GOARCH, where, printed)
 		return nil
 	}
 	return errors.New(usage)
 }
 
-// releasePlatforms are the platforms a release's image archive holds.
-var releasePlatforms = []platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"}}
+// releasePlatforms returns the platforms a release's image archive holds,
+// in its index's order.
+func releasePlatforms() []platform {
+	return []platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"}}
+}
 
 // checkOCI reads file's image for goos/goarch, checks that its index lists
 // exactly platforms, its config (and its version label against version,
@@ -176,12 +195,15 @@ func checkOCI(ctx context.Context, file, version string, platforms []platform, g
 		return "", err
 	}
 	passwd, err := os.ReadFile(filepath.Join(rootfs, "etc", "passwd"))
-	if err != nil || !strings.Contains(string(passwd), fmt.Sprintf("\n%s:x:%d:%d:", imageUser, imageUID, imageUID)) {
-		return "", fmt.Errorf("image /etc/passwd lacks user %s (%d): %v", imageUser, imageUID, err)
+	if err != nil {
+		return "", fmt.Errorf("image /etc/passwd: %w", err)
+	}
+	if !strings.Contains(string(passwd), fmt.Sprintf("\n%s:x:%d:%d:", imageUser, imageUID, imageUID)) {
+		return "", fmt.Errorf("image /etc/passwd lacks user %s (%d)", imageUser, imageUID)
 	}
 	demo := filepath.Join(work, "demo")
 	if err := os.Mkdir(demo, 0o755); err != nil {
-		return "", err
+		return "", fmt.Errorf("check image: %w", err)
 	}
 	return runImage(ctx, img, rootfs, demo)
 }

@@ -31,7 +31,7 @@ const (
 
 // imageSpec is what one image archive holds.
 type imageSpec struct {
-	Version  string // release version: labels and the reference name
+	Version  string // release version: labels and the reference name (refName)
 	Revision string // commit hash
 	Source   string // repository URL
 	Created  time.Time
@@ -128,6 +128,14 @@ func (s imageSpec) labels() map[string]string {
 	}
 }
 
+// refName is the image's name in the archive's index.json: cardsync:VERSION.
+// podman load names the image after it (localhost/cardsync:VERSION), and
+// oci-archive:FILE:cardsync:VERSION selects it. A bare VERSION would load as
+// localhost/VERSION:latest.
+func (s imageSpec) refName() string {
+	return imageUser + ":" + s.Version
+}
+
 // rootfs lists the image's one layer: the binary, the user in passwd and
 // group, the CA bundle, the state directory the user owns, and /tmp.
 func (s imageSpec) rootfs(bin entry) []entry {
@@ -150,7 +158,7 @@ func (s imageSpec) rootfs(bin entry) []entry {
 
 // writeOCI writes the images of s as an OCI image layout in a tar stream,
 // as `oci-archive:` transports read it: oci-layout, index.json naming one
-// image index (annotated with the version as its reference name) whose
+// image index (annotated with its reference name, see refName) whose
 // manifests are one per platform, and blobs/sha256/. Every time in it is
 // s.Created, so the same inputs give the same bytes.
 func writeOCI(w io.Writer, s imageSpec) error {
@@ -187,13 +195,13 @@ func writeOCI(w io.Writer, s imageSpec) error {
 		}{created, "cardsync packaging/archive oci"})
 		cfgJSON, err := json.Marshal(cfg)
 		if err != nil {
-			return err
+			return fmt.Errorf("image %s/%s config: %w", p.OS, p.Arch, err)
 		}
 		m := manifest{SchemaVersion: 2, MediaType: mediaManifest, Config: bs.add(mediaConfig, cfgJSON),
 			Layers: []descriptor{bs.add(mediaLayer, gz)}, Annotations: labels}
 		mJSON, err := json.Marshal(m)
 		if err != nil {
-			return err
+			return fmt.Errorf("image %s/%s manifest: %w", p.OS, p.Arch, err)
 		}
 		d := bs.add(mediaManifest, mJSON)
 		d.Platform = &platform{Architecture: p.Arch, OS: p.OS}
@@ -201,13 +209,13 @@ func writeOCI(w io.Writer, s imageSpec) error {
 	}
 	idxJSON, err := json.Marshal(index{SchemaVersion: 2, MediaType: mediaIndex, Manifests: manifests, Annotations: labels})
 	if err != nil {
-		return err
+		return fmt.Errorf("image index: %w", err)
 	}
 	top := bs.add(mediaIndex, idxJSON)
-	top.Annotations = map[string]string{"org.opencontainers.image.ref.name": s.Version}
+	top.Annotations = map[string]string{"org.opencontainers.image.ref.name": s.refName()}
 	topJSON, err := json.Marshal(index{SchemaVersion: 2, MediaType: mediaIndex, Manifests: []descriptor{top}})
 	if err != nil {
-		return err
+		return fmt.Errorf("index.json: %w", err)
 	}
 	entries := []entry{
 		{Name: "oci-layout", Mode: 0o644, Data: []byte(`{"imageLayoutVersion":"1.0.0"}`)},
