@@ -15,7 +15,7 @@
 #      /etc/cardsync/config.toml root:cardsync-ro 0640 (a reinstall keeps a mode the operator set);
 #      the four units in /usr/lib/systemd/system,
 #      `systemd-analyze verify` silent on them (skipped without systemd-analyze); nothing enabled,
-#      and `systemctl enable cardsync.service cardsync-backfill.timer` works
+#      and `systemctl enable cardsync.service cardsync-backfill.timer cardsync@acme.service` works
 #   4. `cardsync check` as the cardsync user against the simulator, with the packaged config.toml
 #      where only base_url and email are filled in, the password handed over as systemd does
 #      (CREDENTIALS_DIRECTORY), the warehouse in /var/lib/cardsync made as StateDirectory= makes it
@@ -60,8 +60,9 @@ deb=${debs[0]}
 
 units=(cardsync.service cardsync@.service cardsync-backfill.service cardsync-backfill.timer)
 unitdir=/usr/lib/systemd/system
-# What `systemctl enable cardsync.service cardsync-backfill.timer` creates.
-links=(/etc/systemd/system/multi-user.target.wants/cardsync.service /etc/systemd/system/timers.target.wants/cardsync-backfill.timer)
+# What `systemctl enable cardsync.service cardsync-backfill.timer cardsync@acme.service` creates.
+links=(/etc/systemd/system/multi-user.target.wants/cardsync.service /etc/systemd/system/timers.target.wants/cardsync-backfill.timer
+	/etc/systemd/system/multi-user.target.wants/cardsync@acme.service)
 
 # Refuse to touch an installation or state this script did not make.
 if dpkg-query -W -f='${Status}' cardsync 2>/dev/null | grep -qv 'not-installed'; then
@@ -203,15 +204,15 @@ done
 enabled=0
 if command -v systemctl >/dev/null 2>&1; then
 	made_links=1
-	out=$(systemctl enable cardsync.service cardsync-backfill.timer 2>&1) || {
+	out=$(systemctl enable cardsync.service cardsync-backfill.timer cardsync@acme.service 2>&1) || {
 		printf '%s\n' "$out" >&2
-		fail "systemctl enable cardsync.service cardsync-backfill.timer"
+		fail "systemctl enable cardsync.service cardsync-backfill.timer cardsync@acme.service"
 	}
 	for p in "${links[@]}"; do
 		[[ -L $p ]] || fail "systemctl enable made no $p"
 	done
 	enabled=1
-	say "ok: nothing enabled by dpkg -i; systemctl enable cardsync.service cardsync-backfill.timer works"
+	say "ok: nothing enabled by dpkg -i; systemctl enable cardsync.service cardsync-backfill.timer cardsync@acme.service works"
 elif [[ -n ${CARDSYNC_REQUIRE_TOOLS:-} ]]; then
 	fail "systemctl not found and CARDSYNC_REQUIRE_TOOLS is set"
 else

@@ -54,12 +54,20 @@ for arch in amd64 arm64; do
   echo "-- $top.tar.gz"
   [ -f "$tarball" ] || fail "no $tarball"
   tar -tzf "$tarball" >"$work/list"
-  for f in "${want[@]}"; do
+  for f in "${want[@]}" THIRD_PARTY_LICENSES; do
     grep -qx "$top/$f" "$work/list" || fail "$top.tar.gz lacks $top/$f"
   done
   tar -xzf "$tarball" -C "$work" "$top/cardsync"
   bin="$work/$top/cardsync"
   info=$(go version -m "$bin")
+  # The notice names every module linked into the binary.
+  tar -xzf "$tarball" -C "$work" "$top/THIRD_PARTY_LICENSES"
+  deps=0
+  while read -r mod ver; do
+    grep -qx "$mod $ver" "$work/$top/THIRD_PARTY_LICENSES" || fail "$top/THIRD_PARTY_LICENSES lacks $mod $ver"
+    deps=$((deps + 1))
+  done < <(awk '$1 == "dep" { print $2, $3 }' <<<"$info")
+  [ "$deps" -gt 0 ] || fail "$top/cardsync: go version -m lists no module"
   grep -q $'\tbuild\tCGO_ENABLED=0$' <<<"$info" || fail "$top/cardsync: not built with CGO_ENABLED=0"
   grep -q $'\tbuild\tGOARCH='"$arch"'$' <<<"$info" || fail "$top/cardsync: GOARCH is not $arch"
   grep -q $'\tbuild\t-trimpath=true$' <<<"$info" || fail "$top/cardsync: not built with -trimpath"

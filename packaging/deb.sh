@@ -119,6 +119,10 @@ done
 for f in "$units_dir"/litestream*.yml; do
 	install -m 0644 "$f" "$doc/examples/$(basename "$f")"
 done
+# The monitoring files the READMEs name (alert rules, their tests, the dashboard).
+for f in "$root"/monitoring/*.yml "$root"/monitoring/*.json; do
+	install -m 0644 "$f" "$doc/examples/$(basename "$f")"
+done
 shopt -u nullglob
 if [[ ! -f $pkg/usr/lib/systemd/system/cardsync.service ]]; then
 	echo "deb.sh: no cardsync.service in $units_dir" >&2
@@ -181,6 +185,9 @@ if [[ -f $units_dir/README.md ]]; then
 	gz "$units_dir/README.md" "$doc/README.systemd.md.gz"
 fi
 install -m 0644 "$here/debian/README.Debian" "$doc/README.Debian"
+# The licenses of the Go modules linked into the binary, read from the module cache.
+(cd "$root" && go run ./packaging/archive licenses -o "$work/THIRD_PARTY_LICENSES" -modcache "$(go env GOMODCACHE)" "$binary")
+gz "$work/THIRD_PARTY_LICENSES" "$doc/THIRD_PARTY_LICENSES.gz"
 
 # The man page, from the commands' -h texts.
 helpbin=$binary

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make dist: cardsync's release artefacts, written to $DIST (default dist/):
-#   cardsync_<V>_linux_<arch>.tar.gz   binary, README, LICENSE, config example, systemd units, monitoring files
+#   cardsync_<V>_linux_<arch>.tar.gz   binary, README, LICENSE, THIRD_PARTY_LICENSES, config example, systemd units, monitoring files
 #   cardsync_<DEBVER>_<arch>.deb       when packaging/deb.sh exists
 #   cardsync_<V>_oci.tar               OCI image layout archive, linux/amd64 and linux/arm64
 #   SHA256SUMS                         sha256sum -c format, over every other file
@@ -60,8 +60,11 @@ for arch in amd64 arm64; do
   # -s -w: no symbol table or DWARF (stack traces keep their names).
   CGO_ENABLED=0 GOOS=linux GOARCH=$arch go build -trimpath -buildvcs=false -o "$bin" \
     -ldflags "-s -w -X main.version=$VERSION -X main.revision=$REVISION -X main.buildDate=$BUILD_DATE" ./cmd/cardsync
+  # The licenses of the modules linked into this binary (they may differ by
+  # platform), read from the module cache the build used.
+  "$work/archive" licenses -o "$work/linux_$arch/THIRD_PARTY_LICENSES" -modcache "$(go env GOMODCACHE)" "$bin"
   top="cardsync_${VERSION}_linux_$arch"
-  files=("cardsync=$bin")
+  files=("cardsync=$bin" "THIRD_PARTY_LICENSES=$work/linux_$arch/THIRD_PARTY_LICENSES")
   for f in "${extras[@]}"; do files+=("$f=$f"); done
   "$work/archive" tar -o "$DIST/$top.tar.gz" -mtime "$SOURCE_DATE_EPOCH" -prefix "$top" "${files[@]}"
   if [ -f packaging/deb.sh ]; then
@@ -75,7 +78,7 @@ done
 cacerts=/etc/ssl/certs/ca-certificates.crt
 [ -f "$cacerts" ] || { echo "warning: no $cacerts on this host: the image carries no CA bundle" >&2; cacerts=""; }
 "$work/archive" oci -o "$DIST/cardsync_${VERSION}_oci.tar" -mtime "$SOURCE_DATE_EPOCH" -version "$VERSION" \
-  -revision "$REVISION" -source "$SOURCE_URL" -cacerts "$cacerts" "${oci_args[@]}"
+  -revision "$REVISION" -source "$SOURCE_URL" -cacerts "$cacerts" -license LICENSE -modcache "$(go env GOMODCACHE)" "${oci_args[@]}"
 
 "$work/archive" sums "$DIST"
 ls -l "$DIST"

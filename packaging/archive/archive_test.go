@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"debug/buildinfo"
 	"fmt"
 	"io"
 	"maps"
@@ -146,6 +147,7 @@ func TestImageRunsItsEntrypoint(t *testing.T) {
 		err := run(t.Context(), []string{"oci", "-o", archives[i], "-mtime", "1790000000", "-version", version,
 			"-revision", "0123456789abcdef0123456789abcdef01234567", "-source", "https://example.org/cardsync",
 			"-cacerts", filepath.Join(dir, "cardsync"), // any file: its bytes are copied as they are
+			"-license", filepath.Join("..", "..", "LICENSE"), "-modcache", modCache(t),
 			host.OS + "/" + host.Architecture + "=" + bin}, io.Discard)
 		if err != nil {
 			t.Fatal(err)
@@ -171,8 +173,8 @@ func TestImageRunsItsEntrypoint(t *testing.T) {
 	if got := c.Labels["org.opencontainers.image.source"]; got != "https://example.org/cardsync" {
 		t.Errorf("source label %q", got)
 	}
-	if strings.Join(c.Cmd, " ") != "serve -config /etc/cardsync/config.toml" {
-		t.Errorf("cmd %q", c.Cmd)
+	if strings.Join(c.Cmd, " ") != "serve" || !slices.Contains(c.Env, "CARDSYNC_CONFIG=/etc/cardsync/config.toml") {
+		t.Errorf("cmd %q env %q", c.Cmd, c.Env)
 	}
 
 	work := filepath.Join(dir, "work")
@@ -188,6 +190,11 @@ func TestImageRunsItsEntrypoint(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(work, "rootfs", "etc", "ssl", "certs", "ca-certificates.crt")); err != nil {
 		t.Errorf("no CA bundle in the image: %v", err)
+	}
+	// The linked modules' licenses: modernc.org/sqlite is one of them.
+	notice, err := os.ReadFile(filepath.Join(work, "rootfs", "usr", "share", "doc", "cardsync", "THIRD_PARTY_LICENSES"))
+	if err != nil || !bytes.Contains(notice, []byte("\nmodernc.org/sqlite v")) {
+		t.Errorf("THIRD_PARTY_LICENSES in the image lacks modernc.org/sqlite (%v):\n%.400s", err, notice)
 	}
 	// A check for another version, or for both release platforms, fails.
 	if _, err := checkOCI(t.Context(), archives[0], "v9", []platform{host}, host.OS, host.Architecture, t.TempDir()); err == nil {
@@ -267,11 +274,16 @@ func tamper(t *testing.T, file, out, target string, edit func([]byte) []byte) {
 // whichever platform it is asked for.
 func TestReadOCIChecksEveryPlatform(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "cardsync")
-	writeFile(t, bin, "not run here", 0o755, time.Unix(1_790_000_000, 0))
+	// Not run here: any Go binary will do (its build info names the
+	// modules whose licenses the image carries).
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	file := filepath.Join(dir, "image.tar")
-	err := run(t.Context(), []string{"oci", "-o", file, "-mtime", "1790000000", "-version", "v1.2.3",
+	err = run(t.Context(), []string{"oci", "-o", file, "-mtime", "1790000000", "-version", "v1.2.3",
 		"-revision", "0123456789abcdef0123456789abcdef01234567", "-source", "https://example.org/cardsync",
+		"-license", filepath.Join("..", "..", "LICENSE"), "-modcache", modCache(t),
 		"linux/amd64=" + bin, "linux/arm64=" + bin}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -313,5 +325,53 @@ func TestReadOCIChecksEveryPlatform(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// modCache is the Go module cache (go env GOMODCACHE).
+func modCache(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatalf("go env GOMODCACHE: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestThirdPartyLicenses writes the notice of a cardsync binary: every
+// module it links is named with its version and followed by its license,
+// and a module missing from the cache is an error, not a silent gap.
+func TestThirdPartyLicenses(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "cardsync")
+	build := exec.Command("go", "build", "-o", bin, "github.com/cardsync/cardsync/cmd/cardsync")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	b, err := thirdPartyLicenses(bin, modCache(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Deps) < 5 {
+		t.Fatalf("cardsync links only %d modules?", len(info.Deps))
+	}
+	for _, d := range info.Deps {
+		head := "\n" + d.Path + " " + d.Version + "\n"
+		i := bytes.Index(b, []byte(head))
+		if i < 0 {
+			t.Errorf("no section for %s %s", d.Path, d.Version)
+			continue
+		}
+		if !bytes.Contains(b[i:min(len(b), i+len(head)+200)], []byte("\n-- ")) {
+			t.Errorf("%s: no license file follows its name", d.Path)
+		}
+	}
+	if _, err := thirdPartyLicenses(bin, t.TempDir()); err == nil || !strings.Contains(err.Error(), "not in the module cache") {
+		t.Errorf("an empty module cache gave %v, want an error", err)
 	}
 }

@@ -173,6 +173,7 @@ func checkConfig(img ociImage, version string) error {
 	_, vol := c.Volumes["/"+stateDir]
 	want("volume /"+stateDir, vol, c.Volumes)
 	want("working dir", c.WorkingDir == "/"+stateDir, c.WorkingDir)
+	want("env CARDSYNC_CONFIG", slices.Contains(c.Env, "CARDSYNC_CONFIG=/etc/cardsync/config.toml"), c.Env)
 	for _, k := range []string{"version", "revision", "source", "licenses", "created", "title"} {
 		v := c.Labels["org.opencontainers.image."+k]
 		want("label "+k, v != "" && img.Manifest.Annotations["org.opencontainers.image."+k] == v, v)
@@ -251,10 +252,13 @@ func checkRootfs(headers map[string]*tar.Header) error {
 	}{
 		binaryPath: {0o755, 0, 0}, "etc/passwd": {0o644, 0, 0}, "etc/group": {0o644, 0, 0},
 		stateDir: {0o750, imageUID, imageUID}, "tmp": {0o1777, 0, 0},
+		"usr/share/doc/cardsync/LICENSE": {0o644, 0, 0}, "usr/share/doc/cardsync/THIRD_PARTY_LICENSES": {0o644, 0, 0},
 	} {
 		h := headers[name]
 		if h == nil {
 			problems = append(problems, name+" missing")
+		} else if h.Typeflag == tar.TypeReg && h.Size == 0 {
+			problems = append(problems, name+" is empty")
 		} else if h.Mode != want.mode || h.Uid != want.uid || h.Gid != want.gid {
 			problems = append(problems, fmt.Sprintf("%s: mode %o owner %d:%d, want %o %d:%d", name, h.Mode, h.Uid, h.Gid, want.mode, want.uid, want.gid))
 		}

@@ -6,6 +6,7 @@
 //	archive oci -o OUT.tar -mtime EPOCH -version V -revision R -source URL [-cacerts FILE] OS/ARCH=BINARY...
 //	archive sums DIR
 //	archive check-oci [-version V] FILE
+//	archive licenses -o OUT -modcache DIR BINARY
 //
 // tar stores each SRC as DIR/NAME (0755 if SRC is executable, else 0644,
 // owned by root, every time EPOCH). oci writes an OCI image layout archive
@@ -14,7 +15,9 @@
 // layer must match the index), checks the config and rootfs of this
 // machine's, unpacks it and runs its entrypoint: version, demo, and status
 // with a config in the Europe/Berlin zone (as root in a chroot of the
-// rootfs, so the zone must come from the binary).
+// rootfs, so the zone must come from the binary). licenses writes the
+// license texts of every module linked into BINARY, read from the module
+// cache DIR (THIRD_PARTY_LICENSES in every artefact).
 package main
 
 import (
@@ -43,7 +46,7 @@ func main() {
 	}
 }
 
-const usage = "usage: archive tar|oci|sums|check-oci ... (see packaging/archive/main.go)"
+const usage = "usage: archive tar|oci|sums|check-oci|licenses ... (see packaging/archive/main.go)"
 
 // run runs one subcommand.
 func run(ctx context.Context, args []string, stdout io.Writer) error {
@@ -58,6 +61,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	revision := fs.String("revision", "", "commit hash")
 	source := fs.String("source", "", "source repository URL")
 	cacerts := fs.String("cacerts", "", "CA bundle for the image (empty: none)")
+	license := fs.String("license", "", "cardsync's LICENSE, put in the image")
+	modCache := fs.String("modcache", "", "the Go module cache (go env GOMODCACHE): where the linked modules' licenses are read")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -95,10 +100,15 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return nil
 	case "oci":
 		if err := errors.Join(needs(*out != "", "-o"), needs(*epoch >= 0, "-mtime"), needs(*version != "", "-version"),
-			needs(*revision != "", "-revision"), needs(*source != "", "-source"), needs(fs.NArg() > 0, "OS/ARCH=BINARY")); err != nil {
+			needs(*revision != "", "-revision"), needs(*source != "", "-source"), needs(*license != "", "-license"),
+			needs(*modCache != "", "-modcache"), needs(fs.NArg() > 0, "OS/ARCH=BINARY")); err != nil {
 			return err
 		}
-		spec := imageSpec{Version: *version, Revision: *revision, Source: *source, Created: mtime}
+		lic, err := os.ReadFile(*license)
+		if err != nil {
+			return fmt.Errorf("oci: license: %w", err)
+		}
+		spec := imageSpec{Version: *version, Revision: *revision, Source: *source, Created: mtime, License: lic, ModCache: *modCache}
 		if *cacerts != "" {
 			b, err := os.ReadFile(*cacerts)
 			if err != nil {
@@ -140,6 +150,18 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		if err := writeFileAtomic(filepath.Join(fs.Arg(0), "SHA256SUMS"), b); err != nil {
 			return fmt.Errorf("sums: %w", err)
+		}
+		return nil
+	case "licenses":
+		if err := errors.Join(needs(*out != "", "-o"), needs(*modCache != "", "-modcache"), needs(fs.NArg() == 1, "one BINARY")); err != nil {
+			return err
+		}
+		b, err := thirdPartyLicenses(fs.Arg(0), *modCache)
+		if err != nil {
+			return fmt.Errorf("licenses: %w", err)
+		}
+		if err := writeFileAtomic(*out, b); err != nil {
+			return fmt.Errorf("licenses: %w", err)
 		}
 		return nil
 	case "check-oci":

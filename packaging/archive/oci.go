@@ -38,6 +38,11 @@ type imageSpec struct {
 	// CACerts is the CA bundle put at /etc/ssl/certs/ca-certificates.crt
 	// (nil: none; the binary then trusts nothing for https).
 	CACerts []byte
+	// License is cardsync's LICENSE, put at /usr/share/doc/cardsync/LICENSE
+	// beside THIRD_PARTY_LICENSES (each platform's linked modules, read from
+	// the module cache at ModCache).
+	License  []byte
+	ModCache string
 	// Platforms are the images, one per platform, in the index's order.
 	Platforms []platformBinary
 }
@@ -95,6 +100,7 @@ type imageConfig struct {
 type runtimeConfig struct {
 	User       string              `json:"User"`
 	Entrypoint []string            `json:"Entrypoint"`
+	Env        []string            `json:"Env"`
 	Cmd        []string            `json:"Cmd"`
 	WorkingDir string              `json:"WorkingDir"`
 	Volumes    map[string]struct{} `json:"Volumes"`
@@ -137,8 +143,9 @@ func (s imageSpec) refName() string {
 }
 
 // rootfs lists the image's one layer: the binary, the user in passwd and
-// group, the CA bundle, the state directory the user owns, and /tmp.
-func (s imageSpec) rootfs(bin entry) []entry {
+// group, the CA bundle, the licenses, the state directory the user owns,
+// and /tmp.
+func (s imageSpec) rootfs(bin entry, thirdParty []byte) []entry {
 	bin.Mode = 0o755
 	id := fmt.Sprint(imageUID)
 	es := []entry{
@@ -149,6 +156,8 @@ func (s imageSpec) rootfs(bin entry) []entry {
 		{Name: "etc/cardsync", Dir: true, Mode: 0o755},
 		{Name: stateDir, Dir: true, Mode: 0o750, UID: imageUID, GID: imageUID},
 		{Name: "tmp", Dir: true, Mode: 0o1777},
+		{Name: "usr/share/doc/cardsync/LICENSE", Mode: 0o644, Data: s.License},
+		{Name: "usr/share/doc/cardsync/THIRD_PARTY_LICENSES", Mode: 0o644, Data: thirdParty},
 	}
 	if s.CACerts != nil {
 		es = append(es, entry{Name: "etc/ssl/certs/ca-certificates.crt", Mode: 0o644, Data: s.CACerts})
@@ -171,8 +180,12 @@ func writeOCI(w io.Writer, s imageSpec) error {
 		if err != nil {
 			return fmt.Errorf("image %s/%s: %w", p.OS, p.Arch, err)
 		}
+		thirdParty, err := thirdPartyLicenses(p.Binary, s.ModCache)
+		if err != nil {
+			return fmt.Errorf("image %s/%s: %w", p.OS, p.Arch, err)
+		}
 		var layer bytes.Buffer
-		if err := writeTar(&layer, s.rootfs(bin), s.Created); err != nil {
+		if err := writeTar(&layer, s.rootfs(bin, thirdParty), s.Created); err != nil {
 			return fmt.Errorf("image %s/%s layer: %w", p.OS, p.Arch, err)
 		}
 		gz, err := gzipBytes(layer.Bytes())
@@ -182,7 +195,10 @@ func writeOCI(w io.Writer, s imageSpec) error {
 		cfg := imageConfig{Created: created, Architecture: p.Arch, OS: p.OS, Config: runtimeConfig{
 			User:       fmt.Sprintf("%d:%d", imageUID, imageUID),
 			Entrypoint: []string{"/" + binaryPath},
-			Cmd:        []string{"serve", "-config", "/etc/cardsync/config.toml"},
+			// Every command finds the mounted config without -config
+			// (podman run IMAGE status), and the default command is serve.
+			Env:        []string{"CARDSYNC_CONFIG=/etc/cardsync/config.toml"},
+			Cmd:        []string{"serve"},
 			WorkingDir: "/" + stateDir,
 			Volumes:    map[string]struct{}{"/" + stateDir: {}},
 			Labels:     labels,
