@@ -16,8 +16,10 @@ import (
 
 // TestBackupMetricsFollowSIGHUP: a serve without [backup] cron exports
 // cardsync_backups_configured 0 and an interval of 0 from start-up; a
-// reload to a weekly cron turns them to 1 and a week, and the last success
-// is seeded from the newest backup already in the directory.
+// reload to a weekly cron turns them to 1 and a week, the last success
+// is seeded from the newest backup already in the directory, and since when
+// backups run on this schedule is the reload (later than that backup), from
+// which CardsyncBackupStale counts.
 func TestBackupMetricsFollowSIGHUP(t *testing.T) {
 	up := newUpstream(t, sim.Options{Seed: 29, Cards: 10})
 	d := newDeployment(t, up)
@@ -34,7 +36,8 @@ func TestBackupMetricsFollowSIGHUP(t *testing.T) {
 	pollUntil(t, 30*time.Second, "backups not configured on /metrics", func() bool {
 		m := scrape(addr)
 		return m["cardsync_backups_configured"] == "0" && m["cardsync_backup_interval_seconds"] == "0" &&
-			m["cardsync_backup_last_failure_timestamp_seconds"] == "0" && m[`cardsync_warehouse_info{kind="sqlite"}`] == "1"
+			m["cardsync_backup_last_failure_timestamp_seconds"] == "0" && m[`cardsync_warehouse_info{kind="sqlite"}`] == "1" &&
+			m["cardsync_backups_configured_timestamp_seconds"] == "0"
 	}, serve)
 	pollUntil(t, 30*time.Second, "the start-up run", func() bool { return countRuns(t, d.db, `WHERE status = 'succeeded'`) == 1 }, serve)
 	// A backup by hand, then backups on a weekly cron (Sundays 02:30).
@@ -48,7 +51,8 @@ func TestBackupMetricsFollowSIGHUP(t *testing.T) {
 	pollUntil(t, 30*time.Second, "a weekly backup schedule on /metrics", func() bool {
 		m := scrape(addr)
 		last, _ := strconv.ParseFloat(m["cardsync_backup_last_success_timestamp_seconds"], 64)
-		return m["cardsync_backups_configured"] == "1" && m["cardsync_backup_interval_seconds"] == "604800" && last > 0
+		since, _ := strconv.ParseFloat(m["cardsync_backups_configured_timestamp_seconds"], 64)
+		return m["cardsync_backups_configured"] == "1" && m["cardsync_backup_interval_seconds"] == "604800" && last > 0 && since >= last
 	}, serve)
 	stopDaemon(t, serve)
 }

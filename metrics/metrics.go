@@ -123,6 +123,7 @@ type Metrics struct {
 	backupFailure  prometheus.Gauge
 	backupInterval prometheus.Gauge
 	backupsOn      prometheus.Gauge
+	backupsSince   prometheus.Gauge
 	backups        *prometheus.CounterVec // result
 	healthyWithin  prometheus.Gauge
 	warehouseInfo  *prometheus.GaugeVec // kind
@@ -138,6 +139,7 @@ var backupFamilies = []string{
 	"cardsync_backup_last_failure_timestamp_seconds",
 	"cardsync_backup_interval_seconds",
 	"cardsync_backups_configured",
+	"cardsync_backups_configured_timestamp_seconds",
 	"cardsync_backups_total",
 }
 
@@ -196,7 +198,8 @@ func New(opts Options) *Metrics {
 	m.backupFailure = f.gauge(backupFamilies[1], "When the last scheduled backup that failed started (unix seconds; 0: none since serve started, or backups not configured). Later than the last success: the backups fail.")
 	m.backupInterval = f.gauge(backupFamilies[2], "The longest gap between two scheduled backups of [backup] cron (seconds; 0: backups not configured).")
 	m.backupsOn = f.gauge(backupFamilies[3], "1 while serve takes scheduled backups ([backup] cron set), else 0.")
-	m.backups = f.counterVec(backupFamilies[4], "Scheduled backups serve took, by result (succeeded, failed).", "result")
+	m.backupsSince = f.gauge(backupFamilies[4], "Since when serve takes scheduled backups on its current [backup] cron (unix seconds; 0: backups not configured): the reload that turned them on or changed the cron or time zone; at start-up the newest backup in the backup directory, or the start when there is none. CardsyncBackupStale counts from the later of this and the last success.")
+	m.backups = f.counterVec(backupFamilies[5], "Scheduled backups serve took, by result (succeeded, failed).", "result")
 	for _, r := range []string{"succeeded", "failed"} {
 		m.backups.WithLabelValues(r)
 	}
@@ -309,20 +312,28 @@ func (m *Metrics) BackupFailed(t time.Time) {
 }
 
 // SetBackupSchedule says how often serve takes scheduled backups: interval
-// is the longest gap between two of them; 0 (or less) says it takes none,
-// and then the last success and the last failure read 0 too, so no backup
-// alert fires on backups turned off. serve calls it at start-up and at
-// every reload.
-func (m *Metrics) SetBackupSchedule(interval time.Duration) {
+// is the longest gap between two of them, and since is when serve began
+// taking them on this schedule (the zero time keeps the one set before: a
+// reload that leaves the schedule alone). An interval of 0 (or less) says
+// it takes none, and then since, the last success and the last failure
+// read 0 too, so no backup alert fires on backups turned off. serve calls
+// it at start-up and at every reload.
+func (m *Metrics) SetBackupSchedule(interval time.Duration, since time.Time) {
 	if interval <= 0 {
 		m.backupsOn.Set(0)
 		m.backupInterval.Set(0)
+		m.backupsSince.Set(0)
 		m.backup.Set(0)
 		m.backupFailure.Set(0)
 		return
 	}
-	m.backupsOn.Set(1)
+	// since first: a scrape between the two never sees backups on with no
+	// start to count from.
+	if !since.IsZero() {
+		m.backupsSince.Set(unixSeconds(since))
+	}
 	m.backupInterval.Set(interval.Seconds())
+	m.backupsOn.Set(1)
 }
 
 // SetLastBackup sets the last backup's time without counting a backup: at

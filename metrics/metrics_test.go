@@ -22,6 +22,7 @@ var listed = []string{
 	"cardsync_backups_total", "cardsync_run_start_failures_total",
 	"cardsync_lease_held", "cardsync_runs_skipped_total", "cardsync_leases_lost_total",
 	"cardsync_backup_last_failure_timestamp_seconds", "cardsync_backup_interval_seconds", "cardsync_backups_configured",
+	"cardsync_backups_configured_timestamp_seconds",
 }
 
 func TestFreshMetricsExistAtZero(t *testing.T) {
@@ -75,13 +76,14 @@ func TestFreshMetricsExistAtZero(t *testing.T) {
 }
 
 // TestBackupSeries: the backup series exist from start-up (backups not
-// configured: every one 0); SetBackupSchedule sets the interval and
-// configured, a failure its start time, and turning backups off reads 0 on
-// every backup gauge, so no backup alert outlives them.
+// configured: every one 0); SetBackupSchedule sets the interval, configured
+// and since when (a zero time keeps the one before), a failure its start
+// time, and turning backups off reads 0 on every backup gauge, so no backup
+// alert outlives them.
 func TestBackupSeries(t *testing.T) {
 	m := New(Options{})
 	fams := families(t, m)
-	for _, name := range backupFamilies[:4] {
+	for _, name := range backupFamilies[:5] {
 		if got := mustValue(t, fams, name, ""); got != 0 {
 			t.Errorf("fresh %s = %v, want 0", name, got)
 		}
@@ -93,7 +95,8 @@ func TestBackupSeries(t *testing.T) {
 		t.Error("cardsync_warehouse_info{kind=postgres} is not 1")
 	}
 
-	m.SetBackupSchedule(7 * 24 * time.Hour)
+	since := time.Unix(1_699_000_000, 0)
+	m.SetBackupSchedule(7*24*time.Hour, since)
 	ok, bad := time.Unix(1_700_000_000, 0), time.Unix(1_700_086_400, 0)
 	m.BackupSucceeded(ok)
 	m.BackupFailed(bad)
@@ -101,6 +104,7 @@ func TestBackupSeries(t *testing.T) {
 	for name, want := range map[string]float64{
 		"cardsync_backups_configured":                    1,
 		"cardsync_backup_interval_seconds":               604800,
+		"cardsync_backups_configured_timestamp_seconds":  1_699_000_000,
 		"cardsync_backup_last_success_timestamp_seconds": 1_700_000_000,
 		"cardsync_backup_last_failure_timestamp_seconds": 1_700_086_400,
 	} {
@@ -117,9 +121,19 @@ func TestBackupSeries(t *testing.T) {
 	if s, f := mustValue(t, fams, "cardsync_backup_last_success_timestamp_seconds", ""), mustValue(t, fams, "cardsync_backup_last_failure_timestamp_seconds", ""); f >= s {
 		t.Errorf("after a success the last failure %v is not older than the last success %v", f, s)
 	}
-	m.SetBackupSchedule(0)
+	// A reload keeping the schedule (zero since) keeps since when; a new
+	// schedule moves it.
+	m.SetBackupSchedule(24*time.Hour, time.Time{})
+	if got := mustValue(t, families(t, m), "cardsync_backups_configured_timestamp_seconds", ""); got != 1_699_000_000 {
+		t.Errorf("schedule kept: cardsync_backups_configured_timestamp_seconds = %v, want 1699000000", got)
+	}
+	m.SetBackupSchedule(24*time.Hour, bad.Add(2*time.Hour))
+	if got := mustValue(t, families(t, m), "cardsync_backups_configured_timestamp_seconds", ""); got != float64(bad.Add(2*time.Hour).Unix()) {
+		t.Errorf("schedule changed: cardsync_backups_configured_timestamp_seconds = %v, want %d", got, bad.Add(2*time.Hour).Unix())
+	}
+	m.SetBackupSchedule(0, time.Time{})
 	fams = families(t, m)
-	for _, name := range backupFamilies[:4] {
+	for _, name := range backupFamilies[:5] {
 		if got := mustValue(t, fams, name, ""); got != 0 {
 			t.Errorf("backups turned off: %s = %v, want 0", name, got)
 		}

@@ -97,7 +97,9 @@ func TestBackupAndRestoreCommands(t *testing.T) {
 // TestBackupKeysAndServePlan: `cardsync backup` takes [backup] dir and keep
 // when no flag says otherwise; serve's plan from [backup] cron writes into
 // that directory and tells the metrics, and a restarted daemon's metric
-// starts from the newest backup already there.
+// starts from the newest backup already there. Since when backups run on
+// their schedule is that newest backup at start-up (else the start), and
+// the reload that turns them on or changes their cron.
 func TestBackupKeysAndServePlan(t *testing.T) {
 	_, e := newEnv(t, sim.Options{Seed: 6, Cards: 20})
 	if code, _, errOut := e.run(t.Context(), "backfill", "-no-progress"); code != 0 {
@@ -125,9 +127,21 @@ func TestBackupKeysAndServePlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	met := metrics.New(metrics.Options{})
-	backupMetrics(s, false, s.DBPath, met)
-	if got := backupGauge(t, met); got == 0 {
+	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	backupMetrics(s, nil, s.DBPath, met, start)
+	seeded := backupGauge(t, met)
+	if seeded == 0 {
 		t.Errorf("backup metric not seeded from the existing backups")
+	}
+	if got := gaugeValue(t, met, "cardsync_backups_configured_timestamp_seconds"); got != seeded {
+		t.Errorf("start-up with backups on disk: cardsync_backups_configured_timestamp_seconds = %v, want the newest backup's %v (a restart does not reset the count)", got, seeded)
+	}
+	empty := s
+	empty.BackupDir = t.TempDir()
+	none := metrics.New(metrics.Options{})
+	backupMetrics(empty, nil, empty.DBPath, none, start)
+	if got := gaugeValue(t, none, "cardsync_backups_configured_timestamp_seconds"); got != float64(start.Unix()) {
+		t.Errorf("start-up with no backup on disk: cardsync_backups_configured_timestamp_seconds = %v, want the start %d", got, start.Unix())
 	}
 	if got := gaugeValue(t, met, "cardsync_backups_configured"); got != 1 {
 		t.Errorf("cardsync_backups_configured = %v with [backup] cron, want 1", got)
@@ -160,10 +174,14 @@ func TestBackupKeysAndServePlan(t *testing.T) {
 	if got := gaugeValue(t, met, "cardsync_backup_last_failure_timestamp_seconds"); got != float64(failed.Unix()) {
 		t.Errorf("cardsync_backup_last_failure_timestamp_seconds = %v, want %d", got, failed.Unix())
 	}
-	// A reload that keeps backups on keeps the last success and failure.
-	backupMetrics(s, true, s.DBPath, met)
+	// A reload that keeps backups on keeps the last success and failure,
+	// and since when.
+	backupMetrics(s, &s, s.DBPath, met, at.Add(2*time.Hour))
 	if got := backupGauge(t, met); got != float64(at.Unix()) {
 		t.Errorf("after a reload keeping backups: backup metric %v, want %d", got, at.Unix())
+	}
+	if got := gaugeValue(t, met, "cardsync_backups_configured_timestamp_seconds"); got != seeded {
+		t.Errorf("after a reload keeping the schedule: cardsync_backups_configured_timestamp_seconds = %v, want %v", got, seeded)
 	}
 
 	// A reload to a weekly cron: the interval follows.
@@ -173,9 +191,13 @@ func TestBackupKeysAndServePlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	backupMetrics(weekly, true, weekly.DBPath, met)
+	changed := at.Add(3 * time.Hour)
+	backupMetrics(weekly, &s, weekly.DBPath, met, changed)
 	if got := gaugeValue(t, met, "cardsync_backup_interval_seconds"); got != 7*86400 {
 		t.Errorf("cardsync_backup_interval_seconds = %v for a weekly cron, want %d", got, 7*86400)
+	}
+	if got := gaugeValue(t, met, "cardsync_backups_configured_timestamp_seconds"); got != float64(changed.Unix()) {
+		t.Errorf("after a reload changing the cron: cardsync_backups_configured_timestamp_seconds = %v, want the reload's %d", got, changed.Unix())
 	}
 
 	// A reload turning backups off: every backup gauge reads 0.
@@ -185,22 +207,28 @@ func TestBackupKeysAndServePlan(t *testing.T) {
 	if plan := backups(s, s.DBPath, met); plan.Schedule != nil || plan.Take != nil {
 		t.Errorf("without [backup] cron the plan is %+v, want an empty plan (no backups)", plan)
 	}
-	backupMetrics(s, true, s.DBPath, met)
+	backupMetrics(s, &weekly, s.DBPath, met, changed.Add(time.Hour))
 	for _, name := range []string{"cardsync_backup_last_success_timestamp_seconds", "cardsync_backup_last_failure_timestamp_seconds",
-		"cardsync_backup_interval_seconds", "cardsync_backups_configured"} {
+		"cardsync_backup_interval_seconds", "cardsync_backups_configured", "cardsync_backups_configured_timestamp_seconds"} {
 		if got := gaugeValue(t, met, name); got != 0 {
 			t.Errorf("without [backup] cron %s = %v, want 0 (no backup alert but CardsyncBackupsNotConfigured)", name, got)
 		}
 	}
 	fresh := metrics.New(metrics.Options{})
-	backupMetrics(s, false, s.DBPath, fresh)
+	backupMetrics(s, nil, s.DBPath, fresh, start)
 	if got := backupGauge(t, fresh); got != 0 {
 		t.Errorf("without [backup] cron the start-up seed set %v from old backups, want 0", got)
 	}
-	// Turned on again by a reload: seeded from the directory again.
-	backupMetrics(weekly, false, weekly.DBPath, fresh)
+	// Turned on by a reload: the last success seeded from the directory
+	// again, and since when is the reload (the old backups do not count
+	// as the new schedule's).
+	turnedOn := start.Add(10 * 24 * time.Hour)
+	backupMetrics(weekly, &s, weekly.DBPath, fresh, turnedOn)
 	if got := backupGauge(t, fresh); got == 0 {
 		t.Errorf("backups turned on by a reload: the metric was not seeded from the existing backups")
+	}
+	if got := gaugeValue(t, fresh, "cardsync_backups_configured_timestamp_seconds"); got != float64(turnedOn.Unix()) {
+		t.Errorf("backups turned on by a reload: cardsync_backups_configured_timestamp_seconds = %v, want the reload's %d", got, turnedOn.Unix())
 	}
 }
 

@@ -147,7 +147,7 @@ func (m *Main) composeServe(ctx context.Context, cf commonFlags, s config.Settin
 		return sv, err
 	}
 	if sv.met != nil {
-		backupMetrics(s, false, sv.path(), sv.met)
+		backupMetrics(s, nil, sv.path(), sv.met, time.Now())
 		stop, err := serveMetrics(ctx, sv.met, sv.stores, s.MetricsListen, log)
 		if err != nil {
 			log.Error("cannot start: [metrics] listen", "err", err)
@@ -219,7 +219,7 @@ func (sv *server) reload(context.Context) (worker.Config, error) {
 	}
 	if sv.met != nil {
 		sv.met.SetHealthyWithin(next.HealthyWithin)
-		backupMetrics(next, sv.current.BackupSchedule != nil, sv.path(), sv.met)
+		backupMetrics(next, &sv.current, sv.path(), sv.met, time.Now())
 	}
 	if len(restart) > 0 {
 		nlog.Warn("these keys changed but need a restart to take effect", "keys", restart)
@@ -335,27 +335,64 @@ func backupInterval(s config.Settings, now time.Time) time.Duration {
 	return config.ScheduleInterval(s.BackupSchedule, now.In(s.Location))
 }
 
-// backupMetrics tells met about s's scheduled backups, at start-up and at
-// each reload: whether serve takes them and how often
-// (cardsync_backups_configured, cardsync_backup_interval_seconds; off, the
-// last success and failure read 0 too), and, when they were off before
-// (wasOn false; always at start-up), the last success from the newest
-// backup in the directory, so a restarted daemon does not report backups
-// as stale (or as fresh) before its first one. Without [backup] cron the
-// last success stays 0: a manual backup long ago must not raise an alert.
-func backupMetrics(s config.Settings, wasOn bool, path string, met *metrics.Metrics) {
-	met.SetBackupSchedule(backupInterval(s, time.Now()))
-	if s.BackupSchedule == nil || wasOn {
+// backupMetrics tells met about s's scheduled backups, at start-up (old
+// nil) and at each reload (old: the settings before it): whether serve
+// takes them and how often (cardsync_backups_configured,
+// cardsync_backup_interval_seconds; off, the last success and failure read
+// 0 too), and since when on this schedule
+// (cardsync_backups_configured_timestamp_seconds), which CardsyncBackupStale
+// counts from when it is later than the last success. A reload that turns
+// backups on or changes their cron or time zone sets it to now: the new
+// schedule has had no chance to run yet. At start-up it is the newest
+// backup in the directory (the schedule is taken to have been in place
+// then, so a restart does not reset the count), else now. When backups were
+// off before (always at start-up) the last success is also read from the
+// newest backup in the directory, so a restarted daemon does not report
+// backups as stale (or as fresh) before its first one. Without [backup]
+// cron the last success stays 0: a manual backup long ago must not raise an
+// alert.
+func backupMetrics(s config.Settings, old *config.Settings, path string, met *metrics.Metrics, now time.Time) {
+	if s.BackupSchedule == nil {
+		met.SetBackupSchedule(0, time.Time{})
 		return
 	}
+	wasOn := old != nil && old.BackupSchedule != nil
+	var newest time.Time
+	if !wasOn {
+		newest = newestBackup(s, path)
+		if !newest.IsZero() {
+			met.SetLastBackup(newest)
+		}
+	}
+	var since time.Time // zero: the schedule is unchanged, keep its time
+	switch {
+	case old == nil && !newest.IsZero():
+		since = newest
+	case !wasOn || backupScheduleChanged(*old, s):
+		since = now
+	}
+	met.SetBackupSchedule(backupInterval(s, now), since)
+}
+
+// newestBackup is when the newest backup in s's backup directory (of the
+// warehouse at path) was written; the zero time when there is none.
+func newestBackup(s config.Settings, path string) time.Time {
 	dir := cmp.Or(s.BackupDir, dialect.DefaultBackupDir(path))
 	list, err := dialect.ListBackups(dir, path)
 	if err != nil || len(list) == 0 {
-		return
+		return time.Time{}
 	}
-	if fi, err := os.Stat(list[0]); err == nil {
-		met.SetLastBackup(fi.ModTime())
+	fi, err := os.Stat(list[0])
+	if err != nil {
+		return time.Time{}
 	}
+	return fi.ModTime()
+}
+
+// backupScheduleChanged reports whether a reload from old to s changes when
+// backups are due: the [backup] cron or the time zone it is read in.
+func backupScheduleChanged(old, s config.Settings) bool {
+	return old.BackupCron != s.BackupCron || old.Location.String() != s.Location.String()
 }
 
 // warehouseKind is s's warehouse for cardsync_warehouse_info.
