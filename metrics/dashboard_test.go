@@ -367,3 +367,20 @@ func TestDashboardQueriesParse(t *testing.T) {
 		t.Errorf("promtool found other than %d rules:\n%s", n, out)
 	}
 }
+
+// TestDashboardKeepsInstancesApart: every aggregation keeps the instance
+// label. Independent daemons share account names ("default"), so a sum over
+// instances would add one daemon's runs to another's.
+func TestDashboardKeepsInstancesApart(t *testing.T) {
+	agg := regexp.MustCompile(`\b(sum|max|min|avg|count|topk|bottomk|quantile)\s*(by|without)\s*\(([^)]*)\)`)
+	for _, p := range allPanels(readDashboard(t).Panels) {
+		for _, tg := range p.Targets {
+			for _, m := range agg.FindAllStringSubmatch(tg.Expr, -1) {
+				labels := strings.Split(strings.ReplaceAll(m[3], " ", ""), ",")
+				if (m[2] == "by") != slices.Contains(labels, "instance") {
+					t.Errorf("panel %d %q: %q merges instances", p.ID, p.Title, m[0])
+				}
+			}
+		}
+	}
+}
