@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -234,7 +232,7 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 			t.Logf("serve's log:\n%s", serveErr.String())
 		}
 	}()
-	api := startScraper(t, ctx, prom, metricsAddr)
+	api := startScraper(t, ctx, prom, metricsAddr, false)
 
 	// Both accounts have succeeded and taken a snapshot, and Prometheus
 	// has scraped enough samples for rate() and increase() over 1m.
@@ -300,41 +298,4 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 		}
 	}
 	t.Logf("%d panel queries, %d selections each:\n%s", len(queries), len(selections), strings.Join(summary, "\n"))
-}
-
-// startScraper starts the Debian prometheus binary scraping target as job
-// cardsync every second, stopped when the test ends, and returns its API.
-func startScraper(t *testing.T, ctx context.Context, prom, target string) promAPI {
-	t.Helper()
-	dir := t.TempDir()
-	cfg := fmt.Sprintf(`global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-scrape_configs:
-  - job_name: cardsync
-    static_configs:
-      - targets: [%q]
-`, target)
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	promAddr := freeAddr(t)
-	var promBuf bytes.Buffer
-	promLog := &lockedWriter{w: &promBuf}
-	p := exec.CommandContext(ctx, prom, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+promAddr)
-	p.Dir = dir
-	p.Stdout, p.Stderr = promLog, promLog
-	p.Cancel = func() error { return p.Process.Signal(syscall.SIGTERM) }
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = p.Process.Signal(syscall.SIGTERM)
-		_ = p.Wait()
-		if t.Failed() {
-			t.Logf("prometheus' log:\n%s", promLog.String()) // after Wait: no writer left
-		}
-	})
-	return promAPI{base: "http://" + promAddr}
 }

@@ -153,45 +153,7 @@ func TestPrometheusScrapesServeAndFiresAnAlert(t *testing.T) {
 	}()
 
 	// Prometheus with the shipped rules, unchanged.
-	dir := t.TempDir()
-	rules, err := os.ReadFile(filepath.Join("..", "monitoring", "alerts.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "alerts.yml"), rules, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg := fmt.Sprintf(`global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-rule_files: [alerts.yml]
-scrape_configs:
-  - job_name: cardsync
-    static_configs:
-      - targets: [%q]
-`, metricsAddr)
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	promAddr := freeAddr(t)
-	var promBuf bytes.Buffer
-	promLog := &lockedWriter{w: &promBuf}
-	p := exec.CommandContext(ctx, prom, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+promAddr)
-	p.Dir = dir
-	p.Stdout, p.Stderr = promLog, promLog
-	p.Cancel = func() error { return p.Process.Signal(syscall.SIGTERM) }
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = p.Process.Signal(syscall.SIGTERM)
-		_ = p.Wait()
-		if t.Failed() {
-			t.Logf("prometheus' log:\n%s", promBuf.String()) // after Wait: no writer left
-		}
-	}()
-	api := promAPI{base: "http://" + promAddr}
+	api := startScraper(t, ctx, prom, metricsAddr, true)
 
 	// A successful run, scraped.
 	waitFor(t, deadline, "a successful run in Prometheus", func() bool {
@@ -233,4 +195,53 @@ scrape_configs:
 		return false
 	})
 	t.Logf("firing: %v", api.firing())
+}
+
+// startScraper starts the Debian prometheus binary scraping target as job
+// cardsync every second (with the shipped alert rules, unchanged, when
+// withRules), stopped when the test ends, and returns its API.
+func startScraper(t *testing.T, ctx context.Context, prom, target string, withRules bool) promAPI {
+	t.Helper()
+	dir := t.TempDir()
+	ruleFiles := ""
+	if withRules {
+		rules, err := os.ReadFile(filepath.Join("..", "monitoring", "alerts.yml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "alerts.yml"), rules, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ruleFiles = "rule_files: [alerts.yml]\n"
+	}
+	cfg := fmt.Sprintf(`global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+%sscrape_configs:
+  - job_name: cardsync
+    static_configs:
+      - targets: [%q]
+`, ruleFiles, target)
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	promAddr := freeAddr(t)
+	var promBuf bytes.Buffer
+	promLog := &lockedWriter{w: &promBuf}
+	p := exec.CommandContext(ctx, prom, "--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+promAddr)
+	p.Dir = dir
+	p.Stdout, p.Stderr = promLog, promLog
+	p.Cancel = func() error { return p.Process.Signal(syscall.SIGTERM) }
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = p.Process.Signal(syscall.SIGTERM)
+		_ = p.Wait()
+		if t.Failed() {
+			t.Logf("prometheus' log:\n%s", promLog.String()) // after Wait: no writer left
+		}
+	})
+	return promAPI{base: "http://" + promAddr}
 }
