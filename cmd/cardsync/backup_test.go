@@ -128,7 +128,7 @@ func TestBackupKeysAndServePlan(t *testing.T) {
 	}
 	met := metrics.New(metrics.Options{})
 	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	backupMetrics(s, nil, s.DBPath, met, start)
+	backupMetrics(t.Context(), s, nil, s.DBPath, met, start)
 	seeded := backupGauge(t, met)
 	if seeded == 0 {
 		t.Errorf("backup metric not seeded from the existing backups")
@@ -139,7 +139,7 @@ func TestBackupKeysAndServePlan(t *testing.T) {
 	empty := s
 	empty.BackupDir = t.TempDir()
 	none := metrics.New(metrics.Options{})
-	backupMetrics(empty, nil, empty.DBPath, none, start)
+	backupMetrics(t.Context(), empty, nil, empty.DBPath, none, start)
 	if got := gaugeValue(t, none, "cardsync_backups_configured_timestamp_seconds"); got != float64(start.Unix()) {
 		t.Errorf("start-up with no backup on disk: cardsync_backups_configured_timestamp_seconds = %v, want the start %d", got, start.Unix())
 	}
@@ -176,7 +176,7 @@ func TestBackupKeysAndServePlan(t *testing.T) {
 	}
 	// A reload that keeps backups on keeps the last success and failure,
 	// and since when.
-	backupMetrics(s, &s, s.DBPath, met, at.Add(2*time.Hour))
+	backupMetrics(t.Context(), s, &s, s.DBPath, met, at.Add(2*time.Hour))
 	if got := backupGauge(t, met); got != float64(at.Unix()) {
 		t.Errorf("after a reload keeping backups: backup metric %v, want %d", got, at.Unix())
 	}
@@ -192,7 +192,7 @@ func TestBackupKeysAndServePlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	changed := at.Add(3 * time.Hour)
-	backupMetrics(weekly, &s, weekly.DBPath, met, changed)
+	backupMetrics(t.Context(), weekly, &s, weekly.DBPath, met, changed)
 	if got := gaugeValue(t, met, "cardsync_backup_interval_seconds"); got != 7*86400 {
 		t.Errorf("cardsync_backup_interval_seconds = %v for a weekly cron, want %d", got, 7*86400)
 	}
@@ -207,7 +207,7 @@ func TestBackupKeysAndServePlan(t *testing.T) {
 	if plan := backups(s, s.DBPath, met); plan.Schedule != nil || plan.Take != nil {
 		t.Errorf("without [backup] cron the plan is %+v, want an empty plan (no backups)", plan)
 	}
-	backupMetrics(s, &weekly, s.DBPath, met, changed.Add(time.Hour))
+	backupMetrics(t.Context(), s, &weekly, s.DBPath, met, changed.Add(time.Hour))
 	for _, name := range []string{"cardsync_backup_last_success_timestamp_seconds", "cardsync_backup_last_failure_timestamp_seconds",
 		"cardsync_backup_interval_seconds", "cardsync_backups_configured", "cardsync_backups_configured_timestamp_seconds"} {
 		if got := gaugeValue(t, met, name); got != 0 {
@@ -215,7 +215,7 @@ func TestBackupKeysAndServePlan(t *testing.T) {
 		}
 	}
 	fresh := metrics.New(metrics.Options{})
-	backupMetrics(s, nil, s.DBPath, fresh, start)
+	backupMetrics(t.Context(), s, nil, s.DBPath, fresh, start)
 	if got := backupGauge(t, fresh); got != 0 {
 		t.Errorf("without [backup] cron the start-up seed set %v from old backups, want 0", got)
 	}
@@ -223,7 +223,7 @@ func TestBackupKeysAndServePlan(t *testing.T) {
 	// again, and since when is the reload (the old backups do not count
 	// as the new schedule's).
 	turnedOn := start.Add(10 * 24 * time.Hour)
-	backupMetrics(weekly, &s, weekly.DBPath, fresh, turnedOn)
+	backupMetrics(t.Context(), weekly, &s, weekly.DBPath, fresh, turnedOn)
 	if got := backupGauge(t, fresh); got == 0 {
 		t.Errorf("backups turned on by a reload: the metric was not seeded from the existing backups")
 	}

@@ -147,7 +147,7 @@ func (m *Main) composeServe(ctx context.Context, cf commonFlags, s config.Settin
 		return sv, err
 	}
 	if sv.met != nil {
-		backupMetrics(s, nil, sv.path(), sv.met, time.Now())
+		backupMetrics(ctx, s, nil, sv.path(), sv.met, time.Now())
 		stop, err := serveMetrics(ctx, sv.met, sv.stores, s.MetricsListen, log)
 		if err != nil {
 			log.Error("cannot start: [metrics] listen", "err", err)
@@ -202,7 +202,7 @@ func (sv *server) jobs(s config.Settings, log *slog.Logger) []*worker.Job {
 // reload re-reads the configuration (SIGHUP) and builds what the daemon
 // uses from the next run on. Adding, removing or renaming an account is
 // refused; the keys that need a restart are named and left alone.
-func (sv *server) reload(context.Context) (worker.Config, error) {
+func (sv *server) reload(ctx context.Context) (worker.Config, error) {
 	next, err := sv.m.settings(sv.cf, true)
 	if err != nil {
 		return worker.Config{}, err
@@ -219,7 +219,7 @@ func (sv *server) reload(context.Context) (worker.Config, error) {
 	}
 	if sv.met != nil {
 		sv.met.SetHealthyWithin(next.HealthyWithin)
-		backupMetrics(next, &sv.current, sv.path(), sv.met, time.Now())
+		backupMetrics(ctx, next, &sv.current, sv.path(), sv.met, time.Now())
 	}
 	if len(restart) > 0 {
 		nlog.Warn("these keys changed but need a restart to take effect", "keys", restart)
@@ -351,7 +351,7 @@ func backupInterval(s config.Settings, now time.Time) time.Duration {
 // backups as stale (or as fresh) before its first one. Without [backup]
 // cron the last success stays 0: a manual backup long ago must not raise an
 // alert.
-func backupMetrics(s config.Settings, old *config.Settings, path string, met *metrics.Metrics, now time.Time) {
+func backupMetrics(ctx context.Context, s config.Settings, old *config.Settings, path string, met *metrics.Metrics, now time.Time) {
 	if s.BackupSchedule == nil {
 		met.SetBackupSchedule(0, time.Time{})
 		return
@@ -359,7 +359,7 @@ func backupMetrics(s config.Settings, old *config.Settings, path string, met *me
 	wasOn := old != nil && old.BackupSchedule != nil
 	var newest time.Time
 	if !wasOn {
-		newest = newestBackup(s, path)
+		newest = newestBackup(ctx, s, path)
 		if !newest.IsZero() {
 			met.SetLastBackup(newest)
 		}
@@ -374,15 +374,19 @@ func backupMetrics(s config.Settings, old *config.Settings, path string, met *me
 	met.SetBackupSchedule(backupInterval(s, now), since)
 }
 
-// newestBackup is when the newest backup in s's backup directory (of the
-// warehouse at path) was written; the zero time when there is none.
-func newestBackup(s config.Settings, path string) time.Time {
+// newestBackup is when the newest backup of the warehouse at path in s's
+// backup directory was written; the zero time when there is none. Only a
+// file with this warehouse's identity counts: another warehouse's backup
+// of the same file name in a shared directory, or a stray file named like
+// one, would otherwise pass for a fresh backup and silence
+// CardsyncBackupStale.
+func newestBackup(ctx context.Context, s config.Settings, path string) time.Time {
 	dir := cmp.Or(s.BackupDir, dialect.DefaultBackupDir(path))
-	list, err := dialect.ListBackups(dir, path)
-	if err != nil || len(list) == 0 {
+	p, err := dialect.NewestOwnBackup(ctx, dir, path)
+	if err != nil || p == "" {
 		return time.Time{}
 	}
-	fi, err := os.Stat(list[0])
+	fi, err := os.Stat(p)
 	if err != nil {
 		return time.Time{}
 	}

@@ -36,6 +36,12 @@ func DefaultBackupDir(path string) string { return sqlite.DefaultBackupDir(path)
 // newest first, by their names.
 func ListBackups(dir, path string) ([]string, error) { return sqlite.ListBackups(dir, path) }
 
+// NewestOwnBackup returns the newest backup in dir that carries the
+// identity of the warehouse file at path ("" when there is none).
+func NewestOwnBackup(ctx context.Context, dir, path string) (string, error) {
+	return sqlite.NewestOwnBackup(ctx, dir, path)
+}
+
 // Restore replaces the warehouse file at path with the backup file,
 // keeping the replaced one beside it; without force it refuses (a
 // *RestoreRefusedError) to discard history or replace another warehouse.

@@ -330,6 +330,37 @@ func ListBackups(dir, warehousePath string) (_ []string, err error) {
 	return out, nil
 }
 
+// NewestOwnBackup returns the newest backup in dir (by its name) of the
+// warehouse file at warehousePath that carries that warehouse's identity.
+// Files named like its backups that belong to another warehouse (several
+// warehouses may share a directory and a file name), cannot be read or are
+// no warehouse at all are passed over, as pruning passes them over. It
+// returns "" when there is none, or when the warehouse cannot be read or
+// has no identity yet (nothing then tells its backups apart).
+func NewestOwnBackup(ctx context.Context, dir, warehousePath string) (string, error) {
+	id, err := ReadIdentity(ctx, warehousePath)
+	if err != nil {
+		return "", nil // no identity to match: no backup is known to be its own
+	}
+	list, err := ListBackups(dir, warehousePath)
+	if err != nil {
+		return "", err
+	}
+	wi, _ := os.Stat(warehousePath)
+	for _, p := range list {
+		if fi, err := os.Stat(p); err == nil && wi != nil && os.SameFile(fi, wi) {
+			continue
+		}
+		if other, err := ReadIdentity(ctx, p); err == nil && other == id {
+			return p, nil
+		}
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+	}
+	return "", nil
+}
+
 func listBackups(dir, stem string) ([]backupFile, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {

@@ -363,3 +363,39 @@ func TestPruneSparesTheWarehouse(t *testing.T) {
 		t.Errorf("%v: want the newest backup of %s", files, path)
 	}
 }
+
+// TestNewestOwnBackup: in a directory two warehouses of one file name
+// share, the newest backup of a warehouse is the newest file carrying its
+// identity, not the other warehouse's newer backup nor a stray file named
+// like a backup; a warehouse with no backup of its own has none.
+func TestNewestOwnBackup(t *testing.T) {
+	w, path, _ := openTest(t, load.Options{})
+	fillWarehouse(t, w, 1)
+	other, otherPath, _ := openTest(t, load.Options{})
+	fillWarehouse(t, other, 1)
+	dir := t.TempDir()
+	if got, err := NewestOwnBackup(t.Context(), dir, path); err != nil || got != "" {
+		t.Fatalf("empty directory: %q, %v; want none", got, err)
+	}
+	own, err := Backup(t.Context(), path, dir, 7, backupTime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := Backup(t.Context(), otherPath, dir, 7, backupTime.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stray := filepath.Join(dir, "warehouse-20250301T130005Z.db")
+	if err := os.WriteFile(stray, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := NewestOwnBackup(t.Context(), dir, path); err != nil || got != own.Path {
+		t.Errorf("NewestOwnBackup = %q, %v; want its own %s, not %s or the stray file", got, err, own.Path, theirs.Path)
+	}
+	if got, err := NewestOwnBackup(t.Context(), dir, otherPath); err != nil || got != theirs.Path {
+		t.Errorf("the other warehouse's newest = %q, %v; want %s", got, err, theirs.Path)
+	}
+	if got, err := NewestOwnBackup(t.Context(), dir, filepath.Join(t.TempDir(), "warehouse.db")); err != nil || got != "" {
+		t.Errorf("a warehouse that does not exist: %q, %v; want none", got, err)
+	}
+}
