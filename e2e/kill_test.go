@@ -62,6 +62,11 @@ func testSIGKILLResume(t *testing.T, sc killScenario) {
 	}
 	rng := rand.New(rand.NewPCG(7, 11))
 	killed, rounds, refused, midWalk := 0, 0, 0, 0
+	// Kills land 60-200 ms after a start, times slower: on a loaded machine a
+	// start can take longer than that (PostgreSQL's migrations), and a kill
+	// before the first commit resumes nothing, so each such kill doubles
+	// the wait (up to 16 times) and each kill after a commit halves it.
+	slower := 1
 	for {
 		rounds++
 		if rounds > sc.kills+10 {
@@ -76,7 +81,7 @@ func testSIGKILLResume(t *testing.T, sc killScenario) {
 		go func() { done <- cmd.Wait() }()
 		var timer <-chan time.Time
 		if killed < sc.kills {
-			timer = time.After(time.Duration(60+rng.IntN(140)) * time.Millisecond)
+			timer = time.After(time.Duration(slower*(60+rng.IntN(140))) * time.Millisecond)
 		}
 		select {
 		case err := <-done:
@@ -101,11 +106,15 @@ func testSIGKILLResume(t *testing.T, sc killScenario) {
 			killed++
 			if !schemaReady(t, d.db) {
 				t.Logf("kill %d came before the warehouse had its tables", killed)
+				slower = min(16, 2*slower)
 				continue
 			}
 			assertStructural(t, d.db)
 			if assertCheckpointMatchesRows(t, d.db) > 1 {
 				midWalk++
+				slower = max(1, slower/2)
+			} else {
+				slower = min(16, 2*slower)
 			}
 			continue
 		}
