@@ -15,6 +15,14 @@ type reloadRule struct {
 	differs func(old, s Settings) bool
 }
 
+// reloadAliases names the rule that notices a change of a key no rule is
+// named after (docs/configuration.md says so of each key).
+var reloadAliases = map[string]string{
+	"warehouse.password_file": "warehouse.url",
+	"warehouse.schema":        "warehouse.url",
+	"accounts.name":           "accounts",
+}
+
 // reloadRules are serve's key groups, in the order a reload lists them.
 func reloadRules() []reloadRule {
 	return []reloadRule{

@@ -44,8 +44,8 @@ func (m *Main) runBackup(ctx context.Context, args []string) error {
 	fs := m.newFlagSet("backup", backupUsage)
 	var cf commonFlags
 	cf.register(fs)
-	to := fs.String("to", "", "backup directory (default: backups/ beside the warehouse)")
-	keep := fs.Int("keep", 0, fmt.Sprintf("how many backups to keep in the directory (default %d)", load.DefaultBackupKeep))
+	to := fs.String("to", "", "backup directory (overrides [backup] dir; default: backups/ beside the warehouse)")
+	keep := fs.Int("keep", 0, fmt.Sprintf("how many backups to keep in the directory (overrides [backup] keep; default %d)", load.DefaultBackupKeep))
 	if err := parse(fs, args); err != nil {
 		return err
 	}

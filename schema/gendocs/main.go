@@ -1,5 +1,5 @@
-// Command gendocs writes what is generated from schema.Objects: the schema
-// section of README.md (between its markers) and datasette/metadata.json.
+// Command gendocs writes what is generated from schema.Objects:
+// docs/schema.md and datasette/metadata.json.
 // Run it from the repository root (go run ./schema/gendocs) or through
 // go generate ./schema.
 package main
@@ -23,16 +23,11 @@ func main() {
 }
 
 func run(root string) error {
-	readme := filepath.Join(root, "README.md")
-	b, err := os.ReadFile(readme)
-	if err != nil {
+	doc := filepath.Join(root, filepath.FromSlash(schema.DocPath))
+	if err := os.MkdirAll(filepath.Dir(doc), 0o755); err != nil {
 		return err
 	}
-	out, err := schema.ReplaceReadmeSection(string(b))
-	if err != nil {
-		return fmt.Errorf("%s: %w", readme, err)
-	}
-	if err := writeIfChanged(readme, []byte(out)); err != nil {
+	if err := writeIfChanged(doc, []byte(schema.Document())); err != nil {
 		return err
 	}
 	meta, err := schema.DatasetteMetadata()
