@@ -379,8 +379,8 @@ func TestStatusTellsTheTruth(t *testing.T) {
 }
 
 // checkStatusSchema runs `status -json` and checks it against the schema
-// the README documents: the same fields every time, their JSON types, null
-// only where the README says a field can be null.
+// docs/operating.md documents: the same fields every time, their JSON
+// types, null only where the guide says a field can be null.
 func checkStatusSchema(t *testing.T, d *deployment) {
 	t.Helper()
 	_, out, _ := d.run("status", "-json")
@@ -409,21 +409,22 @@ func checkStatusSchema(t *testing.T, d *deployment) {
 		}
 	})
 	if len(extra) > 0 {
-		t.Errorf("status -json has fields the README does not document: %v", extra)
+		t.Errorf("status -json has fields docs/operating.md does not document: %v", extra)
 	}
 }
 
-// readmeStatusSchema reads the README's status -json field table: lines
+// readmeStatusSchema reads the status -json field table of
+// docs/operating.md (between its status-json-schema markers): lines
 // "| `path` | type | meaning |".
 func readmeStatusSchema(t *testing.T) map[string]string {
 	t.Helper()
-	b, err := os.ReadFile("../README.md")
+	b, err := os.ReadFile("../docs/operating.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, after, ok := strings.Cut(string(b), "<!-- status-json-schema -->")
 	if !ok {
-		t.Fatal("README has no status -json schema table")
+		t.Fatal("docs/operating.md has no status -json schema table")
 	}
 	table, _, _ := strings.Cut(after, "<!-- /status-json-schema -->")
 	row := regexp.MustCompile("(?m)^\\| `([^`]+)` \\| ([a-z ,|]+?) \\|")
@@ -432,7 +433,7 @@ func readmeStatusSchema(t *testing.T) map[string]string {
 		out[m[1]] = strings.TrimSpace(m[2])
 	}
 	if len(out) < 40 {
-		t.Fatalf("README status -json table has %d fields", len(out))
+		t.Fatalf("docs/operating.md status -json table has %d fields", len(out))
 	}
 	return out
 }
@@ -466,7 +467,7 @@ func lookupJSON(doc any, path string) (any, bool) {
 	return cur, true
 }
 
-// collectPaths calls fn with every leaf path of doc, in the README's form.
+// collectPaths calls fn with every leaf path of doc, in the table's form.
 func collectPaths(prefix string, v any, fn func(string)) {
 	switch x := v.(type) {
 	case map[string]any:

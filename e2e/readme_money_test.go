@@ -27,14 +27,14 @@ func TestREADMECardTotalsEdges(t *testing.T) {
 		t.Skip("sqlite3 CLI not installed")
 	}
 	var query string
-	for _, b := range readmeBlocks(t) {
+	for _, b := range docBlocks(t) {
 		if b.lang == "sql" && !postgresBlock(b) && strings.Contains(b.text, "not_fitting") {
 			query = sqlStatements(b.text)[0]
 			break
 		}
 	}
 	if query == "" {
-		t.Fatal("no SQLite card totals query (not_fitting) in README.md")
+		t.Fatal("no SQLite card totals query (not_fitting) in README.md or docs/")
 	}
 	up := newUpstream(t, sim.Options{Seed: 82, Cards: 6})
 	d := newDeployment(t, up)
@@ -66,10 +66,10 @@ func TestREADMECardTotalsEdges(t *testing.T) {
 	}
 	out, err := exec.CommandContext(ctx, cli, "-bail", "-readonly", "-separator", "|", d.db, query).CombinedOutput()
 	if err != nil {
-		t.Fatalf("README card totals: %v\n%s", err, out)
+		t.Fatalf("cookbook card totals: %v\n%s", err, out)
 	}
 	want := "default|active|USD|6|1|-9223372036854775808|2|-92233720368547758.08"
 	if got := strings.TrimSpace(string(out)); got != want {
-		t.Errorf("README card totals:\n got %s\nwant %s", got, want)
+		t.Errorf("cookbook card totals:\n got %s\nwant %s", got, want)
 	}
 }

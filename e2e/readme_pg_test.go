@@ -9,7 +9,7 @@ import (
 	"github.com/cardsync/cardsync/sim"
 )
 
-// TestREADMEPostgres runs every PostgreSQL query of README.md (the ```sql
+// TestREADMEPostgres runs every PostgreSQL query of the docs (the ```sql
 // blocks whose first line is "-- postgres": the cookbook on PostgreSQL) in
 // a read-only session against a PostgreSQL warehouse synced from the
 // simulator with changed, removed and returned cards: each must succeed and
@@ -33,7 +33,7 @@ func TestREADMEPostgres(t *testing.T) {
 		t.Fatalf("%d removals and returns in the fixture, want 3", n)
 	}
 	n := 0
-	for _, b := range readmeBlocks(t) {
+	for _, b := range docBlocks(t) {
 		if !postgresBlock(b) {
 			continue
 		}
@@ -43,7 +43,7 @@ func TestREADMEPostgres(t *testing.T) {
 			rows, err := ro.QueryContext(ctx, q)
 			if err != nil {
 				cancel()
-				t.Errorf("README.md:%d: %s\n%v", b.line, q, err)
+				t.Errorf("%s: %s\n%v", b.where(), q, err)
 				continue
 			}
 			got := 0
@@ -55,19 +55,20 @@ func TestREADMEPostgres(t *testing.T) {
 			cancel()
 			switch {
 			case err != nil:
-				t.Errorf("README.md:%d: %s\n%v", b.line, q, err)
+				t.Errorf("%s: %s\n%v", b.where(), q, err)
 			case got == 0:
-				t.Errorf("README.md:%d: no rows from\n%s", b.line, q)
+				t.Errorf("%s: no rows from\n%s", b.where(), q)
 			}
 		}
 	}
-	if n < 3 {
-		t.Errorf("only %d PostgreSQL queries found in README.md", n)
+	t.Logf("%d PostgreSQL statements ran", n)
+	if n < minPostgresStatements {
+		t.Errorf("only %d PostgreSQL queries found in README.md and docs/, want at least %d", n, minPostgresStatements)
 	}
 	// The runbook's psql commands run on the same warehouse (no rows
 	// needed: most look for trouble), and every sqlite3 query there has
 	// its psql twin.
-	blocks := readmeBlocks(t)
+	blocks := docBlocks(t)
 	queries := runbookQueries(blocks, `psql "$WAREHOUSE_URL" -c "`)
 	for _, q := range queries {
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
@@ -80,7 +81,7 @@ func TestREADMEPostgres(t *testing.T) {
 		}
 		cancel()
 		if err != nil {
-			t.Errorf("README.md:%d: %s\n%v", q.line, q.text, err)
+			t.Errorf("%s: %s\n%v", q.where(), q.text, err)
 		}
 	}
 	psql := map[string]bool{}
@@ -89,19 +90,20 @@ func TestREADMEPostgres(t *testing.T) {
 	}
 	for _, q := range runbookQueries(blocks, `sqlite3 -readonly WAREHOUSE "`) {
 		if !psql[q.text] {
-			t.Errorf("README.md:%d: the runbook's sqlite3 query has no psql twin: %s", q.line, q.text)
+			t.Errorf("%s: the runbook's sqlite3 query has no psql twin: %s", q.where(), q.text)
 		}
 	}
-	if len(queries) < 5 {
-		t.Errorf("only %d psql commands in the runbook", len(queries))
+	t.Logf("%d runbook psql commands ran", len(queries))
+	if len(queries) < minRunbookPsql {
+		t.Errorf("only %d psql commands in the runbook, want at least %d", len(queries), minRunbookPsql)
 	}
 }
 
 // runbookQueries returns the SQL of the runbook's ```text lines that start
 // with prefix (a client and the opening quote of its query), the account
 // NAME replaced by default.
-func runbookQueries(blocks []readmeBlock, prefix string) []readmeCommand {
-	var out []readmeCommand
+func runbookQueries(blocks []docBlock, prefix string) []docCommand {
+	var out []docCommand
 	for _, b := range blocks {
 		if b.lang != "text" {
 			continue
@@ -114,7 +116,7 @@ func runbookQueries(blocks []readmeBlock, prefix string) []readmeCommand {
 			}
 			q, _, _ := strings.Cut(rest, `"`)
 			q = strings.ReplaceAll(q, "'NAME'", "'default'")
-			out = append(out, readmeCommand{lang: b.lang, line: b.line + 1 + i, text: q})
+			out = append(out, docCommand{file: b.file, lang: b.lang, line: b.line + 1 + i, text: q})
 		}
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -16,35 +17,76 @@ import (
 	"github.com/cardsync/cardsync/sim"
 )
 
-// readmeBlock is one fenced code block of README.md.
-type readmeBlock struct {
+// docFiles are the Markdown files whose code blocks the tests run:
+// README.md, then every guide in docs/, by name (paths relative to the
+// repository root).
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	guides, err := filepath.Glob("../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(guides) == 0 {
+		t.Fatal("no guides in docs/")
+	}
+	sort.Strings(guides)
+	out := []string{"README.md"}
+	for _, g := range guides {
+		out = append(out, "docs/"+filepath.Base(g))
+	}
+	return out
+}
+
+// docBlock is one fenced code block of README.md or a guide in docs/.
+type docBlock struct {
+	file string // relative to the repository root
 	lang string
 	line int // of the opening fence
 	text string
 }
 
-func readmeBlocks(t *testing.T) []readmeBlock {
+// where names the block's opening fence, file:line.
+func (b docBlock) where() string { return fmt.Sprintf("%s:%d", b.file, b.line) }
+
+// docBlocks returns the fenced code blocks of every file of docFiles, in
+// order.
+func docBlocks(t *testing.T) []docBlock {
 	t.Helper()
-	f, err := os.Open("../README.md")
+	var out []docBlock
+	for _, name := range docFiles(t) {
+		out = append(out, fileBlocks(t, name)...)
+	}
+	return out
+}
+
+// fileBlocks returns the fenced code blocks of one Markdown file (a path
+// relative to the repository root).
+func fileBlocks(t *testing.T, name string) []docBlock {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out []readmeBlock
-	var cur *readmeBlock
+	var out []docBlock
+	var cur *docBlock
 	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
 		trimmed := strings.TrimSpace(line)
 		switch {
 		case cur == nil && strings.HasPrefix(trimmed, "```"):
-			cur = &readmeBlock{lang: strings.TrimPrefix(trimmed, "```"), line: n}
+			cur = &docBlock{file: name, lang: strings.TrimPrefix(trimmed, "```"), line: n}
 		case cur != nil && trimmed == "```":
 			out = append(out, *cur)
 			cur = nil
 		case cur != nil:
 			cur.text += strings.TrimPrefix(line, "  ") + "\n"
 		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("%s: %v", name, err)
 	}
 	return out
 }
@@ -69,13 +111,25 @@ func sqlStatements(text string) []string {
 	return out
 }
 
-// The README's production paths, replaced by the test's.
+// The least the docs held when they were split out of README.md (issue
+// 27): a block or query lost in a move fails the test instead of silently
+// no longer running.
+const (
+	minSQLiteStatements   = 20 // ```sql blocks run with sqlite3
+	minPostgresStatements = 5  // ```sql blocks starting "-- postgres"
+	minQueryCommands      = 10 // sqlite3, sqlite-utils, python3 lines on the warehouse
+	minRunbookPsql        = 8  // the runbook's psql commands
+	minShellBlocks        = 13 // ```sh blocks
+)
+
+// The production paths the docs use, replaced by the test's.
 const (
 	readmeConfig    = "/etc/cardsync/config.toml"
 	readmeWarehouse = "/var/lib/cardsync/warehouse.db"
 )
 
-// TestREADME runs every SQL query and every shell command of README.md.
+// TestREADME runs every SQL query and every shell command of README.md and
+// of the guides in docs/ (docFiles).
 // The queries run first, through the system sqlite3 CLI (what analysts
 // use; Debian 12 ships 3.40), against a warehouse built by simulator runs
 // with card changes, removals (one confirmed, one pending), a failed run,
@@ -100,7 +154,7 @@ func TestREADME(t *testing.T) {
 		}
 		t.Skip("sqlite3 CLI not installed")
 	}
-	blocks := readmeBlocks(t)
+	blocks := docBlocks(t)
 	up := newUpstream(t, sim.Options{Seed: 81, Cards: 300, OddData: true, FloatNoise: true, AccountDrift: true, ExtraFields: true})
 	d := newDeployment(t, up)
 	d.backfillOK(t)
@@ -159,31 +213,33 @@ func TestREADME(t *testing.T) {
 				ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 				out, err := exec.CommandContext(ctx, cli, "-bail", "-readonly", d.db, q).CombinedOutput()
 				cancel()
-				keepsWAL(t, fmt.Sprintf("README.md:%d: sqlite3 -readonly", b.line))
+				keepsWAL(t, b.where()+": sqlite3 -readonly")
 				if err != nil {
-					t.Errorf("README.md:%d: %s\n%v: %s", b.line, q, err, out)
+					t.Errorf("%s: %s\n%v: %s", b.where(), q, err, out)
 					continue
 				}
 				if strings.TrimSpace(string(out)) == "" {
-					t.Errorf("README.md:%d: no rows from\n%s", b.line, q)
+					t.Errorf("%s: no rows from\n%s", b.where(), q)
 				}
 			}
 		}
-		if n < 12 {
-			t.Errorf("only %d SQL statements found in README.md", n)
+		t.Logf("%d SQLite statements ran", n)
+		if n < minSQLiteStatements {
+			t.Errorf("only %d SQLite statements found in README.md and docs/, want at least %d", n, minSQLiteStatements)
 		}
 	})
 
 	t.Run("read-only", func(t *testing.T) {
-		cmds := readmeQueryCommands(blocks)
-		if len(cmds) < 6 {
-			t.Fatalf("only %d query commands found in README.md", len(cmds))
+		cmds := docQueryCommands(blocks)
+		t.Logf("%d query commands found", len(cmds))
+		if len(cmds) < minQueryCommands {
+			t.Fatalf("only %d query commands found in README.md and docs/, want at least %d", len(cmds), minQueryCommands)
 		}
 		sqlitecheck.Program(t, "sqlite-utils", "sqlite-utils python3-click-default-group")
 		sqlitecheck.Program(t, "python3", "python3")
 		for _, c := range cmds {
 			if !strings.Contains(c.text, "-readonly ") && !strings.Contains(c.text, "?mode=ro") {
-				t.Errorf("README.md:%d: does not open the warehouse read-only: %s", c.line, c.text)
+				t.Errorf("%s: does not open the warehouse read-only: %s", c.where(), c.text)
 			}
 			script := strings.ReplaceAll(c.text, readmeWarehouse, d.db)
 			script = strings.ReplaceAll(script, "WAREHOUSE", d.db)
@@ -193,16 +249,16 @@ func TestREADME(t *testing.T) {
 			cmd.Dir = t.TempDir()
 			out, err := cmd.CombinedOutput()
 			cancel()
-			keepsWAL(t, fmt.Sprintf("README.md:%d: %s", c.line, c.text))
+			keepsWAL(t, c.where()+": "+c.text)
 			if err != nil {
-				t.Errorf("README.md:%d: %s\n%v: %s", c.line, script, err, out)
+				t.Errorf("%s: %s\n%v: %s", c.where(), script, err, out)
 				continue
 			}
 			if c.lang == "sh" && strings.TrimSpace(string(out)) == "" {
-				t.Errorf("README.md:%d: no output from\n%s", c.line, script)
+				t.Errorf("%s: no output from\n%s", c.where(), script)
 			}
 			if entries, _ := os.ReadDir(cmd.Dir); len(entries) > 0 {
-				t.Errorf("README.md:%d: created %s in the working directory (a URI taken for a file name?)", c.line, entries[0].Name())
+				t.Errorf("%s: created %s in the working directory (a URI taken for a file name?)", c.where(), entries[0].Name())
 			}
 		}
 	})
@@ -224,17 +280,18 @@ func TestREADME(t *testing.T) {
 		t.Cleanup(func() { os.Remove(filepath.Join(repo, "cardsync")) })
 		scratch := t.TempDir()
 		goTest := regexp.MustCompile(`(?m)^go test \./\.\.\.(\s.*)?$`)
-		n := 0
+		n, found := 0, 0
 		for _, b := range blocks {
 			if b.lang != "sh" {
 				continue
 			}
+			found++
 			script := goTest.ReplaceAllString(b.text, "# (go test ./... is CI's own step)")
 			script = strings.ReplaceAll(script, readmeConfig, cfg)
 			script = strings.ReplaceAll(script, readmeWarehouse, d.db)
 			usesGo := regexp.MustCompile(`(?m)^((CGO_ENABLED=0 )?go|make) `).MatchString(script)
 			if usesGo && testing.Short() {
-				t.Logf("README.md:%d: skipped in -short mode (builds and benchmarks)", b.line)
+				t.Logf("%s: skipped in -short mode (builds and benchmarks)", b.where())
 				continue
 			}
 			n++
@@ -251,37 +308,45 @@ func TestREADME(t *testing.T) {
 			out, err := cmd.CombinedOutput()
 			cancel()
 			if err != nil {
-				t.Errorf("README.md:%d: %v after %v\n%s\n--- output:\n%s", b.line, err, time.Since(start).Round(time.Millisecond), script, lastLines(string(out)))
+				t.Errorf("%s: %v after %v\n%s\n--- output:\n%s", b.where(), err, time.Since(start).Round(time.Millisecond), script, lastLines(string(out)))
 				continue
 			}
-			t.Logf("README.md:%d: ok in %v", b.line, time.Since(start).Round(time.Millisecond))
+			t.Logf("%s: ok in %v", b.where(), time.Since(start).Round(time.Millisecond))
 		}
+		t.Logf("%d of %d shell blocks ran", n, found)
 		if n == 0 {
 			t.Error("no shell block ran")
+		}
+		if found < minShellBlocks {
+			t.Errorf("only %d ```sh blocks found in README.md and docs/, want at least %d", found, minShellBlocks)
 		}
 	})
 }
 
-// postgresBlock reports whether a ```sql block of README.md is
+// postgresBlock reports whether a ```sql block of the docs is
 // PostgreSQL's: its first line is the comment "-- postgres".
-func postgresBlock(b readmeBlock) bool {
+func postgresBlock(b docBlock) bool {
 	first, _, _ := strings.Cut(b.text, "\n")
 	return b.lang == "sql" && strings.TrimSpace(first) == "-- postgres"
 }
 
-// readmeCommand is one command line of a README.md code block.
-type readmeCommand struct {
+// docCommand is one command line of a code block of the docs.
+type docCommand struct {
+	file string
 	lang string
 	line int
 	text string
 }
 
-// readmeQueryCommands returns every command line of README.md that queries
+// where names the command's line, file:line.
+func (c docCommand) where() string { return fmt.Sprintf("%s:%d", c.file, c.line) }
+
+// docQueryCommands returns every command line of the docs that queries
 // the warehouse with an analyst's tool (sqlite3, sqlite-utils, python3),
 // in ```sh blocks and in the runbook's ```text blocks (where the file is
 // WAREHOUSE and the account NAME).
-func readmeQueryCommands(blocks []readmeBlock) []readmeCommand {
-	var out []readmeCommand
+func docQueryCommands(blocks []docBlock) []docCommand {
+	var out []docCommand
 	for _, b := range blocks {
 		if b.lang != "sh" && b.lang != "text" {
 			continue
@@ -290,7 +355,7 @@ func readmeQueryCommands(blocks []readmeBlock) []readmeCommand {
 			line = strings.TrimSpace(line)
 			tool := strings.HasPrefix(line, "sqlite3 ") || strings.HasPrefix(line, "sqlite-utils ") || strings.HasPrefix(line, "python3 ")
 			if tool && (strings.Contains(line, readmeWarehouse) || strings.Contains(line, "WAREHOUSE")) {
-				out = append(out, readmeCommand{lang: b.lang, line: b.line + 1 + i, text: line})
+				out = append(out, docCommand{file: b.file, lang: b.lang, line: b.line + 1 + i, text: line})
 			}
 		}
 	}

@@ -66,6 +66,18 @@ func readUnit(t *testing.T, name string) unitFile {
 	return u
 }
 
+// readGuides returns README.md and every guide in docs/, one after the
+// other.
+func readGuides(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	for _, name := range docFiles(t) {
+		b.WriteString(readDoc(t, name))
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
 func readDoc(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", path))
@@ -87,7 +99,8 @@ var hardening = []string{
 	"User", "Group", "UMask", "StateDirectoryMode", "ConfigurationDirectory", "MemoryMax", "LimitCORE",
 }
 
-// TestSystemdUnits holds the units in systemd/ to what the READMEs say of
+// TestSystemdUnits holds the units in systemd/ to what the docs (README.md,
+// the guides in docs/ and systemd/README.md) say of
 // them and to each other: one sandbox for every cardsync service, the
 // template's per-instance paths, the timer's schedule, the exit codes,
 // the textfile path, and one documented way to run a one-off command.
@@ -98,7 +111,7 @@ func TestSystemdUnits(t *testing.T) {
 	tmpl := readUnit(t, "cardsync@.service")
 	backfill := readUnit(t, "cardsync-backfill.service")
 	timer := readUnit(t, "cardsync-backfill.timer")
-	readme := readDoc(t, "README.md")
+	readme := readGuides(t)
 	unitsDoc := readDoc(t, "systemd/README.md")
 
 	services := map[string]unitFile{"cardsync.service": serve, "cardsync@.service": tmpl, "cardsync-backfill.service": backfill}
@@ -141,7 +154,7 @@ func TestSystemdUnits(t *testing.T) {
 		}
 	}
 	if !strings.Contains(readme, "MemoryMax="+serve.get("Service", "MemoryMax")) {
-		t.Errorf("README.md does not give the unit's MemoryMax=%s", serve.get("Service", "MemoryMax"))
+		t.Errorf("README.md and docs/ do not give the unit's MemoryMax=%s", serve.get("Service", "MemoryMax"))
 	}
 
 	// The template: everything an instance owns is named after it.
@@ -176,7 +189,7 @@ func TestSystemdUnits(t *testing.T) {
 	if got := backfill["Service"]["ReadWritePaths"]; !slices.Contains(got, "-"+filepath.Dir(textfile)) {
 		t.Errorf("cardsync-backfill.service: ReadWritePaths=%q lacks -%s", got, filepath.Dir(textfile))
 	}
-	for doc, text := range map[string]string{"README.md": readme, "systemd/README.md": unitsDoc} {
+	for doc, text := range map[string]string{"README.md and docs/": readme, "systemd/README.md": unitsDoc} {
 		if !strings.Contains(text, textfile) {
 			t.Errorf("%s does not name the textfile %s", doc, textfile)
 		}
@@ -203,7 +216,7 @@ func TestSystemdUnits(t *testing.T) {
 		t.Errorf("systemd/README.md defines as_cardsync %d times, want 1", n)
 	}
 	if strings.Contains(readme, "as_cardsync() {") {
-		t.Error("README.md defines as_cardsync: it belongs to systemd/README.md only")
+		t.Error("README.md or a guide in docs/ defines as_cardsync: it belongs to systemd/README.md only")
 	}
 	def := unitsDoc[strings.Index(unitsDoc, "as_cardsync() {"):]
 	def = def[:strings.Index(def, "\n}")]
@@ -213,10 +226,10 @@ func TestSystemdUnits(t *testing.T) {
 		}
 	}
 	if strings.Contains(readme, "as_cardsync") && !strings.Contains(readme, "systemd/README.md#one-off-commands-as-the-service-user") {
-		t.Error("README.md uses as_cardsync without linking to its definition")
+		t.Error("README.md or docs/ use as_cardsync without linking to its definition")
 	}
 
-	// Links from README.md into systemd/README.md, and within it, name headings that exist.
+	// Links from README.md and docs/ into systemd/README.md, and within it, name headings that exist.
 	anchors := map[string]bool{}
 	for _, line := range strings.Split(unitsDoc, "\n") {
 		if h, ok := strings.CutPrefix(line, "## "); ok {
@@ -224,11 +237,11 @@ func TestSystemdUnits(t *testing.T) {
 		}
 	}
 	for doc, re := range map[string]*regexp.Regexp{
-		"README.md":         regexp.MustCompile(`\(systemd/README\.md#([^)]+)\)`),
-		"systemd/README.md": regexp.MustCompile(`\]\(#([^)]+)\)`),
+		"README.md and docs/": regexp.MustCompile(`\((?:\.\./)?systemd/README\.md#([^)]+)\)`),
+		"systemd/README.md":   regexp.MustCompile(`\]\(#([^)]+)\)`),
 	} {
 		text := readme
-		if doc != "README.md" {
+		if doc != "README.md and docs/" {
 			text = unitsDoc
 		}
 		for _, m := range re.FindAllStringSubmatch(text, -1) {

@@ -236,10 +236,11 @@ var dashboardSeries = regexp.MustCompile(`\b(cardsync_[a-z0-9_]+|process_[a-z0-9
 // dashboardVariable matches a Grafana variable in an expression.
 var dashboardVariable = regexp.MustCompile(`\$\{?(\w+)\}?`)
 
-// readmeMetrics returns the metric names of the README's metrics table.
-func readmeMetrics(t *testing.T) map[string]bool {
+// docMetrics returns the metric names of the metrics table of
+// docs/monitoring.md.
+func docMetrics(t *testing.T) map[string]bool {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "README.md"))
+	f, err := os.Open(filepath.Join("..", "docs", "monitoring.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +261,7 @@ func readmeMetrics(t *testing.T) map[string]bool {
 }
 
 // TestDashboardQueriesUseExportedSeries: every series a panel query reads
-// is one /metrics serves (a cardsync one also in the README's table; up is
+// is one /metrics serves (a cardsync one also in docs/monitoring.md's table; up is
 // Prometheus' own), each selector filters by the job and instance
 // variables, and by the account variable where the series has that label;
 // the expressions use only the dashboard's variables and Grafana's
@@ -268,7 +269,7 @@ func readmeMetrics(t *testing.T) map[string]bool {
 func TestDashboardQueriesUseExportedSeries(t *testing.T) {
 	d := readDashboard(t)
 	fams := families(t, New(Options{}))
-	documented := readmeMetrics(t)
+	documented := docMetrics(t)
 	family := func(name string) *dto.MetricFamily {
 		if mf := fams[name]; mf != nil {
 			return mf
@@ -305,7 +306,7 @@ func TestDashboardQueriesUseExportedSeries(t *testing.T) {
 						t.Errorf("%s: %s is not served on /metrics", name, series)
 						continue
 					case strings.HasPrefix(mf.GetName(), "cardsync_") && !documented[mf.GetName()]:
-						t.Errorf("%s: %s is not in the README's metrics table", name, mf.GetName())
+						t.Errorf("%s: %s is not in docs/monitoring.md's metrics table", name, mf.GetName())
 					}
 					if hasLabel(mf, "account") {
 						want = append(want, `account=~"$account"`)

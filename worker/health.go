@@ -133,7 +133,7 @@ func Assess(s load.Summary, sched Schedule, now time.Time, lockHolder int, runTi
 	}
 	switch w := s.RecentWalks; {
 	case len(w) >= 2 && !w[0].Consistent() && !w[1].Consistent():
-		h.Problems = append(h.Problems, fmt.Sprintf("the last two walks were inconsistent (%s; %s): no removals are marked and the cards on those pages may be stale; see the runbook (README: CardsyncWalksInconsistent)",
+		h.Problems = append(h.Problems, fmt.Sprintf("the last two walks were inconsistent (%s; %s): no removals are marked and the cards on those pages may be stale; see the runbook: docs/monitoring.md#cardsyncwalksinconsistent",
 			WalkText(w[0]), WalkText(w[1])))
 	case len(w) >= 1 && !w[0].Consistent():
 		h.Warnings = append(h.Warnings, fmt.Sprintf("the last walk was inconsistent (%s): no removals were marked; another one in a row makes the account unhealthy", WalkText(w[0])))

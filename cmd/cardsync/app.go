@@ -23,7 +23,7 @@ import (
 	"github.com/cardsync/cardsync/worker"
 )
 
-// Exit codes; documented in the README.
+// Exit codes; documented in docs/operating.md ("Exit codes").
 const (
 	exitOK          = 0
 	exitFailure     = 1 // anything not listed below

@@ -169,7 +169,7 @@ var demoQueries = []string{
 // demoQueryCommand is the shell command demo prints to run q on the
 // warehouse at db: the sqlite3 CLI with -readonly, because a read-write
 // connection that closes last checkpoints the WAL and removes -wal and
-// -shm, which read-only users need (see the README).
+// -shm, which read-only users need (see docs/analysts.md).
 func demoQueryCommand(db, q string) string {
 	return "sqlite3 -readonly -header -column " + shellWord(db) + ` "` + q + `"`
 }

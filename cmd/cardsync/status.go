@@ -25,7 +25,7 @@ then shows the schedule (and whether a run is overdue), the checkpoint, row
 counts, the last account snapshot, held removals, rejected items and the
 last runs with their full errors. It opens the warehouse read-only, needs
 no password and makes no API request. -json prints the same as a JSON
-document (schema_version 1; fields described in the README).
+document (schema_version 1; fields described in docs/operating.md).
 
 With [[accounts]] in the config it shows every account (healthy only if
 every account is), or the one -account NAME names.

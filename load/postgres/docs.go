@@ -87,7 +87,7 @@ func columnDocs(cat catalog) []columnDoc {
 }
 
 // objectComment is the COMMENT of a documented table or view: what the
-// README's table says of it.
+// docs/schema.md's table says of it.
 func objectComment(o schema.Object) string {
 	if o.Internal {
 		return o.Description

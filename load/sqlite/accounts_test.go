@@ -112,16 +112,16 @@ func TestAccountsShareAFile(t *testing.T) {
 
 // TestUpgradeToAccountsKeepsAnswers takes a warehouse of schema 4 (the
 // release before accounts: testdata/release4.sql, the release-1 warehouse
-// upgraded by it), runs the README's queries (those of release 1,
+// upgraded by it), runs the documented queries (those of release 1,
 // testdata/release1-queries.sql, and every sql block of the current
-// README), upgrades the same file in place to the latest schema and runs
+// README.md and docs/*.md), upgrades the same file in place to the latest schema and runs
 // them again: every row of every table is kept, in the 'default' account,
 // and every query answers the same (SELECT * gains the account column,
 // column_docs the rows describing it, and ages move with the clock).
 func TestUpgradeToAccountsKeepsAnswers(t *testing.T) {
 	ctx := t.Context()
 	path := releaseWarehouse(t, "release4")
-	queries := append(readQueries(t, "testdata/release1-queries.sql"), readmeQueries(t, "../../README.md")...)
+	queries := append(readQueries(t, "testdata/release1-queries.sql"), docQueries(t)...)
 	db4 := rawDB(t, path)
 	var v4 int
 	if err := db4.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v4); err != nil || v4 != 4 {
@@ -214,24 +214,30 @@ func TestUpgradeToAccountsKeepsAnswers(t *testing.T) {
 	}
 }
 
-// readmeQueries returns the statements of every sql block of a Markdown
-// file.
-func readmeQueries(t *testing.T, name string) []string {
+// docQueries returns the statements of every SQLite sql block of
+// README.md and the guides in docs/.
+func docQueries(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile(name)
+	guides, err := filepath.Glob("../../docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
-	for _, block := range strings.Split(string(b), "```sql\n")[1:] {
-		text, _, _ := strings.Cut(block, "```")
-		if strings.HasPrefix(text, "-- postgres\n") {
-			continue // the PostgreSQL cookbook
+	for _, name := range append([]string{"../../README.md"}, guides...) {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
 		}
-		out = append(out, splitStatements(text)...)
+		for _, block := range strings.Split(string(b), "```sql\n")[1:] {
+			text, _, _ := strings.Cut(block, "```")
+			if strings.HasPrefix(text, "-- postgres\n") {
+				continue // the PostgreSQL cookbook
+			}
+			out = append(out, splitStatements(text)...)
+		}
 	}
-	if len(out) < 10 {
-		t.Fatalf("%s: %d queries in sql blocks, want the README's examples", name, len(out))
+	if len(out) < 20 {
+		t.Fatalf("%d queries in the sql blocks of README.md and docs/, want the 20 documented examples", len(out))
 	}
 	return out
 }

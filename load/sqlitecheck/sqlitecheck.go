@@ -46,7 +46,7 @@ func Program(t testing.TB, name, pkg string) string {
 }
 
 // IntegrityOK runs PRAGMA integrity_check on the warehouse file at path with
-// the system's sqlite3 CLI (sqlite3 -readonly FILE, the README's check) and
+// the system's sqlite3 CLI (sqlite3 -readonly FILE, the check of docs/backups.md) and
 // with python3's sqlite3 module (a read-only URI), and fails the test unless
 // each prints exactly "ok". Neither opens the file for writing, so a live
 // warehouse keeps its -wal file.
