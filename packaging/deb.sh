@@ -181,6 +181,11 @@ chmod 0644 "$doc/copyright"
 } >"$work/changelog"
 gz "$work/changelog" "$doc/changelog.gz"
 gz "$root/README.md" "$doc/README.md.gz"
+# The guides the README links to (docs/NAME.md), beside it.
+mkdir -p "$doc/docs"
+for f in "$root"/docs/*.md; do
+	gz "$f" "$doc/docs/$(basename "$f").gz"
+done
 if [[ -f $units_dir/README.md ]]; then
 	gz "$units_dir/README.md" "$doc/README.systemd.md.gz"
 fi

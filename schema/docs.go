@@ -18,8 +18,8 @@ const (
 	KindView  Kind = "view"
 )
 
-// Units of Column.Unit. They are words for people (column_docs, the
-// README); PintUnit gives the Pint name Datasette understands, when there
+// Units of Column.Unit. They are words for people (column_docs,
+// docs/schema.md); PintUnit gives the Pint name Datasette understands, when there
 // is one.
 const (
 	UnitCents        = "cents"
@@ -94,9 +94,9 @@ type objectDoc struct {
 
 // Objects returns the documentation of every table and view of the
 // warehouse at the latest schema version, public ones first, in the order
-// the README lists them, in SQLite's words (ObjectsIn(DialectSQLite)). It
-// is the one source of SQLite's column_docs, the README's schema section
-// and datasette/metadata.json; a test compares it with the migrated schema.
+// docs/schema.md lists them, in SQLite's words (ObjectsIn(DialectSQLite)).
+// It is the one source of SQLite's column_docs, docs/schema.md and
+// datasette/metadata.json; a test compares it with the migrated schema.
 // Each call returns a new slice.
 func Objects() []Object { return ObjectsIn(DialectSQLite) }
 
