@@ -39,7 +39,7 @@ func keyDocs() map[string]keyDoc {
 			"one line, a trailing newline allowed, mode 0600 (readable by group or others is refused). The password is never a key " +
 			"or a flag: `" + PasswordEnv + "` comes first, then systemd's `$CREDENTIALS_DIRECTORY/" + CredentialName + "`, then this file."},
 		"api.token_field": {form: "dotted path", rule: "Path of the token in the token response, e.g. `data.token`. " +
-			"`\"\"`: detect (`access_token`, `token`, `accessToken`, `data.access_token`, `data.token`)."},
+			"`\"\"`: detect it at the usual paths ([upstream-api.md](upstream-api.md#authentication) lists them)."},
 		"api.rate_limit": {form: "rate N/duration", rule: "Client-side pace of data requests: `N/duration` " +
 			"(`\"180/1m\"`, `\"10/60s\"`; a bare unit is one of it: `\"180/min\"`, `\"10/s\"`, `\"5/hour\"`), burst 1, so no " +
 			"window of that length sees more than N requests. A positive count in a positive window (extract.ParseRate, extract.CheckRate)."},
@@ -138,7 +138,7 @@ func keyDocs() map[string]keyDoc {
 		"cluster.lease_ttl": {form: "Go duration", rule: fmt.Sprintf("Only with `[warehouse] url`. How long an account's lease "+
 			"lasts without renewal (renewed every third of it): a dead replica's accounts are taken within it. At least %s "+
 			"(load.CheckLeaseTTL).", load.MinLeaseTTL)},
-		"cluster.holder": {rule: "This replica's name in `sync_leases.holder` and `sync_runs.holder`, 1 to 200 characters " +
+		"cluster.holder": {rule: "This replica's name in `sync_leases.holder` and `sync_runs.holder`, 1 to 200 bytes " +
 			"without control characters (load.CheckHolder); `\"\"`: the host name and a random instance id. A second live " +
 			"process with the same holder is refused at start (exit 4)."},
 	}

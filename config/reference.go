@@ -162,11 +162,18 @@ func Reference() string {
 	fmt.Fprintf(&b, "Each value comes from, the later winning: %s.\n", strings.Join(order, ", then "))
 	b.WriteString("[`config.example.toml`](../config.example.toml) is a file with every key; a test decodes it strictly.\n" +
 		"Unknown keys, unknown `CARDSYNC_*` variables and bad values are errors naming the key and where its value came\n" +
-		"from (`config.toml:7`, `env CARDSYNC_LOG_LEVEL`, `flag -log-level`). Relative paths in the file (the keys of\n" +
-		"type path) resolve against the file's own directory; from variables and flags, against the working directory.\n" +
-		"A command run with no file and no variable or flag setting a key other than `[log]`'s says `" + ErrNoConfig.Error() + "`.\n")
+		"from (`config.toml:7`, `env CARDSYNC_LOG_LEVEL`, `flag -log-level`); every unknown key of the file is named at once.\n" +
+		"Relative paths in the file (the keys of type path) resolve against the file's own directory, so\n" +
+		"`-config /etc/cardsync/config.toml` means the same from any directory; from variables and flags, against the\n" +
+		"working directory (`serve`'s start-up line names the warehouse's absolute path).\n" +
+		"A command run with no file and no variable or flag setting a key other than `[log]`'s says `" + ErrNoConfig.Error() + "`\n" +
+		"(exit 2) instead of acting on the defaults.\n")
 	fmt.Fprintf(&b, "\nThe passwords are never keys or flags: `%s` (else `$CREDENTIALS_DIRECTORY/%s`, else `api.password_file`)\n"+
-		"and `%s` (else `$CREDENTIALS_DIRECTORY/%s`, else `warehouse.password_file`), each one line.\n",
+		"and `%s` (else `$CREDENTIALS_DIRECTORY/%s`, else `warehouse.password_file`), each one line.\n"+
+		"A password file or credential must be a regular file (a symbolic link to one is fine) holding the password alone\n"+
+		"on one line, a trailing newline (LF or CRLF) allowed: a FIFO, a directory or a device is refused before it is\n"+
+		"opened, so nothing can block `cardsync check`, and a file of two lines is refused instead of being sent whole.\n"+
+		"The error names the key and where it was set (`config.toml:4: api.password_file: …`), never the content.\n",
 		PasswordEnv, CredentialName, WarehousePasswordEnv, WarehouseCredentialName)
 	b.WriteString("\nSIGHUP: what `serve` does with a changed value on `SIGHUP` (`systemctl reload cardsync`): \"reloaded\" takes\n" +
 		"effect from the next run (a run in progress keeps the settings it started with); \"needs a restart\" is named\n" +

@@ -78,7 +78,7 @@ func CheckLeaseTTL(ttl time.Duration) error {
 // CheckHolder is the rule of a lease holder's name ([cluster] holder).
 func CheckHolder(holder string) error {
 	if holder == "" || len(holder) > 200 {
-		return fmt.Errorf("%q: want 1 to 200 characters", holder)
+		return fmt.Errorf("%q: want 1 to 200 bytes", holder)
 	}
 	for _, r := range holder {
 		if r < 0x20 || r == 0x7f {

@@ -33,7 +33,7 @@ beside the warehouse. It needs no password and makes no API request.
 
 Exit codes: 0 written, 4 another backup is writing to DIR, 6 the warehouse
 could not be read or the copy failed its checks, 2 a bad flag or config,
-130 interrupted (nothing is left behind).
+130 interrupted (nothing is left behind), 1 any other failure.
 
 Examples:
   cardsync backup -config /etc/cardsync/config.toml

@@ -23,7 +23,8 @@ and rolls back a write transaction; this also recreates the -wal and -shm
 files that analysts need if a manual read-write open removed them). It
 checks every account, then the warehouse, prints what it found (a failing
 account as a "FAIL" line) and exits with the code of the first problem in
-config order (exit codes as for backfill), within -timeout.
+config order (exit codes as for backfill, except that a sync holding the
+warehouse is reported, never exit 4), within -timeout.
 
 Examples:
   cardsync check -config /etc/cardsync/config.toml

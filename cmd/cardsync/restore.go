@@ -43,7 +43,7 @@ brings the warehouse up to date.
 Exit codes: 0 restored, 4 a sync holds the warehouse, 6 FILE failed its
 checks, the restore would discard history or replace another warehouse
 (without -force), or the warehouse could not be replaced, 2 a bad flag or
-config.
+config, 130 interrupted (nothing changed), 1 any other failure.
 
 Examples:
   as_cardsync cardsync restore -config /etc/cardsync/config.toml \

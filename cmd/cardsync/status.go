@@ -35,7 +35,7 @@ warehouse password, never the API's) and shows who holds each account's
 lease; any host with the config can run it.
 
 Exit codes: 0 healthy, 1 unhealthy (the first line says why), 6 the
-warehouse cannot be read, 2 a bad flag or config.
+warehouse cannot be read, 2 a bad flag or config, 130 interrupted.
 
 Examples:
   cardsync status -config /etc/cardsync/config.toml
