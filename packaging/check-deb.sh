@@ -243,7 +243,9 @@ install -d -m 0500 -o cardsync "$tmp/credentials"
 install -m 0400 -o cardsync "$tmp/sim.toml.password" "$tmp/credentials/api-password"
 # The state directory as StateDirectory=cardsync with StateDirectoryMode=2750 makes it.
 install -d -m 2750 -o cardsync -g cardsync-ro /var/lib/cardsync
-if ! out=$(cd / && runuser -u cardsync -- env CREDENTIALS_DIRECTORY="$tmp/credentials" \
+# The environment systemd gives a service: nothing of the caller's (cardsync
+# refuses a CARDSYNC_* variable it does not know, such as CI's).
+if ! out=$(cd / && runuser -u cardsync -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin CREDENTIALS_DIRECTORY="$tmp/credentials" \
 	/usr/bin/cardsync check -config "$tmp/config.toml" 2>&1); then
 	printf '%s\n' "$out" >&2
 	fail "cardsync check as the cardsync user"

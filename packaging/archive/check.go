@@ -294,10 +294,14 @@ func runImage(ctx context.Context, img ociImage, rootfs, work string) (string, e
 			return "", fmt.Errorf("run image: %w", err)
 		}
 	}
-	// Neither TZ nor ZONEINFO: the zones must come from the binary or the image.
-	var env []string
+	// The environment a runtime gives: the image's Env, plus this process's
+	// PATH and HOME, nothing else. Neither TZ nor ZONEINFO: the zones must
+	// come from the binary or the image. No CARDSYNC_* variable of the
+	// caller's (cardsync refuses one it does not know, such as CI's
+	// CARDSYNC_REQUIRE_TOOLS).
+	env := slices.Clone(c.Env)
 	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); k != "TZ" && k != "ZONEINFO" {
+		if k, _, _ := strings.Cut(kv, "="); k == "PATH" || k == "HOME" {
 			env = append(env, kv)
 		}
 	}
