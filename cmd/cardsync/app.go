@@ -86,7 +86,7 @@ Commands:
   backfill  run one sync now, resuming an interrupted walk (-restart starts over)
   status    show recent runs, the checkpoint and freshness (-json for scripts)
   report    write a self-contained HTML report of the warehouse (charts and tables)
-  check     validate the config, reach the API, authenticate, read the warehouse; writes nothing
+  check     validate the config, reach the API, authenticate, prove the warehouse writable; changes nothing
   backup    write a checked copy of the warehouse to backups/ (or -to DIR), keep the newest 7
   restore   replace the warehouse with a backup FILE (refused if it loses history; the current one kept as .before-restore-<time>)
   datasette-metadata  write Datasette metadata for the warehouse (descriptions, units, card fields) to stdout or -o FILE

@@ -29,6 +29,12 @@ With [[accounts]] in the config, it syncs every account at the same time
 account; -account NAME syncs that one only. If any account fails, the exit
 code is that of the first failed account in the config's order.
 
+Exit codes: 0 synced, 1 another failure, 2 a bad flag or config, 3 the
+credentials were refused, 4 another sync holds the warehouse (with
+PostgreSQL: another replica holds the account's lease), 5 the API was
+unavailable beyond api.max_wait, 6 a warehouse error, 7 an API answer it
+cannot read, 130 interrupted (the checkpoint is kept; the next run resumes).
+
 Examples:
   cardsync backfill -config /etc/cardsync/config.toml
   CARDSYNC_API_PASSWORD=... cardsync backfill -config cardsync.toml -db ./warehouse.db
