@@ -93,8 +93,8 @@ func keyDocs() map[string]keyDoc {
 		"warehouse.page_audit_retention": {form: "Go duration", rule: "How long the per-page audit rows (`run_pages`) are kept; " +
 			"older ones are pruned after each run. `\"0\"` keeps them forever."},
 		"warehouse.field_retention": {form: "period", rule: "How long a top-level card field stays in `card_fields` (and a " +
-			"column of `cards_flat`) after the last run that saw it: days (`\"90d\"`) or a Go duration (`\"36h\"`), at most 100 " +
-			"years. Older fields are pruned after each run that completes a walk; their values stay in the cards' data."},
+			"column of `cards_flat`) after the last run that saw it: days (`\"90d\"`) or a Go duration (`\"36h\"`); in days at most " +
+			"36600d. Older fields are pruned after each run that completes a walk; their values stay in the cards' data."},
 		"warehouse.max_removed_fraction": {rule: "Mass-removal guard: a complete walk that would mark more than this fraction " +
 			"of the live cards removed (and more than 10 cards), or that lists no card at all, marks none removed and records " +
 			"`sync_runs.removals_held`; `backfill -confirm-removals` applies them. Above 0, at most 1 (load.CheckMaxRemovedFraction)."},
@@ -132,11 +132,11 @@ func keyDocs() map[string]keyDoc {
 		// [report]
 		"report.path": {form: "path", rule: "Where `serve` writes the HTML report after each successful run (a temp file " +
 			"renamed over the last one); `\"\"`: none. `cardsync report -o FILE` writes one on demand."},
-		"report.since": {form: "period", rule: "The period the report covers: days (`\"90d\"`) or a Go duration (`\"36h\"`), at most 100 years."},
+		"report.since": {form: "period", rule: "The period the report covers: days (`\"90d\"`) or a Go duration (`\"36h\"`); in days at most 36600d."},
 
 		// [cluster]
-		"cluster.lease_ttl": {form: "Go duration", rule: fmt.Sprintf("Only with `[warehouse] url`. How long an account's lease "+
-			"lasts without renewal (renewed every third of it): a dead replica's accounts are taken within it. At least %s "+
+		"cluster.lease_ttl": {form: "Go duration", rule: fmt.Sprintf("Read only with `[warehouse] url` (ignored with a SQLite file). How long an account's lease "+
+			"lasts without renewal (renewed every third of it): a dead replica's accounts are taken within it and 2 s more. At least %s "+
 			"(load.CheckLeaseTTL).", load.MinLeaseTTL)},
 		"cluster.holder": {rule: "This replica's name in `sync_leases.holder` and `sync_runs.holder`, 1 to 200 bytes " +
 			"without control characters (load.CheckHolder); `\"\"`: the host name and a random instance id. A second live " +

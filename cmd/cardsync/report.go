@@ -17,7 +17,7 @@ import (
 )
 
 const reportUsage = `
-Usage: cardsync report -o FILE [flags]
+Usage: cardsync report [-o FILE] [flags]
 
 Writes one self-contained HTML file about the warehouse: account balances
 over time, cards by status, cards new/changed/removed, run outcomes,
