@@ -2,9 +2,6 @@ package e2e
 
 import (
 	"database/sql"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -66,22 +63,7 @@ func TestManyAccountsOneDaemon(t *testing.T) {
 	beta := newUpstream(t, sim.Options{Seed: 72, Cards: 130})
 	beta.InjectFault(sim.Fault{Endpoint: sim.EndpointCards, Kind: sim.FaultLatency, Latency: time.Minute})
 	d := newDeployment(t, nil)
-	pw := filepath.Join(d.dir, "pw")
-	if err := os.WriteFile(pw, []byte(sim.DefaultPassword+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var cfg strings.Builder
-	for _, a := range []struct {
-		name string
-		up   *upstream
-	}{{"alpha", alpha}, {"beta", beta}} {
-		fmt.Fprintf(&cfg, "[[accounts]]\nname = %q\nbase_url = %q\nemail = %q\npassword_file = %q\nrate_limit = \"1000/1s\"\nauth_rate_limit = \"100/1s\"\n\n",
-			a.name, a.up.URL, sim.DefaultEmail, pw)
-	}
-	if err := os.WriteFile(filepath.Join(d.dir, "c.toml"), []byte(cfg.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	d.env["CARDSYNC_CONFIG"] = filepath.Join(d.dir, "c.toml")
+	d.useAccounts(t, account{"alpha", alpha.URL}, account{"beta", beta.URL})
 	d.env["CARDSYNC_API_MAX_WAIT"] = "30s" // each of beta's runs lasts at least this
 	d.env["CARDSYNC_SCHEDULE_CRON"] = "@every 2s"
 	d.env["CARDSYNC_SCHEDULE_RUN_ON_START"] = "true"

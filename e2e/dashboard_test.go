@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -193,23 +192,8 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 	alpha := newUpstream(t, sim.Options{Seed: 91, Cards: 40})
 	beta := newUpstream(t, sim.Options{Seed: 92, Cards: 25})
 	d := newDeployment(t, nil)
-	pw := filepath.Join(d.dir, "pw")
-	if err := os.WriteFile(pw, []byte(sim.DefaultPassword+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var cfg strings.Builder
-	for _, a := range []struct {
-		name string
-		up   *upstream
-	}{{"alpha", alpha}, {"beta", beta}} {
-		fmt.Fprintf(&cfg, "[[accounts]]\nname = %q\nbase_url = %q\nemail = %q\npassword_file = %q\nrate_limit = \"1000/1s\"\nauth_rate_limit = \"100/1s\"\n\n",
-			a.name, a.up.URL, sim.DefaultEmail, pw)
-	}
-	if err := os.WriteFile(filepath.Join(d.dir, "c.toml"), []byte(cfg.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	d.useAccounts(t, account{"alpha", alpha.URL}, account{"beta", beta.URL})
 	metricsAddr := freeAddr(t)
-	d.env["CARDSYNC_CONFIG"] = filepath.Join(d.dir, "c.toml")
 	d.env["CARDSYNC_METRICS_LISTEN"] = metricsAddr
 	d.env["CARDSYNC_SCHEDULE_CRON"] = "@every 2s"
 	d.env["CARDSYNC_SCHEDULE_RUN_ON_START"] = "true"
@@ -220,18 +204,7 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	serve, _, serveErr := d.command(ctx, "serve")
-	serve.Cancel = func() error { return serve.Process.Signal(syscall.SIGTERM) }
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = serve.Process.Signal(syscall.SIGTERM)
-		_ = serve.Wait()
-		if t.Failed() {
-			t.Logf("serve's log:\n%s", serveErr.String())
-		}
-	}()
+	defer startServe(t, ctx, d)()
 	api := startScraper(t, ctx, prom, metricsAddr, false)
 
 	// Both accounts have succeeded and taken a snapshot, and Prometheus

@@ -505,3 +505,28 @@ func (d *deployment) asService(t *testing.T) {
 	d.env["HOME"] = dir
 	d.cred = &syscall.Credential{Uid: serviceUID, Gid: serviceGID}
 }
+
+// account is one [[accounts]] entry of a test's config: its name and its
+// upstream's URL.
+type account struct{ name, url string }
+
+// useAccounts writes d's config with one [[accounts]] entry per account,
+// in order, each signing in to its simulator with the default credentials
+// (a password file beside the config) at a pace no test waits on, and
+// points CARDSYNC_CONFIG at it.
+func (d *deployment) useAccounts(t *testing.T, accounts ...account) {
+	t.Helper()
+	pw := filepath.Join(d.dir, "pw")
+	if err := os.WriteFile(pw, []byte(sim.DefaultPassword+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var cfg strings.Builder
+	for _, a := range accounts {
+		fmt.Fprintf(&cfg, "[[accounts]]\nname = %q\nbase_url = %q\nemail = %q\npassword_file = %q\nrate_limit = \"1000/1s\"\nauth_rate_limit = \"100/1s\"\n\n",
+			a.name, a.url, sim.DefaultEmail, pw)
+	}
+	if err := os.WriteFile(filepath.Join(d.dir, "c.toml"), []byte(cfg.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d.env["CARDSYNC_CONFIG"] = filepath.Join(d.dir, "c.toml")
+}

@@ -3,9 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -30,22 +27,14 @@ func TestPostgresServeSharesOnePool(t *testing.T) {
 	}
 	t.Cleanup(func() { db.Close(context.Background()) })
 	d := newDeployment(t, nil)
-	pw := filepath.Join(d.dir, "pw")
-	if err := os.WriteFile(pw, []byte(sim.DefaultPassword+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var cfg strings.Builder
 	names := []string{"p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8"}
+	var accounts []account
 	for i, n := range names {
 		up := newUpstream(t, sim.Options{Seed: int64(300 + i), Cards: 200})
-		fmt.Fprintf(&cfg, "[[accounts]]\nname = %q\nbase_url = %q\nemail = %q\npassword_file = %q\nrate_limit = \"1000/1s\"\nauth_rate_limit = \"100/1s\"\n\n",
-			n, up.URL, sim.DefaultEmail, pw)
+		accounts = append(accounts, account{n, up.URL})
 	}
-	if err := os.WriteFile(filepath.Join(d.dir, "c.toml"), []byte(cfg.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	d.useAccounts(t, accounts...)
 	delete(d.env, "CARDSYNC_WAREHOUSE_PATH")
-	d.env["CARDSYNC_CONFIG"] = filepath.Join(d.dir, "c.toml")
 	d.env["CARDSYNC_WAREHOUSE_URL"] = url
 	d.env["CARDSYNC_WAREHOUSE_MAX_CONNECTIONS"] = fmt.Sprint(maxConns)
 	d.env["CARDSYNC_SCHEDULE_CRON"] = "@every 1s"

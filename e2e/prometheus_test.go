@@ -139,18 +139,7 @@ func TestPrometheusScrapesServeAndFiresAnAlert(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	serve, _, serveErr := d.command(ctx, "serve")
-	serve.Cancel = func() error { return serve.Process.Signal(syscall.SIGTERM) }
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = serve.Process.Signal(syscall.SIGTERM)
-		_ = serve.Wait()
-		if t.Failed() {
-			t.Logf("serve's log:\n%s", serveErr.String())
-		}
-	}()
+	defer startServe(t, ctx, d)()
 
 	// Prometheus with the shipped rules, unchanged.
 	api := startScraper(t, ctx, prom, metricsAddr, true)
@@ -244,4 +233,23 @@ func startScraper(t *testing.T, ctx context.Context, prom, target string, withRu
 		}
 	})
 	return promAPI{base: "http://" + promAddr}
+}
+
+// startServe starts `cardsync serve` in d and returns the func that stops
+// it with SIGTERM (also sent when ctx ends), waits for it and, when the test
+// failed, logs what it wrote.
+func startServe(t *testing.T, ctx context.Context, d *deployment) (stop func()) {
+	t.Helper()
+	serve, _, serveErr := d.command(ctx, "serve")
+	serve.Cancel = func() error { return serve.Process.Signal(syscall.SIGTERM) }
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		_ = serve.Process.Signal(syscall.SIGTERM)
+		_ = serve.Wait()
+		if t.Failed() {
+			t.Logf("serve's log:\n%s", serveErr.String())
+		}
+	}
 }

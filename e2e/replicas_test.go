@@ -158,25 +158,17 @@ func TestReplicasSharePostgres(t *testing.T) {
 	names := []string{"a1", "a2", "a3", "a4", "a5", "a6"}
 	ups := map[string]*loggedUpstream{}
 	d := newDeployment(t, nil)
-	pw := filepath.Join(d.dir, "pw")
-	if err := os.WriteFile(pw, []byte(sim.DefaultPassword+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var cfg strings.Builder
+	var accounts []account
 	for i, n := range names {
 		up := newLoggedUpstream(t, sim.Options{Seed: int64(90 + i), Cards: 300})
 		// Each page takes a while, so walks (20 pages) last a few seconds
 		// and a signal lands in the middle of one.
 		up.InjectFault(sim.Fault{Endpoint: sim.EndpointCards, Kind: sim.FaultLatency, Latency: 80 * time.Millisecond})
 		ups[n] = up
-		fmt.Fprintf(&cfg, "[[accounts]]\nname = %q\nbase_url = %q\nemail = %q\npassword_file = %q\nrate_limit = \"1000/1s\"\nauth_rate_limit = \"100/1s\"\n\n",
-			n, up.URL, sim.DefaultEmail, pw)
+		accounts = append(accounts, account{n, up.URL})
 	}
-	if err := os.WriteFile(filepath.Join(d.dir, "c.toml"), []byte(cfg.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	d.useAccounts(t, accounts...)
 	delete(d.env, "CARDSYNC_WAREHOUSE_PATH")
-	d.env["CARDSYNC_CONFIG"] = filepath.Join(d.dir, "c.toml")
 	d.env["CARDSYNC_WAREHOUSE_URL"] = url
 	d.env["CARDSYNC_CLUSTER_LEASE_TTL"] = ttl.String()
 	d.env["CARDSYNC_SCHEDULE_CRON"] = "@every 1s"
@@ -396,24 +388,16 @@ func newReplicaSetup(t *testing.T, names []string, ttl time.Duration) *replicaSe
 	}
 	t.Cleanup(func() { db.Close(context.Background()) })
 	s := &replicaSetup{d: newDeployment(t, nil), db: db, names: names, ups: map[string]*loggedUpstream{}}
-	pw := filepath.Join(s.d.dir, "pw")
-	if err := os.WriteFile(pw, []byte(sim.DefaultPassword+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var cfg strings.Builder
+	var accounts []account
 	for i, n := range names {
 		// Tokens last an hour: a replica that keeps its accounts asks for
 		// one token per account for the whole test.
 		up := newLoggedUpstream(t, sim.Options{Seed: int64(120 + i), Cards: 60, TokenTTL: time.Hour})
 		s.ups[n] = up
-		fmt.Fprintf(&cfg, "[[accounts]]\nname = %q\nbase_url = %q\nemail = %q\npassword_file = %q\nrate_limit = \"1000/1s\"\nauth_rate_limit = \"100/1s\"\n\n",
-			n, up.URL, sim.DefaultEmail, pw)
+		accounts = append(accounts, account{n, up.URL})
 	}
-	if err := os.WriteFile(filepath.Join(s.d.dir, "c.toml"), []byte(cfg.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	s.d.useAccounts(t, accounts...)
 	delete(s.d.env, "CARDSYNC_WAREHOUSE_PATH")
-	s.d.env["CARDSYNC_CONFIG"] = filepath.Join(s.d.dir, "c.toml")
 	s.d.env["CARDSYNC_WAREHOUSE_URL"] = url
 	s.d.env["CARDSYNC_CLUSTER_LEASE_TTL"] = ttl.String()
 	s.d.env["CARDSYNC_SCHEDULE_CRON"] = "@every 2s"
