@@ -1,3 +1,5 @@
+//go:build e2e
+
 package e2e
 
 import (
@@ -17,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/cardsync/cardsync/internal/testbinary"
 	"github.com/cardsync/cardsync/sim"
 )
 
@@ -244,7 +247,8 @@ func (b accountsBench) trial(t *testing.T, target string, n int) trialResult {
 		t.Fatal(err)
 	}
 	defer logf.Close()
-	cmd := exec.Command(binary, "serve", "-config", cfgPath)
+	cmd := exec.Command(built(t), "serve", "-config", cfgPath)
+	testbinary.Own(cmd)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {

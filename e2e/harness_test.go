@@ -23,37 +23,29 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
 
+	"github.com/cardsync/cardsync/internal/testbinary"
 	"github.com/cardsync/cardsync/money"
 	"github.com/cardsync/cardsync/sim"
 )
 
-// binary is the cardsync executable built once for the whole package.
+// binary is the cardsync executable, built once for the whole package the
+// way a release is (testbinary.Cardsync), by TestMain.
 var binary string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	dir, err := os.MkdirTemp("", "cardsync-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "cardsync")
-	// Other uids (the service user of the permission tests) must reach it.
-	if err := os.Chmod(dir, 0o755); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	build := exec.Command("go", "build", "-trimpath", "-o", binary, "../cmd/cardsync")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0") // the documented build
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build cardsync:", err)
-		os.Exit(1)
-	}
 	code := m.Run()
 	pg.Stop()
-	os.RemoveAll(dir)
+	testbinary.Cleanup()
 	os.Exit(code)
+}
+
+// built returns the binary, building it on first use: a run of tests that
+// needs none (the docs checks) builds nothing.
+func built(t testing.TB) string {
+	t.Helper()
+	binary = testbinary.Cardsync(t)
+	return binary
 }
 
 // upstream is a simulator over real HTTP on loopback that also records
@@ -179,11 +171,14 @@ func (d *deployment) environ() []string {
 // command returns the built binary ready to run with the deployment's
 // environment.
 func (d *deployment) command(ctx context.Context, args ...string) (*exec.Cmd, *lockedWriter, *lockedWriter) {
-	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd := exec.CommandContext(ctx, built(d.t), args...)
 	cmd.Env = d.environ()
 	if d.cred != nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: d.cred}
 	}
+	// Its process group dies with the test, even when the test binary
+	// panics on its deadline.
+	testbinary.Own(cmd)
 	stdout, stderr := &lockedWriter{w: new(bytes.Buffer)}, &lockedWriter{w: new(bytes.Buffer)}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	return cmd, stdout, stderr

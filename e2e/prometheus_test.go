@@ -1,3 +1,5 @@
+//go:build e2e
+
 package e2e
 
 import (
@@ -16,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardsync/cardsync/internal/testbinary"
 	"github.com/cardsync/cardsync/sim"
 )
 
@@ -221,6 +224,7 @@ func startScraper(t *testing.T, ctx context.Context, prom, target string, withRu
 		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+promAddr)
 	p.Dir = dir
 	p.Stdout, p.Stderr = promLog, promLog
+	testbinary.Own(p)
 	p.Cancel = func() error { return p.Process.Signal(syscall.SIGTERM) }
 	if err := p.Start(); err != nil {
 		t.Fatal(err)

@@ -1,3 +1,5 @@
+//go:build e2e
+
 package e2e
 
 import (
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardsync/cardsync/internal/testbinary"
 	"github.com/cardsync/cardsync/load/sqlitecheck"
 	"github.com/cardsync/cardsync/sim"
 )
@@ -246,6 +249,7 @@ func TestREADME(t *testing.T) {
 			script = strings.ReplaceAll(script, "'NAME'", "'default'")
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 			cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+			testbinary.Own(cmd) // a README line may start `cardsync sim &`
 			cmd.Dir = t.TempDir()
 			out, err := cmd.CombinedOutput()
 			cancel()
@@ -301,8 +305,9 @@ func TestREADME(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 			cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+			testbinary.Own(cmd) // a README line may start `cardsync sim &`
 			cmd.Dir = dir
-			cmd.Env = []string{"PATH=" + filepath.Dir(binary) + ":" + os.Getenv("PATH"), "HOME=" + scratch,
+			cmd.Env = []string{"PATH=" + filepath.Dir(built(t)) + ":" + os.Getenv("PATH"), "HOME=" + scratch,
 				"GOCACHE=" + goEnv("GOCACHE"), "GOPATH=" + goEnv("GOPATH"), "GOFLAGS=" + os.Getenv("GOFLAGS")}
 			start := time.Now()
 			out, err := cmd.CombinedOutput()

@@ -1,3 +1,5 @@
+//go:build e2e
+
 package e2e
 
 import (
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardsync/cardsync/internal/testbinary"
 	"github.com/cardsync/cardsync/sim"
 )
 
@@ -62,6 +65,7 @@ func screenshot(t *testing.T, chromium, page string, extra ...string) shot {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, chromium, args...)
+	testbinary.Own(cmd) // chromium's helpers die with it
 	cmd.Env = append(os.Environ(), "HOME="+dir)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("chromium: %v\n%s", err, lastLines(string(out)))

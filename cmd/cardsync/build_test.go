@@ -1,12 +1,12 @@
 package main
 
 import (
-	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"testing"
+
+	"github.com/cardsync/cardsync/internal/testbinary"
 )
 
 func TestResolveBuild(t *testing.T) {
@@ -44,24 +44,16 @@ func TestResolveBuild(t *testing.T) {
 	}
 }
 
-// TestStampedBinaryPrintsItsBuild builds cardsync the way packaging/dist.sh
-// does and runs its version command.
+// TestStampedBinaryPrintsItsBuild runs the binary built the way
+// packaging/dist.sh builds a release (testbinary: -trimpath, CGO_ENABLED=0,
+// the -X stamp) and checks its version command prints the stamp.
 func TestStampedBinaryPrintsItsBuild(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary (-short)")
-	}
-	bin := filepath.Join(t.TempDir(), "cardsync")
-	build := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-o", bin,
-		"-ldflags", "-X main.version=v9.8.7-3-gabcdef012345 -X main.revision=abcdef0123456789abcdef0123456789abcdef01 -X main.buildDate=2026-11-20T09:14:03Z", ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	out, err := exec.Command(bin, "version").Output()
+	bin := testbinary.Cardsync(t)
+	out, err := exec.CommandContext(t.Context(), bin, "version").Output()
 	if err != nil {
 		t.Fatalf("cardsync version: %v", err)
 	}
-	want := "cardsync v9.8.7-3-gabcdef012345\ncommit: abcdef0123456789abcdef0123456789abcdef01\nbuilt: 2026-11-20T09:14:03Z\ngo: " + runtime.Version() + "\n"
+	want := "cardsync " + testbinary.Version + "\ncommit: " + testbinary.Revision + "\nbuilt: " + testbinary.BuildDate + "\ngo: " + runtime.Version() + "\n"
 	if string(out) != want {
 		t.Errorf("cardsync version printed\n%s\nwant\n%s", out, want)
 	}

@@ -20,6 +20,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/cardsync/cardsync/internal/testbinary"
 	"github.com/cardsync/cardsync/load/sqlitecheck"
 	"github.com/cardsync/cardsync/money"
 	"github.com/cardsync/cardsync/sim"
@@ -449,6 +450,7 @@ func TestDemoAndItsQueries(t *testing.T) {
 			t.Errorf("query %d does not open the file read-only: %s", i+1, line)
 		}
 		cmd := exec.CommandContext(t.Context(), "bash", "-euo", "pipefail", "-c", line)
+		testbinary.Own(cmd)
 		cmd.Dir = dir
 		res, err := cmd.CombinedOutput()
 		if err != nil || len(bytes.TrimSpace(res)) == 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/cardsync/cardsync/internal/testbinary"
 	"github.com/cardsync/cardsync/load/postgres"
 	"github.com/cardsync/cardsync/load/postgres/pgtest"
 	"github.com/cardsync/cardsync/sim"
@@ -82,6 +83,7 @@ var pg pgtest.Lazy
 func TestMain(m *testing.M) {
 	code := m.Run()
 	pg.Stop()
+	testbinary.Cleanup()
 	os.Exit(code)
 }
 

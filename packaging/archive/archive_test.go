@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cardsync/cardsync/internal/testbinary"
 )
 
 // writeFile writes a test input file with mode and mtime.
@@ -131,22 +133,15 @@ func TestImageRunsItsEntrypoint(t *testing.T) {
 		t.Skip("builds cardsync and runs its demo (-short)")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "cardsync")
-	const version = "v0.0.0-test"
-	build := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-o", bin,
-		"-ldflags", "-X main.version="+version+" -X main.revision=0123456789abcdef0123456789abcdef01234567 -X main.buildDate=2026-09-21T14:13:20Z",
-		"../../cmd/cardsync")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testbinary.Cardsync(t) // as released: static, stamped
+	const version = testbinary.Version
 	host := platform{OS: runtime.GOOS, Architecture: runtime.GOARCH}
 	var archives [2]string
 	for i := range archives {
 		archives[i] = filepath.Join(dir, "image"+string(rune('a'+i))+".tar")
 		err := run(t.Context(), []string{"oci", "-o", archives[i], "-mtime", "1790000000", "-version", version,
-			"-revision", "0123456789abcdef0123456789abcdef01234567", "-source", "https://example.org/cardsync",
-			"-cacerts", filepath.Join(dir, "cardsync"), // any file: its bytes are copied as they are
+			"-revision", testbinary.Revision, "-source", "https://example.org/cardsync",
+			"-cacerts", bin, // any file: its bytes are copied as they are
 			"-license", filepath.Join("..", "..", "LICENSE"), "-modcache", modCache(t),
 			host.OS + "/" + host.Architecture + "=" + bin}, io.Discard)
 		if err != nil {
@@ -185,7 +180,7 @@ func TestImageRunsItsEntrypoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(printed, "cardsync "+version+"\ncommit: 0123456789abcdef0123456789abcdef01234567\n") {
+	if !strings.HasPrefix(printed, "cardsync "+version+"\ncommit: "+testbinary.Revision+"\n") {
 		t.Errorf("the image's cardsync version printed %q", printed)
 	}
 	if _, err := os.Stat(filepath.Join(work, "rootfs", "etc", "ssl", "certs", "ca-certificates.crt")); err != nil {
@@ -282,7 +277,7 @@ func TestReadOCIChecksEveryPlatform(t *testing.T) {
 	}
 	file := filepath.Join(dir, "image.tar")
 	err = run(t.Context(), []string{"oci", "-o", file, "-mtime", "1790000000", "-version", "v1.2.3",
-		"-revision", "0123456789abcdef0123456789abcdef01234567", "-source", "https://example.org/cardsync",
+		"-revision", testbinary.Revision, "-source", "https://example.org/cardsync",
 		"-license", filepath.Join("..", "..", "LICENSE"), "-modcache", modCache(t),
 		"linux/amd64=" + bin, "linux/arm64=" + bin}, io.Discard)
 	if err != nil {
@@ -342,13 +337,7 @@ func modCache(t *testing.T) string {
 // module it links is named with its version and followed by its license,
 // and a module missing from the cache is an error, not a silent gap.
 func TestThirdPartyLicenses(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "cardsync")
-	build := exec.Command("go", "build", "-o", bin, "github.com/cardsync/cardsync/cmd/cardsync")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testbinary.Cardsync(t)
 	b, err := thirdPartyLicenses(bin, modCache(t))
 	if err != nil {
 		t.Fatal(err)
