@@ -96,8 +96,6 @@ func assertRunHistory(t *testing.T, path string) []syncRun {
 	return runs
 }
 
-
-
 // TestSIGTERMServe stops the daemon with SIGTERM in the middle of its
 // start-up walk: it must exit 0 (serve.wait fails the test past 30 s, the
 // unit's TimeoutStopSec; the latency is logged, not asserted: machines are
