@@ -1,10 +1,26 @@
 # Shortcuts; each target is one command also shown in the README.
-.PHONY: test bench bench-accounts dist
+.PHONY: test e2e fuzz ci bench bench-accounts dist
 
-# The whole test suite, as CI runs it (bash .ci/run adds gofmt, vet,
-# staticcheck, govulncheck and the race detector).
+# The fast tier, the README's command: unit tests, the contract tests on
+# both warehouses, a smoke test of the built binary (a few minutes).
 test:
 	go test ./...
+
+# The full end-to-end tier: the proof suite against the built binary
+# (faults, kills on both warehouses, replicas, Prometheus, Chromium,
+# systemd units, the README's commands; about 10 minutes).
+e2e:
+	go test -tags e2e ./e2e
+
+# Every fuzz target for FUZZTIME each (a duration such as 10m, or a count
+# such as 100000x); CI runs each for 3000 executions.
+FUZZTIME ?= 1m
+fuzz:
+	bash .ci/fuzz.sh $(FUZZTIME)
+
+# Everything CI checks, as CI runs it (installs Debian packages it lacks).
+ci:
+	bash .ci/run
 
 # The cost of a run side by side with sqlite-utils, each figure against
 # its goal (installs sqlite-utils when missing).

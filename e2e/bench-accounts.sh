@@ -37,7 +37,7 @@ echo "commit:  $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 echo
 
 CARDSYNC_BENCH_ACCOUNTS="${BENCH_ACCOUNTS_N:-default}" \
-  go test -count=1 -timeout 3h -run '^TestAccountsPerWarehouse$' -v ./e2e/ | tee "$out" |
+  go test -tags e2e -count=1 -timeout 3h -run '^TestAccountsPerWarehouse$' -v ./e2e/ | tee "$out" |
   grep -E '^(accounts bench|==|\|)|^(--- |FAIL|ok )|^  first ERROR'
 
 echo

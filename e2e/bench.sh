@@ -36,15 +36,15 @@ echo "peer:    $(sqlite-utils --version)"
 echo "commit:  $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 echo
 
-echo "== go test -run '^\$' -bench 'QuietRun|LoadOnly|Memory' -benchtime 1x -count $count ./e2e/"
-go test -run '^$' -bench 'QuietRun|LoadOnly|Memory' -benchtime 1x -count "$count" ./e2e/ | tee "$out"
+echo "== go test -tags e2e -run '^\$' -bench 'QuietRun|LoadOnly|Memory' -benchtime 1x -count $count ./e2e/"
+go test -tags e2e -run '^$' -bench 'QuietRun|LoadOnly|Memory' -benchtime 1x -count "$count" ./e2e/ | tee "$out"
 echo
 
 # PostgreSQL side by side with SQLite: a throwaway PostgreSQL started from
 # the Debian binaries with fsync on (skipped without them), 20,000 new
 # cards into each, then a re-run of the unchanged cards.
-echo "== go test -run '^\$' -bench 'PostgresBackfill' -benchtime 1x -count $count ./e2e/"
-go test -run '^$' -bench 'PostgresBackfill' -benchtime 1x -count "$count" ./e2e/ | tee -a "$out"
+echo "== go test -tags e2e -run '^\$' -bench 'PostgresBackfill' -benchtime 1x -count $count ./e2e/"
+go test -tags e2e -run '^$' -bench 'PostgresBackfill' -benchtime 1x -count "$count" ./e2e/ | tee -a "$out"
 echo
 
 # 90 days at 15 minutes: 8,640 quiet runs through the worker on a small

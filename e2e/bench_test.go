@@ -28,7 +28,7 @@ import (
 // loopback and report their figures with b.ReportMetric. Each one is a
 // single measured run; use -benchtime 1x:
 //
-//	go test -run '^$' -bench . -benchtime 1x ./e2e/
+//	go test -tags e2e -run '^$' -bench . -benchtime 1x ./e2e/
 //
 // The harness helpers take a *testing.T, which a benchmark does not have,
 // so benchUpstream, benchDeployment and the small query helpers here build

@@ -1,8 +1,16 @@
-// Package e2e is cardsync's proof suite: it builds the cardsync binary and
-// drives it against the simulator on loopback through crashes, signals,
-// faults, drift, disk-full, lock contention and secret leaks, checking the
-// warehouse invariants after each scenario. It holds tests and benchmarks
-// only; nothing imports it, and it must not reach into the packages it
-// tests except to build their inputs (the simulator, a client for
-// in-process scenarios): the binary is what it proves.
+// Package e2e is cardsync's proof suite: it builds the cardsync binary (once
+// per test process, as released: internal/testbinary) and drives it against
+// the simulator on loopback through crashes, signals, faults, drift,
+// disk-full, lock contention and secret leaks, checking the warehouse
+// invariants after each scenario. It holds tests and benchmarks only;
+// nothing imports it, and it must not reach into the packages it tests
+// except to build their inputs (the simulator, a client for in-process
+// scenarios): the binary is what it proves.
+//
+// Two tiers. Without a tag (`go test ./...`) it runs TestSmoke (a backfill
+// killed and resumed, status, one serve run) and the checks of the
+// documentation. With the e2e build tag (`go test -tags e2e ./e2e`, `make
+// e2e`, always in CI) it runs the whole suite: every file but harness,
+// background, kill, pgserver, smoke and the docs checks carries
+// `//go:build e2e`.
 package e2e

@@ -121,7 +121,7 @@ func median[T int64 | time.Duration | float64](xs []T) T {
 // CPU of `sqlite-utils upsert --pk id` re-upserting the same cards unchanged
 // (median of five) and the ratio of the two CPU times.
 //
-//	go test -run '^$' -bench QuietRun -benchtime 1x ./e2e/
+//	go test -tags e2e -run '^$' -bench QuietRun -benchtime 1x ./e2e/
 func BenchmarkQuietRun(b *testing.B) {
 	if testing.Short() {
 		b.Skip("benchmark runs the binary six times")

@@ -20,8 +20,11 @@
 #      if the exposure score is above 1.5 (systemd 252 takes the threshold as an integer
 #      in tenths). Prints the "Overall exposure level" line.
 #
-# If systemd-analyze is not installed, prints a message and exits 0.
-# Exit status: 0 ok or skipped, 1 a check failed, 2 usage error.
+# If systemd-analyze is not installed, prints a message and exits 0, unless
+# CARDSYNC_REQUIRE_TOOLS is set (as CI sets it): then a missing
+# systemd-analyze is a failure, so the check can never pass by checking nothing.
+# Exit status: 0 ok or skipped, 1 a check failed or a required tool is
+# missing, 2 usage error.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -42,6 +45,10 @@ if [[ $# -ne 1 ]]; then
 fi
 
 if ! command -v systemd-analyze >/dev/null 2>&1; then
+	if [[ -n "${CARDSYNC_REQUIRE_TOOLS:-}" ]]; then
+		echo "systemd-analyze not found and CARDSYNC_REQUIRE_TOOLS is set: install the systemd package" >&2
+		exit 1
+	fi
 	echo "systemd-analyze not found: skipping unit checks"
 	exit 0
 fi

@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -54,6 +55,10 @@ type Server struct {
 	runAs  string // user the cluster runs as, "" when not root
 	n      atomic.Int64
 	stopMu sync.Mutex
+	// reaper stops the cluster when this process ends however it ends
+	// (see startReaper); closing reaperPipe releases it.
+	reaper     *exec.Cmd
+	reaperPipe *os.File
 }
 
 // Start returns the server of EnvURL, or starts a throwaway cluster with
@@ -126,7 +131,39 @@ func start(ctx context.Context, settings string) (*Server, error) {
 		return nil, fmt.Errorf("pg_ctl start: %w: %s %s", err, out, log)
 	}
 	s.URL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
+	if err := s.startReaper(data); err != nil {
+		return nil, errors.Join(err, s.Stop())
+	}
 	return s, nil
+}
+
+// startReaper starts a process that stops the cluster (pg_ctl stop -m
+// immediate) and removes its directory once this process ends, however it
+// ends: a test binary that panics on its deadline or is killed runs no
+// Stop, and pg_ctl's server would outlive it. The reaper waits on a pipe
+// whose only writer is this process: the kernel closes it when the
+// process dies. It runs in a process group of its own, so no test's kill
+// of a group reaches it.
+func (s *Server) startReaper(data string) error {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	stop := []string{filepath.Join(s.bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"}
+	if s.runAs != "" {
+		stop = append([]string{"runuser", "-u", s.runAs, "--"}, stop...)
+	}
+	const script = `read -r _; dir=$1; shift; "$@" >/dev/null 2>&1; rm -rf -- "$dir"`
+	cmd := exec.Command("bash", append([]string{"-c", script, "pgtest-reaper", s.dir}, stop...)...)
+	cmd.Stdin = r
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		return fmt.Errorf("start the cluster's reaper: %w", err)
+	}
+	s.reaper, s.reaperPipe = cmd, w
+	return nil
 }
 
 // Stop stops a throwaway cluster and removes its directory; a server of
@@ -143,7 +180,15 @@ func (s *Server) Stop() error {
 	if err != nil {
 		err = fmt.Errorf("pg_ctl stop: %w: %s", err, out)
 	}
-	return errors.Join(err, os.RemoveAll(s.dir))
+	err = errors.Join(err, os.RemoveAll(s.dir))
+	if s.reaper != nil {
+		// Nothing left to stop: the reaper's pg_ctl fails quietly.
+		s.reaperPipe.Close()
+		_ = s.reaper.Wait()
+		s.reaper = nil
+	}
+	s.dir = ""
+	return err
 }
 
 // NewDatabase creates an empty database for one test, dropped when the test
