@@ -199,10 +199,13 @@ func TestLeaseCheckWaitsForCommitInFlight(t *testing.T) {
 // lease is taken over once expired instead of waiting for the pause to end,
 // and the paused transaction writes nothing.
 func TestPausedWriterDoesNotHoldTheLease(t *testing.T) {
-	a, url, _ := openPG(t, Options{RequireLease: true, IdleInTransaction: 300 * time.Millisecond})
+	// The idle limit applies to a's every transaction: 2 s, not less, or a
+	// busy machine that descheduled the test between two statements of
+	// AcquireLease's own transaction ends its session too.
+	a, url, _ := openPG(t, Options{RequireLease: true, IdleInTransaction: 2 * time.Second})
 	b := openReplica(t, url)
 	ctx := t.Context()
-	const ttl = 300 * time.Millisecond
+	const ttl = 2 * time.Second
 	if _, err := a.AcquireLease(ctx, "default", "replica-a", ttl); err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +220,7 @@ func TestPausedWriterDoesNotHoldTheLease(t *testing.T) {
 		})
 	}()
 	<-inside
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	actx, cancel := context.WithDeadline(ctx, deadline) // without the bound, AcquireLease waits forever
 	defer cancel()
 	for {
