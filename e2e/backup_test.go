@@ -175,7 +175,7 @@ func TestBackupDuringSync(t *testing.T) {
 }
 
 // TestBackupKilled kills `cardsync backup` with SIGKILL at random moments
-// of a slow copy (a warehouse padded to about 150 MB): no file ever appears
+// of a slow copy (a warehouse padded to about 50 MB): no file ever appears
 // under a backup's name unless it is whole and passes integrity_check, and
 // the next backup removes what the killed ones left.
 func TestBackupKilled(t *testing.T) {
@@ -191,7 +191,7 @@ func TestBackupKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := db.Exec(`CREATE TABLE padding (b BLOB);
-		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40000)
+		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 14000)
 		INSERT INTO padding SELECT randomblob(3500) FROM n;
 		CREATE INDEX padding_b ON padding (substr(b, 1, 64));`); err != nil {
 		t.Fatal(err)
