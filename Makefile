@@ -8,9 +8,12 @@ test:
 
 # The full end-to-end tier: the proof suite against the built binary
 # (faults, kills on both warehouses, replicas, Prometheus, Chromium,
-# systemd units, the README's commands; about 10 minutes).
+# systemd units, the README's commands), as `go test -tags e2e ./e2e` in
+# SHARDS processes side by side (.ci/e2e.sh; it mostly waits, so three
+# take a third of the time of one).
+SHARDS ?= 3
 e2e:
-	go test -tags e2e ./e2e
+	bash .ci/e2e.sh $(SHARDS)
 
 # Every fuzz target for FUZZTIME each (a duration such as 10m, or a count
 # such as 100000x); CI runs each for 3000 executions.
