@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"net/url"
+	"slices"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -34,9 +35,11 @@ const minSegment = 6
 
 // JSON escaping: the classes of characters a style writes as \uXXXX.
 const (
-	jsHTML       = 1 << iota // & < > U+2028 U+2029 (Go)
+	jsTag        = 1 << iota // < > (Go; PHP JSON_HEX_TAG)
+	jsAmp                    // & (Go; PHP JSON_HEX_AMP)
 	jsApos                   // ' (PHP JSON_HEX_APOS, .NET)
 	jsQuote                  // " as \u0022 rather than \" (PHP JSON_HEX_QUOT, .NET)
+	jsLineSep                // U+2028 U+2029 (Go, PHP)
 	jsPlus                   // + ` (.NET)
 	jsNonASCII               // every non-ASCII character (Python, PHP, .NET)
 	jsPunct                  // every ASCII character but letters and digits
@@ -45,22 +48,45 @@ const (
 	jsUpperOther             // upper-case hex digits for the others (.NET)
 )
 
-// jsonStyles are the escaping styles of the JSON encoders in use: Go's,
-// JavaScript's, Python's, PHP's with and without its flags, .NET's, and one
-// that escapes every character but letters and digits, in both cases.
-var jsonStyles = [...]int{
-	0,                    // JSON.stringify, Go SetEscapeHTML(false), serde, Jackson
-	jsSlash,              // PHP JSON_UNESCAPED_UNICODE
-	jsHTML,               // Go encoding/json
+// jsGo is the style of Go's encoding/json.
+const jsGo = jsTag | jsAmp | jsLineSep
+
+// commonJSONStyles are the escaping styles of the JSON encoders in use:
+// Go's (with and without SetEscapeHTML), JavaScript's, Python's, PHP's (no
+// JSON_HEX_* flag, TAG|AMP, all four), .NET's, and one that escapes every
+// character but letters and digits, in both cases. Two layers deep, these
+// are the styles tried.
+var commonJSONStyles = [...]int{
+	0,                    // JSON.stringify, serde, Jackson
+	jsLineSep,            // Go SetEscapeHTML(false)
+	jsGo,                 // Go encoding/json
 	jsNonASCII,           // Python ensure_ascii
 	jsNonASCII | jsSlash, // PHP default
-	jsHTML | jsApos | jsQuote | jsUpperASCII | jsSlash,                            // PHP JSON_HEX_*, JSON_UNESCAPED_UNICODE
-	jsHTML | jsApos | jsQuote | jsUpperASCII,                                      // PHP JSON_HEX_*, JSON_UNESCAPED_UNICODE|JSON_UNESCAPED_SLASHES
-	jsHTML | jsApos | jsQuote | jsUpperASCII | jsNonASCII | jsSlash,               // PHP JSON_HEX_*
-	jsHTML | jsApos | jsQuote | jsPlus | jsNonASCII | jsUpperASCII | jsUpperOther, // .NET JavaScriptEncoder.Default
-	jsHTML | jsNonASCII | jsUpperASCII | jsUpperOther,                             // Go-like, upper case
+	jsLineSep | jsSlash,  // PHP JSON_UNESCAPED_UNICODE
+	jsTag | jsAmp | jsLineSep | jsNonASCII | jsSlash | jsUpperASCII,                      // PHP JSON_HEX_TAG|JSON_HEX_AMP
+	jsTag | jsAmp | jsApos | jsQuote | jsLineSep | jsNonASCII | jsSlash | jsUpperASCII,   // PHP JSON_HEX_*
+	jsTag | jsAmp | jsApos | jsQuote | jsPlus | jsNonASCII | jsUpperASCII | jsUpperOther, // .NET JavaScriptEncoder.Default
+	jsGo | jsNonASCII | jsUpperASCII | jsUpperOther,
 	jsPunct | jsNonASCII,
 	jsPunct | jsNonASCII | jsUpperASCII | jsUpperOther,
+}
+
+// jsonStyles returns, one layer deep, the common styles and every
+// combination of PHP's flags: JSON_HEX_TAG, _AMP, _APOS, _QUOT,
+// JSON_UNESCAPED_SLASHES and JSON_UNESCAPED_UNICODE.
+func jsonStyles(deep bool) []int {
+	styles := commonJSONStyles[:]
+	if deep {
+		return styles
+	}
+	styles = slices.Clone(styles)
+	for flags := range 16 {
+		st := flags | jsLineSep | jsUpperASCII // the four flags are the first four classes
+		for _, more := range []int{0, jsSlash, jsNonASCII, jsSlash | jsNonASCII} {
+			styles = append(styles, st|more)
+		}
+	}
+	return styles
 }
 
 // jsonEscape writes v as the content of a JSON string in style.
@@ -77,7 +103,8 @@ func jsonEscape(v string, style int) string {
 		ascii := r < utf8.RuneSelf
 		esc := r < 0x20 || r == 0x7f && style&jsNonASCII != 0 ||
 			style&jsPunct != 0 && ascii && !isAlnum(byte(r)) ||
-			style&jsHTML != 0 && (r == '&' || r == '<' || r == '>' || r == 0x2028 || r == 0x2029) ||
+			style&jsTag != 0 && (r == '<' || r == '>') || style&jsAmp != 0 && r == '&' ||
+			style&jsLineSep != 0 && (r == 0x2028 || r == 0x2029) ||
 			style&jsApos != 0 && r == '\'' ||
 			style&jsQuote != 0 && r == '"' ||
 			style&jsPlus != 0 && (r == '+' || r == '`') ||
@@ -255,8 +282,9 @@ func percentEncode(v string, style int) string {
 }
 
 // textForms returns the spellings of v under one layer of every text
-// escaping style (v itself among them), each once.
-func textForms(v string) []string {
+// escaping style (v itself among them), each once; deep (a second layer)
+// tries the common JSON styles only.
+func textForms(v string, deep bool) []string {
 	seen := map[string]bool{v: true}
 	forms := []string{v}
 	add := func(f string) {
@@ -265,7 +293,7 @@ func textForms(v string) []string {
 			forms = append(forms, f)
 		}
 	}
-	for _, st := range jsonStyles {
+	for _, st := range jsonStyles(deep) {
 		add(jsonEscape(v, st))
 	}
 	for _, st := range htmlStyles {
@@ -317,22 +345,25 @@ func secretForms(v string) []form {
 			forms = append(forms, f)
 		}
 	}
-	one := textForms(v)
-	for _, f := range one {
-		for _, g := range textForms(f) {
+	for _, f := range textForms(v, false) {
+		add(form{f, minPiece})
+	}
+	common := textForms(v, true)
+	for _, f := range common {
+		for _, g := range textForms(f, true) {
 			add(form{g, minPiece})
 		}
 	}
 	if len(v) < minAnywhere {
 		return forms
 	}
-	for _, f := range one {
+	for _, f := range common {
 		for _, b := range binaryForms(f) {
 			if b.min == minHexPiece {
 				add(b)
 				continue
 			}
-			for _, g := range textForms(b.text) {
+			for _, g := range textForms(b.text, true) {
 				add(form{g, minPiece})
 			}
 		}
