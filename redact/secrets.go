@@ -89,6 +89,11 @@ func (s *Secrets) addValue(v string) {
 	s.values[v] = true
 	for _, f := range secretForms(v) {
 		s.add(f, len(v))
+		// mayHold reads a string of a document as the canonical pass
+		// writes it, with " \ and control characters escaped.
+		if c := canonicalString(f.text); c != f.text {
+			s.add(form{c, f.min}, len(v))
+		}
 	}
 	if len(v) >= minPiece {
 		for _, seg := range segments(v) {
@@ -98,6 +103,26 @@ func (s *Secrets) addValue(v string) {
 			}
 		}
 	}
+}
+
+// canonicalString is v as the content of a canonical JSON string: " \ and
+// control characters escaped (see appendControl), the rest as it is.
+func canonicalString(v string) string {
+	var out []byte
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c == '"' || c == '\\' {
+			if out == nil {
+				out = append(make([]byte, 0, len(v)+8), v[:i]...)
+			}
+			out = appendControl(out, c)
+		} else if out != nil {
+			out = append(out, c)
+		}
+	}
+	if out == nil {
+		return v
+	}
+	return string(out)
 }
 
 // add registers one spelling of a secret whose value has n bytes: the
