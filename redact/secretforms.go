@@ -92,6 +92,7 @@ func jsonStyles(deep bool) []int {
 // jsonEscape writes v as the content of a JSON string in style.
 func jsonEscape(v string, style int) string {
 	var b strings.Builder
+	b.Grow(2 * len(v))
 	for i := 0; i < len(v); {
 		r, n := utf8.DecodeRuneInString(v[i:])
 		if r == utf8.RuneError && n == 1 {
@@ -205,6 +206,7 @@ var htmlStyles = [...]int{
 // htmlEscape writes v as HTML or XML text in style.
 func htmlEscape(v string, style int) string {
 	var b strings.Builder
+	b.Grow(2 * len(v))
 	for _, r := range v {
 		if !(r == '&' || r == '<' || r == '>' || r == '"' || r == '\'' ||
 			style&htAll != 0 && (r >= utf8.RuneSelf || !isAlnum(byte(r)))) {
@@ -265,6 +267,7 @@ var percentStyles = [...]int{
 // letters, digits and - . _ ~ is written %XX.
 func percentEncode(v string, style int) string {
 	var b strings.Builder
+	b.Grow(2 * len(v))
 	for i := 0; i < len(v); i++ {
 		c := v[i]
 		switch {
