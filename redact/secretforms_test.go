@@ -448,13 +448,12 @@ func TestSecretSpellings(t *testing.T) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 33))
-	accounts := make([]*account, 40)
+	accounts, cases := make([]*account, 40), 2000
+	if testing.Short() || raceEnabled {
+		accounts, cases = accounts[:8], 300
+	}
 	for k := range accounts {
 		accounts[k] = newAccount(rng)
-	}
-	cases := 2000
-	if testing.Short() || raceEnabled {
-		cases = 500
 	}
 	for range cases {
 		a := accounts[rng.IntN(len(accounts))]
@@ -569,7 +568,11 @@ func TestScrubLookAlikes(t *testing.T) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 3))
-	for range 60 {
+	n := 60
+	if testing.Short() || raceEnabled {
+		n = 10
+	}
+	for range n {
 		var s Secrets
 		pw, tok := randomPassword(rng), randomToken(rng)
 		s.Add(pw)

@@ -242,9 +242,14 @@ func load64(s string, off int) uint64 {
 
 // Scrub returns text fit for a log line or an error message:
 //
-//  1. every registered secret is replaced by "[REDACTED]" wherever it
-//     appears, and so is every piece of 8 or more consecutive bytes of a
-//     secret (a token cut short by a server or by a truncation);
+//  1. every registered secret, in every spelling Add generates (escaped for
+//     JSON, HTML or a URL, base64, hex, two layers deep), is replaced by
+//     "[REDACTED]" wherever it appears, and so is every piece of 8 or more
+//     consecutive bytes of a spelling (16 of a hex one), as a token cut
+//     short by a server or by a truncation leaves it, and every part of 6
+//     or 7 bytes of a secret of 8 bytes or more that lies between two
+//     characters some escaping rewrites (see segments); a secret shorter
+//     than 8 bytes is removed in its spellings only whole;
 //  2. the token after "Bearer" (any case, then white space, then
 //     [A-Za-z0-9-._~+/]+=*) is replaced by "[REDACTED]", registered or not
 //     (with any part of it that step 1 replaced already);
