@@ -295,11 +295,9 @@ func (s *Secrets) mayHold(b []byte) bool {
 			return true
 		}
 	}
-	if len(s.long) > 0 {
+	if len(s.pieces) > 0 {
 		for p := 0; p+minPiece <= len(b); p++ {
-			x := binary.LittleEndian.Uint64(b[p:])
-			h := hash64(x)
-			if s.filter[h>>6]&(1<<(h&63)) != 0 && s.pieces[x] != nil {
+			if _, ok := s.window(binary.LittleEndian.Uint64(b[p:])); ok {
 				return true
 			}
 		}
