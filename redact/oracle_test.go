@@ -18,7 +18,7 @@ import (
 
 // oracleTok is one token of a text as the oracle reads it.
 type oracleTok struct {
-	kind  byte // 'd' digit, 's' separator, '+' plus sign, 'o' anything else
+	kind  byte // 'd' digit, 's' separator, '+' plus sign, '*', 'o' anything else
 	digit byte // the ASCII digit of a 'd'
 }
 
@@ -58,8 +58,8 @@ func oracleTokens(s string) []oracleTok {
 		switch {
 		case r == utf8.RuneError && n == 1:
 			toks = append(toks, oracleTok{kind: 's'})
-		case r == '+':
-			toks = append(toks, oracleTok{kind: '+'})
+		case r == '+', r == '*':
+			toks = append(toks, oracleTok{kind: byte(r)})
 		case unicode.IsLetter(r), unicode.IsNumber(r), r == '*':
 			toks = append(toks, oracleTok{kind: 'o'})
 		default:
@@ -157,15 +157,18 @@ func oracleWindows(groups []string) []string {
 	return found
 }
 
+// isOracleDigit reports whether the oracle reads r as a digit.
+func isOracleDigit(r rune) bool { _, ok := oracleDigit(r); return ok }
+
 // onlyStars reports whether out differs from in only by '*' written over
-// decimal digits, one '*' for each.
+// digits (see oracleDigit), one '*' for each.
 func onlyStars(in, out string) bool {
 	for in != "" && out != "" {
 		r, n := utf8.DecodeRuneInString(in)
 		_, m := utf8.DecodeRuneInString(out)
 		switch {
 		case in[:n] == out[:m]:
-		case out[0] == '*' && (n > 1 || r != utf8.RuneError) && unicode.Is(unicode.Nd, r):
+		case out[0] == '*' && (n > 1 || r != utf8.RuneError) && isOracleDigit(r):
 		default:
 			return false
 		}

@@ -176,6 +176,8 @@ type scan struct {
 	// run is the run being judged: its digits as ASCII, and for each
 	// its offset and the index of its group.
 	run runDigitsBuf
+	// wins are the card numbers found in run: digit offsets.
+	wins []span
 
 	// pans counts the card numbers masked (every window masked, in
 	// every pass of the fixed point).
@@ -341,33 +343,20 @@ func (r *runDigitsBuf) explained(s, e int) bool {
 
 // eachPAN calls fn(s, e) for every window r.d[s:e] of the run that is a
 // card number with explained ends, and stops early when fn returns false.
-// A window holding a digit masked by fn ('*' in r.d) is skipped: the next
-// pass judges what is left.
 func (r *runDigitsBuf) eachPAN(fn func(s, e int) bool) {
 	d := r.d
 	for s := 0; s+minPAN <= len(d); s++ {
 		if c := d[s]; c < '1' || c > '9' {
 			continue // no network's prefix starts with 0
 		}
-		lim := s // the end of the digits not masked from s
-		for lim < len(d) && lim-s < maxPAN && isDigit(d[lim]) {
-			lim++
-		}
-		if lim-s < minPAN {
-			continue
-		}
 		lengths := networkLengths(d[s : s+4])
 		if lengths == 0 {
 			continue
 		}
-		for e := s + minPAN; e <= lim; e++ {
-			if lengths&(1<<(e-s)) == 0 || !luhn(d[s:e]) || !r.explained(s, e) {
-				continue
-			}
-			if !fn(s, e) {
+		for e := s + minPAN; e <= len(d) && e-s <= maxPAN; e++ {
+			if lengths&(1<<(e-s)) != 0 && luhn(d[s:e]) && r.explained(s, e) && !fn(s, e) {
 				return
 			}
-			break // fn masked d[s+6:e-4]
 		}
 	}
 }
@@ -538,14 +527,21 @@ func maskRegion(b []byte, start, end int, json bool, sc *scan) bool {
 					continue
 				}
 			}
-			gs := sc.groups
-			sc.run.load(b, gs, json)
+			// Every card number of the run is found before any is
+			// masked, and each loses its own middle: where two
+			// overlap, neither keeps more than its first 6 and last
+			// 4 digits.
+			sc.run.load(b, sc.groups, json)
+			sc.wins = sc.wins[:0]
 			sc.run.eachPAN(func(s, e int) bool {
-				sc.cuts = maskWindow(b, &sc.run, s, e, json, sc.cuts)
-				sc.pans++
-				hit = true
+				sc.wins = append(sc.wins, span{s, e})
 				return true
 			})
+			for _, w := range sc.wins {
+				sc.cuts = maskWindow(b, &sc.run, w.start, w.end, json, sc.cuts)
+			}
+			sc.pans += len(sc.wins)
+			hit = hit || len(sc.wins) > 0
 			i = runEnd
 		}
 		if !hit {
@@ -556,10 +552,14 @@ func maskRegion(b []byte, start, end int, json bool, sc *scan) bool {
 }
 
 // maskWindow writes '*' over the digits of the window r.d[s:e] of b except
-// its first 6 and last 4, marks them in r.d, and returns cuts with the
+// its first 6 and last 4 (but those already masked), marks them in r.d, and
+// returns cuts with the
 // leftover bytes of the multi-byte digits it masked appended.
 func maskWindow(b []byte, r *runDigitsBuf, s, e int, json bool, cuts []span) []span {
 	for k := s + 6; k < e-4; k++ {
+		if r.d[k] == '*' {
+			continue // masked for another window
+		}
 		p := r.pos[k]
 		_, _, w := charAt(b, p, json)
 		b[p] = '*'

@@ -9,8 +9,9 @@ package redact
 //
 //   - Track 1: [%][B]PAN^NAME^YYMM... [?] — a card number, '^', a name of
 //     at most maxName bytes, '^', an expiry YYMM (month 01-12), then the
-//     service code and discretionary data (letters, digits, spaces) up to
-//     the end sentinel '?' or the end of the letters and digits.
+//     service code and discretionary data up to the end sentinel '?'
+//     (letters, digits and spaces), or without it to the end of the
+//     letters and digits.
 //   - Track 2: [;]PAN=YYMM...[?], or with 'D' for '=' (the form of EMV tag
 //     57 and of ISO 8583 field 35): a card number, the separator, an expiry
 //     YYMM, the digits after it and any 'F' padding, up to '?'. When the
@@ -250,21 +251,26 @@ func track1[T ~string | ~[]byte](t T, k int) (start, end int) {
 	if !ok {
 		return -1, -1
 	}
-	// Service code and discretionary data.
-	limit := pos[ps] + maxTrack1
-	for j < len(t) && j < limit {
+	// Service code and discretionary data: letters and digits, and
+	// spaces too when the end sentinel follows them.
+	limit := min(len(t), pos[ps]+maxTrack1)
+	end = j
+	for ; j < limit; j++ {
 		c := t[j]
+		if c == '?' {
+			end = j + 1
+			break
+		}
 		if !isDigit(c) && (c|0x20)-'a' >= 26 && c != ' ' {
 			break
 		}
-		j++
 	}
-	for j > m && t[j-1] == ' ' {
-		j--
+	if end < j || j == limit || t[j] != '?' {
+		for end < len(t) && (isDigit(t[end]) || (t[end]|0x20)-'a' < 26) {
+			end++
+		}
 	}
-	if j < len(t) && t[j] == '?' {
-		j++
-	}
+	j = end
 	start = pos[ps]
 	if start > 0 && t[start-1]|0x20 == 'b' {
 		start--
