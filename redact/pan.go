@@ -166,7 +166,14 @@ func maskString(s string) (string, bool) {
 	// Masking allocates the result anyway; its scratch space is not
 	// arr, which would then live on the heap on every call.
 	b := []byte(s)
-	sc := scan{groups: make([]group, 0, 16)}
+	// The scratch space of a short text, in one allocation.
+	var bufs struct {
+		gs   [16]group
+		d    [32]byte
+		ats  [32]digitAt
+		wins [4]span
+	}
+	sc := scan{groups: bufs.gs[:0], run: runDigitsBuf{d: bufs.d[:0], at: bufs.ats[:0]}, wins: bufs.wins[:0]}
 	n, changed := maskText(b[at:], false, &sc)
 	if !changed {
 		return s, false

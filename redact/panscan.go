@@ -189,10 +189,13 @@ type scan struct {
 
 // runDigitsBuf holds the digits of one run.
 type runDigitsBuf struct {
-	d   []byte // ASCII digits; '*' once masked in this pass
-	pos []int  // offset of each digit
-	grp []int  // index of each digit's group
+	d  []byte    // ASCII digits; '*' once masked in this pass
+	at []digitAt // where each digit is
 }
+
+// digitAt is where a digit of a run is: its offset, and the index of its
+// group.
+type digitAt struct{ pos, grp int }
 
 // scanRun reads the run of digit groups that starts with the digit at t[i]:
 // groups of digits joined by 1 to maxSeps separators (a separator is one
@@ -266,7 +269,7 @@ func runDigits(gs []group) int {
 
 // load fills r with the digits of the groups gs of t.
 func (r *runDigitsBuf) load(t []byte, gs []group, json bool) {
-	r.d, r.pos, r.grp = r.d[:0], r.pos[:0], r.grp[:0]
+	r.d, r.at = r.d[:0], r.at[:0]
 	for gi, g := range gs {
 		for k := g.start; k < g.end; {
 			c, w := t[k], 1
@@ -274,8 +277,7 @@ func (r *runDigitsBuf) load(t []byte, gs []group, json bool) {
 				_, c, w = charAt(t, k, json)
 			}
 			r.d = append(r.d, c)
-			r.pos = append(r.pos, k)
-			r.grp = append(r.grp, gi)
+			r.at = append(r.at, digitAt{k, gi})
 			k += w
 		}
 	}
@@ -310,12 +312,12 @@ func (r *runDigitsBuf) load(t []byte, gs []group, json bool) {
 // above).
 func (r *runDigitsBuf) explained(s, e int) bool {
 	d := r.d
-	gFirst := r.grp[s]
+	gFirst := r.at[s].grp
 	gStart := s
-	for gStart > 0 && r.grp[gStart-1] == gFirst {
+	for gStart > 0 && r.at[gStart-1].grp == gFirst {
 		gStart--
 	}
-	if s-gStart >= 2 && r.grp[e-1] == gFirst && isDigit(d[s-2]) && isDigit(d[s-1]) && int(d[s-2]-'0')*10+int(d[s-1]-'0') == e-s {
+	if s-gStart >= 2 && r.at[e-1].grp == gFirst && isDigit(d[s-2]) && isDigit(d[s-1]) && int(d[s-2]-'0')*10+int(d[s-1]-'0') == e-s {
 		return true // a length prefix, and the field in one group
 	}
 	for k := gStart; k < s; k++ {
@@ -323,9 +325,9 @@ func (r *runDigitsBuf) explained(s, e int) bool {
 			return false
 		}
 	}
-	gLast := r.grp[e-1]
+	gLast := r.at[e-1].grp
 	gEnd := e
-	for gEnd < len(d) && r.grp[gEnd] == gLast {
+	for gEnd < len(d) && r.at[gEnd].grp == gLast {
 		gEnd++
 	}
 	if gEnd-e >= 4 && isDigit(d[e]) && isDigit(d[e+1]) && isDigit(d[e+2]) && isDigit(d[e+3]) {
@@ -366,7 +368,7 @@ func (r *runDigitsBuf) eachPAN(fn func(s, e int) bool) {
 // can hold (maskText decides then). It does not allocate.
 func hasPAN[T ~string | ~[]byte](t T, gs []group, json bool) bool {
 	var d [64]byte
-	var grp [64]int
+	var at [64]digitAt
 	n := 0
 	for gi, g := range gs {
 		for k := g.start; k < g.end; {
@@ -377,12 +379,12 @@ func hasPAN[T ~string | ~[]byte](t T, gs []group, json bool) bool {
 			if !isDigit(c) {
 				_, c, w = charAt(t, k, json)
 			}
-			d[n], grp[n] = c, gi
+			d[n], at[n] = c, digitAt{k, gi}
 			n++
 			k += w
 		}
 	}
-	r := runDigitsBuf{d: d[:n], grp: grp[:n]}
+	r := runDigitsBuf{d: d[:n], at: at[:n]}
 	found := false
 	r.eachPAN(func(int, int) bool { found = true; return false })
 	return found
@@ -560,7 +562,7 @@ func maskWindow(b []byte, r *runDigitsBuf, s, e int, json bool, cuts []span) []s
 		if r.d[k] == '*' {
 			continue // masked for another window
 		}
-		p := r.pos[k]
+		p := r.at[k].pos
 		_, _, w := charAt(b, p, json)
 		b[p] = '*'
 		if w > 1 {
