@@ -184,8 +184,8 @@ func holds(text, digits string) bool {
 }
 
 // numberPAN returns the digits of the JSON number num, after a '-' when it
-// is negative, when its value is an integer whose absolute value is a card
-// number.
+// is negative, when its value is an integer whose absolute value holds a
+// card number (see remainingPANs).
 func numberPAN(num string) (string, bool) {
 	if _, exp, ok := strings.Cut(strings.ToLower(num), "e"); ok && len(strings.TrimLeft(exp, "+-0")) > 4 {
 		return "", false // too far from 13 to 19 digits for a short input
@@ -195,7 +195,10 @@ func numberPAN(num string) (string, bool) {
 		return "", false
 	}
 	d := new(big.Int).Abs(r.Num()).String()
-	if !IsPAN(d) {
+	integer := strings.Trim(strings.TrimPrefix(num, "-"), "0123456789") == ""
+	if !integer && len(d) > 19 || len(remainingPANs(d)) == 0 {
+		// A fraction or an exponent is read for a value of at most 19
+		// digits; the digits of an integer are one run.
 		return "", false
 	}
 	if r.Sign() < 0 {
