@@ -143,8 +143,21 @@ func luhnSum(d []byte, double bool) int {
 	return sum
 }
 
-// PANs returns s with every card number in it masked (see the package
-// documentation). It returns s itself when there is nothing to mask.
+// PANs returns s with every card number in it masked and its track data
+// and EMV card tags dropped. It returns s itself when there is nothing to
+// mask.
+//
+// A digit is a decimal digit of any script (Unicode Nd) or a superscript,
+// subscript or circled digit (what NFKC turns into one ASCII digit). A run
+// is digit groups joined by 1 to 4 separators: characters that are neither
+// letters nor numbers nor '*', the percent-encoded %20 %2D %2E %2F %5F, and
+// '+' right after a digit or another '+' (a form body's space). Every window
+// of 12 to 19 digits of a run that passes Luhn and a network's prefix at
+// its length (IsPAN) is masked, wherever it starts, when its ends are
+// explained (see eachPAN): it fills its groups, or is zero-padded, or
+// follows a two-digit length equal to its own, or is followed by an expiry
+// YYMM. Masking keeps a window's first 6 and last 4 digits. Track 1, track
+// 2 and EMV tags 5A and 57 become '*' whole (see dropTracks).
 func PANs(s string) string {
 	out, _ := maskString(s)
 	return out

@@ -367,8 +367,8 @@ func (r *runDigitsBuf) eachPAN(fn func(s, e int) bool) {
 // true when one of its windows is one, or when the run is longer than buf
 // can hold (maskText decides then). It does not allocate.
 func hasPAN[T ~string | ~[]byte](t T, gs []group, json bool) bool {
-	var d [64]byte
-	var at [64]digitAt
+	var d [40]byte
+	var at [40]digitAt
 	n := 0
 	for gi, g := range gs {
 		for k := g.start; k < g.end; {
