@@ -451,7 +451,7 @@ func escLen(c byte) int {
 // what was found. In JSON mode b is canonical JSON string content.
 func maskText(b []byte, json bool, sc *scan) (n int, changed bool) {
 	sc.cuts = sc.cuts[:0]
-	if k := dropTracks(b); k > 0 {
+	if k := dropTracks(b, json); k > 0 {
 		sc.tracks += k
 		changed = true
 	}

@@ -32,13 +32,17 @@ const maxName = 64
 const maxTrack1 = 79 + 32
 
 // dropTracks writes '*' over every track and EMV card tag in b and returns
-// how many it dropped.
-func dropTracks(b []byte) int {
+// how many it dropped. In JSON mode b is canonical JSON string content, and
+// an escape that a track starts or ends inside of is dropped whole.
+func dropTracks(b []byte, json bool) int {
 	n := 0
 	for from := 0; ; {
 		s, e := nextTrack(b, from)
 		if s < 0 {
 			return n
+		}
+		if json {
+			s, e = escapeBounds(b, s, e)
 		}
 		for k := s; k < e; k++ {
 			b[k] = '*'
@@ -46,6 +50,26 @@ func dropTracks(b []byte) int {
 		n++
 		from = e
 	}
+}
+
+// escapeBounds widens [s, e) of the canonical JSON string content b so that
+// neither end falls inside an escape.
+func escapeBounds(b []byte, s, e int) (int, int) {
+	for i := 0; i < e; {
+		if b[i] != '\\' {
+			i++
+			continue
+		}
+		l := escLen(b[i+1])
+		if s > i && s < i+l {
+			s = i
+		}
+		if e > i && e < i+l {
+			e = i + l
+		}
+		i += l
+	}
+	return s, e
 }
 
 // nextTrack returns the first track or EMV card tag found from t[from:]

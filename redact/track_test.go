@@ -53,6 +53,28 @@ func TestTracks(t *testing.T) {
 	}
 }
 
+// TestTracksJSONEscapes checks that a track next to or inside an escape
+// leaves valid JSON: the escape it cuts into is dropped with it.
+func TestTracksJSONEscapes(t *testing.T) {
+	for _, doc := range []string{
+		`{"v":"\b4111111111111111^DOE/JOHN^2512101?"}`,
+		`{"v":"\udc5a084111111111111111"}`,
+		`{"v":"\u001d4111111111111111=2512101"}`,
+		`{"v":";4111111111111111=2512101\u0000"}`,
+	} {
+		got, _, err := NewPolicy(nil).JSON([]byte(doc))
+		if err != nil {
+			t.Fatalf("JSON(%s): %v", doc, err)
+		}
+		if again, _, err := NewPolicy(nil).JSON(got); err != nil || string(again) != string(got) {
+			t.Errorf("JSON(%s) = %s: not valid canonical JSON (%v, %s)", doc, got, err, again)
+		}
+		if strings.Contains(string(got), "2512101") || strings.Contains(string(got), "4111111111111111") {
+			t.Errorf("JSON(%s) = %s, keeps track data", doc, got)
+		}
+	}
+}
+
 // randName returns a random cardholder name as track 1 writes it.
 func randName(r *rand.Rand) string {
 	up := func(n int) string {
