@@ -193,9 +193,30 @@ type runDigitsBuf struct {
 	at []digitAt // where each digit is
 }
 
-// digitAt is where a digit of a run is: its offset, and the index of its
-// group.
-type digitAt struct{ pos, grp int }
+// digitAt is where a digit of a run is: its offset, and in the run's
+// digits, where its group starts and ends and where the group's first and
+// after its last digit that is not '0' are (so that a window's ends are
+// judged in constant time).
+type digitAt struct {
+	pos                   int
+	gStart, gEnd, nz, lnz int32
+}
+
+// closeGroup fills in the group fields of at[from:], one group's digits
+// whose ASCII values are d[from:].
+func closeGroup(d []byte, at []digitAt, from int) {
+	end := len(d)
+	nz, lnz := end, from
+	for k := from; k < end; k++ {
+		if d[k] != '0' {
+			nz = min(nz, k)
+			lnz = k + 1
+		}
+	}
+	for k := from; k < end; k++ {
+		at[k].gStart, at[k].gEnd, at[k].nz, at[k].lnz = int32(from), int32(end), int32(nz), int32(lnz)
+	}
+}
 
 // scanRun reads the run of digit groups that starts with the digit at t[i]:
 // groups of digits joined by 1 to maxSeps separators (a separator is one
@@ -270,16 +291,18 @@ func runDigits(gs []group) int {
 // load fills r with the digits of the groups gs of t.
 func (r *runDigitsBuf) load(t []byte, gs []group, json bool) {
 	r.d, r.at = r.d[:0], r.at[:0]
-	for gi, g := range gs {
+	for _, g := range gs {
+		from := len(r.d)
 		for k := g.start; k < g.end; {
 			c, w := t[k], 1
 			if !isDigit(c) {
 				_, c, w = charAt(t, k, json)
 			}
 			r.d = append(r.d, c)
-			r.at = append(r.at, digitAt{k, gi})
+			r.at = append(r.at, digitAt{pos: k})
 			k += w
 		}
+		closeGroup(r.d, r.at, from)
 	}
 }
 
@@ -312,35 +335,19 @@ func (r *runDigitsBuf) load(t []byte, gs []group, json bool) {
 // above).
 func (r *runDigitsBuf) explained(s, e int) bool {
 	d := r.d
-	gFirst := r.at[s].grp
-	gStart := s
-	for gStart > 0 && r.at[gStart-1].grp == gFirst {
-		gStart--
-	}
-	if s-gStart >= 2 && r.at[e-1].grp == gFirst && isDigit(d[s-2]) && isDigit(d[s-1]) && int(d[s-2]-'0')*10+int(d[s-1]-'0') == e-s {
+	first, last := r.at[s], r.at[e-1]
+	if int(first.gStart) <= s-2 && first.gStart == last.gStart && int(d[s-2]-'0')*10+int(d[s-1]-'0') == e-s {
 		return true // a length prefix, and the field in one group
 	}
-	for k := gStart; k < s; k++ {
-		if d[k] != '0' {
-			return false
-		}
+	if int(first.nz) < s {
+		return false // digits other than zeros before it in its group
 	}
-	gLast := r.at[e-1].grp
-	gEnd := e
-	for gEnd < len(d) && r.at[gEnd].grp == gLast {
-		gEnd++
-	}
-	if gEnd-e >= 4 && isDigit(d[e]) && isDigit(d[e+1]) && isDigit(d[e+2]) && isDigit(d[e+3]) {
+	if int(last.gEnd)-e >= 4 {
 		if mm := int(d[e+2]-'0')*10 + int(d[e+3]-'0'); mm >= 1 && mm <= 12 {
 			return true // followed by an expiry
 		}
 	}
-	for k := e; k < gEnd; k++ {
-		if d[k] != '0' {
-			return false
-		}
-	}
-	return true
+	return int(last.lnz) <= e // nothing but zeros after it in its group
 }
 
 // eachPAN calls fn(s, e) for every window r.d[s:e] of the run that is a
@@ -370,7 +377,8 @@ func hasPAN[T ~string | ~[]byte](t T, gs []group, json bool) bool {
 	var d [40]byte
 	var at [40]digitAt
 	n := 0
-	for gi, g := range gs {
+	for _, g := range gs {
+		from := n
 		for k := g.start; k < g.end; {
 			if n == len(d) {
 				return true
@@ -379,10 +387,11 @@ func hasPAN[T ~string | ~[]byte](t T, gs []group, json bool) bool {
 			if !isDigit(c) {
 				_, c, w = charAt(t, k, json)
 			}
-			d[n], at[n] = c, digitAt{k, gi}
+			d[n], at[n] = c, digitAt{pos: k}
 			n++
 			k += w
 		}
+		closeGroup(d[:n], at[:n], from)
 	}
 	r := runDigitsBuf{d: d[:n], at: at[:n]}
 	found := false
