@@ -317,13 +317,15 @@ func FuzzPANs(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		out := PANs(in)
-		if !onlyStars(in, out) {
+		// Track data is dropped whole: more than digits change.
+		tracks, _ := nextTrack(in, 0)
+		if tracks < 0 && !onlyStars(in, out) {
 			t.Fatalf("PANs(%q) = %q, changed more than digits", in, out)
 		}
 		if left := remainingPANs(out); len(left) > 0 {
 			t.Fatalf("PANs(%q) = %q, still holds %v", in, out, left)
 		}
-		if len(remainingPANs(in)) == 0 && out != in {
+		if tracks < 0 && len(remainingPANs(in)) == 0 && out != in {
 			t.Fatalf("PANs(%q) = %q, but it holds no card number", in, out)
 		}
 		if again := PANs(out); again != out {

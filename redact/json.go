@@ -279,26 +279,25 @@ func (w *walker) number(mask bool) error {
 	// with an exponent can be shorter than its value ("2691e12").
 	if mask && (!integer || len(abs) >= minPAN) {
 		var d [maxPAN]byte
-		var digits []byte
-		if integer {
-			if len(abs) <= maxPAN {
-				digits = abs
-			}
-		} else {
+		digits := abs
+		if !integer {
 			digits = integerValue(abs, &d)
 		}
-		if n := len(digits); n >= minPAN && networkLengths(digits)&(1<<n) != 0 && luhn(digits) {
+		// The digits are one run: its card numbers are masked as in
+		// text (see maskText), and then the number is a string.
+		if len(digits) >= minPAN {
+			mark := len(w.out)
 			w.out = append(w.out, '"')
 			if neg {
 				w.out = append(w.out, '-')
 			}
 			at := len(w.out)
 			w.out = append(w.out, digits...)
-			for k := at + 6; k < len(w.out)-4; k++ {
-				w.out[k] = '*'
+			if _, changed := maskText(w.out[at:], false, &w.scan); changed {
+				w.out = append(w.out, '"')
+				return nil
 			}
-			w.out = append(w.out, '"')
-			return nil
+			w.out = w.out[:mark]
 		}
 	}
 	w.out = append(w.out, num...)
