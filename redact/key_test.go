@@ -149,7 +149,7 @@ func TestSecretKey(t *testing.T) {
 		{"cvv_provided", false},
 		{"pinverified", false},
 		{"pins", false},
-		{"pin_hash", false},
+		{"pin_hash", true}, // a hashed PIN is still a PIN: 10,000 tries find it (issue 33)
 		{"verification", false},
 		{"verification_code", false},
 		{"email_verification_code", false},

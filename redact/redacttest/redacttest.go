@@ -448,7 +448,7 @@ func SecretKeys() []string {
 		"verification_value", "cardverificationvalue",
 		"security_code", "securityCode", "SecurityCode", "security-code", "securitycode", "security_code_number",
 		"pin_number", "pinNumber", "pin_code", "PINCode", "pincode", "pin_block", "PINBlock", "pinblock",
-		"pin_data", "pin2", "card_cid", "cc_cid", "amex_cid", "cardCID",
+		"pin_data", "pin2", "card_cid", "cc_cid", "amex_cid", "cardCID", "pin_hash",
 		// Spelled with other characters.
 		"card\u00a0cvv", "security\u00a0code", "card\u3000pin", "c\u200bvv", "cv\u200cv", "cv\u200dv",
 		"p\u2060in", "\ufeffcvv", "c\u00advv", "cvv\u200b_number",
@@ -466,7 +466,7 @@ func LookAlikeKeys() []string {
 	return []string{
 		"cvc_check", "cvcCheck", "cvc_status", "cvc_checked", "cvv_result", "cvvResult", "cvv_present",
 		"cvv_match", "cvv_provided", "pin_verified", "pinVerified", "pin_status", "pin_set", "pin_count",
-		"pin_enabled", "pin_required", "pin_attempts", "pinAttempts", "pinverified", "pin_hash",
+		"pin_enabled", "pin_required", "pin_attempts", "pinAttempts", "pinverified",
 		"spin_count", "spin", "pinned", "pins", "PINs", "pinyin", "spinCode", "shipping",
 		"cid", "customer_cid", "cid_number", "cid_card",
 		"verification", "verification_code", "email_verification_code", "verification_status",

@@ -1,0 +1,560 @@
+package redact
+
+import (
+	_ "embed"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
+)
+
+//go:generate go run gen_confusables.go
+
+// codewordsText is the vocabulary of SecretKey: see codewords.txt.
+//
+//go:embed codewords.txt
+var codewordsText string
+
+// A wordKind says what a word or an entry of the vocabulary is, for the
+// rule of SecretKey (see codewords.txt).
+type wordKind uint8
+
+const (
+	wOther wordKind = iota
+	wCode
+	wCardCode
+	wValue
+	wCard
+	wOfCard
+	wOf
+)
+
+var kindNames = map[string]wordKind{
+	"code": wCode, "cardcode": wCardCode, "value": wValue, "card": wCard, "ofcard": wOfCard, "of": wOf,
+}
+
+// Tokens of a key that are not words of the vocabulary.
+const (
+	tOther  = -1 // any other word
+	tNumber = -2 // a number: a value word
+)
+
+// A phrase is an entry of the vocabulary: its words (connectors left out)
+// and its kind.
+type phrase struct {
+	words []int32
+	kind  wordKind
+}
+
+// A vocabEntry is a line of codewords.txt as written.
+type vocabEntry struct {
+	kind wordKind
+	text string
+}
+
+// vocabulary is codewords.txt, read: the words of its entries, folded as
+// keys are, and its entries as sequences of those words.
+type vocabulary struct {
+	ids     map[string]int32   // folded word -> id
+	kinds   []wordKind         // the kind of each word as an entry of its own
+	phrases map[int32][]phrase // first word -> entries of two words or more, longest first
+	maxWord int                // the longest word, in bytes
+
+	// start3 and start2 hold the first three letters or digits (two for a
+	// word of two) of one ASCII word of each code and cardcode entry made of
+	// ASCII words: an ASCII key with none of them names no code.
+	start3 [(37*37*37 + 63) / 64]uint64
+	start2 [(37*37 + 63) / 64]uint64
+
+	entries []vocabEntry // as written, for tests
+	errs    []error      // malformed lines, for tests
+}
+
+// vocab returns the vocabulary, read from codewords.txt on first use.
+var vocab = sync.OnceValue(func() *vocabulary { return parseVocabulary(codewordsText) })
+
+// parseVocabulary reads the text of codewords.txt. Malformed lines are
+// skipped and listed in errs.
+func parseVocabulary(text string) *vocabulary {
+	v := &vocabulary{ids: map[string]int32{}, phrases: map[int32][]phrase{}}
+	for n, line := range strings.Split(text, "\n") {
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		k, ok := kindNames[f[0]]
+		if !ok || len(f) < 2 {
+			v.errs = append(v.errs, fmt.Errorf("codewords.txt line %d: want a kind (code, cardcode, value, card, ofcard, of) and an entry", n+1))
+			continue
+		}
+		v.entries = append(v.entries, vocabEntry{k, strings.Join(f[1:], " ")})
+	}
+	// Connectors, value and card words first: entries are read with them.
+	for _, pass := range [][]wordKind{{wOf}, {wValue, wCard, wOfCard}, {wCode, wCardCode}} {
+		for _, e := range v.entries {
+			if slices.Contains(pass, e.kind) {
+				for _, variant := range spellings(e.text) {
+					v.add(e.kind, variant)
+				}
+			}
+		}
+	}
+	for first, ps := range v.phrases {
+		slices.SortStableFunc(ps, func(a, b phrase) int { return len(b.words) - len(a.words) })
+		v.phrases[first] = ps
+	}
+	return v
+}
+
+// spellings returns entry as written, without its accents, and with German
+// umlauts written out: "prüfnummer", "prufnummer", "pruefnummer".
+func spellings(entry string) []string {
+	out := []string{entry}
+	umlauts := strings.NewReplacer("ä", "ae", "ö", "oe", "ü", "ue", "Ä", "Ae", "Ö", "Oe", "Ü", "Ue").Replace(entry)
+	for _, s := range []string{stripMarks(entry), umlauts} {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// stripMarks returns s without its combining marks, in NFC.
+func stripMarks(s string) string {
+	d := norm.NFD.String(s)
+	var b strings.Builder
+	for _, r := range d {
+		if !unicode.Is(unicode.Mn, r) {
+			b.WriteRune(r)
+		}
+	}
+	return norm.NFC.String(b.String())
+}
+
+// add adds one spelling of an entry: its words folded the way the words of
+// a key are.
+func (v *vocabulary) add(k wordKind, entry string) {
+	folded := confuse(norm.NFKC.Bytes([]byte(entry)), false)
+	var words []int32
+	var ascii []string
+	for _, w := range strings.Fields(string(folded)) {
+		fw := string(foldWord(nil, []byte(w)))
+		id, ok := v.ids[fw]
+		if !ok {
+			id = int32(len(v.kinds))
+			v.ids[fw] = id
+			v.kinds = append(v.kinds, wOther)
+			v.maxWord = max(v.maxWord, len(fw))
+		}
+		if k != wOf && v.kinds[id] == wOf {
+			continue // a connector inside an entry
+		}
+		words = append(words, id)
+		if isASCII(fw) {
+			ascii = append(ascii, fw)
+		}
+	}
+	if len(words) == 0 {
+		return
+	}
+	if len(words) == 1 {
+		if old := v.kinds[words[0]]; old != wOther && old != k {
+			v.errs = append(v.errs, fmt.Errorf("codewords.txt: %q has two kinds", entry))
+		}
+		v.kinds[words[0]] = k
+	} else {
+		v.phrases[words[0]] = append(v.phrases[words[0]], phrase{words, k})
+	}
+	if (k == wCode || k == wCardCode) && len(ascii) == len(words) {
+		v.addStart(startWord(ascii, v))
+	}
+}
+
+// startWord picks the word of an entry whose first letters mark it in the
+// fast test of secretKey: a code word rather than a card or value word
+// ("card code" is marked by "card", not by "code", which postal_code has).
+func startWord(words []string, v *vocabulary) string {
+	best, rank := "", -1
+	for _, w := range words {
+		r := 3
+		switch v.kinds[v.ids[w]] {
+		case wValue:
+			r = 0
+		case wCard:
+			r = 1
+		case wOther:
+			r = 2
+		}
+		if r > rank || r == rank && len(w) > len(best) {
+			best, rank = w, r
+		}
+	}
+	return best
+}
+
+func (v *vocabulary) addStart(w string) {
+	switch {
+	case len(w) >= 3:
+		i := startIndex(w[0])*37*37 + startIndex(w[1])*37 + startIndex(w[2])
+		v.start3[i/64] |= 1 << (i % 64)
+	case len(w) == 2:
+		i := startIndex(w[0])*37 + startIndex(w[1])
+		v.start2[i/64] |= 1 << (i % 64)
+	}
+}
+
+// startIndex numbers ASCII letters (either case) 1-26 and digits 27-36;
+// anything else is 0.
+func startIndex(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c-'0') + 27
+	case c|0x20 >= 'a' && c|0x20 <= 'z':
+		return int(c|0x20-'a') + 1
+	}
+	return 0
+}
+
+// mayStart reports whether k, an ASCII text, starts with the first letters
+// of a word that marks a code entry.
+func (v *vocabulary) mayStart(k []byte) bool {
+	if len(k) < 2 {
+		return false
+	}
+	a, b := startIndex(k[0]), startIndex(k[1])
+	if a == 0 || b == 0 {
+		return false
+	}
+	if i := a*37 + b; v.start2[i/64]&(1<<(i%64)) != 0 {
+		return true
+	}
+	if len(k) < 3 {
+		return false
+	}
+	i := (a*37+b)*37 + startIndex(k[2])
+	return v.start3[i/64]&(1<<(i%64)) != 0
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// word returns the id of w, a folded word, and whether it is a word of the
+// vocabulary.
+func (v *vocabulary) word(w []byte) (int32, bool) {
+	id, ok := v.ids[string(w)]
+	return id, ok
+}
+
+// kindOf returns the kind of token t as an entry of its own.
+func (v *vocabulary) kindOf(t int32) wordKind {
+	switch t {
+	case tOther:
+		return wOther
+	case tNumber:
+		return wValue
+	}
+	return v.kinds[t]
+}
+
+// foldWord appends w to dst with full case folding ("ß" is "ss"): ASCII
+// letters in lower case without allocating.
+func foldWord(dst, w []byte) []byte {
+	for _, c := range w {
+		if c >= utf8.RuneSelf {
+			return append(dst, cases.Fold().String(string(w))...)
+		}
+	}
+	for _, c := range w {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// confusable returns the Latin look-alike of r in the table made from
+// Unicode's confusables (see gen_confusables.go), or "" when it has none.
+func confusable(r rune) string {
+	if r < 0x80 {
+		return ""
+	}
+	i, ok := slices.BinarySearch(confusableRunes[:], r)
+	if !ok {
+		return ""
+	}
+	start := 0
+	if i > 0 {
+		start = int(confusableEnd[i-1])
+	}
+	return confusableLatin[start:confusableEnd[i]]
+}
+
+// confuse returns key, a text in NFKC, with each character that looks like
+// Latin letters or digits written as them (UTS #39 confusables, restricted
+// to Latin prototypes). With exact, each character is read as it is ("Ν",
+// Greek capital nu, is "N"); without, as its lower case is, in the case of
+// the character ("Ν" is "V", as "ν" is "v"), which is how a key compares
+// after case folding. It returns key itself when nothing changes.
+func confuse(key []byte, exact bool) []byte {
+	var out []byte
+	for i := 0; i < len(key); {
+		c := key[i]
+		if c < utf8.RuneSelf {
+			if out != nil {
+				out = append(out, c)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(key[i:])
+		var latin string
+		if exact {
+			latin = confusable(r)
+		} else if lr := unicode.ToLower(r); lr != r {
+			latin = strings.ToUpper(confusable(lr))
+		} else {
+			latin = confusable(r)
+		}
+		if latin == "" {
+			if out != nil {
+				out = append(out, key[i:i+n]...)
+			}
+		} else {
+			if out == nil {
+				out = append(make([]byte, 0, len(key)), key[:i]...)
+			}
+			out = append(out, latin...)
+		}
+		i += n
+	}
+	if out == nil {
+		return key
+	}
+	return out
+}
+
+// noSpaces reports whether r belongs to a script written without spaces
+// between words, where the words of the vocabulary are found inside a run.
+func noSpaces(r rune) bool {
+	if r < 0x0E00 {
+		return false
+	}
+	return r == 0x30FC || r == 0x3005 ||
+		unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul,
+			unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar)
+}
+
+// appendTokens appends to toks the tokens of w, a folded word of a key:
+// the vocabulary word it is, the vocabulary words it is made of written
+// together, a number, or another word; a run of characters of a script
+// without spaces is read as the vocabulary words found in it and the
+// characters between them.
+func (v *vocabulary) appendTokens(toks []int32, w []byte) []int32 {
+	for i := 0; i < len(w); {
+		// A run of characters of scripts with spaces, then one without.
+		j := i
+		for j < len(w) {
+			r, n := utf8.DecodeRune(w[j:])
+			if noSpaces(r) {
+				break
+			}
+			j += n
+		}
+		if j > i {
+			toks = v.appendWord(toks, w[i:j])
+		}
+		i = j
+		for j < len(w) {
+			r, n := utf8.DecodeRune(w[j:])
+			if !noSpaces(r) {
+				break
+			}
+			j += n
+		}
+		if j > i {
+			toks = v.appendRun(toks, w[i:j])
+		}
+		i = j
+	}
+	return toks
+}
+
+// appendWord appends the tokens of w, a folded word in a script with
+// spaces.
+func (v *vocabulary) appendWord(toks []int32, w []byte) []int32 {
+	if id, ok := v.word(w); ok {
+		return append(toks, id)
+	}
+	if allDigits(w) {
+		return append(toks, tNumber)
+	}
+	if len(w) <= maxCompoundLen {
+		if out, ok := v.splitCompound(w, toks, 0); ok {
+			return out
+		}
+	}
+	return append(toks, tOther)
+}
+
+// maxCompound bounds the words of the vocabulary one written-together word
+// may be made of, and the length of such a word.
+const (
+	maxCompound    = 6
+	maxCompoundLen = 64
+)
+
+// splitCompound appends to toks the vocabulary words w is made of, written
+// together ("cvvcode": cvv, code; "pin2": pin, 2; "codigodeseguridad"),
+// and reports whether it is made of such words; toks is unchanged when it
+// is not. A connector is never the first or the last part ("lapin" is no
+// "la pin").
+func (v *vocabulary) splitCompound(w []byte, toks []int32, depth int) ([]int32, bool) {
+	if len(w) == 0 {
+		return toks, true
+	}
+	if depth == maxCompound {
+		return toks, false
+	}
+	// The longest word first ("cvv2" before "cvv").
+	for n := min(len(w), v.maxWord); n >= 2; n-- {
+		id, ok := v.word(w[:n])
+		if !ok {
+			continue
+		}
+		if v.kinds[id] == wOf && (depth == 0 || n == len(w)) {
+			continue
+		}
+		if out, ok := v.splitCompound(w[n:], append(toks, id), depth+1); ok {
+			return out, true
+		}
+	}
+	// A number: all of its digits at once.
+	if isDigit(w[0]) {
+		n := 1
+		for n < len(w) && isDigit(w[n]) {
+			n++
+		}
+		if out, ok := v.splitCompound(w[n:], append(toks, tNumber), depth+1); ok {
+			return out, true
+		}
+	}
+	return toks, false
+}
+
+// appendRun appends the tokens of w, a folded run of characters of scripts
+// without spaces: the longest vocabulary word at each place, and one
+// tOther for the characters between them.
+func (v *vocabulary) appendRun(toks []int32, w []byte) []int32 {
+	other := false
+	for i := 0; i < len(w); {
+		found := 0
+		for n := min(len(w)-i, v.maxWord); n > 0; n-- {
+			if id, ok := v.word(w[i : i+n]); ok {
+				toks = append(toks, id)
+				found = n
+				break
+			}
+		}
+		if found > 0 {
+			other = false
+			i += found
+			continue
+		}
+		if !other {
+			toks = append(toks, tOther)
+			other = true
+		}
+		_, n := utf8.DecodeRune(w[i:])
+		i += n
+	}
+	return toks
+}
+
+// appendKinds appends to kinds the kinds of toks read as entries of the
+// vocabulary: at each place the longest entry that starts there, whose
+// words follow one another, connectors between them skipped.
+func (v *vocabulary) appendKinds(kinds []wordKind, toks []int32) []wordKind {
+	for i := 0; i < len(toks); {
+		t := toks[i]
+		if t >= 0 {
+			if k, end, ok := v.matchPhrase(toks, i); ok {
+				kinds = append(kinds, k)
+				i = end
+				continue
+			}
+		}
+		kinds = append(kinds, v.kindOf(t))
+		i++
+	}
+	return kinds
+}
+
+// matchPhrase returns the kind of the longest entry of two words or more
+// that starts at toks[i], and the index after it.
+func (v *vocabulary) matchPhrase(toks []int32, i int) (wordKind, int, bool) {
+next:
+	for _, ph := range v.phrases[toks[i]] {
+		j := i + 1
+		for _, w := range ph.words[1:] {
+			for j < len(toks) && toks[j] != w && toks[j] >= 0 && v.kinds[toks[j]] == wOf {
+				j++
+			}
+			if j == len(toks) || toks[j] != w {
+				continue next
+			}
+			j++
+		}
+		return ph.kind, j, true
+	}
+	return wOther, i, false
+}
+
+// secretKinds applies the rule of SecretKey to the kinds of a key's
+// entries: the last one that is not a value word, a connector, or a card
+// word after a connector ("de la tarjeta"), is a code, or a cardcode in a
+// key with a card word.
+func secretKinds(kinds []wordKind) bool {
+	j := len(kinds) - 1
+	for j >= 0 {
+		switch kinds[j] {
+		case wValue, wOf, wOfCard:
+			j--
+			continue
+		case wCard:
+			m := j
+			for m >= 0 && (kinds[m] == wCard || kinds[m] == wValue) {
+				m--
+			}
+			if m >= 0 && kinds[m] == wOf {
+				j = m
+				continue
+			}
+		}
+		break
+	}
+	if j < 0 {
+		return false
+	}
+	switch kinds[j] {
+	case wCode:
+		return true
+	case wCardCode:
+		return slices.ContainsFunc(kinds, func(k wordKind) bool { return k == wCard || k == wOfCard })
+	}
+	return false
+}
