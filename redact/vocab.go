@@ -62,7 +62,7 @@ type vocabEntry struct {
 type vocabulary struct {
 	ids     map[string]int32   // folded word -> id
 	kinds   []wordKind         // the kind of each word as an entry of its own
-	phrases map[int32][]phrase // first word -> entries of two words or more, longest first
+	phrases map[int32][]phrase // last word -> entries of two words or more, longest first
 	maxWord int                // the longest word, in bytes
 
 	// start3 and start2 hold the first three letters or digits (two for a
@@ -171,7 +171,8 @@ func (v *vocabulary) add(k wordKind, entry string) {
 		}
 		v.kinds[words[0]] = k
 	} else {
-		v.phrases[words[0]] = append(v.phrases[words[0]], phrase{words, k})
+		last := words[len(words)-1]
+		v.phrases[last] = append(v.phrases[last], phrase{words, k})
 	}
 	if (k == wCode || k == wCardCode) && len(ascii) == len(words) {
 		v.addStart(startWord(ascii, v))
@@ -486,68 +487,72 @@ func (v *vocabulary) appendRun(toks []int32, w []byte) []int32 {
 }
 
 // appendKinds appends to kinds the kinds of toks read as entries of the
-// vocabulary: at each place the longest entry that starts there, whose
-// words follow one another, connectors between them skipped.
+// vocabulary, from the end, where the rule looks: at each place the longest
+// entry that ends there, whose words follow one another, connectors
+// between them skipped ("card_code_de_securite" ends with "code de
+// sécurité", not "card code"). The kinds are appended in reverse order.
 func (v *vocabulary) appendKinds(kinds []wordKind, toks []int32) []wordKind {
-	for i := 0; i < len(toks); {
-		t := toks[i]
+	for e := len(toks); e > 0; {
+		t := toks[e-1]
 		if t >= 0 {
-			if k, end, ok := v.matchPhrase(toks, i); ok {
+			if k, start, ok := v.matchPhrase(toks, e); ok {
 				kinds = append(kinds, k)
-				i = end
+				e = start
 				continue
 			}
 		}
 		kinds = append(kinds, v.kindOf(t))
-		i++
+		e--
 	}
 	return kinds
 }
 
 // matchPhrase returns the kind of the longest entry of two words or more
-// that starts at toks[i], and the index after it.
-func (v *vocabulary) matchPhrase(toks []int32, i int) (wordKind, int, bool) {
+// that ends at toks[e-1], and the index where it starts.
+func (v *vocabulary) matchPhrase(toks []int32, e int) (wordKind, int, bool) {
 next:
-	for _, ph := range v.phrases[toks[i]] {
-		j := i + 1
-		for _, w := range ph.words[1:] {
-			for j < len(toks) && toks[j] != w && toks[j] >= 0 && v.kinds[toks[j]] == wOf {
-				j++
+	for _, ph := range v.phrases[toks[e-1]] {
+		j := e - 2
+		for i := len(ph.words) - 2; i >= 0; i-- {
+			w := ph.words[i]
+			for j >= 0 && toks[j] != w && toks[j] >= 0 && v.kinds[toks[j]] == wOf {
+				j--
 			}
-			if j == len(toks) || toks[j] != w {
+			if j < 0 || toks[j] != w {
 				continue next
 			}
-			j++
+			j--
 		}
-		return ph.kind, j, true
+		return ph.kind, j + 1, true
 	}
-	return wOther, i, false
+	return wOther, e, false
 }
 
 // secretKinds applies the rule of SecretKey to the kinds of a key's
 // entries: the last one that is not a value word, a connector, or a card
 // word after a connector ("de la tarjeta"), is a code, or a cardcode in a
 // key with a card word.
+// The kinds are in reverse order, the last entry first.
 func secretKinds(kinds []wordKind) bool {
-	j := len(kinds) - 1
-	for j >= 0 {
+	j := 0
+	for j < len(kinds) {
 		switch kinds[j] {
 		case wValue, wOf, wOfCard:
-			j--
+			j++
 			continue
 		case wCard:
 			m := j
-			for m >= 0 && (kinds[m] == wCard || kinds[m] == wValue) {
-				m--
+			for m < len(kinds) && (kinds[m] == wCard || kinds[m] == wValue) {
+				m++
 			}
-			if m >= 0 && kinds[m] == wOf {
+			if m < len(kinds) && kinds[m] == wOf {
 				j = m
 				continue
 			}
 		}
 		break
 	}
-	if j < 0 {
+	if j == len(kinds) {
 		return false
 	}
 	switch kinds[j] {
