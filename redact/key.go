@@ -106,7 +106,11 @@ func secretKey(key []byte) bool {
 		if c >= utf8.RuneSelf {
 			return v.secretFolded(foldKey(key))
 		}
-		if v.mayStart(key[i:]) {
+		if i+1 == len(key) {
+			break
+		}
+		// Most keys are rejected here, by the first two letters.
+		if j := uint(startIndexes[c])*37 + uint(startIndexes[key[i+1]]); v.first2[j/64&31]&(1<<(j%64)) != 0 && v.startsCode(key[i:], j) {
 			// Check the rest for non-ASCII characters: they need
 			// folding first.
 			for _, c := range key[i:] {
@@ -172,7 +176,16 @@ func allDigits(w []byte) bool {
 // characters that are not letters or digits, so that a code written in
 // mixed case ("cVV", "PiN", "CVVcode") is read as the folded word it is.
 func (v *vocabulary) secretReadings(key []byte) bool {
-	return v.secretWords(key, true) || v.secretWords(key, false)
+	if v.secretWords(key, true) {
+		return true
+	}
+	// Without upper-case letters, both readings are one.
+	for _, c := range key {
+		if c >= 'A' && c <= 'Z' || c >= utf8.RuneSelf {
+			return v.secretWords(key, false)
+		}
+	}
+	return false
 }
 
 // maxFoldedWord bounds the bytes of a word of a key that is read: a longer

@@ -69,7 +69,12 @@ type vocabulary struct {
 	// word of two) of one ASCII word of each code and cardcode entry made of
 	// ASCII words: an ASCII key with none of them names no code.
 	start3 [(37*37*37 + 63) / 64]uint64
-	start2 [(37*37 + 63) / 64]uint64
+	start2 [32]uint64 // 37*37 bits
+	first2 [32]uint64 // the first two of start3 and start2
+
+	// wordStarts holds the first two bytes of every word: a word of a key
+	// that starts otherwise is made of no vocabulary words.
+	wordStarts [1 << 16 / 64]uint64
 
 	entries []vocabEntry // as written, for tests
 	errs    []error      // malformed lines, for tests
@@ -153,6 +158,10 @@ func (v *vocabulary) add(k wordKind, entry string) {
 			v.ids[fw] = id
 			v.kinds = append(v.kinds, wOther)
 			v.maxWord = max(v.maxWord, len(fw))
+			if len(fw) >= 2 {
+				i := uint(fw[0])<<8 | uint(fw[1])
+				v.wordStarts[i/64] |= 1 << (i % 64)
+			}
 		}
 		if k != wOf && v.kinds[id] == wOf {
 			continue // a connector inside an entry
@@ -206,45 +215,45 @@ func (v *vocabulary) addStart(w string) {
 	case len(w) >= 3:
 		i := startIndex(w[0])*37*37 + startIndex(w[1])*37 + startIndex(w[2])
 		v.start3[i/64] |= 1 << (i % 64)
+		i /= 37
+		v.first2[i/64] |= 1 << (i % 64)
 	case len(w) == 2:
 		i := startIndex(w[0])*37 + startIndex(w[1])
 		v.start2[i/64] |= 1 << (i % 64)
+		v.first2[i/64] |= 1 << (i % 64)
 	}
 }
 
-// startIndex numbers ASCII letters (either case) 1-26 and digits 27-36;
+// startIndexes numbers ASCII letters (either case) 1-26 and digits 27-36;
 // anything else is 0.
-func startIndex(c byte) int {
-	switch {
-	case c >= '0' && c <= '9':
-		return int(c-'0') + 27
-	case c|0x20 >= 'a' && c|0x20 <= 'z':
-		return int(c|0x20-'a') + 1
+var startIndexes = func() (t [256]uint8) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = uint8(c-'0') + 27
 	}
-	return 0
-}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = uint8(c-'a') + 1
+		t[c-'a'+'A'] = uint8(c-'a') + 1
+	}
+	return t
+}()
 
-// mayStart reports whether k, an ASCII text, starts with the first letters
-// of a word that marks a code entry.
-func (v *vocabulary) mayStart(k []byte) bool {
-	if len(k) < 2 {
-		return false
-	}
-	a, b := startIndex(k[0]), startIndex(k[1])
-	if a == 0 || b == 0 {
-		return false
-	}
-	if i := a*37 + b; v.start2[i/64]&(1<<(i%64)) != 0 {
+func startIndex(c byte) int { return int(startIndexes[c]) }
+
+// startsCode reports whether k, an ASCII text whose first two bytes have
+// index i (see startIndexes) in first2, starts with the first letters of a
+// word that marks a code entry.
+func (v *vocabulary) startsCode(k []byte, i uint) bool {
+	if v.start2[i/64&31]&(1<<(i%64)) != 0 {
 		return true
 	}
 	if len(k) < 3 {
 		return false
 	}
-	i := (a*37+b)*37 + startIndex(k[2])
+	i = i*37 + uint(startIndexes[k[2]])
 	return v.start3[i/64]&(1<<(i%64)) != 0
 }
 
-func isASCII(s string) bool {
+func isASCII[S []byte | string](s S) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
 			return false
@@ -366,6 +375,9 @@ func noSpaces(r rune) bool {
 // without spaces is read as the vocabulary words found in it and the
 // characters between them.
 func (v *vocabulary) appendTokens(toks []int32, w []byte) []int32 {
+	if isASCII(w) {
+		return v.appendWord(toks, w)
+	}
 	for i := 0; i < len(w); {
 		// A run of characters of scripts with spaces, then one without.
 		j := i
@@ -404,12 +416,22 @@ func (v *vocabulary) appendWord(toks []int32, w []byte) []int32 {
 	if allDigits(w) {
 		return append(toks, tNumber)
 	}
-	if len(w) <= maxCompoundLen {
+	if len(w) <= maxCompoundLen && v.mayCompound(w) {
 		if out, ok := v.splitCompound(w, toks, 0); ok {
 			return out
 		}
 	}
 	return append(toks, tOther)
+}
+
+// mayCompound reports whether w may be made of vocabulary words: whether
+// it starts with the first two bytes of one, or with a digit.
+func (v *vocabulary) mayCompound(w []byte) bool {
+	if len(w) < 2 || isDigit(w[0]) {
+		return len(w) >= 2
+	}
+	i := uint(w[0])<<8 | uint(w[1])
+	return v.wordStarts[i/64]&(1<<(i%64)) != 0
 }
 
 // maxCompound bounds the words of the vocabulary one written-together word
