@@ -218,6 +218,25 @@ func TestSecretKeyVocabularyExamples(t *testing.T) {
 		{"postleitzahl", false},
 		{"lapin", false},
 		{"cid_de_la_tarjeta", true},
+		{"nip", false}, // a Polish tax id
+		{"card_nip", true},
+		{"card_validation", false}, // an outcome; the code is "card validation code"
+		{"card_validation_code", true},
+		// Codes of other things that card data carries.
+		{"response_code", false},
+		{"auth_code", false},
+		{"avs_code", false},
+		{"decline_code", false},
+		{"reason_code", false},
+		{"currency_code", false},
+		{"merchant_category_code", false},
+		{"pin_try_counter", false},
+		{"pinless", false},
+		{"pin_entry_mode", false},
+		{"cvm_results", false},
+		{"cvv_response", false},
+		{"card_code_verification", false},
+		{"security_code_check", false},
 		// Look-alikes from other scripts.
 		{"\u0441vv", true},                // Cyrillic с
 		{"\u0440in", true},                // Cyrillic р
