@@ -62,8 +62,9 @@ import (
 //
 // Each entry has a kind: a code (cvv, pin, "security code", "código de
 // seguridad", セキュリティコード...); a code only beside a card word ("cid",
-// "verification code", "clave", "senha", 验证码, 密码: a customer id, an
-// e-mail's code, a key, a password or a captcha alone); a value word, the
+// "verification code", "clave", "senha", "nip", 验证码, 密码, which alone
+// name a customer id, an e-mail's code, a key, a password, a Polish tax id,
+// a captcha or SMS code, a password); a value word, the
 // form the thing before it is kept in (number, value, code, data, block,
 // hash, enc, encrypted, token, número, nummer, 番号, 码..., and any
 // number); a card word (card, cc, credit, carte, tarjeta, karte, カード,
