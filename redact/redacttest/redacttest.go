@@ -457,6 +457,9 @@ func SecretKeys() []string {
 		// In mixed case, read also as one folded word.
 		"cVV", "cvV", "CVv", "PiN", "pIN", "piN", "CvC", "cVc", "cSc", "CvV2", "cvV2", "cvVNumber",
 		"CVVcode", "CARDcvv", "cardVERIFICATIONvalue",
+		// Names gateways and other languages use, and a Cyrillic look-alike.
+		"cardCode", "card_code", "cv2", "ccv", "cvd", "icvv", "pvv", "4dbc", "cvv_hash", "pinblock_enc",
+		"cryptogramme_visuel", "código de seguridad", "Kartenprüfnummer", "セキュリティコード", "\u0441vv",
 	}
 }
 
@@ -475,5 +478,7 @@ func LookAlikeKeys() []string {
 		"pin\u00a0verified", "cvc\u200b_check", "\uff50\uff49\uff4e\uff4e\uff45\uff44", "sp\u200bin",
 		// Kept however they are cased.
 		"spinCount", "PINNED", "Pinned", "SPIN", "pinVERIFIED", "CVCcheck", "cvvRESULT",
+		// Code words that need a card word beside them, alone.
+		"security_question", "nip", "clave", "senha", "\u9a8c\u8bc1\u7801", "\u5bc6\u7801",
 	}
 }
