@@ -13,8 +13,6 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-//go:generate go run gen_confusables.go
-
 // codewordsText is the vocabulary of SecretKey: see codewords.txt.
 //
 //go:embed codewords.txt
@@ -188,71 +186,6 @@ func (v *vocabulary) add(k wordKind, entry string) {
 	}
 }
 
-// startWord picks the word of an entry whose first letters mark it in the
-// fast test of secretKey: a code word rather than a card or value word
-// ("card code" is marked by "card", not by "code", which postal_code has).
-func startWord(words []string, v *vocabulary) string {
-	best, rank := "", -1
-	for _, w := range words {
-		r := 3
-		switch v.kinds[v.ids[w]] {
-		case wValue:
-			r = 0
-		case wCard:
-			r = 1
-		case wOther:
-			r = 2
-		}
-		if r > rank || r == rank && len(w) > len(best) {
-			best, rank = w, r
-		}
-	}
-	return best
-}
-
-func (v *vocabulary) addStart(w string) {
-	switch {
-	case len(w) >= 3:
-		i := startIndex(w[0])*37*37 + startIndex(w[1])*37 + startIndex(w[2])
-		v.start3[i/64] |= 1 << (i % 64)
-		i /= 37
-		v.first2[i/64] |= 1 << (i % 64)
-	case len(w) == 2:
-		i := startIndex(w[0])*37 + startIndex(w[1])
-		v.start2[i/64] |= 1 << (i % 64)
-		v.first2[i/64] |= 1 << (i % 64)
-	}
-}
-
-// startIndexes numbers ASCII letters (either case) 1-26 and digits 27-36;
-// anything else is 0.
-var startIndexes = func() (t [256]uint8) {
-	for c := '0'; c <= '9'; c++ {
-		t[c] = uint8(c-'0') + 27
-	}
-	for c := 'a'; c <= 'z'; c++ {
-		t[c] = uint8(c-'a') + 1
-		t[c-'a'+'A'] = uint8(c-'a') + 1
-	}
-	return t
-}()
-
-func startIndex(c byte) int { return int(startIndexes[c]) }
-
-// startsCode reports whether k, an ASCII text whose first two bytes have
-// index i (see startIndexes) in first2, starts with the first letters of a
-// word that marks a code entry.
-func (v *vocabulary) startsCode(k []byte, i uint) bool {
-	if v.start2[i/64&31]&(1<<(i%64)) != 0 {
-		return true
-	}
-	if len(k) < 3 {
-		return false
-	}
-	i = i*37 + uint(startIndexes[k[2]])
-	return v.start3[i/64]&(1<<(i%64)) != 0
-}
-
 func isASCII[S []byte | string](s S) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
@@ -295,67 +228,6 @@ func foldWord(dst, w []byte) []byte {
 		dst = append(dst, c)
 	}
 	return dst
-}
-
-// confusable returns the Latin look-alike of r in the table made from
-// Unicode's confusables (see gen_confusables.go), or "" when it has none.
-func confusable(r rune) string {
-	if r < 0x80 {
-		return ""
-	}
-	i, ok := slices.BinarySearch(confusableRunes[:], r)
-	if !ok {
-		return ""
-	}
-	start := 0
-	if i > 0 {
-		start = int(confusableEnd[i-1])
-	}
-	return confusableLatin[start:confusableEnd[i]]
-}
-
-// confuse returns key, a text in NFKC, with each character that looks like
-// Latin letters or digits written as them (UTS #39 confusables, restricted
-// to Latin prototypes). With exact, each character is read as it is ("Ν",
-// Greek capital nu, is "N"); without, as its lower case is, in the case of
-// the character ("Ν" is "V", as "ν" is "v"), which is how a key compares
-// after case folding. It returns key itself when nothing changes.
-func confuse(key []byte, exact bool) []byte {
-	var out []byte
-	for i := 0; i < len(key); {
-		c := key[i]
-		if c < utf8.RuneSelf {
-			if out != nil {
-				out = append(out, c)
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRune(key[i:])
-		var latin string
-		if exact {
-			latin = confusable(r)
-		} else if lr := unicode.ToLower(r); lr != r {
-			latin = strings.ToUpper(confusable(lr))
-		} else {
-			latin = confusable(r)
-		}
-		if latin == "" {
-			if out != nil {
-				out = append(out, key[i:i+n]...)
-			}
-		} else {
-			if out == nil {
-				out = append(make([]byte, 0, len(key)), key[:i]...)
-			}
-			out = append(out, latin...)
-		}
-		i += n
-	}
-	if out == nil {
-		return key
-	}
-	return out
 }
 
 // noSpaces reports whether r belongs to a script written without spaces

@@ -116,12 +116,11 @@ func TestVocabularyEntries(t *testing.T) {
 				}
 				for i, key := range keys {
 					secret(prefix+key, true)
-					r, n := utf8.DecodeRuneInString(key)
+					_, n := utf8.DecodeRuneInString(key)
 					secret(prefix+key[:n]+"\u200b"+key[n:], true)
 					if la, ok := withLookAlike(key, i); ok {
 						secret(prefix+la, true)
 					}
-					_ = r
 				}
 				for _, flag := range flagWords {
 					secret(prefix+snake+"_"+flag, false)
