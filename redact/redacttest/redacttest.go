@@ -453,7 +453,7 @@ func SecretKeys() []string {
 		"verification_value", "cardverificationvalue",
 		"security_code", "securityCode", "SecurityCode", "security-code", "securitycode", "security_code_number",
 		"pin_number", "pinNumber", "pin_code", "PINCode", "pincode", "pin_block", "PINBlock", "pinblock",
-		"pin_data", "pin2", "card_cid", "cc_cid", "amex_cid", "cardCID",
+		"pin_data", "pin2", "card_cid", "cc_cid", "amex_cid", "cardCID", "pin_hash",
 		// Spelled with other characters.
 		"card\u00a0cvv", "security\u00a0code", "card\u3000pin", "c\u200bvv", "cv\u200cv", "cv\u200dv",
 		"p\u2060in", "\ufeffcvv", "c\u00advv", "cvv\u200b_number",
@@ -462,6 +462,9 @@ func SecretKeys() []string {
 		// In mixed case, read also as one folded word.
 		"cVV", "cvV", "CVv", "PiN", "pIN", "piN", "CvC", "cVc", "cSc", "CvV2", "cvV2", "cvVNumber",
 		"CVVcode", "CARDcvv", "cardVERIFICATIONvalue",
+		// Names gateways and other languages use, and a Cyrillic look-alike.
+		"cardCode", "card_code", "cv2", "ccv", "cvd", "icvv", "pvv", "4dbc", "cvv_hash", "pinblock_enc",
+		"cryptogramme_visuel", "código de seguridad", "Kartenprüfnummer", "セキュリティコード", "\u0441vv",
 	}
 }
 
@@ -471,7 +474,7 @@ func LookAlikeKeys() []string {
 	return []string{
 		"cvc_check", "cvcCheck", "cvc_status", "cvc_checked", "cvv_result", "cvvResult", "cvv_present",
 		"cvv_match", "cvv_provided", "pin_verified", "pinVerified", "pin_status", "pin_set", "pin_count",
-		"pin_enabled", "pin_required", "pin_attempts", "pinAttempts", "pinverified", "pin_hash",
+		"pin_enabled", "pin_required", "pin_attempts", "pinAttempts", "pinverified",
 		"spin_count", "spin", "pinned", "pins", "PINs", "pinyin", "spinCode", "shipping",
 		"cid", "customer_cid", "cid_number", "cid_card",
 		"verification", "verification_code", "email_verification_code", "verification_status",
@@ -480,5 +483,7 @@ func LookAlikeKeys() []string {
 		"pin\u00a0verified", "cvc\u200b_check", "\uff50\uff49\uff4e\uff4e\uff45\uff44", "sp\u200bin",
 		// Kept however they are cased.
 		"spinCount", "PINNED", "Pinned", "SPIN", "pinVERIFIED", "CVCcheck", "cvvRESULT",
+		// Code words that need a card word beside them, alone.
+		"security_question", "nip", "clave", "senha", "\u9a8c\u8bc1\u7801", "\u5bc6\u7801",
 	}
 }
