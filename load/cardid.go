@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"strconv"
 	"strings"
 	"unicode"
@@ -163,6 +164,19 @@ func idMember(doc []byte, ms []member) (text string, value []byte, ok bool) {
 			}
 			return text, v, true
 		case len(v) > 0 && (v[0] == '-' || v[0] >= '0' && v[0] <= '9'):
+			// An integer written with a fraction of zeros or an exponent
+			// (4.111111111111111e15) is the id of its digits, as the
+			// client reads an integer id; the cap keeps a huge exponent
+			// from costing time.
+			exp := ""
+			if i := bytes.IndexAny(v, "eE"); i >= 0 {
+				exp = strings.TrimLeft(string(v[i+1:]), "+-")
+			}
+			if len(v) <= 64 && len(exp) <= 2 {
+				if r, ok := new(big.Rat).SetString(string(v)); ok && r.IsInt() && r.Num().BitLen() <= 80 {
+					return r.Num().String(), v, true
+				}
+			}
 			return string(v), v, true
 		}
 		return "", nil, false

@@ -437,3 +437,8 @@ func utcPtr(t *time.Time) *time.Time {
 	u := t.UTC()
 	return &u
 }
+
+// ItemRules are the rules this warehouse stores a page's items by (its
+// policy, card id key and keep_fields): what a tool that rewrites stored
+// rows applies to match what a sync writes.
+func (w *Warehouse) ItemRules() load.ItemRules { return w.rules }

@@ -412,3 +412,8 @@ const (
 	// on a loaded machine.
 	migrationWait = 2 * time.Minute
 )
+
+// ItemRules are the rules this warehouse stores a page's items by (its
+// policy, card id key and keep_fields): what a tool that rewrites stored
+// rows applies to match what a sync writes.
+func (w *Warehouse) ItemRules() load.ItemRules { return w.rules }
