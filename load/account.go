@@ -105,6 +105,12 @@ func PrepareAccount(policy *redact.Policy, a Account) (AccountRow, error) {
 		if err != nil {
 			return AccountRow{}, fmt.Errorf("raw: %w: %w", ErrBadData, err)
 		}
+		// The policy keeps a top-level "id" as sent (a card's identity):
+		// an account's id that holds a card number is stored masked.
+		if o, masked := pseudonymizeData(policy, nil, red); masked {
+			red = o
+			row.Counts.CardNumbers++
+		}
 		raw := string(red)
 		row.Raw = &raw
 	}

@@ -278,3 +278,15 @@ func FuzzStoredID(f *testing.F) {
 		}
 	})
 }
+
+// TestPrepareAccountID: an account whose top-level id is a card number is
+// stored with it masked, and counted.
+func TestPrepareAccountID(t *testing.T) {
+	row, err := PrepareAccount(redact.NewPolicy(nil), Account{Raw: []byte(`{"id":"4111111111111111","name":"x"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row.Raw == nil || strings.Contains(*row.Raw, "4111111111111111") || row.Counts.CardNumbers != 1 {
+		t.Errorf("raw %v, counts %+v; want the id masked and counted", *row.Raw, row.Counts)
+	}
+}
