@@ -342,6 +342,13 @@ func printRuns(w io.Writer, runs []worker.RunStatus) {
 		if r.SecretsRedacted > 0 {
 			fmt.Fprintf(w, "run %d found the API password or a token in %d values or keys of the data; stored as [REDACTED]\n", r.RunID, r.SecretsRedacted)
 		}
+		if r.CardNumbersMasked > 0 || r.CodesDropped > 0 || r.TrackDataDropped > 0 {
+			fmt.Fprintf(w, "run %d masked %d card numbers, dropped %d security codes or PINs and %d track data\n", r.RunID,
+				r.CardNumbersMasked, r.CodesDropped, r.TrackDataDropped)
+		}
+		if r.FieldsDropped > 0 {
+			fmt.Fprintf(w, "run %d left out %d card fields [cards] keep_fields does not name\n", r.RunID, r.FieldsDropped)
+		}
 	}
 }
 
