@@ -132,6 +132,7 @@ func migrationSteps(policy *redact.Policy) map[int]func(context.Context, pgx.Tx)
 	return map[int]func(context.Context, pgx.Tx) error{
 		5:  func(ctx context.Context, tx pgx.Tx) error { return rehashCards(ctx, tx, policy) },
 		10: typeFields,
+		12: rulesVersion,
 	}
 }
 
