@@ -107,9 +107,11 @@ type RescanTx interface {
 	// every account's) after key, in key order.
 	Rows(ctx context.Context, phase, account string, after RescanKey, limit int) ([]StoredRow, error)
 	// Update stores row's texts (and hash) in place of those of the row
-	// with its key. For PhaseFields, a nil Texts[0] deletes the field's
-	// row (the next walk records the field under its redacted name).
-	Update(ctx context.Context, phase, account string, row StoredRow) error
+	// with its key, and reports whether it wrote (a dialect may find the
+	// stored value equal to the new one). For PhaseFields it deletes the
+	// field's row (the next walk records the field under its redacted
+	// name).
+	Update(ctx context.Context, phase, account string, row StoredRow) (bool, error)
 	// SaveCheckpoint stores where the rescan stands.
 	SaveCheckpoint(ctx context.Context, cp RescanCheckpoint) error
 }
@@ -242,10 +244,13 @@ func Rescan(ctx context.Context, w Rescanner, opts RescanOptions) (RescanResult,
 					res.Secrets += secrets
 					res.Read[s.phase]++
 					if ok {
-						if err := tx.Update(ctx, s.phase, s.account, out); err != nil {
+						wrote, err := tx.Update(ctx, s.phase, s.account, out)
+						if err != nil {
 							return err
 						}
-						res.Changed[s.phase]++
+						if wrote {
+							res.Changed[s.phase]++
+						}
 					}
 					cp.Key = r.Key
 				}

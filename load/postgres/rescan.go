@@ -135,18 +135,22 @@ type pgRescanQuery struct {
 }
 
 // The selects take (account, key text, key number, limit); jsonb columns
-// are read as text and written back from it.
+// are read as text and written back from it, only when the value differs
+// as jsonb (jsonb's text is not the canonical form the rules write: a card
+// the rules leave as it was keeps its row and its hash).
 var pgRescanQueries = map[string]pgRescanQuery{
 	load.PhaseCards: {
 		sel: `SELECT card_id, 0::bigint, data::text, minor::text, data_hash FROM card_state
 			WHERE account = $1 AND card_id > $2 AND $3::bigint IS NOT NULL ORDER BY card_id LIMIT $4`,
-		upd:   `UPDATE card_state SET data = $1::jsonb, minor = $2::jsonb, data_hash = $3 WHERE account = $4 AND card_id = $5`,
+		upd:   `UPDATE card_state SET data = $1::jsonb, minor = $2::jsonb, data_hash = $3 WHERE account = $4 AND card_id = $5
+			AND (data IS DISTINCT FROM $1::jsonb OR minor IS DISTINCT FROM $2::jsonb)`,
 		texts: 2, textKey: true, hashed: true,
 	},
 	load.PhaseVersions: {
 		sel: `SELECT card_id, version::bigint, data::text FROM card_versions
 			WHERE account = $1 AND (card_id, version) > ($2, $3) ORDER BY card_id, version LIMIT $4`,
-		upd:   `UPDATE card_versions SET data = $1::jsonb WHERE account = $2 AND card_id = $3 AND version = $4`,
+		upd:   `UPDATE card_versions SET data = $1::jsonb WHERE account = $2 AND card_id = $3 AND version = $4
+			AND data IS DISTINCT FROM $1::jsonb`,
 		texts: 1, textKey: true, numKey: true,
 	},
 	load.PhaseSnapshots: {
@@ -211,17 +215,17 @@ func (t *pgRescanTx) Rows(ctx context.Context, phase, account string, after load
 }
 
 // Update stores a row's new texts (load.RescanTx).
-func (t *pgRescanTx) Update(ctx context.Context, phase, account string, r load.StoredRow) error {
+func (t *pgRescanTx) Update(ctx context.Context, phase, account string, r load.StoredRow) (bool, error) {
 	if phase == load.PhaseFields {
 		if _, err := t.tx.Exec(ctx, `DELETE FROM card_fields WHERE name = $1`, r.Key.Text); err != nil {
-			return err
+			return false, err
 		}
 		t.fieldsRemoved = true
-		return nil
+		return true, nil
 	}
 	q, ok := pgRescanQueries[phase]
 	if !ok {
-		return errors.New("rescan: unknown phase")
+		return false, errors.New("rescan: unknown phase")
 	}
 	var args []any
 	for _, s := range r.Texts {
@@ -247,8 +251,8 @@ func (t *pgRescanTx) Update(ctx context.Context, phase, account string, r load.S
 	if q.numKey {
 		args = append(args, r.Key.Num)
 	}
-	_, err := t.tx.Exec(ctx, q.upd, args...)
-	return err
+	tag, err := t.tx.Exec(ctx, q.upd, args...)
+	return err == nil && tag.RowsAffected() > 0, err
 }
 
 // SaveCheckpoint stores where the rescan stands (load.RescanTx).

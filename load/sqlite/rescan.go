@@ -18,7 +18,7 @@ const rulesVersionMigration = 15
 // run and no card starts at the current rules version (a warehouse with
 // rows stays at 1, the rules before versions were recorded).
 func upgradeRulesVersion(ctx context.Context, tx *sql.Tx) error {
-	_, err := tx.ExecContext(ctx, load.NewWarehouseRulesSQL("?"), redact.RulesVersion)
+	_, err := tx.ExecContext(ctx, load.NewWarehouseRulesSQL("?1"), redact.RulesVersion)
 	return err
 }
 
@@ -167,8 +167,8 @@ type rescanQuery struct {
 
 var rescanQueries = map[string]rescanQuery{
 	load.PhaseCards: {
-		sel: `SELECT card_id, 0, data, minor, data_hash FROM card_state WHERE account = ?1 AND card_id > ?2 AND ?3 = ?3 ORDER BY card_id LIMIT ?4`,
-		upd: `UPDATE card_state SET data = ?1, minor = ?2, data_hash = ?3 WHERE account = ?4 AND card_id = ?5`,
+		sel:   `SELECT card_id, 0, data, minor, data_hash FROM card_state WHERE account = ?1 AND card_id > ?2 AND ?3 = ?3 ORDER BY card_id LIMIT ?4`,
+		upd:   `UPDATE card_state SET data = ?1, minor = ?2, data_hash = ?3 WHERE account = ?4 AND card_id = ?5`,
 		texts: 2, textKey: true, hashed: true,
 	},
 	load.PhaseVersions: {
@@ -240,12 +240,12 @@ func (t rescanTx) Rows(ctx context.Context, phase, account string, after load.Re
 }
 
 // Update stores a row's new texts (load.RescanTx).
-func (t rescanTx) Update(ctx context.Context, phase, account string, r load.StoredRow) error {
+func (t rescanTx) Update(ctx context.Context, phase, account string, r load.StoredRow) (bool, error) {
 	if phase == load.PhaseFields {
 		if _, err := t.tx.ExecContext(ctx, `DELETE FROM card_fields WHERE name = ?`, r.Key.Text); err != nil {
-			return err
+			return false, err
 		}
-		return regenerateFlat(ctx, t.tx)
+		return true, regenerateFlat(ctx, t.tx)
 	}
 	q := rescanQueries[phase]
 	var args []any
@@ -273,7 +273,7 @@ func (t rescanTx) Update(ctx context.Context, phase, account string, r load.Stor
 		args = append(args, r.Key.Num)
 	}
 	_, err := t.tx.ExecContext(ctx, q.upd, args...)
-	return err
+	return err == nil, err
 }
 
 // SaveCheckpoint stores where the rescan stands (load.RescanTx).

@@ -67,7 +67,7 @@ func (w *Warehouse) StartRun(ctx context.Context, trigger, version string) (_ in
 		now := w.stamp()
 		// A run of older rules writes rows the current ones would not
 		// keep: the warehouse is at its version at most (never raised).
-		if _, err := tx.ExecContext(ctx, load.LowerRulesVersionSQL("?"), redact.RulesVersion); err != nil {
+		if _, err := tx.ExecContext(ctx, load.LowerRulesVersionSQL("?1"), redact.RulesVersion); err != nil {
 			return err
 		}
 		return tx.QueryRowContext(ctx, `INSERT INTO sync_runs (trigger, started_at, heartbeat_at, status, version, account)
