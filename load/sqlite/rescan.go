@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/cardsync/cardsync/load"
@@ -288,3 +291,92 @@ var (
 	_ load.Rescanner   = (*Warehouse)(nil)
 	_ load.RulesReader = (*Warehouse)(nil)
 )
+
+// RescanBackup applies the current rules (opts.Options, opts.Policy) to
+// the backup file at path and puts the result in its place, keeping its
+// name (so its place among the backups), its mode and its identity: the
+// backup is copied beside itself, the copy opened (migrated to this
+// binary's schema, which restore accepts) and rescanned, then written
+// compact with VACUUM INTO (no free page keeps a replaced text), checked
+// and renamed over the backup. A backup already at the current rules is
+// left as it is (changed false).
+func RescanBackup(ctx context.Context, path string, opts load.Options, ro load.RescanOptions) (res load.RescanResult, changed bool, err error) {
+	defer classify(&err)
+	version, err := BackupRulesVersion(ctx, path)
+	if err != nil {
+		return res, false, err
+	}
+	if version >= redact.RulesVersion {
+		return res, false, nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return res, false, err
+	}
+	mode := fi.Mode().Perm()
+	dir := filepath.Dir(path)
+	work, err := newTempPath(dir, ".cardsync-rescan-*")
+	if err != nil {
+		return res, false, err
+	}
+	defer removeTemps(dir, filepath.Base(work))
+	if err := copyFile(path, work, mode); err != nil {
+		return res, false, err
+	}
+	opts.FileMode = mode
+	w, err := Open(ctx, work, opts)
+	if err != nil {
+		return res, false, fmt.Errorf("open a copy of %s: %w", path, err)
+	}
+	w.rescanUnlocked = true
+	res, err = load.Rescan(ctx, w, ro)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return res, false, fmt.Errorf("rescan %s: %w", path, err)
+	}
+	out, err := newTempPath(dir, ".cardsync-rescanned-*")
+	if err != nil {
+		return res, false, err
+	}
+	defer removeTemps(dir, filepath.Base(out))
+	if err := os.Remove(out); err != nil {
+		return res, false, err
+	}
+	if err := vacuumInto(ctx, work, out); err != nil {
+		return res, false, err
+	}
+	if err := checkCopy(ctx, out); err != nil {
+		return res, false, err
+	}
+	if err := finishFile(out, mode); err != nil {
+		return res, false, err
+	}
+	if err := os.Rename(out, path); err != nil {
+		return res, false, err
+	}
+	return res, true, nil
+}
+
+// copyFile copies src to dst (which exists) with mode.
+func copyFile(src, dst string, mode os.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Chmod(mode); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
