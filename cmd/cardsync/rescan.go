@@ -88,6 +88,13 @@ func (m *Main) runRescan(ctx context.Context, args []string) error {
 		return err
 	}
 	res, err := rescanOpened(ctx, st.Warehouse, ro)
+	if o, ok := st.Warehouse.(load.Optimizer); ok && err == nil && res.TotalChanged() > 0 {
+		// As after a run: the WAL emptied into the file, so the texts
+		// replaced (overwritten there: secure_delete) leave the -wal too.
+		if oerr := o.Optimize(ctx); oerr != nil {
+			log.Warn("rescan: WAL checkpoint failed; the next run's does it", "err", oerr)
+		}
+	}
 	st.Close()
 	if err != nil {
 		return err
@@ -124,6 +131,10 @@ func (m *Main) rescanBackups(ctx context.Context, s config.Settings, to string, 
 		dir = dialect.DefaultBackupDir(s.DBPath)
 	}
 	files, err := dialect.ListBackups(dir, s.DBPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(m.Stdout, "no backups in %s\n", dir)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
