@@ -256,10 +256,10 @@ func printWarehouse(w io.Writer, wh worker.WarehouseStatus) {
 		fmt.Fprintf(w, "\nwarehouse  %s (schema v%d, %s)\n", wh.Path, wh.SchemaVersion, size)
 	}
 	if wh.RulesVersion > 0 {
-		fmt.Fprintf(w, "data rules version %d (this cardsync: %d)\n", wh.RulesVersion, wh.CurrentRulesVersion)
+		fmt.Fprintf(w, "rules      data rules version %d (this cardsync's: %d)\n", wh.RulesVersion, wh.CurrentRulesVersion)
 	}
 	for _, warn := range wh.RulesWarnings {
-		fmt.Fprintf(w, "WARNING    %s\n", warn)
+		fmt.Fprintf(w, "warning    %s\n", warn)
 	}
 	if wh.CardsFlatStale {
 		fmt.Fprintln(w, "cards_flat stale: the view lags behind card_fields and could not be re-created (a view built on it blocks the DROP? see the log's warning); cards and checkpoints sync as usual")
