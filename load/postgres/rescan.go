@@ -142,14 +142,14 @@ var pgRescanQueries = map[string]pgRescanQuery{
 	load.PhaseCards: {
 		sel: `SELECT card_id, 0::bigint, data::text, minor::text, data_hash FROM card_state
 			WHERE account = $1 AND card_id > $2 AND $3::bigint IS NOT NULL ORDER BY card_id LIMIT $4`,
-		upd:   `UPDATE card_state SET data = $1::jsonb, minor = $2::jsonb, data_hash = $3 WHERE account = $4 AND card_id = $5
+		upd: `UPDATE card_state SET data = $1::jsonb, minor = $2::jsonb, data_hash = $3 WHERE account = $4 AND card_id = $5
 			AND (data IS DISTINCT FROM $1::jsonb OR minor IS DISTINCT FROM $2::jsonb)`,
 		texts: 2, textKey: true, hashed: true,
 	},
 	load.PhaseVersions: {
 		sel: `SELECT card_id, version::bigint, data::text FROM card_versions
 			WHERE account = $1 AND (card_id, version) > ($2, $3) ORDER BY card_id, version LIMIT $4`,
-		upd:   `UPDATE card_versions SET data = $1::jsonb WHERE account = $2 AND card_id = $3 AND version = $4
+		upd: `UPDATE card_versions SET data = $1::jsonb WHERE account = $2 AND card_id = $3 AND version = $4
 			AND data IS DISTINCT FROM $1::jsonb`,
 		texts: 1, textKey: true, numKey: true,
 	},
