@@ -320,7 +320,7 @@ func RescanBackup(ctx context.Context, path string, opts load.Options, ro load.R
 		return res, false, err
 	}
 	defer removeTemps(dir, filepath.Base(work))
-	if err := copyFile(path, work, mode); err != nil {
+	if err := copyBackupFile(path, work, mode); err != nil {
 		return res, false, err
 	}
 	opts.FileMode = mode
@@ -359,8 +359,8 @@ func RescanBackup(ctx context.Context, path string, opts load.Options, ro load.R
 	return res, true, nil
 }
 
-// copyFile copies src to dst (which exists) with mode.
-func copyFile(src, dst string, mode os.FileMode) error {
+// copyBackupFile copies src to dst (which exists) with mode.
+func copyBackupFile(src, dst string, mode os.FileMode) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
