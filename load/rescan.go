@@ -371,14 +371,14 @@ func RescanRow(policy *redact.Policy, phase string, r StoredRow) (StoredRow, int
 }
 
 // FieldNameUnderRules is what a walk records of a top-level field named
-// name under policy: its name as redacted (a card number in it masked, a
-// secret removed), or false when the rules drop the field.
+// name (holding a text) under policy: its name as redacted (a card number
+// in it masked, a secret removed), or false when the rules drop the field.
 func FieldNameUnderRules(policy *redact.Policy, name string) (string, bool) {
 	key, err := json.Marshal(name)
 	if err != nil {
 		return "", false
 	}
-	_, fields, err := policy.JSON(append(append([]byte("{"), key...), ":null}"...))
+	_, fields, err := policy.JSON(append(append([]byte("{"), key...), `:"x"}`...))
 	if err != nil || len(fields) != 1 {
 		return "", false
 	}

@@ -45,6 +45,17 @@ func TestRescanCommand(t *testing.T) {
 		t.Fatalf("backup: exit %d\n%s", code, errOut)
 	}
 	backup := strings.TrimSpace(out)
+	if err := os.Chmod(backup, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	identity := func(path string) string {
+		var id string
+		if err := openDB(t, path).QueryRow(`SELECT warehouse_id FROM warehouse_identity`).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	id := identity(backup)
 
 	_, out, _ = e.run(ctx, "status")
 	if !strings.Contains(out, "data rules version 1") || strings.Count(out, "cardsync rescan") != 2 || !strings.Contains(out, backup) {
@@ -66,6 +77,9 @@ func TestRescanCommand(t *testing.T) {
 	code, out, errOut = e.run(ctx, "rescan", "-backups", "-batch", "7")
 	if code != 0 || !strings.Contains(out, "warehouse rescanned") || !strings.Contains(out, "backup "+backup+" rescanned") {
 		t.Fatalf("rescan: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if fi, err := os.Stat(backup); err != nil || fi.Mode().Perm() != 0o600 || identity(backup) != id {
+		t.Errorf("rewritten backup: %v, %v; want mode 0600 and identity %s kept", fi.Mode(), err, id)
 	}
 	_, out, _ = e.run(ctx, "status")
 	if strings.Contains(out, "cardsync rescan") {
