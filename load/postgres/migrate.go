@@ -134,6 +134,7 @@ func migrationSteps(policy *redact.Policy) map[int]func(context.Context, pgx.Tx)
 		5:  func(ctx context.Context, tx pgx.Tx) error { return rehashCards(ctx, tx, policy) },
 		10: typeFields,
 		12: createIDKey,
+		13: rulesVersion,
 	}
 }
 

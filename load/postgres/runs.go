@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/redact"
 )
 
 func streamOf(s string) string {
@@ -53,6 +54,11 @@ func (w *Warehouse) StartRun(ctx context.Context, trigger, version string) (_ in
 	w.mu.Unlock()
 	err = w.write(ctx, func(tx pgx.Tx) error {
 		now := w.stamp()
+		// A run of older rules writes rows the current ones would not
+		// keep: the warehouse is at its version at most (never raised).
+		if _, err := tx.Exec(ctx, load.LowerRulesVersionSQL("$1"), redact.RulesVersion); err != nil {
+			return err
+		}
 		return tx.QueryRow(ctx, `INSERT INTO sync_runs (trigger, started_at, heartbeat_at, status, version, account, holder)
 			VALUES ($1, $2, $2, 'running', $3, $4, $5) RETURNING run_id`, trigger, now, clean(version), w.account, holder).Scan(&id)
 	})

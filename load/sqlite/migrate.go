@@ -49,6 +49,7 @@ func (w *Warehouse) migrationSteps() map[int]func(context.Context, *sql.Tx) erro
 		10: w.upgradeCanonical,
 		13: w.upgradeTyped,
 		15: w.createIDKey,
+		16: upgradeRulesVersion,
 	}
 }
 

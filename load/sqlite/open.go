@@ -54,6 +54,9 @@ type Warehouse struct {
 
 	// account is Options.Account with its default applied.
 	account string
+	// rescanUnlocked: RescanBatch takes no run lock (a backup's copy,
+	// which no run writes).
+	rescanUnlocked bool
 
 	closeOnce sync.Once
 	closeErr  error

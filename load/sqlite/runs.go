@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/redact"
 )
 
 // timeFormat is how every time is stored: UTC, seconds, 'Z'.
@@ -64,6 +65,11 @@ func (w *Warehouse) StartRun(ctx context.Context, trigger, version string) (_ in
 	var id int64
 	err = w.write(ctx, func(tx *sql.Tx) error {
 		now := w.stamp()
+		// A run of older rules writes rows the current ones would not
+		// keep: the warehouse is at its version at most (never raised).
+		if _, err := tx.ExecContext(ctx, load.LowerRulesVersionSQL("?1"), redact.RulesVersion); err != nil {
+			return err
+		}
 		return tx.QueryRowContext(ctx, `INSERT INTO sync_runs (trigger, started_at, heartbeat_at, status, version, account)
 			VALUES (?, ?, ?, 'running', ?, ?) RETURNING run_id`, trigger, now, now, version, w.account).Scan(&id)
 	})

@@ -83,7 +83,7 @@ func TestUpgradeTypesFields(t *testing.T) {
 	db := rawDB(t, path)
 	// An analyst's views (made here after the undo, which dropped
 	// cards_flat) come through the upgrade.
-	for _, q := range []string{schema15Undo, `ALTER TABLE sync_runs DROP COLUMN duration_ms`, schema13Undo, `PRAGMA user_version = 12`,
+	for _, q := range []string{`DROP TABLE rules_state`, schema15Undo, `ALTER TABLE sync_runs DROP COLUMN duration_ms`, schema13Undo, `PRAGMA user_version = 12`,
 		`CREATE VIEW my_cards AS SELECT card_id FROM card_state`,
 		`CREATE VIEW my_money AS SELECT card_id, amount_minor FROM cards_flat`} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
