@@ -374,6 +374,30 @@ func secretForms(v string) []form {
 	return forms
 }
 
+// pairForms returns the spellings of a user:password pair that AddPair
+// registers: base64 and hex of the pair and of each of its common text
+// spellings, and the text spellings of those base64 forms (base64 in a
+// JSON or URL-escaped string).
+func pairForms(v string) []form {
+	seen := map[string]bool{}
+	var forms []form
+	for _, f := range textForms(v, true) {
+		for _, b := range binaryForms(f) {
+			texts := []string{b.text}
+			if b.min != minHexPiece {
+				texts = textForms(b.text, true)
+			}
+			for _, g := range texts {
+				if g != "" && !seen[g] {
+					seen[g] = true
+					forms = append(forms, form{g, b.min})
+				}
+			}
+		}
+	}
+	return forms
+}
+
 // segments returns the parts of v, between characters that some style
 // rewrites (any but ASCII letters, digits and - . _ ~), of minSegment to
 // minPiece-1 bytes: spelled by a style not generated here, the secret keeps

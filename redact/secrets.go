@@ -66,14 +66,36 @@ func (s *Secrets) Add(v string) {
 	s.addValue(v)
 }
 
-// AddPair registers user+":"+password as a secret (Add), the credential of
-// HTTP Basic authentication, whose header carries it in base64. The
-// password alone is registered by Add; an empty password adds nothing.
+// AddPair registers the credential user+":"+password in the spellings only
+// an encoding gives it: base64 (standard and URL-safe, padded or not, at
+// any alignment inside longer base64, as HTTP Basic authentication's
+// header carries it) and hex, of the pair as sent and as each escaping
+// style writes it. Its plain and escaped text spellings are not
+// registered: they hold the password, which Add registers on its own, and
+// every other piece of them is a piece of the user name alone (an e-mail
+// address), which is no secret and appears in data ("holder@example.com"
+// must not lose "@example.com"). An empty password adds nothing.
 func (s *Secrets) AddPair(user, password string) {
 	if password == "" {
 		return
 	}
-	s.Add(user + ":" + password)
+	v := user + ":" + password
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.added == nil {
+		s.added = map[string]bool{}
+		s.values = map[string]bool{}
+	}
+	if s.added[v] {
+		return
+	}
+	s.added[v] = true
+	for _, f := range pairForms(v) {
+		s.add(f, len(v))
+		if c := canonicalString(f.text); c != f.text {
+			s.add(form{c, f.min}, len(v))
+		}
+	}
 }
 
 // addValue is Add for a caller that holds s.mu for writing.
