@@ -111,6 +111,18 @@ type frame struct {
 	// drop, when >= 0, is the length to cut the output back to once the
 	// current member's value ends: the member is being dropped.
 	drop int
+	// pk is where, in the output, the key of the member whose value this
+	// object is stands (empty if none); pathCode says whether that key
+	// followed by a value word is a code key (0: not known yet, 1: yes,
+	// -1: no). See pathSecretKey.
+	pk       [2]int
+	pathCode int8
+	// name is where, in the output, the content of a string that may name
+	// a code pair stands: the value of a name member of this object, or
+	// this array's first element; hasVal says whether this object has a
+	// value member (see notePair).
+	name   [2]int
+	hasVal bool
 }
 
 // walker holds the state of one JSON walk and its reusable scratch space.
@@ -128,6 +140,17 @@ type walker struct {
 	scratch []byte // a decoded key
 	scan    scan
 
+	// The layers (layerwalk.go): their state, scratch space and counts.
+	ls       layerScan
+	layerBuf []byte
+	counts   counts
+	counting bool   // count the card numbers the fast pass masks (JSONStats)
+	lastKey  [2]int // where the last key read stands in the output
+	pairKey  bool   // the value being read is a pair's name member
+	pairs    bool   // the document may hold a name/value pair of a code
+	pathBuf  []byte
+	pathKey  []byte
+
 	canon canon // the canonical pass (canonical.go)
 }
 
@@ -135,6 +158,8 @@ func (w *walker) reset(p *Policy, in, out []byte) {
 	w.p, w.in, w.i, w.out = p, in, 0, out
 	w.stack = w.stack[:0]
 	w.rootObject, w.noMask = false, false
+	w.counts, w.counting, w.pairKey, w.pairs = counts{}, false, false, false
+	w.ls.secrets = nil
 }
 
 // syntaxError returns an ErrInvalidJSON naming the offset and the reason.
@@ -159,6 +184,7 @@ func (w *walker) key() error {
 		return err
 	}
 	key := w.out[keyStart : len(w.out)-1]
+	w.lastKey = [2]int{keyStart, len(w.out) - 1}
 	if escaped {
 		w.scratch = unescape(w.scratch[:0], key)
 		key = w.scratch
@@ -181,10 +207,17 @@ func (w *walker) key() error {
 	case c == 't', c == 'f', c == 'n':
 		literal = true
 	}
-	if w.p.extraKey(key) || !literal && secretKey(key) {
+	if w.p.extraKey(key) {
 		f.drop = mark
 		return nil
 	}
+	if !literal && (secretKey(key) || len(w.stack) > 1 && w.pathSecretKey(f, key)) {
+		f.drop = mark
+		w.counts.codes++
+		return nil
+	}
+	w.pairKey = pairName(key)
+	f.hasVal = f.hasVal || pairValue(key)
 	if len(w.stack) == 1 && f.object {
 		w.noMask = scalar && string(key) == "id"
 	}
@@ -297,6 +330,7 @@ func (w *walker) number(mask bool) error {
 			for k := at + 6; k < len(w.out)-4; k++ {
 				w.out[k] = '*'
 			}
+			w.counts.cards++
 			w.out = append(w.out, '"')
 			return nil
 		}

@@ -55,7 +55,14 @@ func (w *walker) str(mask bool) (escaped bool, err error) {
 		switch c := in[i]; {
 		case c == '"':
 			i++
+			// The layers first: JSON text must still parse.
+			if mask && mayLayer(out[start:], digits) {
+				out, escaped = w.layered(out, start, escaped)
+			}
 			if mask && digits >= minPAN {
+				if w.counting {
+					w.counts.cards += countPANRuns(out[start:], escaped, w.scan.groups)
+				}
 				n, _ := maskText(out[start:], escaped, &w.scan)
 				out = out[:start+n]
 			}
