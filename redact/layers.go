@@ -103,35 +103,41 @@ func (ls *layerScan) text(t []byte, depth int) []edit {
 	if ls.budget -= len(t); ls.budget < 0 || len(t) == 0 {
 		return nil
 	}
-	if depth < maxLayers && jsonLike(t) {
-		if ed, ok := ls.jsonText(t, depth+1); ok {
-			return ed
-		}
-	}
-	var ed []edit
-	if depth > 0 {
-		ed = ls.cards(t, ed)
-		ed = ls.secretsIn(t, ed)
-	}
-	ed = freeCodes(t, ed)
-	if depth >= maxLayers {
-		return ed
-	}
 	var marks uint
 	for _, c := range t {
 		marks |= markerOf[c]
 	}
-	if marks == 0 {
+	var ed []edit
+	isJSON := false
+	if depth < maxLayers && jsonLike(t) {
+		ed, isJSON = ls.jsonText(t, depth+1)
+	}
+	// The readings of the text as it stands: not of JSON text (its own
+	// reading covers it), and not of text that still holds HTML
+	// references or \u escapes, an outer encoding: "&#x73;_pin=tru&#x65;"
+	// is no pair "_pin" = "tru", and "%\u00326" is an encoded '&'. Their
+	// decoded layer is read instead, and percent-decoded in its turn.
+	refs := depth < maxLayers && (marks&mAmp != 0 && hasEntity(t) || marks&mBackslash != 0 && hasUEscape(t))
+	if !isJSON {
+		if depth > 0 {
+			ed = ls.cards(t, depth, ed)
+			ed = ls.secretsIn(t, ed)
+		}
+		if !refs {
+			ed = freeCodes(t, ed)
+			if depth < maxLayers && marks&mColon != 0 {
+				ed = ls.headers(t, depth, ed)
+			}
+			if depth < maxLayers && marks&mLt != 0 {
+				ed = ls.xml(t, depth, ed)
+			}
+		}
+		if !refs && depth < maxLayers && marks&mEq != 0 {
+			ed = ls.query(t, depth, ed)
+		}
+	}
+	if depth >= maxLayers || marks == 0 {
 		return ed
-	}
-	if marks&mEq != 0 {
-		ed = ls.query(t, depth, ed)
-	}
-	if marks&mColon != 0 {
-		ed = ls.headers(t, depth, ed)
-	}
-	if marks&mLt != 0 {
-		ed = ls.xml(t, depth, ed)
 	}
 	if marks&mBackslash != 0 {
 		if u, m, ok := decodeBackslash(t); ok {
@@ -143,7 +149,7 @@ func (ls *layerScan) text(t []byte, depth int) []edit {
 			ed = mapEdits(ed, ls.text(u, depth+1), m, encEntity)
 		}
 	}
-	if marks&(mPercent|mPlus) != 0 {
+	if marks&(mPercent|mPlus) != 0 && !refs {
 		if u, m, ok := decodePercent(t); ok {
 			ed = mapEdits(ed, ls.text(u, depth+1), m, encPercent)
 		}
@@ -230,9 +236,11 @@ func shiftEdits(ed, sub []edit, off int) []edit {
 }
 
 // cards appends an edit for each digit of a card number in t that masking
-// would write '*' over.
-func (ls *layerScan) cards(t []byte, ed []edit) []edit {
-	if countDigits(t) < minLayerPAN {
+// would write '*' over. A text that still holds an escape of a layer
+// below is judged once decoded: the digits of "&#34;" or "%20" are no
+// digits of the text, and would join its numbers into false card numbers.
+func (ls *layerScan) cards(t []byte, depth int, ed []edit) []edit {
+	if countDigits(t) < minLayerPAN || depth < maxLayers && encoded(t) {
 		return ed
 	}
 	masked := append([]byte(nil), t...)
@@ -290,16 +298,27 @@ func (ls *layerScan) secretsIn(t []byte, ed []edit) []edit {
 
 // codeValue reports whether v, a value found under a code word, is to be
 // replaced: it is not empty, a flag (true, false, null, in any case) or
-// "[REDACTED]".
+// made only of "[REDACTED]" and characters that are not letters or
+// digits (what an earlier pass wrote).
 func codeValue(v []byte) bool {
 	v = bytes.TrimSpace(v)
 	switch {
-	case len(v) == 0, string(v) == Redacted:
+	case len(v) == 0:
 		return false
 	case bytes.EqualFold(v, []byte("true")), bytes.EqualFold(v, []byte("false")), bytes.EqualFold(v, []byte("null")):
 		return false
 	}
-	return true
+	for len(v) > 0 {
+		if bytes.HasPrefix(v, []byte(Redacted)) {
+			v = v[len(Redacted):]
+			continue
+		}
+		if c := v[0]; wordByte(c) || c >= utf8.RuneSelf {
+			return true
+		}
+		v = v[1:]
+	}
+	return false
 }
 
 // codeEdit returns the edit that replaces the value t[start:end].
@@ -346,8 +365,16 @@ func freeCodes(t []byte, ed []edit) []edit {
 				continue
 			}
 		}
-		if start > 1 && isDigit(t[start-2]) && (t[start-1] == '.' || t[start-1] == '-' || t[start-1] == '/' || t[start-1] == ':' || t[start-1] == ',') {
-			continue
+		if start > 1 && isDigit(t[start-2]) && (t[start-1] == ' ' || t[start-1] == '.' || t[start-1] == '-' || t[start-1] == '/' || t[start-1] == ':' || t[start-1] == ',') {
+			// After a group of digits, not a word ending in digits
+			// ("CVV2 123").
+			k := start - 2
+			for k > 0 && isDigit(t[k-1]) {
+				k--
+			}
+			if k == 0 || !wordByte(t[k-1]) && t[k-1] < utf8.RuneSelf {
+				continue
+			}
 		}
 		if k := keyBefore(t, start); k != nil && secretKey(k) {
 			ed = append(ed, codeEdit(start, j))
@@ -474,6 +501,8 @@ func (ls *layerScan) headers(t []byte, depth int, ed []edit) []edit {
 			}
 			if e > v && secretKey(line[:c]) && codeValue(t[v:e]) {
 				ed = append(ed, codeEdit(v, e))
+			} else if e > v && e-v < len(t) {
+				ed = shiftEdits(ed, ls.text(t[v:e], depth+1), v)
 			}
 		}
 		ls0 = le + 1
@@ -548,18 +577,22 @@ func (ls *layerScan) xml(t []byte, depth int, ed []edit) []edit {
 		if end >= len(t) || t[end] != '>' || t[end-1] == '/' {
 			continue
 		}
-		if !secretKey(name) {
-			continue
-		}
-		// The element's content, up to its closing tag.
+		// The element's content, up to its closing tag: replaced under a
+		// code word, else read through its own layers when it holds no
+		// element.
 		cs := end + 1
 		closing := append(append([]byte("</"), name...), '>')
 		ce := indexFold(t[cs:], closing)
 		if ce < 0 {
 			continue
 		}
-		if codeValue(t[cs : cs+ce]) {
-			ed = append(ed, codeEdit(cs, cs+ce))
+		switch content := t[cs : cs+ce]; {
+		case secretKey(name):
+			if codeValue(content) {
+				ed = append(ed, codeEdit(cs, cs+ce))
+			}
+		case len(content) > 0 && bytes.IndexByte(content, '<') < 0:
+			ed = shiftEdits(ed, ls.text(content, depth+1), cs)
 		}
 	}
 	return ed
@@ -729,47 +762,47 @@ func decodeEntities(t []byte) (u []byte, m omap, ok bool) {
 }
 
 // entityAt returns the text of the character reference at the start of t
-// (a '&') and its length, or 0.
+// (a '&') and its length, or 0. As HTML5 reads them, a numeric reference
+// needs no ';', nor do the legacy names amp, lt, gt, quot and nbsp.
 func entityAt(t []byte) (string, int) {
-	end := bytes.IndexByte(t[:min(len(t), 34)], ';')
-	if end < 2 {
+	if len(t) < 3 {
 		return "", 0
 	}
-	body := t[1:end]
-	if body[0] != '#' {
-		rep, found := entities[string(body)]
-		if !found {
-			rep, found = entities[strings.ToLower(string(body))]
+	if t[1] != '#' {
+		if end := bytes.IndexByte(t[:min(len(t), 34)], ';'); end >= 2 {
+			if rep, found := entities[string(t[1:end])]; found {
+				return rep, end + 1
+			}
 		}
-		if !found {
-			return "", 0
+		for _, n := range [...]string{"amp", "lt", "gt", "quot", "nbsp", "AMP", "LT", "GT", "QUOT"} {
+			if bytes.HasPrefix(t[1:], []byte(n)) {
+				return entities[strings.ToLower(n)], 1 + len(n)
+			}
 		}
-		return rep, end + 1
-	}
-	digits, base := body[1:], rune(10)
-	if len(digits) > 0 && digits[0]|0x20 == 'x' {
-		digits, base = digits[1:], 16
-	}
-	if len(digits) == 0 || len(digits) > 8 {
 		return "", 0
 	}
+	i, base := 2, rune(10)
+	if i < len(t) && t[i]|0x20 == 'x' {
+		i, base = 3, 16
+	}
+	start := i
 	var r rune
-	for _, d := range digits {
-		var v rune
-		switch {
-		case isDigit(d):
-			v = rune(d - '0')
-		case base == 16 && isHex(d):
-			v = rune(d|0x20-'a') + 10
-		default:
-			return "", 0
+	for i < len(t) && (isDigit(t[i]) || base == 16 && isHex(t[i])) {
+		if r < 0x110000 {
+			r = r*base + rune(unhex(t[i]))
 		}
-		r = r*base + v
+		i++
+	}
+	if i == start {
+		return "", 0
+	}
+	if i < len(t) && t[i] == ';' {
+		i++
 	}
 	if r > utf8.MaxRune || r >= 0xD800 && r < 0xE000 || r == 0 {
 		r = utf8.RuneError
 	}
-	return string(r), end + 1
+	return string(r), i
 }
 
 // decodePercent decodes %XX escapes and, in text that holds no space,
@@ -839,6 +872,56 @@ func hasEscape(t []byte) bool {
 		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			return true
 		case 'u':
+			if _, ok := hex4(t, i+2); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// encoded reports whether t holds an escape a layer decodes.
+func encoded(t []byte) bool {
+	if hasEscape(t) {
+		return true
+	}
+	plus := bytes.IndexByte(t, ' ') < 0
+	for i, c := range t {
+		switch {
+		case c == '&':
+			if _, n := entityAt(t[i:]); n > 0 {
+				return true
+			}
+		case c == '%':
+			if pctAt(t, i) {
+				return true
+			}
+		case c == '+':
+			if plus && plusSpace(t, i) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasEntity reports whether t holds a character reference decodeEntities
+// decodes.
+func hasEntity(t []byte) bool {
+	for i, c := range t {
+		if c == '&' {
+			if _, n := entityAt(t[i:]); n > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasUEscape reports whether t holds a \uXXXX escape.
+func hasUEscape(t []byte) bool {
+	for i := 0; i+1 < len(t); i++ {
+		if t[i] == '\\' && t[i+1] == 'u' {
 			if _, ok := hex4(t, i+2); ok {
 				return true
 			}

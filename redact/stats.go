@@ -46,7 +46,7 @@ func (p *Policy) redact(doc []byte, count bool) (out []byte, fields []Field, st 
 		c.walked = w.out
 		out = make([]byte, 0, len(w.out)+8)
 		out, fields, st.Secrets = c.run(p.secrets, w.rootObject, out)
-		if w.pairs {
+		if w.pairs && !p.layersOff {
 			var n int
 			if out, n = dropPairs(out); n > 0 && w.rootObject {
 				fields = c.fields(out, topMembers(out, c.members[:0]))
