@@ -219,8 +219,14 @@ func (w *walker) key() error {
 		w.counts.codes++
 		return nil
 	}
-	w.pairKey = pairName(key)
-	f.hasVal = f.hasVal || pairValue(key)
+	switch pairWord(key) {
+	case pairNameWord:
+		w.pairKey = true
+	case pairValueWord:
+		w.pairKey, f.hasVal = false, true
+	default:
+		w.pairKey = false
+	}
 	if len(w.stack) == 1 && f.object {
 		w.noMask = scalar && string(key) == "id"
 	}

@@ -103,10 +103,16 @@ func (ls *layerScan) text(t []byte, depth int) []edit {
 	if ls.budget -= len(t); ls.budget < 0 || len(t) == 0 {
 		return nil
 	}
+	// One pass finds the markers of the layers, and whether a hex digit
+	// follows a separator: a code in free text needs one.
 	var marks uint
+	prev := uint(0)
 	for _, c := range t {
-		marks |= markerOf[c]
+		k := markerOf[c]
+		marks |= k | (prev>>1&k&mHex)>>1
+		prev = k
 	}
+	marks &^= mSep | mHex
 	var ed []edit
 	isJSON := false
 	if depth < maxLayers && jsonLike(t) {
@@ -124,7 +130,9 @@ func (ls *layerScan) text(t []byte, depth int) []edit {
 			ed = ls.secretsIn(t, ed)
 		}
 		if !refs {
-			ed = freeCodes(t, ed)
+			if marks&mCode != 0 {
+				ed = freeCodes(t, ed)
+			}
 			if depth < maxLayers && marks&mColon != 0 {
 				ed = ls.headers(t, depth, ed)
 			}
@@ -157,7 +165,10 @@ func (ls *layerScan) text(t []byte, depth int) []edit {
 	return ed
 }
 
-// Marker bytes: a layer is decoded only when its marker is present.
+// Marker bytes: a layer is decoded only when its marker is present. mSep
+// marks a separator before a code's value, mHex a hex digit: a separator
+// then a hex digit sets mCode (mHex >> 1), the sign of a value after a
+// key in free text.
 const (
 	mBackslash = 1 << iota
 	mAmp
@@ -166,9 +177,21 @@ const (
 	mEq
 	mColon
 	mLt
+	mCode
+	mHex
+	mSep = mHex << 1
 )
 
-var markerOf = [256]uint{'\\': mBackslash, '&': mAmp, '%': mPercent, '+': mPlus, '=': mEq, ':': mColon, '<': mLt}
+var markerOf = func() (m [256]uint) {
+	for c, k := range map[byte]uint{'\\': mBackslash, '&': mAmp, '%': mPercent, '+': mPlus, '=': mEq | mSep, ':': mColon | mSep, '<': mLt,
+		' ': mSep, '\t': mSep, '#': mSep, '"': mSep, '\'': mSep} {
+		m[c] = k
+	}
+	for _, c := range []byte("0123456789abcdefABCDEF") {
+		m[c] |= mHex
+	}
+	return m
+}()
 
 // jsonLike reports whether t, trimmed, starts with '{' or '[' and ends
 // with the matching bracket.
@@ -444,7 +467,7 @@ func (ls *layerScan) query(t []byte, depth int, ed []edit) []edit {
 		}
 		// The key: back to '&', ';', '?', white space, a quote or the start.
 		k := i
-		for k > 0 && !queryStop(t[k-1]) {
+		for k > 0 && !queryStop(t[k-1]) && t[k-1] != '=' {
 			k--
 		}
 		v := i + 1
@@ -491,7 +514,7 @@ func (ls *layerScan) headers(t []byte, depth int, ed []edit) []edit {
 			le = len(t)
 		}
 		line := t[ls0:le]
-		if c := bytes.IndexByte(line, ':'); c > 0 && c <= maxPhrase && headerName(line[:c]) {
+		if c := bytes.IndexByte(line, ':'); c > 0 && c <= maxPhrase && headerName(line[:c]) && !bytes.HasPrefix(line[c:], []byte("//")) {
 			v, e := ls0+c+1, le
 			for v < e && (t[v] == ' ' || t[v] == '\t') {
 				v++
@@ -511,8 +534,11 @@ func (ls *layerScan) headers(t []byte, depth int, ed []edit) []edit {
 }
 
 // headerName reports whether n may be a header's name: letters, digits,
-// '-', '_', '.' and spaces, starting with a letter or digit.
+// '-', '_', '.' and spaces, starting with a letter.
 func headerName(n []byte) bool {
+	if c := n[0]; c < utf8.RuneSelf && (c|0x20)-'a' >= 26 {
+		return false
+	}
 	for i, c := range n {
 		switch {
 		case wordByte(c), c >= utf8.RuneSelf:
@@ -529,6 +555,7 @@ func headerName(n []byte) bool {
 // is one, and the value attribute of a tag whose name, key, field or id
 // attribute names a code.
 func (ls *layerScan) xml(t []byte, depth int, ed []edit) []edit {
+	searches := 0 // closing tags looked for past the next '<'
 	for i := 0; i < len(t); i++ {
 		if t[i] != '<' || i+1 >= len(t) || !nameStart(t[i+1]) {
 			continue
@@ -580,23 +607,39 @@ func (ls *layerScan) xml(t []byte, depth int, ed []edit) []edit {
 		// The element's content, up to its closing tag: replaced under a
 		// code word, else read through its own layers when it holds no
 		// element.
+		// Only a code element's closing tag is looked for past the next
+		// '<': reading is linear.
 		cs := end + 1
 		closing := append(append([]byte("</"), name...), '>')
-		ce := indexFold(t[cs:], closing)
+		ce := bytes.IndexByte(t[cs:], '<')
 		if ce < 0 {
 			continue
 		}
+		leafEnd := bytes.HasPrefix(t[cs+ce:], closing) || len(t)-cs-ce >= len(closing) && bytes.EqualFold(t[cs+ce:cs+ce+len(closing)], closing)
+		code := secretKey(name)
+		if code && !leafEnd && searches < maxSearches {
+			searches++
+			if ce = indexFold(t[cs:], closing); ce < 0 {
+				continue
+			}
+		} else if !leafEnd {
+			continue
+		}
 		switch content := t[cs : cs+ce]; {
-		case secretKey(name):
+		case code:
 			if codeValue(content) {
 				ed = append(ed, codeEdit(cs, cs+ce))
 			}
-		case len(content) > 0 && bytes.IndexByte(content, '<') < 0:
+		case len(content) > 0:
 			ed = shiftEdits(ed, ls.text(content, depth+1), cs)
 		}
 	}
 	return ed
 }
+
+// maxSearches bounds the closing tags of code elements with elements
+// inside that one text is searched for.
+const maxSearches = 16
 
 func nameStart(c byte) bool { return (c|0x20)-'a' < 26 || c == '_' || c >= utf8.RuneSelf }
 
@@ -618,34 +661,44 @@ func indexFold(s, sep []byte) int {
 // pairName reports whether k names the member of a name/value pair that
 // holds the name: name, key, field, param, parameter, attribute, attr or
 // type, in any case.
-func pairName(k []byte) bool {
-	switch len(k) {
-	case 3, 4, 5, 9:
-	default:
-		return false
-	}
-	for _, n := range [...]string{"name", "key", "field", "param", "parameter", "attribute", "attr", "type"} {
-		if len(n) == len(k) && bytes.EqualFold(k, []byte(n)) {
-			return true
-		}
-	}
-	return false
-}
+func pairName(k []byte) bool { return pairWord(k) == pairNameWord }
 
 // pairValue reports whether k names the member of a name/value pair that
 // holds the value: value, val, data or content, in any case.
-func pairValue(k []byte) bool {
-	switch len(k) {
-	case 3, 4, 5, 7:
+func pairValue(k []byte) bool { return pairWord(k) == pairValueWord }
+
+// Kinds of the member names of a name/value pair.
+const (
+	pairOther = iota
+	pairNameWord
+	pairValueWord
+)
+
+// pairWord returns the kind of k as the member name of a pair. Most keys
+// are rejected by their length or first letter.
+func pairWord(k []byte) int {
+	if len(k) < 3 || len(k) > 9 {
+		return pairOther
+	}
+	switch k[0] | 0x20 {
+	case 'n', 'k', 'f', 'p', 'a', 't', 'v', 'd', 'c':
 	default:
-		return false
+		return pairOther
 	}
-	for _, n := range [...]string{"value", "val", "data", "content"} {
-		if bytes.EqualFold(k, []byte(n)) {
-			return true
+	var buf [9]byte
+	for i, c := range k {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
 		}
+		buf[i] = c
 	}
-	return false
+	switch string(buf[:len(k)]) {
+	case "name", "key", "field", "param", "parameter", "attribute", "attr", "type":
+		return pairNameWord
+	case "value", "val", "data", "content":
+		return pairValueWord
+	}
+	return pairOther
 }
 
 // decodeBackslash decodes the JSON escapes of t (\" \\ \/ \b \f \n \r \t

@@ -48,7 +48,7 @@ func mayLayer(s []byte, digits int) bool {
 func (w *walker) layered(out []byte, start int, escaped bool) ([]byte, bool) {
 	content := out[start:]
 	ls := &w.ls
-	ls.budget = 8*len(content) + 4096
+	ls.budget = 16*len(content) + 1<<16
 	ls.secrets = w.p.secrets
 	var ed []edit
 	if escaped {
