@@ -214,7 +214,7 @@ func (w *walker) key() error {
 		f.drop = mark
 		return nil
 	}
-	if !literal && (secretKey(key) || len(w.stack) > 1 && !w.p.layersOff && w.pathSecretKey(f, key)) {
+	if !literal && (secretKey(key) || len(w.stack) > 1 && valueWord(key) && !w.p.layersOff && w.pathSecretKey(f, key)) {
 		f.drop = mark
 		w.counts.codes++
 		return nil

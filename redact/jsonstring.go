@@ -56,7 +56,7 @@ func (w *walker) str(mask bool) (escaped bool, err error) {
 		case c == '"':
 			i++
 			// The layers first: JSON text must still parse.
-			if mask && mayLayer(out[start:], digits) && !w.p.layersOff {
+			if mask && (digits >= minCode || len(out) > start && mayLayer(out[start:], digits)) && !w.p.layersOff {
 				out, escaped = w.layered(out, start, escaped)
 			}
 			if mask && digits >= minPAN {

@@ -256,7 +256,7 @@ func pathSecret(parent, key []byte) bool {
 	if secretKey(key) {
 		return true
 	}
-	if len(parent) == 0 || len(key) > 64 {
+	if len(parent) == 0 || !valueWord(key) {
 		return false
 	}
 	path := append(append([]byte(nil), parent...), " code"...)

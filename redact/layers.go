@@ -105,14 +105,16 @@ func (ls *layerScan) text(t []byte, depth int) []edit {
 	}
 	// One pass finds the markers of the layers, and whether a hex digit
 	// follows a separator: a code in free text needs one.
-	var marks uint
-	prev := uint(0)
+	var marks, cand, prev uint16
 	for _, c := range t {
 		k := markerOf[c]
-		marks |= k | (prev>>1&k&mHex)>>1
+		marks |= k
+		cand |= prev & (k << 1)
 		prev = k
 	}
-	marks &^= mSep | mHex
+	if cand&mSep != 0 {
+		marks |= mCode
+	}
 	var ed []edit
 	isJSON := false
 	if depth < maxLayers && jsonLike(t) {
@@ -182,8 +184,8 @@ const (
 	mSep = mHex << 1
 )
 
-var markerOf = func() (m [256]uint) {
-	for c, k := range map[byte]uint{'\\': mBackslash, '&': mAmp, '%': mPercent, '+': mPlus, '=': mEq | mSep, ':': mColon | mSep, '<': mLt,
+var markerOf = func() (m [256]uint16) {
+	for c, k := range map[byte]uint16{'\\': mBackslash, '&': mAmp, '%': mPercent, '+': mPlus, '=': mEq | mSep, ':': mColon | mSep, '<': mLt,
 		' ': mSep, '\t': mSep, '#': mSep, '"': mSep, '\'': mSep} {
 		m[c] = k
 	}
@@ -514,7 +516,7 @@ func (ls *layerScan) headers(t []byte, depth int, ed []edit) []edit {
 			le = len(t)
 		}
 		line := t[ls0:le]
-		if c := bytes.IndexByte(line, ':'); c > 0 && c <= maxPhrase && headerName(line[:c]) && !bytes.HasPrefix(line[c:], []byte("//")) {
+		if c := bytes.IndexByte(line, ':'); c > 0 && c <= maxPhrase && headerName(line[:c]) && !bytes.HasPrefix(line[c+1:], []byte("//")) {
 			v, e := ls0+c+1, le
 			for v < e && (t[v] == ' ' || t[v] == '\t') {
 				v++
@@ -675,30 +677,70 @@ const (
 )
 
 // pairWord returns the kind of k as the member name of a pair. Most keys
-// are rejected by their length or first letter.
+// are rejected by their length and first letter.
 func pairWord(k []byte) int {
-	if len(k) < 3 || len(k) > 9 {
-		return pairOther
-	}
-	switch k[0] | 0x20 {
-	case 'n', 'k', 'f', 'p', 'a', 't', 'v', 'd', 'c':
-	default:
-		return pairOther
-	}
-	var buf [9]byte
-	for i, c := range k {
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
+	switch len(k) {
+	case 3:
+		switch {
+		case eqLower(k, "key"):
+			return pairNameWord
+		case eqLower(k, "val"):
+			return pairValueWord
 		}
-		buf[i] = c
-	}
-	switch string(buf[:len(k)]) {
-	case "name", "key", "field", "param", "parameter", "attribute", "attr", "type":
-		return pairNameWord
-	case "value", "val", "data", "content":
-		return pairValueWord
+	case 4:
+		switch {
+		case eqLower(k, "name"), eqLower(k, "attr"), eqLower(k, "type"):
+			return pairNameWord
+		case eqLower(k, "data"):
+			return pairValueWord
+		}
+	case 5:
+		switch {
+		case eqLower(k, "field"), eqLower(k, "param"):
+			return pairNameWord
+		case eqLower(k, "value"):
+			return pairValueWord
+		}
+	case 7:
+		if eqLower(k, "content") {
+			return pairValueWord
+		}
+	case 9:
+		if eqLower(k, "parameter") || eqLower(k, "attribute") {
+			return pairNameWord
+		}
 	}
 	return pairOther
+}
+
+// eqLower reports whether k, ASCII case aside, is s (lower case, of k's
+// length).
+func eqLower(k []byte, s string) bool {
+	for i := range len(s) {
+		if k[i]|0x20 != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// valueWord reports whether k, in any case, is one of the words that name
+// a value rather than what it is (code, value, number, data, ...): the
+// keys read after their parent's key ("security": {"code": ...}).
+func valueWord(k []byte) bool {
+	switch len(k) {
+	case 2:
+		return eqLower(k, "no") || eqLower(k, "nr")
+	case 3:
+		return eqLower(k, "val") || eqLower(k, "num")
+	case 4:
+		return eqLower(k, "code") || eqLower(k, "data")
+	case 5:
+		return eqLower(k, "value") || eqLower(k, "digit") || eqLower(k, "block")
+	case 6:
+		return eqLower(k, "number") || eqLower(k, "digits")
+	}
+	return false
 }
 
 // decodeBackslash decodes the JSON escapes of t (\" \\ \/ \b \f \n \r \t

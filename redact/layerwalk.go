@@ -142,10 +142,10 @@ func countPANRuns(t []byte, json bool, gs []group) int {
 	}
 }
 
-// pathSecretKey reports whether key, read after the key of the member
-// whose value is the object of frame f, is a code key ("security": {"code":
-// ...}). A key is read so only when its parent's key followed by "code" is
-// a code key: "security" and "pin" are read so, while "verification":
+// pathSecretKey reports whether key, a value word (valueWord), read after
+// the key of the member whose value is the object of frame f, is a code
+// key ("security": {"code": ...}). A key is read so only when its parent's
+// key followed by "code" is a code key: "security" and "pin" are read so, while "verification":
 // {"value": ...} stays (an e-mail's verification, a look-alike). Whether
 // the parent's key is read so is found once per object.
 func (w *walker) pathSecretKey(f *frame, key []byte) bool {
