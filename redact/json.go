@@ -74,6 +74,15 @@ func NewPolicy(extraKeys []string) *Policy {
 //     built-in rule (extra keys: whatever the value);
 //   - except: the value of the key "id" of the top-level object, when it is a
 //     string or a number, is the card's identity and is never masked;
+//   - every string and key is also read through the layers upstream text
+//     uses (JSON text, \uXXXX escapes, HTML references, percent and form
+//     encoding, query strings, header lines, XML, free text such as "cvv
+//     123"): the card numbers, codes and secrets found there are replaced
+//     in the string as sent, never in a decoded copy (see layers.go);
+//   - name/value pairs: {"name": "cvv", "value": "123"} loses its value
+//     member and ["pin", "1234"] its second element; a value word under a
+//     parent that names a code with it ("security": {"code": "123"}) is
+//     dropped as a code;
 //   - with a Policy from NewSecretPolicy, every string, key and number that
 //     holds a secret of its set (or a bearer token) has it replaced by
 //     "[REDACTED]", as Secrets.Scrub does (a number so changed becomes a

@@ -540,3 +540,23 @@ func marshal(v any) []byte {
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
+
+// TestLayersSecrets: a secret of the policy's set is found in a decoded
+// layer, replaced in the source bytes and counted.
+func TestLayersSecrets(t *testing.T) {
+	var s Secrets
+	s.Add("S3cureLongPassword")
+	p := NewSecretPolicy(nil, &s)
+	for _, c := range []struct{ in, want string }{
+		{`{"a":"pw=S3cure%4CongPassword&n=1"}`, `{"a":"pw=[REDACTED]&n=1"}`},
+		{`{"a":"&#83;3cureLongPassword 123"}`, `{"a":"[REDACTED] 123"}`},
+	} {
+		out, _, st, err := p.JSONStats([]byte(c.in))
+		if err != nil || string(out) != c.want || st.Secrets != 1 {
+			t.Errorf("JSONStats(%s) = %s, %+v, %v; want %s and 1 secret", c.in, out, st, err, c.want)
+		}
+		if again, _, _ := p.JSON(out); !bytes.Equal(again, out) {
+			t.Errorf("JSON(%s) = %s, want it unchanged", out, again)
+		}
+	}
+}

@@ -142,10 +142,6 @@ func (d *pairDropper) array(i int) int {
 	return j + 1
 }
 
-// pairKeyName reports whether a key of the document names the name member
-// of a pair: the walk then checks the string value that follows.
-func pairKeyName(key []byte) bool { return pairName(key) }
-
 // topMembers appends to ms the members of the top-level object of out, a
 // canonical document.
 func topMembers(out []byte, ms []member) []member {
