@@ -31,8 +31,8 @@ import (
 //   - query strings and form bodies: k=v separated by '&' or ';';
 //   - header lines "Name: value", one a line;
 //   - XML/HTML elements <k>v</k>, attributes k="v", and a tag whose name,
-//     key, field or id attribute is a code word has its value attribute
-//     removed (<input name="cvv" value="123">);
+//     key, field, param, attribute or type attribute is a code word has its
+//     value attribute replaced (<input name="cvv" value="123">);
 //   - free text, where a code word is followed by its value: the words
 //     before a run of 3 to 16 hex digits holding at least 3 decimal digits,
 //     after separators (spaces, ':', '=', '#', quotes) and the words "is"
@@ -48,6 +48,15 @@ import (
 // the source bytes of a masked digit ("%34", "&#52;", "\u0034") become one
 // '*'. What is stored is the source text with those parts replaced, never
 // the decoded form.
+//
+// What is read: a string with 3 decimal digits or more (a code has 3, a
+// card number more), or that starts with '{' or '['; other strings cost
+// nothing. Text that still holds HTML references or \u escapes is read as
+// a structure only once they are decoded (their '&' and ';' would read as
+// a query string's separators), and percent-decoded after them. Card
+// numbers are judged in a layer with nothing left to decode, so that the
+// digits of "&#34;" or "%20" never join a number's.
+
 // maxLayers bounds how deep layers nest.
 const maxLayers = 4
 
