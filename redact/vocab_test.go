@@ -30,10 +30,10 @@ func TestVocabularyParses(t *testing.T) {
 var flagWords = []string{"verified", "checked", "result", "attempts", "enabled", "required", "present",
 	"status", "count", "check", "match", "length", "set", "failed", "provided", "type"}
 
-// lookAlikes maps each ASCII letter and digit to the characters that are
+// lookAlikeLetters maps each ASCII letter and digit to the characters that are
 // read as it in both readings of a key (see confuse), that NFKC keeps and
 // that are no combining marks.
-var lookAlikes = func() map[byte][]rune {
+var lookAlikeLetters = func() map[byte][]rune {
 	m := map[byte][]rune{}
 	for _, r := range confusableRunes {
 		s := confusable(r)
@@ -76,7 +76,7 @@ func spellKey(words []string, sep string) string {
 // look-alike written as one, and whether it has one.
 func withLookAlike(key string, pick int) (string, bool) {
 	for i := 0; i < len(key); i++ {
-		if rs := lookAlikes[key[i]]; len(rs) > 0 && key[i] > '9' {
+		if rs := lookAlikeLetters[key[i]]; len(rs) > 0 && key[i] > '9' {
 			return key[:i] + string(rs[pick%len(rs)]) + key[i+1:], true
 		}
 	}
@@ -359,7 +359,7 @@ func disguise(rng *rand.Rand, key string) string {
 	var b strings.Builder
 	for i := 0; i < len(key); {
 		r, n := utf8.DecodeRuneInString(key[i:])
-		if rs := lookAlikes[key[i]]; len(rs) > 0 && key[i] > '9' && rng.IntN(4) == 0 {
+		if rs := lookAlikeLetters[key[i]]; len(rs) > 0 && key[i] > '9' && rng.IntN(4) == 0 {
 			r = rs[rng.IntN(len(rs))]
 		}
 		b.WriteRune(r)
@@ -411,7 +411,7 @@ func FuzzSecretKeyFolding(f *testing.F) {
 		var b strings.Builder
 		k := int(choice)
 		for i := 0; i < len(key); i++ {
-			if rs := lookAlikes[key[i]]; len(rs) > 0 && key[i] > '9' && k&1 == 1 {
+			if rs := lookAlikeLetters[key[i]]; len(rs) > 0 && key[i] > '9' && k&1 == 1 {
 				b.WriteRune(rs[(k>>1)%len(rs)])
 			} else {
 				b.WriteByte(key[i])
