@@ -82,6 +82,7 @@ type RescanKey struct {
 // then what the accounts share (card_fields).
 const (
 	PhaseIDs       = "ids"       // card_state.card_id: a card number as id moved to its StoredID
+	PhaseSeen      = "seen"      // walk_seen: the other ids of open walks (rejected items') likewise
 	PhaseCards     = "cards"     // card_state: data, its hash, minor
 	PhaseVersions  = "versions"  // card_versions.data
 	PhaseSnapshots = "snapshots" // account_snapshots: name, email, timezone, raw
@@ -91,7 +92,7 @@ const (
 )
 
 // AccountPhases are the phases run for each account, in order.
-var AccountPhases = []string{PhaseIDs, PhaseCards, PhaseVersions, PhaseSnapshots, PhaseRejected, PhaseRuns}
+var AccountPhases = []string{PhaseIDs, PhaseSeen, PhaseCards, PhaseVersions, PhaseSnapshots, PhaseRejected, PhaseRuns}
 
 // StoredRow is one row a rescan reads and may rewrite: its key and its
 // texts (nil: NULL) in the order the phase lists them (see the Phase
@@ -147,6 +148,10 @@ type CardMove struct {
 	// canonical, as a sync stores it) and Hash its DataHash.
 	Data string
 	Hash []byte
+	// SeenOnly moves an id no card_state row holds (a rejected item's,
+	// listed by an open walk): only the walk's seen ids and
+	// rejected_cards.card_id.
+	SeenOnly bool
 }
 
 // Rescanner is a warehouse a rescan can rewrite (both dialects).
@@ -279,11 +284,12 @@ func Rescan(ctx context.Context, w Rescanner, opts RescanOptions) (RescanResult,
 				}
 				n = len(rows)
 				cp := RescanCheckpoint{Version: redact.RulesVersion, Phase: s.phase, Account: s.account, Key: after}
-				if s.phase == PhaseIDs {
+				if s.phase == PhaseIDs || s.phase == PhaseSeen {
 					var moves []CardMove
 					for _, r := range rows {
 						res.Read[s.phase]++
 						mv, ok, err := cardMove(rules, r)
+						mv.SeenOnly = s.phase == PhaseSeen
 						if err != nil {
 							return err
 						}
@@ -298,7 +304,9 @@ func Rescan(ctx context.Context, w Rescanner, opts RescanOptions) (RescanResult,
 							return err
 						}
 						res.Changed[s.phase] += moved
-						res.IDs += moved
+						if s.phase == PhaseIDs {
+							res.IDs += moved
+						}
 					}
 					rows = nil
 				}

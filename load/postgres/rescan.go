@@ -144,6 +144,12 @@ var pgRescanQueries = map[string]pgRescanQuery{
 			WHERE account = $1 AND card_id > $2 AND $3::bigint IS NOT NULL ORDER BY card_id LIMIT $4`,
 		texts: 1, textKey: true,
 	},
+	load.PhaseSeen: {
+		sel: `SELECT DISTINCT u.id, 0::bigint FROM walk_seen s, unnest(s.ids) AS u(id)
+			WHERE s.walk_id IN (SELECT walk_id FROM sync_walks WHERE account = $1) AND length(u.id) >= 12 AND u.id > $2
+			AND $3::bigint IS NOT NULL ORDER BY 1 LIMIT $4`,
+		textKey: true,
+	},
 	load.PhaseCards: {
 		sel: `SELECT card_id, 0::bigint, data::text, minor::text, data_hash FROM card_state
 			WHERE account = $1 AND card_id > $2 AND $3::bigint IS NOT NULL ORDER BY card_id LIMIT $4`,
@@ -305,6 +311,10 @@ func (t *pgRescanTx) MoveCards(ctx context.Context, account string, moves []load
 	olds := make([]string, 0, len(moves))
 	news := make([]string, 0, len(moves))
 	for _, m := range moves {
+		if m.SeenOnly {
+			olds, news = append(olds, m.Old), append(news, m.New)
+			continue
+		}
 		var exists bool
 		if err := t.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM card_state WHERE account = $1 AND card_id = $2)`, account, m.New).Scan(&exists); err != nil {
 			return 0, fmt.Errorf("move a card: %w", err)

@@ -174,6 +174,12 @@ var rescanQueries = map[string]rescanQuery{
 		sel:   `SELECT card_id, 0, data FROM card_state WHERE account = ?1 AND card_id > ?2 AND ?3 = ?3 ORDER BY card_id LIMIT ?4`,
 		texts: 1, textKey: true,
 	},
+	load.PhaseSeen: {
+		sel: `SELECT DISTINCT j.value, 0 FROM walk_seen s, json_each(s.ids) j
+			WHERE s.walk_id IN (SELECT walk_id FROM sync_walks WHERE account = ?1) AND length(j.value) >= 12 AND j.value > ?2 AND ?3 = ?3
+			ORDER BY 1 LIMIT ?4`,
+		textKey: true,
+	},
 	load.PhaseCards: {
 		sel:   `SELECT card_id, 0, data, minor, data_hash FROM card_state WHERE account = ?1 AND card_id > ?2 AND ?3 = ?3 ORDER BY card_id LIMIT ?4`,
 		upd:   `UPDATE card_state SET data = ?1, minor = ?2, data_hash = ?3 WHERE account = ?4 AND card_id = ?5`,
@@ -328,6 +334,10 @@ func (t rescanTx) MoveCards(ctx context.Context, account string, moves []load.Ca
 	}
 	seen := make(map[string]string, len(moves))
 	for _, m := range moves {
+		if m.SeenOnly {
+			seen[m.Old] = m.New
+			continue
+		}
 		var exists int
 		if err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM card_state WHERE account = ?1 AND card_id = ?2`, account, m.New).Scan(&exists); err != nil {
 			return 0, fmt.Errorf("move a card: %w", err)
