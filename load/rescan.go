@@ -224,6 +224,14 @@ func (r RescanResult) TotalChanged() int {
 // started over. A row the rules leave as it is is not written: the hashes
 // a walk compares change only with the data, so the next walk finds a
 // card whose stored form changed the same as the API's (redacted) card.
+//
+// Each account's first phases move the card ids an older release stored
+// as full card numbers (PhaseIDs: the cards; PhaseSeen: the other ids an
+// open walk lists) to their StoredID under the warehouse's card id key
+// (Rescanner.ItemRules), every row of a card in the batch's one
+// transaction (RescanTx.MoveCards, CardMove), with the data and hash a
+// sync of the same card now stores: the next sync finds the card
+// unchanged. A moved card sorts elsewhere; met again, it is left as it is.
 func Rescan(ctx context.Context, w Rescanner, opts RescanOptions) (RescanResult, error) {
 	if opts.Batch <= 0 {
 		opts.Batch = DefaultRescanBatch

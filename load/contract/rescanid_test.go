@@ -1,7 +1,9 @@
 package contract
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -146,12 +148,18 @@ func testRescanMovesIDs(t *testing.T, collide bool) {
 			}
 			rejectedRows := one(t, b.query(t, `SELECT count(*) FROM rejected_cards`))
 
+			// Killed after its first batch (5 cards moved), then resumed.
+			kctx, cancel := context.WithCancel(ctx)
+			first, err := load.Rescan(kctx, b.s.(rulesStore), load.RescanOptions{Policy: policy, Batch: 5, AfterBatch: cancel})
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("killed rescan: %v, want context.Canceled", err)
+			}
 			res, err := load.Rescan(ctx, b.s.(rulesStore), load.RescanOptions{Policy: policy, Batch: 5})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.IDs != len(cards) {
-				t.Errorf("rescan moved %d ids, want %d (%+v)", res.IDs, len(cards), res)
+			if !res.Resumed || first.IDs+res.IDs != len(cards) {
+				t.Errorf("rescan moved %d+%d ids (resumed %v), want %d (%+v)", first.IDs, res.IDs, res.Resumed, len(cards), res)
 			}
 			if b.path != "" {
 				// Every row the rescan rewrites or frees is overwritten
