@@ -81,6 +81,8 @@ type RescanKey struct {
 // versions, account snapshots, rejected items, the runs' error texts),
 // then what the accounts share (card_fields).
 const (
+	PhaseIDs       = "ids"       // card_state.card_id: a card number as id moved to its StoredID
+	PhaseSeen      = "seen"      // walk_seen: the other ids of open walks (rejected items') likewise
 	PhaseCards     = "cards"     // card_state: data, its hash, minor
 	PhaseVersions  = "versions"  // card_versions.data
 	PhaseSnapshots = "snapshots" // account_snapshots: name, email, timezone, raw
@@ -90,7 +92,7 @@ const (
 )
 
 // AccountPhases are the phases run for each account, in order.
-var AccountPhases = []string{PhaseCards, PhaseVersions, PhaseSnapshots, PhaseRejected, PhaseRuns}
+var AccountPhases = []string{PhaseIDs, PhaseSeen, PhaseCards, PhaseVersions, PhaseSnapshots, PhaseRejected, PhaseRuns}
 
 // StoredRow is one row a rescan reads and may rewrite: its key and its
 // texts (nil: NULL) in the order the phase lists them (see the Phase
@@ -114,11 +116,50 @@ type RescanTx interface {
 	Update(ctx context.Context, phase, account string, row StoredRow) (bool, error)
 	// SaveCheckpoint stores where the rescan stands.
 	SaveCheckpoint(ctx context.Context, cp RescanCheckpoint) error
+	// MoveCards gives each card of account named by a move's Old id its
+	// New id in every table that keys by card id (card_state,
+	// card_versions, removal_pending, rejected_cards.card_id, the seen
+	// ids of the account's open walks) and its "id" member in the stored
+	// data (card_state.data becomes the move's Data and Hash; each
+	// version's "id" member becomes New). When New is already stored (a
+	// sync under the new rules stored the card beside its old row), the
+	// two merge (see CardMove). It returns how many cards moved.
+	MoveCards(ctx context.Context, account string, moves []CardMove) (int, error)
+}
+
+// CardMove is one card a rescan moves from the full card number an older
+// release stored as its id to its stored form (StoredID), the id a sync
+// under the current rules computes for the same upstream id, so that the
+// card keeps one identity.
+//
+// When a row of New already exists (a sync under the current rules ran
+// before the rescan and stored the card again under its new id, while the
+// old row remained), the rows merge: the newer card_state row (New's) is
+// kept, with the earlier first_seen_at and first_seen_run of the two; the
+// old row's versions come first in the merged history (1..n, the open one
+// closed when New's first version starts) and New's follow, renumbered
+// from n+1, the first of them marked "returned" when the old history ended
+// in "removed" and "changed" otherwise; the old row's pending removal is
+// dropped and its row deleted.
+type CardMove struct {
+	// Old is the id as stored (a full card number), New its StoredID.
+	Old, New string
+	// Data is card_state.data with its "id" member New (redacted and
+	// canonical, as a sync stores it) and Hash its DataHash.
+	Data string
+	Hash []byte
+	// SeenOnly moves an id no card_state row holds (a rejected item's,
+	// listed by an open walk): only the walk's seen ids and
+	// rejected_cards.card_id.
+	SeenOnly bool
 }
 
 // Rescanner is a warehouse a rescan can rewrite (both dialects).
 type Rescanner interface {
 	RulesReader
+	// ItemRules are the warehouse's rules: its card id key (IDKey) is what
+	// a rescan stores card ids by.
+	ItemRules() ItemRules
 	// RescanAccounts lists the accounts holding rows, in order.
 	RescanAccounts(ctx context.Context) ([]string, error)
 	// RescanBatch runs fn in one short write transaction that no run of
@@ -156,6 +197,9 @@ type RescanResult struct {
 	// Secrets counts the strings, keys and numbers a secret was removed
 	// from (as sync_runs.secrets_redacted).
 	Secrets int
+	// IDs counts the cards whose id, a card number an older release
+	// stored in full, moved to its stored form (StoredID).
+	IDs int
 	// Batches is how many transactions committed.
 	Batches int
 	// Version is the rules version the warehouse is at afterwards.
@@ -180,6 +224,14 @@ func (r RescanResult) TotalChanged() int {
 // started over. A row the rules leave as it is is not written: the hashes
 // a walk compares change only with the data, so the next walk finds a
 // card whose stored form changed the same as the API's (redacted) card.
+//
+// Each account's first phases move the card ids an older release stored
+// as full card numbers (PhaseIDs: the cards; PhaseSeen: the other ids an
+// open walk lists) to their StoredID under the warehouse's card id key
+// (Rescanner.ItemRules), every row of a card in the batch's one
+// transaction (RescanTx.MoveCards, CardMove), with the data and hash a
+// sync of the same card now stores: the next sync finds the card
+// unchanged. A moved card sorts elsewhere; met again, it is left as it is.
 func Rescan(ctx context.Context, w Rescanner, opts RescanOptions) (RescanResult, error) {
 	if opts.Batch <= 0 {
 		opts.Batch = DefaultRescanBatch
@@ -189,6 +241,7 @@ func Rescan(ctx context.Context, w Rescanner, opts RescanOptions) (RescanResult,
 		log = slog.New(slog.DiscardHandler)
 	}
 	res := RescanResult{Read: map[string]int{}, Changed: map[string]int{}}
+	rules := ItemRules{Policy: opts.Policy, IDKey: w.ItemRules().IDKey}
 	st, err := w.RulesState(ctx)
 	if err != nil {
 		return res, fmt.Errorf("rescan: %w", err)
@@ -239,8 +292,34 @@ func Rescan(ctx context.Context, w Rescanner, opts RescanOptions) (RescanResult,
 				}
 				n = len(rows)
 				cp := RescanCheckpoint{Version: redact.RulesVersion, Phase: s.phase, Account: s.account, Key: after}
+				if s.phase == PhaseIDs || s.phase == PhaseSeen {
+					var moves []CardMove
+					for _, r := range rows {
+						res.Read[s.phase]++
+						mv, ok, err := cardMove(rules, r)
+						mv.SeenOnly = s.phase == PhaseSeen
+						if err != nil {
+							return err
+						}
+						if ok {
+							moves = append(moves, mv)
+						}
+						cp.Key = r.Key
+					}
+					if len(moves) > 0 {
+						moved, err := tx.MoveCards(ctx, s.account, moves)
+						if err != nil {
+							return err
+						}
+						res.Changed[s.phase] += moved
+						if s.phase == PhaseIDs {
+							res.IDs += moved
+						}
+					}
+					rows = nil
+				}
 				for _, r := range rows {
-					out, secrets, ok := RescanRow(opts.Policy, s.phase, r)
+					out, secrets, ok := rescanRow(rules, s.phase, r)
 					res.Secrets += secrets
 					res.Read[s.phase]++
 					if ok {
@@ -286,8 +365,41 @@ func Rescan(ctx context.Context, w Rescanner, opts RescanOptions) (RescanResult,
 }
 
 // RescanRow applies policy to one stored row of phase: the row to store
-// and true when anything changed, and the secrets removed.
+// and true when anything changed, and the secrets removed. Without a card
+// id key, a rejected item's card id that holds a card number is masked
+// (Rescan passes the warehouse's key: see cardMove).
 func RescanRow(policy *redact.Policy, phase string, r StoredRow) (StoredRow, int, bool) {
+	return rescanRow(ItemRules{Policy: policy}, phase, r)
+}
+
+// cardMove is the move of the card whose card_state row is r (key: its
+// id; Texts[0]: its data) when its id holds a card number: its StoredID
+// under rules, and its data redacted, canonical, with that "id" member.
+// The error wraps ErrNoIDKey when the warehouse has no key.
+func cardMove(rules ItemRules, r StoredRow) (CardMove, bool, error) {
+	id, changed, err := StoredID(rules.Policy, rules.IDKey, r.Key.Text)
+	if !changed {
+		return CardMove{}, false, nil
+	}
+	if err != nil {
+		return CardMove{}, false, fmt.Errorf("move a card id that is a card number: %w", err)
+	}
+	var data []byte
+	if len(r.Texts) > 0 && r.Texts[0] != nil {
+		data = []byte(*r.Texts[0])
+	}
+	if canon, _, _, err := rules.Policy.JSONCount(data); err == nil {
+		data = canon
+	}
+	if ms, ok := topMembers(data); ok {
+		data = withID(data, ms, id)
+	}
+	return CardMove{Old: r.Key.Text, New: id, Data: string(data), Hash: DataHash(data)}, true, nil
+}
+
+// rescanRow is RescanRow under rules (the policy and the card id key).
+func rescanRow(rules ItemRules, phase string, r StoredRow) (StoredRow, int, bool) {
+	policy := rules.Policy
 	out := StoredRow{Key: r.Key, Texts: append([]*string(nil), r.Texts...), Hash: r.Hash}
 	secrets := 0
 	changed := false
@@ -344,13 +456,17 @@ func RescanRow(policy *redact.Policy, phase string, r StoredRow) (StoredRow, int
 			if policy.HoldsSecret(*r.Texts[0]) {
 				out.Texts[0], changed = nil, true
 				secrets++
+			} else if id, moved, err := StoredID(policy, rules.IDKey, *r.Texts[0]); moved && err == nil {
+				// The id a sync stores for the same item (its
+				// duplicate check compares it).
+				set(0, id, 0)
 			} else {
 				text(0)
 			}
 		}
 		text(1)
 		if r.Texts[2] != nil {
-			s, n, _ := quarantineData(ItemRules{Policy: policy}, []byte(*r.Texts[2]))
+			s, n, _ := quarantineData(ItemRules{Policy: policy, IDKey: rules.IDKey}, []byte(*r.Texts[2]))
 			if s != *r.Texts[2] {
 				set(2, s, n)
 				sum := sha256.Sum256([]byte(s))

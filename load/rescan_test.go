@@ -108,3 +108,68 @@ func TestFieldNameUnderRules(t *testing.T) {
 		}
 	}
 }
+
+// TestCardMoveAgreesWithASync generates cards whose id is a card number
+// (random networks, a string with any separator and script's digits, or a
+// JSON number) stored by an older release (the id in full, the data as
+// received or as redacted) and checks that the move a rescan makes stores
+// exactly the id, data and hash a sync of the same card stores now, holds
+// no card number, and that the moved card is neither moved nor rewritten
+// again.
+func TestCardMoveAgreesWithASync(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	r := rand.New(rand.NewPCG(seed, 2))
+	const secret = "Gen3rated-Secret-Value"
+	var secrets redact.Secrets
+	secrets.Add(secret)
+	policy := Options{RedactFields: []string{"vendorCheck"}, Secrets: &secrets}.Settings().Policy
+	rules := NewItemRules(policy, testKey, nil)
+	for i := range 1000 {
+		pan := genPAN(r)
+		id, idJSON := pan, []byte(pan)
+		if r.IntN(3) > 0 {
+			id = respell(r, pan)
+			idJSON, _ = json.Marshal(id)
+		}
+		doc := genCard(r, secret, 0)
+		delete(doc, "id")
+		body, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw := append(append(append([]byte(`{"id":`), idJSON...), ','), body[1:]...)
+		if len(body) == 2 {
+			raw = append(append([]byte(`{"id":`), idJSON...), '}')
+		}
+		it, err := PreparePageItems(rules, Page{Number: 1, Cards: []Card{{ID: id, Data: raw}}})
+		if err != nil || len(it.Cards) != 1 {
+			t.Fatalf("seed %d case %d: a sync stores %+v, %v", seed, i, it, err)
+		}
+		want := it.Cards[0]
+		stored := string(raw)
+		if r.IntN(2) == 0 {
+			out, _, err := policy.JSON(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored = string(out)
+		}
+		mv, ok, err := cardMove(rules, StoredRow{Key: RescanKey{Text: id}, Texts: []*string{&stored, nil}})
+		if err != nil || !ok {
+			t.Fatalf("seed %d case %d: id %q not moved: %v", seed, i, id, err)
+		}
+		if mv.Old != id || mv.New != want.ID || mv.Data != string(want.Data) || !bytes.Equal(mv.Hash, want.Hash) {
+			t.Fatalf("seed %d case %d: id %q\nmove %s %s\nsync %s %s", seed, i, id, mv.New, mv.Data, want.ID, want.Data)
+		}
+		if strings.Contains(mv.Data, pan) || strings.Contains(mv.New, pan) {
+			t.Fatalf("seed %d case %d: the card number is left in %s", seed, i, mv.Data)
+		}
+		again := StoredRow{Key: RescanKey{Text: mv.New}, Texts: []*string{&mv.Data, nil}, Hash: mv.Hash}
+		if _, ok, _ := cardMove(rules, again); ok {
+			t.Fatalf("seed %d case %d: a moved id %q moves again", seed, i, mv.New)
+		}
+		if _, _, changed := RescanRow(policy, PhaseCards, again); changed {
+			t.Fatalf("seed %d case %d: the moved card is rewritten again: %s", seed, i, mv.Data)
+		}
+	}
+}

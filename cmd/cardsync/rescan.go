@@ -171,6 +171,9 @@ func printRescan(w io.Writer, what string, r load.RescanResult) {
 		fmt.Fprintf(w, ", %s %d/%d", p, r.Changed[p], r.Read[p])
 	}
 	fmt.Fprintf(w, "; %d values held a known secret", r.Secrets)
+	if r.IDs > 0 {
+		fmt.Fprintf(w, "; %d card ids that were card numbers moved to their masked form", r.IDs)
+	}
 	if r.Resumed {
 		fmt.Fprint(w, " (continued an interrupted rescan)")
 	}

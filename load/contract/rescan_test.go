@@ -102,7 +102,7 @@ func rescanBackends(t *testing.T) []rescanBackend {
 // makes, by giving the newer rules an extra key and a secret.
 const (
 	rescanSecret = "Pa55-w0rd-nobody-knew"
-	rescanKey    = "internalRef"
+	rescanKey    = "vendorCheck"
 )
 
 func oldPage(n int) load.Page {
@@ -111,11 +111,11 @@ func oldPage(n int) load.Page {
 		BodySHA256: strings.Repeat("0", 64), Requests: 1}
 	for i := range n {
 		p.Cards = append(p.Cards, load.Card{ID: fmt.Sprint(1000 + i), Data: fmt.Appendf(nil,
-			`{"id":%d,"status":"active","internalRef":"%03d","note":"set by %s","balance":"%d.50","nested":{"internalRef":"555"}}`,
+			`{"id":%d,"status":"active","vendorCheck":"%03d","note":"set by %s","balance":"%d.50","nested":{"vendorCheck":"555"}}`,
 			1000+i, i%1000, rescanSecret, i)})
 	}
 	p.Rejected = []load.Rejection{{Index: n, CardID: "r1", Reason: "odd item",
-		Data: []byte(`{"id":"r1","internalRef":"777","x":"` + rescanSecret + `"}`)}}
+		Data: []byte(`{"id":"r1","vendorCheck":"777","x":"` + rescanSecret + `"}`)}}
 	return p
 }
 
@@ -139,7 +139,7 @@ func TestRescanCleansAnOlderWarehouse(t *testing.T) {
 			if _, err := old.CommitPage(ctx, run, oldPage(cards)); err != nil {
 				t.Fatal(err)
 			}
-			if err := old.SaveAccount(ctx, run, load.Account{Snapshot: account.Snapshot{Name: ptr("Acme " + rescanSecret)}, Raw: []byte(`{"name":"Acme","internalRef":"321"}`)}); err != nil {
+			if err := old.SaveAccount(ctx, run, load.Account{Snapshot: account.Snapshot{Name: ptr("Acme " + rescanSecret)}, Raw: []byte(`{"name":"Acme","vendorCheck":"321"}`)}); err != nil {
 				t.Fatal(err)
 			}
 			if err := old.FinishRun(ctx, run, load.RunResult{Status: load.StatusFailed, Error: "upstream said " + rescanSecret}); err != nil {

@@ -139,6 +139,17 @@ type pgRescanQuery struct {
 // as jsonb (jsonb's text is not the canonical form the rules write: a card
 // the rules leave as it was keeps its row and its hash).
 var pgRescanQueries = map[string]pgRescanQuery{
+	load.PhaseIDs: {
+		sel: `SELECT card_id, 0::bigint, data::text FROM card_state
+			WHERE account = $1 AND card_id > $2 AND $3::bigint IS NOT NULL ORDER BY card_id LIMIT $4`,
+		texts: 1, textKey: true,
+	},
+	load.PhaseSeen: {
+		sel: `SELECT DISTINCT u.id, 0::bigint FROM walk_seen s, unnest(s.ids) AS u(id)
+			WHERE s.walk_id IN (SELECT walk_id FROM sync_walks WHERE account = $1) AND length(u.id) >= 12 AND u.id > $2
+			AND $3::bigint IS NOT NULL ORDER BY 1 LIMIT $4`,
+		textKey: true,
+	},
 	load.PhaseCards: {
 		sel: `SELECT card_id, 0::bigint, data::text, minor::text, data_hash FROM card_state
 			WHERE account = $1 AND card_id > $2 AND $3::bigint IS NOT NULL ORDER BY card_id LIMIT $4`,
@@ -253,6 +264,111 @@ func (t *pgRescanTx) Update(ctx context.Context, phase, account string, r load.S
 	}
 	tag, err := t.tx.Exec(ctx, q.upd, args...)
 	return err == nil && tag.RowsAffected() > 0, err
+}
+
+// The statements of MoveCards, with $1 the account, $2 the old id and $3
+// the new one unless said otherwise.
+const (
+	pgMoveVersionsData = `UPDATE card_versions SET data = jsonb_set(data, '{id}', to_jsonb($3::text), false)
+		WHERE account = $1 AND card_id = $2 AND jsonb_typeof(data) = 'object' AND data ? 'id'`
+	pgMoveState = `INSERT INTO card_state (card_id, data, first_seen_at, last_seen_at, updated_at, removed_at,
+			first_seen_run, last_seen_run, data_hash, account, minor)
+		SELECT $3, $4::jsonb, first_seen_at, last_seen_at, updated_at, removed_at, first_seen_run, last_seen_run, $5, account, minor
+		FROM card_state WHERE account = $1 AND card_id = $2`
+	pgMoveVersions = `UPDATE card_versions SET card_id = $3 WHERE account = $1 AND card_id = $2`
+	pgMovePending  = `UPDATE removal_pending SET card_id = $3 WHERE account = $1 AND card_id = $2`
+	pgMoveRejected = `UPDATE rejected_cards SET card_id = $3 WHERE account = $1 AND card_id = $2`
+	pgMoveDelete   = `DELETE FROM card_state WHERE account = $1 AND card_id = $2`
+	// The merge (load.CardMove): pgMergeAside, pgMergeAfter and
+	// pgMergeChange take the account, the new id and the old history's
+	// last version; pgMergePending the account and the old id.
+	pgMergeClose = `UPDATE card_versions SET valid_to = (SELECT min(valid_from) FROM card_versions WHERE account = $1 AND card_id = $3)
+		WHERE account = $1 AND card_id = $2 AND valid_to IS NULL`
+	pgMergeAside  = `UPDATE card_versions SET version = -version WHERE account = $1 AND card_id = $2`
+	pgMergeAfter  = `UPDATE card_versions SET version = $3 - version WHERE account = $1 AND card_id = $2 AND version < 0`
+	pgMergeChange = `UPDATE card_versions SET change = CASE WHEN (SELECT change FROM card_versions
+			WHERE account = $1 AND card_id = $2 AND version = $3) = 'removed' THEN 'returned' ELSE 'changed' END
+		WHERE account = $1 AND card_id = $2 AND version = $3 + 1 AND change = 'new'`
+	pgMergeFirst = `UPDATE card_state SET first_seen_at = o.first_seen_at, first_seen_run = o.first_seen_run
+		FROM (SELECT first_seen_at, first_seen_run FROM card_state WHERE account = $1 AND card_id = $2) AS o
+		WHERE card_state.account = $1 AND card_state.card_id = $3 AND o.first_seen_at < card_state.first_seen_at`
+	pgMergePending = `DELETE FROM removal_pending WHERE account = $1 AND card_id = $2`
+	// The seen ids of the account's open walks: $2 the old ids, $3 the
+	// new ones.
+	pgMoveSeen = `UPDATE walk_seen s SET ids = (SELECT array_agg(coalesce(m.new, u.id) ORDER BY u.ord)
+			FROM unnest(s.ids) WITH ORDINALITY AS u(id, ord) LEFT JOIN unnest($2::text[], $3::text[]) AS m(old, new) ON m.old = u.id)
+		WHERE s.walk_id IN (SELECT walk_id FROM sync_walks WHERE account = $1) AND s.ids && $2::text[]`
+)
+
+// MoveCards moves cards from the ids an older release stored to their
+// stored forms (load.RescanTx). It deletes the old card_state rows: a
+// rescan's role needs DELETE on card_state, which a sync's does not.
+func (t *pgRescanTx) MoveCards(ctx context.Context, account string, moves []load.CardMove) (int, error) {
+	exec := func(q string, args ...any) error {
+		_, err := t.tx.Exec(ctx, q, args...)
+		return err
+	}
+	olds := make([]string, 0, len(moves))
+	news := make([]string, 0, len(moves))
+	for _, m := range moves {
+		if m.SeenOnly {
+			olds, news = append(olds, m.Old), append(news, m.New)
+			continue
+		}
+		var exists bool
+		if err := t.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM card_state WHERE account = $1 AND card_id = $2)`, account, m.New).Scan(&exists); err != nil {
+			return 0, fmt.Errorf("move a card: %w", err)
+		}
+		err := exec(pgMoveVersionsData, account, m.Old, m.New)
+		if err == nil && !exists {
+			err = exec(pgMoveState, account, m.Old, m.New, clean(m.Data), m.Hash)
+			if err == nil {
+				err = exec(pgMoveVersions, account, m.Old, m.New)
+			}
+			if err == nil {
+				err = exec(pgMovePending, account, m.Old, m.New)
+			}
+		} else if err == nil {
+			var last int64
+			if err := t.tx.QueryRow(ctx, `SELECT coalesce(max(version), 0)::bigint FROM card_versions WHERE account = $1 AND card_id = $2`,
+				account, m.Old).Scan(&last); err != nil {
+				return 0, fmt.Errorf("merge a card: %w", err)
+			}
+			err = exec(pgMergeClose, account, m.Old, m.New)
+			if err == nil {
+				err = exec(pgMergeAside, account, m.New)
+			}
+			if err == nil {
+				err = exec(pgMoveVersions, account, m.Old, m.New)
+			}
+			if err == nil {
+				err = exec(pgMergeAfter, account, m.New, last)
+			}
+			if err == nil {
+				err = exec(pgMergeChange, account, m.New, last)
+			}
+			if err == nil {
+				err = exec(pgMergeFirst, account, m.Old, m.New)
+			}
+			if err == nil {
+				err = exec(pgMergePending, account, m.Old)
+			}
+		}
+		if err == nil {
+			err = exec(pgMoveDelete, account, m.Old)
+		}
+		if err == nil {
+			err = exec(pgMoveRejected, account, m.Old, m.New)
+		}
+		if err != nil {
+			return 0, fmt.Errorf("move a card: %w", err)
+		}
+		olds, news = append(olds, m.Old), append(news, m.New)
+	}
+	if err := exec(pgMoveSeen, account, olds, news); err != nil {
+		return 0, fmt.Errorf("move a walk's seen ids: %w", err)
+	}
+	return len(moves), nil
 }
 
 // SaveCheckpoint stores where the rescan stands (load.RescanTx).

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -169,6 +170,16 @@ type rescanQuery struct {
 }
 
 var rescanQueries = map[string]rescanQuery{
+	load.PhaseIDs: {
+		sel:   `SELECT card_id, 0, data FROM card_state WHERE account = ?1 AND card_id > ?2 AND ?3 = ?3 ORDER BY card_id LIMIT ?4`,
+		texts: 1, textKey: true,
+	},
+	load.PhaseSeen: {
+		sel: `SELECT DISTINCT j.value, 0 FROM walk_seen s, json_each(s.ids) j
+			WHERE s.walk_id IN (SELECT walk_id FROM sync_walks WHERE account = ?1) AND length(j.value) >= 12 AND j.value > ?2 AND ?3 = ?3
+			ORDER BY 1 LIMIT ?4`,
+		textKey: true,
+	},
 	load.PhaseCards: {
 		sel:   `SELECT card_id, 0, data, minor, data_hash FROM card_state WHERE account = ?1 AND card_id > ?2 AND ?3 = ?3 ORDER BY card_id LIMIT ?4`,
 		upd:   `UPDATE card_state SET data = ?1, minor = ?2, data_hash = ?3 WHERE account = ?4 AND card_id = ?5`,
@@ -277,6 +288,114 @@ func (t rescanTx) Update(ctx context.Context, phase, account string, r load.Stor
 	}
 	_, err := t.tx.ExecContext(ctx, q.upd, args...)
 	return err == nil, err
+}
+
+// The statements of MoveCards, with ?1 the account, ?2 the old id and ?3
+// the new one.
+const (
+	sqlMoveVersionsData = `UPDATE card_versions SET data = json_replace(data, '$.id', ?3)
+		WHERE account = ?1 AND card_id = ?2 AND json_type(data, '$.id') IS NOT NULL`
+	sqlMoveState = `INSERT INTO card_state (card_id, data, first_seen_at, last_seen_at, updated_at, removed_at,
+			first_seen_run, last_seen_run, data_hash, account, minor)
+		SELECT ?3, ?4, first_seen_at, last_seen_at, updated_at, removed_at, first_seen_run, last_seen_run, ?5, account, minor
+		FROM card_state WHERE account = ?1 AND card_id = ?2`
+	sqlMoveVersions = `UPDATE card_versions SET card_id = ?3 WHERE account = ?1 AND card_id = ?2`
+	sqlMovePending  = `UPDATE removal_pending SET card_id = ?3 WHERE account = ?1 AND card_id = ?2`
+	sqlMoveRejected = `UPDATE rejected_cards SET card_id = ?3 WHERE account = ?1 AND card_id = ?2`
+	sqlMoveDelete   = `DELETE FROM card_state WHERE account = ?1 AND card_id = ?2`
+	// The merge (load.CardMove): sqlMergeAside, sqlMergeAfter and
+	// sqlMergeChange take the account, the new id and the old history's
+	// last version; sqlMergePending the account and the old id.
+	sqlMergeClose = `UPDATE card_versions SET valid_to = (SELECT min(valid_from) FROM card_versions WHERE account = ?1 AND card_id = ?3)
+		WHERE account = ?1 AND card_id = ?2 AND valid_to IS NULL`
+	sqlMergeAside  = `UPDATE card_versions SET version = -version WHERE account = ?1 AND card_id = ?2`
+	sqlMergeAfter  = `UPDATE card_versions SET version = ?3 - version WHERE account = ?1 AND card_id = ?2 AND version < 0`
+	sqlMergeChange = `UPDATE card_versions SET change = CASE WHEN (SELECT change FROM card_versions
+			WHERE account = ?1 AND card_id = ?2 AND version = ?3) = 'removed' THEN 'returned' ELSE 'changed' END
+		WHERE account = ?1 AND card_id = ?2 AND version = ?3 + 1 AND change = 'new'`
+	sqlMergeFirst = `UPDATE card_state SET first_seen_at = o.first_seen_at, first_seen_run = o.first_seen_run
+		FROM (SELECT first_seen_at, first_seen_run FROM card_state WHERE account = ?1 AND card_id = ?2) AS o
+		WHERE card_state.account = ?1 AND card_state.card_id = ?3 AND o.first_seen_at < card_state.first_seen_at`
+	sqlMergePending = `DELETE FROM removal_pending WHERE account = ?1 AND card_id = ?2`
+	// The seen ids of the account's open walks, ?2 a JSON object from old
+	// ids to new ones.
+	sqlMoveSeen = `UPDATE walk_seen SET ids = (SELECT json_group_array(coalesce(m.value, j.value))
+			FROM json_each(walk_seen.ids) j LEFT JOIN json_each(?2) m ON m.key = j.value)
+		WHERE walk_id IN (SELECT walk_id FROM sync_walks WHERE account = ?1)
+		  AND EXISTS (SELECT 1 FROM json_each(walk_seen.ids) j JOIN json_each(?2) m ON m.key = j.value)`
+)
+
+// MoveCards moves cards from the ids an older release stored to their
+// stored forms (load.RescanTx).
+func (t rescanTx) MoveCards(ctx context.Context, account string, moves []load.CardMove) (int, error) {
+	exec := func(q string, args ...any) error {
+		_, err := t.tx.ExecContext(ctx, q, args...)
+		return err
+	}
+	seen := make(map[string]string, len(moves))
+	for _, m := range moves {
+		if m.SeenOnly {
+			seen[m.Old] = m.New
+			continue
+		}
+		var exists int
+		if err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM card_state WHERE account = ?1 AND card_id = ?2`, account, m.New).Scan(&exists); err != nil {
+			return 0, fmt.Errorf("move a card: %w", err)
+		}
+		err := exec(sqlMoveVersionsData, account, m.Old, m.New)
+		if err == nil && exists == 0 {
+			err = exec(sqlMoveState, account, m.Old, m.New, m.Data, m.Hash)
+			if err == nil {
+				err = exec(sqlMoveVersions, account, m.Old, m.New)
+			}
+			if err == nil {
+				err = exec(sqlMovePending, account, m.Old, m.New)
+			}
+		} else if err == nil {
+			var last int64
+			if err := t.tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM card_versions WHERE account = ?1 AND card_id = ?2`,
+				account, m.Old).Scan(&last); err != nil {
+				return 0, fmt.Errorf("merge a card: %w", err)
+			}
+			err = exec(sqlMergeClose, account, m.Old, m.New)
+			if err == nil {
+				err = exec(sqlMergeAside, account, m.New)
+			}
+			if err == nil {
+				err = exec(sqlMoveVersions, account, m.Old, m.New)
+			}
+			if err == nil {
+				err = exec(sqlMergeAfter, account, m.New, last)
+			}
+			if err == nil {
+				err = exec(sqlMergeChange, account, m.New, last)
+			}
+			if err == nil {
+				err = exec(sqlMergeFirst, account, m.Old, m.New)
+			}
+			if err == nil {
+				err = exec(sqlMergePending, account, m.Old)
+			}
+		}
+		if err == nil {
+			err = exec(sqlMoveDelete, account, m.Old)
+		}
+		if err == nil {
+			err = exec(sqlMoveRejected, account, m.Old, m.New)
+		}
+		if err != nil {
+			return 0, fmt.Errorf("move a card: %w", err)
+		}
+		seen[m.Old] = m.New
+	}
+	ids, err := json.Marshal(seen)
+	if err != nil {
+		return 0, err
+	}
+	if err := exec(sqlMoveSeen, account, string(ids)); err != nil {
+		return 0, fmt.Errorf("move a walk's seen ids: %w", err)
+	}
+	return len(moves), nil
 }
 
 // SaveCheckpoint stores where the rescan stands (load.RescanTx).
