@@ -21,6 +21,7 @@ import (
 type File struct {
 	API       API       `toml:"api"`
 	Warehouse Warehouse `toml:"warehouse"`
+	Cards     Cards     `toml:"cards"`
 	Schedule  Schedule  `toml:"schedule"`
 	Log       Log       `toml:"log"`
 	Metrics   Metrics   `toml:"metrics"`
@@ -86,6 +87,14 @@ type Warehouse struct {
 	// Checkpoint says who empties the WAL: "auto" (cardsync) or "external"
 	// (a replicator such as Litestream).
 	Checkpoint string `toml:"checkpoint"`
+}
+
+// Cards is the [cards] table: what is kept of each card.
+type Cards struct {
+	// KeepFields, when set, are the only top-level card fields stored
+	// (load.Options.KeepFields; "id" always kept). Unset (nil): every
+	// field.
+	KeepFields []string `toml:"keep_fields"`
 }
 
 // Backup is the [backup] table: where backups go, how many stay, and when

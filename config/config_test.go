@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -93,6 +94,11 @@ func TestConfigErrors(t *testing.T) {
 		{name: "field_retention negative", file: base + "[warehouse]\nfield_retention = \"-36h\"\n", wantKey: "warehouse.field_retention", wantLine: 6, wantMsg: "positive"},
 		{name: "field_retention an integer", file: base + "[warehouse]\nfield_retention = 90\n", wantKey: "warehouse.field_retention", wantLine: 6, wantMsg: "quoted string"},
 		{name: "field_retention from the environment", file: base, env: []string{"CARDSYNC_WAREHOUSE_FIELD_RETENTION=3 months"}, wantKey: "warehouse.field_retention", wantMsg: "env CARDSYNC_WAREHOUSE_FIELD_RETENTION"},
+		{name: "keep_fields empty", file: base + "[cards]\nkeep_fields = []\n", wantKey: "cards.keep_fields", wantLine: 6, wantMsg: "leave the key out"},
+		{name: "keep_fields empty name", file: base + "[cards]\nkeep_fields = [\"status\", \"\"]\n", wantKey: "cards.keep_fields", wantLine: 6, wantMsg: "name 2 is empty"},
+		{name: "keep_fields named twice", file: base + "[cards]\nkeep_fields = [\"status\", \"status\"]\n", wantKey: "cards.keep_fields", wantLine: 6, wantMsg: "named twice"},
+		{name: "keep_fields spaces", file: base + "[cards]\nkeep_fields = [\" status\"]\n", wantKey: "cards.keep_fields", wantLine: 6, wantMsg: "surrounding spaces"},
+		{name: "keep_fields empty from the environment", file: base, env: []string{"CARDSYNC_CARDS_KEEP_FIELDS= , "}, wantKey: "cards.keep_fields", wantMsg: "env CARDSYNC_CARDS_KEEP_FIELDS"},
 		{name: "max_pages zero", file: base + "max_pages = 0\n", wantKey: "api.max_pages", wantLine: 5},
 		{name: "bad log level", file: base + "[log]\nlevel = \"loud\"\n", wantKey: "log.level", wantLine: 6},
 		{name: "unknown env var", file: base, env: []string{"CARDSYNC_API_BASEURL=x"}, wantKey: "CARDSYNC_API_BASEURL", wantMsg: "unknown"},
@@ -281,5 +287,37 @@ func TestPasswordVariableIsOneLine(t *testing.T) {
 	_, err = Load("", []string{PasswordEnv + "=demo\nsecond-line"})
 	if err == nil || !strings.Contains(err.Error(), PasswordEnv) || strings.Contains(err.Error(), "second-line") {
 		t.Errorf("two lines: %v, want an error naming the variable and not the value", err)
+	}
+}
+
+// TestKeepFields: [cards] keep_fields reaches load.Options from the file or
+// the variable (comma-separated, the variable winning); unset, every field
+// is kept (nil).
+func TestKeepFields(t *testing.T) {
+	tests := []struct {
+		name string
+		file string
+		env  []string
+		want []string
+	}{
+		{name: "unset", want: nil},
+		{name: "file", file: "[cards]\nkeep_fields = [\"status\", \"id\"]\n", want: []string{"status", "id"}},
+		{name: "variable over the file", file: "[cards]\nkeep_fields = [\"status\"]\n", env: []string{"CARDSYNC_CARDS_KEEP_FIELDS=balance, currency"}, want: []string{"balance", "currency"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := Load(writeFile(t, "c.toml", tt.file, 0o600), tt.env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := cfg.Settings(false, noEnv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := s.LoadOptions().KeepFields
+			if !slices.Equal(got, tt.want) || (got == nil) != (tt.want == nil) {
+				t.Errorf("KeepFields = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

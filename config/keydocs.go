@@ -19,6 +19,8 @@ type keyDoc struct {
 	flag string
 	// rule says what the key does and what values it takes.
 	rule string
+	// unset: the default is the key left out, which no TOML value says.
+	unset bool
 }
 
 // startOnlyKeys are the keys no reload rule covers because only start-up
@@ -90,6 +92,13 @@ func keyDocs() map[string]keyDoc {
 		"warehouse.redact_fields": {rule: "Extra card field names to drop before storing (a variable holds them comma-separated). " +
 			"Always dropped: keys whose last word is cvv, cvc, cvv2, cvc2, cvn or pin, or whose last two words are security code, " +
 			"pin code or cvv code, when they hold a string or a number; full card numbers are always masked to their first 6 and last 4 digits."},
+		"cards.keep_fields": {unset: true, rule: "Data minimisation: when set, only these top-level card fields are stored (names as in " +
+			"`card_fields.name`, matched exactly; a variable holds them comma-separated); `id` is always kept, listed or not. " +
+			"Every other field is dropped from each card after the redaction rules and before it is hashed or stored, and " +
+			"counted in `sync_runs.fields_dropped`. Unset (the default): every field is stored, after the rules. An empty list " +
+			"or name, a name with surrounding spaces or a control character, or a name given twice is refused (load.CheckKeepFields). " +
+			"A narrower list changes each stored card once (one new version without the dropped fields), then never again; " +
+			"versions stored before keep what they held."},
 		"warehouse.page_audit_retention": {form: "Go duration", rule: "How long the per-page audit rows (`run_pages`) are kept; " +
 			"older ones are pruned after each run. `\"0\"` keeps them forever."},
 		"warehouse.field_retention": {form: "period", rule: "How long a top-level card field stays in `card_fields` (and a " +

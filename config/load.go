@@ -352,6 +352,17 @@ func keys() []key {
 			}
 			return nil
 		}},
+		{name: "cards.keep_fields", set: func(f *File, v string) error {
+			// Set, the variable names at least one field: an empty one
+			// is an error (CheckKeepFields), never "keep everything".
+			f.Cards.KeepFields = []string{}
+			for _, s := range strings.Split(v, ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					f.Cards.KeepFields = append(f.Cards.KeepFields, s)
+				}
+			}
+			return nil
+		}},
 		stringKey("warehouse.page_audit_retention", func(f *File) *string { return &f.Warehouse.PageAuditRetention }),
 		stringKey("warehouse.field_retention", func(f *File) *string { return &f.Warehouse.FieldRetention }),
 		parsedKey("warehouse.max_removed_fraction", "want a number", func(v string) (float64, error) { return strconv.ParseFloat(v, 64) },

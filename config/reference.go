@@ -111,6 +111,7 @@ var tableDocs = map[string]string{
 		"`max_wait`, ...). Without `[[accounts]]`, `[api]` is the one account, named `default` in the warehouse. " +
 		"No variable sets these keys.",
 	"warehouse": "Where the data goes: a SQLite file (`path`) or a PostgreSQL database (`url`), and how it is written.",
+	"cards":     "What is kept of each card.",
 	"schedule":  "When `serve` syncs.",
 	"log":       "The log's level and format.",
 	"metrics":   "`serve`'s `/metrics` (Prometheus) and `/healthz`.",
@@ -204,7 +205,11 @@ func Reference() string {
 			flag = "`" + flag + "`"
 		}
 		key := strings.TrimPrefix(k.name, table+".")
-		fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s | %s | %s | %s |\n", key, typ, cell(tomlValue(k.def)), env, flag,
+		def := "`" + cell(tomlValue(k.def)) + "`"
+		if d.unset {
+			def = "unset"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", key, typ, def, env, flag,
 			reloadWords(k.name), cell(d.rule))
 	}
 	return b.String()

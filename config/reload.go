@@ -46,6 +46,11 @@ func reloadRules() []reloadRule {
 		{"warehouse.redact_fields", true, func(a, b Settings) bool {
 			return strings.Join(a.RedactFields, ",") != strings.Join(b.RedactFields, ",")
 		}},
+		// keep_fields is a warehouse option, like redact_fields: the
+		// warehouse is opened with it, so a change needs a restart.
+		{"cards.keep_fields", true, func(a, b Settings) bool {
+			return (a.KeepFields == nil) != (b.KeepFields == nil) || !slices.Equal(a.KeepFields, b.KeepFields)
+		}},
 		{"warehouse.max_removed_fraction", true, func(a, b Settings) bool { return a.MaxRemovedFraction != b.MaxRemovedFraction }},
 		{"warehouse.commit_delay", true, func(a, b Settings) bool { return a.CommitDelay != b.CommitDelay }},
 		{"metrics.healthy_within", false, func(a, b Settings) bool { return a.HealthyWithin != b.HealthyWithin }},

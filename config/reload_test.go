@@ -61,6 +61,7 @@ func TestSettingsChanges(t *testing.T) {
 		{"warehouse.file_mode", true, func(s *Settings) { s.FileMode = 0o600 }},
 		{"warehouse.synchronous", true, func(s *Settings) { s.Synchronous = "normal" }},
 		{"warehouse.redact_fields", true, func(s *Settings) { s.RedactFields = []string{"pan", "cvv"} }},
+		{"cards.keep_fields", true, func(s *Settings) { s.KeepFields = []string{"status"} }},
 		{"warehouse.max_removed_fraction", true, func(s *Settings) { s.MaxRemovedFraction = 0.1 }},
 		{"warehouse.commit_delay", true, func(s *Settings) { s.CommitDelay = -1 }},
 		{"metrics.healthy_within", false, func(s *Settings) { s.HealthyWithin = 2 * time.Hour }},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,9 @@ type Settings struct {
 	FileMode     os.FileMode
 	Synchronous  string
 	RedactFields []string
+	// KeepFields are [cards] keep_fields (load.Options.KeepFields): nil
+	// keeps every top-level card field.
+	KeepFields []string
 	// PageAuditRetention is 0 to keep run_pages forever.
 	PageAuditRetention time.Duration
 	// FieldRetention is how long a card_fields row stays unseen
@@ -86,6 +90,7 @@ func (s Settings) LoadOptions() load.Options {
 		FileMode:           s.FileMode,
 		Synchronous:        s.Synchronous,
 		RedactFields:       s.RedactFields,
+		KeepFields:         s.KeepFields,
 		Secrets:            s.Secrets,
 		MaxRemovedFraction: s.MaxRemovedFraction,
 		ChangeDelay:        s.CommitDelay,
@@ -107,6 +112,9 @@ func (c *Config) Settings(needAPI bool, getenv func(string) string) (Settings, e
 		return s, err
 	}
 	if err := c.warehouseSettings(&s); err != nil {
+		return s, err
+	}
+	if err := c.cardsSettings(&s); err != nil {
 		return s, err
 	}
 	var err error
@@ -237,6 +245,22 @@ func (c *Config) warehouseSettings(s *Settings) error {
 			return c.fail("warehouse.commit_delay", "%v (or \"0\" to commit every page that changes something at once)", err)
 		}
 	}
+	return nil
+}
+
+// cardsSettings parses the [cards] table; the rule is load's.
+func (c *Config) cardsSettings(s *Settings) error {
+	keep := c.Cards.KeepFields
+	if keep == nil {
+		return nil
+	}
+	if len(keep) == 0 {
+		return c.fail("cards.keep_fields", "empty: name the top-level fields to keep (\"id\" is always kept), or leave the key out to keep every field")
+	}
+	if err := load.CheckKeepFields(keep); err != nil {
+		return c.fail("cards.keep_fields", "%v", err)
+	}
+	s.KeepFields = slices.Clone(keep)
 	return nil
 }
 

@@ -135,6 +135,7 @@ func (c *Client) Stats() Stats {
 func New(cfg Config) (*Client, error) {
 	cfg = cfg.withDefaults()
 	cfg.Secrets.Add(cfg.Password.Reveal())
+	cfg.Secrets.AddPair(cfg.Email, cfg.Password.Reveal())
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("extract config: %w", err)
 	}

@@ -44,6 +44,9 @@ type AccountRow struct {
 	// Secrets counts the fields, and the strings, keys and numbers of Raw,
 	// in which a secret was replaced (added to sync_runs.secrets_redacted).
 	Secrets int
+	// Counts are the card numbers, codes and track data the policy found
+	// in Raw (added to sync_runs' counters of the same names).
+	Counts RuleCounts
 }
 
 // Args are the values of AccountSnapshotColumns: the row of run runID taken
@@ -96,10 +99,17 @@ func PrepareAccount(policy *redact.Policy, a Account) (AccountRow, error) {
 		row.Minor[i] = carriesNoSecret(policy, &m, &row.Secrets)
 	}
 	if len(a.Raw) > 0 {
-		red, _, secrets, err := policy.JSONCount(a.Raw)
-		row.Secrets += secrets
+		red, _, st, err := policy.JSONStats(a.Raw)
+		row.Secrets += st.Secrets
+		row.Counts.addStats(st)
 		if err != nil {
 			return AccountRow{}, fmt.Errorf("raw: %w: %w", ErrBadData, err)
+		}
+		// The policy keeps a top-level "id" as sent (a card's identity):
+		// an account's id that holds a card number is stored masked.
+		if o, masked := pseudonymizeData(policy, nil, red); masked {
+			red = o
+			row.Counts.CardNumbers++
 		}
 		raw := string(red)
 		row.Raw = &raw

@@ -68,6 +68,8 @@ type PageResult struct {
 	// Secrets counts the strings, keys and numbers of the page's items in
 	// which a secret was replaced (PageItems.Secrets).
 	Secrets int `json:"secrets_redacted"`
+	// RuleCounts are the page's other counters (PageItems.Counts).
+	RuleCounts
 	// Rejections are those items, with Data nil.
 	Rejections []Rejection `json:"-"`
 	// Committed is what the call made durable: this page together with
@@ -94,6 +96,8 @@ type Batch struct {
 	Rejected  int `json:"rejected"`
 	// Secrets is the sum of the pages' PageResult.Secrets.
 	Secrets int `json:"secrets_redacted"`
+	// RuleCounts are the sums of the pages' RuleCounts.
+	RuleCounts
 }
 
 // hashLen is how many bytes of SHA-256 card_state.data_hash keeps: 128 bits

@@ -30,14 +30,71 @@ type PageItems struct {
 	// rejected items (data and reason) in which the policy replaced a
 	// secret (sync_runs.secrets_redacted).
 	Secrets int
+	// Counts are the page's other counters (sync_runs.card_numbers_masked,
+	// codes_dropped, track_data_dropped, fields_dropped).
+	Counts RuleCounts
+}
+
+// RuleCounts count what the rules took out of what a run stored, besides
+// secrets (sync_runs' counters of the same names).
+type RuleCounts struct {
+	// CardNumbers counts the card numbers masked, a card id stored by
+	// its pseudonym (StoredID) included.
+	CardNumbers int `json:"card_numbers_masked"`
+	// Codes counts the security codes and PINs dropped.
+	Codes int `json:"codes_dropped"`
+	// TrackData counts the track data and EMV card tags dropped.
+	TrackData int `json:"track_data_dropped"`
+	// FieldsDropped counts the top-level card fields [cards] keep_fields
+	// left out (ItemRules.KeepFields).
+	FieldsDropped int `json:"fields_dropped"`
+}
+
+// Add returns the sum of c and o.
+func (c RuleCounts) Add(o RuleCounts) RuleCounts {
+	return RuleCounts{
+		CardNumbers:   c.CardNumbers + o.CardNumbers,
+		Codes:         c.Codes + o.Codes,
+		TrackData:     c.TrackData + o.TrackData,
+		FieldsDropped: c.FieldsDropped + o.FieldsDropped,
+	}
+}
+
+// addStats adds the counts of a redaction to c.
+func (c *RuleCounts) addStats(st redact.Stats) {
+	c.CardNumbers += st.CardNumbers
+	c.Codes += st.Codes
+	c.TrackData += st.TrackData
+}
+
+// ItemRules are the rules a page's items are stored by: the redaction
+// policy, the warehouse's card id key (StoredID) and the top-level fields
+// kept ([cards] keep_fields).
+type ItemRules struct {
+	// Policy redacts every item (Settings.Policy).
+	Policy *redact.Policy
+	// IDKey is the warehouse's card id key (IDKeyBytes, read at open):
+	// without one, a card whose id holds a card number is rejected, its
+	// id masked.
+	IDKey []byte
+	keep  keepSet
+}
+
+// NewItemRules returns the rules of policy, the card id key and keep (the
+// top-level fields kept, "id" always among them; nil: every field).
+func NewItemRules(policy *redact.Policy, idKey []byte, keep []string) ItemRules {
+	return ItemRules{Policy: policy, IDKey: idKey, keep: newKeepSet(keep)}
 }
 
 // PreparedCard is a card ready to store: Data is its redacted, canonical
 // JSON and Hash the first 16 bytes of Data's SHA-256 (card_state.data_hash).
 type PreparedCard struct {
-	ID   string
-	Data []byte
-	Hash []byte
+	// ID is the id as stored (StoredID).
+	ID string
+	// Index is the card's position in the page's Cards.
+	Index int
+	Data  []byte
+	Hash  []byte
 	// Fields are the card's top-level fields, in Data's order: the
 	// classes of their values (card_fields.type, card_state.minor) are
 	// read for the cards a commit writes (Compare).
@@ -50,21 +107,33 @@ type Field struct{ Name, Type string }
 // PreparePageItems takes the database-independent steps of a page commit
 // (see PageItems). It fails only for a page number below 1; what it cannot
 // store goes to Rejected.
-func PreparePageItems(policy *redact.Policy, p Page) (PageItems, error) {
+func PreparePageItems(rules ItemRules, p Page) (PageItems, error) {
 	if p.Number < 1 {
 		return PageItems{}, fmt.Errorf("page numbers start at 1, got %d", p.Number)
 	}
+	policy := rules.Policy
 	it := PageItems{
 		Cards:    make([]PreparedCard, 0, len(p.Cards)),
 		IDs:      make([]string, 0, len(p.Cards)+len(p.Rejected)),
 		Rejected: append([]Rejection(nil), p.Rejected...),
 	}
 	// An id is stored as sent, in columns no scrubber rewrites: one that
-	// carries the password or a token is not stored at all.
+	// carries the password or a token is not stored at all, and one that
+	// holds a card number is stored by its pseudonym (StoredID).
 	for k, r := range it.Rejected {
 		if idCarriesSecret(policy, r.CardID) {
 			it.Rejected[k].CardID = ""
 			it.Rejected[k].Reason += "; " + secretIDReason
+			continue
+		}
+		id, changed, err := StoredID(policy, rules.IDKey, r.CardID)
+		switch {
+		case err != nil:
+			it.Rejected[k].CardID = ""
+			it.Counts.CardNumbers++
+		case changed:
+			it.Rejected[k].CardID = id
+			it.Counts.CardNumbers++
 		}
 	}
 	first := make(map[string]int, len(p.Cards))
@@ -78,17 +147,40 @@ func PreparePageItems(policy *redact.Policy, p Page) (PageItems, error) {
 			it.Rejected = append(it.Rejected, Rejection{Index: i, Reason: secretIDReason, Data: c.Data})
 			continue
 		}
-		if j, dup := first[c.ID]; dup {
-			it.Rejected = append(it.Rejected, Rejection{Index: i, CardID: c.ID, Reason: fmt.Sprintf("card id already used by data[%d] on this page", j), Data: c.Data})
-			continue
-		}
-		first[c.ID] = i
-		data, fields, secrets, err := policy.JSONCount(c.Data)
-		it.Secrets += secrets
+		id, pseudonym, err := StoredID(policy, rules.IDKey, c.ID)
 		if err != nil {
-			it.Rejected = append(it.Rejected, Rejection{Index: i, CardID: c.ID, Reason: "cannot be stored: " + err.Error(), Data: c.Data})
+			it.Counts.CardNumbers++
+			it.Rejected = append(it.Rejected, Rejection{Index: i, Reason: noKeyReason, Data: c.Data})
 			continue
 		}
+		if j, dup := first[id]; dup {
+			it.Rejected = append(it.Rejected, Rejection{Index: i, CardID: id, Reason: fmt.Sprintf("card id already used by data[%d] on this page", j), Data: c.Data})
+			continue
+		}
+		first[id] = i
+		data, fields, st, err := policy.JSONStats(c.Data)
+		it.Secrets += st.Secrets
+		it.Counts.addStats(st)
+		if err != nil {
+			it.Rejected = append(it.Rejected, Rejection{Index: i, CardID: id, Reason: "cannot be stored: " + err.Error(), Data: c.Data})
+			continue
+		}
+		if pseudonym {
+			// The "id" member, kept as sent by the policy (the card's
+			// identity), says what cards.card_id says.
+			if ms, ok := topMembers(data); ok {
+				data = withID(data, ms, id)
+				for k, f := range fields {
+					if f.Name == "id" {
+						fields[k].Type = "string"
+					}
+				}
+			}
+			it.Counts.CardNumbers++
+		}
+		var dropped int
+		data, fields, dropped = rules.keep.apply(data, fields)
+		it.Counts.FieldsDropped += dropped
 		// Cards of one API mostly share their fields, in the same order:
 		// only a card whose list differs from the previous one's adds to
 		// the list.
@@ -98,15 +190,16 @@ func PreparePageItems(policy *redact.Policy, p Page) (PageItems, error) {
 			}
 			lastFields = fields
 		}
-		it.Cards = append(it.Cards, PreparedCard{ID: c.ID, Data: data, Hash: dataHash(data), Fields: fields})
-		it.IDs = append(it.IDs, c.ID)
+		it.Cards = append(it.Cards, PreparedCard{ID: id, Index: i, Data: data, Hash: dataHash(data), Fields: fields})
+		it.IDs = append(it.IDs, id)
 	}
 	for _, r := range it.Rejected {
-		_, n := quarantineData(policy, r.Data)
+		_, n, st := quarantineData(rules, r.Data)
 		if _, scrubbed := policy.Text(r.Reason); scrubbed {
 			n++
 		}
 		it.Secrets += n
+		it.Counts.addStats(st)
 		id := r.CardID
 		if id == "" {
 			id = anonymousID(p.Number, r.Index)
@@ -121,10 +214,11 @@ func PreparePageItems(policy *redact.Policy, p Page) (PageItems, error) {
 func DataHash(data []byte) []byte { return dataHash(data) }
 
 // QuarantineData is what rejected_cards.data stores of a rejected item:
-// redacted by policy (see Warehouse's quarantine) and cut to
-// MaxRejectedBytes.
-func QuarantineData(policy *redact.Policy, raw []byte) string {
-	s, _ := quarantineData(policy, raw)
+// redacted by the rules' policy (see Warehouse's quarantine), a top-level
+// "id" that holds a card number replaced by its stored form (StoredID), and
+// cut to MaxRejectedBytes.
+func QuarantineData(rules ItemRules, raw []byte) string {
+	s, _, _ := quarantineData(rules, raw)
 	return s
 }
 
@@ -151,6 +245,10 @@ func HoldRemovals(missed, live, listed int, fraction float64) bool {
 // secretIDReason is the rejection reason of an item whose id carries a
 // secret.
 const secretIDReason = "the card id carries the password or a token: the item is quarantined without its id"
+
+// noKeyReason is the rejection reason of a card whose id holds a card
+// number when the warehouse has no card id key to store it by.
+const noKeyReason = "the card id holds a card number and the warehouse has no card id key: the item is quarantined without its id"
 
 // idCarriesSecret reports whether id holds a secret the policy removes
 // (the password, a token, or a piece of one).

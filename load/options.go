@@ -114,6 +114,7 @@ func (o Options) Validate() error {
 	add("MaxRemovedFraction", CheckMaxRemovedFraction(o.MaxRemovedFraction))
 	add("Checkpoint", CheckCheckpoint(o.Checkpoint))
 	add("Account", CheckAccountName(o.Account))
+	add("KeepFields", CheckKeepFields(o.KeepFields))
 	return errors.Join(errs...)
 }
 
@@ -140,6 +141,13 @@ type Options struct {
 	// whose last word is cvv, cvc, cvv2, cvc2, cvn or pin, or whose last two
 	// words are security code, pin code or cvv code).
 	RedactFields []string
+	// KeepFields, when not nil, are the only top-level card fields stored
+	// ([cards] keep_fields): the others are dropped from each card, after
+	// the rules and before it is hashed or stored, and counted
+	// (sync_runs.fields_dropped). "id" is always kept. Names are the
+	// fields' names as stored (card_fields.name), matched exactly. nil
+	// stores every field.
+	KeepFields []string
 	// Secrets are the password and the tokens in use (nil: none): every
 	// string, key and number of card and account JSON, every account field,
 	// rejected item and reason has them replaced by "[REDACTED]" before it

@@ -38,8 +38,9 @@ type PreparedPage struct {
 // FetchedAt (now() when p has none), cards storable cards and rejected the
 // items to quarantine (counted in the result, which lists them without
 // Data), and secrets the secrets the policy removed from them
-// (PageItems.Secrets). Compare then sorts the cards.
-func NewPreparedPage(p Page, now func() time.Time, cards int, rejected []Rejection, secrets int) PreparedPage {
+// (PageItems.Secrets), counts its other counters (PageItems.Counts).
+// Compare then sorts the cards.
+func NewPreparedPage(p Page, now func() time.Time, cards int, rejected []Rejection, secrets int, counts RuleCounts) PreparedPage {
 	pp := PreparedPage{
 		number: p.Number, totalPages: p.TotalPages, totalItems: p.TotalItems,
 		fetchedAt: orNow(p.FetchedAt, now), duration: p.Duration, bodySHA256: p.BodySHA256,
@@ -49,6 +50,7 @@ func NewPreparedPage(p Page, now func() time.Time, cards int, rejected []Rejecti
 	}
 	pp.res.Rejected = len(rejected)
 	pp.res.Secrets = secrets
+	pp.res.RuleCounts = counts
 	for _, r := range rejected {
 		r.Data = nil
 		pp.res.Rejections = append(pp.res.Rejections, r)
@@ -242,6 +244,7 @@ func (p *PreparedPage) AddTo(b *Batch) {
 	b.Unchanged += p.res.Unchanged
 	b.Rejected += p.res.Rejected
 	b.Secrets += p.res.Secrets
+	b.RuleCounts = b.RuleCounts.Add(p.res.RuleCounts)
 }
 
 // BatchTally sums the pages of a batch as its commit records them: the

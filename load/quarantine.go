@@ -14,16 +14,22 @@ import (
 const MaxRejectedBytes = 64 << 10
 
 // quarantineData redacts a rejected item for storage and counts the
-// secrets it removed. An item the JSON policy can walk is stored redacted
+// secrets it removed, with what else the policy found. An item the JSON policy can walk is stored redacted
 // and canonical; one it cannot (too deep, not UTF-8, not JSON) is treated as
 // text: invalid bytes replaced, the values of secret-named keys replaced,
 // card numbers masked and secrets removed. The result is cut to
 // MaxRejectedBytes on a character boundary.
-func quarantineData(policy *redact.Policy, raw []byte) (string, int) {
+func quarantineData(rules ItemRules, raw []byte) (string, int, redact.Stats) {
+	policy := rules.Policy
 	var s string
 	var secrets int
-	if out, _, n, err := policy.JSONCount(raw); err == nil {
-		s, secrets = string(out), n
+	var stats redact.Stats
+	if out, _, st, err := policy.JSONStats(raw); err == nil {
+		if o, masked := pseudonymizeData(policy, rules.IDKey, out); masked {
+			out = o
+			st.CardNumbers++
+		}
+		s, secrets, stats = string(out), st.Secrets, st
 	} else {
 		s = strings.ToValidUTF8(string(raw), "\uFFFD")
 		s = secretMember.ReplaceAllStringFunc(s, func(m string) string {
@@ -39,13 +45,13 @@ func quarantineData(policy *redact.Policy, raw []byte) (string, int) {
 		}
 	}
 	if len(s) <= MaxRejectedBytes {
-		return s, secrets
+		return s, secrets, stats
 	}
 	cut := MaxRejectedBytes
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return s[:cut], secrets
+	return s[:cut], secrets, stats
 }
 
 // secretMember matches a JSON member whose value is a string or a number,

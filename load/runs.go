@@ -80,6 +80,15 @@ type RunCounts struct {
 	// SecretsRedacted counts the values and keys of the run's data in
 	// which a secret was replaced (Options.Secrets).
 	SecretsRedacted int64 `json:"secrets_redacted"`
+	// CardNumbersMasked, CodesDropped and TrackDataDropped count the card
+	// numbers masked (card ids stored by their pseudonym included), the
+	// security codes and PINs dropped and the track data dropped from the
+	// run's data; FieldsDropped the top-level card fields [cards]
+	// keep_fields left out. Runs recorded before these counters read 0.
+	CardNumbersMasked int64 `json:"card_numbers_masked"`
+	CodesDropped      int64 `json:"codes_dropped"`
+	TrackDataDropped  int64 `json:"track_data_dropped"`
+	FieldsDropped     int64 `json:"fields_dropped"`
 }
 
 // Run is one row of sync_runs.

@@ -21,6 +21,8 @@ type Settings struct {
 	// Policy redacts with Options.RedactFields on top of package redact's
 	// rule, and removes Options.Secrets.
 	Policy *redact.Policy
+	// KeepFields is Options.KeepFields (nil: every field).
+	KeepFields []string
 	// MaxRemovedFraction is Options.MaxRemovedFraction (default
 	// DefaultMaxRemovedFraction).
 	MaxRemovedFraction float64
@@ -38,6 +40,7 @@ func (o Options) Settings() Settings {
 		Now:                o.Now,
 		Logger:             o.Logger,
 		Policy:             redact.NewSecretPolicy(o.RedactFields, o.Secrets),
+		KeepFields:         o.KeepFields,
 		MaxRemovedFraction: d.MaxRemovedFraction,
 		Batch:              BatchLimits{Pages: o.BatchPages, Delay: o.BatchDelay, ChangeDelay: o.ChangeDelay}.withDefaults(),
 	}
@@ -48,4 +51,10 @@ func (o Options) Settings() Settings {
 		s.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return s
+}
+
+// ItemRules are the rules of the settings with the warehouse's card id key
+// (read at open).
+func (s Settings) ItemRules(idKey []byte) ItemRules {
+	return NewItemRules(s.Policy, idKey, s.KeepFields)
 }

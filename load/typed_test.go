@@ -247,7 +247,7 @@ func FuzzCardValues(f *testing.F) {
 	}
 	policy := redact.NewPolicy(nil)
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		it, err := PreparePageItems(policy, Page{Number: 1, Cards: []Card{{ID: "1", Data: doc}}})
+		it, err := PreparePageItems(NewItemRules(policy, nil, nil), Page{Number: 1, Cards: []Card{{ID: "1", Data: doc}}})
 		if err != nil || len(it.Cards) != 1 {
 			return
 		}

@@ -31,28 +31,8 @@ func NewSecretPolicy(extraKeys []string, secrets *Secrets) *Policy {
 // of the document had a secret removed (always 0 for a Policy from
 // NewPolicy).
 func (p *Policy) JSONCount(doc []byte) (out []byte, fields []Field, secrets int, err error) {
-	w, _ := p.pool.Get().(*walker)
-	if w == nil {
-		w = &walker{}
-	}
-	w.reset(p, doc, w.canon.walked[:0])
-	err = w.walk()
-	if err == nil {
-		c := &w.canon
-		c.walked = w.out
-		out = make([]byte, 0, len(w.out)+8)
-		out, fields, secrets = c.run(p.secrets, w.rootObject, out)
-	}
-	// A buffer that grew for a large document is not kept for the next.
-	if cap(w.canon.walked) > maxKept {
-		w.canon.walked = nil
-	}
-	w.reset(nil, nil, nil)
-	p.pool.Put(w)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	return out, fields, secrets, nil
+	out, fields, st, err := p.redact(doc, false)
+	return out, fields, st.Secrets, err
 }
 
 // maxKept is the largest scratch buffer a pooled walker keeps.
@@ -295,11 +275,9 @@ func (s *Secrets) mayHold(b []byte) bool {
 			return true
 		}
 	}
-	if len(s.long) > 0 {
+	if len(s.pieces) > 0 {
 		for p := 0; p+minPiece <= len(b); p++ {
-			x := binary.LittleEndian.Uint64(b[p:])
-			h := hash64(x)
-			if s.filter[h>>6]&(1<<(h&63)) != 0 && s.pieces[x] != nil {
+			if _, ok := s.window(binary.LittleEndian.Uint64(b[p:])); ok {
 				return true
 			}
 		}

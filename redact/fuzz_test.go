@@ -48,7 +48,25 @@ func FuzzJSON(f *testing.F) {
 		f.Add(b)
 	}
 	p := NewPolicy([]string{"ssn"})
+	// The oracle knows the rules of the fast pass: it is checked against a
+	// policy without the layers; the layers' output is checked for the
+	// same promises (valid, idempotent, no card number, no code key).
+	fast := NewPolicy([]string{"ssn"})
+	fast.layersOff = true
 	f.Fuzz(func(t *testing.T, in []byte) {
+		if out, _, err := p.JSON(in); err == nil {
+			if again, _, err := p.JSON(out); err != nil || !bytes.Equal(again, out) {
+				t.Fatalf("JSON(%q) = %q, %v; want it unchanged", out, again, err)
+			}
+			got := tokens(t, out)
+			if err := noPANs(got); err != nil {
+				t.Fatalf("JSON(%q) = %q: %v", in, out, err)
+			}
+			if err := noSecrets(p, got); err != nil {
+				t.Fatalf("JSON(%q) = %q: %v", in, out, err)
+			}
+		}
+		p := fast
 		out, fields, err := p.JSON(in)
 		if err != nil {
 			switch {
@@ -317,13 +335,15 @@ func FuzzPANs(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		out := PANs(in)
-		if !onlyStars(in, out) {
+		// Track data is dropped whole: more than digits change.
+		tracks, _ := nextTrack(in, 0)
+		if tracks < 0 && !onlyStars(in, out) {
 			t.Fatalf("PANs(%q) = %q, changed more than digits", in, out)
 		}
 		if left := remainingPANs(out); len(left) > 0 {
 			t.Fatalf("PANs(%q) = %q, still holds %v", in, out, left)
 		}
-		if len(remainingPANs(in)) == 0 && out != in {
+		if tracks < 0 && len(remainingPANs(in)) == 0 && out != in {
 			t.Fatalf("PANs(%q) = %q, but it holds no card number", in, out)
 		}
 		if again := PANs(out); again != out {

@@ -40,8 +40,11 @@ type Field struct {
 // use and must not be copied.
 type Policy struct {
 	extra   [][]byte
-	secrets *Secrets  // nil: none (see NewSecretPolicy)
-	pool    sync.Pool // of *walker: scratch space reused between documents
+	secrets *Secrets // nil: none (see NewSecretPolicy)
+	// layersOff turns off the layers, name/value pairs and parent.key
+	// paths (layers.go): set by tests only, to check the fast pass alone.
+	layersOff bool
+	pool      sync.Pool // of *walker: scratch space reused between documents
 }
 
 // NewPolicy returns a Policy that, on top of the built-in rule for security
@@ -71,6 +74,15 @@ func NewPolicy(extraKeys []string) *Policy {
 //     built-in rule (extra keys: whatever the value);
 //   - except: the value of the key "id" of the top-level object, when it is a
 //     string or a number, is the card's identity and is never masked;
+//   - every string and key is also read through the layers upstream text
+//     uses (JSON text, \uXXXX escapes, HTML references, percent and form
+//     encoding, query strings, header lines, XML, free text such as "cvv
+//     123"): the card numbers, codes and secrets found there are replaced
+//     in the string as sent, never in a decoded copy (see layers.go);
+//   - name/value pairs: {"name": "cvv", "value": "123"} loses its value
+//     member and ["pin", "1234"] its second element; a value word under a
+//     parent that names a code with it ("security": {"code": "123"}) is
+//     dropped as a code;
 //   - with a Policy from NewSecretPolicy, every string, key and number that
 //     holds a secret of its set (or a bearer token) has it replaced by
 //     "[REDACTED]", as Secrets.Scrub does (a number so changed becomes a
@@ -111,6 +123,18 @@ type frame struct {
 	// drop, when >= 0, is the length to cut the output back to once the
 	// current member's value ends: the member is being dropped.
 	drop int
+	// pk is where, in the output, the key of the member whose value this
+	// object is stands (empty if none); pathCode says whether that key
+	// followed by a value word is a code key (0: not known yet, 1: yes,
+	// -1: no). See pathSecretKey.
+	pk       [2]int
+	pathCode int8
+	// name is where, in the output, the content of a string that may name
+	// a code pair stands: the value of a name member of this object, or
+	// this array's first element; hasVal says whether this object has a
+	// value member (see notePair).
+	name   [2]int
+	hasVal bool
 }
 
 // walker holds the state of one JSON walk and its reusable scratch space.
@@ -128,6 +152,17 @@ type walker struct {
 	scratch []byte // a decoded key
 	scan    scan
 
+	// The layers (layerwalk.go): their state, scratch space and counts.
+	ls       layerScan
+	layerBuf []byte
+	counts   counts
+	counting bool   // count the card numbers the fast pass masks (JSONStats)
+	lastKey  [2]int // where the last key read stands in the output
+	pairKey  bool   // the value being read is a pair's name member
+	pairs    bool   // the document may hold a name/value pair of a code
+	pathBuf  []byte
+	pathKey  []byte
+
 	canon canon // the canonical pass (canonical.go)
 }
 
@@ -135,6 +170,8 @@ func (w *walker) reset(p *Policy, in, out []byte) {
 	w.p, w.in, w.i, w.out = p, in, 0, out
 	w.stack = w.stack[:0]
 	w.rootObject, w.noMask = false, false
+	w.counts, w.counting, w.pairKey, w.pairs = counts{}, false, false, false
+	w.ls.secrets = nil
 }
 
 // syntaxError returns an ErrInvalidJSON naming the offset and the reason.
@@ -159,6 +196,7 @@ func (w *walker) key() error {
 		return err
 	}
 	key := w.out[keyStart : len(w.out)-1]
+	w.lastKey = [2]int{keyStart, len(w.out) - 1}
 	if escaped {
 		w.scratch = unescape(w.scratch[:0], key)
 		key = w.scratch
@@ -181,9 +219,22 @@ func (w *walker) key() error {
 	case c == 't', c == 'f', c == 'n':
 		literal = true
 	}
-	if w.p.extraKey(key) || !literal && secretKey(key) {
+	if w.p.extraKey(key) {
 		f.drop = mark
 		return nil
+	}
+	if !literal && (secretKey(key) || len(w.stack) > 1 && valueWord(key) && !w.p.layersOff && w.pathSecretKey(f, key)) {
+		f.drop = mark
+		w.counts.codes++
+		return nil
+	}
+	switch pairWord(key) {
+	case pairNameWord:
+		w.pairKey = true
+	case pairValueWord:
+		w.pairKey, f.hasVal = false, true
+	default:
+		w.pairKey = false
 	}
 	if len(w.stack) == 1 && f.object {
 		w.noMask = scalar && string(key) == "id"
@@ -279,26 +330,25 @@ func (w *walker) number(mask bool) error {
 	// with an exponent can be shorter than its value ("2691e12").
 	if mask && (!integer || len(abs) >= minPAN) {
 		var d [maxPAN]byte
-		var digits []byte
-		if integer {
-			if len(abs) <= maxPAN {
-				digits = abs
-			}
-		} else {
+		digits := abs
+		if !integer {
 			digits = integerValue(abs, &d)
 		}
-		if n := len(digits); n >= minPAN && networkLengths(digits)&(1<<n) != 0 && luhn(digits) {
+		// The digits are one run: its card numbers are masked as in
+		// text (see maskText), and then the number is a string.
+		if len(digits) >= minPAN {
+			mark := len(w.out)
 			w.out = append(w.out, '"')
 			if neg {
 				w.out = append(w.out, '-')
 			}
 			at := len(w.out)
 			w.out = append(w.out, digits...)
-			for k := at + 6; k < len(w.out)-4; k++ {
-				w.out[k] = '*'
+			if _, changed := maskText(w.out[at:], false, &w.scan); changed {
+				w.out = append(w.out, '"') // counted by maskText in w.scan
+				return nil
 			}
-			w.out = append(w.out, '"')
-			return nil
+			w.out = w.out[:mark]
 		}
 	}
 	w.out = append(w.out, num...)

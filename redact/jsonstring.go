@@ -55,7 +55,19 @@ func (w *walker) str(mask bool) (escaped bool, err error) {
 		switch c := in[i]; {
 		case c == '"':
 			i++
+			// Track data first, whole (a track 1's "%B4" is no
+			// percent-escape); then the layers, while JSON text still
+			// parses; then the card numbers left.
 			if mask && digits >= minPAN {
+				if k := dropTracks(out[start:], escaped); k > 0 {
+					w.scan.tracks += k
+				}
+			}
+			if mask && (digits >= minCode || len(out) > start && mayLayer(out[start:], digits)) && !w.p.layersOff {
+				out, escaped = w.layered(out, start, escaped)
+			}
+			if mask && digits >= minPAN {
+				// maskText counts what it masks in w.scan (pans, tracks).
 				n, _ := maskText(out[start:], escaped, &w.scan)
 				out = out[:start+n]
 			}

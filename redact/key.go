@@ -15,48 +15,77 @@ import (
 // for the built-in rule, except a boolean or null value, which can never be
 // a code (so a flag such as "has_pin": true is kept).
 //
-// The built-in rule reads the key's words:
+// The built-in rule reads the key's words against a vocabulary, the file
+// codewords.txt of this package, which lists the names of card codes and
+// PINs of the card schemes and gateways, their common misspellings, and
+// their names in French, Spanish, Portuguese, German, Italian, Japanese,
+// Chinese, Korean and Russian, with the words around them:
 //
-//   - The key is normalised first: invisible characters (Unicode category
-//     Cf, such as the soft hyphen U+00AD, zero-width space, non-joiner and
-//     joiner U+200B-U+200D, word joiner U+2060 and U+FEFF; variation
-//     selectors; U+034F) are removed, and the rest is put in Unicode
-//     normalisation form NFKC, which turns full-width letters ("ｃｖｖ") into
-//     ASCII ones and U+00A0 and other spaces into ' '. Keys of ASCII
-//     characters only need none of this.
-//   - It is split into words at every character that is not a letter or a
-//     digit (any Unicode space, punctuation or symbol) and at camelCase
-//     boundaries, acronyms included ("cardCVV" is card cvv, "PINCode" is
-//     pin code); digits stay with the word they follow ("CVV2"). Words are
-//     compared after simple case folding.
-//   - A word made only of words of the vocabulary below, written together,
-//     counts as those words: "cvvcode" is cvv code, "cardcvv" card cvv,
-//     "pinblock" pin block, "securitycode" security code; "pinned", "spin"
-//     and "pins" are no such word.
+//   - The key is folded: invisible characters (Unicode category Cf, such as
+//     the soft hyphen U+00AD, zero-width space, non-joiner and joiner
+//     U+200B-U+200D, word joiner U+2060 and U+FEFF; variation selectors;
+//     U+034F) are removed, the rest is put in Unicode normalisation form
+//     NFKC (full-width and mathematical letters become ASCII ones, U+00A0
+//     and other spaces ' '), and each character that Unicode's confusables
+//     (UTS #39) map to Latin letters or digits is read as them: "сvv" with a
+//     Cyrillic с is "cvv", "РIN" with a Cyrillic Р is "PIN", Cherokee,
+//     Greek, Armenian and IPA look-alikes likewise. A character is read
+//     both as it is and as its lower case is ("Ν", Greek capital nu, is "N"
+//     and, like "ν", "v"): the key is secret when either reading is. ASCII
+//     characters are never mapped ("l" stays "l", "rn" stays "rn").
+//   - It is split into words at every character that is not a letter, a
+//     mark or a digit (any Unicode space, punctuation or symbol) and at
+//     camelCase boundaries, acronyms included ("cardCVV" is card cvv,
+//     "PINCode" is pin code); digits stay with the word they follow
+//     ("CVV2"). Words are compared after full Unicode case folding ("ß" is
+//     "ss").
 //   - The key is also read a second way: split only at characters that are
-//     not letters or digits, not at camelCase boundaries, every word case
-//     folded and read as above. The key is secret when it is secret under
-//     either reading. So a code in mixed case, which camelCase splitting
-//     would cut apart, is secret without regard to case: "cVV", "PiN",
-//     "CvV2", "cvVNumber" (cvvnumber: cvv number), "CVVcode", "CARDcvv",
-//     "cardVERIFICATIONvalue"; while "pinVerified", "spinCount", "PINNED"
-//     and "SPIN" are kept under both readings.
+//     not letters, marks or digits, not at camelCase boundaries. The key is
+//     secret when it is secret under either reading. So a code in mixed
+//     case is secret without regard to case: "cVV", "CvV2", "CVVcode",
+//     "cardVERIFICATIONvalue"; "pinVerified", "spinCount", "PINNED" and
+//     "SPIN" are kept under both readings.
+//   - A word made only of words of the vocabulary, written together, counts
+//     as those words: "cvvcode" is cvv code, "pinblock" pin block,
+//     "securitycode" security code, "codigodeseguridad" código de
+//     seguridad; "pinned", "spin", "pins" and "lapin" are no such word (a
+//     connector such as "la" never starts or ends one).
+//   - In a script written without spaces (Chinese, Japanese, Korean, Thai),
+//     the words of the vocabulary are found inside a run of its characters:
+//     "カードのセキュリティコード" is card, の, security code.
+//   - Entries of several words match those words in order, connectors ("de",
+//     "of", "der") between them optional: "security_code", "código de
+//     seguridad", "codigoSeguridad", "card_verification".
+//   - An entry is also matched without its accents ("codigo") and with
+//     German umlauts written out ("kartenpruefnummer"); a key's own accents
+//     are kept ("pín" is not pin).
 //
-// A code word is one of cvv, cvc, cvv2, cvc2, cvn, cav2, csc and pin;
-// "cid" when the key also has a card word (card, cc, credit or amex:
-// "card_cid", while a lone "cid" is a customer id); "security" right before
-// "code"; "verification" right after "card" or right before "value" ("card
-// verification", "verification value", but not an e-mail's
-// "verification_code"). A value word is one of number, num, no, nr, value,
-// val, code, data, block, digit, digits, or a number ("pin_2").
+// Each entry has a kind: a code (cvv, pin, "security code", "código de
+// seguridad", セキュリティコード...); a code only beside a card word ("cid",
+// "verification code", "clave", "senha", "nip", 验证码, 密码, which alone
+// name a customer id, an e-mail's code, a key, a password, a Polish tax id,
+// a captcha or SMS code, a password); a value word, the
+// form the thing before it is kept in (number, value, code, data, block,
+// hash, enc, encrypted, token, número, nummer, 番号, 码..., and any
+// number); a card word (card, cc, credit, carte, tarjeta, karte, カード,
+// 卡...); a connector.
 //
-// The key is secret when its last word that is not a value word is a code
-// word: "cvv", "card_cvv2", "CVV2Code", "cvv_number", "pin_block",
-// "card_verification_value" and "securityCode" are secret, while keys that
-// merely mention a code before another word, flags, counters and outcomes,
-// are not: "pin_verified", "cvc_check", "cvv_result", "pin_attempts",
-// "spin_count", "pinned", "postal_code". Extra keys match the whole key
-// exactly, without regard to case, and without normalisation.
+// The key is secret when its last entry that is not a value word, not a
+// connector, and not a card word after a connector ("de la tarjeta", "of
+// the card", Russian "карты"), is a code, or a code that needs a card word
+// in a key that has one. So "cvv", "card_cvv2", "CVV2Code", "cvv_number",
+// "pin_block", "card_verification_value", "securityCode", "cardCode",
+// "cvv_hash", "pinblock_enc", "código_de_seguridad_de_la_tarjeta",
+// "Kartenprüfnummer", "card_cid" and "セキュリティコード" are secret, while
+// keys that mention a code before another word, flags, counters and
+// outcomes, are not: "pin_verified", "cvc_check", "cvv_result",
+// "pin_attempts", "spin_count", "pinned", "postal_code", "cid",
+// "verification_code", "security_question". A code kept hashed, encrypted
+// or as a token is still secret: a code of three or four digits is found
+// again by trying every value.
+//
+// Extra keys match the whole key exactly, without regard to case, and
+// without normalisation.
 func (p *Policy) SecretKey(key string) bool {
 	return p.extraKey([]byte(key)) || secretKey([]byte(key))
 }
@@ -73,41 +102,39 @@ func (p *Policy) extraKey(key []byte) bool {
 
 // secretKey applies the built-in rule of SecretKey to key.
 func secretKey(key []byte) bool {
+	v := vocab()
 	for i, c := range key {
 		if c >= utf8.RuneSelf {
-			return secretReadings(foldKey(key))
+			return v.secretFolded(foldKey(key))
 		}
-		if i+2 < len(key) && codeStart(key[i:]) {
+		if i+1 == len(key) {
+			break
+		}
+		// Most keys are rejected here, by the first two letters.
+		if j := uint(startIndexes[c])*37 + uint(startIndexes[key[i+1]]); v.first2[j/64&31]&(1<<(j%64)) != 0 && v.startsCode(key[i:], j) {
 			// Check the rest for non-ASCII characters: they need
-			// normalising first.
+			// folding first.
 			for _, c := range key[i:] {
 				if c >= utf8.RuneSelf {
-					return secretReadings(foldKey(key))
+					return v.secretFolded(foldKey(key))
 				}
 			}
-			return secretReadings(key)
+			return v.secretReadings(key)
 		}
 	}
 	return false
 }
 
-// codeStart reports whether k, an ASCII text of at least three bytes,
-// starts with the first letters of a code word (cv, csc, cav, cid, pin, sec
-// for security, ver for verification), in any case. A key of ASCII letters
-// without one names no code: most keys are rejected by this test alone.
-func codeStart(k []byte) bool {
-	c1, c2 := k[1]|0x20, k[2]|0x20
-	switch k[0] | 0x20 {
-	case 'c':
-		return c1 == 'v' || c1 == 's' && c2 == 'c' || c1 == 'a' && c2 == 'v' || c1 == 'i' && c2 == 'd'
-	case 'p':
-		return c1 == 'i' && c2 == 'n'
-	case 's':
-		return c1 == 'e' && c2 == 'c'
-	case 'v':
-		return c1 == 'e' && c2 == 'r'
+// secretFolded reports whether key, a key without invisible characters in
+// NFKC, is secret with its confusable characters read as Latin ones, as
+// their lower case is or as they are.
+func (v *vocabulary) secretFolded(key []byte) bool {
+	lower := confuse(key, false)
+	if v.secretReadings(lower) {
+		return true
 	}
-	return false
+	exact := confuse(key, true)
+	return !bytes.Equal(exact, lower) && v.secretReadings(exact)
 }
 
 // foldKey returns key without invisible characters, in NFKC.
@@ -136,46 +163,6 @@ func invisible(r rune) bool {
 	return unicode.Is(unicode.Cf, r)
 }
 
-// Kinds of words, for the rule of SecretKey.
-const (
-	wOther = iota
-	wCode  // cvv, cvc, cvv2, cvc2, cvn, cav2, csc, pin
-	wCID   // cid: a code word beside a card word
-	wCard  // card, cc, credit, amex
-	wSecurity
-	wVerification
-	wCodeValue // code: a value word that makes "security" a code word
-	wValValue  // value: a value word that makes "verification" a code word
-	wValue     // number, num, no, nr, val, data, block, digit, digits, a number
-)
-
-// wordKind returns the kind of w, a lower-case word of the vocabulary, or
-// wOther.
-func wordKind(w []byte) int {
-	switch string(w) {
-	case "cvv", "cvc", "cvv2", "cvc2", "cvn", "cav2", "csc", "pin":
-		return wCode
-	case "cid":
-		return wCID
-	case "card", "cc", "credit", "amex":
-		return wCard
-	case "security":
-		return wSecurity
-	case "verification":
-		return wVerification
-	case "code":
-		return wCodeValue
-	case "value":
-		return wValValue
-	case "number", "num", "no", "nr", "val", "data", "block", "digit", "digits":
-		return wValue
-	}
-	if allDigits(w) {
-		return wValue
-	}
-	return wOther
-}
-
 func allDigits(w []byte) bool {
 	for _, c := range w {
 		if !isDigit(c) {
@@ -185,133 +172,47 @@ func allDigits(w []byte) bool {
 	return len(w) > 0
 }
 
-// maxCompound bounds the words of the vocabulary one written-together word
-// may be made of, and the length of such a word.
-const (
-	maxCompound    = 6
-	maxCompoundLen = 48
-)
-
-// compound appends to kinds the kinds of the vocabulary words w is made of,
-// written together ("cvvcode": cvv, code; "pin2": pin, 2), and reports
-// whether it is made of such words; kinds is unchanged when it is not.
-func compound(w []byte, kinds []int) ([]int, bool) {
-	if len(w) > maxCompoundLen {
-		return kinds, false
-	}
-	return splitCompound(w, kinds, 0)
-}
-
-func splitCompound(w []byte, kinds []int, depth int) ([]int, bool) {
-	if len(w) == 0 {
-		return kinds, true
-	}
-	if depth == maxCompound {
-		return kinds, false
-	}
-	// A number: all of its digits at once.
-	if isDigit(w[0]) {
-		n := 1
-		for n < len(w) && isDigit(w[n]) {
-			n++
-		}
-		if out, ok := splitCompound(w[n:], append(kinds, wValue), depth+1); ok {
-			return out, true
-		}
-		return kinds, false
-	}
-	// The longest vocabulary word first ("cvv2" before "cvv").
-	for n := min(len(w), len("verification")); n >= 2; n-- {
-		k := wordKind(w[:n])
-		if k == wOther || allDigits(w[:n]) {
-			continue
-		}
-		if out, ok := splitCompound(w[n:], append(kinds, k), depth+1); ok {
-			return out, true
-		}
-	}
-	return kinds, false
-}
-
-// secretReadings reports whether key, a normalised key, is secret under
-// either reading of SecretKey: split at camelCase boundaries too, or only
-// at characters that are not letters or digits, so that a code written in
+// secretReadings reports whether key, a folded key, is secret under either
+// reading of SecretKey: split at camelCase boundaries too, or only at
+// characters that are not letters or digits, so that a code written in
 // mixed case ("cVV", "PiN", "CVVcode") is read as the folded word it is.
-func secretReadings(key []byte) bool {
-	return secretWords(key, true) || secretWords(key, false)
+func (v *vocabulary) secretReadings(key []byte) bool {
+	if v.secretWords(key, true) {
+		return true
+	}
+	// Without upper-case letters, both readings are one.
+	for _, c := range key {
+		if c >= 'A' && c <= 'Z' || c >= utf8.RuneSelf {
+			return v.secretWords(key, false)
+		}
+	}
+	return false
 }
 
-// secretWords applies the word rule of SecretKey to key, a normalised key,
+// maxFoldedWord bounds the bytes of a word of a key that is read: a longer
+// word is no word of the vocabulary, nor made of them.
+const maxFoldedWord = 64 * utf8.UTFMax
+
+// secretWords applies the word rule of SecretKey to key, a folded key,
 // split into words at camelCase boundaries too when camel is set.
-func secretWords(key []byte, camel bool) bool {
-	var kindsArr [16]int
-	kinds := kindsArr[:0]
-	var wordArr [maxCompoundLen * utf8.UTFMax]byte
+func (v *vocabulary) secretWords(key []byte, camel bool) bool {
+	var toksArr [32]int32
+	toks := toksArr[:0]
+	var wordArr [maxFoldedWord]byte
 	for i := 0; i < len(key); {
 		s, e := nextWord(key, i, camel)
 		if s == e {
 			break
 		}
 		i = e
-		if e-s > len(wordArr) {
-			// Too long to be a word of the vocabulary or made of
-			// them, even after folding.
-			kinds = append(kinds, wOther)
+		if e-s > maxFoldedWord {
+			toks = append(toks, tOther)
 			continue
 		}
-		w := fold(wordArr[:0], key[s:e])
-		if k := wordKind(w); k != wOther {
-			kinds = append(kinds, k)
-			continue
-		}
-		var ok bool
-		if kinds, ok = compound(w, kinds); !ok {
-			kinds = append(kinds, wOther)
-		}
+		toks = v.appendTokens(toks, foldWord(wordArr[:0], key[s:e]))
 	}
-	// The last word that is not a value word.
-	j := len(kinds) - 1
-	for j >= 0 && (kinds[j] == wValue || kinds[j] == wCodeValue || kinds[j] == wValValue) {
-		j--
-	}
-	if j < 0 {
-		return false
-	}
-	switch kinds[j] {
-	case wCode:
-		return true
-	case wCID:
-		for _, k := range kinds {
-			if k == wCard {
-				return true
-			}
-		}
-	case wSecurity:
-		return j+1 < len(kinds) && kinds[j+1] == wCodeValue
-	case wVerification:
-		return j > 0 && kinds[j-1] == wCard || j+1 < len(kinds) && kinds[j+1] == wValValue
-	}
-	return false
-}
-
-// fold appends w to dst with simple case folding: ASCII letters in lower
-// case, other letters as the lower case of their upper case ("ſ" is "s").
-func fold(dst, w []byte) []byte {
-	for i := 0; i < len(w); {
-		c := w[i]
-		if c < utf8.RuneSelf {
-			if c >= 'A' && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			dst = append(dst, c)
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRune(w[i:])
-		dst = utf8.AppendRune(dst, unicode.ToLower(unicode.ToUpper(r)))
-		i += n
-	}
-	return dst
+	var kindsArr [32]wordKind
+	return secretKinds(v.appendKinds(kindsArr[:0], toks))
 }
 
 // Character classes for word splitting.

@@ -149,7 +149,7 @@ func TestSecretKey(t *testing.T) {
 		{"cvv_provided", false},
 		{"pinverified", false},
 		{"pins", false},
-		{"pin_hash", false},
+		{"pin_hash", true}, // a hashed PIN is still a PIN: 10,000 tries find it (issue 33)
 		{"verification", false},
 		{"verification_code", false},
 		{"email_verification_code", false},
@@ -296,5 +296,34 @@ func TestSecretKeyAllocs(t *testing.T) {
 		if n := testing.AllocsPerRun(100, func() { secretKey([]byte(key)) }); n != 0 {
 			t.Errorf("secretKey(%q) allocates %v times, want 0", key, n)
 		}
+	}
+}
+
+// BenchmarkSecretKey measures the rule over the keys of a card as the API
+// sends it (most rejected by the fast test), code keys, and keys that need
+// folding.
+func BenchmarkSecretKey(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		keys []string
+	}{
+		{"card", []string{"id", "brand", "number", "exp_month", "exp_year", "status", "type", "currency", "balance",
+			"spent", "limits", "daily", "monthly", "holder", "name", "phone", "address", "line1", "city",
+			"postal_code", "country", "labels", "created_at", "updated_ms", "url", "notes", "is_locked"}},
+		{"codes", []string{"cvv", "card_cvv2", "pin_verified", "cardVerificationValue", "securityCode", "cardCode", "pinblock_enc"}},
+		{"unicode", []string{"сvv", "código_de_seguridad", "Kartenprüfnummer", "セキュリティコード", "zoëName"}},
+	} {
+		keys := make([][]byte, len(bc.keys))
+		for i, k := range bc.keys {
+			keys[i] = []byte(k)
+		}
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, k := range keys {
+					secretKey(k)
+				}
+			}
+		})
 	}
 }

@@ -1,13 +1,14 @@
 package redact
 
-// Card numbers have 13 to 19 digits.
+// Card numbers have 12 (Maestro) to 19 digits.
 const (
-	minPAN = 13
+	minPAN = 12
 	maxPAN = 19
 )
 
 // Masks of valid lengths: bit n is set when a card number may have n digits.
 const (
+	len12     = 1 << 12
 	len13     = 1 << 13
 	len14     = 1 << 14
 	len15     = 1 << 15
@@ -16,10 +17,11 @@ const (
 	len13to19 = 1<<13 | 1<<14 | 1<<15 | 1<<16 | 1<<17 | 1<<18 | 1<<19
 	len14to19 = len13to19 &^ len13
 	len16to19 = len14to19 &^ (len14 | len15)
+	len12to19 = len13to19 | len12
 )
 
 // IsPAN reports whether digits, a string of ASCII digits and nothing else, is
-// a full card number: 13 to 19 digits, a valid Luhn check digit, and a prefix
+// a full card number: 12 to 19 digits, a valid Luhn check digit, and a prefix
 // issued to a card network at a length valid for it:
 //
 //	Visa        4                      13, 16, 19
@@ -29,7 +31,7 @@ const (
 //	JCB         3528-3589              16-19
 //	Diners      300-305, 36, 38-39     14-19
 //	UnionPay    62, 81                 16-19
-//	Maestro     50, 56-69              13-19
+//	Maestro     50, 56-69              12-19
 //	Mir         2200-2204              16-19
 //	RuPay       82                     16
 //	Troy        9792                   16
@@ -43,14 +45,21 @@ func IsPAN(digits string) bool {
 		return false
 	}
 	var d [maxPAN]byte
-	for i := 0; i < n; i++ {
-		c := digits[i]
-		if c < '0' || c > '9' {
+	return isPANDigits(d[:copy(d[:], digits)])
+}
+
+// isPANDigits is IsPAN for bytes.
+func isPANDigits(d []byte) bool {
+	n := len(d)
+	if n < minPAN || n > maxPAN {
+		return false
+	}
+	for _, c := range d {
+		if !isDigit(c) {
 			return false
 		}
-		d[i] = c
 	}
-	return networkLengths(d[:4])&(1<<n) != 0 && luhn(d[:n])
+	return networkLengths(d[:4])&(1<<n) != 0 && luhn(d)
 }
 
 // networkLengths returns the mask of lengths (bit n for n digits) at which
@@ -87,12 +96,12 @@ func networkLengths(p []byte) uint32 {
 			m |= len16
 		}
 		if d2 == 50 || d2 >= 56 { // Maestro
-			m |= len13to19
+			m |= len12to19
 		}
 	case 6:
-		// Maestro's 60-69 at 13-19 digits covers Discover (6011, 644-649,
+		// Maestro's 60-69 at 12-19 digits covers Discover (6011, 644-649,
 		// 65) and UnionPay (62) at 16-19.
-		m |= len13to19
+		m |= len12to19
 	case 8:
 		if d2 == 81 { // UnionPay
 			m |= len16to19
@@ -134,8 +143,21 @@ func luhnSum(d []byte, double bool) int {
 	return sum
 }
 
-// PANs returns s with every card number in it masked (see the package
-// documentation). It returns s itself when there is nothing to mask.
+// PANs returns s with every card number in it masked and its track data
+// and EMV card tags dropped. It returns s itself when there is nothing to
+// mask.
+//
+// A digit is a decimal digit of any script (Unicode Nd) or a superscript,
+// subscript or circled digit (what NFKC turns into one ASCII digit). A run
+// is digit groups joined by 1 to 4 separators: characters that are neither
+// letters nor numbers nor '*', the percent-encoded %20 %2D %2E %2F %5F, and
+// '+' right after a digit or another '+' (a form body's space). Every window
+// of 12 to 19 digits of a run that passes Luhn and a network's prefix at
+// its length (IsPAN) is masked, wherever it starts, when its ends are
+// explained (see eachPAN): it fills its groups, or is zero-padded, or
+// follows a two-digit length equal to its own, or is followed by an expiry
+// YYMM. Masking keeps a window's first 6 and last 4 digits. Track 1, track
+// 2 and EMV tags 5A and 57 become '*' whole (see dropTracks).
 func PANs(s string) string {
 	out, _ := maskString(s)
 	return out
@@ -148,25 +170,38 @@ func maskString(s string) (string, bool) {
 	}
 	var arr [32]group
 	at := firstPAN(s, false, arr[:0])
+	if tr, _ := nextTrack(s, 0); tr >= 0 && (at < 0 || tr < at) {
+		at = tr
+	}
 	if at < 0 {
 		return s, false
 	}
 	// Masking allocates the result anyway; its scratch space is not
 	// arr, which would then live on the heap on every call.
 	b := []byte(s)
-	sc := scan{groups: make([]group, 0, 16)}
-	n, _ := maskText(b[at:], false, &sc)
+	// The scratch space of a short text, in one allocation.
+	var bufs struct {
+		gs   [16]group
+		d    [32]byte
+		ats  [32]digitAt
+		wins [4]span
+	}
+	sc := scan{groups: bufs.gs[:0], run: runDigitsBuf{d: bufs.d[:0], at: bufs.ats[:0]}, wins: bufs.wins[:0]}
+	n, changed := maskText(b[at:], false, &sc)
+	if !changed {
+		return s, false
+	}
 	return string(b[:at+n]), true
 }
 
-// countDigits counts the decimal digits of t, of any script.
+// countDigits counts the digits of t, of any script.
 func countDigits[T ~string | ~[]byte](t T) int {
 	n := 0
 	for i := 0; i < len(t); i++ {
 		switch c := t[i]; {
 		case c-'0' < 10:
 			n++
-		case c >= minDigitLead:
+		case mayBeDigit(c):
 			if k, _, _ := charAt(t, i, false); k == kDigit {
 				n++
 			}

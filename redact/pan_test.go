@@ -5,6 +5,8 @@ import (
 	"testing"
 	"unicode"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/cardsync/cardsync/redact/redacttest"
 )
 
@@ -155,7 +157,11 @@ func TestPANs(t *testing.T) {
 		{"mathematical digits", "\U0001d7dc\U0001d7d9\U0001d7d9\U0001d7d9\U0001d7d9\U0001d7d9\U0001d7d9\U0001d7d9\U0001d7d9\U0001d7d9\U0001d7d9\U0001d7d9\U0001d7d9\U0001d7d9\U0001d7d9\U0001d7d9", "\U0001d7dc\U0001d7d9\U0001d7d9\U0001d7d9\U0001d7d9\U0001d7d9******\U0001d7d9\U0001d7d9\U0001d7d9\U0001d7d9"},
 		{"mixed scripts", "4111 \uff11\uff11\uff11\uff11 \u0661\u0661\u0661\u0661 1111", "4111 \uff11\uff11** **** 1111"},
 		{"Arabic-Indic look-alike not luhn", "\u0664\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0662", "\u0664\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0662"},
-		{"superscript digits are not decimal digits", "\u2074\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9", "\u2074\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9"},
+		// Superscript, subscript and circled digits are digits (NFKC
+		// makes them ASCII ones).
+		{"superscript digits", "\u2074\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9", "\u2074\u00b9\u00b9\u00b9\u00b9\u00b9******\u00b9\u00b9\u00b9\u00b9"},
+		{"subscript digits", "\u2084\u2081\u2081\u2081 \u2081\u2081\u2081\u2081 \u2081\u2081\u2081\u2081 \u2081\u2081\u2081\u2081", "\u2084\u2081\u2081\u2081 \u2081\u2081** **** \u2081\u2081\u2081\u2081"},
+		{"circled digits", "\u2463\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460", "\u2463\u2460\u2460\u2460\u2460\u2460******\u2460\u2460\u2460\u2460"},
 		{"letters break a run", "4111 a 1111 1111 1111", "4111 a 1111 1111 1111"},
 		{"invalid UTF-8 separates", "4111\xff1111\xfe1111 1111", "4111\xff11**\xfe**** 1111"},
 		{"inside text", "paid with 5500005555555559 today", "paid with 550000******5559 today"},
@@ -167,10 +173,24 @@ func TestPANs(t *testing.T) {
 		{"more groups after", "4111 1111 1111 1111 2024", "4111 11** **** 1111 2024"},
 		{"more groups before", "2024 4111 1111 1111 1111", "2024 4111 11** **** 1111"},
 		{"20-digit group before", "12345678901234567890 4111 1111 1111 1111", "12345678901234567890 4111 11** **** 1111"},
-		{"20 contiguous digits", "41111111111111111111", "41111111111111111111"},
-		{"21 contiguous digits glued to a PAN", "4111111111111111 411111111111111111111", "411111******1111 411111111111111111111"},
+		// A card number inside a longer run of digits is masked when
+		// its ends are explained: zero-padding, a length before it, an
+		// expiry after it, the edges of the run.
+		{"zero-padded", "0004111111111111111", "000411111******1111"},
+		{"zero-padded on the right", "4111111111111111000", "411111******1111000"},
+		{"ISO 8583 length prefix", "164111111111111111", "16411111******1111"},
+		{"length prefix then more fields", "0200164111111111111111000000000000010000", "020016411111******1111000000000000010000"},
+		{"followed by its expiry", "41111111111111112512", "411111******11112512"},
+		{"followed by its expiry and service code", "4111111111111111251210100000", "411111******1111251210100000"},
+		{"12-digit Maestro", "501234567896", "501234**7896"},
+		{"URL-encoded spaces", "pan=4111+1111+1111+1111", "pan=4111+11**+****+1111"},
+		{"percent-encoded spaces", "4111%201111%201111%201111", "4111%2011**%20****%201111"},
+		{"percent-encoded dashes", "4111%2D1111%2d1111%2D1111", "4111%2D11**%2d****%2D1111"},
+		{"percent-encoded space before", "pan=%204111111111111111", "pan=%20411111******1111"},
+		{"20 contiguous digits, nothing explains the window", "41111111111111111113", "41111111111111111113"},
+		{"20 contiguous digits, expiry 11/11 after", "41111111111111111111", "411111******11111111"},
 		{"not luhn", "4111111111111112", "4111111111111112"},
-		{"12 digits", "411111111111", "411111111111"},
+		{"12 digits of Visa", "411111111111", "411111111111"},
 		{"already masked", "411111******1111", "411111******1111"},
 		{"already masked grouped", "4111 11** **** 1111", "4111 11** **** 1111"},
 		{"masked then digits", "4111 11** **** 1111 0000000000", "4111 11** **** 1111 0000000000"},
@@ -271,17 +291,25 @@ func TestDigitRanges(t *testing.T) {
 			t.Errorf("digitValue(%U) = %d, %v; want %d, true", tt.r, got, ok, tt.want)
 		}
 	}
-	for _, r := range []rune{'0', '9', 'a', '\u00b2', '\u2463', '\u065f', '\u066a', '\uff1a', '\U0010ffff'} {
+	for _, r := range []rune{'0', '9', 'a', '\u2474', '\u2488', '\u2163', '\u065f', '\u066a', '\uff1a', '\U0010ffff'} {
 		if _, ok := digitValue(r); ok {
 			t.Errorf("digitValue(%U) is a digit", r)
 		}
 	}
 	// Every Nd digit is one, with the value its place in its set of ten
-	// gives.
+	// gives, and so is every other number whose NFKC form is one ASCII
+	// digit, with that value.
 	for r := rune(0x80); r <= unicode.MaxRune; r++ {
-		_, ok := digitValue(r)
-		if ok != unicode.Is(unicode.Nd, r) {
-			t.Fatalf("digitValue(%U) ok = %v, unicode.Nd says %v", r, ok, !ok)
+		v, ok := digitValue(r)
+		want := unicode.Is(unicode.Nd, r)
+		if f := norm.NFKC.String(string(r)); !want && unicode.IsNumber(r) && len(f) == 1 && f[0] >= '0' && f[0] <= '9' {
+			want = true
+			if ok && v != f[0]-'0' {
+				t.Errorf("digitValue(%U) = %d, NFKC says %s", r, v, f)
+			}
+		}
+		if ok != want {
+			t.Fatalf("digitValue(%U) ok = %v, want %v", r, ok, want)
 		}
 	}
 }

@@ -1,7 +1,8 @@
 package redact
 
 // The scanner behind PANs and the JSON redaction: runs of digits in any
-// script with their separators, and the masking of the card numbers in them.
+// script with their separators, the windows of a run that are card numbers,
+// and their masking.
 
 import (
 	"cmp"
@@ -10,16 +11,27 @@ import (
 	"unicode/utf8"
 )
 
-// minDigitLead is the smallest first byte of a non-ASCII decimal digit in
-// UTF-8: the first of them, U+0660 ARABIC-INDIC DIGIT ZERO, is D9 A0.
+// minDigitLead is the smallest first byte of a decimal digit beyond Latin-1
+// in UTF-8: the first of them, U+0660 ARABIC-INDIC DIGIT ZERO, is D9 A0.
+// Below it only latin1Lead can start a digit (superscripts one to three).
 const minDigitLead = 0xD9
+
+// latin1Lead is the first byte of U+0080-U+00BF in UTF-8, which holds the
+// superscript digits one, two and three.
+const latin1Lead = 0xC2
+
+// mayBeDigit reports whether the byte c can start a digit, so that a byte
+// for which it is false is stepped over without decoding a character.
+func mayBeDigit(c byte) bool { return c-'0' < 10 || c >= minDigitLead || c == latin1Lead }
 
 // Kinds of characters, for the scanner.
 const (
 	// kOther ends a run of digit groups: a letter, a number that is not a
-	// decimal digit, '*' (a masked digit) or '+' (see phoneRun).
+	// digit, '*' (a masked digit) or '+' (a separator only between digits,
+	// see scanRun).
 	kOther = iota
-	// kDigit is a decimal digit of any script (Unicode category Nd).
+	// kDigit is a digit: a decimal digit of any script (Unicode category
+	// Nd) or a digit that NFKC reads as one (see digitValue).
 	kDigit
 	// kSep is any other character: it may separate digit groups.
 	kSep
@@ -35,7 +47,7 @@ func notDigit[T ~string | ~[]byte](t T, i int, json bool) int {
 		return 0
 	case json && c == '\\':
 		return escLen(t[i+1])
-	case c < minDigitLead:
+	case !mayBeDigit(c):
 		// ASCII, or a byte of a character that is not a digit.
 		return 1
 	}
@@ -81,12 +93,23 @@ func charAt[T ~string | ~[]byte](t T, i int, json bool) (kind int, digit byte, w
 	return kSep, 0, w
 }
 
-// digitValue returns the value of r when r is a decimal digit (Unicode
-// category Nd) other than an ASCII one. Unicode encodes the digits of each
-// script as ten consecutive code points from zero to nine, and the ranges
-// of unicode.Nd each start at a zero (TestDigitRanges checks both).
+// digitValue returns the value of r when r is a digit other than an ASCII
+// one: a decimal digit (Unicode category Nd), or one of the other numbers
+// (category No) that NFKC turns into a single ASCII digit, the superscript,
+// subscript and circled digits. Unicode encodes the decimal digits of each
+// script as ten consecutive code points from zero to nine, and the ranges of
+// unicode.Nd each start at a zero (TestDigitRanges checks both, and the
+// table of the others against NFKC).
 func digitValue(r rune) (byte, bool) {
 	if r < 0x660 {
+		switch r {
+		case '\u00b2':
+			return 2, true
+		case '\u00b3':
+			return 3, true
+		case '\u00b9':
+			return 1, true
+		}
 		return 0, false
 	}
 	if r <= 0xFFFF {
@@ -95,7 +118,7 @@ func digitValue(r rune) (byte, bool) {
 		if k < len(rs) && rune(rs[k].Lo) <= r {
 			return byte((r - rune(rs[k].Lo)) % 10), true
 		}
-		return 0, false
+		return otherDigit(r)
 	}
 	rs := unicode.Nd.R32
 	k, _ := slices.BinarySearchFunc(rs, uint32(r), func(rg unicode.Range32, v uint32) int { return cmp.Compare(rg.Hi, v) })
@@ -105,21 +128,102 @@ func digitValue(r rune) (byte, bool) {
 	return 0, false
 }
 
+// otherDigit returns the value of r when r is a number of category No above
+// U+065F whose NFKC form is one ASCII digit.
+func otherDigit(r rune) (byte, bool) {
+	switch {
+	case r < 0x2070 || r > 0x24EA:
+		return 0, false
+	case r == 0x2070: // superscript zero
+		return 0, true
+	case r >= 0x2074 && r <= 0x2079: // superscript four to nine
+		return byte(r - 0x2070), true
+	case r >= 0x2080 && r <= 0x2089: // subscript zero to nine
+		return byte(r - 0x2080), true
+	case r >= 0x2460 && r <= 0x2468: // circled one to nine
+		return byte(r - 0x2460 + 1), true
+	case r == 0x24EA: // circled zero
+		return 0, true
+	}
+	return 0, false
+}
+
+// encodedSep returns 3 when t[j:] starts with the percent-encoding of a
+// separator that URLs and form bodies carry between digit groups: %20
+// (space), %2D '-', %2E '.', %2F '/' or %5F '_', either case; 0 otherwise.
+func encodedSep[T ~string | ~[]byte](t T, j int) int {
+	if t[j] != '%' || j+2 >= len(t) {
+		return 0
+	}
+	h, l := t[j+1], t[j+2]|0x20
+	switch {
+	case h == '2' && (l == '0' || l == 'd' || l == 'e' || l == 'f'), h == '5' && l == 'f':
+		return 3
+	}
+	return 0
+}
+
 // group is one run of contiguous digits: t[start:end], n digits.
 type group struct{ start, end, n int }
 
-// scan is scratch space for masking, reused between calls.
+// scan is scratch space for masking, reused between calls, and the counts
+// of what masking found (which it adds to and never resets).
 type scan struct {
 	groups []group
 	// cuts are the bytes left over where a multi-byte digit was masked
 	// (its first byte became '*'): they are cut once masking is done.
 	cuts []span
+	// run is the run being judged: its digits as ASCII, and for each
+	// its offset and the index of its group.
+	run runDigitsBuf
+	// wins are the card numbers found in run: digit offsets.
+	wins []span
+
+	// pans counts the card numbers masked (every window masked, in
+	// every pass of the fixed point).
+	pans int
+	// tracks counts the track data and EMV card tags dropped whole (see
+	// dropTracks).
+	tracks int
+}
+
+// runDigitsBuf holds the digits of one run.
+type runDigitsBuf struct {
+	d  []byte    // ASCII digits; '*' once masked in this pass
+	at []digitAt // where each digit is
+}
+
+// digitAt is where a digit of a run is: its offset, and in the run's
+// digits, where its group starts and ends and where the group's first and
+// after its last digit that is not '0' are (so that a window's ends are
+// judged in constant time).
+type digitAt struct {
+	pos                   int
+	gStart, gEnd, nz, lnz int32
+}
+
+// closeGroup fills in the group fields of at[from:], one group's digits
+// whose ASCII values are d[from:].
+func closeGroup(d []byte, at []digitAt, from int) {
+	end := len(d)
+	nz, lnz := end, from
+	for k := from; k < end; k++ {
+		if d[k] != '0' {
+			nz = min(nz, k)
+			lnz = k + 1
+		}
+	}
+	for k := from; k < end; k++ {
+		at[k].gStart, at[k].gEnd, at[k].nz, at[k].lnz = int32(from), int32(end), int32(nz), int32(lnz)
+	}
 }
 
 // scanRun reads the run of digit groups that starts with the digit at t[i]:
-// groups of digits joined by 1 to maxSeps separator characters. It returns
-// gs[:0] with the groups appended, and the offset just after the run's last
-// digit.
+// groups of digits joined by 1 to maxSeps separators (a separator is one
+// separator character, one percent-encoded separator, see encodedSep, or a
+// '+' right after a digit or another '+'). It
+// returns gs[:0] with the groups appended, and the offset just after the
+// run's last digit.
 func scanRun[T ~string | ~[]byte](t T, i int, json bool, gs []group) ([]group, int) {
 	gs = gs[:0]
 	for {
@@ -141,6 +245,22 @@ func scanRun[T ~string | ~[]byte](t T, i int, json bool, gs []group) ([]group, i
 		j, seps := i, 0
 		for seps < maxSeps && j < len(t) {
 			if c := t[j]; c == ' ' || c == '-' {
+				j++
+				seps++
+				continue
+			}
+			if w := encodedSep(t, j); w > 0 {
+				j += w
+				seps++
+				continue
+			}
+			if t[j] == '+' {
+				// A space in a form body when it follows a digit
+				// or another '+'; else the sign of what follows (a
+				// phone number), which starts a run of its own.
+				if j > i && t[j-1] != '+' {
+					break
+				}
 				j++
 				seps++
 				continue
@@ -168,63 +288,132 @@ func runDigits(gs []group) int {
 	return n
 }
 
-// eachPAN calls fn(from, to, n) for every group-aligned window
-// gs[from..to] (inclusive) of the run whose n digits are a card number, and
-// stops early when fn returns false.
-func eachPAN[T ~string | ~[]byte](t T, gs []group, fn func(from, to, n int) bool) {
-	var d [maxPAN]byte
-windows:
-	for from := range gs {
-		n := 0
-		var lengths uint32
-		for to := from; to < len(gs); to++ {
-			g := gs[to]
-			if n+g.n > maxPAN {
-				break
+// load fills r with the digits of the groups gs of t.
+func (r *runDigitsBuf) load(t []byte, gs []group, json bool) {
+	r.d, r.at = r.d[:0], r.at[:0]
+	for _, g := range gs {
+		from := len(r.d)
+		for k := g.start; k < g.end; {
+			c, w := t[k], 1
+			if !isDigit(c) {
+				_, c, w = charAt(t, k, json)
 			}
-			for k := g.start; k < g.end; {
-				if c := t[k]; isDigit(c) {
-					d[n] = c
-					n++
-					k++
-					continue
-				}
-				kind, digit, w := charAt(t, k, false)
-				if kind != kDigit {
-					// Masked by an earlier window of this pass: the
-					// next pass judges what is left.
-					continue windows
-				}
-				d[n] = digit
-				n++
-				k += w
-			}
-			if n < minPAN {
-				continue
-			}
-			if lengths == 0 {
-				if lengths = networkLengths(d[:4]); lengths == 0 {
-					break // no window from here has a network's prefix
-				}
-			}
-			if lengths&(1<<n) != 0 && luhn(d[:n]) && !fn(from, to, n) {
+			r.d = append(r.d, c)
+			r.at = append(r.at, digitAt{pos: k})
+			k += w
+		}
+		closeGroup(r.d, r.at, from)
+	}
+}
+
+// The windows of a run that are card numbers.
+//
+// A run of digits is read as one digit string d, its groups marking where
+// the separators were. Every window d[s:e] of minPAN to maxPAN digits that
+// is a card number at its length (a network's prefix, Luhn) is a candidate;
+// it is masked when the digits around it explain where it starts and where
+// it ends, as a field of a record or a message would:
+//
+//   - it lies in one group, preceded in it by a two-digit length equal to
+//     its length (an ISO 8583 LLVAR field "16" + 16 digits, or "016"),
+//     which fixes both its ends; or
+//   - its start is explained, being the start of its group or preceded
+//     only by zeros in it (zero-padding to a fixed width), and so is its
+//     end: the end of its group, followed only by zeros in it (padding on
+//     the right), or followed by four digits that read as an expiry date
+//     YYMM (month 01-12; a card number and its expiry, track data without
+//     its separator).
+//
+// A window glued to other digits on both sides without such a reason (a
+// card number between two other fields of a digit string) is not masked:
+// every long run of digits has many windows and about one in ten passes
+// Luhn, so a rule taking every window would mask most 20-digit order
+// numbers and nanosecond timestamps (see TestWindowFalsePositives for the
+// measured rates).
+
+// explained reports whether the window r.d[s:e] has explained ends (see
+// above).
+func (r *runDigitsBuf) explained(s, e int) bool {
+	d := r.d
+	first, last := r.at[s], r.at[e-1]
+	if int(first.gStart) <= s-2 && first.gStart == last.gStart && int(d[s-2]-'0')*10+int(d[s-1]-'0') == e-s {
+		return true // a length prefix, and the field in one group
+	}
+	if int(first.nz) < s {
+		return false // digits other than zeros before it in its group
+	}
+	if int(last.gEnd)-e >= 4 {
+		if mm := int(d[e+2]-'0')*10 + int(d[e+3]-'0'); mm >= 1 && mm <= 12 {
+			return true // followed by an expiry
+		}
+	}
+	return int(last.lnz) <= e // nothing but zeros after it in its group
+}
+
+// eachPAN calls fn(s, e) for every window r.d[s:e] of the run that is a
+// card number with explained ends, and stops early when fn returns false.
+func (r *runDigitsBuf) eachPAN(fn func(s, e int) bool) {
+	d := r.d
+	for s := 0; s+minPAN <= len(d); s++ {
+		if c := d[s]; c < '1' || c > '9' {
+			continue // no network's prefix starts with 0
+		}
+		lengths := networkLengths(d[s : s+4])
+		if lengths == 0 {
+			continue
+		}
+		for e := s + minPAN; e <= len(d) && e-s <= maxPAN; e++ {
+			if lengths&(1<<(e-s)) != 0 && luhn(d[s:e]) && r.explained(s, e) && !fn(s, e) {
 				return
 			}
 		}
 	}
 }
 
-// firstPAN returns the offset of the first run in t that holds a card
+// hasPAN reports whether the run of groups gs of t may hold a card number:
+// true when one of its windows is one, or when the run is longer than buf
+// can hold (maskText decides then). It does not allocate.
+func hasPAN[T ~string | ~[]byte](t T, gs []group, json bool) bool {
+	var d [40]byte
+	var at [40]digitAt
+	n := 0
+	for _, g := range gs {
+		from := n
+		for k := g.start; k < g.end; {
+			if n == len(d) {
+				return true
+			}
+			c, w := t[k], 1
+			if !isDigit(c) {
+				_, c, w = charAt(t, k, json)
+			}
+			d[n], at[n] = c, digitAt{pos: k}
+			n++
+			k += w
+		}
+		closeGroup(d[:n], at[:n], from)
+	}
+	r := runDigitsBuf{d: d[:n], at: at[:n]}
+	found := false
+	r.eachPAN(func(int, int) bool { found = true; return false })
+	return found
+}
+
+// firstPAN returns the offset of the first run in t that may hold a card
 // number, or -1; gs is scratch space. In JSON mode t is canonical JSON
 // string content.
 func firstPAN[T ~string | ~[]byte](t T, json bool, gs []group) int {
 	for i := 0; i < len(t); {
-		if c := t[i]; c-'0' >= 10 && c < minDigitLead && (!json || c != '\\') {
+		if c := t[i]; !mayBeDigit(c) && (!json || c != '\\') {
 			i++ // the common case, without a call
 			continue
 		}
 		if w := notDigit(t, i, json); w > 0 {
 			i += w
+			continue
+		}
+		if i > 0 && encodedSep(t, i-1) > 0 {
+			i += 2 // the hex digits of an encoded separator
 			continue
 		}
 		var end int
@@ -233,12 +422,8 @@ func firstPAN[T ~string | ~[]byte](t T, json bool, gs []group) int {
 			i = end
 			continue
 		}
-		if runDigits(gs) >= minPAN {
-			found := false
-			eachPAN(t, gs, func(int, int, int) bool { found = true; return false })
-			if found {
-				return i
-			}
+		if runDigits(gs) >= minPAN && hasPAN(t, gs, json) {
+			return i
 		}
 		i = end
 	}
@@ -253,7 +438,8 @@ const maxPhone = 15
 // phone number ("+49 1511 2345678"), which can have a card number's prefix,
 // length and Luhn digit by chance but is never written so as a card number.
 // Such a run is left as it is. A run of more digits after a '+' is no phone
-// number ("+4111111111111111" is a card number).
+// number ("+4111111111111111" is a card number). A '+' between two digit
+// groups is a separator (a space in a form body: "4111+1111+1111+1111").
 func phoneRun[T ~string | ~[]byte](t T, i int, gs []group) bool {
 	return i > 0 && t[i-1] == '+' && runDigits(gs) <= maxPhone
 }
@@ -267,19 +453,28 @@ func escLen(c byte) int {
 	return 2
 }
 
-// maskText masks every card number in b and reports the new length of b
-// (b[:n] holds the result: a masked digit of several bytes becomes one '*')
-// and whether it changed anything; sc is scratch space. In JSON mode b is
-// canonical JSON string content.
+// maskText drops the track data and EMV card tags of b (see dropTracks) and
+// masks every card number left in it, and reports the new length of b (b[:n]
+// holds the result: a masked digit of several bytes becomes one '*') and
+// whether it changed anything; sc is scratch space, and its counts grow by
+// what was found. In JSON mode b is canonical JSON string content.
 func maskText(b []byte, json bool, sc *scan) (n int, changed bool) {
 	sc.cuts = sc.cuts[:0]
+	if k := dropTracks(b, json); k > 0 {
+		sc.tracks += k
+		changed = true
+	}
 	for i := 0; i < len(b); {
-		if c := b[i]; c-'0' >= 10 && c < minDigitLead && (!json || c != '\\') {
+		if c := b[i]; !mayBeDigit(c) && (!json || c != '\\') {
 			i++ // the common case, without a call
 			continue
 		}
 		if w := notDigit(b, i, json); w > 0 {
 			i += w
+			continue
+		}
+		if i > 0 && encodedSep(b, i-1) > 0 {
+			i += 2 // the hex digits of an encoded separator
 			continue
 		}
 		var end int
@@ -288,7 +483,7 @@ func maskText(b []byte, json bool, sc *scan) (n int, changed bool) {
 			i = end
 			continue
 		}
-		if runDigits(sc.groups) >= minPAN && maskRegion(b[:end], i, json, sc) {
+		if runDigits(sc.groups) >= minPAN && maskRegion(b, i, end, json, sc) {
 			changed = true
 		}
 		i = end
@@ -306,28 +501,21 @@ func maskText(b []byte, json bool, sc *scan) (n int, changed bool) {
 	return n, changed
 }
 
-// reach bounds how far, in bytes, a card number can reach from one end to
-// the other: 19 digits of up to 4 bytes with up to maxSeps separators of up
-// to 6 bytes (a JSON \u escape) between each two.
-const reach = maxPAN*utf8.UTFMax + (maxPAN-1)*maxSeps*6
-
-// maskRegion masks the card numbers of the run b[start:] and reports
+// maskRegion masks the card numbers of the run b[start:end] and reports
 // whether it masked any.
 //
-// Masking one window writes '*' into its groups, which splits them; the
-// digits left next to the stars can form a new card number with their
-// neighbours. So after each pass the part of the run that the stars can
-// have changed is scanned again, until a pass masks nothing: the result is a
-// fixed point, which is what makes masking idempotent. A new card number
-// must contain a digit next to a star written by the last pass, so it lies
-// within reach of the windows that pass masked.
-func maskRegion(b []byte, start int, json bool, sc *scan) bool {
+// Masking one window writes '*' into it, which splits its group; the
+// digits left next to the stars, now at the edge of a group, can be a card
+// number with explained ends. So after each pass the runs of b[start:end]
+// are judged again, until a pass masks nothing: the result is a fixed point,
+// which is what makes masking idempotent.
+func maskRegion(b []byte, start, end int, json bool, sc *scan) bool {
 	masked := false
-	from, to := start, len(b)
+	first := true
 	for {
-		lo, hi := len(b), -1
-		for i := from; i < to; {
-			if c := b[i]; c-'0' >= 10 && c < minDigitLead && (!json || c != '\\') {
+		hit := false
+		for i := start; i < end; {
+			if c := b[i]; !mayBeDigit(c) && (!json || c != '\\') {
 				i++
 				continue
 			}
@@ -335,81 +523,61 @@ func maskRegion(b []byte, start int, json bool, sc *scan) bool {
 				i += w
 				continue
 			}
-			var end int
-			sc.groups, end = scanRun(b[:to], i, json, sc.groups)
-			if phoneRun(b, i, sc.groups) {
-				i = end
+			if i > 0 && encodedSep(b, i-1) > 0 {
+				i += 2
 				continue
 			}
-			if runDigits(sc.groups) >= minPAN {
-				gs := sc.groups
-				eachPAN(b, gs, func(first, last, n int) bool {
-					sc.cuts = maskWindow(b, gs[first:last+1], n, sc.cuts)
-					lo = min(lo, gs[first].start)
-					hi = max(hi, gs[last].end)
-					return true
-				})
+			var runEnd int
+			if first {
+				runEnd = end // the groups scanned by the caller
+				first = false
+			} else {
+				sc.groups, runEnd = scanRun(b[:end], i, json, sc.groups)
+				if phoneRun(b, i, sc.groups) || runDigits(sc.groups) < minPAN {
+					i = runEnd
+					continue
+				}
 			}
-			i = end
+			// Every card number of the run is found before any is
+			// masked, and each loses its own middle: where two
+			// overlap, neither keeps more than its first 6 and last
+			// 4 digits.
+			sc.run.load(b, sc.groups, json)
+			sc.wins = sc.wins[:0]
+			sc.run.eachPAN(func(s, e int) bool {
+				sc.wins = append(sc.wins, span{s, e})
+				return true
+			})
+			for _, w := range sc.wins {
+				sc.cuts = maskWindow(b, &sc.run, w.start, w.end, json, sc.cuts)
+			}
+			sc.pans += len(sc.wins)
+			hit = hit || len(sc.wins) > 0
+			i = runEnd
 		}
-		if hi < 0 {
+		if !hit {
 			return masked
 		}
 		masked = true
-		// Scan again from the first group that starts within reach
-		// before the masked windows to the end of the group within
-		// reach after them. Characters are stepped over from the start
-		// of the run (a JSON escape or a multi-byte character cannot be
-		// entered in the middle), and a group is never entered in the
-		// middle, so groups stay aligned.
-		from = skipTo(b, start, lo-reach, json)
-		to = skipTo(b, hi, hi+reach, json)
 	}
 }
 
-// skipTo steps over the characters of b from i, a character boundary
-// outside a digit group, to the first offset at or after at that is not in
-// the middle of a digit group, or len(b).
-func skipTo(b []byte, i, at int, json bool) int {
-	prev := kOther
-	for i < len(b) {
-		k, w := kOther, 1
-		if c := b[i]; c < utf8.RuneSelf && (!json || c != '\\') {
-			switch {
-			case isDigit(c):
-				k = kDigit
-			case (c|0x20)-'a' >= 26 && c != '*' && c != '+':
-				k = kSep
-			}
-		} else {
-			k, _, w = charAt(b, i, json)
+// maskWindow writes '*' over the digits of the window r.d[s:e] of b except
+// its first 6 and last 4 (but those already masked), marks them in r.d, and
+// returns cuts with the
+// leftover bytes of the multi-byte digits it masked appended.
+func maskWindow(b []byte, r *runDigitsBuf, s, e int, json bool, cuts []span) []span {
+	for k := s + 6; k < e-4; k++ {
+		if r.d[k] == '*' {
+			continue // masked for another window
 		}
-		if i >= at && (prev != kDigit || k != kDigit) {
-			return i
+		p := r.at[k].pos
+		_, _, w := charAt(b, p, json)
+		b[p] = '*'
+		if w > 1 {
+			cuts = append(cuts, span{p + 1, p + w})
 		}
-		prev = k
-		i += w
-	}
-	return len(b)
-}
-
-// maskWindow writes '*' over the digits of the window gs (n digits) except
-// its first 6 and last 4, and returns cuts with the leftover bytes of the
-// multi-byte digits it masked appended.
-func maskWindow(b []byte, gs []group, n int, cuts []span) []span {
-	k := 0
-	for _, g := range gs {
-		for p := g.start; p < g.end; {
-			_, _, w := charAt(b, p, false)
-			if k >= 6 && k < n-4 {
-				b[p] = '*'
-				if w > 1 {
-					cuts = append(cuts, span{p + 1, p + w})
-				}
-			}
-			k++
-			p += w
-		}
+		r.d[k] = '*'
 	}
 	return cuts
 }

@@ -1,7 +1,6 @@
 package redact
 
 import (
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -28,96 +27,211 @@ const minAnywhere = 4
 // values (String and GoString say how many there are).
 type Secrets struct {
 	mu sync.RWMutex
-	// added counts the distinct values given to Add; values holds every
-	// form of them.
+	// added counts the distinct values given to Add and AddPair; values
+	// holds them and every spelling of them shorter than minPiece (the
+	// whole values that scrubData removes).
 	added  map[string]bool
 	values map[string]bool
-	// whole: values shorter than minAnywhere, matched as whole words.
+	// whole: spellings of values shorter than minAnywhere, matched as whole
+	// words.
 	whole []string
-	// anywhere: values of minAnywhere to minPiece-1 bytes.
+	// anywhere: spellings of minAnywhere to minPiece-1 bytes, matched
+	// anywhere by Scrub; segments among them (see segments) are matched by
+	// scrubData too.
 	anywhere []string
-	// long: values of minPiece bytes or more, found through their pieces.
-	long []string
-	// pieces maps every minPiece-byte window of a long value (read as a
-	// little-endian uint64) to where it occurs; filter holds one bit per
-	// hash of those windows, so that most text positions cost one test.
-	pieces map[uint64][]piece
-	filter [64]uint64
+	segments []string
+	// pieces maps every minPiece-byte window of a spelling of minPiece bytes
+	// or more (read as a little-endian uint64) to the shortest run of such
+	// windows that is removed (minPiece, minHexPiece, or the whole spelling
+	// of a short secret); filter holds one bit per hash of those windows
+	// (1<<(64-shift) bits, at least 16 per window), so that most text
+	// positions cost one test.
+	pieces map[uint64]uint16
+	filter []uint64
+	shift  uint8
 }
 
-// piece is where a window occurs: long[value][off:off+minPiece].
-type piece struct{ value, off int32 }
-
-// Add registers v, and the forms it takes once escaped in JSON ("a\/b") or a
-// URL ("a%2Fb"), as secrets. Empty values are ignored; values shorter than 4
-// bytes are matched only as whole words.
+// Add registers v as a secret, and every spelling of it that Scrub looks
+// for (see secretForms): escaped for JSON in the styles of Go, JavaScript,
+// Python, PHP and .NET, for HTML and XML, percent-encoded, base64 and hex,
+// one escaping inside another, and base64 or hex of an escaped one. Empty
+// values are ignored; values shorter than 4 bytes are matched only as whole
+// words, and have no base64 or hex spellings.
 func (s *Secrets) Add(v string) {
 	if v == "" {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.added == nil {
-		s.added = map[string]bool{}
-	}
-	s.added[v] = true
-	for _, form := range secretForms(v) {
-		s.add(form, len(v))
-	}
+	s.addValue(v)
 }
 
-// secretForms returns v and the forms it takes when an upstream escapes it.
-func secretForms(v string) []string {
-	forms := []string{v}
-	var j strings.Builder
-	for _, r := range v {
-		switch r {
-		case '"', '\\', '/':
-			j.WriteByte('\\')
-		}
-		j.WriteRune(r)
-	}
-	for _, f := range []string{
-		j.String(),
-		strings.ReplaceAll(j.String(), `\/`, "/"),
-		url.QueryEscape(v),
-		url.PathEscape(v),
-	} {
-		if !slices.Contains(forms, f) {
-			forms = append(forms, f)
-		}
-	}
-	return forms
-}
-
-// add registers one form of a secret whose original value has n bytes: the
-// original's length decides how it is matched.
-func (s *Secrets) add(v string, n int) {
-	if s.values[v] {
+// AddPair registers the credential user+":"+password in the spellings only
+// an encoding gives it: base64 (standard and URL-safe, padded or not, at
+// any alignment inside longer base64, as HTTP Basic authentication's
+// header carries it) and hex, of the pair as sent and as each escaping
+// style writes it. Its plain and escaped text spellings are not
+// registered: they hold the password, which Add registers on its own, and
+// every other piece of them is a piece of the user name alone (an e-mail
+// address), which is no secret and appears in data ("holder@example.com"
+// must not lose "@example.com"). An empty password adds nothing.
+func (s *Secrets) AddPair(user, password string) {
+	if password == "" {
 		return
 	}
-	if s.values == nil {
+	v := user + ":" + password
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.added == nil {
+		s.added = map[string]bool{}
 		s.values = map[string]bool{}
 	}
-	s.values[v] = true
-	switch {
-	case n < minAnywhere:
-		s.whole = append(s.whole, v)
-	case len(v) < minPiece:
-		s.anywhere = append(s.anywhere, v)
-	default:
-		if s.pieces == nil {
-			s.pieces = map[uint64][]piece{}
-		}
-		idx := int32(len(s.long))
-		s.long = append(s.long, v)
-		for off := 0; off+minPiece <= len(v); off++ {
-			x := load64(v, off)
-			s.pieces[x] = append(s.pieces[x], piece{idx, int32(off)})
-			h := hash64(x)
-			s.filter[h>>6] |= 1 << (h & 63)
+	if s.added[v] {
+		return
+	}
+	s.added[v] = true
+	for _, f := range pairForms(v) {
+		s.add(f, len(v))
+		if c := canonicalString(f.text); c != f.text {
+			s.add(form{c, f.min}, len(v))
 		}
 	}
+}
+
+// addValue is Add for a caller that holds s.mu for writing.
+func (s *Secrets) addValue(v string) {
+	if s.added == nil {
+		s.added = map[string]bool{}
+		s.values = map[string]bool{}
+	}
+	if s.added[v] {
+		return
+	}
+	s.added[v] = true
+	s.values[v] = true
+	for _, f := range secretForms(v) {
+		s.add(f, len(v))
+		// mayHold reads a string of a document as the canonical pass
+		// writes it, with " \ and control characters escaped.
+		if c := canonicalString(f.text); c != f.text {
+			s.add(form{c, f.min}, len(v))
+		}
+	}
+	if len(v) >= minPiece {
+		for _, seg := range segments(v) {
+			if !slices.Contains(s.segments, seg) {
+				s.segments = append(s.segments, seg)
+				s.anywhere = append(s.anywhere, seg)
+			}
+		}
+	}
+}
+
+// canonicalString is v as the content of a canonical JSON string: " \ and
+// control characters escaped (see appendControl), the rest as it is.
+func canonicalString(v string) string {
+	var out []byte
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c == '"' || c == '\\' {
+			if out == nil {
+				out = append(make([]byte, 0, len(v)+8), v[:i]...)
+			}
+			out = appendControl(out, c)
+		} else if out != nil {
+			out = append(out, c)
+		}
+	}
+	if out == nil {
+		return v
+	}
+	return string(out)
+}
+
+// add registers one spelling of a secret whose value has n bytes: the
+// value's length decides how it is matched. A spelling of a value shorter
+// than minPiece is removed only whole: a piece of it is a piece of fewer
+// than minPiece bytes of the value.
+func (s *Secrets) add(f form, n int) {
+	v := f.text
+	switch {
+	case n < minAnywhere:
+		s.values[v] = true
+		if !slices.Contains(s.whole, v) {
+			s.whole = append(s.whole, v)
+		}
+		return
+	case len(v) < minPiece:
+		s.values[v] = true
+		if !slices.Contains(s.anywhere, v) {
+			s.anywhere = append(s.anywhere, v)
+		}
+		return
+	}
+	need := f.min
+	if n < minPiece || need > len(v) {
+		need = len(v)
+	}
+	if s.pieces == nil {
+		s.pieces = map[uint64]uint16{}
+	}
+	grown := false
+	for off := 0; off+minPiece <= len(v); off++ {
+		x := load64(v, off)
+		old, ok := s.pieces[x]
+		if ok && int(old) <= need {
+			continue
+		}
+		s.pieces[x] = uint16(min(need, 1<<16-1))
+		if !ok {
+			if 16*len(s.pieces) > 64*len(s.filter) {
+				grown = true
+			} else if !grown {
+				s.setBit(x)
+			}
+		}
+	}
+	if grown {
+		s.rebuildFilter()
+	}
+}
+
+// rebuildFilter sizes the filter to 32 bits per window (it is rebuilt when
+// it falls to 16) and sets the bit of each.
+func (s *Secrets) rebuildFilter() {
+	bits := 4096
+	for bits < 32*len(s.pieces) {
+		bits *= 2
+	}
+	s.filter = make([]uint64, bits/64)
+	s.shift = uint8(64 - bitsLen(bits) + 1)
+	for x := range s.pieces {
+		s.setBit(x)
+	}
+}
+
+// bitsLen is the number of bits of n.
+func bitsLen(n int) int {
+	k := 0
+	for ; n > 0; n >>= 1 {
+		k++
+	}
+	return k
+}
+
+func (s *Secrets) setBit(x uint64) {
+	h := (x * 0x9E3779B97F4A7C15) >> s.shift
+	s.filter[h>>6] |= 1 << (h & 63)
+}
+
+// window returns the shortest run of windows that is removed when window x
+// is one (see pieces), and whether it is one.
+func (s *Secrets) window(x uint64) (int, bool) {
+	h := (x * 0x9E3779B97F4A7C15) >> s.shift
+	if s.filter[h>>6]&(1<<(h&63)) == 0 {
+		return 0, false
+	}
+	need, ok := s.pieces[x]
+	return int(need), ok
 }
 
 // String returns a summary that names no secret.
@@ -148,14 +262,16 @@ func load64(s string, off int) uint64 {
 		uint64(s[off+4])<<32 | uint64(s[off+5])<<40 | uint64(s[off+6])<<48 | uint64(s[off+7])<<56
 }
 
-// hash64 maps a window to one of the 4096 bits of the filter.
-func hash64(x uint64) uint64 { return (x * 0x9E3779B97F4A7C15) >> 52 }
-
 // Scrub returns text fit for a log line or an error message:
 //
-//  1. every registered secret is replaced by "[REDACTED]" wherever it
-//     appears, and so is every piece of 8 or more consecutive bytes of a
-//     secret (a token cut short by a server or by a truncation);
+//  1. every registered secret, in every spelling Add generates (escaped for
+//     JSON, HTML or a URL, base64, hex, two layers deep), is replaced by
+//     "[REDACTED]" wherever it appears, and so is every piece of 8 or more
+//     consecutive bytes of a spelling (16 of a hex one), as a token cut
+//     short by a server or by a truncation leaves it, and every part of 6
+//     or 7 bytes of a secret of 8 bytes or more that lies between two
+//     characters some escaping rewrites (see segments); a secret shorter
+//     than 8 bytes is removed in its spellings only whole;
 //  2. the token after "Bearer" (any case, then white space, then
 //     [A-Za-z0-9-._~+/]+=*) is replaced by "[REDACTED]", registered or not
 //     (with any part of it that step 1 replaced already);
@@ -215,10 +331,12 @@ func (s *Secrets) replaceSecrets(text string, longOnly bool) (string, bool) {
 }
 
 // find appends to spans the secrets found in text[from:end]; longOnly
-// skips the secrets shorter than minPiece.
+// skips the secrets shorter than minPiece, but for the segments of longer
+// ones (see segments).
 func (s *Secrets) find(text string, from, end int, spans []span, longOnly bool) []span {
 	seg := text[from:end]
 	if longOnly {
+		spans = findAnywhere(seg, from, s.segments, spans)
 		return s.findLong(seg, from, spans)
 	}
 	for _, v := range s.whole {
@@ -234,7 +352,14 @@ func (s *Secrets) find(text string, from, end int, spans []span, longOnly bool) 
 			k += at + 1
 		}
 	}
-	for _, v := range s.anywhere {
+	spans = findAnywhere(seg, from, s.anywhere, spans)
+	return s.findLong(seg, from, spans)
+}
+
+// findAnywhere appends to spans every occurrence in seg (which starts at
+// offset from of the text) of the values vs.
+func findAnywhere(seg string, from int, vs []string, spans []span) []span {
+	for _, v := range vs {
 		for k := 0; k+len(v) <= len(seg); {
 			at := strings.Index(seg[k:], v)
 			if at < 0 {
@@ -244,47 +369,43 @@ func (s *Secrets) find(text string, from, end int, spans []span, longOnly bool) 
 			k += at + len(v)
 		}
 	}
-	return s.findLong(seg, from, spans)
+	return spans
 }
 
-// findLong appends to spans the secrets of minPiece bytes or more, and
-// their pieces, found in seg (which starts at offset from of the text).
+// findLong appends to spans the runs of registered windows (see pieces)
+// found in seg (which starts at offset from of the text): a run of
+// consecutive text positions that each start a window of some spelling is
+// removed when it covers at least the shortest length one of its windows
+// asks for. A spelling, or a piece of it of minPiece bytes or more, is one
+// such run.
 func (s *Secrets) findLong(seg string, from int, spans []span) []span {
-	if len(s.long) == 0 || len(seg) < minPiece {
+	if len(s.pieces) == 0 || len(seg) < minPiece {
 		return spans
 	}
-	// Each match found is extended as far as it goes; the positions it
-	// covers on the same diagonal (text offset minus secret offset) would
-	// find it again, so they are skipped.
-	var diag, until [4]int
-	for k := range diag {
-		diag[k] = -1 << 62
-	}
+	start, need := -1, 0
 	for p := 0; p+minPiece <= len(seg); p++ {
 		x := load64(seg, p)
-		h := hash64(x)
-		if s.filter[h>>6]&(1<<(h&63)) == 0 {
-			continue
+		h := (x * 0x9E3779B97F4A7C15) >> s.shift
+		var n uint16
+		var ok bool
+		if s.filter[h>>6]&(1<<(h&63)) != 0 {
+			n, ok = s.pieces[x]
 		}
-		for _, pc := range s.pieces[x] {
-			d := p - int(pc.off)
-			slot := int(pc.value) % len(diag)
-			if diag[slot] == d && p+minPiece <= until[slot] {
-				continue
+		switch {
+		case ok && start < 0:
+			start, need = p, int(n)
+		case ok:
+			need = min(need, int(n))
+		case start >= 0:
+			if end := p - 1 + minPiece; end-start >= need {
+				spans = append(spans, span{from + start, from + end})
 			}
-			v := s.long[pc.value]
-			a, va := p, int(pc.off)
-			for a > 0 && va > 0 && seg[a-1] == v[va-1] {
-				a--
-				va--
-			}
-			b, vb := p+minPiece, int(pc.off)+minPiece
-			for b < len(seg) && vb < len(v) && seg[b] == v[vb] {
-				b++
-				vb++
-			}
-			diag[slot], until[slot] = d, b
-			spans = append(spans, span{from + a, from + b})
+			start = -1
+		}
+	}
+	if start >= 0 {
+		if end := len(seg); end-start >= need {
+			spans = append(spans, span{from + start, from + end})
 		}
 	}
 	return spans

@@ -141,7 +141,7 @@ func TestSecretsConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for g := 0; g < 4; g++ {
 		wg.Go(func() {
-			for n := 0; n < 100; n++ {
+			for n := 0; n < 25; n++ {
 				v := fmt.Sprintf("secret-%d-%d-value", g, n)
 				s.Add(v)
 				if got := s.Scrub("x " + v + " y"); got != "x [REDACTED] y" {

@@ -35,7 +35,11 @@ func (w *walker) walk() error {
 			case c == '{' || c == '[':
 				state, err = w.open(c)
 			case c == '"':
+				at := len(w.out)
 				_, err = w.str(!noMask)
+				if w.pairKey || len(w.stack) > 0 && !w.stack[len(w.stack)-1].object && w.stack[len(w.stack)-1].members == 0 {
+					w.notePair(at)
+				}
 				state = afterValue
 			case c == '-' || isDigit(c):
 				err = w.number(!noMask)
@@ -77,6 +81,9 @@ func (w *walker) walk() error {
 			case c == '}' && f.object, c == ']' && !f.object:
 				w.i++
 				w.out = append(w.out, c)
+				if f.name[1] > 0 {
+					w.closePair(f)
+				}
 				w.stack = w.stack[:len(w.stack)-1]
 			default:
 				err = w.syntaxError("want ',' or a closing bracket")
@@ -98,7 +105,12 @@ func (w *walker) open(c byte) (int, error) {
 	if len(w.stack) == 0 {
 		w.rootObject = object
 	}
-	w.stack = append(w.stack, frame{object: object, drop: -1})
+	fr := frame{object: object, drop: -1}
+	if object && len(w.stack) > 0 && w.stack[len(w.stack)-1].object {
+		fr.pk = w.lastKey
+	}
+	w.pairKey = false
+	w.stack = append(w.stack, fr)
 	w.out = append(w.out, c)
 	w.i++
 	w.space()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/money"
+	"github.com/cardsync/cardsync/redact"
 )
 
 // maxStatuses is how many card statuses get a line of their own; the rest
@@ -102,7 +103,7 @@ func newPage(ctx context.Context, d load.ReportData) (page, error) {
 	p := page{
 		Path: d.Path, Since: stamp(d.Since), Now: stamp(d.Now), Days: len(d.Days),
 		Current: d.CurrentCards, Removed: d.RemovedCards, Pending: d.PendingRemovals,
-		ChangedTotal: d.ChangedCardsTotal, Rejected: d.Rejected, RejectedTotal: d.RejectedTotal,
+		ChangedTotal: d.ChangedCardsTotal, Rejected: rejectedViews(d.Rejected), RejectedTotal: d.RejectedTotal,
 		LastSuccess: "never",
 	}
 	if d.LastSuccessAt != nil {
@@ -184,11 +185,36 @@ func runRows(runs []load.Run) []runRow {
 func changeViews(changes []load.CardChange) []changeView {
 	var out []changeView
 	for _, c := range changes {
+		c.CardID = shownID(c.CardID)
 		v := changeView{CardChange: c, When: stamp(c.At), Shown: c.Fields}
 		if len(c.Fields) > maxFieldsShown {
 			v.Shown, v.Hidden = c.Fields[:maxFieldsShown], len(c.Fields)-maxFieldsShown
 		}
 		out = append(out, v)
+	}
+	return out
+}
+
+// shownID is a card id as the page shows it. The warehouse stores an id
+// that holds a card number by its pseudonym (load.StoredID); one stored in
+// full by an older release is shown masked, never whole.
+func shownID(id string) string {
+	if m, ok := redact.HoldsCardNumber(id); ok {
+		return m
+	}
+	return id
+}
+
+// rejectedViews are the rejected items as the page shows them: ids by
+// shownID, and card numbers in the data masked, as a last line for rows an
+// older release stored.
+func rejectedViews(items []load.RejectedItem) []load.RejectedItem {
+	out := make([]load.RejectedItem, len(items))
+	for i, r := range items {
+		r.CardID = shownID(r.CardID)
+		r.Data = redact.PANs(r.Data)
+		r.Reason = redact.PANs(r.Reason)
+		out[i] = r
 	}
 	return out
 }

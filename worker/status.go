@@ -1,9 +1,11 @@
 package worker
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/redact"
 )
 
 // StatusSchemaVersion is the version of `cardsync status -json`'s document
@@ -79,6 +81,29 @@ type WarehouseStatus struct {
 	// BeforeRestore lists the warehouses restore replaced and kept beside
 	// this one, newest first (empty with PostgreSQL).
 	BeforeRestore []BeforeRestoreStatus `json:"before_restore"`
+	// RulesVersion is the version of the data rules every stored row has
+	// been through (rules_state; 0: not read); CurrentRulesVersion is this
+	// cardsync's (redact.RulesVersion).
+	RulesVersion        int `json:"rules_version"`
+	CurrentRulesVersion int `json:"current_rules_version"`
+	// RulesWarnings say that the warehouse or a backup predates the
+	// current rules, each naming the fix (RulesWarnings).
+	RulesWarnings []string `json:"rules_warnings"`
+}
+
+// RulesWarnings are the warnings of status and check while a warehouse at
+// rules version version (0: unknown, no warning), or one of the backups
+// outdated, predates the current rules: each names the fix.
+func RulesWarnings(version int, outdated []string) []string {
+	out := []string{}
+	if version > 0 && version < redact.RulesVersion {
+		out = append(out, fmt.Sprintf("the warehouse was written under data rules version %d, older than this cardsync's %d: rows may keep what the current rules remove; %s",
+			version, redact.RulesVersion, load.RulesAdvice))
+	}
+	for _, b := range outdated {
+		out = append(out, fmt.Sprintf("backup %s predates data rules version %d: run: cardsync rescan -backups (or delete it)", b, redact.RulesVersion))
+	}
+	return out
 }
 
 // BeforeRestoreStatus is one warehouse kept by a restore.
@@ -202,6 +227,12 @@ type StatusFacts struct {
 	LockHolder int
 	// BeforeRestore are the warehouses restore kept beside a SQLite file.
 	BeforeRestore []load.BeforeRestoreFile
+	// RulesVersion is the warehouse's rules version (load.RulesReader; 0:
+	// not recorded).
+	RulesVersion int
+	// OutdatedBackups are the backups in the backup directory that predate
+	// the current rules (read by the command, which knows the directory).
+	OutdatedBackups []string
 }
 
 // StatusSettings is what an account's status is judged against.
@@ -240,7 +271,8 @@ func NewAccountStatus(f StatusFacts, c StatusSettings, now time.Time) AccountSta
 		Problems: append([]string{}, h.Problems...),
 		Warnings: append([]string{}, h.Warnings...),
 		Warehouse: WarehouseStatus{Path: sum.Path, Schema: sum.Schema, SchemaVersion: sum.SchemaVersion, DatabaseBytes: sum.DatabaseBytes,
-			WALBytes: sum.WALBytes, WAL: !f.Postgres, CardsFlatStale: sum.CardsFlatStale, BeforeRestore: beforeRestore(f.BeforeRestore)},
+			WALBytes: sum.WALBytes, WAL: !f.Postgres, CardsFlatStale: sum.CardsFlatStale, BeforeRestore: beforeRestore(f.BeforeRestore),
+			RulesVersion: f.RulesVersion, CurrentRulesVersion: redact.RulesVersion, RulesWarnings: RulesWarnings(f.RulesVersion, f.OutdatedBackups)},
 		Schedule: ScheduleStatus{Cron: c.Cron, Timezone: c.Timezone, Overdue: h.Overdue,
 			NextDueAt: rfcPtr(&h.NextDue), StaleAfter: rfcPtr(&h.StaleAfter)},
 		FailuresInARow: sum.FailuresInARow,

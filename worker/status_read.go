@@ -30,6 +30,13 @@ func ReadStatusFacts(ctx context.Context, wh Summarizer, account string, sole bo
 			return StatusFacts{}, err
 		}
 	}
+	if r, ok := wh.(load.RulesReader); ok {
+		st, err := r.RulesState(ctx)
+		if err != nil {
+			return StatusFacts{}, err
+		}
+		facts.RulesVersion = st.Version
+	}
 	if f, ok := wh.(load.FileStatus); ok {
 		facts.LockHolder = f.WriterPID(sole)
 		if facts.BeforeRestore, err = f.BeforeRestore(); err != nil {

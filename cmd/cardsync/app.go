@@ -88,6 +88,7 @@ Commands:
   report    write a self-contained HTML report of the warehouse (charts and tables)
   check     validate the config, reach the API, authenticate, prove the warehouse writable; changes nothing
   backup    write a checked copy of the warehouse to backups/ (or -to DIR), keep the newest 7
+  rescan    apply this release's data rules to every stored row (and -backups); resumable
   restore   replace the warehouse with a backup FILE (refused if it loses history; the current one kept as .before-restore-<time>)
   datasette-metadata  write Datasette metadata for the warehouse (descriptions, units, card fields) to stdout or -o FILE
   sim       serve the Card Payment Service simulator on loopback
@@ -101,7 +102,7 @@ func (m *Main) commands() map[string]func(context.Context, []string) error {
 	return map[string]func(context.Context, []string) error{
 		"serve": m.runServe, "backfill": m.runBackfill, "status": m.runStatus, "report": m.runReport,
 		"check": m.runCheck, "backup": m.runBackup, "restore": m.runRestore, "demo": m.runDemo, "sim": m.runSim,
-		"datasette-metadata": m.runDatasette,
+		"datasette-metadata": m.runDatasette, "rescan": m.runRescan,
 	}
 }
 

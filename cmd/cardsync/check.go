@@ -56,6 +56,9 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 	} else {
 		err = checkSQLite(ctx, s, ok)
 	}
+	if err == nil {
+		m.checkRules(ctx, s)
+	}
 	if first == nil {
 		return err
 	}
@@ -63,6 +66,35 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 		m.checkFailed(err)
 	}
 	return first
+}
+
+// checkRules warns while the warehouse or a backup predates the current
+// data rules (worker.RulesWarnings names the fix); a warning is not a
+// failure. What cannot be read here was reported above.
+func (m *Main) checkRules(ctx context.Context, s config.Settings) {
+	if s.WarehouseURL == "" {
+		if exists, err := dialect.CheckCreatable(s.DBPath); err != nil || !exists {
+			return
+		}
+	}
+	wh, err := dialect.OpenReadOnly(ctx, readTarget(s), load.Options{})
+	if err != nil {
+		return
+	}
+	defer wh.Close()
+	version := 0
+	if r, ok := wh.(load.RulesReader); ok {
+		if st, err := r.RulesState(ctx); err == nil {
+			version = st.Version
+		}
+	}
+	warnings := worker.RulesWarnings(version, outdatedBackups(ctx, s))
+	if len(warnings) == 0 && version > 0 {
+		fmt.Fprintf(m.Stdout, "ok    warehouse at data rules version %d, as this cardsync\n", version)
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(m.Stdout, "WARN  %s\n", w)
+	}
 }
 
 // checkFailed prints a problem that check goes on past; the first problem

@@ -12,6 +12,8 @@ import (
 
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/dialect"
+	"github.com/cardsync/cardsync/redact"
 	"github.com/cardsync/cardsync/worker"
 )
 
@@ -113,7 +115,36 @@ func statusFacts(ctx context.Context, s config.Settings, account string) (worker
 		return worker.StatusFacts{}, err
 	}
 	defer wh.Close()
-	return worker.ReadStatusFacts(ctx, wh, account, !s.NamedAccounts())
+	facts, err := worker.ReadStatusFacts(ctx, wh, account, !s.NamedAccounts())
+	if err != nil {
+		return facts, err
+	}
+	facts.OutdatedBackups = outdatedBackups(ctx, s)
+	return facts, nil
+}
+
+// outdatedBackups lists the backups of the settings' SQLite warehouse
+// that predate the current data rules (none with PostgreSQL). A backup
+// that cannot be read is listed too: what it holds is not known.
+func outdatedBackups(ctx context.Context, s config.Settings) []string {
+	if s.WarehouseURL != "" {
+		return nil
+	}
+	dir, _ := backupTarget(s, "", 0)
+	if dir == "" {
+		dir = dialect.DefaultBackupDir(s.DBPath)
+	}
+	files, err := dialect.ListBackups(dir, s.DBPath)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, f := range files {
+		if v, err := dialect.BackupRulesVersion(ctx, f); err != nil || v < redact.RulesVersion {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // inLocation reads a cron schedule in the configured time zone, as the
@@ -223,6 +254,12 @@ func printWarehouse(w io.Writer, wh worker.WarehouseStatus) {
 		fmt.Fprintf(w, "\nwarehouse  %s in schema %s (schema v%d, %s)\n", wh.Path, wh.Schema, wh.SchemaVersion, size)
 	} else {
 		fmt.Fprintf(w, "\nwarehouse  %s (schema v%d, %s)\n", wh.Path, wh.SchemaVersion, size)
+	}
+	if wh.RulesVersion > 0 {
+		fmt.Fprintf(w, "rules      data rules version %d (this cardsync's: %d)\n", wh.RulesVersion, wh.CurrentRulesVersion)
+	}
+	for _, warn := range wh.RulesWarnings {
+		fmt.Fprintf(w, "warning    %s\n", warn)
 	}
 	if wh.CardsFlatStale {
 		fmt.Fprintln(w, "cards_flat stale: the view lags behind card_fields and could not be re-created (a view built on it blocks the DROP? see the log's warning); cards and checkpoints sync as usual")
@@ -341,6 +378,13 @@ func printRuns(w io.Writer, runs []worker.RunStatus) {
 		}
 		if r.SecretsRedacted > 0 {
 			fmt.Fprintf(w, "run %d found the API password or a token in %d values or keys of the data; stored as [REDACTED]\n", r.RunID, r.SecretsRedacted)
+		}
+		if r.CardNumbersMasked > 0 || r.CodesDropped > 0 || r.TrackDataDropped > 0 {
+			fmt.Fprintf(w, "run %d masked %d card numbers, dropped %d security codes or PINs and %d track data\n", r.RunID,
+				r.CardNumbersMasked, r.CodesDropped, r.TrackDataDropped)
+		}
+		if r.FieldsDropped > 0 {
+			fmt.Fprintf(w, "run %d left out %d card fields [cards] keep_fields does not name\n", r.RunID, r.FieldsDropped)
 		}
 	}
 }

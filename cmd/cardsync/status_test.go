@@ -14,6 +14,7 @@ import (
 
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/load/postgres"
+	"github.com/cardsync/cardsync/redact"
 	"github.com/cardsync/cardsync/sim"
 	"github.com/cardsync/cardsync/worker"
 )
@@ -68,12 +69,13 @@ func TestStatusGolden(t *testing.T) {
 		{Path: "/var/lib/cardsync/cardsync.db.before-restore", Bytes: 100},
 	}
 	sqlite := func(holder int) worker.AccountStatus {
-		return worker.NewAccountStatus(worker.StatusFacts{Summary: sum, LockHolder: holder, BeforeRestore: kept}, set, now)
+		return worker.NewAccountStatus(worker.StatusFacts{Summary: sum, LockHolder: holder, BeforeRestore: kept,
+			RulesVersion: 1, OutdatedBackups: []string{"/var/lib/cardsync/backups/cardsync-20260401T030000Z.db"}}, set, now)
 	}
 	pgsum := sum
 	pgsum.Path, pgsum.SchemaVersion, pgsum.WALBytes, pgsum.CardsFlatStale = "postgres://cardsync@db.example/cardsync", 7, 0, true
 	pg := func(lease *worker.LeaseStatus) worker.AccountStatus {
-		return worker.NewAccountStatus(worker.StatusFacts{Summary: pgsum, Postgres: true, Lease: lease}, set, now)
+		return worker.NewAccountStatus(worker.StatusFacts{Summary: pgsum, Postgres: true, Lease: lease, RulesVersion: redact.RulesVersion}, set, now)
 	}
 	beta := sqlite(4242)
 	beta.Account = "beta"
@@ -99,6 +101,11 @@ func TestStatusGolden(t *testing.T) {
 			var txt bytes.Buffer
 			printStatus(&txt, rep, c.many)
 			for ext, got := range map[string][]byte{".json": j.Bytes(), ".txt": txt.Bytes()} {
+				if os.Getenv("CARDSYNC_UPDATE_GOLDEN") != "" {
+					if err := os.WriteFile(filepath.Join("testdata", "status", name+ext), got, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
 				want, err := os.ReadFile(filepath.Join("testdata", "status", name+ext))
 				if err != nil {
 					t.Fatal(err)

@@ -3,6 +3,7 @@ package dialect
 import (
 	"context"
 
+	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/load/sqlite"
 )
 
@@ -73,4 +74,16 @@ func AcquireLock(path string) (FileLock, error) {
 // did not start, reading a file of any schema version read-only.
 func ForeignRuns(ctx context.Context, path, trigger string) (int, error) {
 	return sqlite.ForeignRuns(ctx, path, trigger)
+}
+
+// BackupRulesVersion reads the rules version of the backup at path,
+// read-only (1 for a backup older than the rules version's record).
+func BackupRulesVersion(ctx context.Context, path string) (int, error) {
+	return sqlite.BackupRulesVersion(ctx, path)
+}
+
+// RescanBackup applies the current rules to the backup at path in place,
+// keeping its name, mode and identity (changed false: it was current).
+func RescanBackup(ctx context.Context, path string, opts load.Options, ro load.RescanOptions) (load.RescanResult, bool, error) {
+	return sqlite.RescanBackup(ctx, path, opts, ro)
 }

@@ -279,10 +279,13 @@ func (b *batchTx) SaveProgress(ctx context.Context, walkID int64, last *load.Pre
 			cards_changed = cards_changed + $4, cards_unchanged = cards_unchanged + $5,
 			cards_rejected = cards_rejected + $6, cards_returned = cards_returned + $15,
 			requests = requests + $7, retries = retries + $8, rate_limited = rate_limited + $9,
-			auth_requests = auth_requests + $10, heartbeat_at = $11, secrets_redacted = secrets_redacted + $14
+			auth_requests = auth_requests + $10, heartbeat_at = $11, secrets_redacted = secrets_redacted + $14,
+			card_numbers_masked = card_numbers_masked + $16, codes_dropped = codes_dropped + $17,
+			track_data_dropped = track_data_dropped + $18, fields_dropped = fields_dropped + $19
 		WHERE run_id = $12 AND account = $13`,
 		batch.Pages, batch.Cards, batch.New, batch.Changed, batch.Unchanged, batch.Rejected,
-		tally.Requests, tally.Retries, tally.RateLimited, tally.AuthRequests, now, runID, account, batch.Secrets, batch.Returned)
+		tally.Requests, tally.Retries, tally.RateLimited, tally.AuthRequests, now, runID, account, batch.Secrets, batch.Returned,
+		batch.CardNumbers, batch.Codes, batch.TrackData, batch.FieldsDropped)
 	return b.readProgress(b.tx.SendBatch(ctx, q), walkID, labels)
 }
 
@@ -351,7 +354,7 @@ func columns(cs []load.CardWrite) (ids []string, hashes [][]byte, data []string)
 // quarantine stores one rejected item redacted (load.QuarantineData), or
 // counts a repeat of the latest identical rejection.
 func (w *Warehouse) quarantine(ctx context.Context, tx pgx.Tx, runID int64, page int, r load.Rejection, now time.Time) error {
-	data := clean(load.QuarantineData(w.policy, r.Data))
+	data := clean(load.QuarantineData(w.rules, r.Data))
 	sum := sha256.Sum256([]byte(data))
 	digest := hex.EncodeToString(sum[:])
 	reason := w.text(r.Reason)

@@ -3,6 +3,7 @@ package postgres
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
@@ -132,6 +133,8 @@ func migrationSteps(policy *redact.Policy) map[int]func(context.Context, pgx.Tx)
 	return map[int]func(context.Context, pgx.Tx) error{
 		5:  func(ctx context.Context, tx pgx.Tx) error { return rehashCards(ctx, tx, policy) },
 		10: typeFields,
+		12: createIDKey,
+		13: rulesVersion,
 	}
 }
 
@@ -182,4 +185,29 @@ func rehashCards(ctx context.Context, tx pgx.Tx, policy *redact.Policy) error {
 		}
 	}
 	return nil
+}
+
+// createIDKey is migration 12's Go step: the card id key, 32 bytes from
+// crypto/rand, created once in the migration's transaction (under its
+// advisory lock: two processes migrating at once agree, the second finds
+// the migration applied).
+func createIDKey(ctx context.Context, tx pgx.Tx) error {
+	key := make([]byte, load.IDKeyBytes)
+	_, _ = rand.Read(key) // crypto/rand.Read never fails (Go 1.24+)
+	if _, err := tx.Exec(ctx, `INSERT INTO card_id_key (singleton, key, created_at) VALUES (1, $1, now()) ON CONFLICT (singleton) DO NOTHING`, key); err != nil {
+		return fmt.Errorf("create the card id key: %w", err)
+	}
+	return nil
+}
+
+// readIDKey reads the warehouse's card id key.
+func readIDKey(ctx context.Context, pool *pgxpool.Pool) ([]byte, error) {
+	var key []byte
+	if err := pool.QueryRow(ctx, `SELECT key FROM card_id_key WHERE singleton = 1`).Scan(&key); err != nil {
+		return nil, fmt.Errorf("read the card id key: %w", err)
+	}
+	if err := load.CheckIDKey(key); err != nil {
+		return nil, err
+	}
+	return key, nil
 }

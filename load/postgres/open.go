@@ -94,6 +94,7 @@ type Warehouse struct {
 	now       func() time.Time
 	log       *slog.Logger
 	policy    *redact.Policy
+	rules     load.ItemRules // policy, the card id key (read at open) and keep_fields
 	fraction  float64
 	batch     load.BatchLimits
 	idleInTx  time.Duration
@@ -154,7 +155,14 @@ func Open(ctx context.Context, url string, opts Options) (_ *Warehouse, err erro
 		w.Close()
 		return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
 	}
+	w.rules = set.ItemRules(nil)
 	if !opts.ReadOnly {
+		key, err := readIDKey(ctx, w.pool)
+		if err != nil {
+			w.Close()
+			return nil, fmt.Errorf("open warehouse %s: %w", shown, scrub(err, password))
+		}
+		w.rules = set.ItemRules(key)
 		// A cards_flat that cannot follow (a view built on it, a lock, a
 		// permission) is a warning, never a failed start; each account's
 		// Warehouse learns whether it is stale.
@@ -429,3 +437,8 @@ func utcPtr(t *time.Time) *time.Time {
 	u := t.UTC()
 	return &u
 }
+
+// ItemRules are the rules this warehouse stores a page's items by (its
+// policy, card id key and keep_fields): what a tool that rewrites stored
+// rows applies to match what a sync writes.
+func (w *Warehouse) ItemRules() load.ItemRules { return w.rules }

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/redact"
 )
 
 func streamOf(s string) string {
@@ -53,6 +54,11 @@ func (w *Warehouse) StartRun(ctx context.Context, trigger, version string) (_ in
 	w.mu.Unlock()
 	err = w.write(ctx, func(tx pgx.Tx) error {
 		now := w.stamp()
+		// A run of older rules writes rows the current ones would not
+		// keep: the warehouse is at its version at most (never raised).
+		if _, err := tx.Exec(ctx, load.LowerRulesVersionSQL("$1"), redact.RulesVersion); err != nil {
+			return err
+		}
 		return tx.QueryRow(ctx, `INSERT INTO sync_runs (trigger, started_at, heartbeat_at, status, version, account, holder)
 			VALUES ($1, $2, $2, 'running', $3, $4, $5) RETURNING run_id`, trigger, now, clean(version), w.account, holder).Scan(&id)
 	})
@@ -158,7 +164,8 @@ func (w *Warehouse) Runs(ctx context.Context, n int) (_ []load.Run, err error) {
 func runsOf(ctx context.Context, q rowsQuerier, account string, n int) ([]load.Run, error) {
 	rows, err := q.Query(ctx, `SELECT run_id, trigger, status, started_at, finished_at, heartbeat_at,
 			pages, cards_seen, cards_new, cards_changed, cards_unchanged, cards_removed, cards_rejected, removals_held,
-			requests, retries, rate_limited, auth_requests, walk_consistent, coalesce(error, ''), coalesce(account_error, ''), version, secrets_redacted, cards_returned, duration_ms
+			requests, retries, rate_limited, auth_requests, walk_consistent, coalesce(error, ''), coalesce(account_error, ''), version, secrets_redacted, cards_returned, duration_ms,
+			card_numbers_masked, codes_dropped, track_data_dropped, fields_dropped
 		FROM sync_runs WHERE account = $1 ORDER BY run_id DESC LIMIT $2`, account, n)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
@@ -168,7 +175,8 @@ func runsOf(ctx context.Context, q rowsQuerier, account string, n int) ([]load.R
 		var consistent *int16
 		err := row.Scan(&r.ID, &r.Trigger, &r.Status, &r.StartedAt, &r.FinishedAt, &r.HeartbeatAt,
 			&r.Pages, &r.CardsSeen, &r.CardsNew, &r.CardsChanged, &r.CardsUnchanged, &r.CardsRemoved, &r.CardsRejected, &r.RemovalsHeld,
-			&r.Requests, &r.Retries, &r.RateLimited, &r.AuthRequests, &consistent, &r.Error, &r.AccountError, &r.Version, &r.SecretsRedacted, &r.CardsReturned, &r.DurationMS)
+			&r.Requests, &r.Retries, &r.RateLimited, &r.AuthRequests, &consistent, &r.Error, &r.AccountError, &r.Version, &r.SecretsRedacted, &r.CardsReturned, &r.DurationMS,
+			&r.CardNumbersMasked, &r.CodesDropped, &r.TrackDataDropped, &r.FieldsDropped)
 		r.StartedAt, r.HeartbeatAt, r.FinishedAt = utc(r.StartedAt), utc(r.HeartbeatAt), utcPtr(r.FinishedAt)
 		if consistent != nil {
 			b := *consistent == 1
@@ -289,11 +297,13 @@ func (w *Warehouse) SaveAccount(ctx context.Context, runID int64, a load.Account
 			row.Args(runID, w.stamp(), w.account)...); err != nil {
 			return err
 		}
-		if row.Secrets == 0 {
+		if row.Secrets == 0 && row.Counts == (load.RuleCounts{}) {
 			return nil
 		}
-		_, err := tx.Exec(ctx, `UPDATE sync_runs SET secrets_redacted = secrets_redacted + $1 WHERE run_id = $2 AND account = $3`,
-			row.Secrets, runID, w.account)
+		_, err := tx.Exec(ctx, `UPDATE sync_runs SET secrets_redacted = secrets_redacted + $1,
+				card_numbers_masked = card_numbers_masked + $4, codes_dropped = codes_dropped + $5, track_data_dropped = track_data_dropped + $6
+			WHERE run_id = $2 AND account = $3`,
+			row.Secrets, runID, w.account, row.Counts.CardNumbers, row.Counts.Codes, row.Counts.TrackData)
 		return err
 	})
 	if err != nil {

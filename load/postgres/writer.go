@@ -131,7 +131,7 @@ func pgID(id string) string {
 // preparePage redacts a page and compares its cards with what stored
 // says the warehouse holds of them.
 func (w *Warehouse) preparePage(ctx context.Context, p load.Page, stored func(context.Context, []string) ([]load.StoredCard, error)) (*preparedPage, error) {
-	items, err := load.PreparePageItems(w.policy, p)
+	items, err := load.PreparePageItems(w.rules, p)
 	if err != nil {
 		return nil, err
 	}
@@ -141,14 +141,14 @@ func (w *Warehouse) preparePage(ctx context.Context, p load.Page, stored func(co
 	var late []load.Rejection
 	for _, c := range items.Cards {
 		if why := pgUnstorable(c); why != "" {
-			i := indexOf(p.Cards, c.ID)
+			i := c.Index
 			late = append(late, load.Rejection{Index: i, CardID: clean(c.ID), Reason: why, Data: p.Cards[i].Data})
 			continue
 		}
 		cards = append(cards, c)
 	}
 	rejected := append(items.Rejected, late...)
-	pp := &preparedPage{PreparedPage: load.NewPreparedPage(p, w.now, len(cards), rejected, items.Secrets), fields: pageFields(items.Fields)}
+	pp := &preparedPage{PreparedPage: load.NewPreparedPage(p, w.now, len(cards), rejected, items.Secrets, items.Counts), fields: pageFields(items.Fields)}
 	pp.ids = make([]string, 0, len(items.IDs))
 	for _, c := range cards {
 		pp.ids = append(pp.ids, c.ID)
@@ -195,13 +195,4 @@ func (w *Warehouse) storedCards(ctx context.Context, ids []string) ([]load.Store
 		return nil, fmt.Errorf("compare cards: %w", err)
 	}
 	return have, nil
-}
-
-func indexOf(cards []load.Card, id string) int {
-	for i, c := range cards {
-		if c.ID == id {
-			return i
-		}
-	}
-	return -1
 }

@@ -23,11 +23,13 @@ func (w *Warehouse) SaveAccount(ctx context.Context, runID int64, a load.Account
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, row.Args(runID, w.stamp(), w.account)...); err != nil {
 			return err
 		}
-		if row.Secrets == 0 {
+		if row.Secrets == 0 && row.Counts == (load.RuleCounts{}) {
 			return nil
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE sync_runs SET secrets_redacted = secrets_redacted + ? WHERE run_id = ? AND account = ?`,
-			row.Secrets, runID, w.account)
+		_, err := tx.ExecContext(ctx, `UPDATE sync_runs SET secrets_redacted = secrets_redacted + ?,
+				card_numbers_masked = card_numbers_masked + ?, codes_dropped = codes_dropped + ?, track_data_dropped = track_data_dropped + ?
+			WHERE run_id = ? AND account = ?`,
+			row.Secrets, row.Counts.CardNumbers, row.Counts.Codes, row.Counts.TrackData, runID, w.account)
 		return err
 	})
 	if err != nil {

@@ -133,6 +133,7 @@ func (b *batchTx) SaveProgress(ctx context.Context, walkID int64, last *load.Pre
 	batch := tally.Batch
 	r, err = tx.StmtContext(ctx, w.page.runCount).ExecContext(ctx,
 		batch.Pages, batch.Cards, batch.New, batch.Changed, batch.Returned, batch.Unchanged, batch.Rejected, batch.Secrets,
+		batch.CardNumbers, batch.Codes, batch.TrackData, batch.FieldsDropped,
 		tally.Requests, tally.Retries, tally.RateLimited, tally.AuthRequests, b.now, runID, w.account)
 	if err != nil {
 		return fmt.Errorf("count run: %w", err)

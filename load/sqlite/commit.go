@@ -50,12 +50,12 @@ type preparedPage struct {
 // sets aside what cannot be stored, and compares the cards with the
 // warehouse in one query.
 func (w *Warehouse) preparePage(ctx context.Context, p load.Page) (*preparedPage, error) {
-	items, err := load.PreparePageItems(w.policy, p)
+	items, err := load.PreparePageItems(w.rules, p)
 	if err != nil {
 		return nil, err
 	}
 	cards := items.Cards
-	pp := &preparedPage{PreparedPage: load.NewPreparedPage(p, w.now, len(cards), items.Rejected, items.Secrets)}
+	pp := &preparedPage{PreparedPage: load.NewPreparedPage(p, w.now, len(cards), items.Rejected, items.Secrets, items.Counts)}
 	for _, f := range items.Fields {
 		pp.fields.Add(f.Name, f.Type)
 	}

@@ -127,7 +127,12 @@
 // secret fields (a last word cvv, cvc, cvv2, cvc2, cvn or pin, or last two
 // words security code, pin code or cvv code, plus Options.RedactFields) are
 // dropped at any depth, while flags such as pin_verified stay; the top-level
-// id is never altered. The values of Options.Secrets (the password and the
+// id is the card's identity and is kept as sent, unless it is or holds a
+// card number: then it is stored, in every table and in the card's "id"
+// member, as its masked form, '~' and a keyed hash (load.StoredID, with the
+// key card_id_key holds, created once per warehouse), so the same card
+// keeps one id. With Options.KeepFields only the named top-level fields
+// (and id) are stored. The values of Options.Secrets (the password and the
 // tokens in use) become "[REDACTED]" in every string, key and number of
 // documents, in the account's fields and in stored text; the item is kept
 // and sync_runs.secrets_redacted counts them. Documents are stored as

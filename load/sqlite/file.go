@@ -70,6 +70,11 @@ func (w *Warehouse) connect(ctx context.Context) error {
 	if err := w.migrate(ctx); err != nil {
 		return fail(err)
 	}
+	key, err := readIDKey(ctx, db)
+	if err != nil {
+		return fail(err)
+	}
+	w.rules = w.set.ItemRules(key)
 	if err := w.refreshColumnDocs(ctx); err != nil {
 		return fail(err)
 	}

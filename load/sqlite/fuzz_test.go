@@ -31,7 +31,7 @@ func FuzzCanonicalHash(f *testing.F) {
 	}
 	policy := redact.NewPolicy(nil)
 	f.Fuzz(func(t *testing.T, doc []byte, seed uint64) {
-		first, err := load.PreparePageItems(policy, load.Page{Number: 1, Cards: []load.Card{{ID: "1", Data: doc}}})
+		first, err := load.PreparePageItems(load.NewItemRules(policy, nil, nil), load.Page{Number: 1, Cards: []load.Card{{ID: "1", Data: doc}}})
 		if err != nil || len(first.Cards) != 1 {
 			return
 		}
@@ -43,7 +43,7 @@ func FuzzCanonicalHash(f *testing.F) {
 		if !ok {
 			t.Fatalf("the prepared form %s is not JSON encoding/json reads", canon)
 		}
-		again, err := load.PreparePageItems(policy, load.Page{Number: 1, Cards: []load.Card{{ID: "1", Data: shuffled}}})
+		again, err := load.PreparePageItems(load.NewItemRules(policy, nil, nil), load.Page{Number: 1, Cards: []load.Card{{ID: "1", Data: shuffled}}})
 		if err != nil || len(again.Cards) != 1 {
 			t.Fatalf("%s shuffled to %s: not stored (%v, %+v)", canon, shuffled, err, again.Rejected)
 		}

@@ -81,3 +81,29 @@ func identityOf(ctx context.Context, q queryer, schema string) (string, error) {
 	}
 	return id, nil
 }
+
+// createIDKey is the card id key migration's Go step: 32 bytes from
+// crypto/rand, created once, in the migration's transaction (which holds
+// the file's write lock, so two processes opening a new file at once
+// agree: the second finds the migration applied).
+func (w *Warehouse) createIDKey(ctx context.Context, tx *sql.Tx) error {
+	key := make([]byte, load.IDKeyBytes)
+	_, _ = rand.Read(key) // crypto/rand.Read never fails (Go 1.24+)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO card_id_key (singleton, key, created_at) VALUES (1, ?, ?) ON CONFLICT (singleton) DO NOTHING`,
+		key, w.stamp()); err != nil {
+		return fmt.Errorf("create the card id key: %w", err)
+	}
+	return nil
+}
+
+// readIDKey reads the warehouse's card id key.
+func readIDKey(ctx context.Context, q queryer) ([]byte, error) {
+	var key []byte
+	if err := q.QueryRowContext(ctx, `SELECT key FROM card_id_key WHERE singleton = 1`).Scan(&key); err != nil {
+		return nil, fmt.Errorf("read the card id key: %w", err)
+	}
+	if err := load.CheckIDKey(key); err != nil {
+		return nil, err
+	}
+	return key, nil
+}

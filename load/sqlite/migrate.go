@@ -48,6 +48,8 @@ func (w *Warehouse) migrationSteps() map[int]func(context.Context, *sql.Tx) erro
 		7:  w.upgradeIdentity,
 		10: w.upgradeCanonical,
 		13: w.upgradeTyped,
+		15: w.createIDKey,
+		16: upgradeRulesVersion,
 	}
 }
 

@@ -34,6 +34,10 @@ type Warehouse struct {
 	now      func() time.Time
 	log      *slog.Logger
 	policy   *redact.Policy
+	// set are the settings of the options; rules, the rules a page's items
+	// are stored by, with the card id key read at each connect.
+	set   load.Settings
+	rules load.ItemRules
 	// maxRemovedFraction is Options.MaxRemovedFraction.
 	maxRemovedFraction float64
 	// page holds CommitPage's statements, prepared once per writer.
@@ -50,6 +54,9 @@ type Warehouse struct {
 
 	// account is Options.Account with its default applied.
 	account string
+	// rescanUnlocked: RescanBatch takes no run lock (a backup's copy,
+	// which no run writes).
+	rescanUnlocked bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -237,7 +244,7 @@ func (w *Warehouse) Immutable() bool { return w.immutable }
 
 func newWarehouse(db *sql.DB, path string, ro bool, opts load.Options) *Warehouse {
 	s := opts.Settings()
-	return &Warehouse{db: db, path: path, readOnly: ro, now: s.Now, log: s.Logger, policy: s.Policy,
+	return &Warehouse{db: db, path: path, readOnly: ro, now: s.Now, log: s.Logger, policy: s.Policy, set: s,
 		maxRemovedFraction: s.MaxRemovedFraction, opts: opts, account: s.Account, batch: s.Batch}
 }
 
@@ -408,3 +415,8 @@ const (
 	// on a loaded machine.
 	migrationWait = 2 * time.Minute
 )
+
+// ItemRules are the rules this warehouse stores a page's items by (its
+// policy, card id key and keep_fields): what a tool that rewrites stored
+// rows applies to match what a sync writes.
+func (w *Warehouse) ItemRules() load.ItemRules { return w.rules }

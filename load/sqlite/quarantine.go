@@ -14,7 +14,7 @@ import (
 // identical rejection (same card id, reason and data) so that an odd card
 // upstream adds no row per run.
 func (w *Warehouse) quarantine(ctx context.Context, tx *sql.Tx, runID int64, page int, r load.Rejection, now string) error {
-	data := load.QuarantineData(w.policy, r.Data)
+	data := load.QuarantineData(w.rules, r.Data)
 	sum := sha256.Sum256([]byte(data))
 	digest := hex.EncodeToString(sum[:])
 	reason := w.redactText(r.Reason)

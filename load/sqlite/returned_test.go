@@ -40,6 +40,8 @@ func TestMigrationCountsReturnedRuns(t *testing.T) {
 	for _, q := range []string{
 		"UPDATE sync_runs SET cards_changed = cards_changed + cards_returned",
 		"ALTER TABLE sync_runs DROP COLUMN cards_returned",
+		"DROP TABLE rules_state", // schema 16's
+		schema15Undo,
 		"ALTER TABLE sync_runs DROP COLUMN duration_ms", // schema 14's
 		"ALTER TABLE sync_runs DROP COLUMN holder",      // schema 12's
 		schema13Undo,

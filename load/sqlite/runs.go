@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/redact"
 )
 
 // timeFormat is how every time is stored: UTC, seconds, 'Z'.
@@ -64,6 +65,11 @@ func (w *Warehouse) StartRun(ctx context.Context, trigger, version string) (_ in
 	var id int64
 	err = w.write(ctx, func(tx *sql.Tx) error {
 		now := w.stamp()
+		// A run of older rules writes rows the current ones would not
+		// keep: the warehouse is at its version at most (never raised).
+		if _, err := tx.ExecContext(ctx, load.LowerRulesVersionSQL("?1"), redact.RulesVersion); err != nil {
+			return err
+		}
 		return tx.QueryRowContext(ctx, `INSERT INTO sync_runs (trigger, started_at, heartbeat_at, status, version, account)
 			VALUES (?, ?, ?, 'running', ?, ?) RETURNING run_id`, trigger, now, now, version, w.account).Scan(&id)
 	})
@@ -186,7 +192,8 @@ func runs(ctx context.Context, q interface {
 }, account string, n int) ([]load.Run, error) {
 	rows, err := q.QueryContext(ctx, `SELECT run_id, trigger, status, started_at, finished_at, heartbeat_at,
 			pages, cards_seen, cards_new, cards_changed, cards_unchanged, cards_removed, cards_rejected, removals_held,
-			requests, retries, rate_limited, auth_requests, walk_consistent, error, account_error, version, secrets_redacted, cards_returned, duration_ms
+			requests, retries, rate_limited, auth_requests, walk_consistent, error, account_error, version, secrets_redacted, cards_returned, duration_ms,
+			card_numbers_masked, codes_dropped, track_data_dropped, fields_dropped
 		FROM sync_runs WHERE account = ? ORDER BY run_id DESC LIMIT ?`, account, n)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
@@ -200,7 +207,8 @@ func runs(ctx context.Context, q interface {
 		var consistent, durationMS sql.NullInt64
 		if err := rows.Scan(&r.ID, &r.Trigger, &r.Status, &started, &finished, &heartbeat,
 			&r.Pages, &r.CardsSeen, &r.CardsNew, &r.CardsChanged, &r.CardsUnchanged, &r.CardsRemoved, &r.CardsRejected, &r.RemovalsHeld,
-			&r.Requests, &r.Retries, &r.RateLimited, &r.AuthRequests, &consistent, &errText, &accountErr, &r.Version, &r.SecretsRedacted, &r.CardsReturned, &durationMS); err != nil {
+			&r.Requests, &r.Retries, &r.RateLimited, &r.AuthRequests, &consistent, &errText, &accountErr, &r.Version, &r.SecretsRedacted, &r.CardsReturned, &durationMS,
+			&r.CardNumbersMasked, &r.CodesDropped, &r.TrackDataDropped, &r.FieldsDropped); err != nil {
 			return nil, fmt.Errorf("list runs: %w", err)
 		}
 		r.StartedAt, r.HeartbeatAt = parseTime(started), parseTime(heartbeat)

@@ -74,6 +74,8 @@ const (
 				pages = pages + ?, cards_seen = cards_seen + ?, cards_new = cards_new + ?,
 				cards_changed = cards_changed + ?, cards_returned = cards_returned + ?, cards_unchanged = cards_unchanged + ?,
 				cards_rejected = cards_rejected + ?, secrets_redacted = secrets_redacted + ?,
+				card_numbers_masked = card_numbers_masked + ?, codes_dropped = codes_dropped + ?,
+				track_data_dropped = track_data_dropped + ?, fields_dropped = fields_dropped + ?,
 				requests = requests + ?, retries = retries + ?, rate_limited = rate_limited + ?,
 				auth_requests = auth_requests + ?, heartbeat_at = ?
 			WHERE run_id = ? AND account = ?`

@@ -46,7 +46,7 @@ func Networks() []Network {
 		{"jcb", []string{"3528", "3589"}, lengths(16, 19)},
 		{"diners", []string{"300", "305", "36", "38", "39"}, lengths(14, 19)},
 		{"unionpay", []string{"62", "81"}, lengths(16, 19)},
-		{"maestro", []string{"50", "56", "69"}, lengths(13, 19)},
+		{"maestro", []string{"50", "56", "69"}, lengths(12, 19)},
 		{"mir", []string{"2200", "2204"}, lengths(16, 19)},
 		{"rupay", []string{"82"}, []int{16}},
 		{"troy", []string{"9792"}, []int{16}},
@@ -359,9 +359,11 @@ func LookAlikes() []string {
 		// References.
 		"ORD-2024-000123456789", "INV/2024/00012345", "PO-1234567890123", "TXN_20240115_000000123",
 		"ref 1000 2000 3000 4000",
-		// More than 19 contiguous digits.
-		"41111111111111111111", "411111111111111111111111", "12345678901234567890123",
-		"x55000055555555590000y",
+		// More than 19 contiguous digits with a card number inside whose
+		// ends nothing explains (not followed by an expiry, zeros or
+		// the end of the run; no zero-padding or length before it).
+		"41111111111111111113", "411111111111111111131313", "12345678901234567890123",
+		"x55000055555555590013y", "98765432109876543210",
 		// Masked card numbers.
 		"411111******1111", "4111 11** **** 1111", "5500 00** **** 5559", "**** **** **** 1111",
 		"XXXX-XXXX-XXXX-1111", "411111XXXXXX1111", "3782 82**** *0005",
@@ -376,10 +378,13 @@ func LookAlikes() []string {
 		"\uff14\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff12",
 		"\u0661\u0667\u0660\u0665\u0663\u0661\u0662\u0668\u0660\u0660\u0660\u0660\u0669",
 		"\u0967\u0969\u096b\u096d \u0968\u096f\u0967\u0966 \u0966\u0967\u0967\u0969 \u096e\u0966\u0967\u0968",
-		// Digits that are not decimal digits: superscripts, circled,
-		// Roman numerals.
-		"\u2074\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9",
-		"\u2463\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460",
+		// Superscript and circled digits (read as digits, as NFKC
+		// does) failing Luhn; Roman numerals and parenthesised digits
+		// are not digits.
+		"\u2074\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b9\u00b2",
+		"\u2463\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2460\u2461",
+		"\u2163\u2160\u2160\u2160\u2160\u2160\u2160\u2160\u2160\u2160\u2160\u2160\u2160\u2160\u2160\u2160",
+		"\u2477\u2474\u2474\u2474\u2474\u2474\u2474\u2474\u2474\u2474\u2474\u2474\u2474\u2474\u2474\u2474",
 		// A phone number after '+', with en dashes.
 		"+49\u20131511\u20132345678",
 		// Phone numbers of at most 15 digits after '+' whose digits
@@ -448,7 +453,7 @@ func SecretKeys() []string {
 		"verification_value", "cardverificationvalue",
 		"security_code", "securityCode", "SecurityCode", "security-code", "securitycode", "security_code_number",
 		"pin_number", "pinNumber", "pin_code", "PINCode", "pincode", "pin_block", "PINBlock", "pinblock",
-		"pin_data", "pin2", "card_cid", "cc_cid", "amex_cid", "cardCID",
+		"pin_data", "pin2", "card_cid", "cc_cid", "amex_cid", "cardCID", "pin_hash",
 		// Spelled with other characters.
 		"card\u00a0cvv", "security\u00a0code", "card\u3000pin", "c\u200bvv", "cv\u200cv", "cv\u200dv",
 		"p\u2060in", "\ufeffcvv", "c\u00advv", "cvv\u200b_number",
@@ -457,6 +462,9 @@ func SecretKeys() []string {
 		// In mixed case, read also as one folded word.
 		"cVV", "cvV", "CVv", "PiN", "pIN", "piN", "CvC", "cVc", "cSc", "CvV2", "cvV2", "cvVNumber",
 		"CVVcode", "CARDcvv", "cardVERIFICATIONvalue",
+		// Names gateways and other languages use, and a Cyrillic look-alike.
+		"cardCode", "card_code", "cv2", "ccv", "cvd", "icvv", "pvv", "4dbc", "cvv_hash", "pinblock_enc",
+		"cryptogramme_visuel", "código de seguridad", "Kartenprüfnummer", "セキュリティコード", "\u0441vv",
 	}
 }
 
@@ -466,7 +474,7 @@ func LookAlikeKeys() []string {
 	return []string{
 		"cvc_check", "cvcCheck", "cvc_status", "cvc_checked", "cvv_result", "cvvResult", "cvv_present",
 		"cvv_match", "cvv_provided", "pin_verified", "pinVerified", "pin_status", "pin_set", "pin_count",
-		"pin_enabled", "pin_required", "pin_attempts", "pinAttempts", "pinverified", "pin_hash",
+		"pin_enabled", "pin_required", "pin_attempts", "pinAttempts", "pinverified",
 		"spin_count", "spin", "pinned", "pins", "PINs", "pinyin", "spinCode", "shipping",
 		"cid", "customer_cid", "cid_number", "cid_card",
 		"verification", "verification_code", "email_verification_code", "verification_status",
@@ -475,5 +483,7 @@ func LookAlikeKeys() []string {
 		"pin\u00a0verified", "cvc\u200b_check", "\uff50\uff49\uff4e\uff4e\uff45\uff44", "sp\u200bin",
 		// Kept however they are cased.
 		"spinCount", "PINNED", "Pinned", "SPIN", "pinVERIFIED", "CVCcheck", "cvvRESULT",
+		// Code words that need a card word beside them, alone.
+		"security_question", "nip", "clave", "senha", "\u9a8c\u8bc1\u7801", "\u5bc6\u7801",
 	}
 }

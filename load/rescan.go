@@ -1,0 +1,502 @@
+package load
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cardsync/cardsync/redact"
+)
+
+// A warehouse records the version of the redaction rules that wrote it
+// (rules_state.rules_version, redact.RulesVersion), one for the whole
+// warehouse: every account of a file, or of a PostgreSQL schema, shares
+// it, as they share backups and card_fields. A warehouse written before it
+// recorded one is at version 1. A run never raises it (the rows older rules
+// wrote remain) and lowers it when its rules are older; Rescan raises it
+// once every stored row has been through the current rules.
+
+// LowerRulesVersionSQL is the statement a run's start executes, with its
+// one parameter (written param: "?" or "$1") the run's redact.RulesVersion:
+// the warehouse is at the run's rules version at most.
+func LowerRulesVersionSQL(param string) string {
+	return `UPDATE rules_state SET rules_version = ` + param + ` WHERE rules_version > ` + param
+}
+
+// NewWarehouseRulesSQL is the statement of the migration that creates
+// rules_state, run after its SQL with its one parameter (param)
+// redact.RulesVersion: a warehouse holding no run and no card was written
+// by no rules, so it starts at the current version.
+func NewWarehouseRulesSQL(param string) string {
+	return `UPDATE rules_state SET rules_version = ` + param + `
+		WHERE NOT EXISTS (SELECT 1 FROM sync_runs) AND NOT EXISTS (SELECT 1 FROM card_state)`
+}
+
+// RulesState is what a warehouse records of the rules that wrote it.
+type RulesState struct {
+	// Version is the rules version every stored row has been through.
+	Version int
+	// Rescan is the checkpoint of a rescan under way (nil: none).
+	Rescan *RescanCheckpoint
+	// RescannedAt is when the last rescan finished (zero: never).
+	RescannedAt time.Time
+}
+
+// Outdated reports whether the warehouse predates the rules of this
+// binary: rows older rules kept may hold what they remove.
+func (s RulesState) Outdated() bool { return s.Version < redact.RulesVersion }
+
+// RulesAdvice is the fix named wherever a warehouse or a backup predates
+// the current rules.
+const RulesAdvice = "run: cardsync rescan"
+
+// RulesReader is a warehouse that records its rules version (both
+// dialects, read-only opens included).
+type RulesReader interface {
+	RulesState(ctx context.Context) (RulesState, error)
+}
+
+// RescanCheckpoint is where a rescan stands: the rules version it applies
+// and the last row it finished (its phase, account and key), stored with
+// each batch so that a killed rescan continues after it.
+type RescanCheckpoint struct {
+	Version int
+	Phase   string
+	Account string
+	Key     RescanKey
+}
+
+// RescanKey orders the rows of a phase within an account: by Text (a card
+// id, a field name), then Num (a version, a row id).
+type RescanKey struct {
+	Text string
+	Num  int64
+}
+
+// The phases of a rescan, in order: each account's rows (cards and their
+// versions, account snapshots, rejected items, the runs' error texts),
+// then what the accounts share (card_fields).
+const (
+	PhaseIDs       = "ids"       // card_state.card_id: a card number as id moved to its StoredID
+	PhaseSeen      = "seen"      // walk_seen: the other ids of open walks (rejected items') likewise
+	PhaseCards     = "cards"     // card_state: data, its hash, minor
+	PhaseVersions  = "versions"  // card_versions.data
+	PhaseSnapshots = "snapshots" // account_snapshots: name, email, timezone, raw
+	PhaseRejected  = "rejected"  // rejected_cards: card_id, reason, data, data_sha256
+	PhaseRuns      = "runs"      // sync_runs: error, account_error
+	PhaseFields    = "fields"    // card_fields.name (every account's)
+)
+
+// AccountPhases are the phases run for each account, in order.
+var AccountPhases = []string{PhaseIDs, PhaseSeen, PhaseCards, PhaseVersions, PhaseSnapshots, PhaseRejected, PhaseRuns}
+
+// StoredRow is one row a rescan reads and may rewrite: its key and its
+// texts (nil: NULL) in the order the phase lists them (see the Phase
+// constants), and, for cards and rejected items, the stored hash.
+type StoredRow struct {
+	Key   RescanKey
+	Texts []*string
+	Hash  []byte
+}
+
+// RescanTx is one batch's transaction of a rescan: a dialect's statements.
+type RescanTx interface {
+	// Rows returns up to limit rows of phase (of account; PhaseFields:
+	// every account's) after key, in key order.
+	Rows(ctx context.Context, phase, account string, after RescanKey, limit int) ([]StoredRow, error)
+	// Update stores row's texts (and hash) in place of those of the row
+	// with its key, and reports whether it wrote (a dialect may find the
+	// stored value equal to the new one). For PhaseFields it deletes the
+	// field's row (the next walk records the field under its redacted
+	// name).
+	Update(ctx context.Context, phase, account string, row StoredRow) (bool, error)
+	// SaveCheckpoint stores where the rescan stands.
+	SaveCheckpoint(ctx context.Context, cp RescanCheckpoint) error
+	// MoveCards gives each card of account named by a move's Old id its
+	// New id in every table that keys by card id (card_state,
+	// card_versions, removal_pending, rejected_cards.card_id, the seen
+	// ids of the account's open walks) and its "id" member in the stored
+	// data (card_state.data becomes the move's Data and Hash; each
+	// version's "id" member becomes New). When New is already stored (a
+	// sync under the new rules stored the card beside its old row), the
+	// two merge (see CardMove). It returns how many cards moved.
+	MoveCards(ctx context.Context, account string, moves []CardMove) (int, error)
+}
+
+// CardMove is one card a rescan moves from the full card number an older
+// release stored as its id to its stored form (StoredID), the id a sync
+// under the current rules computes for the same upstream id, so that the
+// card keeps one identity.
+//
+// When a row of New already exists (a sync under the current rules ran
+// before the rescan and stored the card again under its new id, while the
+// old row remained), the rows merge: the newer card_state row (New's) is
+// kept, with the earlier first_seen_at and first_seen_run of the two; the
+// old row's versions come first in the merged history (1..n, the open one
+// closed when New's first version starts) and New's follow, renumbered
+// from n+1, the first of them marked "returned" when the old history ended
+// in "removed" and "changed" otherwise; the old row's pending removal is
+// dropped and its row deleted.
+type CardMove struct {
+	// Old is the id as stored (a full card number), New its StoredID.
+	Old, New string
+	// Data is card_state.data with its "id" member New (redacted and
+	// canonical, as a sync stores it) and Hash its DataHash.
+	Data string
+	Hash []byte
+	// SeenOnly moves an id no card_state row holds (a rejected item's,
+	// listed by an open walk): only the walk's seen ids and
+	// rejected_cards.card_id.
+	SeenOnly bool
+}
+
+// Rescanner is a warehouse a rescan can rewrite (both dialects).
+type Rescanner interface {
+	RulesReader
+	// ItemRules are the warehouse's rules: its card id key (IDKey) is what
+	// a rescan stores card ids by.
+	ItemRules() ItemRules
+	// RescanAccounts lists the accounts holding rows, in order.
+	RescanAccounts(ctx context.Context) ([]string, error)
+	// RescanBatch runs fn in one short write transaction that no run of
+	// account writes beside ("": what every account shares): the
+	// account's run lock or lease row is held for the batch only.
+	RescanBatch(ctx context.Context, account string, fn func(RescanTx) error) error
+	// FinishRescan sets rules_version to the checkpoint's version and
+	// clears the checkpoint (when a checkpoint of that version is there).
+	FinishRescan(ctx context.Context, version int) error
+}
+
+// DefaultRescanBatch is how many rows a rescan rewrites per transaction.
+const DefaultRescanBatch = 500
+
+// RescanOptions configure Rescan.
+type RescanOptions struct {
+	// Policy is the current rules (Options.Settings().Policy: package
+	// redact's rules, RedactFields and the secrets known).
+	Policy *redact.Policy
+	// Batch is how many rows a transaction reads (default
+	// DefaultRescanBatch).
+	Batch int
+	// Logger receives a line per phase and account (nil: discard).
+	Logger *slog.Logger
+	// AfterBatch, when set, is called after each committed batch (tests).
+	AfterBatch func()
+}
+
+// RescanResult counts what a rescan did.
+type RescanResult struct {
+	// Resumed: the rescan continued an earlier one's checkpoint.
+	Resumed bool
+	// Read and Changed count rows per phase.
+	Read, Changed map[string]int
+	// Secrets counts the strings, keys and numbers a secret was removed
+	// from (as sync_runs.secrets_redacted).
+	Secrets int
+	// IDs counts the cards whose id, a card number an older release
+	// stored in full, moved to its stored form (StoredID).
+	IDs int
+	// Batches is how many transactions committed.
+	Batches int
+	// Version is the rules version the warehouse is at afterwards.
+	Version int
+}
+
+// TotalChanged is the rows changed in every phase.
+func (r RescanResult) TotalChanged() int {
+	n := 0
+	for _, c := range r.Changed {
+		n += c
+	}
+	return n
+}
+
+// Rescan applies the current rules (opts.Policy) to every row w stores
+// that holds upstream text, in batches of opts.Batch rows, each in its own
+// transaction with the checkpoint, account by account and phase by phase
+// (AccountPhases, then PhaseFields), and then sets the warehouse's rules
+// version to redact.RulesVersion. A checkpoint of the same rules version
+// left by a rescan that stopped is continued; one of other rules is
+// started over. A row the rules leave as it is is not written: the hashes
+// a walk compares change only with the data, so the next walk finds a
+// card whose stored form changed the same as the API's (redacted) card.
+//
+// Each account's first phases move the card ids an older release stored
+// as full card numbers (PhaseIDs: the cards; PhaseSeen: the other ids an
+// open walk lists) to their StoredID under the warehouse's card id key
+// (Rescanner.ItemRules), every row of a card in the batch's one
+// transaction (RescanTx.MoveCards, CardMove), with the data and hash a
+// sync of the same card now stores: the next sync finds the card
+// unchanged. A moved card sorts elsewhere; met again, it is left as it is.
+func Rescan(ctx context.Context, w Rescanner, opts RescanOptions) (RescanResult, error) {
+	if opts.Batch <= 0 {
+		opts.Batch = DefaultRescanBatch
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	res := RescanResult{Read: map[string]int{}, Changed: map[string]int{}}
+	rules := ItemRules{Policy: opts.Policy, IDKey: w.ItemRules().IDKey}
+	st, err := w.RulesState(ctx)
+	if err != nil {
+		return res, fmt.Errorf("rescan: %w", err)
+	}
+	var from *RescanCheckpoint
+	if st.Rescan != nil && st.Rescan.Version == redact.RulesVersion {
+		from, res.Resumed = st.Rescan, true
+		log.Info("rescan resumed", "phase", from.Phase, "account", from.Account)
+	}
+	accounts, err := w.RescanAccounts(ctx)
+	if err != nil {
+		return res, fmt.Errorf("rescan: %w", err)
+	}
+	type step struct{ account, phase string }
+	var steps []step
+	for _, a := range accounts {
+		for _, p := range AccountPhases {
+			steps = append(steps, step{a, p})
+		}
+	}
+	steps = append(steps, step{"", PhaseFields})
+	start := 0
+	if from != nil {
+		for i, s := range steps {
+			if s.account == from.Account && s.phase == from.Phase {
+				start = i
+				break
+			}
+		}
+	}
+	for i := start; i < len(steps); i++ {
+		s := steps[i]
+		var after RescanKey
+		if from != nil && i == start && s.account == from.Account && s.phase == from.Phase {
+			after = from.Key
+		}
+		read, changed := res.Read[s.phase], res.Changed[s.phase]
+		for {
+			if err := ctx.Err(); err != nil {
+				return res, fmt.Errorf("rescan: %w", err)
+			}
+			var n int
+			var last RescanKey
+			err := w.RescanBatch(ctx, s.account, func(tx RescanTx) error {
+				rows, err := tx.Rows(ctx, s.phase, s.account, after, opts.Batch)
+				if err != nil {
+					return err
+				}
+				n = len(rows)
+				cp := RescanCheckpoint{Version: redact.RulesVersion, Phase: s.phase, Account: s.account, Key: after}
+				if s.phase == PhaseIDs || s.phase == PhaseSeen {
+					var moves []CardMove
+					for _, r := range rows {
+						res.Read[s.phase]++
+						mv, ok, err := cardMove(rules, r)
+						mv.SeenOnly = s.phase == PhaseSeen
+						if err != nil {
+							return err
+						}
+						if ok {
+							moves = append(moves, mv)
+						}
+						cp.Key = r.Key
+					}
+					if len(moves) > 0 {
+						moved, err := tx.MoveCards(ctx, s.account, moves)
+						if err != nil {
+							return err
+						}
+						res.Changed[s.phase] += moved
+						if s.phase == PhaseIDs {
+							res.IDs += moved
+						}
+					}
+					rows = nil
+				}
+				for _, r := range rows {
+					out, secrets, ok := rescanRow(rules, s.phase, r)
+					res.Secrets += secrets
+					res.Read[s.phase]++
+					if ok {
+						wrote, err := tx.Update(ctx, s.phase, s.account, out)
+						if err != nil {
+							return err
+						}
+						if wrote {
+							res.Changed[s.phase]++
+						}
+					}
+					cp.Key = r.Key
+				}
+				last = cp.Key
+				if n < opts.Batch && i+1 < len(steps) {
+					// The step is done: the checkpoint names the next one.
+					cp = RescanCheckpoint{Version: redact.RulesVersion, Phase: steps[i+1].phase, Account: steps[i+1].account}
+				}
+				return tx.SaveCheckpoint(ctx, cp)
+			})
+			if err != nil {
+				return res, fmt.Errorf("rescan %s (account %q): %w", s.phase, s.account, err)
+			}
+			res.Batches++
+			if opts.AfterBatch != nil {
+				opts.AfterBatch()
+			}
+			if n < opts.Batch {
+				break
+			}
+			after = last
+		}
+		if res.Read[s.phase]-read > 0 {
+			log.Info("rescan step done", "phase", s.phase, "account", s.account,
+				"rows_read", res.Read[s.phase]-read, "rows_changed", res.Changed[s.phase]-changed)
+		}
+	}
+	if err := w.FinishRescan(ctx, redact.RulesVersion); err != nil {
+		return res, fmt.Errorf("rescan: %w", err)
+	}
+	res.Version = redact.RulesVersion
+	return res, nil
+}
+
+// RescanRow applies policy to one stored row of phase: the row to store
+// and true when anything changed, and the secrets removed. Without a card
+// id key, a rejected item's card id that holds a card number is masked
+// (Rescan passes the warehouse's key: see cardMove).
+func RescanRow(policy *redact.Policy, phase string, r StoredRow) (StoredRow, int, bool) {
+	return rescanRow(ItemRules{Policy: policy}, phase, r)
+}
+
+// cardMove is the move of the card whose card_state row is r (key: its
+// id; Texts[0]: its data) when its id holds a card number: its StoredID
+// under rules, and its data redacted, canonical, with that "id" member.
+// The error wraps ErrNoIDKey when the warehouse has no key.
+func cardMove(rules ItemRules, r StoredRow) (CardMove, bool, error) {
+	id, changed, err := StoredID(rules.Policy, rules.IDKey, r.Key.Text)
+	if !changed {
+		return CardMove{}, false, nil
+	}
+	if err != nil {
+		return CardMove{}, false, fmt.Errorf("move a card id that is a card number: %w", err)
+	}
+	var data []byte
+	if len(r.Texts) > 0 && r.Texts[0] != nil {
+		data = []byte(*r.Texts[0])
+	}
+	if canon, _, _, err := rules.Policy.JSONCount(data); err == nil {
+		data = canon
+	}
+	if ms, ok := topMembers(data); ok {
+		data = withID(data, ms, id)
+	}
+	return CardMove{Old: r.Key.Text, New: id, Data: string(data), Hash: DataHash(data)}, true, nil
+}
+
+// rescanRow is RescanRow under rules (the policy and the card id key).
+func rescanRow(rules ItemRules, phase string, r StoredRow) (StoredRow, int, bool) {
+	policy := rules.Policy
+	out := StoredRow{Key: r.Key, Texts: append([]*string(nil), r.Texts...), Hash: r.Hash}
+	secrets := 0
+	changed := false
+	set := func(i int, s string, n int) bool {
+		secrets += n
+		if r.Texts[i] == nil || *r.Texts[i] != s {
+			out.Texts[i] = &s
+			changed = true
+			return true
+		}
+		return false
+	}
+	text := func(i int) {
+		if i < len(r.Texts) && r.Texts[i] != nil {
+			s, scrubbed := policy.Text(*r.Texts[i])
+			n := 0
+			if scrubbed && s != *r.Texts[i] {
+				n = 1
+			}
+			set(i, s, n)
+		}
+	}
+	jsonText := func(i int) bool {
+		if i >= len(r.Texts) || r.Texts[i] == nil {
+			return false
+		}
+		data, _, n, err := policy.JSONCount([]byte(*r.Texts[i]))
+		if err != nil {
+			// What the policy cannot walk is treated as text.
+			text(i)
+			return false
+		}
+		return set(i, string(data), n)
+	}
+	switch phase {
+	case PhaseCards:
+		if jsonText(0) {
+			out.Hash = DataHash([]byte(*out.Texts[0]))
+			// minor: decimal fields' minor units by field name; a name
+			// the rules change changes there too.
+			if len(r.Texts) > 1 && r.Texts[1] != nil && *r.Texts[1] != "" {
+				jsonText(1)
+			}
+		}
+	case PhaseVersions:
+		jsonText(0)
+	case PhaseSnapshots:
+		text(0)
+		text(1)
+		text(2)
+		jsonText(3)
+	case PhaseRejected:
+		if r.Texts[0] != nil {
+			if policy.HoldsSecret(*r.Texts[0]) {
+				out.Texts[0], changed = nil, true
+				secrets++
+			} else if id, moved, err := StoredID(policy, rules.IDKey, *r.Texts[0]); moved && err == nil {
+				// The id a sync stores for the same item (its
+				// duplicate check compares it).
+				set(0, id, 0)
+			} else {
+				text(0)
+			}
+		}
+		text(1)
+		if r.Texts[2] != nil {
+			s, n, _ := quarantineData(ItemRules{Policy: policy, IDKey: rules.IDKey}, []byte(*r.Texts[2]))
+			if s != *r.Texts[2] {
+				set(2, s, n)
+				sum := sha256.Sum256([]byte(s))
+				out.Hash = []byte(hex.EncodeToString(sum[:]))
+			}
+		}
+	case PhaseRuns:
+		text(0)
+		text(1)
+	case PhaseFields:
+		name := *r.Texts[0]
+		if redacted, ok := FieldNameUnderRules(policy, name); !ok || redacted != name {
+			out.Texts[0] = nil
+			changed = true
+		}
+	}
+	return out, secrets, changed
+}
+
+// FieldNameUnderRules is what a walk records of a top-level field named
+// name (holding a text) under policy: its name as redacted (a card number
+// in it masked, a secret removed), or false when the rules drop the field.
+func FieldNameUnderRules(policy *redact.Policy, name string) (string, bool) {
+	key, err := json.Marshal(name)
+	if err != nil {
+		return "", false
+	}
+	_, fields, err := policy.JSON(append(append([]byte("{"), key...), `:"x"}`...))
+	if err != nil || len(fields) != 1 {
+		return "", false
+	}
+	return fields[0].Name, true
+}
