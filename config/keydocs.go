@@ -90,8 +90,10 @@ func keyDocs() map[string]keyDoc {
 		"warehouse.synchronous": {rule: "SQLite `synchronous`: `FULL` (survives power loss), `NORMAL` or `EXTRA`; `OFF` is " +
 			"refused (load.CheckSynchronous)."},
 		"warehouse.redact_fields": {rule: "Extra card field names to drop before storing (a variable holds them comma-separated). " +
-			"Always dropped: keys whose last word is cvv, cvc, cvv2, cvc2, cvn or pin, or whose last two words are security code, " +
-			"pin code or cvv code, when they hold a string or a number; full card numbers are always masked to their first 6 and last 4 digits."},
+			"These match whole keys, without regard to case, at any depth, whatever the value. Always dropped besides: keys that name " +
+			"a card security code or PIN by the code vocabulary (docs/odd-data.md: cvv, cvc, cid with a card word, pin, pin block, " +
+			"security code and their spellings in ten languages), with their value whatever its type but a boolean or null; card " +
+			"numbers are always masked to their first 6 and last 4 digits, and track data dropped."},
 		"cards.keep_fields": {unset: true, rule: "Data minimisation: when set, only these top-level card fields are stored (names as in " +
 			"`card_fields.name`, matched exactly; a variable holds them comma-separated); `id` is always kept, listed or not. " +
 			"Every other field is dropped from each card after the redaction rules and before it is hashed or stored, and " +

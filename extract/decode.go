@@ -179,11 +179,33 @@ func jsonKind(raw []byte) string {
 	return "a number"
 }
 
+// truncate cuts s to at most n bytes and marks the cut with "…". A cut
+// never splits a word or a number: it moves back to where the letters
+// and digits it falls in begin (so "cvv=987" loses all of "987", not
+// "7", and no part of a code or a number is left to look like another),
+// unless that word began in the first half.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n] + "…"
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	if r, _ := utf8.DecodeRuneInString(s[cut:]); unicode.IsLetter(r) || unicode.IsDigit(r) {
+		back := cut
+		for back > 0 {
+			r, size := utf8.DecodeLastRuneInString(s[:back])
+			if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+				break
+			}
+			back -= size
+		}
+		if back >= n/2 {
+			cut = back
+		}
+	}
+	return s[:cut] + "…"
 }
 
 // MaxIDBytes is the longest string id accepted (in bytes of UTF-8).

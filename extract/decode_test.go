@@ -386,3 +386,23 @@ func TestAccountErrorScrubbed(t *testing.T) {
 		t.Errorf("account %+v: want balance and applied_card_count null, cards_balance 1.00", a)
 	}
 }
+
+// TestTruncateKeepsNoPartOfAWord: a cut inside a word or number moves back
+// to its start, so a code value is never left in part ("cvv=98…").
+func TestTruncateKeepsNoPartOfAWord(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"bad card: cvv=987 rejected", 16, "bad card: cvv=…"},
+		{"bad card: cvv=987 rejected", 18, "bad card: cvv=987 …"},
+		{"short", 10, "short"},
+		{"aaaaaaaaaaaaaaaaaaaa", 8, "aaaaaaaa…"}, // one long word: cut where it must
+		{"pin 4821 for 卡验证码", 19, "pin 4821 for …"},
+	} {
+		if got := truncate(tt.s, tt.n); got != tt.want {
+			t.Errorf("truncate(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
+		}
+	}
+}

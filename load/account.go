@@ -65,8 +65,8 @@ func (r AccountRow) Args(runID int64, takenAt any, account string) []any {
 // resolve as the decoded fields do: the last one wins.
 func PrepareAccount(policy *redact.Policy, a Account) (AccountRow, error) {
 	var row AccountRow
-	row.AvailableToApplyCardCount = carriesNoSecret(policy, a.AvailableToApplyCardCount, &row.Secrets)
-	row.AppliedCardCount = carriesNoSecret(policy, a.AppliedCardCount, &row.Secrets)
+	row.AvailableToApplyCardCount = row.plainNumber(policy, a.AvailableToApplyCardCount)
+	row.AppliedCardCount = row.plainNumber(policy, a.AppliedCardCount)
 	for _, f := range []struct{ dst, src **string }{{&row.Name, &a.Name}, {&row.Email, &a.Email}, {&row.Timezone, &a.Timezone}} {
 		if *f.src == nil {
 			continue
@@ -96,7 +96,11 @@ func PrepareAccount(policy *redact.Policy, a Account) (AccountRow, error) {
 			row.Secrets++
 			continue
 		}
-		row.Minor[i] = carriesNoSecret(policy, &m, &row.Secrets)
+		if redact.PANs(am.String()) != am.String() {
+			row.Counts.CardNumbers++ // a card number as an amount: NULL, as above
+			continue
+		}
+		row.Minor[i] = row.plainNumber(policy, &m)
 	}
 	if len(a.Raw) > 0 {
 		red, _, st, err := policy.JSONStats(a.Raw)
@@ -138,15 +142,21 @@ func centsOf(a money.Amount) (int64, error) {
 	return m, nil
 }
 
-// carriesNoSecret returns n, or nil (counted in secrets) when its decimal
-// text holds the password or a token: a number column cannot say
-// [REDACTED], so it stays NULL.
-func carriesNoSecret(policy *redact.Policy, n *int64, secrets *int) *int64 {
+// plainNumber returns n, or nil when its decimal text holds the password
+// or a token (counted in Secrets) or a card number (counted in
+// Counts.CardNumbers): a number column can say neither [REDACTED] nor a
+// masked number, so it stays NULL (raw shows the redacted value).
+func (row *AccountRow) plainNumber(policy *redact.Policy, n *int64) *int64 {
 	if n == nil {
 		return nil
 	}
-	if policy.HoldsSecret(strconv.FormatInt(*n, 10)) {
-		*secrets++
+	text := strconv.FormatInt(*n, 10)
+	if policy.HoldsSecret(text) {
+		row.Secrets++
+		return nil
+	}
+	if redact.PANs(text) != text {
+		row.Counts.CardNumbers++
 		return nil
 	}
 	return n

@@ -3,8 +3,10 @@ package redact
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // The canonical pass: what Policy.JSON does to the walker's output. The
@@ -329,12 +331,25 @@ func (p *Policy) HoldsSecret(s string) bool {
 	return found
 }
 
-// Text returns s with its card numbers masked (see PANs) and, for a Policy
-// from NewSecretPolicy, its secrets and bearer tokens replaced as Scrub
-// replaces them; scrubbed reports whether a secret or token was. It is the
-// rule for text stored beside documents: account names, reasons, a
-// rejected item that is not JSON.
+// Text returns s redacted as a string value of a document is (see JSON):
+// its card numbers masked, track data dropped, its text layers read (codes
+// in query strings, headers, XML, JSON text or free text replaced) and,
+// for a Policy from NewSecretPolicy, its secrets and bearer tokens
+// replaced; scrubbed reports whether a secret or token was. It is the rule
+// for text stored beside documents: account names, reasons, error
+// messages, a rejected item that is not JSON. Text that is not UTF-8 is
+// masked and scrubbed only.
 func (p *Policy) Text(s string) (_ string, scrubbed bool) {
+	if utf8.ValidString(s) {
+		doc, err := json.Marshal(s)
+		if err == nil {
+			out, _, st, err := p.JSONStats(doc)
+			var text string
+			if err == nil && json.Unmarshal(out, &text) == nil {
+				return text, st.Secrets > 0
+			}
+		}
+	}
 	if p.secrets != nil {
 		p.secrets.mu.RLock()
 		s, scrubbed = p.secrets.scrubData(s)

@@ -126,22 +126,6 @@ func (w *walker) count(ed []edit) {
 	}
 }
 
-// countPANRuns counts the runs of digits in t (canonical string content
-// when json is set) that hold a card number: the card numbers the fast pass
-// is about to mask.
-func countPANRuns(t []byte, json bool, gs []group) int {
-	n := 0
-	for {
-		at := firstPAN(t, json, gs)
-		if at < 0 {
-			return n
-		}
-		n++
-		_, end := scanRun(t, at, json, gs)
-		t = t[end:]
-	}
-}
-
 // pathSecretKey reports whether key, a value word (valueWord), read after
 // the key of the member whose value is the object of frame f, is a code
 // key ("security": {"code": ...}). A key is read so only when its parent's

@@ -82,41 +82,44 @@ func (s *Secrets) AddPair(user, password string) {
 	v := user + ":" + password
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.first(v) {
+		s.addForms(pairForms(v), len(v))
+	}
+}
+
+// first records v as added and reports whether it was new; the caller
+// holds s.mu for writing.
+func (s *Secrets) first(v string) bool {
 	if s.added == nil {
 		s.added = map[string]bool{}
 		s.values = map[string]bool{}
 	}
 	if s.added[v] {
-		return
+		return false
 	}
 	s.added[v] = true
-	for _, f := range pairForms(v) {
-		s.add(f, len(v))
+	return true
+}
+
+// addForms registers the spellings forms of a secret of n bytes, each
+// also as the canonical pass writes it (" \ and control characters
+// escaped), the text mayHold reads; the caller holds s.mu for writing.
+func (s *Secrets) addForms(forms []form, n int) {
+	for _, f := range forms {
+		s.add(f, n)
 		if c := canonicalString(f.text); c != f.text {
-			s.add(form{c, f.min}, len(v))
+			s.add(form{c, f.min}, n)
 		}
 	}
 }
 
 // addValue is Add for a caller that holds s.mu for writing.
 func (s *Secrets) addValue(v string) {
-	if s.added == nil {
-		s.added = map[string]bool{}
-		s.values = map[string]bool{}
-	}
-	if s.added[v] {
+	if !s.first(v) {
 		return
 	}
-	s.added[v] = true
 	s.values[v] = true
-	for _, f := range secretForms(v) {
-		s.add(f, len(v))
-		// mayHold reads a string of a document as the canonical pass
-		// writes it, with " \ and control characters escaped.
-		if c := canonicalString(f.text); c != f.text {
-			s.add(form{c, f.min}, len(v))
-		}
-	}
+	s.addForms(secretForms(v), len(v))
 	if len(v) >= minPiece {
 		for _, seg := range segments(v) {
 			if !slices.Contains(s.segments, seg) {
