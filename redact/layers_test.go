@@ -566,9 +566,9 @@ func TestLayersSecrets(t *testing.T) {
 func TestTextReadsLayers(t *testing.T) {
 	p := NewPolicy(nil)
 	for in, want := range map[string]string{
-		"upstream said: bad card cvv=987&pin=4821": "upstream said: bad card cvv=[REDACTED]&pin=[REDACTED]",
+		"upstream said: bad card cvv=987&pin=4821":   "upstream said: bad card cvv=[REDACTED]&pin=[REDACTED]",
 		"card 4111 1111 1111 1111 exp 12/25 cvv 123": "card 4111 11** **** 1111 exp 12/25 cvv [REDACTED]",
-		"no such card: 1042":                          "no such card: 1042",
+		"no such card: 1042":                         "no such card: 1042",
 	} {
 		if got, _ := p.Text(in); got != want {
 			t.Errorf("Text(%q) = %q, want %q", in, got, want)
