@@ -116,15 +116,16 @@ type RescanTx interface {
 	Update(ctx context.Context, phase, account string, row StoredRow) (bool, error)
 	// SaveCheckpoint stores where the rescan stands.
 	SaveCheckpoint(ctx context.Context, cp RescanCheckpoint) error
-	// MoveCards gives each card of account named by a move's Old id its
-	// New id in every table that keys by card id (card_state,
-	// card_versions, removal_pending, rejected_cards.card_id, the seen
-	// ids of the account's open walks) and its "id" member in the stored
-	// data (card_state.data becomes the move's Data and Hash; each
-	// version's "id" member becomes New). When New is already stored (a
-	// sync under the new rules stored the card beside its old row), the
-	// two merge (see CardMove). It returns how many cards moved.
-	MoveCards(ctx context.Context, account string, moves []CardMove) (int, error)
+	// CardMoveTx holds the statements of a batch's card moves, which
+	// moveCards sequences once for both dialects: each card of account
+	// named by a move's Old id gets its New id in every table that
+	// keys by card id (card_state, card_versions, removal_pending,
+	// rejected_cards.card_id, the seen ids of the account's open walks)
+	// and its "id" member in the stored data (card_state.data becomes the
+	// move's Data and Hash; each version's "id" member becomes New). When
+	// New is already stored (a sync under the new rules stored the card
+	// beside its old row), the two merge (see CardMove).
+	CardMoveTx
 }
 
 // CardMove is one card a rescan moves from the full card number an older
@@ -229,7 +230,7 @@ func (r RescanResult) TotalChanged() int {
 // as full card numbers (PhaseIDs: the cards; PhaseSeen: the other ids an
 // open walk lists) to their StoredID under the warehouse's card id key
 // (Rescanner.ItemRules), every row of a card in the batch's one
-// transaction (RescanTx.MoveCards, CardMove), with the data and hash a
+// transaction (moveCards over RescanTx's CardMoveTx, CardMove), with the data and hash a
 // sync of the same card now stores: the next sync finds the card
 // unchanged. A moved card sorts elsewhere; met again, it is left as it is.
 func Rescan(ctx context.Context, w Rescanner, opts RescanOptions) (RescanResult, error) {
@@ -307,7 +308,7 @@ func Rescan(ctx context.Context, w Rescanner, opts RescanOptions) (RescanResult,
 						cp.Key = r.Key
 					}
 					if len(moves) > 0 {
-						moved, err := tx.MoveCards(ctx, s.account, moves)
+						moved, err := moveCards(ctx, tx, s.account, moves)
 						if err != nil {
 							return err
 						}

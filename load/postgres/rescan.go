@@ -266,8 +266,8 @@ func (t *pgRescanTx) Update(ctx context.Context, phase, account string, r load.S
 	return err == nil && tag.RowsAffected() > 0, err
 }
 
-// The statements of MoveCards, with $1 the account, $2 the old id and $3
-// the new one unless said otherwise.
+// The statements of a card's move (load.CardMoveStmt), with $1 the
+// account, $2 the old id and $3 the new one unless said otherwise.
 const (
 	pgMoveVersionsData = `UPDATE card_versions SET data = jsonb_set(data, '{id}', to_jsonb($3::text), false)
 		WHERE account = $1 AND card_id = $2 AND jsonb_typeof(data) = 'object' AND data ? 'id'`
@@ -300,75 +300,71 @@ const (
 		WHERE s.walk_id IN (SELECT walk_id FROM sync_walks WHERE account = $1) AND s.ids && $2::text[]`
 )
 
-// MoveCards moves cards from the ids an older release stored to their
-// stored forms (load.RescanTx). It deletes the old card_state rows: a
+// CardStored reports whether account's card_state holds id
+// (load.CardMoveTx).
+func (t *pgRescanTx) CardStored(ctx context.Context, account, id string) (bool, error) {
+	var exists bool
+	err := t.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM card_state WHERE account = $1 AND card_id = $2)`, account, id).Scan(&exists)
+	return exists, err
+}
+
+// LastVersion returns the last version of a card's history
+// (load.CardMoveTx).
+func (t *pgRescanTx) LastVersion(ctx context.Context, account, id string) (int64, error) {
+	var last int64
+	err := t.tx.QueryRow(ctx, `SELECT coalesce(max(version), 0)::bigint FROM card_versions WHERE account = $1 AND card_id = $2`,
+		account, id).Scan(&last)
+	return last, err
+}
+
+// ExecCardMove executes one statement of a card's move (load.CardMoveTx).
+// A move deletes the old card_state row (load.CardMoveDelete): a
 // rescan's role needs DELETE on card_state, which a sync's does not.
-func (t *pgRescanTx) MoveCards(ctx context.Context, account string, moves []load.CardMove) (int, error) {
-	exec := func(q string, args ...any) error {
-		_, err := t.tx.Exec(ctx, q, args...)
-		return err
+func (t *pgRescanTx) ExecCardMove(ctx context.Context, stmt load.CardMoveStmt, account string, m load.CardMove, last int64) error {
+	var q string
+	var args []any
+	switch stmt {
+	case load.CardMoveVersionsData:
+		q, args = pgMoveVersionsData, []any{account, m.Old, m.New}
+	case load.CardMoveState:
+		q, args = pgMoveState, []any{account, m.Old, m.New, clean(m.Data), m.Hash}
+	case load.CardMoveVersions:
+		q, args = pgMoveVersions, []any{account, m.Old, m.New}
+	case load.CardMovePending:
+		q, args = pgMovePending, []any{account, m.Old, m.New}
+	case load.CardMoveDelete:
+		q, args = pgMoveDelete, []any{account, m.Old}
+	case load.CardMoveRejected:
+		q, args = pgMoveRejected, []any{account, m.Old, m.New}
+	case load.CardMergeClose:
+		q, args = pgMergeClose, []any{account, m.Old, m.New}
+	case load.CardMergeAside:
+		q, args = pgMergeAside, []any{account, m.New}
+	case load.CardMergeAfter:
+		q, args = pgMergeAfter, []any{account, m.New, last}
+	case load.CardMergeChange:
+		q, args = pgMergeChange, []any{account, m.New, last}
+	case load.CardMergeFirst:
+		q, args = pgMergeFirst, []any{account, m.Old, m.New}
+	case load.CardMergePending:
+		q, args = pgMergePending, []any{account, m.Old}
+	default:
+		return fmt.Errorf("unknown card move statement %d", stmt)
 	}
+	_, err := t.tx.Exec(ctx, q, args...)
+	return err
+}
+
+// MoveSeen moves the seen ids of the account's open walks
+// (load.CardMoveTx).
+func (t *pgRescanTx) MoveSeen(ctx context.Context, account string, moves []load.CardMove) error {
 	olds := make([]string, 0, len(moves))
 	news := make([]string, 0, len(moves))
 	for _, m := range moves {
-		if m.SeenOnly {
-			olds, news = append(olds, m.Old), append(news, m.New)
-			continue
-		}
-		var exists bool
-		if err := t.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM card_state WHERE account = $1 AND card_id = $2)`, account, m.New).Scan(&exists); err != nil {
-			return 0, fmt.Errorf("move a card: %w", err)
-		}
-		err := exec(pgMoveVersionsData, account, m.Old, m.New)
-		if err == nil && !exists {
-			err = exec(pgMoveState, account, m.Old, m.New, clean(m.Data), m.Hash)
-			if err == nil {
-				err = exec(pgMoveVersions, account, m.Old, m.New)
-			}
-			if err == nil {
-				err = exec(pgMovePending, account, m.Old, m.New)
-			}
-		} else if err == nil {
-			var last int64
-			if err := t.tx.QueryRow(ctx, `SELECT coalesce(max(version), 0)::bigint FROM card_versions WHERE account = $1 AND card_id = $2`,
-				account, m.Old).Scan(&last); err != nil {
-				return 0, fmt.Errorf("merge a card: %w", err)
-			}
-			err = exec(pgMergeClose, account, m.Old, m.New)
-			if err == nil {
-				err = exec(pgMergeAside, account, m.New)
-			}
-			if err == nil {
-				err = exec(pgMoveVersions, account, m.Old, m.New)
-			}
-			if err == nil {
-				err = exec(pgMergeAfter, account, m.New, last)
-			}
-			if err == nil {
-				err = exec(pgMergeChange, account, m.New, last)
-			}
-			if err == nil {
-				err = exec(pgMergeFirst, account, m.Old, m.New)
-			}
-			if err == nil {
-				err = exec(pgMergePending, account, m.Old)
-			}
-		}
-		if err == nil {
-			err = exec(pgMoveDelete, account, m.Old)
-		}
-		if err == nil {
-			err = exec(pgMoveRejected, account, m.Old, m.New)
-		}
-		if err != nil {
-			return 0, fmt.Errorf("move a card: %w", err)
-		}
 		olds, news = append(olds, m.Old), append(news, m.New)
 	}
-	if err := exec(pgMoveSeen, account, olds, news); err != nil {
-		return 0, fmt.Errorf("move a walk's seen ids: %w", err)
-	}
-	return len(moves), nil
+	_, err := t.tx.Exec(ctx, pgMoveSeen, account, olds, news)
+	return err
 }
 
 // SaveCheckpoint stores where the rescan stands (load.RescanTx).

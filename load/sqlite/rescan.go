@@ -290,8 +290,8 @@ func (t rescanTx) Update(ctx context.Context, phase, account string, r load.Stor
 	return err == nil, err
 }
 
-// The statements of MoveCards, with ?1 the account, ?2 the old id and ?3
-// the new one.
+// The statements of a card's move (load.CardMoveStmt), with ?1 the
+// account, ?2 the old id and ?3 the new one unless said otherwise.
 const (
 	sqlMoveVersionsData = `UPDATE card_versions SET data = json_replace(data, '$.id', ?3)
 		WHERE account = ?1 AND card_id = ?2 AND json_type(data, '$.id') IS NOT NULL`
@@ -325,77 +325,72 @@ const (
 		  AND EXISTS (SELECT 1 FROM json_each(walk_seen.ids) j JOIN json_each(?2) m ON m.key = j.value)`
 )
 
-// MoveCards moves cards from the ids an older release stored to their
-// stored forms (load.RescanTx).
-func (t rescanTx) MoveCards(ctx context.Context, account string, moves []load.CardMove) (int, error) {
-	exec := func(q string, args ...any) error {
-		_, err := t.tx.ExecContext(ctx, q, args...)
-		return err
+// CardStored reports whether account's card_state holds id
+// (load.CardMoveTx).
+func (t rescanTx) CardStored(ctx context.Context, account, id string) (bool, error) {
+	var exists int
+	err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM card_state WHERE account = ?1 AND card_id = ?2`, account, id).Scan(&exists)
+	return exists != 0, err
+}
+
+// LastVersion returns the last version of a card's history
+// (load.CardMoveTx).
+func (t rescanTx) LastVersion(ctx context.Context, account, id string) (int64, error) {
+	var last int64
+	err := t.tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM card_versions WHERE account = ?1 AND card_id = ?2`,
+		account, id).Scan(&last)
+	return last, err
+}
+
+// ExecCardMove executes one statement of a card's move (load.CardMoveTx).
+func (t rescanTx) ExecCardMove(ctx context.Context, stmt load.CardMoveStmt, account string, m load.CardMove, last int64) error {
+	var q string
+	var args []any
+	switch stmt {
+	case load.CardMoveVersionsData:
+		q, args = sqlMoveVersionsData, []any{account, m.Old, m.New}
+	case load.CardMoveState:
+		q, args = sqlMoveState, []any{account, m.Old, m.New, m.Data, m.Hash}
+	case load.CardMoveVersions:
+		q, args = sqlMoveVersions, []any{account, m.Old, m.New}
+	case load.CardMovePending:
+		q, args = sqlMovePending, []any{account, m.Old, m.New}
+	case load.CardMoveDelete:
+		q, args = sqlMoveDelete, []any{account, m.Old}
+	case load.CardMoveRejected:
+		q, args = sqlMoveRejected, []any{account, m.Old, m.New}
+	case load.CardMergeClose:
+		q, args = sqlMergeClose, []any{account, m.Old, m.New}
+	case load.CardMergeAside:
+		q, args = sqlMergeAside, []any{account, m.New}
+	case load.CardMergeAfter:
+		q, args = sqlMergeAfter, []any{account, m.New, last}
+	case load.CardMergeChange:
+		q, args = sqlMergeChange, []any{account, m.New, last}
+	case load.CardMergeFirst:
+		q, args = sqlMergeFirst, []any{account, m.Old, m.New}
+	case load.CardMergePending:
+		q, args = sqlMergePending, []any{account, m.Old}
+	default:
+		return fmt.Errorf("unknown card move statement %d", stmt)
 	}
+	_, err := t.tx.ExecContext(ctx, q, args...)
+	return err
+}
+
+// MoveSeen moves the seen ids of the account's open walks
+// (load.CardMoveTx).
+func (t rescanTx) MoveSeen(ctx context.Context, account string, moves []load.CardMove) error {
 	seen := make(map[string]string, len(moves))
 	for _, m := range moves {
-		if m.SeenOnly {
-			seen[m.Old] = m.New
-			continue
-		}
-		var exists int
-		if err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM card_state WHERE account = ?1 AND card_id = ?2`, account, m.New).Scan(&exists); err != nil {
-			return 0, fmt.Errorf("move a card: %w", err)
-		}
-		err := exec(sqlMoveVersionsData, account, m.Old, m.New)
-		if err == nil && exists == 0 {
-			err = exec(sqlMoveState, account, m.Old, m.New, m.Data, m.Hash)
-			if err == nil {
-				err = exec(sqlMoveVersions, account, m.Old, m.New)
-			}
-			if err == nil {
-				err = exec(sqlMovePending, account, m.Old, m.New)
-			}
-		} else if err == nil {
-			var last int64
-			if err := t.tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM card_versions WHERE account = ?1 AND card_id = ?2`,
-				account, m.Old).Scan(&last); err != nil {
-				return 0, fmt.Errorf("merge a card: %w", err)
-			}
-			err = exec(sqlMergeClose, account, m.Old, m.New)
-			if err == nil {
-				err = exec(sqlMergeAside, account, m.New)
-			}
-			if err == nil {
-				err = exec(sqlMoveVersions, account, m.Old, m.New)
-			}
-			if err == nil {
-				err = exec(sqlMergeAfter, account, m.New, last)
-			}
-			if err == nil {
-				err = exec(sqlMergeChange, account, m.New, last)
-			}
-			if err == nil {
-				err = exec(sqlMergeFirst, account, m.Old, m.New)
-			}
-			if err == nil {
-				err = exec(sqlMergePending, account, m.Old)
-			}
-		}
-		if err == nil {
-			err = exec(sqlMoveDelete, account, m.Old)
-		}
-		if err == nil {
-			err = exec(sqlMoveRejected, account, m.Old, m.New)
-		}
-		if err != nil {
-			return 0, fmt.Errorf("move a card: %w", err)
-		}
 		seen[m.Old] = m.New
 	}
 	ids, err := json.Marshal(seen)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	if err := exec(sqlMoveSeen, account, string(ids)); err != nil {
-		return 0, fmt.Errorf("move a walk's seen ids: %w", err)
-	}
-	return len(moves), nil
+	_, err = t.tx.ExecContext(ctx, sqlMoveSeen, account, string(ids))
+	return err
 }
 
 // SaveCheckpoint stores where the rescan stands (load.RescanTx).
