@@ -62,7 +62,7 @@ func TestJSONRedaction(t *testing.T) {
 		{"exponent past the digits", `{"n":4.111111111111111e14}`, `{"n":4.111111111111111e14}`},
 		{"zero fraction not luhn", `{"n":4111111111111112.0}`, `{"n":4111111111111112.0}`},
 		{"top-level id with zero fraction", `{"id":4111111111111111.0}`, `{"id":4111111111111111.0}`},
-		{"20-digit integer, no explained window", `{"n":41111111111111111113}`, `{"n":41111111111111111113}`},
+		{"21-digit integer, no explained window", `{"n":411111111111111199999}`, `{"n":411111111111111199999}`}, {"20-digit integer, a card code after", `{"n":41111111111111111113}`, `{"n":"411111******11111113"}`},
 		{"20-digit integer, a card number and its expiry", `{"n":41111111111111112512}`, `{"n":"411111******11112512"}`},
 		{"top-level id integer", `{"id":4111111111111111}`, `{"id":4111111111111111}`},
 		{"top-level id string", `{"id":"4111111111111111"}`, `{"id":"4111111111111111"}`},

@@ -75,8 +75,9 @@ func oracleTokens(s string) []oracleTok {
 // right after a '+' (a phone number); in each run every window of 12 to 19
 // digits that IsPAN accepts and whose ends are explained (see eachPAN): in
 // one group after a two-digit length equal to its own, or starting its
-// group or after zeros only in it, and ending its group, before zeros only
-// in it or before four digits whose last two are a month.
+// group or after zeros or a date only in it, and ending its group, before
+// zeros only in it, before three or four digits that end it, or before
+// more digits whose first four read as YYMM or MMYY.
 func remainingPANs(s string) []string {
 	var found []string
 	toks := oracleTokens(s)
@@ -142,13 +143,14 @@ func oracleWindows(groups []string) []string {
 			before := groups[first.g][:first.k]
 			after := groups[last.g][last.k+1:]
 			lengthPrefixed := first.g == last.g && len(before) >= 2 && before[len(before)-2:] == strconv.Itoa(len(w))
-			left := strings.Trim(before, "0") == ""
-			right := strings.Trim(after, "0") == ""
-			if len(after) >= 4 {
-				if mm, _ := strconv.Atoi(after[2:4]); mm >= 1 && mm <= 12 {
-					right = true
-				}
-			}
+			isMonth := func(m string) bool { v, _ := strconv.Atoi(m); return v >= 1 && v <= 12 }
+			isDay := func(m string) bool { v, _ := strconv.Atoi(m); return v >= 1 && v <= 31 }
+			left := strings.Trim(before, "0") == "" ||
+				len(before) == 4 && isMonth(before[2:4]) ||
+				len(before) == 6 && isMonth(before[2:4]) && isDay(before[4:6]) ||
+				len(before) == 8 && isMonth(before[4:6]) && isDay(before[6:8])
+			right := strings.Trim(after, "0") == "" || len(after) == 3 || len(after) == 4 ||
+				len(after) > 4 && (isMonth(after[2:4]) || isMonth(after[0:2]))
 			if lengthPrefixed || left && right {
 				found = append(found, w)
 			}

@@ -187,7 +187,7 @@ func TestPANs(t *testing.T) {
 		{"percent-encoded spaces", "4111%201111%201111%201111", "4111%2011**%20****%201111"},
 		{"percent-encoded dashes", "4111%2D1111%2d1111%2D1111", "4111%2D11**%2d****%2D1111"},
 		{"percent-encoded space before", "pan=%204111111111111111", "pan=%20411111******1111"},
-		{"20 contiguous digits, nothing explains the window", "41111111111111111113", "41111111111111111113"},
+		{"21 contiguous digits, nothing explains the window", "411111111111111199999", "411111111111111199999"}, {"a card number and its card code", "4111111111111111123", "411111******1111123"}, {"a date and a card number", "202501014111111111111111", "20250101411111******1111"},
 		{"20 contiguous digits, expiry 11/11 after", "41111111111111111111", "411111******11111111"},
 		{"not luhn", "4111111111111112", "4111111111111112"},
 		{"12 digits of Visa", "411111111111", "411111111111"},

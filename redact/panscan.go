@@ -317,12 +317,14 @@ func (r *runDigitsBuf) load(t []byte, gs []group, json bool) {
 //   - it lies in one group, preceded in it by a two-digit length equal to
 //     its length (an ISO 8583 LLVAR field "16" + 16 digits, or "016"),
 //     which fixes both its ends; or
-//   - its start is explained, being the start of its group or preceded
-//     only by zeros in it (zero-padding to a fixed width), and so is its
-//     end: the end of its group, followed only by zeros in it (padding on
-//     the right), or followed by four digits that read as an expiry date
-//     YYMM (month 01-12; a card number and its expiry, track data without
-//     its separator).
+//   - its start is explained, being the start of its group, preceded only
+//     by zeros in it (zero-padding to a fixed width) or only by a date
+//     (YYMM, YYMMDD or YYYYMMDD: a record's date field), and so is its end:
+//     the end of its group, followed only by zeros in it (padding on the
+//     right), by three or four digits to the end of its group (its card
+//     code, or its expiry), or by more digits whose first four read as an
+//     expiry date, YYMM or MMYY (month 01-12; a card number and its
+//     expiry, track data without its separator).
 //
 // A window glued to other digits on both sides without such a reason (a
 // card number between two other fields of a digit string) is not masked:
@@ -330,6 +332,27 @@ func (r *runDigitsBuf) load(t []byte, gs []group, json bool) {
 // Luhn, so a rule taking every window would mask most 20-digit order
 // numbers and nanosecond timestamps (see TestWindowFalsePositives for the
 // measured rates).
+
+// month reports whether the two digits m read as a month, 01 to 12.
+func month(m []byte) bool {
+	v := int(m[0]-'0')*10 + int(m[1]-'0')
+	return v >= 1 && v <= 12
+}
+
+// datePrefix reports whether p, the digits before a window in its group,
+// read as a date: YYMM, YYMMDD or YYYYMMDD (month 01-12, day 01-31).
+func datePrefix(p []byte) bool {
+	day := func(d []byte) bool { v := int(d[0]-'0')*10 + int(d[1]-'0'); return v >= 1 && v <= 31 }
+	switch len(p) {
+	case 4:
+		return month(p[2:4])
+	case 6:
+		return month(p[2:4]) && day(p[4:6])
+	case 8:
+		return month(p[4:6]) && day(p[6:8])
+	}
+	return false
+}
 
 // explained reports whether the window r.d[s:e] has explained ends (see
 // above).
@@ -339,13 +362,14 @@ func (r *runDigitsBuf) explained(s, e int) bool {
 	if int(first.gStart) <= s-2 && first.gStart == last.gStart && int(d[s-2]-'0')*10+int(d[s-1]-'0') == e-s {
 		return true // a length prefix, and the field in one group
 	}
-	if int(first.nz) < s {
-		return false // digits other than zeros before it in its group
+	if int(first.nz) < s && !datePrefix(d[first.gStart:s]) {
+		return false // digits other than zeros or a date before it in its group
 	}
-	if int(last.gEnd)-e >= 4 {
-		if mm := int(d[e+2]-'0')*10 + int(d[e+3]-'0'); mm >= 1 && mm <= 12 {
-			return true // followed by an expiry
-		}
+	switch after := int(last.gEnd) - e; {
+	case after == 3 || after == 4:
+		return true // followed by a card code or an expiry, to its group's end
+	case after > 4 && (month(d[e+2:e+4]) || month(d[e:e+2])):
+		return true // followed by an expiry, YYMM or MMYY, and more
 	}
 	return int(last.lnz) <= e // nothing but zeros after it in its group
 }

@@ -306,8 +306,8 @@ func TestWindowFalsePositives(t *testing.T) {
 	for l := 13; l <= 40; l++ {
 		got := rate(func() string { return strconv.Itoa(1+r.IntN(9)) + randDigits(r, l-1) })
 		t.Logf("random run of %d digits: %.1f%% masked", l, 100*got)
-		if got > 0.10 {
-			t.Errorf("random runs of %d digits: %.1f%% masked, want at most 10%%", l, 100*got)
+		if got > 0.15 {
+			t.Errorf("random runs of %d digits: %.1f%% masked, want at most 15%%", l, 100*got)
 		}
 	}
 	from, to := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).Unix(), time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
@@ -329,8 +329,8 @@ func TestWindowFalsePositives(t *testing.T) {
 		gen  func() string
 		max  float64
 	}{
-		{"20-digit order number", func() string { return strconv.Itoa(1+r.IntN(9)) + randDigits(r, 19) }, 0.06},
-		{"ORD- and 20 digits", func() string { return "ORD-" + randDigits(r, 20) }, 0.06},
+		{"20-digit order number", func() string { return strconv.Itoa(1+r.IntN(9)) + randDigits(r, 19) }, 0.12},
+		{"ORD- and 20 digits", func() string { return "ORD-" + randDigits(r, 20) }, 0.12},
 		{"compact ISO date-time with ms", func() string {
 			tm := time.Unix(from+r.Int64N(to-from), 0).UTC()
 			return tm.Format("20060102150405") + randDigits(r, 3)
