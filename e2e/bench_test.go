@@ -59,6 +59,7 @@ func benchUpstream(tb testing.TB, opts sim.Options) *upstream {
 // shipped default) and pacing off unless the caller sets a rate.
 func benchDeployment(tb testing.TB, up *upstream) *deployment {
 	tb.Helper()
+	built(tb) // its deployment has no *testing.T to build it later
 	dir := tb.TempDir()
 	d := &deployment{dir: dir, db: filepath.Join(dir, "warehouse.db"), env: map[string]string{
 		"CARDSYNC_API_BASE_URL":        up.URL,

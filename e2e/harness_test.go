@@ -171,7 +171,11 @@ func (d *deployment) environ() []string {
 // command returns the built binary ready to run with the deployment's
 // environment.
 func (d *deployment) command(ctx context.Context, args ...string) (*exec.Cmd, *lockedWriter, *lockedWriter) {
-	cmd := exec.CommandContext(ctx, built(d.t), args...)
+	bin := binary // built by a benchmark's benchDeployment, whose d.t is nil
+	if bin == "" {
+		bin = built(d.t)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = d.environ()
 	if d.cred != nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: d.cred}
