@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # e2e.sh: the end-to-end tier (`go test -tags e2e ./e2e`) in N shards run
-# side by side, each one `go test` process with Go's default deadline.
+# side by side, each one `go test` process with a 25-minute deadline
+# (CARDSYNC_E2E_TIMEOUT): the shard holding TestREADME runs the docs'
+# benchmarks too.
 #
 # Usage: .ci/e2e.sh [N]   (default: $CARDSYNC_E2E_SHARDS, else 3)
 #
@@ -38,7 +40,10 @@ trap 'rm -rf "$out"' EXIT
 start=$SECONDS
 pids=()
 for s in $(seq 0 $((shards - 1))); do
-  go test -tags e2e -count=1 -run "^(${groups[s]})\$" ./e2e >"$out/$s" 2>&1 &
+  # -timeout: CI runs the shards beside the race tier, and TestREADME
+  # alone runs every command of the docs, `make bench` included (about 5
+  # minutes on a quiet machine, near 9 beside the race detector).
+  go test -tags e2e -count=1 -timeout "${CARDSYNC_E2E_TIMEOUT:-25m}" -run "^(${groups[s]})\$" ./e2e >"$out/$s" 2>&1 &
   pids+=($!)
 done
 failed=0
