@@ -66,20 +66,7 @@ func reopenables(t *testing.T, opts load.Options) []*reopenable {
 		}
 		r.query = func(t testing.TB, q string) []string {
 			t.Helper()
-			rows, err := w.DB().QueryContext(context.Background(), q)
-			if err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-			defer rows.Close()
-			var got []string
-			for rows.Next() {
-				var v any
-				if err := rows.Scan(&v); err != nil {
-					t.Fatal(err)
-				}
-				got = append(got, textOf(v))
-			}
-			return got
+			return sqliteTexts(t, w.DB(), q)
 		}
 		r.texts = func(t testing.TB) []string {
 			t.Helper()

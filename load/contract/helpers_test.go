@@ -2,6 +2,7 @@ package contract
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -65,20 +66,7 @@ func backends(t *testing.T, maxRemoved float64, batchPages int) []backend {
 			writer: func(run int64) walkWriter { return w.NewWalkWriter(run, load.StreamCards) },
 			query: func(t testing.TB, q string) []string {
 				t.Helper()
-				rows, err := w.DB().QueryContext(context.Background(), q)
-				if err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
-				defer rows.Close()
-				var got []string
-				for rows.Next() {
-					var v any
-					if err := rows.Scan(&v); err != nil {
-						t.Fatal(err)
-					}
-					got = append(got, textOf(v))
-				}
-				return got
+				return sqliteTexts(t, w.DB(), q)
 			}})
 	}
 	if server != nil {
@@ -217,4 +205,24 @@ func uniqueFieldsPage(n, total int) load.Page {
 func cardJSON(id, rev int) []byte {
 	return fmt.Appendf(nil, `{"id":%d,"name":"Card holder %d","card_number":"5244 53** **** %04d","type":"virtual","brand":"mastercard","status":"active","currency":"USD","balance":"%d.%02d","spent":%d.5,"limit":{"daily":"1000.00","monthly":"10000.00","per_transaction":"500.00"},"billing_address":{"line1":"%d Main Street","city":"Springfield","state":"IL","postal_code":"62701","country":"US"},"labels":["ads","travel","team-%d"],"expiry":"12/29","created_at":"2024-01-%02dT10:00:00Z","updated_at":"2025-02-%02dT08:30:00Z","revision":%d,"notes":null,"is_locked":false}`,
 		id, id, id%10000, id*3+rev, rev%100, rev, id, id%7, id%28+1, rev%28+1, rev)
+}
+
+// sqliteTexts runs q on a SQLite warehouse's database and returns its
+// first column's values as text (textOf).
+func sqliteTexts(t testing.TB, db *sql.DB, q string) []string {
+	t.Helper()
+	rows, err := db.QueryContext(context.Background(), q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var v any
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, textOf(v))
+	}
+	return got
 }

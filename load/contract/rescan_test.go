@@ -48,20 +48,7 @@ func rescanBackends(t *testing.T) []rescanBackend {
 		},
 		query: func(t testing.TB, w rescanStore, q string) []string {
 			t.Helper()
-			rows, err := w.(*sqlite.Warehouse).DB().QueryContext(context.Background(), q)
-			if err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-			defer rows.Close()
-			var got []string
-			for rows.Next() {
-				var v any
-				if err := rows.Scan(&v); err != nil {
-					t.Fatal(err)
-				}
-				got = append(got, textOf(v))
-			}
-			return got
+			return sqliteTexts(t, w.(*sqlite.Warehouse).DB(), q)
 		},
 		exec: func(t testing.TB, w rescanStore, q string) {
 			t.Helper()
