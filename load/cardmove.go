@@ -116,3 +116,23 @@ func moveCard(ctx context.Context, tx CardMoveTx, account string, m CardMove) er
 	}
 	return nil
 }
+
+// Args returns the arguments of statement stmt for the move m of account
+// (last: the merge's last old version, for CardMergeAfter and
+// CardMergeChange), in the order every dialect's SQL takes them ($1… or
+// ?1…); false for a statement not listed above.
+func (m CardMove) Args(stmt CardMoveStmt, account string, last int64) ([]any, bool) {
+	switch stmt {
+	case CardMoveState:
+		return []any{account, m.Old, m.New, m.Data, m.Hash}, true
+	case CardMoveVersionsData, CardMoveVersions, CardMovePending, CardMoveRejected, CardMergeClose, CardMergeFirst:
+		return []any{account, m.Old, m.New}, true
+	case CardMoveDelete, CardMergePending:
+		return []any{account, m.Old}, true
+	case CardMergeAside:
+		return []any{account, m.New}, true
+	case CardMergeAfter, CardMergeChange:
+		return []any{account, m.New, last}, true
+	}
+	return nil, false
+}

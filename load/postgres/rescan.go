@@ -320,35 +320,30 @@ func (t *pgRescanTx) LastVersion(ctx context.Context, account, id string) (int64
 // ExecCardMove executes one statement of a card's move (load.CardMoveTx).
 // A move deletes the old card_state row (load.CardMoveDelete): a
 // rescan's role needs DELETE on card_state, which a sync's does not.
+// pgCardMoveSQL is each card move statement's SQL (load.CardMove.Args
+// gives its arguments).
+var pgCardMoveSQL = map[load.CardMoveStmt]string{
+	load.CardMoveVersionsData: pgMoveVersionsData,
+	load.CardMoveState:        pgMoveState,
+	load.CardMoveVersions:     pgMoveVersions,
+	load.CardMovePending:      pgMovePending,
+	load.CardMoveDelete:       pgMoveDelete,
+	load.CardMoveRejected:     pgMoveRejected,
+	load.CardMergeClose:       pgMergeClose,
+	load.CardMergeAside:       pgMergeAside,
+	load.CardMergeAfter:       pgMergeAfter,
+	load.CardMergeChange:      pgMergeChange,
+	load.CardMergeFirst:       pgMergeFirst,
+	load.CardMergePending:     pgMergePending,
+}
+
 func (t *pgRescanTx) ExecCardMove(ctx context.Context, stmt load.CardMoveStmt, account string, m load.CardMove, last int64) error {
-	var q string
-	var args []any
-	switch stmt {
-	case load.CardMoveVersionsData:
-		q, args = pgMoveVersionsData, []any{account, m.Old, m.New}
-	case load.CardMoveState:
-		q, args = pgMoveState, []any{account, m.Old, m.New, clean(m.Data), m.Hash}
-	case load.CardMoveVersions:
-		q, args = pgMoveVersions, []any{account, m.Old, m.New}
-	case load.CardMovePending:
-		q, args = pgMovePending, []any{account, m.Old, m.New}
-	case load.CardMoveDelete:
-		q, args = pgMoveDelete, []any{account, m.Old}
-	case load.CardMoveRejected:
-		q, args = pgMoveRejected, []any{account, m.Old, m.New}
-	case load.CardMergeClose:
-		q, args = pgMergeClose, []any{account, m.Old, m.New}
-	case load.CardMergeAside:
-		q, args = pgMergeAside, []any{account, m.New}
-	case load.CardMergeAfter:
-		q, args = pgMergeAfter, []any{account, m.New, last}
-	case load.CardMergeChange:
-		q, args = pgMergeChange, []any{account, m.New, last}
-	case load.CardMergeFirst:
-		q, args = pgMergeFirst, []any{account, m.Old, m.New}
-	case load.CardMergePending:
-		q, args = pgMergePending, []any{account, m.Old}
-	default:
+	if stmt == load.CardMoveState {
+		m.Data = clean(m.Data) // what jsonb can hold, as a sync stores it
+	}
+	q, ok := pgCardMoveSQL[stmt]
+	args, known := m.Args(stmt, account, last)
+	if !ok || !known {
 		return fmt.Errorf("unknown card move statement %d", stmt)
 	}
 	_, err := t.tx.Exec(ctx, q, args...)

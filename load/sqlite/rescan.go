@@ -343,35 +343,27 @@ func (t rescanTx) LastVersion(ctx context.Context, account, id string) (int64, e
 }
 
 // ExecCardMove executes one statement of a card's move (load.CardMoveTx).
+// sqliteCardMoveSQL is each card move statement's SQL (load.CardMove.Args
+// gives its arguments).
+var sqliteCardMoveSQL = map[load.CardMoveStmt]string{
+	load.CardMoveVersionsData: sqlMoveVersionsData,
+	load.CardMoveState:        sqlMoveState,
+	load.CardMoveVersions:     sqlMoveVersions,
+	load.CardMovePending:      sqlMovePending,
+	load.CardMoveDelete:       sqlMoveDelete,
+	load.CardMoveRejected:     sqlMoveRejected,
+	load.CardMergeClose:       sqlMergeClose,
+	load.CardMergeAside:       sqlMergeAside,
+	load.CardMergeAfter:       sqlMergeAfter,
+	load.CardMergeChange:      sqlMergeChange,
+	load.CardMergeFirst:       sqlMergeFirst,
+	load.CardMergePending:     sqlMergePending,
+}
+
 func (t rescanTx) ExecCardMove(ctx context.Context, stmt load.CardMoveStmt, account string, m load.CardMove, last int64) error {
-	var q string
-	var args []any
-	switch stmt {
-	case load.CardMoveVersionsData:
-		q, args = sqlMoveVersionsData, []any{account, m.Old, m.New}
-	case load.CardMoveState:
-		q, args = sqlMoveState, []any{account, m.Old, m.New, m.Data, m.Hash}
-	case load.CardMoveVersions:
-		q, args = sqlMoveVersions, []any{account, m.Old, m.New}
-	case load.CardMovePending:
-		q, args = sqlMovePending, []any{account, m.Old, m.New}
-	case load.CardMoveDelete:
-		q, args = sqlMoveDelete, []any{account, m.Old}
-	case load.CardMoveRejected:
-		q, args = sqlMoveRejected, []any{account, m.Old, m.New}
-	case load.CardMergeClose:
-		q, args = sqlMergeClose, []any{account, m.Old, m.New}
-	case load.CardMergeAside:
-		q, args = sqlMergeAside, []any{account, m.New}
-	case load.CardMergeAfter:
-		q, args = sqlMergeAfter, []any{account, m.New, last}
-	case load.CardMergeChange:
-		q, args = sqlMergeChange, []any{account, m.New, last}
-	case load.CardMergeFirst:
-		q, args = sqlMergeFirst, []any{account, m.Old, m.New}
-	case load.CardMergePending:
-		q, args = sqlMergePending, []any{account, m.Old}
-	default:
+	q, ok := sqliteCardMoveSQL[stmt]
+	args, known := m.Args(stmt, account, last)
+	if !ok || !known {
 		return fmt.Errorf("unknown card move statement %d", stmt)
 	}
 	_, err := t.tx.ExecContext(ctx, q, args...)
