@@ -86,8 +86,15 @@ func policyMasks(policy *redact.Policy, text string, value []byte) (string, bool
 	if json.Unmarshal(out, &m) != nil {
 		return "", false
 	}
+	// The value as JSON reads it: text with any invalid UTF-8 as U+FFFD,
+	// which the policy's output keeps, so an unchanged value compares equal.
+	read := text
+	var vs string
+	if json.Unmarshal(value, &vs) == nil {
+		read = vs
+	}
 	var s string
-	if json.Unmarshal(m.V, &s) != nil || s == text || s == "" || strings.Contains(s, redact.Redacted) {
+	if json.Unmarshal(m.V, &s) != nil || s == text || s == read || s == "" || strings.Contains(s, redact.Redacted) {
 		return "", false
 	}
 	return s, true
