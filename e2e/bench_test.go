@@ -190,7 +190,8 @@ func BenchmarkPacing(b *testing.B) {
 	if testing.Short() {
 		b.Skip("benchmark runs the binary for seconds")
 	}
-	const cards, limit = 4650, 180
+	const limit = 180
+	cards := benchCards(4650)
 	for b.Loop() {
 		up := benchUpstream(b, sim.Options{Seed: 1, Cards: cards, Limit: limit, Window: time.Second})
 		var mu sync.Mutex
@@ -232,16 +233,16 @@ func BenchmarkThroughput(b *testing.B) {
 	if testing.Short() {
 		b.Skip("benchmark runs the binary for seconds")
 	}
-	const cards = 10000
+	cards := benchCards(10000)
 	for b.Loop() {
 		up := benchUpstream(b, sim.Options{Seed: 1, Cards: cards})
 		d := benchDeployment(b, up)
 		_, wall := runBinary(b, d, "backfill", "-no-progress")
 		db := benchDB(b, d.db)
-		if n := benchInt(b, db, `SELECT count(*) FROM cards`); n != cards {
+		if n := benchInt(b, db, `SELECT count(*) FROM cards`); n != int64(cards) {
 			b.Fatalf("%d cards stored, want %d", n, cards)
 		}
-		b.ReportMetric(cards/wall.Seconds(), "cards/s")
+		b.ReportMetric(float64(cards)/wall.Seconds(), "cards/s")
 		b.ReportMetric(wall.Seconds(), "wall_s")
 	}
 }
@@ -308,7 +309,7 @@ func BenchmarkLoadOnly(b *testing.B) {
 	if testing.Short() {
 		b.Skip("benchmark writes 10,000 cards")
 	}
-	const cards = 10000
+	cards := benchCards(10000)
 	all := sim.New(sim.Options{Seed: 1, Cards: cards}).Cards()
 	pages := benchPages(all)
 	rates := map[string]float64{}
@@ -405,7 +406,7 @@ func BenchmarkMemory(b *testing.B) {
 	}
 	for b.Loop() {
 		var rss [2]int64
-		for i, cards := range []int{10000, 100000} {
+		for i, cards := range []int{benchCards(10000), benchCards(100000)} {
 			up := benchUpstream(b, sim.Options{Seed: 1, Cards: cards})
 			d := benchDeployment(b, up)
 			rss[i], _ = runPeak(b, d, "backfill", "-no-progress")
@@ -485,7 +486,7 @@ func BenchmarkRerun(b *testing.B) {
 	if testing.Short() {
 		b.Skip("benchmark runs the binary three times")
 	}
-	const cards = 10000
+	cards := benchCards(10000)
 	for b.Loop() {
 		up := benchUpstream(b, sim.Options{Seed: 1, Cards: cards})
 		d := benchDeployment(b, up)
@@ -505,7 +506,7 @@ func BenchmarkRerun(b *testing.B) {
 			FROM sync_runs ORDER BY run_id DESC LIMIT 1`).Scan(&runID, &status, &newN, &changed, &unchanged, &removed); err != nil {
 			b.Fatal(err)
 		}
-		if status != "succeeded" || unchanged+newN+changed != cards {
+		if status != "succeeded" || unchanged+newN+changed != int64(cards) {
 			b.Fatalf("re-run %d %s: new %d changed %d unchanged %d", runID, status, newN, changed, unchanged)
 		}
 		after := cardRows(b, db)
@@ -652,4 +653,17 @@ func firstRunStatus(path string) string {
 		return ""
 	}
 	return st
+}
+
+// benchSmokeEnv, when set (TestREADME sets it), shrinks every benchmark's
+// card count to a twentieth (at least 150): the docs' benchmark commands
+// then prove in seconds that they run; their figures mean nothing.
+const benchSmokeEnv = "CARDSYNC_BENCH_SMOKE"
+
+// benchCards is a benchmark's card count n, or its smoke size.
+func benchCards(n int) int {
+	if os.Getenv(benchSmokeEnv) == "" {
+		return n
+	}
+	return max(n/20, 150)
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/cardsync/cardsync/sim"
 )
 
-// pgBenchCards is the size of BenchmarkPostgresBackfill's backfill.
-const pgBenchCards = 20000
+// pgBenchCards is the size of BenchmarkPostgresBackfill's backfill (a smoke size under CARDSYNC_BENCH_SMOKE).
+func pgBenchCards() int { return benchCards(20000) }
 
 // BenchmarkPostgresBackfill backfills 20,000 new cards from the simulator
 // with pacing off, side by side, with the built binary: into a fresh
@@ -35,20 +35,20 @@ func BenchmarkPostgresBackfill(b *testing.B) {
 	}
 	srv := durablePG(b)
 	for b.Loop() {
-		lite := benchDeployment(b, benchUpstream(b, sim.Options{Seed: 1, Cards: pgBenchCards}))
+		lite := benchDeployment(b, benchUpstream(b, sim.Options{Seed: 1, Cards: pgBenchCards()}))
 		_, liteNew := runBinary(b, lite, "backfill", "-no-progress")
-		if n := benchInt(b, benchDB(b, lite.db), `SELECT count(*) FROM cards`); n != pgBenchCards {
-			b.Fatalf("SQLite: %d cards stored, want %d", n, pgBenchCards)
+		if n := benchInt(b, benchDB(b, lite.db), `SELECT count(*) FROM cards`); n != int64(pgBenchCards()) {
+			b.Fatalf("SQLite: %d cards stored, want %d", n, pgBenchCards())
 		}
 
-		pgd := benchDeployment(b, benchUpstream(b, sim.Options{Seed: 1, Cards: pgBenchCards}))
+		pgd := benchDeployment(b, benchUpstream(b, sim.Options{Seed: 1, Cards: pgBenchCards()}))
 		pgd.db = srv.NewDatabase(b)
 		delete(pgd.env, "CARDSYNC_WAREHOUSE_PATH")
 		pgd.env["CARDSYNC_WAREHOUSE_URL"] = pgd.db
 		_, pgNew := runBinary(b, pgd, "backfill", "-no-progress")
 		db := benchPostgres(b, pgd.db)
-		if n := benchInt(b, db, `SELECT count(*) FROM cards`); n != pgBenchCards {
-			b.Fatalf("PostgreSQL: %d cards stored, want %d", n, pgBenchCards)
+		if n := benchInt(b, db, `SELECT count(*) FROM cards`); n != int64(pgBenchCards()) {
+			b.Fatalf("PostgreSQL: %d cards stored, want %d", n, pgBenchCards())
 		}
 
 		_, liteSame := runBinary(b, lite, "backfill", "-no-progress")

@@ -126,7 +126,8 @@ func BenchmarkQuietRun(b *testing.B) {
 	if testing.Short() {
 		b.Skip("benchmark runs the binary six times")
 	}
-	const cards, quiet = 10000, 5
+	const quiet = 5
+	cards := benchCards(10000)
 	for b.Loop() {
 		up := benchUpstream(b, sim.Options{Seed: 1, Cards: cards})
 		d := benchDeployment(b, up)

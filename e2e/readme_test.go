@@ -283,6 +283,7 @@ func TestREADME(t *testing.T) {
 		}
 		t.Cleanup(func() { os.Remove(filepath.Join(repo, "cardsync")) })
 		scratch := t.TempDir()
+		benchFlags := regexp.MustCompile(`(-bench [^ ]+)( -benchtime [^ ]+)?`)
 		goTest := regexp.MustCompile(`(?m)^go test \./\.\.\.(\s.*)?$`)
 		n, found := 0, 0
 		for _, b := range blocks {
@@ -293,6 +294,9 @@ func TestREADME(t *testing.T) {
 			script := goTest.ReplaceAllString(b.text, "# (go test ./... is CI's own step)")
 			script = strings.ReplaceAll(script, readmeConfig, cfg)
 			script = strings.ReplaceAll(script, readmeWarehouse, d.db)
+			// The docs' benchmark commands run once each at a smoke size:
+			// this proves they work; measuring is make bench's job, by hand.
+			script = benchFlags.ReplaceAllString(script, "$1 -benchtime 1x")
 			usesGo := regexp.MustCompile(`(?m)^((CGO_ENABLED=0 )?go|make) `).MatchString(script)
 			if usesGo && testing.Short() {
 				t.Logf("%s: skipped in -short mode (builds and benchmarks)", b.where())
@@ -308,7 +312,8 @@ func TestREADME(t *testing.T) {
 			testbinary.Own(cmd) // a README line may start `cardsync sim &`
 			cmd.Dir = dir
 			cmd.Env = []string{"PATH=" + filepath.Dir(built(t)) + ":" + os.Getenv("PATH"), "HOME=" + scratch,
-				"GOCACHE=" + goEnv("GOCACHE"), "GOPATH=" + goEnv("GOPATH"), "GOFLAGS=" + os.Getenv("GOFLAGS")}
+				"GOCACHE=" + goEnv("GOCACHE"), "GOPATH=" + goEnv("GOPATH"), "GOFLAGS=" + os.Getenv("GOFLAGS"),
+				benchSmokeEnv + "=1", "BENCH_QUIET_RUNS=20"}
 			start := time.Now()
 			out, err := cmd.CombinedOutput()
 			cancel()

@@ -40,7 +40,7 @@ deb=${debs[0]}
 
 # A maintainer script that ignored DPKG_ROOT would act on this machine instead of the root: run
 # only where it would find nothing of cardsync's to change, and fail if passwd or group changed.
-if dpkg-query -W -f='${Status}' cardsync 2>/dev/null | grep -qv 'not-installed' ||
+if dpkg-query -W -f='${Status}' cardsync 2>/dev/null | grep -v 'not-installed' >/dev/null ||
 	[[ -e /etc/cardsync ]] || getent passwd cardsync >/dev/null || getent group cardsync-ro >/dev/null; then
 	say "check-deb-root.sh: cardsync (package, /etc/cardsync, user or group) is on this machine: not run" >&2
 	exit 2

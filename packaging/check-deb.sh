@@ -65,7 +65,7 @@ links=(/etc/systemd/system/multi-user.target.wants/cardsync.service /etc/systemd
 	/etc/systemd/system/multi-user.target.wants/cardsync@acme.service)
 
 # Refuse to touch an installation or state this script did not make.
-if dpkg-query -W -f='${Status}' cardsync 2>/dev/null | grep -qv 'not-installed'; then
+if dpkg-query -W -f='${Status}' cardsync 2>/dev/null | grep -v 'not-installed' >/dev/null; then
 	refuse "the cardsync package is installed (or its config files remain): remove it with dpkg -P first"
 fi
 for p in /var/lib/cardsync /etc/cardsync; do
@@ -90,7 +90,7 @@ cleanup() {
 		kill "$sim_pid" 2>/dev/null
 		wait "$sim_pid" 2>/dev/null
 	fi
-	if dpkg-query -W -f='${Status}' cardsync 2>/dev/null | grep -qv 'not-installed'; then
+	if dpkg-query -W -f='${Status}' cardsync 2>/dev/null | grep -v 'not-installed' >/dev/null; then
 		dpkg -P cardsync >/dev/null 2>&1
 	fi
 	# Only the links this script made (none existed when it started).
@@ -136,7 +136,7 @@ say "ok: installed $(dpkg-query -W -f='${Package} ${Version} ${Architecture}' ca
 
 say "== 3. installed files, user, conffile, units"
 debversion=$(dpkg-query -W -f='${Version}' cardsync)
-vline=$(/usr/bin/cardsync version | head -n 1) || fail "/usr/bin/cardsync version failed"
+vline=$(/usr/bin/cardsync version | sed -n 1p) || fail "/usr/bin/cardsync version failed"
 [[ $vline == "cardsync "* ]] || fail "cardsync version printed '$vline', want 'cardsync VERSION'"
 # dpkg keeps the archive's mtimes, which deb.sh set to the build's SOURCE_DATE_EPOCH.
 want=$(debver "${vline#cardsync }" "$(stat -c %Y /usr/bin/cardsync)" 2>&1) ||
@@ -155,7 +155,7 @@ say "ok: system user cardsync (uid $uid), primary group cardsync-ro, home /var/l
 conf=/etc/cardsync/config.toml
 perm=$(stat -c '%a %U:%G' "$conf") || fail "no $conf"
 [[ $perm == "640 root:cardsync-ro" ]] || fail "$conf is $perm, want 640 root:cardsync-ro"
-dpkg-query -W -f='${Conffiles}\n' cardsync | grep -q "^ $conf " || fail "$conf is not a conffile"
+dpkg-query -W -f='${Conffiles}\n' cardsync | grep "^ $conf " >/dev/null || fail "$conf is not a conffile"
 say "ok: conffile $conf 0640 root:cardsync-ro"
 # An upgrade (here: the same package again) keeps the mode the operator gave the conffile.
 chmod 0600 "$conf"
@@ -268,7 +268,7 @@ for u in "${units[@]}"; do
 done
 [[ -f $conf ]] || fail "$conf removed by dpkg -r (a conffile stays until purge)"
 [[ -f /var/lib/cardsync/kept-on-purge ]] || fail "/var/lib/cardsync removed by dpkg -r"
-dpkg-query -W -f='${Status}' cardsync | grep -q 'config-files' || fail "status after dpkg -r is not config-files"
+dpkg-query -W -f='${Status}' cardsync | grep 'config-files' >/dev/null || fail "status after dpkg -r is not config-files"
 say "ok: removed; $conf and /var/lib/cardsync kept"
 
 say "== 6. dpkg -P"
@@ -285,7 +285,7 @@ if [[ $enabled -eq 1 ]]; then
 fi
 getent passwd cardsync >/dev/null || fail "user cardsync deleted by dpkg -P (Debian keeps system users)"
 getent group cardsync-ro >/dev/null || fail "group cardsync-ro deleted by dpkg -P"
-if dpkg-query -W -f='${Status}' cardsync 2>/dev/null | grep -qv 'not-installed'; then
+if dpkg-query -W -f='${Status}' cardsync 2>/dev/null | grep -v 'not-installed' >/dev/null; then
 	fail "cardsync still known to dpkg after dpkg -P"
 fi
 say "ok: purged; $conf and the units' enablement links gone; /var/lib/cardsync, user cardsync and group cardsync-ro kept"

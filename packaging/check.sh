@@ -72,7 +72,7 @@ for arch in amd64 arm64; do
   grep -q $'\tbuild\tGOARCH='"$arch"'$' <<<"$info" || fail "$top/cardsync: GOARCH is not $arch"
   grep -q $'\tbuild\t-trimpath=true$' <<<"$info" || fail "$top/cardsync: not built with -trimpath"
   # Static: no program interpreter (ld.so), no dynamic section.
-  if LC_ALL=C readelf -l -W "$bin" | grep -q 'INTERP\|DYNAMIC'; then
+  if LC_ALL=C readelf -l -W "$bin" | grep 'INTERP\|DYNAMIC' >/dev/null; then
     fail "$top/cardsync: not statically linked (readelf -l lists INTERP or DYNAMIC)"
   fi
   echo "static linux/$arch binary, $(grep -c . "$work/list") entries"

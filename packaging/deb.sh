@@ -66,7 +66,7 @@ done
 # Debian ships stripped binaries (lintian: unstripped-binary-or-object). Go's linker strips for
 # every architecture (-ldflags "-s -w"; stack traces and `go version -m` still work), so the
 # binary must come stripped instead of deb.sh running a host strip on a foreign-arch file.
-if LC_ALL=C readelf -S -W "$binary" | grep -qE ' \.(symtab|debug_[a-z_]+|zdebug_[a-z_]+) '; then
+if LC_ALL=C readelf -S -W "$binary" | grep -E ' \.(symtab|debug_[a-z_]+|zdebug_[a-z_]+) ' >/dev/null; then
 	echo "deb.sh: $binary has a symbol table or debug sections: build it with -ldflags \"-s -w ...\"" >&2
 	exit 2
 fi
@@ -165,7 +165,7 @@ modules=$(go version -m "$binary" | awk '$1 == "dep" { print "  " $2 " " $3 }') 
 }
 # Copyright years: the first commit's year to the build's (SOURCE_DATE_EPOCH).
 last_year=$(date -d "@$SOURCE_DATE_EPOCH" +%Y)
-first_year=$(git -C "$root" log --reverse --format=%cd --date=format:%Y 2>/dev/null | head -n 1) || true
+first_year=$(git -C "$root" log --reverse --format=%cd --date=format:%Y 2>/dev/null | sed -n 1p) || true
 years=${first_year:-$last_year}
 if [[ $years != "$last_year" ]]; then
 	years+="-$last_year"

@@ -19,13 +19,15 @@ export LC_ALL=C
 esc() { sed -e 's/\\/\\e/g' -e 's/-/\\-/g' -e "s/^\\([.']\\)/\\\\\\&\\1/"; }
 
 top=$("$bin" -h 2>&1) || true
-summary=$(printf '%s\n' "$top" | head -n 1)
+summary=${top%%$'\n'*}
 if [[ $summary != "cardsync "* ]]; then
 	echo "manpage.sh: unexpected first line of cardsync -h: $summary" >&2
 	exit 1
 fi
 # "  name  description" lines between "Commands:" and the next blank line.
-commands=$(printf '%s\n' "$top" | awk '/^Commands:/ { on = 1; next } on && /^$/ { exit } on { print }')
+# (awk reads a here-string: no writer left to die of SIGPIPE when it exits
+# early, which pipefail would turn into a failed build.)
+commands=$(awk '/^Commands:/ { on = 1; next } on && /^$/ { exit } on { print }' <<<"$top")
 if [[ -z $commands ]]; then
 	echo "manpage.sh: no Commands: list in cardsync -h" >&2
 	exit 1
