@@ -3,6 +3,7 @@
 #
 #   make bench                 # or: bash e2e/bench.sh
 #   BENCH_COUNT=3 make bench   # each benchmark 3 times, medians printed
+#   BENCH_SMOKE=1 make bench   # a twentieth of the cards: proves it runs (TestREADME), measures nothing
 #
 # It installs sqlite-utils from the Debian package when it is missing, runs
 # the end-to-end benchmarks (the built cardsync binary against the

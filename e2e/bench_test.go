@@ -658,7 +658,7 @@ func firstRunStatus(path string) string {
 // benchSmokeEnv, when set (TestREADME sets it), shrinks every benchmark's
 // card count to a twentieth (at least 150): the docs' benchmark commands
 // then prove in seconds that they run; their figures mean nothing.
-const benchSmokeEnv = "CARDSYNC_BENCH_SMOKE"
+const benchSmokeEnv = "BENCH_SMOKE"
 
 // benchCards is a benchmark's card count n, or its smoke size.
 func benchCards(n int) int {

@@ -14,7 +14,7 @@ import (
 	"github.com/cardsync/cardsync/sim"
 )
 
-// pgBenchCards is the size of BenchmarkPostgresBackfill's backfill (a smoke size under CARDSYNC_BENCH_SMOKE).
+// pgBenchCards is the size of BenchmarkPostgresBackfill's backfill (a smoke size under BENCH_SMOKE).
 func pgBenchCards() int { return benchCards(20000) }
 
 // BenchmarkPostgresBackfill backfills 20,000 new cards from the simulator
