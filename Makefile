@@ -22,7 +22,7 @@ e2e:
 # package of this module, the standard library and the other dependencies
 # are instrumented.
 race:
-	go test -race -short -gcflags='modernc.org/...=-race=false' ./...
+	CGO_ENABLED=1 go test -race -short -gcflags='modernc.org/...=-race=false' ./...
 
 # Every fuzz target for FUZZTIME each (a duration such as 10m, or a count
 # such as 100000x); CI runs each for 3000 executions.

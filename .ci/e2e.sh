@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # e2e.sh: the end-to-end tier (`go test -tags e2e ./e2e`) in N shards run
-# side by side, each one `go test` process with a 25-minute deadline
+# side by side, each a process of one test binary built once, with a 25-minute deadline
 # (CARDSYNC_E2E_TIMEOUT): the shard holding TestREADME runs the docs'
 # benchmarks too.
 #
@@ -12,7 +12,8 @@
 # machine, three processes side by side in about a third of that. Tests
 # are dealt to shards longest first (the hints below; any other test in
 # listed order), round robin. Each shard builds nothing twice: the binary
-# comes from the shared build cache (internal/testbinary). The output of
+# comes from the shared build cache (internal/testbinary), the test binary
+# is built once. The output of
 # each shard is printed when it ends; the script fails if any shard did.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +22,12 @@ shards="${1:-${CARDSYNC_E2E_SHARDS:-3}}"
 heavy="TestREADME TestBackupKilled TestFaults TestPostgresFaults TestSIGKILLResume TestPostgresTwoWriters
 TestReplicasSharePostgres TestPostgresMassRemovalGuard TestPostgresCanarySecrets TestSecretsInDataProof
 TestPostgresSecretsInDataProof TestREADMEPostgres TestManyAccountsOneDaemon TestPostgresOddData"
-mapfile -t listed < <(go test -tags e2e -list '^Test' ./e2e | grep '^Test')
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+# One test binary for every shard: each `go test` process would compile
+# and link its own.
+go test -tags e2e -c -o "$out/e2e.test" ./e2e
+mapfile -t listed < <(cd e2e && "$out/e2e.test" -test.list '^Test' | grep '^Test')
 ordered=()
 for t in $heavy; do
   for l in "${listed[@]}"; do [ "$l" = "$t" ] && ordered+=("$t"); done
@@ -35,15 +41,14 @@ for i in "${!ordered[@]}"; do
   s=$((i % shards))
   groups[s]="${groups[s]:+${groups[s]}|}${ordered[i]}"
 done
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
 start=$SECONDS
 pids=()
 for s in $(seq 0 $((shards - 1))); do
   # -timeout: CI runs the shards beside the race tier, and TestREADME
   # alone runs every command of the docs, `make bench` included (about 5
   # minutes on a quiet machine, near 9 beside the race detector).
-  go test -tags e2e -count=1 -timeout "${CARDSYNC_E2E_TIMEOUT:-25m}" -run "^(${groups[s]})\$" ./e2e >"$out/$s" 2>&1 &
+  # As go test runs it: in the package's directory.
+  (cd e2e && exec "$out/e2e.test" -test.count=1 -test.timeout "${CARDSYNC_E2E_TIMEOUT:-25m}" -test.run "^(${groups[s]})\$") >"$out/$s" 2>&1 &
   pids+=($!)
 done
 failed=0

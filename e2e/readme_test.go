@@ -312,7 +312,10 @@ func TestREADME(t *testing.T) {
 			testbinary.Own(cmd) // a README line may start `cardsync sim &`
 			cmd.Dir = dir
 			cmd.Env = []string{"PATH=" + filepath.Dir(built(t)) + ":" + os.Getenv("PATH"), "HOME=" + scratch,
+				// The build settings of this test's own build (CI's), so the
+				// docs' go commands hit the build cache.
 				"GOCACHE=" + goEnv("GOCACHE"), "GOPATH=" + goEnv("GOPATH"), "GOFLAGS=" + os.Getenv("GOFLAGS"),
+				"CGO_ENABLED=" + goEnv("CGO_ENABLED"),
 				benchSmokeEnv + "=1", "BENCH_QUIET_RUNS=20"}
 			start := time.Now()
 			out, err := cmd.CombinedOutput()
