@@ -1,4 +1,4 @@
-package sqlite
+package load_test
 
 import (
 	"bytes"
