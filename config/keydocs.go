@@ -116,7 +116,14 @@ func keyDocs() map[string]keyDoc {
 
 		// [schedule]
 		"schedule.cron": {form: "cron", rule: "When `serve` syncs: 5-field cron (`\"*/15 * * * *\"`) or a descriptor " +
-			"(`\"@hourly\"`, `\"@every 15m\"`); no `TZ=` (set `timezone`)."},
+			"(`\"@hourly\"`, `\"@every 15m\"`); no `TZ=` (set `timezone`). Each account's next run is reckoned when its " +
+			"previous run ends (or its scheduled run is skipped), so an account's runs never overlap. A cron runs at its first " +
+			"slot after that end: a run that overruns a slot skips it. `@every D` counts D from the end of the previous run, " +
+			"not from its start, rounded down to the whole second: with `@every 15m`, a run from 10:00:00 to 10:04:30 is " +
+			"followed by one at 10:19:30, so starts are D plus a run's duration apart. D is whole seconds (a fraction is " +
+			"dropped; less than `1s` is `1s`) and ignores `timezone`. At start the first run is at once with `run_on_start`, " +
+			"else D (or the first slot) after the start; after a reload that changes this key or `timezone`, D (or the first " +
+			"slot) after the reload."},
 		"schedule.timezone":     {rule: "Time zone the cron fields are read in (an IANA name such as `\"Europe/Paris\"`)."},
 		"schedule.run_on_start": {rule: "`serve` also syncs once at start."},
 		"schedule.run_timeout":  {form: "Go duration", rule: "A run that takes longer is cancelled (the next resumes from its checkpoint). Positive."},

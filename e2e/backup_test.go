@@ -395,3 +395,77 @@ func TestRestoreUnderServe(t *testing.T) {
 	}
 	assertTruth(t, up, d.db)
 }
+
+// TestRestoreWaitUnderServe: `serve` runs every second, each run about 2 s
+// (20 pages at 10 requests a second). A restore without -wait that meets a
+// run in progress exits 4, changes nothing, and names the ways on: -wait,
+// or stopping serve. restore -wait that meets one logs that it waits and
+// restores as soon as the run ends; the daemon adopts the restored file at
+// its next run and syncs it back to the simulator's truth.
+func TestRestoreWaitUnderServe(t *testing.T) {
+	up := newUpstream(t, sim.Options{Seed: 35, Cards: 300})
+	d := newDeployment(t, up)
+	if code, _, errOut := d.run("backfill"); code != 0 {
+		t.Fatalf("backfill: exit %d\n%s", code, lastLines(errOut))
+	}
+	code, out, errOut := d.run("backup")
+	if code != 0 {
+		t.Fatalf("backup: exit %d\n%s", code, lastLines(errOut))
+	}
+	backup := strings.TrimSpace(out)
+	d.env["CARDSYNC_SCHEDULE_CRON"] = "@every 1s"
+	d.env["CARDSYNC_API_RATE_LIMIT"] = "10/1s"
+	d.env["CARDSYNC_LOG_LEVEL"] = "info"
+	serve := d.startBG("serve")
+	running := func() bool { return countRuns(t, d.db, `WHERE status = 'running'`) > 0 }
+	for _, c := range up.Cards()[:10] {
+		up.UpdateCard(c.ID)
+	}
+	// A restore started while a run goes on may still find the lock free
+	// when the run ended in between: it then simply restores. Try until
+	// one meets a run.
+	refused := false
+	for try := 0; try < 10 && !refused; try++ {
+		pollUntil(t, 30*time.Second, "a run in progress", running, serve)
+		code, _, errOut := d.run("restore", "-force", backup)
+		switch code {
+		case 0:
+			continue
+		case 4:
+			refused = true
+		default:
+			t.Fatalf("restore during a run: exit %d\n%s", code, lastLines(errOut))
+		}
+		for _, want := range []string{"refused, nothing changed: sync in progress (pid ", "(a run in progress)", "Run it again with -wait", "stop serve first"} {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("restore during a run says %q, want it to contain %q", errOut, want)
+			}
+		}
+		if kept, _ := filepath.Glob(d.db + ".before-restore-*"); try == 0 && len(kept) > 0 {
+			t.Errorf("a refused restore kept %v", kept)
+		}
+	}
+	if !refused {
+		t.Fatal("no restore met a run in progress in 10 tries")
+	}
+	waited := false
+	for try := 0; try < 10 && !waited; try++ {
+		pollUntil(t, 30*time.Second, "a run in progress", running, serve)
+		code, out, errOut := d.run("restore", "-force", "-wait", backup)
+		if code != 0 || !strings.Contains(out, "restored "+backup) {
+			t.Fatalf("restore -wait during a run: exit %d\n%s\n%s", code, out, lastLines(errOut))
+		}
+		waited = strings.Contains(errOut, `"msg":"waiting for the sync in progress to end before restoring"`)
+	}
+	if !waited {
+		t.Fatal("no restore -wait met a run in progress in 10 tries")
+	}
+	pollUntil(t, 60*time.Second, "two runs on the restored warehouse", func() bool {
+		return countRuns(t, d.db, `WHERE status = 'succeeded'`) >= 3
+	}, serve)
+	stopDaemon(t, serve)
+	if !strings.Contains(serve.stderr.String(), `"msg":"the warehouse file was replaced by another cardsync warehouse (a restore?); cardsync now writes to it"`) {
+		t.Errorf("the daemon did not say it adopted the restored file:\n%s", lastLines(serve.stderr.String()))
+	}
+	assertTruth(t, up, d.db)
+}

@@ -43,11 +43,19 @@ func NewestOwnBackup(ctx context.Context, dir, path string) (string, error) {
 	return sqlite.NewestOwnBackup(ctx, dir, path)
 }
 
+// RestoreOptions are Restore's choices: Force, and Wait (how long to wait
+// for a run in progress to end) with Waiting (told while it waits).
+type RestoreOptions = sqlite.RestoreOptions
+
+// LockWaitError is Restore's error when a sync still held the warehouse
+// after opts.Wait (errors.Is load.ErrLocked).
+type LockWaitError = sqlite.LockWaitError
+
 // Restore replaces the warehouse file at path with the backup file,
-// keeping the replaced one beside it; without force it refuses (a
+// keeping the replaced one beside it; without opts.Force it refuses (a
 // *RestoreRefusedError) to discard history or replace another warehouse.
-func Restore(ctx context.Context, path, file string, force bool) (RestoreResult, error) {
-	return sqlite.Restore(ctx, path, file, sqlite.RestoreOptions{Force: force})
+func Restore(ctx context.Context, path, file string, opts RestoreOptions) (RestoreResult, error) {
+	return sqlite.Restore(ctx, path, file, opts)
 }
 
 // CheckCreatable reports whether the warehouse file at path exists and,

@@ -32,8 +32,10 @@ const restoreTempSuffix = ".restore-*.tmp"
 //
 // It checks the file first (PRAGMA integrity_check, application_id,
 // user_version not newer than this binary; ErrBackupCheck), then takes the
-// writer lock without waiting (a *LockedError, errors.Is ErrLocked, while
-// a sync runs) and holds it for the swap. It copies the backup with VACUUM
+// writer lock and holds it for the swap: while a sync runs, it fails at
+// once with a *LockedError (errors.Is ErrLocked), or, with opts.Wait,
+// waits up to that long for the sync to end (WaitLock: a *LockWaitError
+// when it does not, an error wrapping ctx.Err() when ctx ends first). It copies the backup with VACUUM
 // INTO a temporary file beside the warehouse (so a backup that is itself in
 // WAL mode comes whole) and checks the copy.
 //
@@ -72,7 +74,7 @@ func Restore(ctx context.Context, warehousePath, file string, opts RestoreOption
 	mode, uid, gid := fileOwner(abs)
 	// OpenLock creates an empty file when the warehouse is missing (a
 	// restore after losing it); it is then replaced like any other.
-	lock, err := AcquireLock(abs)
+	lock, err := WaitLock(ctx, abs, opts.Wait, opts.Waiting)
 	if err != nil {
 		return res, fmt.Errorf("restore: %w", err)
 	}

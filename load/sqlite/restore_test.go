@@ -221,3 +221,93 @@ func TestRestoreMissingWarehouse(t *testing.T) {
 		t.Errorf("a killed restore's temporary file is still there: %v", err)
 	}
 }
+
+// TestRestoreWaitsForARun: a restore with a wait, meeting a run in
+// progress (the account's lock held, as serve's run holds it), changes
+// nothing while the run goes on; when the run ends it compares the file
+// with the warehouse as the run left it. Here the run added a run of
+// history the backup lacks, so without Force the restore is refused, and
+// with Force it restores, keeping the run's work in .before-restore.
+func TestRestoreWaitsForARun(t *testing.T) {
+	for _, force := range []bool{false, true} {
+		t.Run(map[bool]string{false: "refused after the wait", true: "forced"}[force], func(t *testing.T) {
+			w, path, _ := openTest(t, load.Options{})
+			fillWarehouse(t, w, 1)
+			res, err := Backup(t.Context(), path, "", 0, backupTime)
+			if err != nil {
+				t.Fatal(err)
+			}
+			backup := res.Path
+			run, err := OpenAccountLock(path, 0, load.DefaultAccount)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer run.Close()
+			if err := run.Acquire(); err != nil {
+				t.Fatal(err)
+			}
+			before, err := statID(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			waiting := make(chan *load.LockedError, 1)
+			type result struct {
+				res RestoreResult
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				r, err := Restore(t.Context(), path, backup, RestoreOptions{Force: force, Now: restoreTime, Wait: time.Minute,
+					Waiting: func(held *load.LockedError, _ time.Duration) {
+						select {
+						case waiting <- held:
+						default:
+						}
+					}})
+				done <- result{r, err}
+			}()
+			var held *load.LockedError
+			select {
+			case held = <-waiting:
+			case r := <-done:
+				t.Fatalf("Restore did not wait for the run: %+v, %v", r.res, r.err)
+			}
+			if held.PID != os.Getpid() {
+				t.Errorf("waiting for pid %d, want this process's %d", held.PID, os.Getpid())
+			}
+			// The run goes on while the restore waits: it commits a second
+			// run, then lets go of the lock.
+			run2 := startRun(t, w)
+			commit(t, w, run2, page(2, idRange(16, 30), 1, 30))
+			if id, err := statID(path); err != nil || id != before {
+				t.Errorf("the warehouse was replaced during the run (%v)", err)
+			}
+			if kept, _ := filepath.Glob(path + BeforeRestoreSuffix + "*"); len(kept) > 0 {
+				t.Errorf("kept %v during the run", kept)
+			}
+			if err := run.Release(); err != nil {
+				t.Fatal(err)
+			}
+			r := <-done
+			if !force {
+				var refused *RestoreRefusedError
+				if !errors.As(r.err, &refused) || refused.Comparison.LostRuns != 1 {
+					t.Fatalf("Restore after the run: %v, want a refusal to discard the run it made", r.err)
+				}
+				if n := pathInt(t, path, "SELECT count(*) FROM sync_runs"); n != 2 {
+					t.Errorf("the warehouse has %d runs after a refused restore, want 2", n)
+				}
+				return
+			}
+			if r.err != nil {
+				t.Fatalf("Restore after the run: %v", r.err)
+			}
+			if n := pathInt(t, path, "SELECT count(*) FROM sync_runs"); n != 1 {
+				t.Errorf("restored warehouse has %d runs, want the backup's 1", n)
+			}
+			if n := pathInt(t, r.res.BeforeRestore, "SELECT count(*) FROM sync_runs"); n != 2 {
+				t.Errorf("%s has %d runs, want the 2 the run left", r.res.BeforeRestore, n)
+			}
+		})
+	}
+}

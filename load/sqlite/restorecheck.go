@@ -26,6 +26,15 @@ type RestoreOptions struct {
 	// Now names the file the replaced warehouse is kept in (default
 	// time.Now).
 	Now time.Time
+	// Wait is how long Restore waits, once the file passed its checks,
+	// for a sync that holds the writer lock (a run in progress) to end
+	// (WaitLock); 0 does not wait: the *load.LockedError comes at once.
+	// Either way nothing is changed while a sync holds the lock, and the
+	// comparison is made with the warehouse as the run left it.
+	Wait time.Duration
+	// Waiting, when set, is told while Restore waits for the writer lock:
+	// see WaitLock.
+	Waiting func(held *load.LockedError, waited time.Duration)
 }
 
 // RestoreResult is what Restore did.
