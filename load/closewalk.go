@@ -6,6 +6,9 @@ import "context"
 // closes a walk: its statements, not their sequence, which is CloseWalk's.
 // A WalkTx knows its account and the time the attempt stamps.
 type WalkTx interface {
+	// ConflictTx applies the rule of one content per id and walk
+	// (resolveConflicts), first.
+	ConflictTx
 	// ClosingRun is the run that closes walk walkID: runID, or, for a
 	// reset (runID 0), the last run that committed pages to it.
 	ClosingRun(ctx context.Context, walkID, runID int64) (int64, error)
@@ -37,7 +40,8 @@ type WalkTx interface {
 }
 
 // CloseWalk closes walk walkID with outcome in tx, the same steps for both
-// dialects: the cards it listed leave removal_pending, two-walk removal
+// dialects: an id it listed with two contents keeps its stored content
+// (see ConflictTx), the cards it listed leave removal_pending, two-walk removal
 // applies when the walk is consistent and the guard allows (fraction:
 // Options.MaxRemovedFraction), the other misses go pending, the walk's row
 // is written and its walk_seen rows emptied, and a complete walk that
@@ -53,6 +57,10 @@ func CloseWalk(ctx context.Context, tx WalkTx, walkID, runID int64, outcome stri
 	var res WalkResult
 	closingRun, err := tx.ClosingRun(ctx, walkID, runID)
 	if err != nil {
+		return res, err
+	}
+	// An id listed with two contents keeps its stored one (counted seen).
+	if res.Conflicts, res.Undone, err = resolveConflicts(ctx, tx, walkID, runID); err != nil {
 		return res, err
 	}
 	// Listed again, by any walk (even an inconsistent or reset one): alive.

@@ -104,8 +104,11 @@ type Batch struct {
 // tell two versions of a card apart with no practical chance of a collision.
 const hashLen = 16
 
+// dataHash is the first hashLen bytes of the SHA-256 of data's hash form
+// (hashForm: numbers by exact value, strings in NFC), so that an upstream
+// re-serialising an unchanged card makes no version.
 func dataHash(data []byte) []byte {
-	sum := sha256.Sum256(data)
+	sum := sha256.Sum256(hashForm(data))
 	return sum[:hashLen:hashLen]
 }
 

@@ -87,7 +87,7 @@ func NewItemRules(policy *redact.Policy, idKey []byte, keep []string) ItemRules 
 }
 
 // PreparedCard is a card ready to store: Data is its redacted, canonical
-// JSON and Hash the first 16 bytes of Data's SHA-256 (card_state.data_hash).
+// JSON and Hash its DataHash (card_state.data_hash).
 type PreparedCard struct {
 	// ID is the id as stored (StoredID).
 	ID string
@@ -210,7 +210,11 @@ func PreparePageItems(rules ItemRules, p Page) (PageItems, error) {
 }
 
 // DataHash is what card_state.data_hash holds of a card's redacted,
-// canonical JSON (PreparedCard.Hash).
+// canonical JSON (PreparedCard.Hash): the first 16 bytes of the SHA-256 of
+// its hash form, in which numbers are written by their exact value and
+// strings in NFC, so that equal values hash alike however they are
+// written. Any JSON text of the card (PostgreSQL's jsonb output included)
+// hashes the same.
 func DataHash(data []byte) []byte { return dataHash(data) }
 
 // QuarantineData is what rejected_cards.data stores of a rejected item:

@@ -127,6 +127,12 @@ type WalkResult struct {
 	Live int
 	// Pending counts cards awaiting confirmation after the walk.
 	Pending int
+	// Conflicts are the ids the walk listed on more than one page with
+	// different content: each kept its stored content (see ConflictTx).
+	Conflicts []IDConflict
+	// Undone counts the changes the closing run's pages wrote to those
+	// cards that the close took back (counted unchanged instead).
+	Undone int
 }
 
 // The fold's rule, in SQL that SQLite and PostgreSQL both run as it is but

@@ -387,6 +387,13 @@ func (j *Job) finishWalk(ctx context.Context, log *slog.Logger, runID int64, opt
 	res.Removed = wr.Removed
 	res.RemovalsHeld = wr.Held
 	res.PendingRemovals = wr.Pending
+	if len(wr.Conflicts) > 0 {
+		// The close took back what this run's pages wrote of them.
+		res.Changed -= wr.Undone
+		res.Unchanged += wr.Undone
+		log.Warn("card ids listed on more than one page with different content kept the content stored before the walk (no version); the walk records duplicate_ids with their pages",
+			"ids", len(wr.Conflicts), "first", conflictText(wr.Conflicts, 5))
+	}
 	if wr.Held > 0 {
 		log.Error("mass removal held: the walk did not list many live cards, so none were marked removed (an upstream glitch must not wipe the warehouse); if they are really gone, run `cardsync backfill -confirm-removals`",
 			"removals_held", wr.Held, "live_cards", wr.Live, "missed", wr.Missed)
@@ -419,6 +426,16 @@ func inconsistency(s load.WalkSummary) (reason, text string) {
 	return "", ""
 }
 
+// conflictText names at most n ids in conflict with their pages, for a
+// log line: "7 (pages 1, 3), 12 (pages 2, 5)".
+func conflictText(cs []load.IDConflict, n int) string {
+	parts := make([]string, 0, min(n, len(cs)))
+	for _, c := range cs[:min(n, len(cs))] {
+		parts = append(parts, c.ID+" ("+PagesText(c.Pages)+")")
+	}
+	return strings.Join(parts, ", ")
+}
+
 // pageReasonText says what a page reason means; the caller names the
 // pages.
 func pageReasonText(reason string) string {
@@ -431,6 +448,8 @@ func pageReasonText(reason string) string {
 		return "a page before the last held fewer items than per_page, also when asked for again; the walk read on to its last page"
 	case load.ReasonTotalPagesChanged:
 		return "total_pages changed during the walk; the walk read on to the largest total_pages seen"
+	case load.ReasonDuplicateIDs:
+		return "a card id appeared on more than one page with different content; the card kept the content stored before the walk"
 	}
 	return reason
 }

@@ -250,9 +250,9 @@ func (b *batchTx) SaveProgress(ctx context.Context, walkID int64, last *load.Pre
 	var labels []string
 	b.queueWrites(q, walkID, &labels)
 	for _, p := range b.pages {
-		q.Queue(`INSERT INTO walk_seen (walk_id, page, run_id, ids) VALUES ($1, $2, $3, $4)
-			ON CONFLICT (walk_id, page) DO UPDATE SET run_id = excluded.run_id, ids = excluded.ids`,
-			walkID, p.Number(), runID, p.ids)
+		q.Queue(`INSERT INTO walk_seen (walk_id, page, run_id, ids, hashes) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (walk_id, page) DO UPDATE SET run_id = excluded.run_id, ids = excluded.ids, hashes = excluded.hashes`,
+			walkID, p.Number(), runID, p.ids, p.hashes)
 	}
 	// pages counts the walk's distinct page numbers: its walk_seen rows.
 	q.Queue(`UPDATE sync_walks SET

@@ -29,13 +29,13 @@
 // the removal; rejected items go to rejected_cards, redacted.
 //
 // Where PostgreSQL differs: documents are jsonb (keys reordered, duplicates
-// dropped by PostgreSQL; data_hash is taken over the canonical text before
-// that), so a card whose JSON jsonb cannot store (a \u0000 escape, a
+// dropped, numbers rewritten by PostgreSQL; data_hash, load.DataHash, reads
+// values, so the text as sent and jsonb's text of it hash alike), so a card whose JSON jsonb cannot store (a \u0000 escape, a
 // UTF-16 surrogate escape not in a pair, a number beyond numeric's range:
 // jsonbUnstorable scans the text before the page is sent) is quarantined
 // alone, and a card id that is not UTF-8 or holds a NUL byte too.
 // account_snapshots.raw is text, kept as received. walk_seen holds each
-// page's ids as a text[].
+// page's ids as a text[] (and its cards' hashes as one bytea).
 //
 // # Schema and locks
 //

@@ -135,6 +135,7 @@ func migrationSteps(policy *redact.Policy) map[int]func(context.Context, pgx.Tx)
 		10: typeFields,
 		12: createIDKey,
 		13: rulesVersion,
+		15: rehashValues,
 	}
 }
 
@@ -210,4 +211,43 @@ func readIDKey(ctx context.Context, pool *pgxpool.Pool) ([]byte, error) {
 		return nil, err
 	}
 	return key, nil
+}
+
+// rehashValues is migration 15's Go step: card_state.data_hash is computed
+// again as load.DataHash of the card's jsonb text, the hash of its hash
+// form (numbers by exact value, strings in NFC), which jsonb keeps, for
+// every card whose hash that changes. data stays as it is and no version
+// is added.
+func rehashValues(ctx context.Context, tx pgx.Tx) error {
+	type card struct {
+		account, id string
+		hash        []byte
+	}
+	var changed []card
+	rows, err := tx.Query(ctx, `SELECT account, card_id, data::text, data_hash FROM card_state`)
+	if err != nil {
+		return fmt.Errorf("rehash cards: %w", err)
+	}
+	for rows.Next() {
+		var c card
+		var data string
+		var old []byte
+		if err := rows.Scan(&c.account, &c.id, &data, &old); err != nil {
+			rows.Close()
+			return fmt.Errorf("rehash cards: %w", err)
+		}
+		if c.hash = load.DataHash([]byte(data)); !bytes.Equal(c.hash, old) {
+			changed = append(changed, c)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("rehash cards: %w", err)
+	}
+	for _, c := range changed {
+		if _, err := tx.Exec(ctx, `UPDATE card_state SET data_hash = $3 WHERE account = $1 AND card_id = $2`, c.account, c.id, c.hash); err != nil {
+			return fmt.Errorf("rehash card %s: %w", c.id, err)
+		}
+	}
+	return nil
 }

@@ -105,7 +105,10 @@ func (w *Warehouse) CommitPage(ctx context.Context, runID int64, p load.Page) (_
 // and its cards' top-level fields.
 type preparedPage struct {
 	load.PreparedPage
-	ids    []string
+	ids []string
+	// hashes are the storable cards' hashes (walk_seen.hashes), in the
+	// order of the first ids.
+	hashes []byte
 	fields load.FieldSet
 }
 
@@ -159,6 +162,7 @@ func (w *Warehouse) preparePage(ctx context.Context, p load.Page, stored func(co
 	for _, r := range late {
 		pp.ids = append(pp.ids, r.CardID)
 	}
+	pp.hashes = load.SeenHashes(cards)
 	if len(cards) == 0 {
 		return pp, nil
 	}

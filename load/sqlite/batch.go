@@ -106,13 +106,13 @@ func (b *batchTx) SaveProgress(ctx context.Context, walkID int64, last *load.Pre
 	seenInsert := tx.StmtContext(ctx, w.page.seenInsert)
 	newPages := 0
 	for _, p := range b.pages {
-		r, err := seenInsert.ExecContext(ctx, walkID, p.Number(), runID, p.ids)
+		r, err := seenInsert.ExecContext(ctx, walkID, p.Number(), runID, p.ids, p.hashes)
 		if err != nil {
 			return fmt.Errorf("page %d: seen ids: %w", p.Number(), err)
 		}
 		if n, _ := r.RowsAffected(); n == 1 {
 			newPages++
-		} else if _, err := tx.StmtContext(ctx, w.page.seenUpdate).ExecContext(ctx, walkID, p.Number(), runID, p.ids); err != nil {
+		} else if _, err := tx.StmtContext(ctx, w.page.seenUpdate).ExecContext(ctx, walkID, p.Number(), runID, p.ids, p.hashes); err != nil {
 			return fmt.Errorf("page %d: seen ids: %w", p.Number(), err)
 		}
 	}

@@ -41,8 +41,10 @@ func (w *Warehouse) CommitPage(ctx context.Context, runID int64, p load.Page) (_
 type preparedPage struct {
 	load.PreparedPage
 	// ids is the JSON array of the ids the page listed, rejected items
-	// included (walk_seen.ids).
+	// included (walk_seen.ids), and hashes its storable cards' hashes
+	// (walk_seen.hashes).
 	ids    string
+	hashes []byte
 	fields load.FieldSet
 }
 
@@ -60,6 +62,7 @@ func (w *Warehouse) preparePage(ctx context.Context, p load.Page) (*preparedPage
 		pp.fields.Add(f.Name, f.Type)
 	}
 	pp.ids = jsonStrings(items.IDs)
+	pp.hashes = load.SeenHashes(cards)
 	if len(cards) == 0 {
 		return pp, nil
 	}

@@ -39,9 +39,10 @@ const (
 		VALUES (?, ?, ?, NULL, ?, ?, ?, ?)`
 	// sqlSeenInsert adds a page's seen ids; a page committed again in the
 	// same walk (rows affected 0) gets sqlSeenUpdate instead.
-	sqlSeenInsert = `INSERT INTO walk_seen (walk_id, page, run_id, ids) VALUES (?1, ?2, ?3, ?4)
+	// ?5 is walk_seen.hashes (load.SeenHashes).
+	sqlSeenInsert = `INSERT INTO walk_seen (walk_id, page, run_id, ids, hashes) VALUES (?1, ?2, ?3, ?4, ?5)
 		ON CONFLICT (walk_id, page) DO NOTHING`
-	sqlSeenUpdate = `UPDATE walk_seen SET run_id = ?3, ids = ?4 WHERE walk_id = ?1 AND page = ?2`
+	sqlSeenUpdate = `UPDATE walk_seen SET run_id = ?3, ids = ?4, hashes = ?5 WHERE walk_id = ?1 AND page = ?2`
 	// sqlWalkUpdate brings the open walk's running summary up to date once
 	// per batch: ?5 is how many of the batch's pages are new to the walk,
 	// ?9 and ?10 the batch's page anomaly and its pages (AppendPagesSQL).

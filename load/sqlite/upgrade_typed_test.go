@@ -23,6 +23,10 @@ ALTER TABLE card_fields DROP COLUMN conflicts;
 ALTER TABLE card_fields DROP COLUMN minor_column;
 ALTER TABLE card_state DROP COLUMN minor`
 
+// schema18Undo turns a file of schema 18 back into one of schema 17 (its
+// user_version aside): no hashes in walk_seen.
+const schema18Undo = `ALTER TABLE walk_seen DROP COLUMN hashes`
+
 // schema15Undo turns a file of schema 15 back into one of schema 14 (its
 // user_version aside): no card id key, no rules' counters.
 const schema15Undo = `DROP TABLE card_id_key;
@@ -83,7 +87,7 @@ func TestUpgradeTypesFields(t *testing.T) {
 	db := rawDB(t, path)
 	// An analyst's views (made here after the undo, which dropped
 	// cards_flat) come through the upgrade.
-	for _, q := range []string{`DROP TABLE rules_state`, schema15Undo, `ALTER TABLE sync_runs DROP COLUMN duration_ms`, schema13Undo, `PRAGMA user_version = 12`,
+	for _, q := range []string{schema18Undo, `DROP TABLE rules_state`, schema15Undo, `ALTER TABLE sync_runs DROP COLUMN duration_ms`, schema13Undo, `PRAGMA user_version = 12`,
 		`CREATE VIEW my_cards AS SELECT card_id FROM card_state`,
 		`CREATE VIEW my_money AS SELECT card_id, amount_minor FROM cards_flat`} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
