@@ -112,7 +112,10 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 	if err := j.walk(ctx, client, log, runID, first, delta, &res); err != nil {
 		return res, err
 	}
-	return res, j.finishWalk(ctx, log, runID, opts, &res)
+	// finishWalk updates res: call it before res is read (in one return
+	// statement the spec leaves that order to the compiler).
+	err = j.finishWalk(ctx, log, runID, opts, &res)
+	return res, err
 }
 
 // lock takes the warehouse lock for a run. Another sync or replica holding
