@@ -95,6 +95,12 @@ type Cards struct {
 	// (load.Options.KeepFields; "id" always kept). Unset (nil): every
 	// field.
 	KeepFields []string `toml:"keep_fields"`
+	// AmountScale is the decimals of a card's decimal fields when the card
+	// names no currency ISO 4217 knows (load.Options.AmountScale).
+	AmountScale int `toml:"amount_scale"`
+	// CurrencyField is the top-level field holding a card's currency
+	// ("": found by its name; load.Options.CurrencyField).
+	CurrencyField string `toml:"currency_field"`
 }
 
 // Backup is the [backup] table: where backups go, how many stay, and when
@@ -178,6 +184,7 @@ func Default() File {
 			CommitDelay:        extract.FormatDuration(load.DefaultChangeDelay),
 			Checkpoint:         load.CheckpointAuto,
 		},
+		Cards:   Cards{AmountScale: load.DefaultCardAmountScale},
 		Backup:  Backup{Keep: load.DefaultBackupKeep},
 		Cluster: Cluster{LeaseTTL: extract.FormatDuration(load.DefaultLeaseTTL)},
 		Report:  Report{Since: DefaultReportSince},

@@ -99,6 +99,9 @@ func TestConfigErrors(t *testing.T) {
 		{name: "keep_fields named twice", file: base + "[cards]\nkeep_fields = [\"status\", \"status\"]\n", wantKey: "cards.keep_fields", wantLine: 6, wantMsg: "named twice"},
 		{name: "keep_fields spaces", file: base + "[cards]\nkeep_fields = [\" status\"]\n", wantKey: "cards.keep_fields", wantLine: 6, wantMsg: "surrounding spaces"},
 		{name: "keep_fields empty from the environment", file: base, env: []string{"CARDSYNC_CARDS_KEEP_FIELDS= , "}, wantKey: "cards.keep_fields", wantMsg: "env CARDSYNC_CARDS_KEEP_FIELDS"},
+		{name: "amount_scale negative", file: base + "[cards]\namount_scale = -1\n", wantKey: "cards.amount_scale", wantLine: 6, wantMsg: "0 to 18"},
+		{name: "amount_scale beyond 18", file: base + "[cards]\namount_scale = 19\n", wantKey: "cards.amount_scale", wantLine: 6, wantMsg: "0 to 18"},
+		{name: "currency_field spaces", file: base + "[cards]\ncurrency_field = \" currency\"\n", wantKey: "cards.currency_field", wantLine: 6, wantMsg: "surrounding spaces"},
 		{name: "max_pages zero", file: base + "max_pages = 0\n", wantKey: "api.max_pages", wantLine: 5},
 		{name: "bad log level", file: base + "[log]\nlevel = \"loud\"\n", wantKey: "log.level", wantLine: 6},
 		{name: "unknown env var", file: base, env: []string{"CARDSYNC_API_BASEURL=x"}, wantKey: "CARDSYNC_API_BASEURL", wantMsg: "unknown"},
@@ -317,6 +320,44 @@ func TestKeepFields(t *testing.T) {
 			got := s.LoadOptions().KeepFields
 			if !slices.Equal(got, tt.want) || (got == nil) != (tt.want == nil) {
 				t.Errorf("KeepFields = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestCardAmounts: [cards] amount_scale and currency_field reach
+// load.Options from the file or the variables (the variable winning);
+// unset, the scale is load.DefaultCardAmountScale and the currency field
+// is found by its name ("").
+func TestCardAmounts(t *testing.T) {
+	tests := []struct {
+		name     string
+		file     string
+		env      []string
+		scale    int
+		currency string
+	}{
+		{name: "unset", scale: load.DefaultCardAmountScale},
+		{name: "file", file: "[cards]\namount_scale = 0\ncurrency_field = \"ccy_code\"\n", scale: 0, currency: "ccy_code"},
+		{name: "variables over the file", file: "[cards]\namount_scale = 0\n",
+			env: []string{"CARDSYNC_CARDS_AMOUNT_SCALE=3", "CARDSYNC_CARDS_CURRENCY_FIELD=money"}, scale: 3, currency: "money"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := Load(writeFile(t, "c.toml", tt.file, 0o600), tt.env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := cfg.Settings(false, noEnv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := s.LoadOptions()
+			if o.AmountScale == nil || *o.AmountScale != tt.scale || o.CurrencyField != tt.currency {
+				t.Errorf("AmountScale %v, CurrencyField %q; want %d, %q", o.AmountScale, o.CurrencyField, tt.scale, tt.currency)
+			}
+			if got := o.Settings().Amounts; got != (load.AmountRules{Scale: tt.scale, CurrencyField: tt.currency}) {
+				t.Errorf("load's rules: %+v", got)
 			}
 		})
 	}

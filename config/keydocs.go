@@ -6,6 +6,7 @@ import (
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/load/postgres"
+	"github.com/cardsync/cardsync/money"
 )
 
 // keyDoc is what docs/configuration.md says of one file key beyond what
@@ -101,6 +102,18 @@ func keyDocs() map[string]keyDoc {
 			"or name, a name with surrounding spaces or a control character, or a name given twice is refused (load.CheckKeepFields). " +
 			"A narrower list changes each stored card once (one new version without the dropped fields), then never again; " +
 			"versions stored before keep what they held."},
+		"cards.amount_scale": {rule: fmt.Sprintf("Decimals of a card's decimal fields in their exact integer minor units "+
+			"(`card_state.minor`, the `_minor` columns of `cards_flat`) on a card whose currency field names no code ISO 4217 knows; "+
+			"a card whose currency field holds a known code takes that currency's minor unit instead (2 for USD and EUR, 0 for JPY, "+
+			"3 for KWD). A value with more decimals is rounded half to even and marked (`card_fields.rounded`, `cards.amounts_rounded`); "+
+			"one beyond 64-bit minor units is a conflict. The scale never grows with the data. %d to %d (load.CheckCardAmountScale). "+
+			"Also `card_fields.scale` of a field typed decimal, and the scale the migration to schema 17 (PostgreSQL 14) gives every "+
+			"stored card without a known currency.", 0, money.MaxScale)},
+		"cards.currency_field": {rule: "The top-level card field whose value is the card's ISO 4217 alphabetic currency code " +
+			"(three letters, any case). Empty (the default): the field found by its name, a name whose letters start with " +
+			"`currency` (currency, currency_code, CurrencyISO) or are `ccy` or `cur`, else one that holds the word (billing_currency). " +
+			"A code ISO 4217 does not know gives the card `amount_scale` (`cards.amount_currency` is then NULL). A name with " +
+			"surrounding spaces or a control character is refused (load.CheckCurrencyField)."},
 		"warehouse.page_audit_retention": {form: "Go duration", rule: "How long the per-page audit rows (`run_pages`) are kept; " +
 			"older ones are pruned after each run. `\"0\"` keeps them forever."},
 		"warehouse.field_retention": {form: "period", rule: "How long a top-level card field stays in `card_fields` (and a " +

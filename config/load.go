@@ -363,6 +363,8 @@ func keys() []key {
 			}
 			return nil
 		}},
+		intKey("cards.amount_scale", func(f *File) *int { return &f.Cards.AmountScale }),
+		stringKey("cards.currency_field", func(f *File) *string { return &f.Cards.CurrencyField }),
 		stringKey("warehouse.page_audit_retention", func(f *File) *string { return &f.Warehouse.PageAuditRetention }),
 		stringKey("warehouse.field_retention", func(f *File) *string { return &f.Warehouse.FieldRetention }),
 		parsedKey("warehouse.max_removed_fraction", "want a number", func(v string) (float64, error) { return strconv.ParseFloat(v, 64) },

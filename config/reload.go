@@ -51,6 +51,9 @@ func reloadRules() []reloadRule {
 		{"cards.keep_fields", true, func(a, b Settings) bool {
 			return (a.KeepFields == nil) != (b.KeepFields == nil) || !slices.Equal(a.KeepFields, b.KeepFields)
 		}},
+		// The scale of card money is a warehouse option too.
+		{"cards.amount_scale", true, func(a, b Settings) bool { return a.CardAmountScale != b.CardAmountScale }},
+		{"cards.currency_field", true, func(a, b Settings) bool { return a.CurrencyField != b.CurrencyField }},
 		{"warehouse.max_removed_fraction", true, func(a, b Settings) bool { return a.MaxRemovedFraction != b.MaxRemovedFraction }},
 		{"warehouse.commit_delay", true, func(a, b Settings) bool { return a.CommitDelay != b.CommitDelay }},
 		{"metrics.healthy_within", false, func(a, b Settings) bool { return a.HealthyWithin != b.HealthyWithin }},

@@ -62,6 +62,8 @@ func TestSettingsChanges(t *testing.T) {
 		{"warehouse.synchronous", true, func(s *Settings) { s.Synchronous = "normal" }},
 		{"warehouse.redact_fields", true, func(s *Settings) { s.RedactFields = []string{"pan", "cvv"} }},
 		{"cards.keep_fields", true, func(s *Settings) { s.KeepFields = []string{"status"} }},
+		{"cards.amount_scale", true, func(s *Settings) { s.CardAmountScale = 3 }},
+		{"cards.currency_field", true, func(s *Settings) { s.CurrencyField = "ccy" }},
 		{"warehouse.max_removed_fraction", true, func(s *Settings) { s.MaxRemovedFraction = 0.1 }},
 		{"warehouse.commit_delay", true, func(s *Settings) { s.CommitDelay = -1 }},
 		{"metrics.healthy_within", false, func(s *Settings) { s.HealthyWithin = 2 * time.Hour }},

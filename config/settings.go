@@ -33,6 +33,10 @@ type Settings struct {
 	// KeepFields are [cards] keep_fields (load.Options.KeepFields): nil
 	// keeps every top-level card field.
 	KeepFields []string
+	// CardAmountScale is [cards] amount_scale (load.Options.AmountScale).
+	CardAmountScale int
+	// CurrencyField is [cards] currency_field (load.Options.CurrencyField).
+	CurrencyField string
 	// PageAuditRetention is 0 to keep run_pages forever.
 	PageAuditRetention time.Duration
 	// FieldRetention is how long a card_fields row stays unseen
@@ -91,6 +95,8 @@ func (s Settings) LoadOptions() load.Options {
 		Synchronous:        s.Synchronous,
 		RedactFields:       s.RedactFields,
 		KeepFields:         s.KeepFields,
+		AmountScale:        &s.CardAmountScale,
+		CurrencyField:      s.CurrencyField,
 		Secrets:            s.Secrets,
 		MaxRemovedFraction: s.MaxRemovedFraction,
 		ChangeDelay:        s.CommitDelay,
@@ -250,6 +256,14 @@ func (c *Config) warehouseSettings(s *Settings) error {
 
 // cardsSettings parses the [cards] table; the rule is load's.
 func (c *Config) cardsSettings(s *Settings) error {
+	if err := load.CheckCardAmountScale(c.Cards.AmountScale); err != nil {
+		return c.fail("cards.amount_scale", "%v", err)
+	}
+	s.CardAmountScale = c.Cards.AmountScale
+	if err := load.CheckCurrencyField(c.Cards.CurrencyField); err != nil {
+		return c.fail("cards.currency_field", "%v", err)
+	}
+	s.CurrencyField = c.Cards.CurrencyField
 	keep := c.Cards.KeepFields
 	if keep == nil {
 		return nil

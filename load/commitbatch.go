@@ -16,7 +16,7 @@ type WalkState struct {
 	Budget FieldBudget
 	// Types are the types of the fields in Fields (card_fields.type),
 	// so a batch whose fields this run recorded reads them here; a batch
-	// whose values grow a type (FieldSet.Growth) updates them.
+	// whose values widen a type (FieldSet.Growth) updates them.
 	Types map[string]FieldType
 }
 
@@ -46,12 +46,13 @@ type BatchTx interface {
 	// returns the new fields it left out and the types card_fields holds
 	// of the batch's fields.
 	RecordFields(ctx context.Context, walkID int64, fields *FieldSet, budget *FieldBudget) ([]string, map[string]FieldType, error)
-	// GrowFields grows the fields of want (FieldSet.Growth) under the
+	// GrowFields widens the fields of want (FieldSet.Growth) under the
 	// lock that serializes card_fields' writers: it re-reads their rows,
 	// applies GrowTypes, recomputes the minor units of every stored card
-	// (all accounts) under the grown types, sets their conflicts to the
-	// misfits found, and returns the types card_fields now holds. The
-	// cards the batch writes come after it.
+	// (all accounts) under the widened types at each card's scale
+	// (Recompute: a card's stored scale stays), sets their conflicts and
+	// rounded to the values found, and returns the types card_fields now
+	// holds. The cards the batch writes come after it.
 	GrowFields(ctx context.Context, want map[string]FieldType) (map[string]FieldType, error)
 	// NumberTypes returns the types of card_fields' integer and decimal
 	// fields as they are now, read so that no growth (GrowFields of
@@ -59,8 +60,9 @@ type BatchTx interface {
 	// remembered types may be older than another account's growth.
 	NumberTypes(ctx context.Context) (map[string]FieldType, error)
 	// AddConflicts adds to card_fields.conflicts, per field, the values
-	// of the written cards that did not fit the field's type.
-	AddConflicts(ctx context.Context, conflicts map[string]int) error
+	// of the written cards that did not fit the field's type, and to
+	// card_fields.rounded those rounded to their card's scale.
+	AddConflicts(ctx context.Context, conflicts, rounded map[string]int) error
 	// SaveProgress stores the bookkeeping of the batch: every page's seen
 	// ids, the walk's running summary (an error when the walk is no longer
 	// open), the checkpoint after last and the run's counters (an error
@@ -132,23 +134,23 @@ func CommitBatch[P BatchPage](ctx context.Context, inTx func(ctx context.Context
 
 // writePages writes the pages that change something, their cards' minor
 // units under the field types st.Types (PreparedPage.ApplyTypes), counts
-// the values that do not fit in card_fields.conflicts, and tallies every
-// page.
+// the values that do not fit in card_fields.conflicts and those rounded
+// in card_fields.rounded, and tallies every page.
 func writePages[P BatchPage](ctx context.Context, tx BatchTx, pages []P, st WalkState) (*BatchTally, error) {
-	conflicts := map[string]int{}
+	conflicts, rounded := map[string]int{}, map[string]int{}
 	var tally BatchTally
 	for _, p := range pages {
 		pp := p.Prepared()
 		if pp.Changes() {
-			pp.ApplyTypes(st.Types, conflicts)
+			pp.ApplyTypes(st.Types, conflicts, rounded)
 			if err := tx.WritePage(ctx, st.WalkID, pp); err != nil {
 				return nil, err
 			}
 		}
 		tally.Add(pp, st.FirstTotal)
 	}
-	if len(conflicts) > 0 {
-		if err := tx.AddConflicts(ctx, conflicts); err != nil {
+	if len(conflicts) > 0 || len(rounded) > 0 {
+		if err := tx.AddConflicts(ctx, conflicts, rounded); err != nil {
 			return nil, err
 		}
 	}
@@ -156,11 +158,11 @@ func writePages[P BatchPage](ctx context.Context, tx BatchTx, pages []P, st Walk
 }
 
 // currentTypes brings st.Types up to date for a batch that writes
-// integer or decimal values: when they grow a type (FieldSet.Growth) it
-// grows under card_fields' lock (BatchTx.GrowFields), else the batch reads
-// the current types of number fields (BatchTx.NumberTypes), so its cards'
-// minor units are at the scale every other card has. A batch that writes
-// no number (an unchanged page) asks nothing.
+// integer or decimal values: when they widen a type (FieldSet.Growth) it
+// widens under card_fields' lock (BatchTx.GrowFields), else the batch
+// reads the current types of number fields (BatchTx.NumberTypes), so a
+// field another writer widened gets its cards' minor units here too. A
+// batch that writes no number (an unchanged page) asks nothing.
 func currentTypes(ctx context.Context, tx BatchTx, fields *FieldSet, st *WalkState) error {
 	var cur map[string]FieldType
 	var err error

@@ -48,8 +48,9 @@ type ConflictTx interface {
 	// order, each marked Before or not.
 	CardHistory(ctx context.Context, walkID int64, id string) ([]CardVersion, error)
 	// ConflictTypes returns the types of card_fields' integer and decimal
-	// fields, for the minor units of a restored card.
-	ConflictTypes(ctx context.Context) (map[string]FieldType, error)
+	// fields and the writer's amount rules, for the money of a restored
+	// card.
+	ConflictTypes(ctx context.Context) (map[string]FieldType, AmountRules, error)
 	// RestoreCard applies fix: the card's versions after fix.Keep are
 	// deleted, fix.Keep is open again with fix.Data, card_state holds
 	// fix.Data, fix.Hash and fix.Minor (NULL when ""), is current, and its
@@ -140,20 +141,20 @@ type ConflictFix struct {
 	ID string
 	// Keep is the version left open; every later one is deleted.
 	Keep int64
-	// Data is what Keep and card_state hold, Hash its DataHash and Minor
-	// its card_state.minor ("": NULL).
+	// Data is what Keep and card_state hold, Hash its DataHash and Money
+	// its card_state money (minor units at its scale, currency, flag).
 	Data  string
 	Hash  []byte
-	Minor string
+	Money StoredMoney
 	// Dropped are the versions deleted.
 	Dropped []CardVersion
 }
 
 // ResolveConflict is the rule for a card in conflict (see ConflictTx)
 // over versions, its versions from the last one made before the walk on
-// (CardHistory); types give the minor units of the content kept. ok is
+// (CardHistory); types and rules give the money of the content kept. ok is
 // false when there is nothing to do: the walk wrote no version of it.
-func ResolveConflict(id string, versions []CardVersion, types map[string]FieldType) (fix ConflictFix, ok bool) {
+func ResolveConflict(id string, versions []CardVersion, types map[string]FieldType, rules AmountRules) (fix ConflictFix, ok bool) {
 	var before *CardVersion
 	walk := versions
 	if len(walk) > 0 && walk[0].Before {
@@ -181,7 +182,7 @@ func ResolveConflict(id string, versions []CardVersion, types map[string]FieldTy
 		fix = ConflictFix{Data: before.Data, Hash: DataHash([]byte(before.Data))}
 	}
 	fix.ID, fix.Keep = id, keep.Version
-	fix.Minor = Recompute(types).Minor(compactJSON(fix.Data))
+	fix.Money = Recompute(types, rules).Card(compactJSON(fix.Data), nil)
 	fix.Dropped = append([]CardVersion(nil), kept...)
 	return fix, true
 }
@@ -208,7 +209,7 @@ func resolveConflicts(ctx context.Context, tx ConflictTx, walkID, runID int64) (
 	if len(conflicts) == 0 {
 		return nil, 0, nil
 	}
-	types, err := tx.ConflictTypes(ctx)
+	types, rules, err := tx.ConflictTypes(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -220,7 +221,7 @@ func resolveConflicts(ctx context.Context, tx ConflictTx, walkID, runID int64) (
 		if err != nil {
 			return nil, 0, err
 		}
-		fix, ok := ResolveConflict(c.ID, versions, types)
+		fix, ok := ResolveConflict(c.ID, versions, types, rules)
 		if !ok {
 			continue
 		}

@@ -70,7 +70,7 @@ func TestResolveConflict(t *testing.T) {
 					vs = append(vs, CardVersion{Version: next, RunID: 10 + int64(i%2), Change: change, Data: d})
 					next++
 				}
-				fix, ok := ResolveConflict("7", vs, types)
+				fix, ok := ResolveConflict("7", vs, types, DefaultAmountRules())
 				if !ok || fix.Keep != tt.wantKeep || fix.Data != tt.wantData || !bytes.Equal(fix.Hash, DataHash([]byte(tt.wantData))) {
 					t.Fatalf("ResolveConflict(%v) = %+v, %v; want keep %d with %s", vs, fix, ok, tt.wantKeep, tt.wantData)
 				}
@@ -89,7 +89,7 @@ func TestResolveConflict(t *testing.T) {
 			}
 		})
 	}
-	if _, ok := ResolveConflict("7", []CardVersion{{Version: 2, Change: "new", Data: docs[0], Before: true}}, types); ok {
+	if _, ok := ResolveConflict("7", []CardVersion{{Version: 2, Change: "new", Data: docs[0], Before: true}}, types, DefaultAmountRules()); ok {
 		t.Error("a card the walk did not write was changed")
 	}
 }

@@ -33,13 +33,17 @@ const MaxNewFieldsPerWalk = 1000
 // (PruneFields), and their cards_flat columns go with them.
 const DefaultFieldRetention = 90 * 24 * time.Hour
 
-// FlatLimits bound a database's cards_flat view.
+// FlatLimits bound a database's cards_flat view, and carry the scale
+// card_fields gives a field typed decimal.
 type FlatLimits struct {
 	// Fields is how many field columns the view holds at most.
 	Fields int
 	// ColumnBytes bounds a column name in bytes: a longer field name is cut
 	// and given a short hash, a suffix never makes it longer.
 	ColumnBytes int
+	// AmountScale is card_fields.scale of a field typed decimal: the
+	// writer's [cards] amount_scale (AmountRules.Scale).
+	AmountScale int
 }
 
 // FieldRow is one row of card_fields as the page commit reads and writes
@@ -55,9 +59,8 @@ type FieldRow struct {
 	// LastSeen is when a commit last saw the field (card_fields.last_seen_at).
 	LastSeen time.Time
 	// Type is card_fields.type, scale and minor_column: set from the first
-	// batch that holds non-null values of the field; then a decimal's
-	// scale grows and an integer widens to decimal (GrowTypes), and every
-	// other change is a conflict.
+	// batch that holds non-null values of the field; then an integer
+	// widens to decimal (GrowTypes), and every other change is a conflict.
 	Type FieldType
 }
 
@@ -76,7 +79,7 @@ type FieldRow struct {
 // decimal field while the view has room (a minor column counts as a
 // column of the view); such a row is added or updated. Every field's
 // column is named before any minor-units column. A type once set changes
-// only by growing (FieldSet.Growth, GrowTypes).
+// only by an integer widening to decimal (FieldSet.Growth, GrowTypes).
 func PlanFields(have []FieldRow, s *FieldSet, runID int64, lim FlatLimits, room int) (add, update []FieldRow, skipped []string) {
 	byName := make(map[string]FieldRow, len(have))
 	for _, f := range have {

@@ -115,6 +115,10 @@ func (o Options) Validate() error {
 	add("Checkpoint", CheckCheckpoint(o.Checkpoint))
 	add("Account", CheckAccountName(o.Account))
 	add("KeepFields", CheckKeepFields(o.KeepFields))
+	if o.AmountScale != nil {
+		add("AmountScale", CheckCardAmountScale(*o.AmountScale))
+	}
+	add("CurrencyField", CheckCurrencyField(o.CurrencyField))
 	return errors.Join(errs...)
 }
 
@@ -148,6 +152,15 @@ type Options struct {
 	// fields' names as stored (card_fields.name), matched exactly. nil
 	// stores every field.
 	KeepFields []string
+	// AmountScale is the decimals of card amounts ([cards] amount_scale)
+	// on a card that names no currency ISO 4217 knows: a card's decimal
+	// fields are held in integer minor units at its currency's minor unit,
+	// else at this scale (AmountRules). nil: DefaultCardAmountScale.
+	AmountScale *int
+	// CurrencyField is the top-level card field holding a card's currency
+	// ([cards] currency_field); "": the field found by its name
+	// (IsCurrencyName).
+	CurrencyField string
 	// Secrets are the password and the tokens in use (nil: none): every
 	// string, key and number of card and account JSON, every account field,
 	// rejected item and reason has them replaced by "[REDACTED]" before it

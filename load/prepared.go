@@ -73,20 +73,30 @@ type CardWrite struct {
 	hash   []byte
 	change string // new, changed, returned (as classified before the write)
 	values []FieldValue
-	minor  string // card_state.minor ("": NULL), set by ApplyTypes
+	money  CardMoney // the scale of its decimal fields (AmountRules.Of)
+	minor  string    // card_state.minor ("": NULL), set by ApplyTypes
+	// rounded: a decimal value was rounded to the scale (ApplyTypes).
+	rounded bool
 }
 
 // Minor is the card's card_state.minor: the minor units of its decimal
 // fields as a JSON object, "" (NULL) when it has none (MinorJSON).
 func (c CardWrite) Minor() string { return c.minor }
 
+// Money is card_state's amount_scale, amount_currency ("": NULL) and
+// amounts_rounded of the card.
+func (c CardWrite) Money() StoredMoney {
+	return StoredMoney{Minor: c.minor, Scale: c.money.Scale, Currency: c.money.Currency, Rounded: c.rounded}
+}
+
 // ApplyTypes sets the minor units (CardWrite.Minor) of the cards p writes
-// under the field types, and counts in conflicts, per field, their values
-// that do not fit their field's type.
-func (p *PreparedPage) ApplyTypes(types map[string]FieldType, conflicts map[string]int) {
+// under the field types, each at its card's scale, and counts, per
+// field, their values that do not fit their field's type in conflicts and
+// those rounded to the scale in rounded.
+func (p *PreparedPage) ApplyTypes(types map[string]FieldType, conflicts, rounded map[string]int) {
 	for _, cs := range [][]CardWrite{p.fresh, p.writes} {
 		for i := range cs {
-			cs[i].minor = MinorJSON(cs[i].values, types, conflicts)
+			cs[i].minor, cs[i].rounded = MinorJSON(cs[i].values, types, cs[i].money.Scale, conflicts, rounded)
 		}
 	}
 }
@@ -107,8 +117,9 @@ func (c CardWrite) Change() string { return c.change }
 // Compare sorts the page's storable cards by what the warehouse holds of
 // each (have[i] of cards[i]) and counts them in the result: a card not
 // stored is new, one marked removed is returned, one whose hash differs is
-// changed, the rest are unchanged (counted, not written).
-func (p *PreparedPage) Compare(cards []PreparedCard, have []StoredCard) {
+// changed, the rest are unchanged (counted, not written). Each card
+// written gets the scale of its decimal fields by rules (AmountRules.Of).
+func (p *PreparedPage) Compare(cards []PreparedCard, have []StoredCard, rules AmountRules) {
 	for i, c := range cards {
 		s := have[i]
 		change := ""
@@ -127,10 +138,10 @@ func (p *PreparedPage) Compare(cards []PreparedCard, have []StoredCard) {
 		}
 		switch change {
 		case "new":
-			p.fresh = append(p.fresh, CardWrite{id: c.ID, data: string(c.Data), hash: c.Hash, change: change, values: cardValues(c.Data, c.Fields)})
+			p.fresh = append(p.fresh, CardWrite{id: c.ID, data: string(c.Data), hash: c.Hash, change: change, values: cardValues(c.Data, c.Fields), money: rules.Of(c.Data)})
 		case "":
 		default:
-			p.writes = append(p.writes, CardWrite{id: c.ID, data: string(c.Data), hash: c.Hash, change: change, values: cardValues(c.Data, c.Fields)})
+			p.writes = append(p.writes, CardWrite{id: c.ID, data: string(c.Data), hash: c.Hash, change: change, values: cardValues(c.Data, c.Fields), money: rules.Of(c.Data)})
 		}
 	}
 }

@@ -30,7 +30,9 @@ type CardSum struct {
 	// Summed counts the cards whose balance fits its field's type: for a
 	// decimal field, the cards with minor units in card_state.minor; for an
 	// integer field, the integers. Sum is their exact sum as decimal text
-	// at Scale (card_fields.scale; 0 for an integer field), "" when the
+	// at Scale (the cards' card_state.amount_scale: the currency's ISO 4217
+	// minor unit, else [cards] amount_scale, the largest when the cards of
+	// one currency have several; 0 for an integer field), "" when the
 	// field is neither decimal nor integer (nothing is summed).
 	Summed int64
 	Sum    string
@@ -63,11 +65,13 @@ type CardSumTally struct {
 type currencySum struct {
 	cards, summed, unparsed, noBalance int64
 	sum                                big.Int
+	// scale is sum's (-1: nothing summed yet).
+	scale int
 }
 
 // NewCardSumTally returns an empty tally for a balance field of
 // card_fields.type kind ("" when card_fields has no row for it) and
-// card_fields.scale scale.
+// card_fields.scale scale (the scale of a card that stores none).
 func NewCardSumTally(kind string, scale int) *CardSumTally {
 	t := FieldType{Kind: ParseKind(kind), Scale: scale}
 	if t.Kind != KindDecimal {
@@ -77,13 +81,14 @@ func NewCardSumTally(kind string, scale int) *CardSumTally {
 }
 
 // Add counts n cards whose currency and balance fields have the JSON text
-// currency and balance (nil: the field is absent) and whose balance minor
-// units in card_state.minor are minor (nil: none).
-func (t *CardSumTally) Add(currency, balance, minor *string, n int64) {
+// currency and balance (nil: the field is absent), whose balance minor
+// units in card_state.minor are minor (nil: none) at card_state's
+// amount_scale scale (nil: the field's).
+func (t *CardSumTally) Add(currency, balance, minor *string, scale *int64, n int64) {
 	name := currencyName(currency)
 	c := t.byCurrency[name]
 	if c == nil {
-		c = &currencySum{}
+		c = &currencySum{scale: -1}
 		t.byCurrency[name] = c
 	}
 	c.cards += n
@@ -97,8 +102,30 @@ func (t *CardSumTally) Add(currency, balance, minor *string, n int64) {
 		return
 	}
 	c.summed += n
-	c.sum.Add(&c.sum, units.Mul(units, big.NewInt(n)))
+	units.Mul(units, big.NewInt(n))
+	at := 0
+	if t.field.Kind == KindDecimal {
+		at = t.field.Scale
+		if scale != nil {
+			at = int(*scale)
+		}
+	}
+	// Cards of one currency at several scales are summed at the largest,
+	// exactly.
+	switch {
+	case c.scale < 0:
+		c.scale = at
+	case at > c.scale:
+		c.sum.Mul(&c.sum, pow10(at-c.scale))
+		c.scale = at
+	case at < c.scale:
+		units.Mul(units, pow10(c.scale-at))
+	}
+	c.sum.Add(&c.sum, units)
 }
+
+// pow10 is 10^n.
+func pow10(n int) *big.Int { return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil) }
 
 // units is one card's balance in minor units at the field's scale: a
 // decimal field's from card_state.minor, an integer field's integer.
@@ -147,7 +174,10 @@ func (t *CardSumTally) Sums() ([]CardSum, error) {
 	for name, c := range t.byCurrency {
 		s := CardSum{Currency: name, Cards: c.cards, Summed: c.summed, Unparsed: c.unparsed, NoBalance: c.noBalance}
 		if summable {
-			s.Scale = t.field.Scale
+			s.Scale = max(c.scale, 0)
+			if c.scale < 0 && t.field.Kind == KindDecimal {
+				s.Scale = t.field.Scale
+			}
 			s.Sum = bigDecimal(&c.sum, s.Scale)
 		}
 		out = append(out, s)

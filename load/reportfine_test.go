@@ -103,20 +103,20 @@ func TestFineMerges(t *testing.T) {
 func TestCardSumsExact(t *testing.T) {
 	tally := NewCardSumTally("decimal", 2)
 	s := func(v string) *string { return &v }
-	tally.Add(s(`"USD"`), s(`"0.10"`), s("10"), 1)
-	tally.Add(s(`"USD"`), s(`0.2`), s("20"), 1)
-	tally.Add(s(`"USD"`), s(`"12.345"`), nil, 1)
-	tally.Add(s(`"USD"`), s(`"0.1E1"`), nil, 1)
-	tally.Add(s(`"EUR"`), s(`"90071992547409.93"`), s("9007199254740993"), 1)
-	tally.Add(s(`"EUR"`), s(`"92233720368547758.07"`), s("9223372036854775807"), 2)
-	tally.Add(s(`"EUR"`), s(`"0.01"`), s("1"), 2)
-	tally.Add(s(`"EUR"`), s(`"abc"`), nil, 1)
-	tally.Add(s(`"EUR"`), s(`true`), nil, 1)
-	tally.Add(s(`"EUR"`), s(`null`), nil, 1)
-	tally.Add(s(`"EUR"`), nil, nil, 1)
-	tally.Add(nil, s(`"-5.5"`), s("-550"), 1)
-	tally.Add(s(`null`), s(`"1.25"`), s("125"), 1)
-	tally.Add(s(`7`), s(`"1"`), s("100"), 1)
+	tally.Add(s(`"USD"`), s(`"0.10"`), s("10"), nil, 1)
+	tally.Add(s(`"USD"`), s(`0.2`), s("20"), nil, 1)
+	tally.Add(s(`"USD"`), s(`"12.345"`), nil, nil, 1)
+	tally.Add(s(`"USD"`), s(`"0.1E1"`), nil, nil, 1)
+	tally.Add(s(`"EUR"`), s(`"90071992547409.93"`), s("9007199254740993"), nil, 1)
+	tally.Add(s(`"EUR"`), s(`"92233720368547758.07"`), s("9223372036854775807"), nil, 2)
+	tally.Add(s(`"EUR"`), s(`"0.01"`), s("1"), nil, 2)
+	tally.Add(s(`"EUR"`), s(`"abc"`), nil, nil, 1)
+	tally.Add(s(`"EUR"`), s(`true`), nil, nil, 1)
+	tally.Add(s(`"EUR"`), s(`null`), nil, nil, 1)
+	tally.Add(s(`"EUR"`), nil, nil, nil, 1)
+	tally.Add(nil, s(`"-5.5"`), s("-550"), nil, 1)
+	tally.Add(s(`null`), s(`"1.25"`), s("125"), nil, 1)
+	tally.Add(s(`7`), s(`"1"`), s("100"), nil, 1)
 	got, err := tally.Sums()
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +130,7 @@ func TestCardSumsExact(t *testing.T) {
 	checkSums(t, got, want)
 
 	bad := NewCardSumTally("decimal", 2)
-	bad.Add(s(`"USD"`), s(`"1.00"`), s("1.5"), 1)
+	bad.Add(s(`"USD"`), s(`"1.00"`), s("1.5"), nil, 1)
 	if _, err := bad.Sums(); err == nil {
 		t.Error("minor units 1.5 summed")
 	}
@@ -143,11 +143,11 @@ func TestCardSumsExact(t *testing.T) {
 func TestCardSumsByType(t *testing.T) {
 	s := func(v string) *string { return &v }
 	add := func(tally *CardSumTally) {
-		tally.Add(s(`"USD"`), s(`9223372036854775807`), nil, 2)
-		tally.Add(s(`"USD"`), s(`"-7"`), nil, 1)
-		tally.Add(s(`"USD"`), s(`"1.50"`), nil, 1)
-		tally.Add(s(`"USD"`), s(`"n/a"`), nil, 1)
-		tally.Add(s(`"USD"`), nil, nil, 1)
+		tally.Add(s(`"USD"`), s(`9223372036854775807`), nil, nil, 2)
+		tally.Add(s(`"USD"`), s(`"-7"`), nil, nil, 1)
+		tally.Add(s(`"USD"`), s(`"1.50"`), nil, nil, 1)
+		tally.Add(s(`"USD"`), s(`"n/a"`), nil, nil, 1)
+		tally.Add(s(`"USD"`), nil, nil, nil, 1)
 	}
 	integer := NewCardSumTally("integer", 0)
 	add(integer)

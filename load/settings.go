@@ -29,6 +29,9 @@ type Settings struct {
 	// Batch are Options.BatchPages, BatchDelay and ChangeDelay (defaults
 	// DefaultBatchPages, DefaultBatchDelay and DefaultChangeDelay).
 	Batch BatchLimits
+	// Amounts are Options.AmountScale (default DefaultCardAmountScale) and
+	// CurrencyField: the scale of each card's decimal fields.
+	Amounts AmountRules
 }
 
 // Settings returns the settings of o every warehouse shares, defaults
@@ -43,6 +46,10 @@ func (o Options) Settings() Settings {
 		KeepFields:         o.KeepFields,
 		MaxRemovedFraction: d.MaxRemovedFraction,
 		Batch:              BatchLimits{Pages: o.BatchPages, Delay: o.BatchDelay, ChangeDelay: o.ChangeDelay}.withDefaults(),
+		Amounts:            AmountRules{Scale: DefaultCardAmountScale, CurrencyField: o.CurrencyField},
+	}
+	if o.AmountScale != nil {
+		s.Amounts.Scale = *o.AmountScale
 	}
 	if s.Now == nil {
 		s.Now = time.Now

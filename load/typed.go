@@ -21,8 +21,9 @@ const (
 	// '-' and digits within int64.
 	KindInteger
 	// KindDecimal: a JSON number with a fraction or an exponent, or a
-	// string holding a plain decimal ("4966.76", "-0.07"), exact at its
-	// scale within int64 minor units.
+	// string holding a plain decimal ("4966.76", "-0.07"), whose whole
+	// part is within int64 (its decimals are not bounded: a card's scale
+	// rounds them, AmountRules).
 	KindDecimal
 	// KindBoolean: true or false.
 	KindBoolean
@@ -116,11 +117,8 @@ func classifyString(b []byte, str func([]byte) string) Value {
 	}
 	s := str(b)
 	if i := strings.IndexByte(s, '.'); i > 0 && isDigits(strings.TrimPrefix(s[:i], "-")) && isDigits(s[i+1:]) {
-		scale := len(s) - i - 1
-		if scale <= money.MaxScale {
-			if _, err := money.Parse(s, scale); err == nil {
-				return Value{Kind: KindDecimal, Scale: scale, Number: s}
-			}
+		if wholeFits(s) {
+			return Value{Kind: KindDecimal, Scale: len(s) - i - 1, Number: s}
 		}
 	}
 	return Value{Kind: KindText}
@@ -159,14 +157,19 @@ func classifyNumber(raw []byte, str func([]byte) string) Value {
 	if i := strings.IndexByte(mant, '.'); i >= 0 {
 		frac = len(mant) - i - 1
 	}
-	scale := max(0, frac-exp)
-	if scale > money.MaxScale {
+	if !wholeFits(s) {
 		return Value{Kind: KindText}
 	}
-	if _, err := money.Parse(s, scale); err != nil {
-		return Value{Kind: KindText}
-	}
-	return Value{Kind: KindDecimal, Scale: scale, Number: s}
+	return Value{Kind: KindDecimal, Scale: max(0, frac-exp), Number: s}
+}
+
+// wholeFits: the decimal text s, rounded half to even to a whole number,
+// is within int64. Its decimals are not bounded: a card's scale
+// (AmountRules) rounds them, so 0.30000000000000004 is a decimal however
+// many digits the noise has.
+func wholeFits(s string) bool {
+	_, _, err := money.ParseRound(s, 0)
+	return err == nil
 }
 
 // isInteger: an optional '-' and digits, within int64.
@@ -227,8 +230,9 @@ func trimSpace(b []byte) []byte {
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // FieldType is a field's type as card_fields holds it: the kind, the
-// scale of a decimal, and its cards_flat minor-units column ("" when
-// none).
+// scale of a decimal (card_fields.scale: the [cards] amount_scale of the
+// writer that typed it, the scale of a card without a known currency),
+// and its cards_flat minor-units column ("" when none).
 type FieldType struct {
 	Kind        Kind
 	Scale       int
@@ -236,37 +240,38 @@ type FieldType struct {
 }
 
 // Fit says whether v fits the type t and, for a decimal type, gives v's
-// minor units at t's scale. A null fits every type; every value fits text
-// and an undecided (null) type. A decimal type takes integers and decimals
-// with no more non-zero fraction digits than its scale, within int64
-// minor units.
-func (t FieldType) Fit(v Value) (minor int64, ok bool) {
+// minor units at scale, the scale of the card that holds it
+// (AmountRules.Of): never t.Scale alone and never v's own decimals. A null
+// fits every type; every value fits text and an undecided (null) type. A
+// decimal type takes integers and decimals within int64 minor units at
+// scale; a value with more decimals than scale is rounded half to even
+// (rounded reports a change), one beyond int64 does not fit.
+func (t FieldType) Fit(v Value, scale int) (minor int64, rounded, ok bool) {
 	if v.Kind == KindNull {
-		return 0, true
+		return 0, false, true
 	}
 	switch t.Kind {
 	case KindNull, KindText:
-		return 0, true
+		return 0, false, true
 	case KindDecimal:
 		if v.Kind != KindInteger && v.Kind != KindDecimal {
-			return 0, false
+			return 0, false, false
 		}
-		a, err := money.Parse(v.Number, t.Scale)
+		a, r, err := money.ParseRound(v.Number, scale)
 		if err != nil {
-			return 0, false
+			return 0, false, false
 		}
-		return a.Minor(), true
+		return a.Minor(), r, true
 	default:
-		return 0, v.Kind == t.Kind
+		return 0, false, v.Kind == t.Kind
 	}
 }
 
 // kindSeen is what a batch saw of a field's non-null values: a bit per
-// kind, how many values of each kind, and the largest decimal scale.
+// kind and how many values of each kind.
 type kindSeen struct {
 	mask  uint16
 	count [KindArray + 1]int
-	scale int
 }
 
 func (k *kindSeen) add(v Value) {
@@ -275,9 +280,6 @@ func (k *kindSeen) add(v Value) {
 	}
 	k.mask |= 1 << v.Kind
 	k.count[v.Kind]++
-	if v.Kind == KindDecimal {
-		k.scale = max(k.scale, v.Scale)
-	}
 }
 
 // merge adds o's values to k.
@@ -286,35 +288,34 @@ func (k *kindSeen) merge(o kindSeen) {
 	for i, n := range o.count {
 		k.count[i] += n
 	}
-	k.scale = max(k.scale, o.scale)
 }
 
 // decide is card_fields.type's rule for the first non-null values seen:
 // the kind that more than half of them have, integers and decimals
-// counted together (integer when all of those are integers, else decimal
-// at the largest scale seen); the others are then conflicts, so one "N/A"
-// among amounts never turns an amount field into text. No kind with
-// more than half: text; none: null.
-func (k kindSeen) decide() (Kind, int) {
+// counted together (integer when all of those are integers, else
+// decimal, whose scale the values never set: AmountRules); the others
+// are then conflicts, so one "N/A" among amounts never turns an amount
+// field into text. No kind with more than half: text; none: null.
+func (k kindSeen) decide() Kind {
 	total := 0
 	for _, n := range k.count {
 		total += n
 	}
 	if total == 0 {
-		return KindNull, 0
+		return KindNull
 	}
 	if numbers := k.count[KindInteger] + k.count[KindDecimal]; 2*numbers > total {
 		if k.count[KindDecimal] == 0 {
-			return KindInteger, 0
+			return KindInteger
 		}
-		return KindDecimal, k.scale
+		return KindDecimal
 	}
 	for kind := KindBoolean; kind <= KindArray; kind++ {
 		if kind != KindText && 2*k.count[kind] > total {
-			return kind, 0
+			return kind
 		}
 	}
-	return KindText, 0
+	return KindText
 }
 
 // FieldValue is one top-level field of a card and its value's class.
@@ -350,24 +351,30 @@ func cardValues(data []byte, fields []redact.Field) []FieldValue {
 }
 
 // MinorJSON is card_state.minor of a card whose values are vs under the
-// field types types: a JSON object of each decimal field's minor units
-// ("" when it has none), its keys in canonical JSON text as package redact
-// writes them. conflicts is counted, per field, the values that do not
-// fit their field's type.
-func MinorJSON(vs []FieldValue, types map[string]FieldType, conflicts map[string]int) string {
+// field types types, at the card's scale (AmountRules.Of): a JSON object
+// of each decimal field's minor units ("" when it has none), its keys in
+// canonical JSON text as package redact writes them. conflicts is
+// counted, per field, the values that do not fit their field's type, and
+// rounded the values rounded half to even to the scale; anyRounded
+// reports whether the card has one (card_state.amounts_rounded).
+func MinorJSON(vs []FieldValue, types map[string]FieldType, scale int, conflicts, rounded map[string]int) (_ string, anyRounded bool) {
 	var b []byte
 	for _, fv := range vs {
 		t, ok := types[fv.Name]
 		if !ok {
 			continue
 		}
-		minor, fits := t.Fit(fv.Value)
+		minor, r, fits := t.Fit(fv.Value, scale)
 		if !fits {
 			conflicts[fv.Name]++
 			continue
 		}
 		if t.Kind != KindDecimal {
 			continue
+		}
+		if r {
+			rounded[fv.Name]++
+			anyRounded = true
 		}
 		if b == nil {
 			b = append(b, '{')
@@ -384,9 +391,9 @@ func MinorJSON(vs []FieldValue, types map[string]FieldType, conflicts map[string
 		b = strconv.AppendInt(b, minor, 10)
 	}
 	if b == nil {
-		return ""
+		return "", anyRounded
 	}
-	return string(append(b, '}'))
+	return string(append(b, '}')), anyRounded
 }
 
 // plainKey: s is its own canonical key text (no '"', '\\' or control

@@ -31,7 +31,11 @@ func TestClassifyValue(t *testing.T) {
 		{`1.5e1`, KindDecimal, 0},
 		{`15e-3`, KindDecimal, 3},
 		{`1e400`, KindText, 0},
-		{`1.0000000000000000001`, KindText, 0}, // scale 19 > money.MaxScale
+		{`1.0000000000000000001`, KindDecimal, 19}, // a card's scale rounds it
+		{`0.30000000000000004`, KindDecimal, 17},   // PHP's 0.1 + 0.2
+		{`"0.30000000000000004"`, KindDecimal, 17},
+		{`"92233720368547758.07"`, KindDecimal, 2},
+		{`"9223372036854775808.5"`, KindText, 0}, // whole part beyond int64
 		{`true`, KindBoolean, 0},
 		{`false`, KindBoolean, 0},
 		{`null`, KindNull, 0},
@@ -61,60 +65,72 @@ func TestKindsDecide(t *testing.T) {
 		values []string
 		want   string
 	}{
-		{nil, "null 0"},
-		{[]string{`null`}, "null 0"},
-		{[]string{`1`, `"2"`, `null`}, "integer 0"},
-		{[]string{`1`, `"2.5"`, `3.125`}, "decimal 3"},
-		{[]string{`"1.00"`, `"2.50"`}, "decimal 2"},
-		{[]string{`true`, `false`}, "boolean 0"},
-		{[]string{`"2025-03-01"`, `"2025-03-01T12:00:00Z"`}, "timestamp 0"},
-		{[]string{`{}`, `{"a":1}`}, "object 0"},
-		{[]string{`[]`}, "array 0"},
-		{[]string{`"x"`}, "text 0"},
-		{[]string{`"1.00"`, `"N/A"`}, "text 0"},             // no kind has more than half
-		{[]string{`"1.00"`, `"2.5"`, `"N/A"`}, "decimal 2"}, // "N/A" is then a conflict
-		{[]string{`1`, `2`, `"x"`}, "integer 0"},
-		{[]string{`"x"`, `"y"`, `1.5`}, "text 0"},
-		{[]string{`true`, `false`, `"maybe"`}, "boolean 0"},
-		{[]string{`true`, `1`}, "text 0"},
+		{nil, "null"},
+		{[]string{`null`}, "null"},
+		{[]string{`1`, `"2"`, `null`}, "integer"},
+		{[]string{`1`, `"2.5"`, `3.125`}, "decimal"},
+		{[]string{`"1.00"`, `"2.50"`}, "decimal"},
+		{[]string{`true`, `false`}, "boolean"},
+		{[]string{`"2025-03-01"`, `"2025-03-01T12:00:00Z"`}, "timestamp"},
+		{[]string{`{}`, `{"a":1}`}, "object"},
+		{[]string{`[]`}, "array"},
+		{[]string{`"x"`}, "text"},
+		{[]string{`"1.00"`, `"N/A"`}, "text"},             // no kind has more than half
+		{[]string{`"1.00"`, `"2.5"`, `"N/A"`}, "decimal"}, // "N/A" is then a conflict
+		{[]string{`1`, `2`, `"x"`}, "integer"},
+		{[]string{`"x"`, `"y"`, `1.5`}, "text"},
+		{[]string{`true`, `false`, `"maybe"`}, "boolean"},
+		{[]string{`true`, `1`}, "text"},
 	} {
 		var k kindSeen
 		for _, raw := range c.values {
 			k.add(ClassifyValue([]byte(raw)))
 		}
-		kind, scale := k.decide()
-		if got := fmt.Sprint(kind, " ", scale); got != c.want {
+		if got := fmt.Sprint(k.decide()); got != c.want {
 			t.Errorf("%q: %s, want %s", c.values, got, c.want)
 		}
 	}
 }
 
+// TestFieldTypeFit: a decimal type holds a value at the card's scale,
+// whatever the type's own scale and the value's decimals: more decimals
+// are rounded half to even and reported, a value beyond int64 minor units
+// at that scale does not fit.
 func TestFieldTypeFit(t *testing.T) {
 	dec := FieldType{Kind: KindDecimal, Scale: 2}
 	for _, c := range []struct {
-		t     FieldType
-		raw   string
-		minor int64
-		ok    bool
+		t       FieldType
+		raw     string
+		scale   int
+		minor   int64
+		rounded bool
+		ok      bool
 	}{
-		{dec, `"4966.76"`, 496676, true},
-		{dec, `"-0.07"`, -7, true},
-		{dec, `"7"`, 700, true},
-		{dec, `12.340`, 1234, true},
-		{dec, `null`, 0, true},
-		{dec, `"12.345"`, 0, false},
-		{dec, `"N/A"`, 0, false},
-		{dec, `1e400`, 0, false},
-		{dec, `"92233720368547758.08"`, 0, false}, // minor units beyond int64
-		{dec, `true`, 0, false},
-		{FieldType{Kind: KindInteger}, `"12"`, 0, true},
-		{FieldType{Kind: KindInteger}, `"12.5"`, 0, false},
-		{FieldType{Kind: KindText}, `[1]`, 0, true},
-		{FieldType{Kind: KindBoolean}, `"true"`, 0, false},
+		{dec, `"4966.76"`, 2, 496676, false, true},
+		{dec, `"-0.07"`, 2, -7, false, true},
+		{dec, `"7"`, 2, 700, false, true},
+		{dec, `12.340`, 2, 1234, false, true},
+		{dec, `null`, 2, 0, false, true},
+		{dec, `"12.345"`, 2, 1234, true, true}, // half to even: down
+		{dec, `"12.355"`, 2, 1236, true, true}, // half to even: up
+		{dec, `0.30000000000000004`, 2, 30, true, true},
+		{dec, `"1007.01"`, 0, 1007, true, true}, // a JPY card
+		{dec, `"1007.01"`, 3, 1007010, false, true},
+		{FieldType{Kind: KindDecimal, Scale: 17}, `"15.00"`, 2, 1500, false, true}, // the card's scale, not the type's
+		{dec, `"N/A"`, 2, 0, false, false},
+		{dec, `1e400`, 2, 0, false, false},
+		{dec, `"92233720368547758.07"`, 2, 9223372036854775807, false, true},
+		{dec, `"92233720368547758.08"`, 2, 0, false, false}, // minor units beyond int64
+		{dec, `"92233720368547758.07"`, 3, 0, false, false},
+		{dec, `true`, 2, 0, false, false},
+		{FieldType{Kind: KindInteger}, `"12"`, 2, 0, false, true},
+		{FieldType{Kind: KindInteger}, `"12.5"`, 2, 0, false, false},
+		{FieldType{Kind: KindText}, `[1]`, 2, 0, false, true},
+		{FieldType{Kind: KindBoolean}, `"true"`, 2, 0, false, false},
 	} {
-		minor, ok := c.t.Fit(ClassifyValue([]byte(c.raw)))
-		if minor != c.minor || ok != c.ok {
-			t.Errorf("%v/%d %s: %d %v, want %d %v", c.t.Kind, c.t.Scale, c.raw, minor, ok, c.minor, c.ok)
+		minor, rounded, ok := c.t.Fit(ClassifyValue([]byte(c.raw)), c.scale)
+		if minor != c.minor || rounded != c.rounded || ok != c.ok {
+			t.Errorf("%v/%d %s at %d: %d %v %v, want %d %v %v", c.t.Kind, c.t.Scale, c.raw, c.scale, minor, rounded, ok, c.minor, c.rounded, c.ok)
 		}
 	}
 }
@@ -127,24 +143,32 @@ func TestDataValuesAndMinorJSON(t *testing.T) {
 	} {
 		vs := DataValues([]byte(doc))
 		types := map[string]FieldType{"balance": {Kind: KindDecimal, Scale: 2}, `a"b`: {Kind: KindDecimal, Scale: 3}, "s": {Kind: KindInteger}}
-		conflicts := map[string]int{}
-		got := MinorJSON(vs, types, conflicts)
-		if len(vs) != 4 || conflicts["s"] != 1 || len(conflicts) != 1 {
-			t.Errorf("%s: values %v, conflicts %v", doc, vs, conflicts)
+		conflicts, rounded := map[string]int{}, map[string]int{}
+		got, r := MinorJSON(vs, types, 3, conflicts, rounded)
+		if len(vs) != 4 || conflicts["s"] != 1 || len(conflicts) != 1 || r || len(rounded) != 0 {
+			t.Errorf("%s: values %v, conflicts %v, rounded %v", doc, vs, conflicts, rounded)
 		}
-		if got != `{"a\"b":1500,"balance":496676}` && got != `{"balance":496676,"a\"b":1500}` {
+		if got != `{"a\"b":1500,"balance":4966760}` && got != `{"balance":4966760,"a\"b":1500}` {
 			t.Errorf("%s: minor %s", doc, got)
 		}
+		// At the scale of a JPY card, every decimal is rounded and marked.
+		got, r = MinorJSON(vs, types, 0, conflicts, rounded)
+		if !r || rounded["balance"] != 1 || rounded[`a"b`] != 1 {
+			t.Errorf("%s: at scale 0, rounded %v %v", doc, r, rounded)
+		}
+		if got != `{"a\"b":2,"balance":4967}` && got != `{"balance":4967,"a\"b":2}` {
+			t.Errorf("%s: minor at scale 0 %s", doc, got)
+		}
 	}
-	if got := MinorJSON(nil, nil, map[string]int{}); got != "" {
-		t.Errorf("no values: minor %q, want empty", got)
+	if got, r := MinorJSON(nil, nil, 2, map[string]int{}, map[string]int{}); got != "" || r {
+		t.Errorf("no values: minor %q %v, want empty", got, r)
 	}
 }
 
 // TestPlanFieldsTypes: a field is typed by the first batch holding
 // non-null values, gets a minor column when decimal, and keeps its type.
 func TestPlanFieldsTypes(t *testing.T) {
-	lim := FlatLimits{Fields: 10, ColumnBytes: 100}
+	lim := FlatLimits{Fields: 10, ColumnBytes: 100, AmountScale: 2}
 	batch := func(cards ...string) *FieldSet {
 		var s FieldSet
 		for _, c := range cards {
@@ -159,7 +183,9 @@ func TestPlanFieldsTypes(t *testing.T) {
 	}
 	add, _, _ := PlanFields(nil, batch(`{"balance":"1.50","count":"3"}`, `{"balance":"2.125"}`), 1, lim, 100)
 	types := TypesOf(nil, add, nil)
-	if b := types["balance"]; b.Kind != KindDecimal || b.Scale != 3 || b.MinorColumn != "balance_minor" {
+	// The scale is the limits' [cards] amount_scale, never the values' 3
+	// decimals.
+	if b := types["balance"]; b.Kind != KindDecimal || b.Scale != 2 || b.MinorColumn != "balance_minor" {
 		t.Errorf("balance: %+v", b)
 	}
 	if c := types["count"]; c.Kind != KindInteger || c.MinorColumn != "" {
@@ -199,10 +225,10 @@ func TestPlanFieldsNamesFieldsFirst(t *testing.T) {
 	}
 }
 
-// TestGrowth: a batch's decimals grow a decimal field's scale and widen an
-// integer field; smaller scales, other kinds and other types ask nothing;
-// GrowTypes applies the growth to the rows as they are now (never
-// shrinking) and names a widened field's minor column.
+// TestGrowth: a batch's decimals widen an integer field and never grow a
+// decimal field's scale; other kinds and other types ask nothing;
+// GrowTypes widens the rows as they are now, at the limits' amount scale,
+// and names a widened field's minor column.
 func TestGrowth(t *testing.T) {
 	var s FieldSet
 	s.AddFieldValues(DataValues([]byte(`{"a":"1.125","b":"2.5","c":"3.25","d":"x","e":"1.5","f":7}`)))
@@ -215,7 +241,7 @@ func TestGrowth(t *testing.T) {
 		"f": {Kind: KindInteger},
 	}
 	want := s.Growth(types)
-	if len(want) != 2 || want["a"] != (FieldType{Kind: KindDecimal, Scale: 3, MinorColumn: "a_minor"}) || want["c"] != (FieldType{Kind: KindDecimal, Scale: 2}) {
+	if len(want) != 1 || want["c"].Kind != KindDecimal {
 		t.Fatalf("Growth: %+v", want)
 	}
 	var none FieldSet
@@ -227,8 +253,8 @@ func TestGrowth(t *testing.T) {
 		{Name: "c", Column: "c", InFlatView: true, Type: FieldType{Kind: KindInteger}},
 		{Name: "c_minor", Column: "c_minor", InFlatView: true, Type: FieldType{Kind: KindInteger}},
 	}
-	grown := GrowTypes(have, want, FlatLimits{Fields: 10, ColumnBytes: 100})
-	if len(grown) != 1 || grown[0].Name != "c" || grown[0].Type != (FieldType{Kind: KindDecimal, Scale: 2, MinorColumn: "c_minor_2"}) {
+	grown := GrowTypes(have, map[string]FieldType{"a": {Kind: KindDecimal, Scale: 9}, "c": want["c"]}, FlatLimits{Fields: 10, ColumnBytes: 100, AmountScale: 3})
+	if len(grown) != 1 || grown[0].Name != "c" || grown[0].Type != (FieldType{Kind: KindDecimal, Scale: 3, MinorColumn: "c_minor_2"}) {
 		t.Errorf("GrowTypes: %+v", grown)
 	}
 }

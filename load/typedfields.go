@@ -131,23 +131,27 @@ func (s *FieldSet) addKinds(vs []FieldValue, heldOnly bool) {
 	}
 }
 
-// Decide is the type card_fields gives field name when the batch of s
+// Decide is the kind card_fields gives field name when the batch of s
 // holds its first non-null values (KindNull: none).
-func (s *FieldSet) Decide(name string) (Kind, int) { return s.kinds[name].decide() }
+func (s *FieldSet) Decide(name string) Kind { return s.kinds[name].decide() }
 
 // typeField sets f's type from s when f has none yet (KindNull) and the
-// batch holds non-null values of it, with a minor-units column for a
-// decimal field in cards_flat while the view has room (*inView counts the
-// view's columns). It reports whether it set the type.
+// batch holds non-null values of it, a decimal at lim.AmountScale (never
+// the values' own decimals), with a minor-units column for a decimal
+// field in cards_flat while the view has room (*inView counts the view's
+// columns). It reports whether it set the type.
 func typeField(f *FieldRow, s *FieldSet, used map[string]bool, inView *int, lim FlatLimits) bool {
 	if f.Type.Kind != KindNull {
 		return false
 	}
-	kind, scale := s.Decide(f.Name)
+	kind := s.Decide(f.Name)
 	if kind == KindNull {
 		return false
 	}
-	f.Type = FieldType{Kind: kind, Scale: scale}
+	f.Type = FieldType{Kind: kind}
+	if kind == KindDecimal {
+		f.Type.Scale = lim.AmountScale
+	}
 	if kind == KindDecimal && f.Column != "" && *inView < lim.Fields {
 		f.Type.MinorColumn = ColumnName(f.Column+"_minor", used, lim.ColumnBytes)
 		*inView++
@@ -205,13 +209,20 @@ func usedColumns(have []FieldRow) (map[string]bool, int) {
 // TypeUpgrade types the fields of a warehouse made before card_fields had
 // types, from the cards it stores (schema: SQLite 13, PostgreSQL 10): See
 // every stored card's data, Plan the types, then give each card its
-// Minor. Both dialects read their cards in chunks around it.
+// Card (Minor). Both dialects read their cards in chunks around it. The
+// recompute of a widened field (Recompute) and of every card by the
+// migration to currency scales (SQLite 17, PostgreSQL 14) use it too.
 type TypeUpgrade struct {
 	seen  FieldSet
 	types map[string]FieldType
+	// Rules give each card's scale (zero value: DefaultAmountRules).
+	Rules *AmountRules
 	// Conflicts counts, per field, the stored values that do not fit the
 	// type Plan gave it (card_fields.conflicts).
 	Conflicts map[string]int
+	// Rounded counts, per field, the stored values rounded half to even
+	// to their card's scale (card_fields.rounded).
+	Rounded map[string]int
 }
 
 // See adds the kinds of a stored card's values (its data as stored).
@@ -222,43 +233,71 @@ func (u *TypeUpgrade) See(data []byte) { u.seen.AddFieldValues(DataValues(data))
 func (u *TypeUpgrade) Plan(have []FieldRow, lim FlatLimits) []FieldRow {
 	typed := TypeExisting(have, &u.seen, lim)
 	u.types = TypesOf(have, nil, typed)
-	u.Conflicts = map[string]int{}
+	u.Conflicts, u.Rounded = map[string]int{}, map[string]int{}
 	return typed
 }
 
 // Minor is card_state.minor of a stored card under the planned types
-// ("": NULL), its conflicts counted.
-func (u *TypeUpgrade) Minor(data []byte) string {
-	return MinorJSON(DataValues(data), u.types, u.Conflicts)
+// ("": NULL), at its scale by the rules, its conflicts and rounded
+// values counted.
+func (u *TypeUpgrade) Minor(data []byte) string { return u.Card(data, nil).Minor }
+
+// StoredMoney is what card_state holds of a card's money besides its
+// data: minor units, scale, currency and flag.
+type StoredMoney struct {
+	// Minor is card_state.minor ("": NULL).
+	Minor string
+	// Scale is card_state.amount_scale.
+	Scale int
+	// Currency is card_state.amount_currency ("": NULL).
+	Currency string
+	// Rounded is card_state.amounts_rounded.
+	Rounded bool
 }
 
-// Growth is what the batch of s asks of the fields types holds: a decimal
-// field whose written values have more decimals than its scale grows to
-// their scale, and an integer field with a written decimal value widens to
-// decimal at the scale of its decimals (integers fit any scale). Every
-// other type stays (a value that does not fit is a conflict). nil: no
-// field grows; a batch that writes no card costs nothing.
+// Card is the money of a stored card under the planned types: at the
+// scale its currency gives by the rules, or at stored's when the card
+// names no known currency and stored is not nil (the scale of the
+// account that wrote it, which another account's recompute keeps), its
+// conflicts and rounded values counted.
+func (u *TypeUpgrade) Card(data []byte, stored *StoredMoney) StoredMoney {
+	rules := DefaultAmountRules()
+	if u.Rules != nil {
+		rules = *u.Rules
+	}
+	m := rules.Of(data)
+	if m.Currency == "" && stored != nil {
+		m.Scale = stored.Scale
+	}
+	if u.Rounded == nil {
+		u.Rounded = map[string]int{}
+	}
+	if u.Conflicts == nil {
+		u.Conflicts = map[string]int{}
+	}
+	minor, rounded := MinorJSON(DataValues(data), u.types, m.Scale, u.Conflicts, u.Rounded)
+	return StoredMoney{Minor: minor, Scale: m.Scale, Currency: m.Currency, Rounded: rounded}
+}
+
+// Growth is what the batch of s asks of the fields types holds: an
+// integer field with a written decimal value widens to decimal (integers
+// fit any scale). A decimal field never grows: its values are held at
+// their card's scale (AmountRules), rounded when they have more decimals.
+// Every other type stays (a value that does not fit is a conflict). nil:
+// no field widens; a batch that writes no card costs nothing.
 func (s *FieldSet) Growth(types map[string]FieldType) map[string]FieldType {
 	var out map[string]FieldType
 	for name, k := range s.kinds {
 		if k.mask&(1<<KindDecimal) == 0 {
 			continue
 		}
-		t, ok := types[name]
-		switch {
-		case !ok:
-			continue
-		case t.Kind == KindDecimal && k.scale > t.Scale:
-			t.Scale = k.scale
-		case t.Kind == KindInteger:
-			t = FieldType{Kind: KindDecimal, Scale: k.scale}
-		default:
+		if t, ok := types[name]; !ok || t.Kind != KindInteger {
 			continue
 		}
 		if out == nil {
 			out = map[string]FieldType{}
 		}
-		out[name] = t
+		out[name] = FieldType{Kind: KindDecimal}
 	}
 	return out
 }
@@ -274,42 +313,35 @@ func (s *FieldSet) writesNumbers() bool {
 }
 
 // GrowTypes applies want (FieldSet.Growth) to the rows card_fields holds
-// now, in their order: a decimal field's scale becomes the larger of its
-// own and want's, an integer field becomes decimal at want's scale, with a
-// minor-units column in cards_flat while the view has room. Any other
-// type stays. It returns the rows whose type changed; their cards' minor
-// units must be recomputed (TypeUpgrade.Recompute) in the same
+// now, in their order: an integer field becomes decimal at
+// lim.AmountScale, with a minor-units column in cards_flat while the view
+// has room. Any other type stays. It returns the rows whose type changed;
+// their cards' minor units must be recomputed (Recompute) in the same
 // transaction.
 func GrowTypes(have []FieldRow, want map[string]FieldType, lim FlatLimits) []FieldRow {
 	used, inView := usedColumns(have)
 	var grown []FieldRow
 	for _, f := range have {
 		w, ok := want[f.Name]
-		if !ok || w.Kind != KindDecimal {
+		if !ok || w.Kind != KindDecimal || f.Type.Kind != KindInteger {
 			continue
 		}
-		switch {
-		case f.Type.Kind == KindDecimal && w.Scale > f.Type.Scale:
-			f.Type.Scale = w.Scale
-		case f.Type.Kind == KindInteger:
-			f.Type = FieldType{Kind: KindDecimal, Scale: w.Scale}
-			if f.Column != "" && inView < lim.Fields {
-				f.Type.MinorColumn = ColumnName(f.Column+"_minor", used, lim.ColumnBytes)
-				inView++
-			}
-		default:
-			continue
+		f.Type = FieldType{Kind: KindDecimal, Scale: lim.AmountScale}
+		if f.Column != "" && inView < lim.Fields {
+			f.Type.MinorColumn = ColumnName(f.Column+"_minor", used, lim.ColumnBytes)
+			inView++
 		}
 		grown = append(grown, f)
 	}
 	return grown
 }
 
-// Recompute is the TypeUpgrade that recomputes stored cards' minor units
-// under types, card_fields' types after a field grew (GrowTypes): Minor
-// gives a card's card_state.minor and counts its misfits in Conflicts.
-func Recompute(types map[string]FieldType) *TypeUpgrade {
-	return &TypeUpgrade{types: types, Conflicts: map[string]int{}}
+// Recompute is the TypeUpgrade that recomputes stored cards' money under
+// types, card_fields' types after a field widened (GrowTypes) or the
+// migration to currency scales, by rules: Card gives a card's money and
+// counts its misfits in Conflicts and its rounded values in Rounded.
+func Recompute(types map[string]FieldType, rules AmountRules) *TypeUpgrade {
+	return &TypeUpgrade{types: types, Rules: &rules, Conflicts: map[string]int{}, Rounded: map[string]int{}}
 }
 
 // GainsMinor reports whether a row of changed has a minor-units column

@@ -20,7 +20,7 @@ func TestRenderCardSums(t *testing.T) {
 		want []string
 	}{
 		{"decimal", []load.CardSum{{Currency: "HKD", Cards: 4, Summed: 2, Sum: "7.77", Scale: 2, Unparsed: 1, NoBalance: 1}},
-			[]string{">7.77<", "decimal at scale 2", "card_fields.minor_column", "no balance", "Not an amount"}},
+			[]string{">7.77<", "cards.amount_scale", "card_fields.minor_column", "no balance", "Not an amount"}},
 		{"integer", []load.CardSum{{Currency: "USD", Cards: 2, Summed: 2, Sum: "18446744073709551612"}},
 			[]string{">18446744073709551612<", "integer", "at scale 0"}},
 		{"text", []load.CardSum{{Currency: "USD", Cards: 2, Unparsed: 2}},

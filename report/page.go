@@ -264,11 +264,7 @@ func cardSumsNote(d load.ReportData) string {
 	const apart = ` "No balance" counts the cards without one (absent or null); both are in "cards", not in the sum. Balances are never added across currencies.`
 	switch d.BalanceType {
 	case "decimal":
-		scale := 0
-		if len(d.CardSums) > 0 {
-			scale = d.CardSums[0].Scale
-		}
-		return fmt.Sprintf(`The balance field is decimal at scale %d (card_fields): each card's balance is summed exactly from its minor units, as the balance field's card_fields.minor_column in cards_flat holds them. "Not an amount" counts the cards whose balance does not fit that type (NULL there, e.g. "n/a").`, scale) + apart
+		return `The balance field is decimal (card_fields): each card's balance is summed exactly from its minor units, as the balance field's card_fields.minor_column in cards_flat holds them, at the card's scale (cards.amount_scale: its currency's ISO 4217 minor unit, else [cards] amount_scale); a currency's sum is at its cards' scale. "Not an amount" counts the cards whose balance does not fit that type (NULL there, e.g. "n/a").` + apart
 	case "integer":
 		return `The balance field is integer (card_fields): the integers are summed exactly, at scale 0. "Not an amount" counts the cards whose balance is not an integer.` + apart
 	case "", "null":

@@ -90,8 +90,9 @@ type datasetteMetadata struct {
 // is and what its money is.
 const datasetteDescription = "A local copy of a Card Payment Service account kept by cardsync: cards and their history, account balances, sync runs. " +
 	"Times are UTC text. Account amounts (/account) are exact integer cents (scale 2) in *_minor columns and decimal text in the views; " +
-	"the API sends no currency for them. Card amounts are the card's JSON text in cards_flat, with exact integer minor units at card_fields.scale " +
-	"in each decimal field's <field>_minor column; the currency is per card, in its currency field. Column meanings are also in the table column_docs."
+	"the API sends no currency for them. Card amounts are the card's JSON text in cards_flat, with exact integer minor units at the card's scale " +
+	"(cards.amount_scale: its currency's ISO 4217 minor unit, else [cards] amount_scale) in each decimal field's <field>_minor column; " +
+	"the currency is per card, in its currency field. Column meanings are also in the table column_docs."
 
 // DatasetteMetadata renders datasette/metadata.json in Datasette's metadata
 // format: a description of every table and view and of each public column,
@@ -201,7 +202,7 @@ func encodeDatasette(m datasetteMetadata) ([]byte, error) {
 // DatasetteFieldColumns describes cards_flat's columns of fields: each
 // field's column as the API's field with its inferred type (or the JSON
 // types seen, on a warehouse without typed fields), and each decimal
-// field's minor column in exact minor units at the field's scale. Money has
+// field's minor column in exact minor units at the card's scale. Money has
 // no Pint unit, so these columns carry no Datasette "units": their
 // descriptions say the scale and where the currency is.
 func DatasetteFieldColumns(fields []CardField) map[string]string {
@@ -217,12 +218,13 @@ func DatasetteFieldColumns(fields []CardField) map[string]string {
 		if f.MinorColumn == "" {
 			continue
 		}
-		scale := "the field's scale (card_fields.scale)"
+		scale := "else [cards] amount_scale (card_fields.scale)"
 		if f.Scale != nil {
-			scale = fmt.Sprintf("scale %d (%s × 10^%d as an integer)", *f.Scale, f.Column, *f.Scale)
+			scale = fmt.Sprintf("else scale %d, [cards] amount_scale", *f.Scale)
 		}
-		out[f.MinorColumn] = fmt.Sprintf("Card field %q in exact minor units at %s; NULL when a value does not fit it "+
-			"(counted in card_fields.conflicts). Sum and sort this column, never the text; %s.", f.Name, scale, currency)
+		out[f.MinorColumn] = fmt.Sprintf("Card field %q in exact minor units at the card's scale (cards.amount_scale: %s × 10^amount_scale as an integer; "+
+			"the card's currency's ISO 4217 minor unit, %s); a value with more decimals rounded half to even (cards.amounts_rounded), "+
+			"NULL when a value does not fit it (counted in card_fields.conflicts). Sum and sort this column, never the text; %s.", f.Name, f.Column, scale, currency)
 	}
 	return out
 }
@@ -232,7 +234,7 @@ func fieldText(f CardField) string {
 	text := fmt.Sprintf("Card field %q as the API sends it", f.Name)
 	switch {
 	case f.Type == "decimal" && f.Scale != nil && f.MinorColumn != "":
-		text += fmt.Sprintf(" (type decimal, scale %d: exact minor units in %s)", *f.Scale, f.MinorColumn)
+		text += fmt.Sprintf(" (type decimal: exact minor units in %s at the card's scale, cards.amount_scale; without a known currency, %d)", f.MinorColumn, *f.Scale)
 	case f.Type != "":
 		text += " (type " + f.Type + ")"
 	case f.JSONTypes != "":

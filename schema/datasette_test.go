@@ -46,8 +46,8 @@ func TestDatasetteForFields(t *testing.T) {
 	}
 	flat := db.Tables["cards_flat"].Columns
 	for col, want := range map[string]string{
-		"balance":       "type decimal, scale 2: exact minor units in balance_minor",
-		"balance_minor": "exact minor units at scale 2 (balance × 10^2 as an integer)",
+		"balance":       "type decimal: exact minor units in balance_minor at the card's scale, cards.amount_scale; without a known currency, 2",
+		"balance_minor": "exact minor units at the card's scale (cards.amount_scale: balance × 10^amount_scale as an integer; the card's currency's ISO 4217 minor unit, else scale 2",
 		"currency":      "(type text)",
 		"holder":        "(JSON types seen: object)",
 	} {

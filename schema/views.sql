@@ -9,7 +9,9 @@
 -- here.
 
 -- One row per card ever seen, with the columns of the cards table of
--- version 1 and then account. last_seen_at/last_seen_run: the last complete
+-- version 1, then account, then the scale of the card's minor units
+-- (amount_scale, amount_currency) and whether one was rounded
+-- (amounts_rounded). last_seen_at/last_seen_run: the last complete
 -- walk of the card's own account that listed it. For a current card
 -- (removed_at NULL) not in removal_pending, that is the later of its stored
 -- values (stamped when it was last written) and that walk's
@@ -38,7 +40,7 @@ c AS (
            s.removed_at IS NULL
              AND (w.finished_run, w.finished_at) > (s.last_seen_run, s.last_seen_at)
              AND NOT EXISTS (SELECT 1 FROM removal_pending p WHERE p.account = s.account AND p.card_id = s.card_id) AS by_walk,
-           s.account
+           s.account, s.amount_scale, s.amount_currency, s.amounts_rounded
     FROM card_state s LEFT JOIN last_walk w ON w.account = s.account
 )
 SELECT
@@ -50,12 +52,16 @@ SELECT
     removed_at,
     first_seen_run,
     CASE WHEN by_walk THEN walk_run ELSE last_seen_run END AS last_seen_run,
-    account
+    account,
+    amount_scale,
+    amount_currency,
+    amounts_rounded
 FROM c;
 
 -- Cards the API currently lists.
 CREATE VIEW cards_current AS
-SELECT card_id, data, first_seen_at, last_seen_at, updated_at, first_seen_run, last_seen_run, account
+SELECT card_id, data, first_seen_at, last_seen_at, updated_at, first_seen_run, last_seen_run, account,
+       amount_scale, amount_currency, amounts_rounded
 FROM cards
 WHERE removed_at IS NULL;
 

@@ -170,7 +170,7 @@ func checkDatasette(t *testing.T, out, key string, docs map[string]map[string]st
 			continue
 		}
 		minors++
-		want := "exact minor units at scale " + strconv.FormatInt(f.scale.Int64, 10)
+		want := "else scale " + strconv.FormatInt(f.scale.Int64, 10) + ", [cards] amount_scale"
 		if got := flat[f.minor]; !strings.Contains(got, want) || !strings.Contains(got, "currency is per card, in the currency column") {
 			t.Errorf("cards_flat.%s: %q, want %q and where the currency is", f.minor, got, want)
 		}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/cardsync/cardsync/load"
-	"github.com/cardsync/cardsync/load/postgres"
 )
 
 // growPage is page n of 3 of a walk of 30 cards: cards ids with balance
@@ -28,11 +27,12 @@ func balanceState(t *testing.T, b backend) string {
 	return row + " " + sum
 }
 
-// TestTypedScaleGrows: a field's type and scale depend on the data, not
-// on how it was committed. Cards 1-15 with "N.5" and 16-30 with "N.25"
-// committed a page at a time (each page its own commit) give scale 2, no
-// conflicts and the exact sums of a load of all 30 in one commit; an
-// analyst's view on cards_flat reads the recomputed minor units.
+// TestTypedScaleGrows: a field's type and scale depend on the data's
+// meaning, not on how it was committed nor on the most decimals seen.
+// Cards 1-15 with "N.5" and 16-30 with "N.25" committed a page at a time
+// (each page its own commit) give scale 2 ([cards] amount_scale: the
+// cards name no currency), no conflicts and the exact sums of a load of
+// all 30 in one commit; an analyst's view on cards_flat reads them.
 func TestTypedScaleGrows(t *testing.T) {
 	balance := func(id int) string {
 		if id <= 15 {
@@ -81,9 +81,11 @@ func TestTypedScaleGrows(t *testing.T) {
 }
 
 // TestTypedIntegerWidens: balances that are JSON whole numbers first make
-// balance an integer; the first decimal widens it to decimal, every card
-// gets balance_minor (the integers at the scale), and an analyst's views
-// on cards_flat survive the widening and a later growth of the scale.
+// balance an integer; the first decimal widens it to decimal at scale 2
+// ([cards] amount_scale), every card gets balance_minor (the integers at
+// the scale), and an analyst's views on cards_flat survive the widening;
+// later values with more decimals are rounded half to even, never grow
+// the scale.
 func TestTypedIntegerWidens(t *testing.T) {
 	for _, b := range backends(t, 0, 1) {
 		t.Run(b.name, func(t *testing.T) {
@@ -94,16 +96,17 @@ func TestTypedIntegerWidens(t *testing.T) {
 			}
 			b.query(t, `CREATE VIEW w AS SELECT card_id, balance FROM cards_flat`)
 			commit(t, b.s, run, growPage(2, idRange(11, 20), func(id int) string { return fmt.Sprintf(`"%d.5"`, id) }))
-			// 100+...+1000 whole units and 11.5+...+20.5, at scale 1.
-			if got, want := balanceState(t, b), "decimal:1:balance_minor:0 56600/20"; got != want {
+			// 100+...+1000 whole units and 11.5+...+20.5, at scale 2.
+			if got, want := balanceState(t, b), "decimal:2:balance_minor:0 566000/20"; got != want {
 				t.Errorf("after the decimals: %s, want %s", got, want)
 			}
 			b.query(t, `CREATE VIEW v AS SELECT card_id, balance_minor FROM cards_flat`)
 			commit(t, b.s, run, growPage(3, idRange(21, 30), func(id int) string { return fmt.Sprintf(`"%d.125"`, id) }))
-			if got, want := balanceState(t, b), "decimal:3:balance_minor:0 5916250/30"; got != want {
-				t.Errorf("after the growth: %s, want %s", got, want)
+			// 21.125 ... 30.125 at scale 2, half to even: 21.12 ... 30.12.
+			if got, want := balanceState(t, b), "decimal:2:balance_minor:0 591620/30"; got != want {
+				t.Errorf("after the decimals of scale 3: %s, want %s", got, want)
 			}
-			if got := joined(b.query(t, `SELECT card_id || '=' || CAST(balance_minor AS TEXT) FROM v WHERE card_id IN ('1', '11', '21') ORDER BY card_id`)); got != "1=100000,11=11500,21=21125" {
+			if got := joined(b.query(t, `SELECT card_id || '=' || CAST(balance_minor AS TEXT) FROM v WHERE card_id IN ('1', '11', '21') ORDER BY card_id`)); got != "1=10000,11=1150,21=2112" {
 				t.Errorf("the view v reads %s", got)
 			}
 			if got := joined(b.query(t, `SELECT card_id || '=' || balance FROM w WHERE card_id IN ('1', '11') ORDER BY card_id`)); got != "1=100,11=11.5" {
@@ -113,55 +116,19 @@ func TestTypedIntegerWidens(t *testing.T) {
 	}
 }
 
-// TestTypedScaleGrowsAcrossAccountsPG: in PostgreSQL too, card_fields is
-// shared by the accounts of a database: beta's "N.125" grows balance to
-// scale 3 for alpha's stored cards, and alpha's walk writer, which
-// remembered scale 2, stores its next page at scale 3.
-func TestTypedScaleGrowsAcrossAccountsPG(t *testing.T) {
-	ctx := t.Context()
-	alpha, url, clk := openPG(t, postgres.Options{Common: load.Options{Account: "alpha", BatchPages: 1}})
-	beta, err := postgres.Open(ctx, url, postgres.Options{Common: load.Options{Account: "beta", Now: clk.Now}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer beta.Close()
-	cents := func(id int) string { return fmt.Sprintf(`"%d.25"`, id) }
-	ww := alpha.NewWalkWriter(startRun(t, alpha), load.StreamCards)
-	add := func(p load.Page) {
-		t.Helper()
-		if _, err := ww.Add(ctx, p); err != nil {
-			t.Fatal(err)
-		}
-		if err := ww.Flush(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	add(growPage(1, idRange(1, 10), cents))
-	commit(t, beta, startRun(t, beta), growPage(1, idRange(1, 10), func(id int) string { return fmt.Sprintf(`"%d.125"`, id) }))
-	add(growPage(2, idRange(11, 20), cents))
-	if got := one(t, pgQuery(t, alpha, `SELECT type || ':' || scale || ':' || conflicts FROM card_fields WHERE name = 'balance'`)); got != "decimal:3:0" {
-		t.Errorf("card_fields' balance: %s, want decimal:3:0", got)
-	}
-	// alpha: 1.250+...+20.250; beta: 1.125+...+10.125, in thousandths.
-	got := joined(pgQuery(t, alpha, `SELECT account || '=' || sum(balance_minor) || '/' || count(balance_minor) FROM cards_flat GROUP BY account ORDER BY account`))
-	if want := "alpha=215000/20,beta=56250/10"; got != want {
-		t.Errorf("SUM/COUNT(balance_minor) per account: %s, want %s", got, want)
-	}
-}
-
-// TestTypedScaleGrowsManyCards: the recompute after a growth reads and
+// TestTypedWidensManyCards: the recompute after a widening reads and
 // updates the stored cards in chunks; every one of 2,101 cards, across
-// chunks, gets its minor units at the new scale.
-func TestTypedScaleGrowsManyCards(t *testing.T) {
+// chunks, gets its minor units at its scale.
+func TestTypedWidensManyCards(t *testing.T) {
 	for _, b := range backends(t, 0, 0) {
 		t.Run(b.name, func(t *testing.T) {
 			run := startRun(t, b.s)
-			p := growPage(1, idRange(1, 2100), func(id int) string { return fmt.Sprintf(`"%d.5"`, id) })
+			p := growPage(1, idRange(1, 2100), strconv.Itoa)
 			p.TotalPages, p.TotalItems = 2, 2101
 			commit(t, b.s, run, p)
 			commit(t, b.s, run, growPage(2, []int{2101}, func(int) string { return `"0.05"` }))
-			// 1.50+...+2100.50 and 0.05, in cents.
-			if got, want := balanceState(t, b), "decimal:2:balance_minor:0 220710005/2101"; got != want {
+			// 1+...+2100 whole units and 0.05, in cents.
+			if got, want := balanceState(t, b), "decimal:2:balance_minor:0 220605005/2101"; got != want {
 				t.Errorf("%s, want %s", got, want)
 			}
 		})

@@ -26,9 +26,9 @@ func moneyPage(n, total int, ids []int, balances map[int]string) load.Page {
 	return p
 }
 
-// truth is the exact sum of the balances that are decimals at scale,
-// and the ids in descending balance order (ties by id), from the JSON
-// strings themselves.
+// truth is the exact sum of the balances that are decimals, rounded half
+// to even at scale, and the ids in descending balance order (ties by
+// id), from the JSON strings themselves.
 func truth(t *testing.T, balances map[int]string, scale int) (sum int64, order []string) {
 	t.Helper()
 	type card struct {
@@ -41,7 +41,7 @@ func truth(t *testing.T, balances map[int]string, scale int) (sum int64, order [
 		if err != nil {
 			s = raw
 		}
-		a, err := money.Parse(s, scale)
+		a, _, err := money.ParseRound(s, scale)
 		if err != nil {
 			continue
 		}
@@ -73,13 +73,14 @@ func cmpInt(a, b int64) int {
 // TestTypedFields: both warehouses type the fields of the first batch
 // holding values (decimal at the most decimals seen, integer, boolean,
 // timestamp, array, object; null until a value comes), give a decimal
-// field exact integer minor units in cards_flat (SUM and ORDER BY equal
-// the truth computed from the JSON text), and keep the type when later
-// values do not fit: "N/A" and 1e400 are counted in conflicts, read NULL
-// in balance_minor, fail neither the commit nor a view built on
-// cards_flat, through a CommitPage and through a WalkWriter's batches.
-// "12.345" grows the scale to 3: every card's minor units are recomputed,
-// and card 8's int64 extreme, which no longer fits, is a conflict too.
+// field exact integer minor units in cards_flat at the cards' currency's
+// scale (SUM and ORDER BY equal the truth computed from the JSON text),
+// and keep the type when later values do not fit: "N/A" and 1e400 are
+// counted in conflicts, read NULL in balance_minor, fail neither the
+// commit nor a view built on cards_flat, through a CommitPage and through
+// a WalkWriter's batches. "12.345" is rounded half to even to 12.34 and
+// counted in rounded: the scale stays 2 and card 8's int64 extreme still
+// fits.
 func TestTypedFields(t *testing.T) {
 	for _, b := range backends(t, 0, 4) {
 		t.Run(b.name, func(t *testing.T) {
@@ -113,12 +114,9 @@ func TestTypedFields(t *testing.T) {
 				t.Helper()
 				sum, order := truth(t, balances, scale)
 				// Card 8 holds the int64 extreme, which SQLite's SUM would
-				// overflow (at scale 3 it does not fit: NULL).
+				// overflow.
 				got := one(t, b.query(t, `SELECT CAST(sum(balance_minor) AS TEXT) FROM cards_flat WHERE card_id <> '8'`))
 				card8, want8 := int64(92233720368547758_07), "9223372036854775807"
-				if scale != 2 {
-					card8, want8 = 0, "NULL"
-				}
 				if want := strconv.FormatInt(sum-card8, 10); got != want {
 					t.Errorf("%s: SUM(balance_minor) = %s, want %s", when, got, want)
 				}
@@ -132,9 +130,9 @@ func TestTypedFields(t *testing.T) {
 			check("first walk", 2)
 			b.query(t, `CREATE VIEW v AS SELECT card_id, balance_minor FROM cards_flat`)
 
-			// Values that do not fit, a value that grows the scale, values
-			// that fit, the null field's first value and a new field: none
-			// fails, the types stay (balance's scale grows).
+			// Values that do not fit, a value with more decimals (rounded),
+			// values that fit, the null field's first value and a new
+			// field: none fails, the types and the scale stay.
 			balances[3] = `"N/A"`
 			balances[4] = `"12.345"`
 			balances[5] = `1e400`
@@ -146,18 +144,21 @@ func TestTypedFields(t *testing.T) {
 			if c := commit(t, b.s, run, p); c.Changed != 6 {
 				t.Errorf("second commit: %+v, want 6 changed", c)
 			}
-			types = joined(b.query(t, `SELECT name || ':' || type || ':' || coalesce(scale, -1) || ':' || coalesce(minor_column, '') || ':' || conflicts
+			types = joined(b.query(t, `SELECT name || ':' || type || ':' || coalesce(scale, -1) || ':' || coalesce(minor_column, '') || ':' || conflicts || ':' || rounded
 				FROM card_fields WHERE name IN ('balance', 'notes', 'late_amount', 'revision') ORDER BY name`))
-			want = "balance:decimal:3:balance_minor:3,late_amount:decimal:1:late_amount_minor:0,notes:text:-1::0,revision:integer:-1::1"
+			want = "balance:decimal:2:balance_minor:2:1,late_amount:decimal:2:late_amount_minor:0:0,notes:text:-1::0:0,revision:integer:-1::1:0"
 			if types != want {
 				t.Errorf("after conflicts, card_fields:\n%s\nwant\n%s", types, want)
 			}
-			check("after conflicts", 3)
-			if got := joined(b.query(t, `SELECT card_id || '=' || coalesce(balance_minor, -1) FROM v WHERE card_id IN ('3', '4', '5', '6', '8', '9') ORDER BY card_id`)); got != "3=-1,4=12345,5=-1,6=12340,8=-1,9=-5000" {
+			check("after conflicts", 2)
+			if got := joined(b.query(t, `SELECT card_id || '=' || coalesce(balance_minor, -1) FROM v WHERE card_id IN ('3', '4', '5', '6', '8', '9') ORDER BY card_id`)); got != "3=-1,4=1234,5=-1,6=1234,8=9223372036854775807,9=-500" {
 				t.Errorf("the view on cards_flat reads %s", got)
 			}
-			if got := one(t, b.query(t, `SELECT late_amount_minor FROM cards_flat WHERE card_id = '2'`)); got != "35" {
-				t.Errorf("late_amount_minor = %s, want 35", got)
+			if got := joined(b.query(t, `SELECT card_id || '=' || amounts_rounded FROM cards WHERE card_id IN ('3', '4', '6') ORDER BY card_id`)); got != "3=0,4=1,6=0" {
+				t.Errorf("cards.amounts_rounded: %s, want 3=0,4=1,6=0", got)
+			}
+			if got := one(t, b.query(t, `SELECT late_amount_minor FROM cards_flat WHERE card_id = '2'`)); got != "350" {
+				t.Errorf("late_amount_minor = %s, want 350", got)
 			}
 		})
 	}
@@ -189,7 +190,7 @@ func TestTypedOddNames(t *testing.T) {
 			got := b.query(t, `SELECT card_id || ':' || coalesce(CAST("a""b_minor" AS TEXT), '-') || ':' || coalesce(CAST("c\d_minor" AS TEXT), '-') || ':' ||
 				coalesce(CAST(t_z_minor AS TEXT), '-') || ':' || coalesce(CAST("it's_minor" AS TEXT), '-') || ':' || coalesce(CAST("prix€_minor" AS TEXT), '-') || ':' ||
 				coalesce(CAST(amt_minor AS TEXT), '-') || ':' || coalesce(CAST(amt_minor_2 AS TEXT), '-') FROM cards_flat ORDER BY card_id`)
-			if joined(got) != "1:125:-250:35:1:999:7:110,2:5:-:-:-:-:-:200" {
+			if joined(got) != "1:125:-250:350:1:999:7:110,2:5:-:-:-:-:-:200" {
 				t.Errorf("cards_flat reads %q", got)
 			}
 		})

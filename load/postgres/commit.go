@@ -133,15 +133,19 @@ func (b *batchTx) flush(ctx context.Context, walkID int64) error {
 func (b *batchTx) queueWrites(q *pgx.Batch, walkID int64, labels *[]string) {
 	if len(b.fresh) > 0 {
 		ids, hashes, data := columns(b.fresh)
+		var m moneyColumns
+		m.add(b.fresh...)
 		// One statement: each document is parsed once, for both rows.
 		q.Queue(`WITH fresh AS (
-				INSERT INTO card_state (card_id, data_hash, data, minor, first_seen_at, last_seen_at, updated_at, first_seen_run, last_seen_run, account)
-				SELECT id, hash, data::jsonb, minor::jsonb, $1, $1, $1, $2, $2, $3
-				FROM unnest($4::text[], $5::bytea[], $6::text[], $7::text[]) AS t(id, hash, data, minor)
+				INSERT INTO card_state (card_id, data_hash, data, minor, amount_scale, amount_currency, amounts_rounded,
+					first_seen_at, last_seen_at, updated_at, first_seen_run, last_seen_run, account)
+				SELECT id, hash, data::jsonb, minor::jsonb, scale, currency, rounded, $1, $1, $1, $2, $2, $3
+				FROM unnest($4::text[], $5::bytea[], $6::text[], $7::text[], $8::int[], $9::text[], $10::smallint[])
+					AS t(id, hash, data, minor, scale, currency, rounded)
 				RETURNING card_id, data)
 			INSERT INTO card_versions (card_id, version, valid_from, run_id, change, data, account)
 			SELECT card_id, 1, $1, $2, 'new', data, $3 FROM fresh`,
-			b.now, b.runID, b.w.account, ids, hashes, data, minors(b.fresh))
+			b.now, b.runID, b.w.account, ids, hashes, data, m.minor, m.scale, m.currency, m.rounded)
 		*labels = append(*labels, fmt.Sprintf("insert %d new cards", len(ids)))
 		b.fresh = nil
 	}
@@ -196,7 +200,7 @@ func (b *batchTx) RecordFields(ctx context.Context, walkID int64, fields *load.F
 // GrowFields implements load.BatchTx; it notes whether cards_flat must
 // follow.
 func (b *batchTx) GrowFields(ctx context.Context, want map[string]load.FieldType) (map[string]load.FieldType, error) {
-	types, flat, err := growFields(ctx, b.tx, want)
+	types, flat, err := growFields(ctx, b.tx, want, b.w.amounts)
 	b.flat = b.flat || flat
 	return types, err
 }
@@ -207,37 +211,66 @@ func (b *batchTx) NumberTypes(ctx context.Context) (map[string]load.FieldType, e
 }
 
 // AddConflicts implements load.BatchTx.
-func (b *batchTx) AddConflicts(ctx context.Context, conflicts map[string]int) error {
-	return addConflicts(ctx, b.tx, conflicts)
+func (b *batchTx) AddConflicts(ctx context.Context, conflicts, rounded map[string]int) error {
+	return addConflicts(ctx, b.tx, conflicts, rounded)
 }
 
-// addConflicts adds to card_fields.conflicts, per field, in one
-// statement.
-func addConflicts(ctx context.Context, tx pgx.Tx, conflicts map[string]int) error {
-	if len(conflicts) == 0 {
+// addConflicts adds to card_fields.conflicts and card_fields.rounded, per
+// field, in one statement.
+func addConflicts(ctx context.Context, tx pgx.Tx, conflicts, rounded map[string]int) error {
+	if len(conflicts) == 0 && len(rounded) == 0 {
 		return nil
 	}
-	names := make([]string, 0, len(conflicts))
-	counts := make([]int64, 0, len(conflicts))
+	var names []string
+	var misfits, roundings []int64
 	for name, n := range conflicts {
-		names, counts = append(names, name), append(counts, int64(n))
+		names, misfits, roundings = append(names, name), append(misfits, int64(n)), append(roundings, int64(rounded[name]))
 	}
-	if _, err := tx.Exec(ctx, `UPDATE card_fields f SET conflicts = f.conflicts + c.n
-		FROM unnest($1::text[], $2::bigint[]) AS c(name, n) WHERE f.name = c.name`, names, counts); err != nil {
-		return fmt.Errorf("count conflicts of %d fields: %w", len(names), err)
+	for name, n := range rounded {
+		if _, ok := conflicts[name]; !ok {
+			names, misfits, roundings = append(names, name), append(misfits, 0), append(roundings, int64(n))
+		}
+	}
+	if _, err := tx.Exec(ctx, `UPDATE card_fields f SET conflicts = f.conflicts + c.n, rounded = f.rounded + c.r
+		FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS c(name, n, r) WHERE f.name = c.name`, names, misfits, roundings); err != nil {
+		return fmt.Errorf("count conflicts and rounded values of %d fields: %w", len(names), err)
 	}
 	return nil
 }
 
-// minors are the cards' card_state.minor, NULL (nil) for none.
-func minors(cs []load.CardWrite) []*string {
-	out := make([]*string, len(cs))
-	for i, c := range cs {
-		if m := c.Minor(); m != "" {
-			out[i] = &m
-		}
+// moneyColumns are cards' card_state.minor (NULL, nil, for none),
+// amount_scale, amount_currency (NULL for none) and amounts_rounded, as
+// columns.
+type moneyColumns struct {
+	minor, currency []*string
+	scale           []int32
+	rounded         []int16
+}
+
+// add appends the money of cs (CardWrite.Money).
+func (m *moneyColumns) add(cs ...load.CardWrite) {
+	for _, c := range cs {
+		m.addMoney(c.Money())
 	}
-	return out
+}
+
+// addMoney appends one card's money.
+func (m *moneyColumns) addMoney(s load.StoredMoney) {
+	m.minor, m.currency = append(m.minor, nullString(s.Minor)), append(m.currency, nullString(s.Currency))
+	m.scale = append(m.scale, int32(s.Scale))
+	var r int16
+	if s.Rounded {
+		r = 1
+	}
+	m.rounded = append(m.rounded, r)
+}
+
+// nullString is &s, nil (NULL) when s is empty.
+func nullString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // SaveProgress implements load.BatchTx: the bookkeeping goes in one round
@@ -391,7 +424,7 @@ type storedCard struct {
 // changedCards are the cards of a page to write, as columns.
 type changedCards struct {
 	ids, data, change []string
-	minor             []*string
+	money             moneyColumns
 	hash              [][]byte
 	version           []int32
 }
@@ -422,7 +455,7 @@ func (w *Warehouse) writeCards(ctx context.Context, tx pgx.Tx, runID int64, p *l
 			continue
 		}
 		ch.ids, ch.data, ch.change = append(ch.ids, c.ID()), append(ch.data, c.Data()), append(ch.change, change)
-		ch.minor = append(ch.minor, minors([]load.CardWrite{c})...)
+		ch.money.add(c)
 		ch.hash, ch.version = append(ch.hash, c.Hash()), append(ch.version, s.version+1)
 	}
 	if len(ch.ids) == 0 {
@@ -461,18 +494,23 @@ func (w *Warehouse) lockStored(ctx context.Context, tx pgx.Tx, ids []string) (ma
 // each into card_versions, closing the open one.
 func (w *Warehouse) upsertChanged(ctx context.Context, tx pgx.Tx, runID int64, now time.Time, ch changedCards) error {
 	n := len(ch.ids)
-	if _, err := tx.Exec(ctx, `INSERT INTO card_state AS s (card_id, data, data_hash, minor, first_seen_at, last_seen_at, updated_at, first_seen_run, last_seen_run, account)
-			SELECT id, data::jsonb, hash, minor::jsonb, $1, $1, $1, $2, $2, $3
-			FROM unnest($4::text[], $5::text[], $6::bytea[], $7::text[]) AS t(id, data, hash, minor)
+	if _, err := tx.Exec(ctx, `INSERT INTO card_state AS s (card_id, data, data_hash, minor, amount_scale, amount_currency, amounts_rounded,
+				first_seen_at, last_seen_at, updated_at, first_seen_run, last_seen_run, account)
+			SELECT id, data::jsonb, hash, minor::jsonb, scale, currency, rounded, $1, $1, $1, $2, $2, $3
+			FROM unnest($4::text[], $5::text[], $6::bytea[], $7::text[], $8::int[], $9::text[], $10::smallint[])
+				AS t(id, data, hash, minor, scale, currency, rounded)
 			ON CONFLICT (account, card_id) DO UPDATE SET
 				data = excluded.data,
 				data_hash = excluded.data_hash,
 				minor = excluded.minor,
+				amount_scale = excluded.amount_scale,
+				amount_currency = excluded.amount_currency,
+				amounts_rounded = excluded.amounts_rounded,
 				updated_at = CASE WHEN s.data IS DISTINCT FROM excluded.data THEN excluded.updated_at ELSE s.updated_at END,
 				removed_at = NULL,
 				last_seen_at = excluded.last_seen_at,
 				last_seen_run = excluded.last_seen_run`,
-		now, runID, w.account, ch.ids, ch.data, ch.hash, ch.minor); err != nil {
+		now, runID, w.account, ch.ids, ch.data, ch.hash, ch.money.minor, ch.money.scale, ch.money.currency, ch.money.rounded); err != nil {
 		return fmt.Errorf("upsert %d cards: %w", n, err)
 	}
 	if _, err := tx.Exec(ctx, `UPDATE card_versions SET valid_to = $1

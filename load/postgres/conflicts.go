@@ -80,8 +80,9 @@ func (t *walkTx) CardHistory(ctx context.Context, walkID int64, id string) ([]lo
 }
 
 // ConflictTypes implements load.ConflictTx.
-func (t *walkTx) ConflictTypes(ctx context.Context) (map[string]load.FieldType, error) {
-	return numberTypes(ctx, t.tx)
+func (t *walkTx) ConflictTypes(ctx context.Context) (map[string]load.FieldType, load.AmountRules, error) {
+	types, err := numberTypes(ctx, t.tx)
+	return types, t.w.amounts, err
 }
 
 // RestoreCard implements load.ConflictTx.
@@ -95,13 +96,22 @@ func (t *walkTx) RestoreCard(ctx context.Context, fix load.ConflictFix) error {
 		account, fix.ID, fix.Keep, fix.Data); err != nil {
 		return fmt.Errorf("card %s: reopen version %d: %w", fix.ID, fix.Keep, err)
 	}
-	var minor *string
-	if fix.Minor != "" {
-		minor = &fix.Minor
+	m := fix.Money
+	var minor, currency *string
+	if m.Minor != "" {
+		minor = &m.Minor
+	}
+	if m.Currency != "" {
+		currency = &m.Currency
+	}
+	var rounded int16
+	if m.Rounded {
+		rounded = 1
 	}
 	if _, err := tx.Exec(ctx, `UPDATE card_state SET data = $4::jsonb, data_hash = $5, minor = $6::jsonb, removed_at = NULL,
+			amount_scale = $7, amount_currency = $8, amounts_rounded = $9,
 			updated_at = (SELECT valid_from FROM card_versions WHERE account = $1 AND card_id = $2 AND version = $3)
-		WHERE account = $1 AND card_id = $2`, account, fix.ID, fix.Keep, fix.Data, fix.Hash, minor); err != nil {
+		WHERE account = $1 AND card_id = $2`, account, fix.ID, fix.Keep, fix.Data, fix.Hash, minor, int32(m.Scale), currency, rounded); err != nil {
 		return fmt.Errorf("card %s: restore: %w", fix.ID, err)
 	}
 	for _, v := range fix.Dropped {

@@ -25,7 +25,7 @@ func TestRunDurationMigrated(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	applied, err := Migrate(ctx, w.pool, nil)
+	applied, err := Migrate(ctx, w.pool, nil, load.DefaultAmountRules())
 	if err != nil || !slices.Equal(applied, []int{11}) {
 		t.Fatalf("Migrate = %v, %v; want migration 11 applied", applied, err)
 	}

@@ -29,6 +29,14 @@ func flatLimits() load.FlatLimits {
 	return load.FlatLimits{Fields: min(load.MaxFlatFields, 1600-3), ColumnBytes: 63}
 }
 
+// fieldLimits are flatLimits with the scale card_fields gives a field
+// typed decimal: amounts' Scale ([cards] amount_scale).
+func fieldLimits(amounts load.AmountRules) load.FlatLimits {
+	lim := flatLimits()
+	lim.AmountScale = amounts.Scale
+	return lim
+}
+
 // pageFields collects the top-level fields of a page's cards for
 // card_fields. A name PostgreSQL text cannot hold (NUL, invalid UTF-8) is
 // left out: its card is quarantined anyway (pgUnstorable).
@@ -69,7 +77,7 @@ func (w *Warehouse) recordFields(ctx context.Context, tx pgx.Tx, runID, walkID i
 	if err != nil {
 		return false, nil, nil, err
 	}
-	if add, update, skipped := load.PlanFields(have, s, runID, flatLimits(), b.Room()); len(add) == 0 && len(update) == 0 {
+	if add, update, skipped := load.PlanFields(have, s, runID, fieldLimits(w.amounts), b.Room()); len(add) == 0 && len(update) == 0 {
 		return false, skipped, load.TypesOf(have, nil, nil), nil
 	}
 	if err := advisoryLock(ctx, tx, fieldsLock, peerLockTimeout, "card_fields' lock (another replica is adding fields)"); err != nil {
@@ -78,7 +86,7 @@ func (w *Warehouse) recordFields(ctx context.Context, tx pgx.Tx, runID, walkID i
 	if have, err = readFields(ctx, tx); err != nil {
 		return false, nil, nil, err
 	}
-	add, update, skipped := load.PlanFields(have, s, runID, flatLimits(), b.Room())
+	add, update, skipped := load.PlanFields(have, s, runID, fieldLimits(w.amounts), b.Room())
 	flat, err := insertFields(ctx, tx, runID, now, add)
 	if err != nil {
 		return false, nil, nil, err
@@ -171,7 +179,7 @@ func (c flatColumn) sqlType() string {
 }
 
 // minorType is the SQL type of a minor-units column of cards_flat: exact
-// integer minor units at card_fields.scale, read from card_state.minor.
+// integer minor units at the card's amount_scale, read from card_state.minor.
 const minorType = "bigint"
 
 // flatType is the SQL type of every field column of cards_flat: text

@@ -39,13 +39,14 @@ func SchemaVersion() int {
 // Migrate applies the migrations of schema.Postgres the database lacks, each
 // in its own transaction together with its schema_migrations row and its Go
 // step (migrationSteps, which redact with policy; nil: package redact's
-// rule alone), and returns the versions it applied. It refuses a database
+// rule alone; and give stored cards' money the scale amounts says), and
+// returns the versions it applied. It refuses a database
 // migrated by a newer binary (*load.SchemaVersionError).
-func Migrate(ctx context.Context, pool *pgxpool.Pool, policy *redact.Policy) (applied []int, err error) {
+func Migrate(ctx context.Context, pool *pgxpool.Pool, policy *redact.Policy, amounts load.AmountRules) (applied []int, err error) {
 	if policy == nil {
 		policy = redact.NewPolicy(nil)
 	}
-	steps := migrationSteps(policy)
+	steps := migrationSteps(policy, amounts)
 	defer classify(&err)
 	ms, err := migrations()
 	if err != nil {
@@ -129,12 +130,13 @@ func cannotMigrate(ctx context.Context, pool *pgxpool.Pool, err error) error {
 // migrationSteps are Go steps that run after a migration's SQL, in its
 // transaction: work SQL cannot do, such as applying the redaction policy to
 // rows already stored.
-func migrationSteps(policy *redact.Policy) map[int]func(context.Context, pgx.Tx) error {
+func migrationSteps(policy *redact.Policy, amounts load.AmountRules) map[int]func(context.Context, pgx.Tx) error {
 	return map[int]func(context.Context, pgx.Tx) error{
 		5:  func(ctx context.Context, tx pgx.Tx) error { return rehashCards(ctx, tx, policy) },
-		10: typeFields,
+		10: func(ctx context.Context, tx pgx.Tx) error { return typeFields(ctx, tx, amounts) },
 		12: createIDKey,
 		13: rulesVersion,
+		14: func(ctx context.Context, tx pgx.Tx) error { return currencyScales(ctx, tx, amounts) },
 		15: rehashValues,
 	}
 }

@@ -43,7 +43,7 @@ func TestMigrateCanonicalAddsNoVersion(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	applied, err := Migrate(ctx, w.pool, nil)
+	applied, err := Migrate(ctx, w.pool, nil, load.DefaultAmountRules())
 	if err != nil || len(applied) != 1 || applied[0] != 5 {
 		t.Fatalf("Migrate = %v, %v; want migration 5 applied", applied, err)
 	}

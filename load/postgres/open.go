@@ -97,9 +97,12 @@ type Warehouse struct {
 	rules     load.ItemRules // policy, the card id key (read at open) and keep_fields
 	fraction  float64
 	batch     load.BatchLimits
-	idleInTx  time.Duration
-	require   bool
-	readOnly  bool
+	// amounts are the scales of card money (Options.AmountScale,
+	// CurrencyField).
+	amounts  load.AmountRules
+	idleInTx time.Duration
+	require  bool
+	readOnly bool
 
 	// flatStale is set when cards_flat could not follow card_fields after
 	// a commit: the next commit tries again.
@@ -133,6 +136,12 @@ func Open(ctx context.Context, url string, opts Options) (_ *Warehouse, err erro
 	if err := load.CheckMaxRemovedFraction(set.MaxRemovedFraction); err != nil {
 		return nil, fmt.Errorf("open warehouse %s: MaxRemovedFraction: %w", shown, err)
 	}
+	if err := load.CheckCardAmountScale(set.Amounts.Scale); err != nil {
+		return nil, fmt.Errorf("open warehouse %s: AmountScale: %w", shown, err)
+	}
+	if err := load.CheckCurrencyField(set.Amounts.CurrencyField); err != nil {
+		return nil, fmt.Errorf("open warehouse %s: CurrencyField: %w", shown, err)
+	}
 	schema := cmp.Or(opts.Schema, DefaultSchema)
 	if err := CheckSchemaName(schema); err != nil {
 		return nil, fmt.Errorf("open warehouse %s: Schema: %w", shown, err)
@@ -144,7 +153,7 @@ func Open(ctx context.Context, url string, opts Options) (_ *Warehouse, err erro
 	password := cfg.ConnConfig.Password
 	w := &Warehouse{
 		url: shown, schema: schema, account: set.Account, now: set.Now, log: set.Logger,
-		policy: set.Policy, fraction: set.MaxRemovedFraction, batch: set.Batch, idleInTx: opts.idleInTx(),
+		policy: set.Policy, fraction: set.MaxRemovedFraction, batch: set.Batch, amounts: set.Amounts, idleInTx: opts.idleInTx(),
 		require: opts.RequireLease, readOnly: opts.ReadOnly, instance: newInstance(),
 	}
 	sp, err := w.connect(ctx, cfg, opts.Pools, poolKey{url: url, password: password, schema: schema, readOnly: opts.ReadOnly})
@@ -249,7 +258,7 @@ func (w *Warehouse) prepare(ctx context.Context, opts Options, log *slog.Logger,
 	if opts.ReadOnly {
 		return checkVersion(ctx, w.pool)
 	}
-	if _, err := Migrate(ctx, w.pool, policy); err != nil {
+	if _, err := Migrate(ctx, w.pool, policy, w.amounts); err != nil {
 		return err
 	}
 	// A role that may read but not write an up-to-date database (Migrate

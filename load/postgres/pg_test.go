@@ -61,7 +61,7 @@ func TestMigrateIdempotentAndConcurrent(t *testing.T) {
 				return
 			}
 			defer pool.Close()
-			applied[i], errs[i] = Migrate(t.Context(), pool, nil)
+			applied[i], errs[i] = Migrate(t.Context(), pool, nil, load.DefaultAmountRules())
 		})
 	}
 	wg.Wait()
@@ -80,14 +80,14 @@ func TestMigrateIdempotentAndConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	if again, err := Migrate(t.Context(), pool, nil); err != nil || len(again) != 0 {
+	if again, err := Migrate(t.Context(), pool, nil, load.DefaultAmountRules()); err != nil || len(again) != 0 {
 		t.Errorf("Migrate again = %v, %v; want nothing applied", again, err)
 	}
 	if _, err := pool.Exec(t.Context(), `INSERT INTO schema_migrations (version, name) VALUES (999, '999_future')`); err != nil {
 		t.Fatal(err)
 	}
 	var sv *load.SchemaVersionError
-	if _, err := Migrate(t.Context(), pool, nil); !errors.As(err, &sv) || !errors.Is(err, load.ErrSchemaTooNew) {
+	if _, err := Migrate(t.Context(), pool, nil, load.DefaultAmountRules()); !errors.As(err, &sv) || !errors.Is(err, load.ErrSchemaTooNew) {
 		t.Errorf("Migrate of a newer database = %v, want a SchemaVersionError", err)
 	}
 }
@@ -286,7 +286,7 @@ func TestFieldRetentionMigration(t *testing.T) {
 		DELETE FROM schema_migrations WHERE version = 4`); err != nil {
 		t.Fatal(err)
 	}
-	applied, err := Migrate(ctx, w.pool, nil)
+	applied, err := Migrate(ctx, w.pool, nil, load.DefaultAmountRules())
 	if err != nil || !slices.Equal(applied, []int{4}) {
 		t.Fatalf("Migrate = %v, %v; want [4]", applied, err)
 	}

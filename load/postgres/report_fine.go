@@ -96,7 +96,7 @@ func (r *reportRead) fine(ctx context.Context) error {
 
 // cardSums sums the current cards' balance field by currency field,
 // exactly (load.CardSumTally), by the balance field's card_fields type and
-// scale, read in the report's transaction: a decimal's minor units from
+// each card's amount_scale, read in the report's transaction: a decimal's minor units from
 // card_state.minor (as text, added in Go), an integer's from its JSON text
 // as jsonb writes it.
 func (r *reportRead) cardSums(ctx context.Context) error {
@@ -114,14 +114,15 @@ func (r *reportRead) cardSums(ctx context.Context) error {
 		sc = int(*scale)
 	}
 	tally := load.NewCardSumTally(r.d.BalanceType, sc)
-	err = r.each(ctx, `SELECT (data->'currency')::text, (data->$2::text)::text, minor->>$2::text, count(*) FROM card_state
-		WHERE account = $1 AND removed_at IS NULL GROUP BY 1, 2, 3`, []any{r.account, load.BalanceField}, func(row pgx.CollectableRow) error {
+	err = r.each(ctx, `SELECT (data->'currency')::text, (data->$2::text)::text, minor->>$2::text, amount_scale::bigint, count(*) FROM card_state
+		WHERE account = $1 AND removed_at IS NULL GROUP BY 1, 2, 3, 4`, []any{r.account, load.BalanceField}, func(row pgx.CollectableRow) error {
 		var currency, balance, minor *string
+		var scale *int64
 		var n int64
-		if err := row.Scan(&currency, &balance, &minor, &n); err != nil {
+		if err := row.Scan(&currency, &balance, &minor, &scale, &n); err != nil {
 			return err
 		}
-		tally.Add(currency, balance, minor, n)
+		tally.Add(currency, balance, minor, scale, n)
 		return nil
 	})
 	if err != nil {

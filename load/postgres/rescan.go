@@ -272,8 +272,9 @@ const (
 	pgMoveVersionsData = `UPDATE card_versions SET data = jsonb_set(data, '{id}', to_jsonb($3::text), false)
 		WHERE account = $1 AND card_id = $2 AND jsonb_typeof(data) = 'object' AND data ? 'id'`
 	pgMoveState = `INSERT INTO card_state (card_id, data, first_seen_at, last_seen_at, updated_at, removed_at,
-			first_seen_run, last_seen_run, data_hash, account, minor)
-		SELECT $3, $4::jsonb, first_seen_at, last_seen_at, updated_at, removed_at, first_seen_run, last_seen_run, $5, account, minor
+			first_seen_run, last_seen_run, data_hash, account, minor, amount_scale, amount_currency, amounts_rounded)
+		SELECT $3, $4::jsonb, first_seen_at, last_seen_at, updated_at, removed_at, first_seen_run, last_seen_run, $5, account, minor,
+			amount_scale, amount_currency, amounts_rounded
 		FROM card_state WHERE account = $1 AND card_id = $2`
 	pgMoveVersions = `UPDATE card_versions SET card_id = $3 WHERE account = $1 AND card_id = $2`
 	pgMovePending  = `UPDATE removal_pending SET card_id = $3 WHERE account = $1 AND card_id = $2`

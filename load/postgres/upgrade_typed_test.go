@@ -66,7 +66,7 @@ func TestMigrateTypesFields(t *testing.T) {
 	if got != wantNow {
 		t.Errorf("after the migration:\n%s\nwant\n%s", got, wantNow)
 	}
-	if got := one(t, pgQuery(t, w2, `SELECT fee_minor::text || ' ' || pg_typeof(fee_minor)::text FROM cards_flat WHERE card_id = '3'`)); got != "15 bigint" {
+	if got := one(t, pgQuery(t, w2, `SELECT fee_minor::text || ' ' || pg_typeof(fee_minor)::text FROM cards_flat WHERE card_id = '3'`)); got != "150 bigint" { // "1.5" at scale 2
 		t.Errorf("fee_minor = %s", got)
 	}
 }

@@ -173,7 +173,7 @@ func (w *Warehouse) preparePage(ctx context.Context, p load.Page, stored func(co
 	if len(have) != len(cards) {
 		return nil, fmt.Errorf("compare cards: %d of %d cards answered", len(have), len(cards))
 	}
-	pp.Compare(cards, have)
+	pp.Compare(cards, have, w.amounts)
 	pp.fields.AddWritten(&pp.PreparedPage)
 	return pp, nil
 }

@@ -353,11 +353,13 @@ func tableRows(t *testing.T, db *sql.DB) map[string][]string {
 		// stay as they were), sync_runs' holder (12: NULL) and duration_ms
 		// (14: NULL), the rules' counters (15: 0), and
 		// card_fields' types and card_state's minor units (13, checked by
-		// TestUpgradeTypesFields).
+		// TestUpgradeTypesFields), card_state's scale, currency and
+		// rounding flag and card_fields' rounded (17, checked by the
+		// contract's TestCardMoneyUpgrade).
 		info, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?1)
 			WHERE name NOT IN ('account', 'inconsistent_reason', 'inconsistent_pages', 'cards_returned')
-			AND NOT (?1 = 'card_fields' AND name IN ('last_seen_at', 'type', 'scale', 'conflicts', 'minor_column'))
-			AND NOT (?1 = 'card_state' AND name = 'minor')
+			AND NOT (?1 = 'card_fields' AND name IN ('last_seen_at', 'type', 'scale', 'conflicts', 'minor_column', 'rounded'))
+			AND NOT (?1 = 'card_state' AND name IN ('minor', 'amount_scale', 'amount_currency', 'amounts_rounded'))
 			AND NOT (?1 = 'sync_runs' AND name IN ('holder', 'duration_ms', 'card_numbers_masked', 'codes_dropped', 'track_data_dropped', 'fields_dropped')) ORDER BY name`, table)
 		if err != nil {
 			t.Fatal(err)

@@ -69,7 +69,7 @@ func (b *batchTx) RecordFields(ctx context.Context, walkID int64, fields *load.F
 
 // GrowFields implements load.BatchTx.
 func (b *batchTx) GrowFields(ctx context.Context, want map[string]load.FieldType) (map[string]load.FieldType, error) {
-	return growFields(ctx, b.tx, want)
+	return b.w.growFields(ctx, b.tx, want)
 }
 
 // NumberTypes implements load.BatchTx.
@@ -78,15 +78,21 @@ func (b *batchTx) NumberTypes(ctx context.Context) (map[string]load.FieldType, e
 }
 
 // AddConflicts implements load.BatchTx.
-func (b *batchTx) AddConflicts(ctx context.Context, conflicts map[string]int) error {
-	return addConflicts(ctx, b.tx, conflicts)
+func (b *batchTx) AddConflicts(ctx context.Context, conflicts, rounded map[string]int) error {
+	return addConflicts(ctx, b.tx, conflicts, rounded)
 }
 
-// addConflicts adds to card_fields.conflicts, per field.
-func addConflicts(ctx context.Context, tx *sql.Tx, conflicts map[string]int) error {
+// addConflicts adds to card_fields.conflicts and card_fields.rounded, per
+// field.
+func addConflicts(ctx context.Context, tx *sql.Tx, conflicts, rounded map[string]int) error {
 	for name, n := range conflicts {
 		if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET conflicts = conflicts + ? WHERE name = ?`, n, name); err != nil {
 			return fmt.Errorf("count conflicts of field %q: %w", name, err)
+		}
+	}
+	for name, n := range rounded {
+		if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET rounded = rounded + ? WHERE name = ?`, n, name); err != nil {
+			return fmt.Errorf("count rounded values of field %q: %w", name, err)
 		}
 	}
 	return nil
@@ -159,16 +165,18 @@ func (w *Warehouse) writePage(ctx context.Context, tx *sql.Tx, runID int64, stre
 		if err != nil {
 			return err
 		}
-		args := make([]any, 0, 3+4*n)
+		args := make([]any, 0, 3+newCardArgs*n)
 		args = append(args, now, runID, w.account)
 		for _, c := range rest[:n] {
-			args = append(args, c.ID(), c.Hash(), c.Data(), nullText(c.Minor()))
+			m := c.Money()
+			args = append(args, c.ID(), c.Hash(), c.Data(), nullText(m.Minor), m.Scale, nullText(m.Currency), boolInt(m.Rounded))
 		}
 		if _, err := tx.StmtContext(ctx, cards).ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("insert %d new cards: %w", n, err)
 		}
-		// versions numbers its arguments as cards does and reads no minor.
-		if _, err := tx.StmtContext(ctx, versions).ExecContext(ctx, args[:len(args)-1]...); err != nil {
+		// versions numbers its arguments as cards does and reads none of
+		// the money.
+		if _, err := tx.StmtContext(ctx, versions).ExecContext(ctx, args[:len(args)-(newCardArgs-3)]...); err != nil {
 			return fmt.Errorf("version %d new cards: %w", n, err)
 		}
 		rest = rest[n:]
@@ -204,7 +212,9 @@ func (w *Warehouse) writePage(ctx context.Context, tx *sql.Tx, runID int64, stre
 			if change == "" {
 				continue
 			}
-			if _, err := upsert.ExecContext(ctx, c.ID(), c.Data(), now, runID, c.Hash(), w.account, nullText(c.Minor())); err != nil {
+			m := c.Money()
+			if _, err := upsert.ExecContext(ctx, c.ID(), c.Data(), now, runID, c.Hash(), w.account,
+				nullText(m.Minor), m.Scale, nullText(m.Currency), boolInt(m.Rounded)); err != nil {
 				return fmt.Errorf("card %s: upsert: %w", c.ID(), err)
 			}
 			if exists {

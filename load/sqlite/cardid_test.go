@@ -38,7 +38,7 @@ func TestCardIDKeyUpgrade(t *testing.T) {
 	before := ids(w)
 	w.Close()
 	db := rawDB(t, path)
-	for _, q := range []string{schema18Undo, "DROP TABLE rules_state", schema15Undo, "PRAGMA user_version = 14"} {
+	for _, q := range []string{schema18Undo, schema17Undo, "DROP TABLE rules_state", schema15Undo, "PRAGMA user_version = 14"} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

@@ -103,7 +103,8 @@ func TestCardsViewLastSeen(t *testing.T) {
 }
 
 // TestCardsViewColumns: the cards view keeps the release-1 table's columns
-// in their order, so SELECT * and positional readers see no change.
+// in their order, so SELECT * and positional readers see no change; later
+// columns come after them (account, then the card's money: schema 17).
 func TestCardsViewColumns(t *testing.T) {
 	w, _, _ := openTest(t, load.Options{})
 	rows, err := w.db.QueryContext(t.Context(), `SELECT * FROM cards LIMIT 0`)
@@ -112,7 +113,8 @@ func TestCardsViewColumns(t *testing.T) {
 	}
 	cols, _ := rows.Columns()
 	rows.Close()
-	want := []string{"card_id", "data", "first_seen_at", "last_seen_at", "updated_at", "removed_at", "first_seen_run", "last_seen_run", "account"}
+	want := []string{"card_id", "data", "first_seen_at", "last_seen_at", "updated_at", "removed_at", "first_seen_run", "last_seen_run", "account",
+		"amount_scale", "amount_currency", "amounts_rounded"}
 	if fmt.Sprint(cols) != fmt.Sprint(want) {
 		t.Errorf("cards columns %v, want %v", cols, want)
 	}

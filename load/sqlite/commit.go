@@ -71,7 +71,7 @@ func (w *Warehouse) preparePage(ctx context.Context, p load.Page) (*preparedPage
 	if err != nil {
 		return nil, fmt.Errorf("compare cards: %w", err)
 	}
-	pp.Compare(cards, have)
+	pp.Compare(cards, have, w.set.Amounts)
 	pp.fields.AddWritten(&pp.PreparedPage)
 	return pp, nil
 }

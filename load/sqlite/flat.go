@@ -42,7 +42,7 @@ func (w *Warehouse) recordFields(ctx context.Context, tx *sql.Tx, runID, walkID 
 	if err != nil {
 		return nil, nil, err
 	}
-	add, update, skipped := load.PlanFields(have, s, runID, SQLiteFlatLimits(), b.Room())
+	add, update, skipped := load.PlanFields(have, s, runID, w.flatLimits(), b.Room())
 	types := load.TypesOf(have, add, update)
 	added := false
 	for _, f := range add {
@@ -65,6 +65,14 @@ func (w *Warehouse) recordFields(ctx context.Context, tx *sql.Tx, runID, walkID 
 		return skipped, types, regenerateFlat(ctx, tx)
 	}
 	return skipped, types, nil
+}
+
+// flatLimits are SQLiteFlatLimits with the scale card_fields gives a
+// field typed decimal: the warehouse's [cards] amount_scale.
+func (w *Warehouse) flatLimits() load.FlatLimits {
+	lim := SQLiteFlatLimits()
+	lim.AmountScale = w.set.Amounts.Scale
+	return lim
 }
 
 // typeScale is card_fields.scale of type t: its scale for a decimal, else

@@ -18,13 +18,11 @@ func balancePage(n int, ids []int, balance func(id int) string) load.Page {
 	return p
 }
 
-// TestTypedScaleGrowsAcrossAccounts: card_fields is shared by a file's
-// accounts, so a value of scale 3 in beta's cards grows balance to scale
-// 3 for alpha's cards too, recomputed exactly; and alpha's walk writer,
-// which remembered scale 2 from its first commit, stores its next page at
-// scale 3 (a backfill of alpha then beta, and both syncing at once, give
-// the same totals).
-func TestTypedScaleGrowsAcrossAccounts(t *testing.T) {
+// TestTypedScaleAcrossAccounts: card_fields is shared by a file's
+// accounts, yet a value of 3 decimals in beta's cards changes no scale:
+// it is rounded half to even in beta's cards and alpha's cards, before
+// and after, stay exact at scale 2, whichever account commits first.
+func TestTypedScaleAcrossAccounts(t *testing.T) {
 	ctx := t.Context()
 	alpha, path, clk := openTest(t, load.Options{Account: "alpha", BatchPages: 1})
 	beta, err := Open(ctx, path, load.Options{Account: "beta", Now: clk.Now})
@@ -52,14 +50,14 @@ func TestTypedScaleGrowsAcrossAccounts(t *testing.T) {
 	if err := ww.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := queryString(t, alpha, `SELECT type || ':' || scale || ':' || conflicts FROM card_fields WHERE name = 'balance'`); got != "decimal:3:0" {
-		t.Errorf("card_fields' balance: %s, want decimal:3:0", got)
+	if got := queryString(t, alpha, `SELECT type || ':' || scale || ':' || conflicts || ':' || rounded FROM card_fields WHERE name = 'balance'`); got != "decimal:2:0:10" {
+		t.Errorf("card_fields' balance: %s, want decimal:2:0:10", got)
 	}
-	// alpha: 1.250+...+20.250; beta: 1.125+...+10.125, in thousandths.
+	// alpha: 1.25+...+20.25; beta: 1.12+...+10.12 (half to even), in cents.
 	for _, tt := range []struct {
 		account string
 		want    string
-	}{{"alpha", "215000/20"}, {"beta", "56250/10"}} {
+	}{{"alpha", "21500/20"}, {"beta", "5620/10"}} {
 		got := queryString(t, alpha, `SELECT sum(balance_minor) || '/' || count(balance_minor) FROM cards_flat WHERE account = ?`, tt.account)
 		if got != tt.want {
 			t.Errorf("%s: SUM/COUNT(balance_minor) = %s, want %s", tt.account, got, tt.want)

@@ -50,6 +50,7 @@ func (w *Warehouse) migrationSteps() map[int]func(context.Context, *sql.Tx) erro
 		13: w.upgradeTyped,
 		15: w.createIDKey,
 		16: upgradeRulesVersion,
+		17: w.upgradeCurrencyScales,
 		18: w.upgradeValueHash,
 	}
 }

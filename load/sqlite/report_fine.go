@@ -86,7 +86,7 @@ func reportFine(ctx context.Context, tx *sql.Tx, d *load.ReportData, account, fr
 
 // reportCardSums sums the current cards' balance field by currency field,
 // exactly (load.CardSumTally), by the balance field's card_fields type and
-// scale, read in tx with the rest: a decimal's minor units from
+// each card's amount_scale, read in tx with the rest: a decimal's minor units from
 // card_state.minor (json_extract gives an INTEGER; added in Go, never by
 // sum(), which overflows), an integer's from its JSON text.
 func reportCardSums(ctx context.Context, tx *sql.Tx, d *load.ReportData, account string) error {
@@ -99,14 +99,19 @@ func reportCardSums(ctx context.Context, tx *sql.Tx, d *load.ReportData, account
 	d.BalanceType = kind.String
 	tally := load.NewCardSumTally(kind.String, int(scale.Int64))
 	path := `$."` + load.BalanceField + `"`
-	err = eachRow(ctx, tx, `SELECT data -> '$.currency', data -> ?, json_extract(minor, ?), count(*) FROM card_state
-		WHERE account = ? AND removed_at IS NULL GROUP BY 1, 2, 3`, []any{path, path, account}, func(scan func(...any) error) error {
+	err = eachRow(ctx, tx, `SELECT data -> '$.currency', data -> ?, json_extract(minor, ?), amount_scale, count(*) FROM card_state
+		WHERE account = ? AND removed_at IS NULL GROUP BY 1, 2, 3, 4`, []any{path, path, account}, func(scan func(...any) error) error {
 		var currency, balance, minor sql.NullString
+		var scale sql.NullInt64
 		var n int64
-		if err := scan(&currency, &balance, &minor, &n); err != nil {
+		if err := scan(&currency, &balance, &minor, &scale, &n); err != nil {
 			return err
 		}
-		tally.Add(nullPtr(currency), nullPtr(balance), nullPtr(minor), n)
+		var at *int64
+		if scale.Valid {
+			at = &scale.Int64
+		}
+		tally.Add(nullPtr(currency), nullPtr(balance), nullPtr(minor), at, n)
 		return nil
 	})
 	if err != nil {

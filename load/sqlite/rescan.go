@@ -296,8 +296,9 @@ const (
 	sqlMoveVersionsData = `UPDATE card_versions SET data = json_replace(data, '$.id', ?3)
 		WHERE account = ?1 AND card_id = ?2 AND json_type(data, '$.id') IS NOT NULL`
 	sqlMoveState = `INSERT INTO card_state (card_id, data, first_seen_at, last_seen_at, updated_at, removed_at,
-			first_seen_run, last_seen_run, data_hash, account, minor)
-		SELECT ?3, ?4, first_seen_at, last_seen_at, updated_at, removed_at, first_seen_run, last_seen_run, ?5, account, minor
+			first_seen_run, last_seen_run, data_hash, account, minor, amount_scale, amount_currency, amounts_rounded)
+		SELECT ?3, ?4, first_seen_at, last_seen_at, updated_at, removed_at, first_seen_run, last_seen_run, ?5, account, minor,
+			amount_scale, amount_currency, amounts_rounded
 		FROM card_state WHERE account = ?1 AND card_id = ?2`
 	sqlMoveVersions = `UPDATE card_versions SET card_id = ?3 WHERE account = ?1 AND card_id = ?2`
 	sqlMovePending  = `UPDATE removal_pending SET card_id = ?3 WHERE account = ?1 AND card_id = ?2`

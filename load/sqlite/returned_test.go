@@ -40,7 +40,7 @@ func TestMigrationCountsReturnedRuns(t *testing.T) {
 	for _, q := range []string{
 		"UPDATE sync_runs SET cards_changed = cards_changed + cards_returned",
 		"ALTER TABLE sync_runs DROP COLUMN cards_returned",
-		schema18Undo,
+		schema18Undo, schema17Undo,
 		"DROP TABLE rules_state", // schema 16's
 		schema15Undo,
 		"ALTER TABLE sync_runs DROP COLUMN duration_ms", // schema 14's

@@ -23,12 +23,16 @@ const (
 	sqlCardGet = `SELECT data_hash, removed_at IS NOT NULL, CASE WHEN data_hash IS NULL THEN data = ?2 ELSE 0 END,
 		(SELECT max(version) FROM card_versions WHERE account = ?3 AND card_id = ?1)
 		FROM card_state WHERE account = ?3 AND card_id = ?1`
-	sqlCardUpsert = `INSERT INTO card_state (card_id, data, first_seen_at, last_seen_at, updated_at, removed_at, first_seen_run, last_seen_run, data_hash, account, minor)
-		VALUES (?1, ?2, ?3, ?3, ?3, NULL, ?4, ?4, ?5, ?6, ?7)
+	sqlCardUpsert = `INSERT INTO card_state (card_id, data, first_seen_at, last_seen_at, updated_at, removed_at, first_seen_run, last_seen_run, data_hash, account,
+			minor, amount_scale, amount_currency, amounts_rounded)
+		VALUES (?1, ?2, ?3, ?3, ?3, NULL, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
 		ON CONFLICT (account, card_id) DO UPDATE SET
 			data = excluded.data,
 			data_hash = excluded.data_hash,
 			minor = excluded.minor,
+			amount_scale = excluded.amount_scale,
+			amount_currency = excluded.amount_currency,
+			amounts_rounded = excluded.amounts_rounded,
 			updated_at = CASE WHEN card_state.data IS NOT excluded.data THEN excluded.updated_at ELSE card_state.updated_at END,
 			removed_at = NULL,
 			last_seen_at = excluded.last_seen_at,
@@ -139,25 +143,33 @@ func (ps *pageStatements) close() {
 	}
 }
 
+// newCardArgs is how many arguments insertNew's statements take per card:
+// id, hash, data, then minor, amount_scale, amount_currency and
+// amounts_rounded, which versions does not read.
+const newCardArgs = 7
+
 // insertNew returns the statements that insert n (1..maxNewRows) new cards
 // and their first versions. Both take ?1 the time, ?2 the run, ?3 the
-// account, then id, hash, data and minor (card_state.minor) for each card
-// (cards); versions reads no minor, so its arguments stop at the last
-// card's data.
+// account, then id, hash, data, minor (card_state.minor), amount_scale,
+// amount_currency and amounts_rounded for each card (cards); versions
+// reads none of the last four, so its arguments stop at the last card's
+// data.
 func (ps *pageStatements) insertNew(ctx context.Context, db *sql.DB, n int) (cards, versions *sql.Stmt, err error) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if ps.newCards[n-1] == nil {
 		var c, v strings.Builder
-		c.WriteString(`INSERT INTO card_state (card_id, data_hash, data, minor, first_seen_at, last_seen_at, updated_at, removed_at, first_seen_run, last_seen_run, account) VALUES `)
+		c.WriteString(`INSERT INTO card_state (card_id, data_hash, data, minor, amount_scale, amount_currency, amounts_rounded,
+			first_seen_at, last_seen_at, updated_at, removed_at, first_seen_run, last_seen_run, account) VALUES `)
 		v.WriteString(`INSERT INTO card_versions (card_id, version, valid_from, valid_to, run_id, change, data, account) VALUES `)
 		for i := range n {
-			id, hash, data, minor := "?"+strconv.Itoa(4+4*i), "?"+strconv.Itoa(5+4*i), "?"+strconv.Itoa(6+4*i), "?"+strconv.Itoa(7+4*i)
+			arg := func(k int) string { return "?" + strconv.Itoa(4+k+newCardArgs*i) }
+			id, hash, data := arg(0), arg(1), arg(2)
 			if i > 0 {
 				c.WriteString(", ")
 				v.WriteString(", ")
 			}
-			c.WriteString("(" + id + ", " + hash + ", " + data + ", " + minor + ", ?1, ?1, ?1, NULL, ?2, ?2, ?3)")
+			c.WriteString("(" + id + ", " + hash + ", " + data + ", " + arg(3) + ", " + arg(4) + ", " + arg(5) + ", " + arg(6) + ", ?1, ?1, ?1, NULL, ?2, ?2, ?3)")
 			v.WriteString("(" + id + ", 1, ?1, NULL, ?2, 'new', " + data + ", ?3)")
 		}
 		if ps.newCards[n-1], err = db.PrepareContext(ctx, c.String()); err != nil {

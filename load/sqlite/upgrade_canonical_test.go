@@ -46,7 +46,7 @@ func TestUpgradeCanonicalAddsNoVersion(t *testing.T) {
 	}
 	w.Close()
 	db := rawDB(t, path)
-	for _, q := range []string{schema18Undo, `DROP TABLE rules_state`, schema15Undo, `ALTER TABLE sync_runs DROP COLUMN duration_ms`, schema13Undo, `ALTER TABLE sync_runs DROP COLUMN holder`, `ALTER TABLE sync_runs DROP COLUMN cards_returned`, `ALTER TABLE sync_runs DROP COLUMN secrets_redacted`, `PRAGMA user_version = 9`} {
+	for _, q := range []string{schema18Undo, schema17Undo, `DROP TABLE rules_state`, schema15Undo, `ALTER TABLE sync_runs DROP COLUMN duration_ms`, schema13Undo, `ALTER TABLE sync_runs DROP COLUMN holder`, `ALTER TABLE sync_runs DROP COLUMN cards_returned`, `ALTER TABLE sync_runs DROP COLUMN secrets_redacted`, `PRAGMA user_version = 9`} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

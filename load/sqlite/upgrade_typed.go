@@ -29,7 +29,7 @@ func (w *Warehouse) upgradeTyped(ctx context.Context, tx *sql.Tx) error {
 	if err != nil {
 		return err
 	}
-	for _, f := range u.Plan(have, SQLiteFlatLimits()) {
+	for _, f := range u.Plan(have, w.flatLimits()) {
 		if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET type = ?, scale = ?, minor_column = ? WHERE name = ?`,
 			f.Type.Kind.String(), typeScale(f.Type), nullText(f.Type.MinorColumn), f.Name); err != nil {
 			return fmt.Errorf("type field %q: %w", f.Name, err)
@@ -38,7 +38,94 @@ func (w *Warehouse) upgradeTyped(ctx context.Context, tx *sql.Tx) error {
 	if err := fillMinor(ctx, tx, &u); err != nil {
 		return err
 	}
-	return addConflicts(ctx, tx, u.Conflicts)
+	return addConflicts(ctx, tx, u.Conflicts, nil)
+}
+
+// upgradeCurrencyScales is migration 17's Go step: a decimal field's
+// scale no longer grows with the most decimals seen. Every decimal field
+// gets the warehouse's [cards] amount_scale as card_fields.scale, every
+// stored card its money at its own scale (load.Recompute: its currency's
+// ISO 4217 minor unit, else that scale), the values with more decimals
+// rounded half to even and marked, and every decimal field's conflicts
+// and rounded are recounted from the cards stored.
+func (w *Warehouse) upgradeCurrencyScales(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET scale = ? WHERE type = 'decimal'`, w.set.Amounts.Scale); err != nil {
+		return fmt.Errorf("set the scale of decimal fields: %w", err)
+	}
+	have, err := readFields(ctx, tx)
+	if err != nil {
+		return err
+	}
+	u := load.Recompute(load.TypesOf(have, nil, nil), w.set.Amounts)
+	if err := fillMoney(ctx, tx, u); err != nil {
+		return err
+	}
+	return recount(ctx, tx, have, u)
+}
+
+// recount sets card_fields.conflicts and rounded of the decimal fields of
+// rows to what u found in the stored cards.
+func recount(ctx context.Context, tx *sql.Tx, rows []load.FieldRow, u *load.TypeUpgrade) error {
+	for _, f := range rows {
+		if f.Type.Kind != load.KindDecimal {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET conflicts = ?, rounded = ? WHERE name = ?`,
+			u.Conflicts[f.Name], u.Rounded[f.Name], f.Name); err != nil {
+			return fmt.Errorf("recount conflicts of field %q: %w", f.Name, err)
+		}
+	}
+	return nil
+}
+
+// fillMoney sets card_state's minor, amount_scale, amount_currency and
+// amounts_rounded of every card whose money under u (TypeUpgrade.Card,
+// the card's stored scale kept when it names no known currency) differs
+// from what it holds, counting its misfits and rounded values in u, in
+// chunks of typedChunk cards.
+func fillMoney(ctx context.Context, tx *sql.Tx, u *load.TypeUpgrade) error {
+	type card struct {
+		rowid int64
+		data  string
+		old   load.StoredMoney
+		has   bool // amount_scale is set
+	}
+	after := int64(-1 << 63)
+	for {
+		var chunk []card
+		err := eachRow(ctx, tx, `SELECT rowid, data, coalesce(minor, ''), amount_scale IS NOT NULL, coalesce(amount_scale, 0),
+				coalesce(amount_currency, ''), amounts_rounded
+			FROM card_state WHERE rowid > ? ORDER BY rowid LIMIT ?`, []any{after, typedChunk},
+			func(scan func(...any) error) error {
+				var c card
+				if err := scan(&c.rowid, &c.data, &c.old.Minor, &c.has, &c.old.Scale, &c.old.Currency, &c.old.Rounded); err != nil {
+					return err
+				}
+				chunk = append(chunk, c)
+				return nil
+			})
+		if err != nil {
+			return fmt.Errorf("fill minor units: %w", err)
+		}
+		for _, c := range chunk {
+			var stored *load.StoredMoney
+			if c.has {
+				stored = &c.old
+			}
+			m := u.Card([]byte(c.data), stored)
+			if c.has && m == c.old {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE card_state SET minor = ?, amount_scale = ?, amount_currency = ?, amounts_rounded = ? WHERE rowid = ?`,
+				nullText(m.Minor), m.Scale, nullText(m.Currency), boolInt(m.Rounded), c.rowid); err != nil {
+				return fmt.Errorf("fill minor units: %w", err)
+			}
+		}
+		if len(chunk) < typedChunk {
+			return nil
+		}
+		after = chunk[len(chunk)-1].rowid
+	}
 }
 
 // fillMinor sets card_state.minor of every card whose minor units under
@@ -94,17 +181,18 @@ func eachCardChunk(ctx context.Context, tx *sql.Tx, fn func(rowid int64, data, m
 }
 
 // growFields is batchTx.GrowFields: in the commit's transaction (the
-// file's write lock serializes card_fields' writers), it grows the fields
-// of want (load.GrowTypes), regenerates cards_flat when one gains a
-// minor-units column, recomputes every stored card's minor units under
-// the grown types and sets the grown fields' conflicts to the misfits
-// found: the new scale and the cards' minor units commit together.
-func growFields(ctx context.Context, tx *sql.Tx, want map[string]load.FieldType) (map[string]load.FieldType, error) {
+// file's write lock serializes card_fields' writers), it widens the
+// fields of want (load.GrowTypes), regenerates cards_flat when one gains
+// a minor-units column, recomputes every stored card's minor units under
+// the widened types, each at its card's scale, and sets the widened
+// fields' conflicts and rounded to the values found: the new type and the
+// cards' minor units commit together.
+func (w *Warehouse) growFields(ctx context.Context, tx *sql.Tx, want map[string]load.FieldType) (map[string]load.FieldType, error) {
 	have, err := readFields(ctx, tx)
 	if err != nil {
 		return nil, err
 	}
-	grown := load.GrowTypes(have, want, SQLiteFlatLimits())
+	grown := load.GrowTypes(have, want, w.flatLimits())
 	flat := load.GainsMinor(have, grown)
 	for _, f := range grown {
 		if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET type = ?, scale = ?, minor_column = ? WHERE name = ?`,
@@ -121,14 +209,12 @@ func growFields(ctx context.Context, tx *sql.Tx, want map[string]load.FieldType)
 			return nil, err
 		}
 	}
-	u := load.Recompute(types)
-	if err := fillMinor(ctx, tx, u); err != nil {
+	u := load.Recompute(types, w.set.Amounts)
+	if err := fillMoney(ctx, tx, u); err != nil {
 		return nil, err
 	}
-	for _, f := range grown {
-		if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET conflicts = ? WHERE name = ?`, u.Conflicts[f.Name], f.Name); err != nil {
-			return nil, fmt.Errorf("recount conflicts of field %q: %w", f.Name, err)
-		}
+	if err := recount(ctx, tx, grown, u); err != nil {
+		return nil, err
 	}
 	return types, nil
 }
