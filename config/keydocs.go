@@ -55,8 +55,9 @@ func keyDocs() map[string]keyDoc {
 		"api.amount_scale": {rule: fmt.Sprintf("Decimals of the account's amounts, %d or %d (extract.CheckAmountScale). "+
 			"An amount sent with more (PHP float noise) is rounded half to even into its `*_minor` column and "+
 			"`account_snapshots.amounts_rounded` marks it; the raw JSON keeps the exact text.", extract.MinAmountScale, extract.MaxAmountScale)},
-		"api.max_pages": {rule: fmt.Sprintf("A walk whose first page claims more pages than this is refused before anything is "+
-			"stored; 1 to %d.", extract.MaxMaxPages)},
+		"api.max_pages": {rule: fmt.Sprintf("A walk is refused at a page that claims more pages than this, its `total` "+
+			"bearing them out (on the first page, before anything is stored); a `total_pages` its `total` does not bear out "+
+			"is phantom pages, never requested; 1 to %d.", extract.MaxMaxPages)},
 
 		// [[accounts]]
 		"accounts.name": {rule: "The account's name in the warehouse's `account` column: unique, 1 to 64 characters of " +

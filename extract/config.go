@@ -116,9 +116,10 @@ type Config struct {
 	MaxBodyBytes int64
 	// AmountScale is the number of decimals of amounts (default 2).
 	AmountScale int
-	// MaxPages refuses a walk whose first page claims more pages (default
-	// 100,000: 1.5 million cards), so a corrupt total_pages cannot send the
-	// client on a walk of 2^31 pages.
+	// MaxPages refuses a walk at a page that bears out more pages (its
+	// total_pages, its total at its per_page agreeing; default 100,000: 1.5
+	// million cards), so a corrupt envelope cannot send the client on a
+	// walk of 2^31 pages (a total_pages alone cannot: see Client.Pages).
 	MaxPages int
 	// UserAgent is sent on every request (default "cardsync/dev").
 	UserAgent string

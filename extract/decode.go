@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"mime"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -41,13 +42,25 @@ type Rejected struct {
 	Raw json.RawMessage
 }
 
-// Pagination is meta.pagination of a card page.
+// Pagination is meta.pagination of a card page. Its numbers may come as
+// JSON numbers or strings holding one, integral in any spelling (2, 2.0,
+// 1e1, 20e-1); a number with a fraction is named in Fractional and read as
+// the next integer up, but for per_page (read as 0, unknown), count (read
+// as the number of items) and current_page (the page requested, see
+// Client.Pages). A total_pages above 2^31-1 is read as 2^31-1.
 type Pagination struct {
 	Total, Count, PerPage, CurrentPage, TotalPages int
 	// Next is links.next as sent (possibly empty); the client never
 	// requests it, it only checks it.
 	Next string
+	// Fractional names the members of meta.pagination whose number had a
+	// fraction ("total_pages", ...), in the order of paginationFields; nil
+	// when none had.
+	Fractional []string
 }
+
+// fractional reports whether the member name's number had a fraction.
+func (pg Pagination) fractional(name string) bool { return slices.Contains(pg.Fractional, name) }
 
 // Account is the account resource (GET /account). Nil fields were null or
 // absent; amounts are exact.
@@ -160,6 +173,36 @@ func parseInt(raw json.RawMessage, scrub func(string) string) (int64, error) {
 	return n, nil
 }
 
+// parseNumber reads a number of meta.pagination: a JSON number, or a
+// string holding one, integral in any spelling (readIntegral: 2, 2.0, 1e1,
+// 20e-1, and in a string also leading zeros). It returns the integer, or
+// for a number with a fraction its ceiling with fractional true. Booleans,
+// null, objects and arrays are refused, and so is a number whose integer
+// part has more than 18 digits (errNumberRange, n then the largest int64 of
+// its sign).
+func parseNumber(raw json.RawMessage, scrub func(string) string) (n int64, fractional bool, err error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return 0, false, errors.New("missing")
+	}
+	s := string(raw)
+	if raw[0] == '"' {
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return 0, false, err
+		}
+	} else if raw[0] != '-' && !isDigit(raw[0]) {
+		return 0, false, fmt.Errorf("want a number, got %s", jsonKind(raw))
+	}
+	n, fractional, err = readIntegral(s)
+	switch {
+	case errors.Is(err, errNumberRange):
+		return n, fractional, fmt.Errorf("%w: %q", errNumberRange, truncate(scrub(s), 24))
+	case err != nil:
+		return 0, false, fmt.Errorf("want a number, got %q", truncate(scrub(s), 24))
+	}
+	return n, fractional, nil
+}
+
 func jsonKind(raw []byte) string {
 	if len(raw) == 0 {
 		return "nothing"
@@ -262,17 +305,20 @@ func parseCardID(raw []byte) (string, error) {
 }
 
 // paginationFields are the members of meta.pagination cardsync reads, with
-// their lower bounds; per_page may be null or absent.
+// their lower bounds; per_page may be null or absent, and a total_pages
+// above math.MaxInt32 is capped (a claim that large is phantom or more than
+// api.max_pages either way, see Client.Pages).
 var paginationFields = []struct {
 	name     string
 	min      int
 	optional bool
+	capped   bool
 }{
-	{"total", 0, false},
-	{"count", 0, false},
-	{"per_page", 0, true},
-	{"current_page", 1, false},
-	{"total_pages", 0, false},
+	{"total", 0, false, false},
+	{"count", 0, false, false},
+	{"per_page", 0, true, false},
+	{"current_page", 1, false, false},
+	{"total_pages", 0, false, true},
 }
 
 // decodePage decodes a card page body. It reads only what it needs: data,
@@ -306,6 +352,9 @@ func decodePage(body []byte, scrub func(string) string) (*Page, error) {
 	pg, err := decodePagination(body, top, scrub)
 	if err != nil {
 		return nil, err
+	}
+	if pg.fractional("count") {
+		pg.Count = len(items) // a fraction counts nothing: the items do
 	}
 	if pg.Count != len(items) {
 		return nil, protoErr("meta.pagination.count", fmt.Sprintf("%d but data has %d items", pg.Count, len(items)), nil)
@@ -355,12 +404,21 @@ func decodePagination(body []byte, top map[string]span, scrub func(string) strin
 			}
 			return pg, protoErr(field, "missing or null", nil)
 		}
-		n, err := parseInt(raw, scrub)
+		n, fractional, err := parseNumber(raw, scrub)
+		if f.capped && n > math.MaxInt32 && (err == nil || errors.Is(err, errNumberRange)) {
+			n, err = math.MaxInt32, nil
+		}
 		if err != nil {
 			return pg, protoErr(field, "", err)
 		}
 		if n < int64(f.min) || n > math.MaxInt32 {
 			return pg, protoErr(field, fmt.Sprintf("%d out of range", n), nil)
+		}
+		if fractional {
+			pg.Fractional = append(pg.Fractional, f.name)
+			if f.name == "per_page" {
+				continue // no page size: the walk reads it from the pages
+			}
 		}
 		*dst[f.name] = int(n)
 	}

@@ -2,6 +2,8 @@ package extract
 
 import (
 	"errors"
+	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -170,10 +172,12 @@ func TestDecodePage(t *testing.T) {
 		{"count mismatch", `{"data":[{"id":1}],` + meta + `}`, "meta.pagination.count"},
 		{"missing meta", `{"data":[]}`, "meta.pagination"},
 		{"null data", `{"data":null,` + meta + `}`, "data: missing"},
-		{"fractional count", `{"data":[],"meta":{"pagination":{"total":0,"count":0.0,"current_page":1,"total_pages":1}}}`, "meta.pagination.count"},
+		{"integral counts in every spelling", `{"data":[{"id":1},{"id":2}],"meta":{"pagination":{"total":2.0,"count":"20e-1","per_page":1.5e1,"current_page":"1.000","total_pages":1E0}}}`, ""},
+		{"a number that is no number", `{"data":[],"meta":{"pagination":{"total":0,"count":"0x0","current_page":1,"total_pages":1}}}`, "meta.pagination.count"},
 		{"bool total", `{"data":[],"meta":{"pagination":{"total":true,"count":0,"current_page":1,"total_pages":1}}}`, "meta.pagination.total"},
 		{"current_page 0", `{"data":[],"meta":{"pagination":{"total":0,"count":0,"current_page":0,"total_pages":1}}}`, "meta.pagination.current_page"},
-		{"total_pages beyond int32", `{"data":[],"meta":{"pagination":{"total":0,"count":0,"current_page":1,"total_pages":4294967296}}}`, "meta.pagination.total_pages"},
+		{"total beyond int32", `{"data":[],"meta":{"pagination":{"total":4294967296,"count":0,"current_page":1,"total_pages":1}}}`, "meta.pagination.total"},
+		{"total_pages below 0", `{"data":[],"meta":{"pagination":{"total":0,"count":0,"current_page":1,"total_pages":-1}}}`, "meta.pagination.total_pages"},
 		{"ok after a UTF-8 BOM", "\xEF\xBB\xBF" + `{"data":[{"id":1},{"id":2}],` + meta + `}`, ""},
 		{"two BOMs", "\xEF\xBB\xBF\xEF\xBB\xBF" + `{"data":[{"id":1},{"id":2}],` + meta + `}`, "malformed JSON"},
 		{"ok with a 100,000-deep meta sibling", `{"data":[{"id":1},{"id":2}],"meta":{"debug":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `,"pagination":{"total":2,"count":2,"per_page":15,"current_page":1,"total_pages":1}}}`, ""},
@@ -204,6 +208,40 @@ func TestDecodePage(t *testing.T) {
 				t.Fatalf("err = %v, want a *ProtocolError containing %q", err, tt.err)
 			}
 		})
+	}
+}
+
+// TestDecodePaginationNumbers: meta.pagination's numbers are read exactly
+// in any integral spelling; a fraction is named in Fractional and read as
+// the next integer up (per_page as unknown, count as the items); a
+// total_pages beyond int32 is capped.
+func TestDecodePaginationNumbers(t *testing.T) {
+	for _, tt := range []struct {
+		pagination string
+		want       Pagination
+	}{
+		{`"total":30.0,"count":1.0,"per_page":15.0,"current_page":1.0,"total_pages":2.0`,
+			Pagination{Total: 30, Count: 1, PerPage: 15, CurrentPage: 1, TotalPages: 2}},
+		{`"total":"3e1","count":"1","per_page":"15.000","current_page":"10e-1","total_pages":"2"`,
+			Pagination{Total: 30, Count: 1, PerPage: 15, CurrentPage: 1, TotalPages: 2}},
+		{`"total":30,"count":1,"per_page":15,"current_page":1,"total_pages":2.5`,
+			Pagination{Total: 30, Count: 1, PerPage: 15, CurrentPage: 1, TotalPages: 3, Fractional: []string{"total_pages"}}},
+		{`"total":29.5,"count":1.5,"per_page":14.5,"current_page":0.5,"total_pages":1e-1`,
+			Pagination{Total: 30, Count: 1, CurrentPage: 1, TotalPages: 1, Fractional: []string{"total", "count", "per_page", "current_page", "total_pages"}}},
+		{`"total":30,"count":1,"per_page":15,"current_page":1,"total_pages":4294967296`,
+			Pagination{Total: 30, Count: 1, PerPage: 15, CurrentPage: 1, TotalPages: math.MaxInt32}},
+		{`"total":30,"count":1,"per_page":15,"current_page":1,"total_pages":1e999999999999999999`,
+			Pagination{Total: 30, Count: 1, PerPage: 15, CurrentPage: 1, TotalPages: math.MaxInt32}},
+	} {
+		body := `{"data":[{"id":1}],"meta":{"pagination":{` + tt.pagination + `}}}`
+		p, err := decodePage([]byte(body), nil)
+		if err != nil {
+			t.Errorf("%s: %v", tt.pagination, err)
+			continue
+		}
+		if !reflect.DeepEqual(p.Pagination, tt.want) {
+			t.Errorf("%s:\n got  %+v\n want %+v", tt.pagination, p.Pagination, tt.want)
+		}
 	}
 }
 

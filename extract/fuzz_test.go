@@ -36,6 +36,8 @@ func envelopeSeeds() []string {
 		`{"data":[{"id":0.0},{"id":-0.0}],"meta":{"pagination":{` + pg + `}}}`,
 		`{"data":[{"id":1,"id":2},{"id":"x","id":null}],"meta":{"pagination":{` + pg + `}}}`,
 		`{"data":null,` + data + `,"meta":{"pagination":{` + pg + `}}}`,
+		`{` + data + `,"meta":{"pagination":{"total":2.0,"count":"2.0","per_page":1.5e1,"current_page":10e-1,"total_pages":2.5}}}`,
+		`{` + data + `,"meta":{"pagination":{"total":2,"count":2,"per_page":15,"current_page":1,"total_pages":1e999999999}}}`,
 		`{"trace":` + strings.Repeat(`{"a":`, 5000) + `1` + strings.Repeat(`}`, 5000) + `,` + data + `,"meta":{"pagination":{` + pg + `}}}`,
 		``,
 		`<!DOCTYPE html><html><body>Login</body></html>`,
@@ -77,7 +79,7 @@ func FuzzDecodePage(f *testing.F) {
 				json.Unmarshal(meta["pagination"], &pgn) != nil || json.Unmarshal(top["data"], &items) != nil {
 				t.Fatalf("accepted a page encoding/json cannot read: %q", body)
 			}
-			if cur, err := parseInt(pgn["current_page"], noScrub); err != nil || int(cur) != p.Pagination.CurrentPage || len(items) != p.Pagination.Count {
+			if cur, _, err := parseNumber(pgn["current_page"], noScrub); err != nil || int(cur) != p.Pagination.CurrentPage || len(items) != p.Pagination.Count {
 				t.Fatalf("current_page %d, count %d; encoding/json reads %s and %d items", p.Pagination.CurrentPage, p.Pagination.Count, pgn["current_page"], len(items))
 			}
 		}

@@ -132,7 +132,9 @@ func TestPagesFaults(t *testing.T) {
 				anomalies = append(anomalies, fmt.Sprintf("%d:%s", p.Number, p.Anomaly))
 			}
 		}
-		if got, want := strings.Join(anomalies, " "), "4:total_pages_changed 6:total_pages_changed 7:short_page"; got != want {
+		// Page 7 holds the 10 cards its total (100) leaves for it: short
+		// by per_page but not by its envelope, so no short_page.
+		if got, want := strings.Join(anomalies, " "), "4:total_pages_changed 6:total_pages_changed"; got != want {
 			t.Errorf("anomalies %q, want %q", got, want)
 		}
 	})

@@ -17,6 +17,13 @@ const (
 	// ReasonShortPage: a page before the last held fewer than per_page
 	// items, twice.
 	ReasonShortPage = "short_page"
+	// ReasonFractionalPagination: a number of meta.pagination had a
+	// fraction (2.5; an integral 2.0 is read as 2 and is no anomaly).
+	ReasonFractionalPagination = "fractional_pagination"
+	// ReasonPhantomPages: total_pages claimed more pages than the page's
+	// total bears out (more than 2 past ceil(total / per_page)); the walk
+	// never requested them.
+	ReasonPhantomPages = "phantom_pages"
 	// ReasonTotalPagesChanged: total_pages changed between pages.
 	ReasonTotalPagesChanged = "total_pages_changed"
 	// ReasonTotalChanged: the card total changed during the walk (cards
@@ -33,8 +40,8 @@ const (
 // WalkReasons lists every reason a walk can be inconsistent: a bounded set,
 // page reasons first.
 func WalkReasons() []string {
-	return []string{ReasonEmptyPage, ReasonRepeatedPage, ReasonShortPage, ReasonTotalPagesChanged,
-		ReasonTotalChanged, ReasonDuplicateIDs, ReasonCountMismatch, ReasonNoPages}
+	return []string{ReasonEmptyPage, ReasonRepeatedPage, ReasonShortPage, ReasonFractionalPagination, ReasonPhantomPages,
+		ReasonTotalPagesChanged, ReasonTotalChanged, ReasonDuplicateIDs, ReasonCountMismatch, ReasonNoPages}
 }
 
 // AppendPagesSQL is the SQL expression, the same in SQLite and

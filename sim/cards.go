@@ -24,10 +24,15 @@ type bodyFaults struct {
 	contentType int // 1: text/plain, 2: none; 0 = application/json
 	deepMeta    int // depth of meta.debug; 0 = none
 	any         bool
-	// The walk faults: no items, total_pages less by shrink, page 1's items.
-	empty  bool
-	shrink int
-	repeat bool
+	// The walk faults: no items, total_pages less by shrink, page 1's items,
+	// total_pages claimed (0: none), numbers as PHP floats, total_pages
+	// without ceil().
+	empty      bool
+	shrink     int
+	repeat     bool
+	claim      int
+	floats     bool
+	fractional bool
 	// shuffle seeds the member order of FaultShuffleMembers (0: none).
 	shuffle uint64
 	secrets bool
@@ -90,6 +95,12 @@ func (s *Server) bodyFaultsLocked(endpoint string, page int) bodyFaults {
 			bf.shrink = max(f.Shrink, 1)
 		case FaultRepeatedPage:
 			bf.repeat = true
+		case FaultPhantomPages:
+			bf.claim = cmp.Or(f.Claim, DefaultPhantomClaim)
+		case FaultFloatPagination:
+			bf.floats = true
+		case FaultFractionalPages:
+			bf.fractional = true
 		case FaultShuffleMembers:
 			bf.shuffle = s.faultRNG.Uint64() | 1
 		case FaultSecretsInData:
@@ -130,6 +141,18 @@ func (s *Server) serveCards(w http.ResponseWriter, r *http.Request, page int) {
 		servedTotal = 0
 	}
 	totalPages := max((servedTotal+ps-1)/ps-bf.shrink, 1)
+	if bf.claim > 0 {
+		totalPages = bf.claim
+	}
+	// num appends a number of meta.pagination, as a PHP float with
+	// FaultFloatPagination.
+	num := func(b []byte, n int) []byte {
+		b = strconv.AppendInt(b, int64(n), 10)
+		if bf.floats {
+			b = append(b, ".0"...)
+		}
+		return b
+	}
 	php := s.opts.PHPEscaping
 	if bf.secrets {
 		items = secretItems(items, s.opts.Password, bearer(r), php)
@@ -157,15 +180,19 @@ func (s *Server) serveCards(w http.ResponseWriter, r *http.Request, page int) {
 		b = append(b, ',')
 	}
 	b = append(b, `"pagination":{"total":`...)
-	b = strconv.AppendInt(b, int64(servedTotal), 10)
+	b = num(b, servedTotal)
 	b = append(b, `,"count":`...)
-	b = strconv.AppendInt(b, int64(len(items)), 10)
+	b = num(b, len(items))
 	b = append(b, `,"per_page":`...)
-	b = strconv.AppendInt(b, int64(ps), 10)
+	b = num(b, ps)
 	b = append(b, `,"current_page":`...)
-	b = strconv.AppendInt(b, int64(page), 10)
+	b = num(b, page)
 	b = append(b, `,"total_pages":`...)
-	b = strconv.AppendInt(b, int64(totalPages), 10)
+	if bf.fractional {
+		b = appendPHPFloat(b, float64(servedTotal)/float64(ps))
+	} else {
+		b = num(b, totalPages)
+	}
 	b = append(b, `,"links":`...)
 	prev := s.opts.PreviousLinks && page > 1
 	next := page < totalPages
@@ -207,6 +234,17 @@ func (s *Server) serveCards(w http.ResponseWriter, r *http.Request, page int) {
 		hook(page)
 	}
 	s.writeOK(w, r, http.StatusOK, b, bf)
+}
+
+// appendPHPFloat appends f as PHP's json_encode writes a float (the
+// shortest text that reads back as f, with ".0" when it is integral).
+func appendPHPFloat(b []byte, f float64) []byte {
+	start := len(b)
+	b = strconv.AppendFloat(b, f, 'g', -1, 64)
+	if !strings.ContainsAny(string(b[start:]), ".eE") {
+		b = append(b, ".0"...)
+	}
+	return b
 }
 
 // appendPadding adds ,"padding":"xxx..." of n bytes before the final brace.

@@ -67,6 +67,9 @@
 //	empty-page[=PAGE]  a page with no items, totals unchanged (default page 2)
 //	shrinking-total[=N] total_pages less by N (default 1) from page 2 on, same items
 //	repeated-page[=PAGE] page 1's items on the page (default every page)
+//	phantom-pages[=N]  total_pages reported as N (default 2000), total and items unchanged
+//	float-pagination   every number of meta.pagination as a PHP float (2.0)
+//	fractional-pages   total_pages as total / per_page without ceil() (2.533333333333333)
 //	shuffle-members    every card's members in another order (same meaning)
 //	secrets-in-data    the password and the request's token inside cards and the account
 //
@@ -77,9 +80,10 @@
 //	percent=P          affect P% of matching requests, chosen by the seeded generator
 //	pages=LIST         /cards pages only, e.g. pages=2-4,7 or pages=2-4;7
 //	retry_after=DUR    Retry-After on status, html and ratelimit replies (DUR or seconds)
-//	latency=DUR, chunk=BYTES, url=URL, to=PAGE, delta=N, bytes=N, status=CODE, depth=N, shrink=N
+//	latency=DUR, chunk=BYTES, url=URL, to=PAGE, delta=N, bytes=N, status=CODE, depth=N, shrink=N, claim=N
 //
-// The walk faults (empty-page, shrinking-total, repeated-page) act once
+// The walk faults (empty-page, shrinking-total, repeated-page,
+// phantom-pages, float-pagination, fractional-pages) act once
 // with times=1, so that a refetch of the page gets the right answer, and
 // on every request by default.
 //

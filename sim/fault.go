@@ -86,6 +86,18 @@ const (
 	// FaultRepeatedPage serves page 1's items on a card page, with that
 	// page's own pagination (every page without Pages). [repeated-page]
 	FaultRepeatedPage
+	// FaultPhantomPages reports total_pages as Claim (default 2000) while
+	// total and the items stay as they are: pages past the real ones are
+	// served empty (every page without Pages). [phantom-pages]
+	FaultPhantomPages
+	// FaultFloatPagination writes every number of meta.pagination as a
+	// PHP float, 2.0 for 2 (ceil() without a cast), the same values
+	// (every page without Pages). [float-pagination]
+	FaultFloatPagination
+	// FaultFractionalPages reports total_pages as total / per_page without
+	// ceil() (2.533333333333333; 2.0 when it divides), as PHP's json_encode
+	// writes the float (every page without Pages). [fractional-pages]
+	FaultFractionalPages
 
 	// FaultShuffleMembers serves every card of a /cards page with the
 	// members of each of its objects in another order, drawn by the seeded
@@ -119,6 +131,7 @@ const DefaultDeepMetaDepth = 100000
 // one block.
 var walkFaultNames = map[FaultKind]string{
 	FaultEmptyPage: "empty-page", FaultShrinkingTotal: "shrinking-total", FaultRepeatedPage: "repeated-page",
+	FaultPhantomPages: "phantom-pages", FaultFloatPagination: "float-pagination", FaultFractionalPages: "fractional-pages",
 }
 
 // walkFault reports whether the kind changes which items or totals a card
@@ -129,7 +142,7 @@ func (k FaultKind) walkFault(page int) (walk, onPage bool) {
 		return true, page == 2
 	case FaultShrinkingTotal:
 		return true, page > 1
-	case FaultRepeatedPage:
+	case FaultRepeatedPage, FaultPhantomPages, FaultFloatPagination, FaultFractionalPages:
 		return true, true
 	}
 	return false, false
@@ -144,8 +157,10 @@ var faultKindNames = map[FaultKind]string{
 	FaultLinksShapes: "links-shapes", FaultBOM: "bom", FaultContentType: "content-type",
 	FaultDeepMeta: "deep-meta", FaultNoContent: "no-content", FaultRedirect: "redirect",
 	FaultEmptyPage: walkFaultNames[FaultEmptyPage], FaultShrinkingTotal: walkFaultNames[FaultShrinkingTotal],
-	FaultRepeatedPage:   walkFaultNames[FaultRepeatedPage],
-	FaultShuffleMembers: "shuffle-members", FaultSecretsInData: "secrets-in-data",
+	FaultRepeatedPage: walkFaultNames[FaultRepeatedPage],
+	FaultPhantomPages: walkFaultNames[FaultPhantomPages], FaultFloatPagination: walkFaultNames[FaultFloatPagination],
+	FaultFractionalPages: walkFaultNames[FaultFractionalPages],
+	FaultShuffleMembers:  "shuffle-members", FaultSecretsInData: "secrets-in-data",
 }
 
 // String returns the kind's name in the -fault syntax.
@@ -205,7 +220,13 @@ type Fault struct {
 	// Shrink is how many pages FaultShrinkingTotal takes off total_pages
 	// (default 1).
 	Shrink int
+	// Claim is the total_pages FaultPhantomPages reports (default 2000).
+	Claim int
 }
+
+// DefaultPhantomClaim is the total_pages FaultPhantomPages reports by
+// default.
+const DefaultPhantomClaim = 2000
 
 // preFault reports whether the kind acts before the request is handled.
 func (k FaultKind) preFault() bool {

@@ -25,11 +25,12 @@ var ErrBadFault = errors.New("bad fault")
 // deep-meta[=DEPTH] (default 100,000), no-content, redirect[=URL] (default
 // /login on the same origin), and the walk faults empty-page[=PAGE]
 // (default page 2), shrinking-total[=PAGES] (default 1, from page 2 on),
-// repeated-page[=PAGE] (default every page), and shuffle-members,
+// repeated-page[=PAGE] (default every page), phantom-pages[=TOTAL_PAGES]
+// (default 2000), float-pagination, fractional-pages, and shuffle-members,
 // secrets-in-data. KEYs are times=N, skip=N,
 // percent=P, pages=LIST where LIST is pages and ranges separated by commas
 // or semicolons (pages=2-4,7), retry_after=DURATION (or seconds),
-// latency=DURATION, chunk=BYTES, url=URL, depth=N, shrink=N. Example:
+// latency=DURATION, chunk=BYTES, url=URL, depth=N, shrink=N, claim=N. Example:
 //
 //	cards:status=503,retry_after=2s,times=3,pages=2-4
 func ParseFault(s string) (Fault, error) {
@@ -88,6 +89,7 @@ func ParseFault(s string) (Fault, error) {
 		"status": &f.Status, "to": &f.LoopTo, "delta": &f.TotalDelta, "bytes": &f.PadBytes,
 		"depth":  &f.Depth,
 		"shrink": &f.Shrink,
+		"claim":  &f.Claim,
 	}
 	// set applies one KEY=VALUE (pages aside); false for an unknown key.
 	set := func(k, v string) bool {
@@ -119,6 +121,7 @@ func ParseFault(s string) (Fault, error) {
 			FaultForeignNext: "url", FaultLoopNext: "to", FaultTotalChange: "delta", FaultOversize: "bytes",
 			FaultDeepMeta: "depth", FaultRedirect: "url",
 			FaultEmptyPage: "page", FaultShrinkingTotal: "shrink", FaultRepeatedPage: "page",
+			FaultPhantomPages: "claim",
 		}[f.Kind]
 		if key == "" {
 			return bad("kind %s takes no argument", f.Kind)
@@ -207,8 +210,8 @@ func (f Fault) validate() error {
 			return fmt.Errorf("foreign needs an absolute URL, got %q", f.URL)
 		}
 	}
-	if f.LoopTo < 0 || f.PadBytes < 0 || f.Chunk < 0 || f.Depth < 0 || f.Shrink < 0 {
-		return errors.New("negative loop page, padding, chunk, depth or shrink")
+	if f.LoopTo < 0 || f.PadBytes < 0 || f.Chunk < 0 || f.Depth < 0 || f.Shrink < 0 || f.Claim < 0 {
+		return errors.New("negative loop page, padding, chunk, depth, shrink or claim")
 	}
 	if f.Kind == FaultRedirect && f.URL != "" {
 		if _, err := url.Parse(f.URL); err != nil {
@@ -240,6 +243,7 @@ func (f Fault) String() string {
 		{"bytes", f.PadBytes != 0, f.PadBytes},
 		{"depth", f.Depth != 0, f.Depth},
 		{"shrink", f.Shrink != 0, f.Shrink},
+		{"claim", f.Claim != 0, f.Claim},
 		{"times", f.Times != 0, f.Times},
 		{"skip", f.Skip != 0, f.Skip},
 		{"percent", f.Percent != 0, f.Percent},

@@ -215,9 +215,11 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 		"\trevoke, foreign=URL, loop[=PAGE], links-array, total=DELTA, oversize[=BYTES],\n"+
 		"\tlinks-shapes, bom, content-type, deep-meta[=DEPTH], no-content, redirect[=URL]\n"+
 		"\twalk faults: empty-page[=PAGE] (default 2), shrinking-total[=N] (from page 2 on),\n"+
-		"\trepeated-page[=PAGE] (default every page); times=1 for once (a refetch gets it right)\n"+
+		"\trepeated-page[=PAGE] (default every page), phantom-pages[=N] (total_pages N, default 2000),\n"+
+		"\tfloat-pagination (2.0 for 2), fractional-pages (total_pages without ceil());\n"+
+		"\ttimes=1 for once (a refetch gets it right)\n"+
 		"\tshuffle-members, secrets-in-data\n"+
-		"KEYS: times=N, skip=N, percent=P, pages=A-B[,C...], retry_after=DUR, chunk=BYTES", func(s string) error {
+		"KEYS: times=N, skip=N, percent=P, pages=A-B[,C...], retry_after=DUR, chunk=BYTES, claim=N", func(s string) error {
 		f, err := ParseFault(s)
 		if err != nil {
 			return err

@@ -202,6 +202,10 @@ type walker struct {
 	every          time.Duration // between heartbeats
 	warehouseErr   bool          // a commit or heartbeat failed: the batch in hand is not flushed
 	warnedRejected map[string]bool
+	// lastPage is the walk's last page as the client knows it (the pages'
+	// extract.Page.LastPage): progress counts to it, not to a total_pages
+	// the client will never reach.
+	lastPage int
 }
 
 func (j *Job) newWalker(log *slog.Logger, runID int64, res *Result) *walker {
@@ -223,6 +227,7 @@ func (j *Job) newWalker(log *slog.Logger, runID int64, res *Result) *walker {
 // beats the heartbeat when it is due.
 func (wk *walker) take(ctx context.Context, f fetched) error {
 	page := f.page
+	wk.lastPage = max(wk.lastPage, page.LastPage)
 	pr, err := wk.add(ctx, page, f.stats)
 	if err != nil {
 		wk.warehouseErr = true
@@ -317,13 +322,17 @@ func (wk *walker) committed(b load.Batch) {
 	res.Rejected += b.Rejected
 	wk.log.Debug("pages committed", "first_page", b.FirstPage, "last_page", b.LastPage, "total_pages", b.TotalPages,
 		"cards", b.Cards, "new", b.New, "changed", b.Changed, "returned", b.Returned, "unchanged", b.Unchanged)
+	totalPages := b.TotalPages
+	if wk.lastPage > 0 {
+		totalPages = min(totalPages, max(wk.lastPage, b.LastPage))
+	}
 	if j := wk.j; j.Progress != nil {
-		j.Progress(Progress{RunID: wk.runID, Page: b.LastPage, TotalPages: b.TotalPages,
+		j.Progress(Progress{RunID: wk.runID, Page: b.LastPage, TotalPages: totalPages,
 			TotalItems: b.TotalItems, Cards: res.Cards, Elapsed: j.now().Sub(wk.start),
 			Resumed: res.Resumed, StartPage: res.StartPage})
 	}
 	if j := wk.j; j.Status != nil {
-		j.Status(fmt.Sprintf("run %d: page %d/%d", wk.runID, b.LastPage, b.TotalPages))
+		j.Status(fmt.Sprintf("run %d: page %d/%d", wk.runID, b.LastPage, totalPages))
 	}
 }
 
@@ -446,8 +455,12 @@ func pageReasonText(reason string) string {
 		return "a page listed the same cards as the page before it, also when asked for again"
 	case load.ReasonShortPage:
 		return "a page before the last held fewer items than per_page, also when asked for again; the walk read on to its last page"
+	case load.ReasonFractionalPagination:
+		return "a number of meta.pagination had a fraction (read as the next integer up); the walk read on to its last page"
+	case load.ReasonPhantomPages:
+		return fmt.Sprintf("total_pages claimed more pages than the total bears out (more than %d past ceil(total / per_page)); the walk stopped there and never requested the rest", extract.PhantomSlack)
 	case load.ReasonTotalPagesChanged:
-		return "total_pages changed during the walk; the walk read on to the largest total_pages seen"
+		return "total_pages changed during the walk; the walk read on to the last page its pages bear out"
 	case load.ReasonDuplicateIDs:
 		return "a card id appeared on more than one page with different content; the card kept the content stored before the walk"
 	}

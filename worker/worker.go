@@ -33,8 +33,10 @@ var ErrInterrupted = errors.New("run interrupted")
 // Progress is reported after each commit of a batch of pages (Page is the
 // last of them).
 type Progress struct {
-	RunID      int64
-	Page       int
+	RunID int64
+	Page  int
+	// TotalPages is the last page's total_pages, but no more than the
+	// walk's last page when the client bounds it (phantom pages).
 	TotalPages int
 	TotalItems int
 	Cards      int           // cards committed by this run so far

@@ -35,9 +35,14 @@ func TestInconsistency(t *testing.T) {
 			want: "a page before the last was empty"},
 		{name: "a page reason comes first", sum: load.WalkSummary{WalkID: 1, DistinctIDs: 30, DuplicateIDs: 15, FirstTotal: 45, LastTotal: 45,
 			Reason: "repeated_page", AnomalyPages: []int{2, 3}}, want: "the same cards as the page before"},
+		{name: "phantom pages", sum: load.WalkSummary{WalkID: 1, DistinctIDs: 30, FirstTotal: 30, LastTotal: 30, Reason: "phantom_pages", AnomalyPages: []int{1}},
+			want: "never requested the rest"},
+		{name: "fractional pagination", sum: load.WalkSummary{WalkID: 1, DistinctIDs: 38, FirstTotal: 38, LastTotal: 38, Reason: "fractional_pagination", AnomalyPages: []int{1}},
+			want: "had a fraction"},
 	}
 	reasons := map[string]string{"total changed": "total_changed", "duplicates": "duplicate_ids", "missed cards": "count_mismatch",
-		"no page committed": "no_pages", "empty page": "empty_page", "a page reason comes first": "repeated_page"}
+		"no page committed": "no_pages", "empty page": "empty_page", "a page reason comes first": "repeated_page",
+		"phantom pages": "phantom_pages", "fractional pagination": "fractional_pagination"}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			reason, got := inconsistency(tt.sum)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -148,5 +149,42 @@ func TestPostgresStatusShowsWhatApplies(t *testing.T) {
 	wh := doc.Accounts[0].Warehouse
 	if wh["schema_version"] != float64(postgres.SchemaVersion()) || wh["wal_bytes"] != float64(0) {
 		t.Errorf("status -json warehouse = %v, want schema_version %d, wal_bytes 0", wh, postgres.SchemaVersion())
+	}
+}
+
+// TestStatusNamesPhantomPages: a backfill against an API whose total_pages
+// is inflated (2000 for 30 cards) reads 4 pages, says why its walk was
+// inconsistent, and status (text and -json) names phantom_pages on page 1;
+// a second such walk makes the account unhealthy.
+func TestStatusNamesPhantomPages(t *testing.T) {
+	srv, e := newEnv(t, sim.Options{Seed: 4, Cards: 30, Faults: []sim.Fault{{Endpoint: sim.EndpointCards, Kind: sim.FaultPhantomPages}}})
+	for i := range 2 {
+		code, out, errOut := e.run(t.Context(), "backfill")
+		if code != 0 || !strings.Contains(out+errOut, "walk inconsistent: phantom_pages on page 1") {
+			t.Fatalf("backfill %d: exit %d\n%s%s", i+1, code, out, errOut)
+		}
+	}
+	if n := srv.Stats().Requests[sim.EndpointCards]; n != 8 {
+		t.Errorf("%d /cards requests for two walks, want 8 (pages 1 to 4 each)", n)
+	}
+	code, out, _ := e.run(t.Context(), "status")
+	if code != exitFailure || !strings.Contains(out, "INCONSISTENT (phantom_pages on page 1, 2 in a row)") {
+		t.Errorf("status: exit %d\n%s", code, out)
+	}
+	var doc struct {
+		Accounts []struct {
+			LastWalk struct {
+				Reason *string `json:"inconsistent_reason"`
+				Pages  []int   `json:"inconsistent_pages"`
+			} `json:"last_walk"`
+		} `json:"accounts"`
+	}
+	_, out, _ = e.run(t.Context(), "status", "-json")
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("status -json: %v\n%s", err, out)
+	}
+	if len(doc.Accounts) != 1 || doc.Accounts[0].LastWalk.Reason == nil || *doc.Accounts[0].LastWalk.Reason != "phantom_pages" ||
+		!slices.Equal(doc.Accounts[0].LastWalk.Pages, []int{1}) {
+		t.Errorf("status -json last_walk: %s", out)
 	}
 }
