@@ -298,10 +298,11 @@ func TestCardMoneyUpgrade(t *testing.T) {
 				`ALTER TABLE card_fields DROP COLUMN rounded`,
 			}
 			if b.name == "sqlite" {
-				undo = append(undo, `UPDATE card_state SET minor = '{"balance":30000000000000004}' WHERE card_id = '3'`, `PRAGMA user_version = 16`)
+				undo = append(undo, `UPDATE card_state SET minor = '{"balance":30000000000000004}' WHERE card_id = '3'`,
+					`ALTER TABLE walk_seen DROP COLUMN hashes`, `PRAGMA user_version = 16`)
 			} else {
 				undo = append(undo, `UPDATE card_state SET minor = '{"balance":30000000000000004}'::jsonb WHERE card_id = '3'`,
-					`DELETE FROM schema_migrations WHERE version = 14`)
+					`DELETE FROM schema_migrations WHERE version IN (14, 15)`)
 			}
 			for _, q := range undo {
 				b.query(t, q)
