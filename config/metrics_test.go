@@ -58,6 +58,21 @@ func TestMetricsSettings(t *testing.T) {
 	}
 }
 
+// TestEveryMustBePositive: a period of zero or below is refused, not
+// taken as every second.
+func TestEveryMustBePositive(t *testing.T) {
+	for _, spec := range []string{"@every -5m", "@every 0s", "@every -1ns", " @every  -1h "} {
+		if _, err := ParseCron(spec); err == nil || !strings.Contains(err.Error(), "must be positive") {
+			t.Errorf("ParseCron(%q) = %v, want refused as not positive", spec, err)
+		}
+	}
+	for _, spec := range []string{"@every 15m", "@every 1s", "@every 500ms"} {
+		if _, err := ParseCron(spec); err != nil {
+			t.Errorf("ParseCron(%q): %v", spec, err)
+		}
+	}
+}
+
 func TestScheduleInterval(t *testing.T) {
 	now := time.Date(2026, 3, 4, 10, 7, 0, 0, time.UTC) // a Wednesday
 	for _, tt := range []struct {

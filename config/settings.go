@@ -302,6 +302,13 @@ func ParseCron(spec string) (sched cron.Schedule, err error) {
 	if strings.Contains(spec, "TZ=") {
 		return nil, fmt.Errorf("invalid cron spec %q: set [schedule] timezone instead of TZ=", spec)
 	}
+	// robfig/cron takes "@every -5m" as every second: a sign typo would
+	// hammer the API's budget, so a period that is not positive is refused.
+	if rest, ok := strings.CutPrefix(strings.TrimSpace(spec), "@every "); ok {
+		if d, err := time.ParseDuration(strings.TrimSpace(rest)); err == nil && d <= 0 {
+			return nil, fmt.Errorf("invalid cron spec %q: the period of @every must be positive, like \"@every 15m\"", spec)
+		}
+	}
 	s, err := cronParser.Parse(spec)
 	if err != nil {
 		return nil, fmt.Errorf("invalid cron spec %q: %w", spec, err)
