@@ -381,10 +381,15 @@ func (j *Job) finishWalk(ctx context.Context, log *slog.Logger, runID int64, opt
 	res.WalkConsistent = res.InconsistentReason == ""
 	if !res.WalkConsistent {
 		res.InconsistentPages = sum.AnomalyPages
-		log.Warn("walk inconsistent: no removals marked, the next run re-walks",
-			"reason", res.InconsistentReason, "pages", sum.AnomalyPages, "detail", res.Inconsistency,
+		attrs := []any{"reason", res.InconsistentReason}
+		if len(sum.AnomalyPages) > 0 {
+			// (duplicate_ids' pages are known once the walk closes: logged then.)
+			attrs = append(attrs, "pages", sum.AnomalyPages)
+		}
+		attrs = append(attrs, "detail", res.Inconsistency,
 			"distinct_ids", sum.DistinctIDs, "duplicate_ids", sum.DuplicateIDs,
 			"first_total", sum.FirstTotal, "last_total", sum.LastTotal, "min_total", sum.MinTotal, "max_total", sum.MaxTotal)
+		log.Warn("walk inconsistent: no removals marked, the next run re-walks", attrs...)
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
 	defer cancel()
