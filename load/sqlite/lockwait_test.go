@@ -59,7 +59,9 @@ func TestWaitLock(t *testing.T) {
 		t.Run(name+": taken when the run ends", func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				run := hold(t)
+				released := make(chan struct{})
 				go func() {
+					defer close(released)
 					time.Sleep(100 * time.Second)
 					run.Release()
 				}()
@@ -85,6 +87,9 @@ func TestWaitLock(t *testing.T) {
 					t.Error("WaitLock returned a lock it does not hold")
 				}
 				l.Close()
+				// The OS lock orders the two goroutines; the race detector
+				// needs a Go one before run is touched again.
+				<-released
 				run.Close()
 			})
 		})
