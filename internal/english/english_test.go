@@ -1,0 +1,108 @@
+package english
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestPluralEndings: words generated for each class of ending take that
+// class's plural, alone and as the last word of a phrase.
+func TestPluralEndings(t *testing.T) {
+	const (
+		vowels     = "aeiou"
+		consonants = "bcdfgjklmnpqrtvw" // no h, s, x, y, z: those decide a class
+	)
+	r := rand.New(rand.NewPCG(1, 35))
+	stem := func() string {
+		var b strings.Builder
+		for i := range 1 + r.IntN(6) {
+			set := consonants
+			if i%2 == 1 {
+				set = vowels
+			}
+			b.WriteByte(set[r.IntN(len(set))])
+		}
+		return b.String()
+	}
+	pick := func(set string) string { return string(set[r.IntN(len(set))]) }
+	classes := []struct {
+		name string
+		make func() (word, plural string)
+	}{
+		{"hissing", func() (string, string) {
+			w := stem() + []string{"s", "x", "z", "ch", "sh"}[r.IntN(5)]
+			return w, w + "es"
+		}},
+		{"consonant y", func() (string, string) {
+			s := stem() + pick(consonants)
+			return s + "y", s + "ies"
+		}},
+		{"vowel y", func() (string, string) {
+			w := stem() + pick(vowels) + "y"
+			return w, w + "s"
+		}},
+		{"other", func() (string, string) {
+			w := stem() + pick(consonants+vowels)
+			return w, w + "s"
+		}},
+		{"abbreviation", func() (string, string) {
+			w := strings.ToUpper(stem() + pick(consonants+"sxzy"))
+			return w, w + "s"
+		}},
+	}
+	for _, c := range classes {
+		t.Run(c.name, func(t *testing.T) {
+			for range 200 {
+				word, want := c.make()
+				if got := Plural(word); got != want {
+					t.Errorf("Plural(%q) = %q, want %q", word, got, want)
+				}
+				for _, sep := range []string{" ", "-"} {
+					head := stem()
+					if got := Plural(head + sep + word); got != head+sep+want {
+						t.Errorf("Plural(%q) = %q, want %q", head+sep+word, got, head+sep+want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestCountAgrees: a count of 1 keeps the noun as given, every other count
+// (0, negative, large, of any integer type) takes its plural, and the
+// pronoun follows the same rule.
+func TestCountAgrees(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 35))
+	nouns := []string{"card", "account snapshot", "non-demo run", "batch", "entry", "security code", "PIN"}
+	for range 500 {
+		noun := nouns[r.IntN(len(nouns))]
+		n := r.Int64N(2_000_000) - 1_000_000
+		if r.IntN(4) == 0 {
+			n = 1
+		}
+		want := strconv.FormatInt(n, 10) + " " + Plural(noun)
+		pronoun := "them"
+		if n == 1 {
+			want, pronoun = "1 "+noun, "it"
+		}
+		if got := Count(n, noun); got != want {
+			t.Errorf("Count(int64 %d, %q) = %q, want %q", n, noun, got, want)
+		}
+		if got := Count(int(n), noun); got != want {
+			t.Errorf("Count(int %d, %q) = %q, want %q", n, noun, got, want)
+		}
+		if got := Them(n); got != pronoun {
+			t.Errorf("Them(%d) = %q, want %q", n, got, pronoun)
+		}
+		if n >= 0 {
+			if got := Count(uint64(n), noun); got != want {
+				t.Errorf("Count(uint64 %d, %q) = %q, want %q", n, noun, got, want)
+			}
+		}
+	}
+	if got := Count(uint64(1<<63+1), "card"); got != "9223372036854775809 cards" {
+		t.Errorf("Count(1<<63+1) = %q", got)
+	}
+}
