@@ -81,7 +81,7 @@ func TestRestoreKeepsHistory(t *testing.T) {
 		"it would discard 2 runs, 2 account snapshots and " + strconv.FormatInt(versions, 10) + " card versions the warehouse holds and the file lacks",
 		"the warehouse " + d.db + ": 3 runs, 3 account snapshots, ",
 		", newest run 3 started ",
-		"the file      " + backup + ": 1 runs, 1 account snapshots, ",
+		"the file      " + backup + ": 1 run, 1 account snapshot, ",
 		", newest run 1 started ",
 		"-force",
 	} {

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cardsync/cardsync/account"
+	"github.com/cardsync/cardsync/internal/english"
 )
 
 // Card is one item of a card page: its id as text and its JSON exactly as
@@ -357,7 +358,7 @@ func decodePage(body []byte, scrub func(string) string) (*Page, error) {
 		pg.Count = len(items) // a fraction counts nothing: the items do
 	}
 	if pg.Count != len(items) {
-		return nil, protoErr("meta.pagination.count", fmt.Sprintf("%d but data has %d items", pg.Count, len(items)), nil)
+		return nil, protoErr("meta.pagination.count", fmt.Sprintf("%d but data has %s", pg.Count, english.Count(len(items), "item")), nil)
 	}
 	return pageItems(pg, data, items), nil
 }

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/cardsync/cardsync/internal/english"
 )
 
 // Sentinel errors; test with errors.Is.
@@ -143,11 +145,11 @@ type WaitError struct {
 
 func (e *WaitError) Error() string {
 	if e.Unreachable != "" {
-		return fmt.Sprintf("%s: cannot reach api.base_url %s (check the URL and the network): gave up after %d attempts in %s (the next wait, %s, would pass api.max_wait): %v",
-			e.Op, e.Unreachable, e.Attempts, e.Waited.Round(time.Millisecond), e.Next.Round(time.Millisecond), e.Last)
+		return fmt.Sprintf("%s: cannot reach api.base_url %s (check the URL and the network): gave up after %s in %s (the next wait, %s, would pass api.max_wait): %v",
+			e.Op, e.Unreachable, english.Count(e.Attempts, "attempt"), e.Waited.Round(time.Millisecond), e.Next.Round(time.Millisecond), e.Last)
 	}
-	return fmt.Sprintf("%s: gave up after %d attempts in %s (the next wait, %s, would pass api.max_wait): %v",
-		e.Op, e.Attempts, e.Waited.Round(time.Millisecond), e.Next.Round(time.Millisecond), e.Last)
+	return fmt.Sprintf("%s: gave up after %s in %s (the next wait, %s, would pass api.max_wait): %v",
+		e.Op, english.Count(e.Attempts, "attempt"), e.Waited.Round(time.Millisecond), e.Next.Round(time.Millisecond), e.Last)
 }
 
 // Unwrap returns Last.

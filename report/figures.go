@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
 )
 
@@ -66,7 +67,7 @@ func balanceFigure(t timeline, name string, rows []load.BalanceDay) figure {
 	first, last := rows[0], rows[len(rows)-1]
 	at := func(b load.BalanceDay) string { return t.noun + " " + t.label(b.Slot) }
 	c.desc = fmt.Sprintf("%s over %s with snapshots: %s at the start of %s, %s at the end of %s; lowest %s in %s, highest %s in %s. The line is each %s's last value",
-		name, plural(int64(len(rows)), t.noun), first.FirstText, at(first), last.LastText, at(last), lo.MinText, at(lo), hi.MaxText, at(hi), t.noun)
+		name, english.Count(len(rows), t.noun), first.FirstText, at(first), last.LastText, at(last), lo.MinText, at(lo), hi.MaxText, at(hi), t.noun)
 	legend := []legendItem{{cBlue, "last value of the " + t.noun, true}}
 	if band.hasWidth() {
 		legend = append(legend, legendItem{cOrange, "lowest to highest (band)", false})

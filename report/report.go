@@ -13,9 +13,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
+	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
 )
 
@@ -143,9 +145,16 @@ func Render(w io.Writer, d load.ReportData) error {
 // with ctx's error when ctx is done.
 func render(ctx context.Context, w io.Writer, d load.ReportData, account string) error {
 	t, err := template.New("report").Funcs(template.FuncMap{
-		"t":      func(s string) template.HTML { return template.HTML(escape(s)) },
-		"stamp":  stamp,
-		"plural": func(n int, noun string) string { return plural(int64(n), noun) },
+		"t":     func(s string) template.HTML { return template.HTML(escape(s)) },
+		"stamp": stamp,
+		// plural is english.Count of any integer the page holds.
+		"plural": func(n any, noun string) (string, error) {
+			v := reflect.ValueOf(n)
+			if !v.CanInt() {
+				return "", fmt.Errorf("plural of %T", n)
+			}
+			return english.Count(v.Int(), noun), nil
+		},
 		// name is t, with a break allowed after each '_' (amount names).
 		"name": func(s string) template.HTML {
 			return template.HTML(strings.ReplaceAll(escape(s), "_", "_<wbr>"))

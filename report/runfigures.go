@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
 )
 
@@ -100,10 +101,10 @@ func perRunFigures(points []load.RunPoint) []figure {
 			parts = append(parts, fmt.Sprintf("%d %s", tally[o], o))
 		}
 	}
-	dur.desc = fmt.Sprintf("%s: %s; the longest, run %d, took %s.", plural(int64(n), "run"), strings.Join(parts, ", "),
+	dur.desc = fmt.Sprintf("%s: %s; the longest, run %d, took %s.", english.Count(n, "run"), strings.Join(parts, ", "),
 		longest.ID, runSpan(longest.Millis, longest.Exact))
 	if longest.Unknown {
-		dur.desc = fmt.Sprintf("%s: %s; no duration is known (abandoned without one).", plural(int64(n), "run"), strings.Join(parts, ", "))
+		dur.desc = fmt.Sprintf("%s: %s; no duration is known (abandoned without one).", english.Count(n, "run"), strings.Join(parts, ", "))
 	}
 	probs.desc = problemDesc(prob)
 	probs.bars = problemBars(prob)
@@ -187,5 +188,6 @@ func problemDesc(prob [3][]int64) string {
 			sums[k] += v
 		}
 	}
-	return fmt.Sprintf("Over the period: %d answers 429 Too Many Requests, %d items rejected, %d removals held by the guard.", sums[0], sums[1], sums[2])
+	return fmt.Sprintf("Over the period: %s 429 Too Many Requests, %s rejected, %s held by the guard.",
+		english.Count(sums[0], "answer"), english.Count(sums[1], "item"), english.Count(sums[2], "removal"))
 }

@@ -132,11 +132,3 @@ func (t timeline) within() string {
 	}
 	return "within a " + t.noun
 }
-
-// plural is n things: "1 run", "3 runs", "2 5-min slots".
-func plural(n int64, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return count(n) + " " + noun + "s"
-}

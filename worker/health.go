@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
 )
 
@@ -123,10 +124,11 @@ func Assess(s load.Summary, sched Schedule, now time.Time, lockHolder int, runTi
 		}
 	}
 	if s.RemovalsHeld > 0 {
-		h.Warnings = append(h.Warnings, fmt.Sprintf("mass removal held: the last walk missed %d live cards and marked none removed; if they are gone: cardsync backfill -confirm-removals", s.RemovalsHeld))
+		h.Warnings = append(h.Warnings, fmt.Sprintf("mass removal held: the last walk missed %s and marked none removed; if %s gone: cardsync backfill -confirm-removals",
+			english.Count(s.RemovalsHeld, "live card"), english.TheyAre(s.RemovalsHeld)))
 	}
 	if s.LastRunRejected > 0 {
-		h.Warnings = append(h.Warnings, fmt.Sprintf("the last run set %d items aside in rejected_cards", s.LastRunRejected))
+		h.Warnings = append(h.Warnings, fmt.Sprintf("the last run set %s aside in rejected_cards", english.Count(s.LastRunRejected, "item")))
 	}
 	if len(s.Runs) > 0 && s.Runs[0].AccountError != "" {
 		h.Warnings = append(h.Warnings, "the last run took no account snapshot: "+s.Runs[0].AccountError)

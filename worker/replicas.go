@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
 )
 
@@ -364,8 +365,9 @@ func (r *replicas) release(a *accountLoop) bool {
 		r.d.logger().Warn("cannot hand an account back", "account", account, "err", err)
 		return true
 	}
-	r.d.logger().Info(fmt.Sprintf("released account %s so another replica can take it: this replica held %d accounts, its share is %d (%d accounts, %d live replicas)",
-		account, v.mine, v.share, v.total, v.live), "account", account, "holder", r.holder)
+	r.d.logger().Info(fmt.Sprintf("released account %s so another replica can take it: this replica held %s, its share is %d (%s, %s)",
+		account, english.Count(v.mine, "account"), v.share, english.Count(v.total, "account"), english.Count(v.live, "live replica")),
+		"account", account, "holder", r.holder)
 	return true
 }
 

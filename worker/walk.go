@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/extract"
+	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
 )
 
@@ -433,9 +434,9 @@ func inconsistency(s load.WalkSummary) (reason, text string) {
 		return load.ReasonTotalChanged, fmt.Sprintf("the card total changed during the walk: the first page said %d, pages said between %d and %d, the last %d",
 			s.FirstTotal, min(s.MinTotal, s.FirstTotal), max(s.MaxTotal, s.FirstTotal), s.LastTotal)
 	case s.DuplicateIDs > 0:
-		return load.ReasonDuplicateIDs, fmt.Sprintf("%d card ids appeared on more than one page", s.DuplicateIDs)
+		return load.ReasonDuplicateIDs, fmt.Sprintf("%s appeared on more than one page", english.Count(s.DuplicateIDs, "card id"))
 	case s.DistinctIDs != s.LastTotal:
-		return load.ReasonCountMismatch, fmt.Sprintf("saw %d distinct cards but the API reports a total of %d", s.DistinctIDs, s.LastTotal)
+		return load.ReasonCountMismatch, fmt.Sprintf("saw %s but the API reports a total of %d", english.Count(s.DistinctIDs, "distinct card"), s.LastTotal)
 	}
 	return "", ""
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/extract"
+	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/metrics"
 	"github.com/cardsync/cardsync/worker"
 )
@@ -155,44 +156,30 @@ func (m *Main) backfill(ctx context.Context, s config.Settings, a config.Account
 
 // printSummary prints a run result for people.
 func printSummary(w io.Writer, r worker.Result) {
-	fmt.Fprintf(w, "run %d %s in %s: %d pages, %d cards (%d new, %d changed, %d returned, %d unchanged), %d removed\n",
-		r.RunID, r.Status, r.Duration.Round(time.Millisecond), r.Pages, r.Cards, r.New, r.Changed, r.Returned, r.Unchanged, r.Removed)
+	fmt.Fprintf(w, "run %d %s in %s: %s, %s (%d new, %d changed, %d returned, %d unchanged), %d removed\n",
+		r.RunID, r.Status, r.Duration.Round(time.Millisecond), english.Count(r.Pages, "page"), english.Count(r.Cards, "card"),
+		r.New, r.Changed, r.Returned, r.Unchanged, r.Removed)
 	if r.Resumed {
 		fmt.Fprintf(w, "resumed an interrupted walk at page %d\n", r.StartPage)
 	}
 	fmt.Fprintf(w, "requests %d, retries %d, rate limited %d, token requests %d\n", r.Requests, r.Retries, r.RateLimited, r.AuthRequests)
 	if r.Rejected > 0 {
-		fmt.Fprintf(w, "%s set aside in rejected_cards (see the warnings above; the rest was stored)\n", plural(r.Rejected, "item"))
+		fmt.Fprintf(w, "%s set aside in rejected_cards (see the warnings above; the rest was stored)\n", english.Count(r.Rejected, "item"))
 	}
 	if r.AccountError != "" {
 		fmt.Fprintf(w, "no account snapshot this run: %s\n", r.AccountError)
 	}
 	if r.RemovalsHeld > 0 {
-		fmt.Fprintf(w, "mass removal held: %s not listed, none marked removed; if they are gone, run: cardsync backfill -confirm-removals\n", plural(r.RemovalsHeld, "card"))
+		fmt.Fprintf(w, "mass removal held: %s not listed, none marked removed; if %s gone, run: cardsync backfill -confirm-removals\n",
+			english.Count(r.RemovalsHeld, "card"), english.TheyAre(r.RemovalsHeld))
 	}
 	if r.WalkComplete && !r.WalkConsistent {
 		fmt.Fprintf(w, "walk inconsistent: %s: %s; no removals marked, the next run re-walks\n",
 			worker.ReasonText(r.InconsistentReason, r.InconsistentPages), r.Inconsistency)
 	}
 	if r.PendingRemovals > 0 && r.RemovalsHeld == 0 {
-		fmt.Fprintf(w, "%s not listed; marked removed if the next walk also misses %s\n", plural(r.PendingRemovals, "card"), them(r.PendingRemovals))
+		fmt.Fprintf(w, "%s not listed; marked removed if the next walk also misses %s\n", english.Count(r.PendingRemovals, "card"), english.Them(r.PendingRemovals))
 	}
-}
-
-// plural returns "1 card" or "3 cards".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-// them returns the pronoun for n things.
-func them(n int) string {
-	if n == 1 {
-		return "it"
-	}
-	return "them"
 }
 
 // progressLine draws one self-rewriting status line on a terminal. It is
@@ -260,7 +247,7 @@ func (p *progressLine) draw() {
 		per := pr.Elapsed / time.Duration(done)
 		eta = (per * time.Duration(pr.TotalPages-pr.Page)).Round(time.Second).String()
 	}
-	fmt.Fprintf(p.w, "\r\033[Kpage %d/%d  %d cards  %.0f cards/s  ETA %s%s", pr.Page, pr.TotalPages, pr.Cards, rate, eta, p.waiting)
+	fmt.Fprintf(p.w, "\r\033[Kpage %d/%d  %s  %.0f cards/s  ETA %s%s", pr.Page, pr.TotalPages, english.Count(pr.Cards, "card"), rate, eta, p.waiting)
 	p.drawn = true
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/config"
+	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/load/dialect"
 	"github.com/cardsync/cardsync/report"
@@ -62,7 +63,7 @@ func (m *Main) runDemo(ctx context.Context, args []string) error {
 	go func() { _ = hs.Serve(ln) }()
 	defer hs.Close()
 	base := "http://" + ln.Addr().String()
-	fmt.Fprintf(m.Stdout, "simulator: %s (%d cards, %d requests/s)\n", base, *cards, *rate)
+	fmt.Fprintf(m.Stdout, "simulator: %s (%s, %d requests/s)\n", base, english.Count(*cards, "card"), *rate)
 
 	s, err := demoSettings(base, *rate, *db, *logLevel)
 	if err != nil {
@@ -83,7 +84,7 @@ func (m *Main) runDemo(ctx context.Context, args []string) error {
 		return err
 	}
 	ss := srv.Stats()
-	fmt.Fprintf(m.Stdout, "\nsimulator saw %d token requests and %d rate-limited replies\n", ss.TokenRequests, ss.RateLimited)
+	fmt.Fprintf(m.Stdout, "\nsimulator saw %s and %s\n", english.Count(ss.TokenRequests, "token request"), english.Count(ss.RateLimited, "rate-limited reply"))
 	fmt.Fprintf(m.Stdout, "\nwarehouse: %s — try (read-only: a read-write open's close removes -wal and -shm):\n\n", *db)
 	for _, q := range demoQueries {
 		fmt.Fprintf(m.Stdout, "  %s\n", demoQueryCommand(*db, q))
@@ -201,7 +202,7 @@ func removeDemoWarehouse(ctx context.Context, path string) error {
 		return &usageError{msg: fmt.Sprintf("refusing to replace %s: not a demo warehouse (%v); choose another -db", path, err)}
 	}
 	if others > 0 {
-		return &usageError{msg: fmt.Sprintf("refusing to replace %s: it holds %s; choose another -db", path, plural(others, "non-demo run"))}
+		return &usageError{msg: fmt.Sprintf("refusing to replace %s: it holds %s; choose another -db", path, english.Count(others, "non-demo run"))}
 	}
 	for _, suffix := range []string{"", "-wal", "-shm"} {
 		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {

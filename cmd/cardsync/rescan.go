@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/config"
+	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/load/dialect"
 	"github.com/cardsync/cardsync/redact"
@@ -166,13 +167,13 @@ func printRescan(w io.Writer, what string, r load.RescanResult) {
 		phases = append(phases, p)
 	}
 	sort.Strings(phases)
-	fmt.Fprintf(w, "%s rescanned: rules version %d, %d rows changed", what, r.Version, r.TotalChanged())
+	fmt.Fprintf(w, "%s rescanned: rules version %d, %s changed", what, r.Version, english.Count(r.TotalChanged(), "row"))
 	for _, p := range phases {
 		fmt.Fprintf(w, ", %s %d/%d", p, r.Changed[p], r.Read[p])
 	}
-	fmt.Fprintf(w, "; %d values held a known secret", r.Secrets)
+	fmt.Fprintf(w, "; %s held a known secret", english.Count(r.Secrets, "value"))
 	if r.IDs > 0 {
-		fmt.Fprintf(w, "; %d card ids that were card numbers moved to their masked form", r.IDs)
+		fmt.Fprintf(w, "; card ids moved from a card number to its masked form: %d", r.IDs)
 	}
 	if r.Resumed {
 		fmt.Fprint(w, " (continued an interrupted rescan)")

@@ -147,8 +147,7 @@ func (m *Main) runRestore(ctx context.Context, args []string) error {
 		fmt.Fprintln(m.Stdout, "there was no warehouse to keep")
 	}
 	if c.Discards() {
-		fmt.Fprintf(m.Stdout, "-force: the restored warehouse lacks %d runs, %d account snapshots and %d card versions of the replaced one\n",
-			c.LostRuns, c.LostAccountSnapshots, c.LostCardVersions)
+		fmt.Fprintf(m.Stdout, "-force: the restored warehouse lacks %s of the replaced one\n", c.LostText())
 	}
 	fmt.Fprintln(m.Stdout, "the next run resumes from the restored checkpoint")
 	return nil
@@ -167,8 +166,7 @@ func printRefusal(w io.Writer, e *dialect.RestoreRefusedError) {
 	fmt.Fprintf(w, "  the warehouse %s: %s\n", e.Warehouse, c.Current)
 	fmt.Fprintf(w, "  the file      %s: %s\n", e.File, c.File)
 	if c.Present {
-		fmt.Fprintf(w, "  a restore would discard %d runs, %d account snapshots and %d card versions\n",
-			c.LostRuns, c.LostAccountSnapshots, c.LostCardVersions)
+		fmt.Fprintf(w, "  a restore would discard %s\n", c.LostText())
 	}
 	fmt.Fprintf(w, "Run it again with -force to restore anyway; the replaced warehouse is then kept as %s%s-<UTC time>.\n",
 		e.Warehouse, dialect.BeforeRestoreSuffix)

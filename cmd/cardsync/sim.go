@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/sim"
 )
 
@@ -57,8 +58,8 @@ func (m *Main) runSim(ctx context.Context, args []string) error {
 	srv := sim.New(opts)
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	base := "http://" + ln.Addr().String()
-	fmt.Fprintf(m.Stdout, "Card Payment Service simulator: %d cards, seed %d, %d requests per %s (token endpoint %d)\n",
-		opts.Cards, opts.Seed, opts.Limit, opts.Window, opts.AuthLimit)
+	fmt.Fprintf(m.Stdout, "Card Payment Service simulator: %s, seed %d, %s per %s (token endpoint %d)\n",
+		english.Count(opts.Cards, "card"), opts.Seed, english.Count(opts.Limit, "request"), opts.Window, opts.AuthLimit)
 	fmt.Fprintf(m.Stdout, "base URL: %s\nemail:    %s\npassword: %s\n", base, opts.Email, opts.Password)
 	fmt.Fprintf(m.Stdout, "try:      curl -s -X POST %s/auth/access-token -H 'Content-Type: application/json' -d '{\"email\":\"%s\",\"password\":\"%s\"}'\n",
 		base, opts.Email, opts.Password)

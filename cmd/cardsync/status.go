@@ -11,6 +11,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/cardsync/cardsync/config"
+	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/load/dialect"
 	"github.com/cardsync/cardsync/redact"
@@ -162,7 +163,8 @@ func statusOneLine(st load.Summary) string {
 	if st.LastSuccessAt != nil {
 		fresh = "last success " + ago(time.Since(*st.LastSuccessAt))
 	}
-	return fmt.Sprintf("schema v%d, %d cards (%d current), %d snapshots, %s", st.SchemaVersion, st.Cards, st.CurrentCards, st.Snapshots, fresh)
+	return fmt.Sprintf("schema v%d, %s (%d current), %s, %s", st.SchemaVersion, english.Count(st.Cards, "card"), st.CurrentCards,
+		english.Count(st.Snapshots, "snapshot"), fresh)
 }
 
 func ago(d time.Duration) string {
@@ -205,7 +207,7 @@ func printVerdict(w io.Writer, rep worker.StatusReport) {
 		}
 	}
 	if len(bad) == 0 {
-		fmt.Fprintf(w, "healthy: %s\n", plural(len(rep.Accounts), "account"))
+		fmt.Fprintf(w, "healthy: %s\n", english.Count(len(rep.Accounts), "account"))
 	} else {
 		fmt.Fprintf(w, "UNHEALTHY: account %s\n", strings.Join(bad, ", "))
 	}
@@ -331,20 +333,21 @@ func printWalk(w io.Writer, a worker.AccountStatus) {
 // items and the account snapshots.
 func printCards(w io.Writer, a worker.AccountStatus) {
 	c := a.Cards
-	fmt.Fprintf(w, "cards      %d (%d current, %d removed, %d pending removal), %d versions\n", c.Total, c.Current, c.Removed, c.PendingRemovals, c.Versions)
+	fmt.Fprintf(w, "cards      %d (%d current, %d removed, %d pending removal), %s\n", c.Total, c.Current, c.Removed, c.PendingRemovals, english.Count(c.Versions, "version"))
 	if c.PendingRemovals > 0 && a.RemovalsHeld == 0 {
-		n := int(c.PendingRemovals)
-		fmt.Fprintf(w, "pending    %s missing from the last walk; removed if the next walk misses %s too\n", plural(n, "card"), them(n))
+		n := c.PendingRemovals
+		fmt.Fprintf(w, "pending    %s missing from the last walk; removed if the next walk misses %s too\n", english.Count(n, "card"), english.Them(n))
 	}
 	if a.RemovalsHeld > 0 {
-		fmt.Fprintf(w, "HELD       mass removal held: the last walk missed %s, none marked removed; if they are gone: cardsync backfill -confirm-removals\n",
-			plural(int(a.RemovalsHeld), "live card"))
+		fmt.Fprintf(w, "HELD       mass removal held: the last walk missed %s, none marked removed; if %s gone: cardsync backfill -confirm-removals\n",
+			english.Count(a.RemovalsHeld, "live card"), english.TheyAre(a.RemovalsHeld))
 	}
 	if a.RejectedItems.Distinct > 0 {
-		fmt.Fprintf(w, "rejected   %d distinct items in rejected_cards (%d in the last run); see SELECT * FROM rejected_cards\n", a.RejectedItems.Distinct, a.RejectedItems.LastRun)
+		fmt.Fprintf(w, "rejected   %s in rejected_cards (%d in the last run); see SELECT * FROM rejected_cards\n",
+			english.Count(a.RejectedItems.Distinct, "distinct item"), a.RejectedItems.LastRun)
 	}
 	if a.AccountSnapshot.LastAt != nil {
-		fmt.Fprintf(w, "account    %d snapshots, the last %s (%s)\n", a.AccountSnapshot.Count, ago(time.Duration(*a.AccountSnapshot.AgeSeconds)*time.Second), *a.AccountSnapshot.LastAt)
+		fmt.Fprintf(w, "account    %s, the last %s (%s)\n", english.Count(a.AccountSnapshot.Count, "snapshot"), ago(time.Duration(*a.AccountSnapshot.AgeSeconds)*time.Second), *a.AccountSnapshot.LastAt)
 	} else {
 		fmt.Fprintln(w, "account    no snapshot yet")
 	}
@@ -377,14 +380,15 @@ func printRuns(w io.Writer, runs []worker.RunStatus) {
 			fmt.Fprintf(w, "run %d took no account snapshot: %s\n", r.RunID, *r.AccountError)
 		}
 		if r.SecretsRedacted > 0 {
-			fmt.Fprintf(w, "run %d found the API password or a token in %d values or keys of the data; stored as [REDACTED]\n", r.RunID, r.SecretsRedacted)
+			fmt.Fprintf(w, "run %d found the API password or a token in %s of the data; stored as [REDACTED]\n", r.RunID,
+				english.Count(r.SecretsRedacted, "value or key"))
 		}
 		if r.CardNumbersMasked > 0 || r.CodesDropped > 0 || r.TrackDataDropped > 0 {
-			fmt.Fprintf(w, "run %d masked %d card numbers, dropped %d security codes or PINs and %d track data\n", r.RunID,
-				r.CardNumbersMasked, r.CodesDropped, r.TrackDataDropped)
+			fmt.Fprintf(w, "run %d masked %s, dropped %s and %s\n", r.RunID, english.Count(r.CardNumbersMasked, "card number"),
+				english.Count(r.CodesDropped, "security code or PIN"), english.Count(r.TrackDataDropped, "track or EMV card tag"))
 		}
 		if r.FieldsDropped > 0 {
-			fmt.Fprintf(w, "run %d left out %d card fields [cards] keep_fields does not name\n", r.RunID, r.FieldsDropped)
+			fmt.Fprintf(w, "run %d left out %s [cards] keep_fields does not name\n", r.RunID, english.Count(r.FieldsDropped, "card field"))
 		}
 	}
 }

@@ -39,14 +39,36 @@ func Them[N Integer](n N) string {
 	return "them"
 }
 
+// TheyAre is the pronoun and verb that refer back to n things: "it is"
+// for 1, "they are" for any other count.
+func TheyAre[N Integer](n N) string {
+	if n == 1 {
+		return "it is"
+	}
+	return "they are"
+}
+
 // Plural is the plural of a noun phrase given in the singular: its last
-// word takes the regular English ending. A word ending in a hissing sound
-// (s, x, z, ch, sh) takes "es" ("batch", "batches"); one ending in a
-// consonant and y takes "ies" ("entry", "entries"); any other word, an
-// abbreviation in capitals included, takes "s" ("card", "cards"; "PIN",
-// "PINs"). A phrase whose head is not its last word, or a noun with an
-// irregular plural, has to be worded so that it is.
+// word takes the regular English ending, and so does each alternative of
+// a phrase joined by " or " ("security code or PIN", "security codes or
+// PINs"). A word ending in a hissing sound (s, x, z, ch, sh) takes "es"
+// ("batch", "batches"); one ending in a consonant and y takes "ies"
+// ("entry", "entries"); any other word, an abbreviation in capitals
+// included, takes "s" ("card", "cards"; "PIN", "PINs"). A phrase whose
+// head is not its last word, or a noun with an irregular plural, has to be
+// worded so that it is.
 func Plural(noun string) string {
+	if alts := strings.Split(noun, " or "); len(alts) > 1 {
+		for i, a := range alts {
+			alts[i] = pluralWord(a)
+		}
+		return strings.Join(alts, " or ")
+	}
+	return pluralWord(noun)
+}
+
+// pluralWord is the plural of a phrase whose head is its last word.
+func pluralWord(noun string) string {
 	word := noun[strings.LastIndexAny(noun, " -")+1:]
 	lower := strings.ToLower(word)
 	switch {

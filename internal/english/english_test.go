@@ -8,7 +8,8 @@ import (
 )
 
 // TestPluralEndings: words generated for each class of ending take that
-// class's plural, alone and as the last word of a phrase.
+// class's plural, alone, as the last word of a phrase, and as one of two
+// alternatives ("x or y").
 func TestPluralEndings(t *testing.T) {
 	const (
 		vowels     = "aeiou"
@@ -59,6 +60,10 @@ func TestPluralEndings(t *testing.T) {
 				if got := Plural(word); got != want {
 					t.Errorf("Plural(%q) = %q, want %q", word, got, want)
 				}
+				other, others := classes[r.IntN(len(classes))].make()
+				if got := Plural(word + " or " + other); got != want+" or "+others {
+					t.Errorf("Plural(%q) = %q, want %q", word+" or "+other, got, want+" or "+others)
+				}
 				for _, sep := range []string{" ", "-"} {
 					head := stem()
 					if got := Plural(head + sep + word); got != head+sep+want {
@@ -72,7 +77,7 @@ func TestPluralEndings(t *testing.T) {
 
 // TestCountAgrees: a count of 1 keeps the noun as given, every other count
 // (0, negative, large, of any integer type) takes its plural, and the
-// pronoun follows the same rule.
+// pronouns follow the same rule.
 func TestCountAgrees(t *testing.T) {
 	r := rand.New(rand.NewPCG(2, 35))
 	nouns := []string{"card", "account snapshot", "non-demo run", "batch", "entry", "security code", "PIN"}
@@ -83,9 +88,9 @@ func TestCountAgrees(t *testing.T) {
 			n = 1
 		}
 		want := strconv.FormatInt(n, 10) + " " + Plural(noun)
-		pronoun := "them"
+		pronoun, they := "them", "they are"
 		if n == 1 {
-			want, pronoun = "1 "+noun, "it"
+			want, pronoun, they = "1 "+noun, "it", "it is"
 		}
 		if got := Count(n, noun); got != want {
 			t.Errorf("Count(int64 %d, %q) = %q, want %q", n, noun, got, want)
@@ -95,6 +100,9 @@ func TestCountAgrees(t *testing.T) {
 		}
 		if got := Them(n); got != pronoun {
 			t.Errorf("Them(%d) = %q, want %q", n, got, pronoun)
+		}
+		if got := TheyAre(n); got != they {
+			t.Errorf("TheyAre(%d) = %q, want %q", n, got, they)
 		}
 		if n >= 0 {
 			if got := Count(uint64(n), noun); got != want {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
 )
 
@@ -146,7 +147,7 @@ func (b *batchTx) queueWrites(q *pgx.Batch, walkID int64, labels *[]string) {
 			INSERT INTO card_versions (card_id, version, valid_from, run_id, change, data, account)
 			SELECT card_id, 1, $1, $2, 'new', data, $3 FROM fresh`,
 			b.now, b.runID, b.w.account, ids, hashes, data, m.minor, m.scale, m.currency, m.rounded)
-		*labels = append(*labels, fmt.Sprintf("insert %d new cards", len(ids)))
+		*labels = append(*labels, "insert "+english.Count(len(ids), "new card"))
 		b.fresh = nil
 	}
 	if len(b.audit) > 0 {
@@ -233,7 +234,7 @@ func addConflicts(ctx context.Context, tx pgx.Tx, conflicts, rounded map[string]
 	}
 	if _, err := tx.Exec(ctx, `UPDATE card_fields f SET conflicts = f.conflicts + c.n, rounded = f.rounded + c.r
 		FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS c(name, n, r) WHERE f.name = c.name`, names, misfits, roundings); err != nil {
-		return fmt.Errorf("count conflicts and rounded values of %d fields: %w", len(names), err)
+		return fmt.Errorf("count conflicts and rounded values of %s: %w", english.Count(len(names), "field"), err)
 	}
 	return nil
 }
@@ -473,19 +474,19 @@ func (w *Warehouse) lockStored(ctx context.Context, tx pgx.Tx, ids []string) (ma
 		FROM card_state c WHERE c.account = $1 AND c.card_id = ANY($2::text[])
 		ORDER BY c.card_id FOR UPDATE OF c`, w.account, ids)
 	if err != nil {
-		return nil, fmt.Errorf("read %d cards: %w", len(ids), err)
+		return nil, fmt.Errorf("read %s: %w", english.Count(len(ids), "card"), err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var id string
 		var s storedCard
 		if err := rows.Scan(&id, &s.hash, &s.removed, &s.version); err != nil {
-			return nil, fmt.Errorf("read %d cards: %w", len(ids), err)
+			return nil, fmt.Errorf("read %s: %w", english.Count(len(ids), "card"), err)
 		}
 		have[id] = s
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read %d cards: %w", len(ids), err)
+		return nil, fmt.Errorf("read %s: %w", english.Count(len(ids), "card"), err)
 	}
 	return have, nil
 }
@@ -511,16 +512,16 @@ func (w *Warehouse) upsertChanged(ctx context.Context, tx pgx.Tx, runID int64, n
 				last_seen_at = excluded.last_seen_at,
 				last_seen_run = excluded.last_seen_run`,
 		now, runID, w.account, ch.ids, ch.data, ch.hash, ch.money.minor, ch.money.scale, ch.money.currency, ch.money.rounded); err != nil {
-		return fmt.Errorf("upsert %d cards: %w", n, err)
+		return fmt.Errorf("upsert %s: %w", english.Count(n, "card"), err)
 	}
 	if _, err := tx.Exec(ctx, `UPDATE card_versions SET valid_to = $1
 			WHERE account = $2 AND valid_to IS NULL AND card_id = ANY($3::text[])`, now, w.account, ch.ids); err != nil {
-		return fmt.Errorf("close versions of %d cards: %w", n, err)
+		return fmt.Errorf("close versions of %s: %w", english.Count(n, "card"), err)
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO card_versions (card_id, version, valid_from, run_id, change, data, account)
 			SELECT id, v, $1, $2, ch, data::jsonb, $3 FROM unnest($4::text[], $5::int[], $6::text[], $7::text[]) AS t(id, v, ch, data)`,
 		now, runID, w.account, ch.ids, ch.version, ch.change, ch.data); err != nil {
-		return fmt.Errorf("version %d cards: %w", n, err)
+		return fmt.Errorf("version %s: %w", english.Count(n, "card"), err)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
 )
 
@@ -32,7 +33,7 @@ func insertFields(ctx context.Context, tx pgx.Tx, runID int64, now time.Time, ad
 		FROM unnest($3::text[], $4::text[], $5::text[], $6::smallint[], $7::text[], $8::int[], $9::text[])
 			WITH ORDINALITY AS t(name, types, col, flat, kind, scale, minor, ord)
 		ORDER BY ord`, runID, now, names, types, columns, inView, kinds, scales, minors); err != nil {
-		return false, fmt.Errorf("add %d fields: %w", len(add), err)
+		return false, fmt.Errorf("add %s: %w", english.Count(len(add), "field"), err)
 	}
 	return flat, nil
 }
@@ -56,7 +57,7 @@ func updateFields(ctx context.Context, tx pgx.Tx, runID int64, now time.Time, ha
 			last_seen_at = greatest(f.last_seen_at, $4), type = u.kind, scale = u.scale, minor_column = nullif(u.minor, '')
 		FROM unnest($2::text[], $3::text[], $5::text[], $6::int[], $7::text[]) AS u(name, types, kind, scale, minor) WHERE f.name = u.name`,
 		runID, names, types, now, kinds, scales, minors); err != nil {
-		return false, fmt.Errorf("update %d fields: %w", len(update), err)
+		return false, fmt.Errorf("update %s: %w", english.Count(len(update), "field"), err)
 	}
 	return load.GainsMinor(have, update), nil
 }

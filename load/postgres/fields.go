@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
 )
 
@@ -148,7 +149,7 @@ func (w *Warehouse) PruneFields(ctx context.Context, cutoff time.Time) (_ int, e
 			flat = flat || f.InFlatView
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM card_fields WHERE name = ANY($1::text[])`, names); err != nil {
-			return fmt.Errorf("delete %d fields: %w", len(names), err)
+			return fmt.Errorf("delete %s: %w", english.Count(len(names), "field"), err)
 		}
 		n = len(stale)
 		return nil

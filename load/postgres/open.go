@@ -258,8 +258,15 @@ func (w *Warehouse) prepare(ctx context.Context, opts Options, log *slog.Logger,
 	if opts.ReadOnly {
 		return checkVersion(ctx, w.pool)
 	}
-	if _, err := Migrate(ctx, w.pool, policy, w.amounts); err != nil {
+	applied, err := Migrate(ctx, w.pool, policy, w.amounts)
+	if err != nil {
 		return err
+	}
+	for _, v := range applied {
+		log.Debug("schema migration applied", "version", v)
+	}
+	if len(applied) > 0 {
+		load.LogMigrated(log, applied[0]-1, applied[len(applied)-1], len(applied))
 	}
 	// A role that may read but not write an up-to-date database (Migrate
 	// had nothing to do) is refused here, by name, before any write.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
 )
 
@@ -171,7 +172,7 @@ func (w *Warehouse) preparePage(ctx context.Context, p load.Page, stored func(co
 		return nil, err
 	}
 	if len(have) != len(cards) {
-		return nil, fmt.Errorf("compare cards: %d of %d cards answered", len(have), len(cards))
+		return nil, fmt.Errorf("compare cards: %d of %s answered", len(have), english.Count(len(cards), "card"))
 	}
 	pp.Compare(cards, have, w.amounts)
 	pp.fields.AddWritten(&pp.PreparedPage)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
 )
 
@@ -172,12 +173,12 @@ func (w *Warehouse) writePage(ctx context.Context, tx *sql.Tx, runID int64, stre
 			args = append(args, c.ID(), c.Hash(), c.Data(), nullText(m.Minor), m.Scale, nullText(m.Currency), boolInt(m.Rounded))
 		}
 		if _, err := tx.StmtContext(ctx, cards).ExecContext(ctx, args...); err != nil {
-			return fmt.Errorf("insert %d new cards: %w", n, err)
+			return fmt.Errorf("insert %s: %w", english.Count(n, "new card"), err)
 		}
 		// versions numbers its arguments as cards does and reads none of
 		// the money.
 		if _, err := tx.StmtContext(ctx, versions).ExecContext(ctx, args[:len(args)-(newCardArgs-3)]...); err != nil {
-			return fmt.Errorf("version %d new cards: %w", n, err)
+			return fmt.Errorf("version %s: %w", english.Count(n, "new card"), err)
 		}
 		rest = rest[n:]
 	}

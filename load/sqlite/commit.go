@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
 )
 
@@ -107,7 +108,7 @@ func (w *Warehouse) storedCards(ctx context.Context, ids string, n int) ([]load.
 		out = append(out, s)
 	}
 	if len(out) != n {
-		return nil, fmt.Errorf("stored cards: %d of %d cards answered", len(out), n)
+		return nil, fmt.Errorf("stored cards: %d of %s answered", len(out), english.Count(n, "card"))
 	}
 	return out, nil
 }

@@ -138,7 +138,7 @@ func TestRestoreKeepsHistory(t *testing.T) {
 		t.Errorf("comparison %+v", c)
 	}
 	for _, want := range []string{"2 runs, 2 account snapshots and 30 card versions", "3 runs, 3 account snapshots, 45 card versions, newest run 3 started ",
-		"1 runs, 1 account snapshots, 15 card versions, newest run 1 started ", "-force"} {
+		"1 run, 1 account snapshot, 15 card versions, newest run 1 started ", "-force"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the refusal does not say %q:\n%v", want, err)
 		}

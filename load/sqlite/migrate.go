@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/schema"
 )
@@ -88,7 +89,7 @@ func (w *Warehouse) migrate(ctx context.Context) error {
 			return fmt.Errorf("migrate: %w", err)
 		}
 		if n > 0 {
-			return fmt.Errorf("migrate: %w: the file has %d schema objects and no application_id", load.ErrForeignDatabase, n)
+			return fmt.Errorf("migrate: %w: the file has %s and no application_id", load.ErrForeignDatabase, english.Count(n, "schema object"))
 		}
 	}
 	if version == len(ms) {
@@ -99,7 +100,10 @@ func (w *Warehouse) migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	for _, m := range applied {
-		w.log.Info("schema migrated", "version", m.Version, "file", m.Name)
+		w.log.Debug("schema migration applied", "version", m.Version, "file", m.Name)
+	}
+	if len(applied) > 0 {
+		load.LogMigrated(w.log, applied[0].Version-1, applied[len(applied)-1].Version, len(applied))
 	}
 	return nil
 }

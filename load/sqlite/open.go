@@ -16,6 +16,7 @@ import (
 
 	"modernc.org/sqlite"
 
+	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/redact"
 )
@@ -221,7 +222,7 @@ func openReadOnly(ctx context.Context, abs string, immutable bool) (*Warehouse, 
 			err = load.ErrNotMigrated
 			var n int
 			if qerr := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&n); qerr == nil && n > 0 {
-				err = fmt.Errorf("%w: the file has %d schema objects and no user_version", load.ErrForeignDatabase, n)
+				err = fmt.Errorf("%w: the file has %s and no user_version", load.ErrForeignDatabase, english.Count(n, "schema object"))
 			}
 		}
 		if err == nil && version < latestVersion() {

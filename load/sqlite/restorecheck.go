@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
 )
 
@@ -71,8 +72,8 @@ func (h History) String() string {
 	if h.LastRunID > 0 {
 		last = fmt.Sprintf("newest run %d started %s", h.LastRunID, h.LastRunStarted)
 	}
-	return fmt.Sprintf("%d runs, %d account snapshots, %d card versions, %s (identity %s)",
-		h.Runs, h.AccountSnapshots, h.CardVersions, last, id)
+	return fmt.Sprintf("%s, %s, %s, %s (identity %s)", english.Count(h.Runs, "run"),
+		english.Count(h.AccountSnapshots, "account snapshot"), english.Count(h.CardVersions, "card version"), last, id)
 }
 
 // RestoreComparison is the current warehouse against a file that would
@@ -88,6 +89,13 @@ type RestoreComparison struct {
 	// card_id/version/run_id), which a restore discards. When the two are
 	// different warehouses, every row of the current one counts.
 	LostRuns, LostAccountSnapshots, LostCardVersions int64
+}
+
+// LostText names the history a restore discards, for people: "2 runs,
+// 1 account snapshot and 30 card versions".
+func (c RestoreComparison) LostText() string {
+	return english.Count(c.LostRuns, "run") + ", " + english.Count(c.LostAccountSnapshots, "account snapshot") +
+		" and " + english.Count(c.LostCardVersions, "card version")
 }
 
 // Discards reports whether restoring the file discards history.
@@ -168,8 +176,7 @@ func compareForRestore(ctx context.Context, current, file string) (RestoreCompar
 		}
 	}
 	if c.Discards() {
-		reasons = append(reasons, fmt.Sprintf("it would discard %d runs, %d account snapshots and %d card versions the warehouse holds and the file lacks",
-			c.LostRuns, c.LostAccountSnapshots, c.LostCardVersions))
+		reasons = append(reasons, fmt.Sprintf("it would discard %s the warehouse holds and the file lacks", c.LostText()))
 	}
 	return c, reasons
 }
