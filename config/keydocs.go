@@ -144,7 +144,7 @@ func keyDocs() map[string]keyDoc {
 
 		// [log]
 		"log.level":  {flag: "-log-level", rule: "`debug`, `info`, `warn` or `error`."},
-		"log.format": {rule: "`auto` (tint on a terminal, JSON otherwise and under journald), `json`, `text` or `tint`."},
+		"log.format": {flag: "-log-format", rule: "`auto` (tint on a terminal, JSON otherwise and under journald), `json`, `text` or `tint`."},
 
 		// [metrics]
 		"metrics.listen": {form: "host:port", rule: "Where `serve` answers `/metrics` and `/healthz`; `\"\"` serves nothing. " +

@@ -47,6 +47,12 @@ type Settings struct {
 	CommitDelay time.Duration
 	Schedule    cron.Schedule
 	CronSpec    string
+	// ScheduleSet says the configuration names the schedule: a file was
+	// read (serve and the backfill timer run on its [schedule] cron, its
+	// default included) or a variable or flag set [schedule] cron.
+	// Without it nothing is known to sync on Schedule: a demo warehouse,
+	// or one named by -db alone.
+	ScheduleSet bool
 	Location    *time.Location
 	RunOnStart  bool
 	RunTimeout  time.Duration
@@ -128,6 +134,7 @@ func (c *Config) Settings(needAPI bool, getenv func(string) string) (Settings, e
 		return s, c.fail("schedule.timezone", "%v", err)
 	}
 	s.CronSpec = c.Schedule.Cron
+	s.ScheduleSet = c.Path != "" || c.Source("schedule.cron").Kind != FromDefault
 	if s.Schedule, err = ParseCron(c.Schedule.Cron); err != nil {
 		return s, c.fail("schedule.cron", "%v", err)
 	}

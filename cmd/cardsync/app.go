@@ -208,15 +208,17 @@ func gaveUpOnBadAnswer(err error) bool {
 
 // commonFlags are the flags every command that reads the config takes.
 type commonFlags struct {
-	config   string
-	db       string
-	logLevel string
+	config    string
+	db        string
+	logLevel  string
+	logFormat string
 }
 
 func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.config, "config", "", "path of the TOML config file (default: none; CARDSYNC_CONFIG)")
 	fs.StringVar(&c.db, "db", "", "warehouse path (overrides [warehouse] path)")
 	fs.StringVar(&c.logLevel, "log-level", "", "debug, info, warn or error (overrides [log] level)")
+	fs.StringVar(&c.logFormat, "log-format", "", logFormatUsage+" (overrides [log] format)")
 }
 
 // newFlagSet builds a FlagSet whose usage prints text (with examples) then
@@ -261,6 +263,9 @@ func (m *Main) settings(cf commonFlags, needAPI bool) (config.Settings, error) {
 	if cf.logLevel != "" {
 		flags = append(flags, config.Override{Key: "log.level", Flag: "log-level", Value: cf.logLevel})
 	}
+	if cf.logFormat != "" {
+		flags = append(flags, config.Override{Key: "log.format", Flag: "log-format", Value: cf.logFormat})
+	}
 	cfg, err := config.Load(path, m.Environ(), flags...)
 	if err != nil {
 		return config.Settings{}, err
@@ -282,7 +287,9 @@ func (m *Main) logger(s config.Settings) *slog.Logger {
 func (m *Main) loggerTo(out io.Writer, s config.Settings) *slog.Logger {
 	l, err := newLoggerTo(out, m.Stderr, s.LogLevel, s.LogFormat, m.Getenv)
 	if err != nil {
-		l = slog.New(slog.NewJSONHandler(m.Stderr, nil))
+		// Settings validated both; should they not have, the format is
+		// still chosen by the terminal, never JSON on one.
+		l, _ = newLoggerTo(out, m.Stderr, "info", "auto", m.Getenv)
 	}
 	return slog.New(newScrubHandler(l.Handler(), s.Secrets))
 }

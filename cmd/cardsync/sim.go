@@ -37,13 +37,14 @@ func (m *Main) runSim(ctx context.Context, args []string) error {
 	fs := m.newFlagSet("sim", simUsage)
 	listen := fs.String("listen", "127.0.0.1:8080", "address to listen on (loopback by default)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	logFormat := fs.String("log-format", "auto", logFormatUsage)
 	writeConfig := fs.String("write-config", "", "write a configuration for this simulator to FILE (and the password to FILE.password)")
 	var opts sim.Options
 	opts.RegisterFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	log, err := newLogger(m.Stderr, *logLevel, "auto", m.Getenv)
+	log, err := newLogger(m.Stderr, *logLevel, *logFormat, m.Getenv)
 	if err != nil {
 		return &usageError{msg: err.Error()}
 	}

@@ -104,8 +104,29 @@ func accountStatusOf(ctx context.Context, s config.Settings, account string, now
 	if err != nil {
 		return worker.AccountStatus{}, err
 	}
-	return worker.NewAccountStatus(facts, worker.StatusSettings{Cron: s.CronSpec, Timezone: s.Location.String(),
-		Schedule: inLocation{s.Schedule, s.Location}, RunTimeout: s.RunTimeout}, now), nil
+	set := worker.StatusSettings{RunTimeout: s.RunTimeout}
+	if onSchedule(s, facts.Summary.Runs) {
+		set.Cron, set.Timezone, set.Schedule = s.CronSpec, s.Location.String(), inLocation{s.Schedule, s.Location}
+	}
+	return worker.NewAccountStatus(facts, set, now), nil
+}
+
+// onSchedule reports whether the account is synced on the settings'
+// schedule, so that status judges it by that schedule: the configuration
+// names one (config.Settings.ScheduleSet), or serve ran one of its recent
+// runs (serve with no [schedule] cron runs on the default). A warehouse of
+// demo runs, or one named by -db alone and synced by hand, has none:
+// status then shows no schedule and judges no freshness or overdue run.
+func onSchedule(s config.Settings, runs []load.Run) bool {
+	if s.ScheduleSet {
+		return true
+	}
+	for _, r := range runs {
+		if r.Trigger == worker.TriggerSchedule {
+			return true
+		}
+	}
+	return false
 }
 
 // statusFacts reads what status judges of account, from the PostgreSQL
@@ -278,6 +299,9 @@ func printWarehouse(w io.Writer, wh worker.WarehouseStatus) {
 // printSchedule prints the schedule, freshness and failures in a row.
 func printSchedule(w io.Writer, a worker.AccountStatus) {
 	sched := fmt.Sprintf("schedule   %q in %s", a.Schedule.Cron, a.Schedule.Timezone)
+	if a.Schedule.Cron == "" {
+		sched = "schedule   none (no configuration names one and serve has not run here; freshness is not judged)"
+	}
 	if a.Schedule.NextDueAt != nil {
 		sched += "; next run due " + *a.Schedule.NextDueAt
 	}
