@@ -362,3 +362,42 @@ func TestCardAmounts(t *testing.T) {
 		})
 	}
 }
+
+// TestScheduleSet: the schedule is named by a file (its cron or the
+// default), a variable or a flag; with none of them (only other keys from
+// the environment or flags) it is not.
+func TestScheduleSet(t *testing.T) {
+	tests := []struct {
+		name  string
+		file  string // "": no file
+		env   []string
+		flags []Override
+		want  bool
+	}{
+		{name: "nothing but a warehouse path", flags: []Override{{Key: "warehouse.path", Flag: "db", Value: "w.db"}}, want: false},
+		{name: "variables without the schedule", env: []string{"CARDSYNC_WAREHOUSE_PATH=w.db", "CARDSYNC_LOG_LEVEL=info"}, want: false},
+		{name: "a file without [schedule]", file: "[warehouse]\npath = \"w.db\"\n", want: true},
+		{name: "a file with [schedule] cron", file: "[schedule]\ncron = \"@hourly\"\n", want: true},
+		{name: "the cron variable", env: []string{"CARDSYNC_SCHEDULE_CRON=@hourly"}, want: true},
+		{name: "the cron as a flag", flags: []Override{{Key: "schedule.cron", Flag: "cron", Value: "@hourly"}}, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := ""
+			if tt.file != "" {
+				path = writeFile(t, "c.toml", tt.file, 0o600)
+			}
+			cfg, err := Load(path, tt.env, tt.flags...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := cfg.Settings(false, noEnv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.ScheduleSet != tt.want {
+				t.Errorf("ScheduleSet = %v, want %v", s.ScheduleSet, tt.want)
+			}
+		})
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/extract"
+	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/sim"
 )
@@ -30,6 +31,7 @@ func TestInconsistency(t *testing.T) {
 		{name: "total changed", sum: load.WalkSummary{WalkID: 1, DistinctIDs: 30, FirstTotal: 30, LastTotal: 31, TotalChanged: true}, want: "total changed"},
 		{name: "duplicates", sum: load.WalkSummary{WalkID: 1, DistinctIDs: 29, DuplicateIDs: 1, FirstTotal: 30, LastTotal: 30}, want: "more than one page"},
 		{name: "missed cards", sum: load.WalkSummary{WalkID: 1, DistinctIDs: 29, FirstTotal: 30, LastTotal: 30}, want: "distinct cards"},
+		{name: "one card seen", sum: load.WalkSummary{WalkID: 1, DistinctIDs: 1, FirstTotal: 2, LastTotal: 2}, want: "saw 1 distinct card but"},
 		{name: "no page committed", sum: load.WalkSummary{}, want: "no page"},
 		{name: "empty page", sum: load.WalkSummary{WalkID: 1, DistinctIDs: 30, FirstTotal: 30, LastTotal: 30, Reason: "empty_page", AnomalyPages: []int{2}},
 			want: "a page before the last was empty"},
@@ -40,7 +42,7 @@ func TestInconsistency(t *testing.T) {
 		{name: "fractional pagination", sum: load.WalkSummary{WalkID: 1, DistinctIDs: 38, FirstTotal: 38, LastTotal: 38, Reason: "fractional_pagination", AnomalyPages: []int{1}},
 			want: "had a fraction"},
 	}
-	reasons := map[string]string{"total changed": "total_changed", "duplicates": "duplicate_ids", "missed cards": "count_mismatch",
+	reasons := map[string]string{"total changed": "total_changed", "duplicates": "duplicate_ids", "missed cards": "count_mismatch", "one card seen": "count_mismatch",
 		"no page committed": "no_pages", "empty page": "empty_page", "a page reason comes first": "repeated_page",
 		"phantom pages": "phantom_pages", "fractional pagination": "fractional_pagination"}
 	for _, tt := range tests {
@@ -48,6 +50,9 @@ func TestInconsistency(t *testing.T) {
 			reason, got := inconsistency(tt.sum)
 			if (got == "") != (tt.want == "") || (tt.want != "" && !strings.Contains(got, tt.want)) {
 				t.Errorf("inconsistency(%+v) = %q, want %q", tt.sum, got, tt.want)
+			}
+			if bad := english.Miscounted(got); len(bad) > 0 {
+				t.Errorf("inconsistency(%+v) = %q: a count of 1 with a plural, %q", tt.sum, got, bad)
 			}
 			if reason != reasons[tt.name] || (reason != "" && !slices.Contains(load.WalkReasons(), reason)) {
 				t.Errorf("reason %q, want %q (one of load.WalkReasons)", reason, reasons[tt.name])

@@ -13,6 +13,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	"github.com/cardsync/cardsync/config"
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/load/postgres"
 	"github.com/cardsync/cardsync/redact"
@@ -186,5 +187,50 @@ func TestStatusNamesPhantomPages(t *testing.T) {
 	if len(doc.Accounts) != 1 || doc.Accounts[0].LastWalk.Reason == nil || *doc.Accounts[0].LastWalk.Reason != "phantom_pages" ||
 		!slices.Equal(doc.Accounts[0].LastWalk.Pages, []int{1}) {
 		t.Errorf("status -json last_walk: %s", out)
+	}
+}
+
+// TestStatusScheduleOnlyWhenNamed: status judges an account by the
+// schedule only when something syncs it on one: the configuration names
+// it, or serve ran one of its runs. A warehouse synced by hand with no
+// schedule named shows none, and is not judged stale or overdue.
+func TestStatusScheduleOnlyWhenNamed(t *testing.T) {
+	_, e := newEnv(t, sim.Options{Seed: 5, Cards: 10})
+	if code, out, errOut := e.run(t.Context(), "backfill"); code != 0 {
+		t.Fatalf("backfill: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, _ := e.run(t.Context(), "status")
+	if code != 0 || !strings.Contains(out, "schedule   none (") || strings.Contains(out, "next run due") {
+		t.Errorf("status without a schedule: exit %d\n%s", code, out)
+	}
+	_, out, _ = e.run(t.Context(), "status", "-json")
+	var doc struct {
+		Accounts []struct {
+			Schedule worker.ScheduleStatus `json:"schedule"`
+		} `json:"accounts"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Accounts) != 1 {
+		t.Fatalf("status -json: %v\n%s", err, out)
+	}
+	if s := doc.Accounts[0].Schedule; s.Cron != "" || s.NextDueAt != nil || s.StaleAfter != nil {
+		t.Errorf("status -json schedule without one named: %+v", s)
+	}
+	e.vars["CARDSYNC_SCHEDULE_CRON"] = "@every 1h"
+	if code, out, _ := e.run(t.Context(), "status"); code != 0 || !strings.Contains(out, `schedule   "@every 1h" in UTC; next run due `) {
+		t.Errorf("status with [schedule] cron from the environment: exit %d\n%s", code, out)
+	}
+
+	served := config.Settings{}
+	for _, c := range []struct {
+		trigger string
+		want    bool
+	}{{worker.TriggerSchedule, true}, {worker.TriggerBackfill, false}, {worker.TriggerDemo, false}} {
+		runs := []load.Run{{ID: 2, Trigger: worker.TriggerBackfill}, {ID: 1, Trigger: c.trigger}}
+		if got := onSchedule(served, runs); got != c.want {
+			t.Errorf("onSchedule with no schedule named and runs by %s, %s = %v, want %v", runs[0].Trigger, runs[1].Trigger, got, c.want)
+		}
+	}
+	if !onSchedule(config.Settings{ScheduleSet: true}, nil) {
+		t.Error("onSchedule with a schedule named = false")
 	}
 }

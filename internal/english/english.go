@@ -5,6 +5,7 @@
 package english
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -100,4 +101,31 @@ func format[N Integer](n N) string {
 		return strconv.FormatInt(int64(n), 10)
 	}
 	return strconv.FormatUint(uint64(n), 10)
+}
+
+// countOfOne is a standalone count of one ("1 ", not "v1 ", "0.1 " or
+// "21 ") and the one or two words after it.
+var countOfOne = regexp.MustCompile(`(?:^|[\s(\[])1 ([A-Za-z][A-Za-z-]*)(?: ([A-Za-z][A-Za-z-]*))?`)
+
+// Miscounted returns each place of text where a count of one is followed
+// by a noun in the plural ("1 snapshots", "1 card versions"): a test of a
+// message runs it over output made with counts of 1. A word counts as a
+// plural when it ends in s, but not in ss, us, is or as ("class",
+// "status", "this", "has").
+func Miscounted(text string) []string {
+	var out []string
+	for _, m := range countOfOne.FindAllStringSubmatch(text, -1) {
+		for _, w := range m[1:] {
+			if looksPlural(w) {
+				out = append(out, strings.TrimLeft(m[0], " \t\n\r(["))
+				break
+			}
+		}
+	}
+	return out
+}
+
+func looksPlural(w string) bool {
+	w = strings.ToLower(w)
+	return strings.HasSuffix(w, "s") && !hasAnySuffix(w, "ss", "us", "is", "as")
 }

@@ -114,3 +114,34 @@ func TestCountAgrees(t *testing.T) {
 		t.Errorf("Count(1<<63+1) = %q", got)
 	}
 }
+
+// TestMiscounted: a count of one before a plural noun is found, before or
+// after the noun's adjective; a singular noun, a plural after another
+// count, a verb or a word that only ends in s is not.
+func TestMiscounted(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 35))
+	nouns := []string{"card", "snapshot", "run", "page", "batch", "entry", "version", "PIN"}
+	adjectives := []string{"", "live ", "distinct ", "account "}
+	tails := []string{"", ".", ", the last", " of the data", " was stored", " has one", " (this run)"}
+	for range 300 {
+		noun := nouns[r.IntN(len(nouns))]
+		adj := adjectives[r.IntN(len(adjectives))]
+		tail := tails[r.IntN(len(tails))]
+		lead := []string{"", "run 7: ", "(", "lacks "}[r.IntN(4)]
+		wrong := lead + "1 " + adj + Plural(noun) + tail
+		if got := Miscounted(wrong); len(got) != 1 {
+			t.Errorf("Miscounted(%q) = %q, want it found", wrong, got)
+		}
+		for _, right := range []string{lead + Count(1, adj+noun) + tail, lead + Count(2, adj+noun) + tail,
+			lead + "21 " + adj + Plural(noun) + tail, "v1 " + Plural(noun), "0.1 " + Plural(noun)} {
+			if got := Miscounted(right); len(got) != 0 {
+				t.Errorf("Miscounted(%q) = %q, want nothing", right, got)
+			}
+		}
+	}
+	for _, fine := range []string{"1 status", "1 class", "1 card has", "1 alias", "1 in a row", "1 removed"} {
+		if got := Miscounted(fine); len(got) != 0 {
+			t.Errorf("Miscounted(%q) = %q, want nothing", fine, got)
+		}
+	}
+}
