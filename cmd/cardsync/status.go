@@ -23,8 +23,10 @@ Usage: cardsync status [flags]
 
 Says whether the sync is healthy and why: the last run that ended succeeded
 and the last success is younger than three scheduled runs ([schedule] cron
-in the config), and no run is marked running by a process that died. It
-then shows the schedule (and whether a run is overdue), the checkpoint, row
+in the config), and no run is marked running by a process that died. With
+no config file, no CARDSYNC_SCHEDULE_CRON and no run by serve (a demo's
+warehouse) there is no schedule: none is shown and freshness is not judged.
+It then shows the schedule (and whether a run is overdue), the checkpoint, row
 counts, the last account snapshot, held removals, rejected items and the
 last runs with their full errors. It opens the warehouse read-only, needs
 no password and makes no API request. -json prints the same as a JSON
