@@ -43,7 +43,7 @@ func TestBackupAndRestoreCommands(t *testing.T) {
 	}
 	// The warehouse holds a run the backup lacks: refused, then forced.
 	if code, out, errOut := e.run(t.Context(), "restore", path); code != exitWarehouse ||
-		!strings.Contains(errOut, "refused, nothing changed") || !strings.Contains(errOut, "a restore would discard 1 runs") {
+		!strings.Contains(errOut, "refused, nothing changed") || !strings.Contains(errOut, "a restore would discard 1 run,") {
 		t.Fatalf("restore over newer history: exit %d, want %d\n%s\n%s", code, exitWarehouse, out, errOut)
 	}
 	// Flags may follow FILE.
