@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/sim"
 )
 
@@ -112,7 +113,7 @@ func TestRetryCapEndsInWaitError(t *testing.T) {
 			if e.clk.Slept() > 2*time.Minute+time.Second {
 				t.Errorf("slept %v, more than the cap", e.clk.Slept())
 			}
-			if !strings.Contains(err.Error(), "fetch cards page 1") || !strings.Contains(err.Error(), "attempts") {
+			if !strings.Contains(err.Error(), "fetch cards page 1") || !strings.Contains(err.Error(), "gave up after "+english.Count(we.Attempts, "attempt")+" in ") {
 				t.Errorf("error does not say what and how long: %v", err)
 			}
 		})
