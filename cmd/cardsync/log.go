@@ -16,7 +16,7 @@ import (
 )
 
 // logFormatUsage is the -log-format flag's usage, on every command.
-const logFormatUsage = "auto (tint on a terminal; JSON when stderr is not a terminal and under journald), json, text or tint"
+const logFormatUsage = "auto (tint on a terminal; JSON when stderr is not a terminal, or is the journal), json, text or tint"
 
 // newLogger picks the handler: tint on a terminal, JSON under journald or
 // when the output is not a terminal. getenv reads JOURNAL_STREAM.
