@@ -71,8 +71,9 @@ func (m *Main) runStatus(ctx context.Context, args []string) error {
 	many := s.NamedAccounts()
 	var sts []worker.AccountStatus
 	for _, a := range accounts {
-		st, err := accountStatusOf(ctx, s, a.Name, now)
+		st, err := accountStatusOf(ctx, s, a.Name, now, accountCommandLine(s, m.commandLine(cf), a.Name))
 		if err != nil {
+			err = fixer{command: "status", s: s, account: a, cl: m.commandLine(cf)}.withFix(err)
 			if many {
 				err = fmt.Errorf("account %s: %w", a.Name, err)
 			}
@@ -88,7 +89,7 @@ func (m *Main) runStatus(ctx context.Context, args []string) error {
 			return err
 		}
 	} else {
-		printStatus(m.Stdout, rep, many)
+		printStatus(m.Stdout, rep, many, m.commandLine(cf))
 	}
 	if !rep.Healthy {
 		return errUnhealthy
@@ -98,13 +99,13 @@ func (m *Main) runStatus(ctx context.Context, args []string) error {
 
 // accountStatusOf opens account of the warehouse read-only and returns its
 // judged status.
-func accountStatusOf(ctx context.Context, s config.Settings, account string, now time.Time) (worker.AccountStatus, error) {
+func accountStatusOf(ctx context.Context, s config.Settings, account string, now time.Time, cl worker.CommandLine) (worker.AccountStatus, error) {
 	facts, err := statusFacts(ctx, s, account)
 	if err != nil {
 		return worker.AccountStatus{}, err
 	}
 	return worker.NewAccountStatus(facts, worker.StatusSettings{Cron: s.CronSpec, Timezone: s.Location.String(),
-		Schedule: inLocation{s.Schedule, s.Location}, RunTimeout: s.RunTimeout}, now), nil
+		Schedule: inLocation{s.Schedule, s.Location}, RunTimeout: s.RunTimeout, Commands: cl}, now), nil
 }
 
 // statusFacts reads what status judges of account, from the PostgreSQL
@@ -180,7 +181,7 @@ func ago(d time.Duration) string {
 // printStatus prints the report for people. The first line says healthy
 // or why not; with several accounts (many), each account's part starts
 // with its name and the first line is the overall verdict.
-func printStatus(w io.Writer, rep worker.StatusReport, many bool) {
+func printStatus(w io.Writer, rep worker.StatusReport, many bool, cl worker.CommandLine) {
 	if many {
 		printVerdict(w, rep)
 	}
@@ -191,7 +192,11 @@ func printStatus(w io.Writer, rep worker.StatusReport, many bool) {
 			}
 			fmt.Fprintf(w, "\n== account %s ==\n", a.Account)
 		}
-		printAccount(w, a)
+		if many {
+			printAccount(w, a, cl.ForAccount(a.Account))
+		} else {
+			printAccount(w, a, cl)
+		}
 	}
 }
 
@@ -212,13 +217,13 @@ func printVerdict(w io.Writer, rep worker.StatusReport) {
 }
 
 // printAccount prints one account's part of the report.
-func printAccount(w io.Writer, a worker.AccountStatus) {
+func printAccount(w io.Writer, a worker.AccountStatus, cl worker.CommandLine) {
 	printHealth(w, a)
 	printWarehouse(w, a.Warehouse)
 	printSchedule(w, a)
 	printWriter(w, a)
 	printWalk(w, a)
-	printCards(w, a)
+	printCards(w, a, cl)
 	printRuns(w, a.Runs)
 }
 
@@ -329,7 +334,7 @@ func printWalk(w io.Writer, a worker.AccountStatus) {
 
 // printCards prints the card counts, pending and held removals, rejected
 // items and the account snapshots.
-func printCards(w io.Writer, a worker.AccountStatus) {
+func printCards(w io.Writer, a worker.AccountStatus, cl worker.CommandLine) {
 	c := a.Cards
 	fmt.Fprintf(w, "cards      %d (%d current, %d removed, %d pending removal), %d versions\n", c.Total, c.Current, c.Removed, c.PendingRemovals, c.Versions)
 	if c.PendingRemovals > 0 && a.RemovalsHeld == 0 {
@@ -337,8 +342,8 @@ func printCards(w io.Writer, a worker.AccountStatus) {
 		fmt.Fprintf(w, "pending    %s missing from the last walk; removed if the next walk misses %s too\n", plural(n, "card"), them(n))
 	}
 	if a.RemovalsHeld > 0 {
-		fmt.Fprintf(w, "HELD       mass removal held: the last walk missed %s, none marked removed; if they are gone: cardsync backfill -confirm-removals\n",
-			plural(int(a.RemovalsHeld), "live card"))
+		fmt.Fprintf(w, "HELD       mass removal held: the last walk missed %s, none marked removed; if they are gone: %s\n",
+			plural(int(a.RemovalsHeld), "live card"), cl.AccountCommand("backfill", "-confirm-removals"))
 	}
 	if a.RejectedItems.Distinct > 0 {
 		fmt.Fprintf(w, "rejected   %d distinct items in rejected_cards (%d in the last run); see SELECT * FROM rejected_cards\n", a.RejectedItems.Distinct, a.RejectedItems.LastRun)
