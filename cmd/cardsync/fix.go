@@ -160,23 +160,46 @@ func (f fixer) apiFix(err error) string {
 			key, se.Method, urlPath(se.URL), se.StatusCode, http.StatusText(se.StatusCode), base)
 	case errors.As(err, &se) && se.StatusCode == http.StatusForbidden:
 		return fmt.Sprintf("the API refuses the user of %s: give it the Administrator role", cmp.Or(f.account.From.Email, "api.email"))
-	case errors.Is(err, extract.ErrRateLimited) && errors.As(err, &we):
-		return fmt.Sprintf("the API kept answering 429 Too Many Requests and asked to wait %s, past %s: another client shares its quota; run again later, or lower api.rate_limit and api.auth_rate_limit",
-			we.Next.Round(time.Millisecond), f.bound(we))
+	case errors.Is(err, extract.ErrRateLimited):
+		asked := ""
+		if errors.As(err, &we) {
+			asked = fmt.Sprintf(" and asked to wait %s, past %s", we.Next.Round(time.Millisecond), f.bound(we))
+		}
+		return fmt.Sprintf("the API kept answering 429 Too Many Requests%s: another client shares its quota; run again later, or lower api.rate_limit and api.auth_rate_limit", asked)
+	case exitCode(err) == exitUnavailable && upstreamStatus(err) >= 500:
+		until := cmp.Or(f.deadline, "the deadline")
+		if errors.As(err, &we) {
+			until = f.bound(we)
+		}
+		return fmt.Sprintf("nothing to change here: the API at %s failed on its side (status %d) up to %s; run again later (`%s`), or raise %s to wait longer",
+			hostPort(base), upstreamStatus(err), until, f.accountLine().AccountCommand(f.command), f.boundKey(we))
 	case errors.As(err, &te):
 		return fmt.Sprintf("the API did not answer within %s: check the network path to %s, or raise -timeout", cmp.Or(f.deadline, "the deadline"), hostPort(base))
-	case errors.As(err, &we) && errors.Is(err, extract.ErrUnavailable) && !gaveUpOnBadAnswer(err):
-		return fmt.Sprintf("nothing to change here: the API at %s failed on its side for %s, up to %s; run again later (`%s`), or raise %s to wait longer",
-			hostPort(base), we.Waited.Round(time.Millisecond), f.bound(we), f.accountLine().AccountCommand(f.command), f.boundKey(we))
+	case errors.As(err, &we) && exitCode(err) == exitUnavailable:
+		return fmt.Sprintf("the API at %s stayed unavailable up to %s: run again later, or raise %s to wait longer", hostPort(base), f.bound(we), f.boundKey(we))
 	case exitCode(err) == exitBadData && !errors.Is(err, load.ErrWarehouse):
 		return fmt.Sprintf("check that %s is the Card Payment Service API itself, not a proxy or a login page; if it is, report the answer to the API's operator", key)
 	}
 	return ""
 }
 
-// boundKey is the setting that raises bound(we).
+// upstreamStatus is the HTTP status of the API's last error answer in
+// err (0: none).
+func upstreamStatus(err error) int {
+	var se *extract.StatusError
+	var pe *extract.ProtocolError
+	switch {
+	case errors.As(err, &se):
+		return se.StatusCode
+	case errors.As(err, &pe):
+		return pe.StatusCode
+	}
+	return 0
+}
+
+// boundKey is the setting that raises bound(we) (nil: the deadline's).
 func (f fixer) boundKey(we *extract.WaitError) string {
-	if we.Deadline && f.deadline != "" {
+	if (we == nil || we.Deadline) && f.deadline != "" {
 		return "-timeout"
 	}
 	return "api.max_wait"
