@@ -20,11 +20,15 @@ Checks a deployment without storing anything: validates the configuration,
 reaches the API, authenticates (one token request), reads /account, opens
 the warehouse read-only and proves it could write it (takes the writer lock
 and rolls back a write transaction; this also recreates the -wal and -shm
-files that analysts need if a manual read-write open removed them). It
-checks every account, then the warehouse, prints what it found (a failing
-account as a "FAIL" line) and exits with the code of the first problem in
-config order (exit codes as for backfill, except that a sync holding the
-warehouse is reported, never exit 4), within -timeout.
+files that analysts need if a manual read-write open removed them). A
+warehouse not created yet (no file; a PostgreSQL schema without one) is
+fine once check has proved the first run can create it (the directory
+takes a file; the role may create tables in the schema). It checks every
+account, then the warehouse, prints what it found (each failed step as a
+"FAIL" line: what failed, why, and "fix:" the one thing to change) and
+exits with the code of the first problem in config order (exit codes as
+for backfill, except that a sync holding the warehouse is reported, never
+exit 4), within -timeout: no retry waits past it.
 
 Examples:
   cardsync check -config /etc/cardsync/config.toml

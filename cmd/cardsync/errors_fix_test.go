@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -80,27 +81,37 @@ func fixLine(out, prefix string) string {
 	return "(no line starting " + strconv.Quote(prefix) + " names a fix)"
 }
 
+// fixCases are the scenarios of TestErrorsNameTheFix.
 func fixCases() []fixCase {
-	check := func(args ...string) func(*testing.T, *fixEnv) (int, string, string) {
-		return func(t *testing.T, f *fixEnv) (int, string, string) {
-			return f.run(t.Context(), append([]string{"check", "-config", f.cfg, "-timeout", "2s"}, args...)...)
-		}
-	}
-	backfill := func(t *testing.T, f *fixEnv) (int, string, string) {
-		return f.run(t.Context(), "backfill", "-config", f.cfg)
-	}
-	baseKey := func(f *fixEnv) string { return "api.base_url (" + f.cfg + ":2)" }
+	return slices.Concat(configAPICases(), fileCases(), runCases())
+}
+
+// checkRun runs check with f's config and a short -timeout.
+func checkRun(t *testing.T, f *fixEnv) (int, string, string) {
+	return f.run(t.Context(), "check", "-config", f.cfg, "-timeout", "2s")
+}
+
+// backfillRun runs backfill with f's config.
+func backfillRun(t *testing.T, f *fixEnv) (int, string, string) {
+	return f.run(t.Context(), "backfill", "-config", f.cfg)
+}
+
+// baseKey is how a fix names f's api.base_url: the key, the file and line.
+func baseKey(f *fixEnv) string { return "api.base_url (" + f.cfg + ":2)" }
+
+// configAPICases: the configuration, and the API's faults.
+func configAPICases() []fixCase {
 	return []fixCase{
 		{name: "unknown config key", code: exitConfig, fail: true,
 			run: func(t *testing.T, f *fixEnv) (int, string, string) {
 				f.writeConfig(t, f.baseURL, "emial = \"x\"\n", "")
-				return check()(t, f)
+				return checkRun(t, f)
 			},
 			want: func(f *fixEnv) []string { return []string{"rename api.emial to api.email at " + f.cfg + ":"} }},
 		{name: "bad TOML", code: exitConfig, fail: true,
 			run: func(t *testing.T, f *fixEnv) (int, string, string) {
 				f.writeConfig(t, f.baseURL, "", "[warehouse\n")
-				return check()(t, f)
+				return checkRun(t, f)
 			},
 			want: func(f *fixEnv) []string { return []string{"correct the TOML syntax at " + f.cfg + ":"} }},
 		{name: "no config at all", code: exitConfig, fail: true,
@@ -109,19 +120,23 @@ func fixCases() []fixCase {
 		{name: "wrong base_url path (404)", code: exitFailure, fail: true,
 			run: func(t *testing.T, f *fixEnv) (int, string, string) {
 				f.writeConfig(t, f.baseURL+"/v2", "", "")
-				return check()(t, f)
+				return checkRun(t, f)
 			},
-			want: func(f *fixEnv) []string { return []string{"correct the path of " + baseKey(f), "POST /v2/auth/access-token answered 404"} }},
+			want: func(f *fixEnv) []string {
+				return []string{"correct the path of " + baseKey(f), "POST /v2/auth/access-token answered 404"}
+			}},
 		{name: "wrong base_url path (404), backfill", code: exitFailure,
 			run: func(t *testing.T, f *fixEnv) (int, string, string) {
 				f.writeConfig(t, f.baseURL+"/v2", "", "")
-				return backfill(t, f)
+				return backfillRun(t, f)
 			},
-			want: func(f *fixEnv) []string { return []string{"correct the path of " + baseKey(f), "/v2/auth/access-token"} }},
+			want: func(f *fixEnv) []string {
+				return []string{"correct the path of " + baseKey(f), "/v2/auth/access-token"}
+			}},
 		{name: "refused port", code: exitUnavailable, fail: true,
 			run: func(t *testing.T, f *fixEnv) (int, string, string) {
 				f.writeConfig(t, "http://"+closedPort(t), "", "")
-				return check()(t, f)
+				return checkRun(t, f)
 			},
 			want: func(f *fixEnv) []string {
 				return []string{"nothing accepts connections at 127.0.0.1:", "correct the host or port of " + baseKey(f)}
@@ -129,7 +144,7 @@ func fixCases() []fixCase {
 		{name: "unknown host", code: exitUnavailable, fail: true,
 			run: func(t *testing.T, f *fixEnv) (int, string, string) {
 				f.writeConfig(t, "https://cardsync-test.invalid", "", "")
-				return check()(t, f)
+				return checkRun(t, f)
 			},
 			// Whatever the resolver says (no such host, no answer), the
 			// fix names the host and the key.
@@ -137,13 +152,13 @@ func fixCases() []fixCase {
 		{name: "TLS to plain HTTP", code: exitUnavailable, fail: true,
 			run: func(t *testing.T, f *fixEnv) (int, string, string) {
 				f.writeConfig(t, strings.Replace(f.baseURL, "http://", "https://", 1), "", "")
-				return check()(t, f)
+				return checkRun(t, f)
 			},
 			want: func(f *fixEnv) []string { return []string{"speaks plain HTTP, not HTTPS", baseKey(f)} }},
 		{name: "bad credentials (401)", code: exitAuth, fail: true,
 			run: func(t *testing.T, f *fixEnv) (int, string, string) {
 				writeTestFile(t, f.dir+"/password", "wrong-password\n", 0o600)
-				return check()(t, f)
+				return checkRun(t, f)
 			},
 			want: func(f *fixEnv) []string {
 				return []string{`api.password_file "` + f.dir + `/password" (` + f.cfg + ":4)", "correct api.email (" + f.cfg + ":3)"}
@@ -153,13 +168,15 @@ func fixCases() []fixCase {
 				f.srv.InjectFault(sim.Fault{Endpoint: sim.EndpointToken, Kind: sim.FaultRateLimit, RetryAfter: time.Minute})
 				f.maxWait = "5m"
 				f.writeConfig(t, f.baseURL, "", "")
-				return check()(t, f)
+				return checkRun(t, f)
 			},
-			want: func(*fixEnv) []string { return []string{"429 Too Many Requests", "past check's -timeout 2s", "api.auth_rate_limit"} }},
+			want: func(*fixEnv) []string {
+				return []string{"429 Too Many Requests", "past check's -timeout 2s", "api.auth_rate_limit"}
+			}},
 		{name: "server 500s past api.max_wait", code: exitUnavailable,
 			run: func(t *testing.T, f *fixEnv) (int, string, string) {
 				f.srv.InjectFault(sim.Fault{Endpoint: sim.EndpointToken, Kind: sim.FaultStatus, Status: 500})
-				return backfill(t, f)
+				return backfillRun(t, f)
 			},
 			want: func(f *fixEnv) []string {
 				return []string{"failed on its side", "api.max_wait (1s)", "`cardsync backfill -config " + q(f.cfg) + "`"}
@@ -167,56 +184,43 @@ func fixCases() []fixCase {
 		{name: "redirect (exit 7)", code: exitBadData, fail: true,
 			run: func(t *testing.T, f *fixEnv) (int, string, string) {
 				f.srv.InjectFault(sim.Fault{Endpoint: sim.EndpointToken, Kind: sim.FaultRedirect})
-				return check()(t, f)
+				return checkRun(t, f)
 			},
 			want: func(f *fixEnv) []string { return []string{"correct the path of " + baseKey(f), "/login"} }},
-		{name: "locked warehouse (exit 4)", code: exitLocked,
-			run: func(t *testing.T, f *fixEnv) (int, string, string) {
-				f.mustRun(t, "backfill", "-config", f.cfg)
-				lock, err := dialect.AcquireLock(f.db)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer lock.Close()
-				return backfill(t, f)
-			},
-			want: func(f *fixEnv) []string {
-				return []string{fmt.Sprintf("wait for the sync of process %d to end", os.Getpid()), "`cardsync status -config " + q(f.cfg) + "`"}
-			}},
-		{name: "interrupted (exit 130)", code: exitInterrupted,
-			run: func(t *testing.T, f *fixEnv) (int, string, string) {
-				ctx, cancel := context.WithCancel(t.Context())
-				defer cancel()
-				f.srv.OnPageServed(func(int) { cancel() })
-				return f.run(ctx, "backfill", "-config", f.cfg)
-			},
-			want: func(f *fixEnv) []string { return []string{"`cardsync backfill -config " + q(f.cfg) + "` resumes from the checkpoint"} }},
+	}
+}
+
+// fileCases: the warehouse file and its directory.
+func fileCases() []fixCase {
+	return []fixCase{
 		{name: "unwritable warehouse directory", asUser: true, code: exitWarehouse, fail: true,
 			run: func(t *testing.T, f *fixEnv) (int, string, string) {
 				f.readOnlyDir(t)
-				return check()(t, f)
+				return checkRun(t, f)
 			},
 			want: unwritableDir},
 		{name: "unwritable warehouse directory, backfill", asUser: true, code: exitWarehouse,
 			run: func(t *testing.T, f *fixEnv) (int, string, string) {
 				f.readOnlyDir(t)
-				return backfill(t, f)
+				return backfillRun(t, f)
 			},
 			want: unwritableDir},
 		{name: "missing warehouse directory", code: exitWarehouse, fail: true,
 			run: func(t *testing.T, f *fixEnv) (int, string, string) {
 				f.db = f.dir + "/missing/sub/warehouse.db"
 				f.writeConfig(t, f.baseURL, "", "[warehouse]\npath = \"missing/sub/warehouse.db\"\n")
-				return check()(t, f)
+				return checkRun(t, f)
 			},
-			want: func(f *fixEnv) []string { return []string{"create the directory " + f.dir + "/missing/sub", "set warehouse.path"} }},
+			want: func(f *fixEnv) []string {
+				return []string{"create the directory " + f.dir + "/missing/sub", "set warehouse.path"}
+			}},
 		{name: "read-only warehouse file", asUser: true, code: exitWarehouse, fail: true,
 			run: func(t *testing.T, f *fixEnv) (int, string, string) {
 				f.mustRun(t, "backfill", "-config", f.cfg)
 				if err := os.Chmod(f.db, 0o444); err != nil {
 					t.Fatal(err)
 				}
-				return check()(t, f)
+				return checkRun(t, f)
 			},
 			want: func(f *fixEnv) []string {
 				return []string{"the file " + f.db + " is owned by", "with mode -r--r--r--", "chown"}
@@ -224,7 +228,7 @@ func fixCases() []fixCase {
 		{name: "corrupt warehouse file", code: exitWarehouse, fail: true,
 			run: func(t *testing.T, f *fixEnv) (int, string, string) {
 				writeTestFile(t, f.db, strings.Repeat("not a database\n", 400), 0o600)
-				return check()(t, f)
+				return checkRun(t, f)
 			},
 			want: func(f *fixEnv) []string {
 				return []string{"move " + f.db + " aside and run `cardsync backfill -config " + q(f.cfg) + "`"}
@@ -237,7 +241,7 @@ func fixCases() []fixCase {
 					_ = os.Remove(p)
 				}
 				writeTestFile(t, f.db, strings.Repeat("not a database\n", 400), 0o600)
-				return backfill(t, f)
+				return backfillRun(t, f)
 			},
 			want: func(f *fixEnv) []string {
 				return []string{"restore the newest backup", "`cardsync restore -config " + q(f.cfg) + " -force " + q(f.backup) + "`"}
@@ -253,21 +257,52 @@ func fixCases() []fixCase {
 					t.Fatal(err)
 				}
 				db.Close()
-				return check()(t, f)
+				return checkRun(t, f)
 			},
 			want: func(*fixEnv) []string { return []string{"install a cardsync release that knows schema version 999"} }},
+	}
+}
+
+// runCases: a held lock, an interruption, no warehouse yet, a held removal.
+func runCases() []fixCase {
+	return []fixCase{
+		{name: "locked warehouse (exit 4)", code: exitLocked,
+			run: func(t *testing.T, f *fixEnv) (int, string, string) {
+				f.mustRun(t, "backfill", "-config", f.cfg)
+				lock, err := dialect.AcquireLock(f.db)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer lock.Close()
+				return backfillRun(t, f)
+			},
+			want: func(f *fixEnv) []string {
+				return []string{fmt.Sprintf("wait for the sync of process %d to end", os.Getpid()), "`cardsync status -config " + q(f.cfg) + "`"}
+			}},
+		{name: "interrupted (exit 130)", code: exitInterrupted,
+			run: func(t *testing.T, f *fixEnv) (int, string, string) {
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				f.srv.OnPageServed(func(int) { cancel() })
+				return f.run(ctx, "backfill", "-config", f.cfg)
+			},
+			want: func(f *fixEnv) []string {
+				return []string{"`cardsync backfill -config " + q(f.cfg) + "` resumes from the checkpoint"}
+			}},
 		{name: "status before any sync", code: exitWarehouse,
 			run: func(t *testing.T, f *fixEnv) (int, string, string) {
 				return f.run(t.Context(), "status", "-config", f.cfg)
 			},
-			want: func(f *fixEnv) []string { return []string{"run `cardsync backfill -config " + q(f.cfg) + "` to create it"} }},
+			want: func(f *fixEnv) []string {
+				return []string{"run `cardsync backfill -config " + q(f.cfg) + "` to create it"}
+			}},
 		{name: "held removals (exit 0)", code: exitOK,
 			run: func(t *testing.T, f *fixEnv) (int, string, string) {
 				f.mustRun(t, "backfill", "-config", f.cfg)
 				for _, c := range f.srv.Cards()[:25] {
 					f.srv.RemoveCard(c.ID)
 				}
-				return backfill(t, f)
+				return backfillRun(t, f)
 			},
 			want: func(f *fixEnv) []string {
 				return []string{"mass removal held: 25 cards", "run: cardsync backfill -config " + q(f.cfg) + " -confirm-removals",
