@@ -52,7 +52,7 @@ func (f fixer) fix(err error) string {
 	case errors.As(err, &ce):
 		return configFix(ce)
 	case errors.As(err, &ue):
-		return fmt.Sprintf("see `%s %s -h` for its flags and examples", worker.Program, f.command)
+		return fmt.Sprintf("see `%s` for its flags and examples", worker.CommandLine{}.Command(f.command, "-h"))
 	case errors.Is(err, worker.ErrInterrupted), errors.Is(err, context.Canceled):
 		if f.command == "backfill" {
 			return fmt.Sprintf("nothing to change: `%s` resumes from the checkpoint", f.accountLine().AccountCommand("backfill"))

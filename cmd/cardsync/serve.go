@@ -64,7 +64,9 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	sv, err := m.composeServe(ctx, cf, s)
 	defer sv.close()
 	if err != nil {
-		return err
+		// What keeps the daemon from starting (the warehouse, a PostgreSQL
+		// role) is said with its fix, in the journal.
+		return fixer{command: "serve", s: s, cl: m.commandLine(cf)}.withFix(err)
 	}
 	hup, stopHup := m.hupRequests()
 	defer stopHup()
