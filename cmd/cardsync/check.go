@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cardsync/cardsync/config"
@@ -105,11 +106,21 @@ func (m *Main) checkRules(ctx context.Context, s config.Settings, cl worker.Comm
 func (m *Main) checkFailed(fx fixer, err error) error {
 	err = fx.withFix(err)
 	if fix := fixOf("check", err); fix != "" {
-		fmt.Fprintf(m.Stdout, "FAIL  %v; fix: %s\n", err, fix)
+		fmt.Fprintf(m.Stdout, "FAIL  %s; fix: %s\n", oneLine(err.Error()), fix)
 	} else {
-		fmt.Fprintf(m.Stdout, "FAIL  %v\n", err)
+		fmt.Fprintf(m.Stdout, "FAIL  %s\n", oneLine(err.Error()))
 	}
 	return err
+}
+
+// oneLine is s on one line (a driver's error may span several): each line
+// break, with the indentation around it, becomes one space.
+func oneLine(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimSpace(l)
+	}
+	return strings.Join(lines, " ")
 }
 
 // checkAccounts authenticates as each account and reads its /account. It

@@ -246,6 +246,14 @@ func fileCases() []fixCase {
 			want: func(f *fixEnv) []string {
 				return []string{"restore the newest backup", "`cardsync restore -config " + q(f.cfg) + " -force " + q(f.backup) + "`"}
 			}},
+		{name: "PostgreSQL server refused", code: exitWarehouse, fail: true,
+			run: func(t *testing.T, f *fixEnv) (int, string, string) {
+				f.writeConfig(t, f.baseURL, "", "[warehouse]\nurl = \"postgres://cardsync@"+closedPort(t)+"/cardsync?connect_timeout=2\"\n")
+				return checkRun(t, f)
+			},
+			want: func(*fixEnv) []string {
+				return []string{"no PostgreSQL server accepts connections at postgres://cardsync@127.0.0.1:", "correct the host or port of warehouse.url"}
+			}},
 		{name: "newer schema", code: exitWarehouse, fail: true,
 			run: func(t *testing.T, f *fixEnv) (int, string, string) {
 				f.mustRun(t, "backfill", "-config", f.cfg)

@@ -141,6 +141,10 @@ func (f fixer) apiFix(err error) string {
 	var te *checkTimeoutError
 	base, key := f.account.BaseURL, f.baseKey()
 	switch {
+	case errors.Is(err, load.ErrWarehouse):
+		// The warehouse's own network errors (a PostgreSQL server) are
+		// warehouseFix's.
+		return ""
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return fmt.Sprintf("nothing accepts connections at %s: correct the host or port of %s, or start the API there", hostPort(base), key)
 	case errors.As(err, &dns) && dns.IsNotFound:
@@ -174,10 +178,10 @@ func (f fixer) apiFix(err error) string {
 		return fmt.Sprintf("nothing to change here: the API at %s failed on its side (status %d) up to %s; run again later (`%s`), or raise %s to wait longer",
 			hostPort(base), upstreamStatus(err), until, f.accountLine().AccountCommand(f.command), f.boundKey(we))
 	case errors.As(err, &te):
-		return fmt.Sprintf("the API did not answer within %s: check the network path to %s, or raise -timeout", cmp.Or(f.deadline, "the deadline"), hostPort(base))
+		return fmt.Sprintf("the API did not answer within %s: check %s and the network path to %s, or raise -timeout", cmp.Or(f.deadline, "the deadline"), key, hostPort(base))
 	case errors.As(err, &we) && exitCode(err) == exitUnavailable:
 		return fmt.Sprintf("the API at %s stayed unavailable up to %s: run again later, or raise %s to wait longer", hostPort(base), f.bound(we), f.boundKey(we))
-	case exitCode(err) == exitBadData && !errors.Is(err, load.ErrWarehouse):
+	case exitCode(err) == exitBadData:
 		return fmt.Sprintf("check that %s is the Card Payment Service API itself, not a proxy or a login page; if it is, report the answer to the API's operator", key)
 	}
 	return ""
@@ -226,6 +230,10 @@ func (f fixer) warehouseFix(err error) string {
 		return fmt.Sprintf("run `%s` (or let the service's next run) upgrade it", f.cl.Command("backfill"))
 	case errors.As(err, &nw), errors.Is(err, load.ErrNotMigrated):
 		return fmt.Sprintf("run `%s` to create it", f.cl.Command("backfill"))
+	case errors.Is(err, load.ErrBadData):
+		return "nothing to change here: the API sent data cardsync refuses to store (the error says which); report it to the API's operator"
+	case f.s.WarehouseURL != "" && errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Sprintf("no PostgreSQL server accepts connections at %s: correct the host or port of warehouse.url, or start the server", load.RedactURL(f.s.WarehouseURL))
 	case f.s.WarehouseURL != "":
 		return ""
 	case errors.Is(err, load.ErrCorrupt):
