@@ -377,3 +377,19 @@ func TestCheckRetriesWithinTimeout(t *testing.T) {
 		t.Errorf("no log line says until when it retries:\n%s", errOut)
 	}
 }
+
+// TestStatusHeldRemovalsNameTheCommand: status's held-removal lines print
+// the complete command, with the -config status was given.
+func TestStatusHeldRemovalsNameTheCommand(t *testing.T) {
+	f := newFixEnv(t)
+	f.mustRun(t, "backfill", "-config", f.cfg)
+	for _, c := range f.srv.Cards()[:25] {
+		f.srv.RemoveCard(c.ID)
+	}
+	f.mustRun(t, "backfill", "-config", f.cfg)
+	_, out, errOut := f.run(t.Context(), "status", "-config", f.cfg)
+	want := "if they are gone: cardsync backfill -config " + q(f.cfg) + " -confirm-removals"
+	if n := strings.Count(out, want); n != 2 {
+		t.Errorf("status names %q %d times, want 2 (the warning and the HELD line)\n%s\n%s", want, n, out, errOut)
+	}
+}
