@@ -34,6 +34,27 @@ type AccountSettings struct {
 	AuthRateLimit extract.Rate
 	// RateGroup is the shared pacer's name ("": the account's own).
 	RateGroup string
+	// From says where the account's address and credentials came from,
+	// for the messages that name what to change.
+	From AccountSources
+}
+
+// AccountSources say where an account's address and credentials were set,
+// each as its key and source ("api.base_url (env CARDSYNC_API_BASE_URL)",
+// "accounts.1.base_url (cardsync.toml:14)"); Password names the variable,
+// the systemd credential or the password file (with its key and source) the
+// password was read from.
+type AccountSources struct {
+	BaseURL, Email, Password string
+}
+
+// keyFrom is key with where its value came from, for a message: "KEY
+// (SOURCE)", or KEY alone for a default.
+func (c *Config) keyFrom(key string) string {
+	if src := c.Source(key); src.Kind != FromDefault {
+		return key + " (" + src.String() + ")"
+	}
+	return key
 }
 
 // AccountCredentialName is the systemd credential that holds the password
@@ -116,6 +137,8 @@ func (c *Config) accountSettings(s *Settings, needAPI bool, getenv func(string) 
 				return err
 			}
 			as.Password = pw
+			as.From = AccountSources{BaseURL: c.keyFrom(accountKey(i, "base_url")), Email: c.keyFrom(accountKey(i, "email")),
+				Password: c.secretFrom(getenv, AccountCredentialName(a.Name), accountKey(i, "password_file"), a.PasswordFile)}
 			s.Secrets.Add(pw.Reveal())
 		}
 		var err error

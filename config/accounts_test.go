@@ -82,7 +82,8 @@ auth_rate_limit = "2/1m"
 func TestAPITableIsTheDefaultAccount(t *testing.T) {
 	pw := writeFile(t, "pw", "s3cret\n", 0o600)
 	file := "[api]\nbase_url = \"https://api.example.com\"\nemail = \"a@example.com\"\npassword_file = \"" + pw + "\"\n"
-	cfg, err := Load(writeFile(t, "c.toml", file, 0o600), nil)
+	path := writeFile(t, "c.toml", file, 0o600)
+	cfg, err := Load(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,9 @@ func TestAPITableIsTheDefaultAccount(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := AccountSettings{Name: "default", BaseURL: "https://api.example.com", Email: "a@example.com", Password: "s3cret",
-		RateLimit: s.RateLimit, AuthRateLimit: s.AuthRateLimit}
+		RateLimit: s.RateLimit, AuthRateLimit: s.AuthRateLimit,
+		From: AccountSources{BaseURL: "api.base_url (" + path + ":2)", Email: "api.email (" + path + ":3)",
+			Password: `api.password_file "` + pw + `" (` + path + ":4)"}}
 	if len(s.Accounts) != 1 || s.Accounts[0] != want {
 		t.Errorf("accounts %+v, want [%+v]", s.Accounts, want)
 	}

@@ -251,7 +251,11 @@ type Error struct {
 	Key    string // dotted key, e.g. "api.rate_limit"
 	Source Source
 	Msg    string
-	// err, when set, is a sentinel the error wraps (ErrNoConfig).
+	// Suggest is the key an unknown one most likely misspells (""
+	// none): the fix of an ErrUnknownKey.
+	Suggest string
+	// err, when set, is a sentinel the error wraps (ErrNoConfig,
+	// ErrUnknownKey).
 	err error
 }
 

@@ -107,7 +107,7 @@ func (c *Config) decodeFile(path string) error {
 			if len(more) > 0 {
 				msg += "; also unknown: " + strings.Join(more, ", ")
 			}
-			return &Error{Key: key, Source: Source{Kind: FromFile, Name: path, Line: row}, Msg: msg}
+			return &Error{Key: key, Source: Source{Kind: FromFile, Name: path, Line: row}, Msg: msg, Suggest: suggestKey(key), err: ErrUnknownKey}
 		}
 		var de *toml.DecodeError
 		if errors.As(err, &de) {

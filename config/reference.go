@@ -163,7 +163,8 @@ func Reference() string {
 	fmt.Fprintf(&b, "Each value comes from, the later winning: %s.\n", strings.Join(order, ", then "))
 	b.WriteString("[`config.example.toml`](../config.example.toml) is a file with every key; a test decodes it strictly.\n" +
 		"Unknown keys, unknown `CARDSYNC_*` variables and bad values are errors naming the key and where its value came\n" +
-		"from (`config.toml:7`, `env CARDSYNC_LOG_LEVEL`, `flag -log-level`); every unknown key of the file is named at once.\n" +
+		"from (`config.toml:7`, `env CARDSYNC_LOG_LEVEL`, `flag -log-level`); every unknown key of the file is named at once,\n" +
+		"and the fix names the known key the first one most likely misspells (`rename api.emial to api.email at config.toml:3`).\n" +
 		"Relative paths in the file (the keys of type path) resolve against the file's own directory, so\n" +
 		"`-config /etc/cardsync/config.toml` means the same from any directory; from variables and flags, against the\n" +
 		"working directory (`serve`'s start-up line names the warehouse's absolute path).\n" +

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 
 	"github.com/cardsync/cardsync/extract"
@@ -28,6 +29,22 @@ func (c *Config) loadPassword(getenv func(string) string) (extract.Secret, error
 	return credentialOrFile(getenv, CredentialName, "api.password_file", c.API.PasswordFile,
 		func(format string, args ...any) error { return c.fail("api.password_file", format, args...) },
 		"no password: set api.password_file, CARDSYNC_API_PASSWORD, or a systemd credential api-password")
+}
+
+// secretFrom says where credentialOrFile found a password: the systemd
+// credential credName when there is one, else the file of key (with where
+// key was set).
+func (c *Config) secretFrom(getenv func(string) string, credName, key, file string) string {
+	if dir := getenv("CREDENTIALS_DIRECTORY"); dir != "" {
+		if _, err := os.Lstat(filepath.Join(dir, credName)); err == nil {
+			return "the systemd credential " + credName
+		}
+	}
+	where := ""
+	if src := c.Source(key); src.Kind != FromDefault {
+		where = " (" + src.String() + ")"
+	}
+	return key + " " + strconv.Quote(file) + where
 }
 
 // credentialOrFile reads a password from systemd's credential credName

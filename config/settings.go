@@ -187,6 +187,10 @@ func (c *Config) apiSettings(s *Settings, needAPI bool, getenv func(string) stri
 		if s.Password, err = c.loadPassword(getenv); err != nil {
 			return err
 		}
+		s.From = AccountSources{BaseURL: c.keyFrom("api.base_url"), Email: c.keyFrom("api.email"), Password: PasswordEnv}
+		if c.password == "" {
+			s.From.Password = c.secretFrom(getenv, CredentialName, "api.password_file", c.API.PasswordFile)
+		}
 		s.Secrets.Add(s.Password.Reveal())
 	}
 	if s.RateLimit, err = parseRate(c.API.RateLimit); err != nil {

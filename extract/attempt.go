@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -142,9 +143,21 @@ func (c *Client) answered(r *request, resp *http.Response, raw []byte, tok Secre
 	case s >= 300 && s < 400:
 		o.err = c.redirected(resp, s)
 	default:
-		o.err = c.errorBody(s, ct, raw, tok)
+		se := c.errorBody(s, ct, raw, tok)
+		se.Method, se.URL = r.method, withoutQuery(r.url)
+		o.err = se
 	}
 	return o
+}
+
+// withoutQuery is raw without its query and fragment.
+func withoutQuery(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	u.RawQuery, u.Fragment, u.User = "", "", nil
+	return u.String()
 }
 
 // decoded decodes a 2xx body into r and completes o with the error, if

@@ -234,7 +234,7 @@ type response struct {
 
 // do runs r with pacing, retries, backoff and the one-refresh 401 rule.
 func (c *Client) do(ctx context.Context, r *request) (response, error) {
-	t := c.begin(r)
+	t := c.begin(ctx, r)
 	for {
 		var tok Secret
 		if r.token {
@@ -276,8 +276,10 @@ func (c *Client) do(ctx context.Context, r *request) (response, error) {
 type tries struct {
 	r  *request
 	bo *backoff.ExponentialBackOff
-	// start and deadline bound the wall time spent on the request (MaxWait).
+	// start and deadline bound the wall time spent on the request:
+	// MaxWait, or the context's deadline when it comes first (byContext).
 	start, deadline time.Time
+	byContext       bool
 	attempts        int
 	refreshed       bool
 	stale           Secret
@@ -288,8 +290,11 @@ type tries struct {
 }
 
 // begin starts the tries of r: its backoff, its deadline, and the client
-// marked busy until then.
-func (c *Client) begin(r *request) tries {
+// marked busy until then. The deadline is MaxWait after the start, or
+// ctx's deadline when it comes first: a retry is never promised ("retrying
+// until") nor waited for past the time the caller gives up (check's
+// -timeout, a run's timeout).
+func (c *Client) begin(ctx context.Context, r *request) tries {
 	t := tries{r: r, bo: backoff.NewExponentialBackOff(
 		backoff.WithInitialInterval(c.initialBackoff),
 		backoff.WithMaxInterval(c.maxBackoff),
@@ -302,6 +307,13 @@ func (c *Client) begin(r *request) tries {
 	// the configuration says it does.
 	t.start = c.clk.Now()
 	t.deadline = t.start.Add(c.cfg.MaxWait)
+	if dl, ok := ctx.Deadline(); ok {
+		// ctx's deadline is on the wall clock; the client's clock may be
+		// a test's: what is left of it counts from the client's now.
+		if byCtx := t.start.Add(time.Until(dl)); byCtx.Before(t.deadline) {
+			t.deadline, t.byContext = byCtx, true
+		}
+	}
 	until := time.Now().Add(c.cfg.MaxWait + c.cfg.Timeout).UnixNano()
 	for cur := c.stats.busyUntil.Load(); until > cur && !c.stats.busyUntil.CompareAndSwap(cur, until); cur = c.stats.busyUntil.Load() {
 	}
@@ -331,7 +343,7 @@ func (c *Client) pace(ctx context.Context, t *tries) error {
 // waitError is the error of a request given up on because the next try
 // would pass MaxWait; it names api.base_url when no attempt ever reached it.
 func (c *Client) waitError(t *tries, waited, next time.Duration, last error, unreachable bool) error {
-	we := &WaitError{Op: t.r.op, Waited: waited, Next: next, Attempts: t.attempts, Last: last}
+	we := &WaitError{Op: t.r.op, Waited: waited, Next: next, Attempts: t.attempts, Last: last, Deadline: t.byContext}
 	if unreachable && !t.answered {
 		we.Unreachable = c.cfg.BaseURL
 	}

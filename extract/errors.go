@@ -90,6 +90,9 @@ func (e *rateLimitedError) Is(target error) bool {
 // than 401 at a data endpoint, 408 and 429, or a refused redirect.
 type StatusError struct {
 	StatusCode int
+	// Method and URL are the request's (the URL without its query), when
+	// known: a 404 there most likely means a wrong api.base_url path.
+	Method, URL string
 	// Message is the server's "message" (bounded, may be empty).
 	Message string
 	// Fields holds the per-field messages of a 422 ("errors").
@@ -124,8 +127,10 @@ func (e *StatusError) Error() string {
 }
 
 // WaitError ends the retries of one request when the next wait would take
-// the time spent on it (pacing, backoff and attempts) past Config.MaxWait. Last is the error of the last attempt; it
-// wraps ErrUnavailable when the cause was upstream trouble.
+// the time spent on it (pacing, backoff and attempts) past Config.MaxWait,
+// or past the deadline of the request's context when that comes first
+// (Deadline). Last is the error of the last attempt; it wraps
+// ErrUnavailable when the cause was upstream trouble.
 type WaitError struct {
 	// Op names the request, e.g. "fetch cards page 7".
 	Op string
@@ -141,15 +146,22 @@ type WaitError struct {
 	// connection to it (refused, unknown host, no route): most likely a
 	// wrong api.base_url or a network that does not reach it.
 	Unreachable string
+	// Deadline: the bound was the context's deadline (the command's own
+	// limit, such as check's -timeout), which came before api.max_wait.
+	Deadline bool
 }
 
 func (e *WaitError) Error() string {
-	if e.Unreachable != "" {
-		return fmt.Sprintf("%s: cannot reach api.base_url %s (check the URL and the network): gave up after %s in %s (the next wait, %s, would pass api.max_wait): %v",
-			e.Op, e.Unreachable, english.Count(e.Attempts, "attempt"), e.Waited.Round(time.Millisecond), e.Next.Round(time.Millisecond), e.Last)
+	bound := "api.max_wait"
+	if e.Deadline {
+		bound = "the command's deadline"
 	}
-	return fmt.Sprintf("%s: gave up after %s in %s (the next wait, %s, would pass api.max_wait): %v",
-		e.Op, english.Count(e.Attempts, "attempt"), e.Waited.Round(time.Millisecond), e.Next.Round(time.Millisecond), e.Last)
+	if e.Unreachable != "" {
+		return fmt.Sprintf("%s: cannot reach api.base_url %s (check the URL and the network): gave up after %s in %s (the next wait, %s, would pass %s): %v",
+			e.Op, e.Unreachable, english.Count(e.Attempts, "attempt"), e.Waited.Round(time.Millisecond), e.Next.Round(time.Millisecond), bound, e.Last)
+	}
+	return fmt.Sprintf("%s: gave up after %s in %s (the next wait, %s, would pass %s): %v",
+		e.Op, english.Count(e.Attempts, "attempt"), e.Waited.Round(time.Millisecond), e.Next.Round(time.Millisecond), bound, e.Last)
 }
 
 // Unwrap returns Last.

@@ -50,10 +50,6 @@ type RulesState struct {
 // binary: rows older rules kept may hold what they remove.
 func (s RulesState) Outdated() bool { return s.Version < redact.RulesVersion }
 
-// RulesAdvice is the fix named wherever a warehouse or a backup predates
-// the current rules.
-const RulesAdvice = "run: cardsync rescan"
-
 // RulesReader is a warehouse that records its rules version (both
 // dialects, read-only opens included).
 type RulesReader interface {

@@ -272,3 +272,19 @@ func TestOneNamedAccountSaysItsName(t *testing.T) {
 		t.Errorf("the default account's Health() = %q, want the plain line", reason)
 	}
 }
+
+// TestHealthzNamesTheStatusCommand: the command an unhealthy /healthz
+// points to is complete: the daemon's -config, and -account for the one
+// account that is unhealthy.
+func TestHealthzNamesTheStatusCommand(t *testing.T) {
+	clk := sim.NewClock()
+	m := New(Options{Now: clk.Now, HealthyWithin: 30 * time.Minute, Accounts: []string{"alpha", "beta"},
+		Commands: worker.CommandLine{Config: "/etc/cardsync/config.toml"}})
+	clk.Advance(10 * time.Minute)
+	m.RunFinished("alpha", worker.Result{Trigger: worker.TriggerSchedule, Status: load.StatusSucceeded})
+	clk.Advance(21 * time.Minute)
+	code, body := get(t, m.Handler(), "/healthz")
+	if want := "see `cardsync status -config /etc/cardsync/config.toml -account beta`"; code != 503 || !strings.Contains(body, want) {
+		t.Errorf("/healthz = %d %q, want 503 naming %q", code, body, want)
+	}
+}

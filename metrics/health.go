@@ -52,8 +52,11 @@ type verdict struct {
 	account, state, detail string
 }
 
-// look is what an unhealthy body ends with: where to look next.
-const look = "see `cardsync status%s` and `journalctl -u cardsync -p err`"
+// look is what an unhealthy body ends with: where to look next, status
+// as cl prints it (of the one account unhealthy, when named).
+func look(cl worker.CommandLine) string {
+	return "see `" + cl.AccountCommand("status") + "` and `journalctl -u cardsync -p err`"
+}
 
 // Health judges the daemon at the clock's now, as /healthz answers:
 // healthy only while every account is. An account is healthy while its
@@ -82,7 +85,7 @@ func (m *Metrics) Health() (healthy bool, reason string) {
 		// One account: the line it has always been.
 		v := verdicts[0]
 		if v.state == stateUnhealthy {
-			return false, v.state + ": " + v.detail + "; " + fmt.Sprintf(look, "")
+			return false, v.state + ": " + v.detail + "; " + look(m.opts.Commands)
 		}
 		return true, v.state + ": " + v.detail
 	}
@@ -102,11 +105,11 @@ func (m *Metrics) Health() (healthy bool, reason string) {
 	if len(unhealthy) == 0 {
 		return true, reason
 	}
-	which := ""
+	cl := m.opts.Commands.ForAccount("")
 	if len(unhealthy) == 1 {
-		which = " -account " + unhealthy[0]
+		cl = cl.ForAccount(unhealthy[0])
 	}
-	return false, reason + "; " + fmt.Sprintf(look, which)
+	return false, reason + "; " + look(cl)
 }
 
 // judge gives one account's verdict at now.

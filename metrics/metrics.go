@@ -66,6 +66,9 @@ type Options struct {
 	// Build is what cardsync_build_info says of the binary (empty
 	// fields: unknown; GoVersion: this program's Go release).
 	Build BuildInfo
+	// Commands builds the command /healthz names where to look next
+	// (cardsync status, with the daemon's -config).
+	Commands worker.CommandLine
 }
 
 // BuildInfo is which build is running: the labels of cardsync_build_info.

@@ -102,7 +102,7 @@ func TestEnvelopeNumbersBoundTheWalk(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				h := Assess(sum, nil, time.Now(), 0, 0)
+				h := Assess(sum, nil, time.Now(), 0, 0, CommandLine{})
 				if tt.reason == "" {
 					if !h.Healthy || len(h.Warnings) != 0 {
 						t.Errorf("status: healthy %v warnings %q problems %q; want healthy, no warning", h.Healthy, h.Warnings, h.Problems)

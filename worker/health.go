@@ -70,8 +70,9 @@ type Health struct {
 // Assess judges a warehouse summary at now. sched may be nil (no schedule
 // known: freshness and overdue are not judged). lockHolder is the PID
 // holding the writer lock (0: none); runTimeout bounds a live run (0: no
-// bound).
-func Assess(s load.Summary, sched Schedule, now time.Time, lockHolder int, runTimeout time.Duration) Health {
+// bound). The commands it names are cl's (CommandLine), complete with the
+// config and account they act on.
+func Assess(s load.Summary, sched Schedule, now time.Time, lockHolder int, runTimeout time.Duration, cl CommandLine) Health {
 	var h Health
 	ago := func(t time.Time) string { return now.Sub(t).Round(time.Second).String() + " ago" }
 	var lastEnded *load.Run
@@ -119,13 +120,13 @@ func Assess(s load.Summary, sched Schedule, now time.Time, lockHolder int, runTi
 		h.NextDue = NextRun(sched, from)
 		if after := sched.Next(sched.Next(h.NextDue)); now.After(after) && lockHolder == 0 {
 			h.Overdue = true
-			h.Problems = append(h.Problems, fmt.Sprintf("overdue: the schedule expected a run at %s and none has started since %s; is `cardsync serve` running? (its log says why a run could not start)",
-				h.NextDue.UTC().Format(time.RFC3339), from.UTC().Format(time.RFC3339)))
+			h.Problems = append(h.Problems, fmt.Sprintf("overdue: the schedule expected a run at %s and none has started since %s; is `%s` running? (its log says why a run could not start)",
+				h.NextDue.UTC().Format(time.RFC3339), from.UTC().Format(time.RFC3339), cl.Command("serve")))
 		}
 	}
 	if s.RemovalsHeld > 0 {
-		h.Warnings = append(h.Warnings, fmt.Sprintf("mass removal held: the last walk missed %s and marked none removed; if %s gone: cardsync backfill -confirm-removals",
-			english.Count(s.RemovalsHeld, "live card"), english.TheyAre(s.RemovalsHeld)))
+		h.Warnings = append(h.Warnings, fmt.Sprintf("mass removal held: the last walk missed %s and marked none removed; if %s gone: %s",
+			english.Count(s.RemovalsHeld, "live card"), english.TheyAre(s.RemovalsHeld), cl.AccountCommand("backfill", "-confirm-removals")))
 	}
 	if s.LastRunRejected > 0 {
 		h.Warnings = append(h.Warnings, fmt.Sprintf("the last run set %s aside in rejected_cards", english.Count(s.LastRunRejected, "item")))

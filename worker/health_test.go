@@ -91,7 +91,7 @@ func TestAssess(t *testing.T) {
 			if tt.noSchedule {
 				sched = nil
 			}
-			h := Assess(tt.sum, sched, now, tt.lockHolder, 2*time.Hour)
+			h := Assess(tt.sum, sched, now, tt.lockHolder, 2*time.Hour, CommandLine{})
 			if h.Healthy != tt.healthy {
 				t.Errorf("healthy = %v, want %v (problems %q)", h.Healthy, tt.healthy, h.Problems)
 			}
@@ -138,7 +138,7 @@ func TestNextDueIsTheDaemons(t *testing.T) {
 		{"@every 40s while a run is in progress", cron.Every(40 * time.Second), running, 4242, now.Add(40 * time.Second)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			h := Assess(tt.sum, tt.sched, now, tt.lockHolder, time.Hour)
+			h := Assess(tt.sum, tt.sched, now, tt.lockHolder, time.Hour, CommandLine{})
 			if !h.NextDue.Equal(tt.want) {
 				t.Errorf("NextDue = %s, want %s", h.NextDue.Format(time.TimeOnly), tt.want.Format(time.TimeOnly))
 			}

@@ -216,7 +216,7 @@ func TestPostgresWalkNeverEndsEarly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := Assess(sum, nil, time.Now(), 0, 0)
+	h := Assess(sum, nil, time.Now(), 0, 0, CommandLine{})
 	if h.Healthy || len(h.Problems) == 0 || !strings.Contains(h.Problems[0], "empty_page on page 2; walk") {
 		t.Errorf("after two inconsistent walks: healthy %v problems %q; want unhealthy naming empty_page on page 2", h.Healthy, h.Problems)
 	}

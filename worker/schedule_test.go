@@ -52,7 +52,7 @@ func TestStatusNextDueIsWhenTheDaemonRuns(t *testing.T) {
 			if want := prev.FinishedAt.Add(40 * time.Second); !next.StartedAt.Equal(want) {
 				t.Errorf("run %d started at %s, want 40 s after run %d ended (%s)", next.ID, next.StartedAt, prev.ID, want)
 			}
-			h := Assess(load.Summary{Runs: rs[i:], LastSuccessAt: prev.FinishedAt, LastSuccessRun: prev.ID}, sched, *prev.FinishedAt, 0, time.Hour)
+			h := Assess(load.Summary{Runs: rs[i:], LastSuccessAt: prev.FinishedAt, LastSuccessRun: prev.ID}, sched, *prev.FinishedAt, 0, time.Hour, CommandLine{})
 			if !h.NextDue.Equal(next.StartedAt) {
 				t.Errorf("after run %d, status says the next run is due %s; the daemon started it at %s", prev.ID, h.NextDue, next.StartedAt)
 			}

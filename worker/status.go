@@ -93,15 +93,16 @@ type WarehouseStatus struct {
 
 // RulesWarnings are the warnings of status and check while a warehouse at
 // rules version version (0: unknown, no warning), or one of the backups
-// outdated, predates the current rules: each names the fix.
-func RulesWarnings(version int, outdated []string) []string {
+// outdated, predates the current rules: each names the fix, a command
+// line of cl.
+func RulesWarnings(version int, outdated []string, cl CommandLine) []string {
 	out := []string{}
 	if version > 0 && version < redact.RulesVersion {
-		out = append(out, fmt.Sprintf("the warehouse was written under data rules version %d, older than this cardsync's %d: rows may keep what the current rules remove; %s",
-			version, redact.RulesVersion, load.RulesAdvice))
+		out = append(out, fmt.Sprintf("the warehouse was written under data rules version %d, older than this cardsync's %d: rows may keep what the current rules remove; run: %s",
+			version, redact.RulesVersion, cl.Command("rescan")))
 	}
 	for _, b := range outdated {
-		out = append(out, fmt.Sprintf("backup %s predates data rules version %d: run: cardsync rescan -backups (or delete it)", b, redact.RulesVersion))
+		out = append(out, fmt.Sprintf("backup %s predates data rules version %d: run: %s (or delete it)", b, redact.RulesVersion, cl.Command("rescan", "-backups")))
 	}
 	return out
 }
@@ -243,6 +244,9 @@ type StatusSettings struct {
 	Schedule       Schedule
 	// RunTimeout bounds a live run (0: no bound).
 	RunTimeout time.Duration
+	// Commands builds the command lines the status names (the fix of a
+	// held removal, of outdated rules).
+	Commands CommandLine
 }
 
 // writer is the PID Assess judges runs marked running by, and the PID
@@ -264,7 +268,7 @@ func (f StatusFacts) writer() (judged, shown int) {
 func NewAccountStatus(f StatusFacts, c StatusSettings, now time.Time) AccountStatus {
 	judged, shown := f.writer()
 	sum := f.Summary
-	h := Assess(sum, c.Schedule, now, judged, c.RunTimeout)
+	h := Assess(sum, c.Schedule, now, judged, c.RunTimeout, c.Commands)
 	a := AccountStatus{
 		Account:  sum.Account,
 		Healthy:  h.Healthy,
@@ -272,7 +276,7 @@ func NewAccountStatus(f StatusFacts, c StatusSettings, now time.Time) AccountSta
 		Warnings: append([]string{}, h.Warnings...),
 		Warehouse: WarehouseStatus{Path: sum.Path, Schema: sum.Schema, SchemaVersion: sum.SchemaVersion, DatabaseBytes: sum.DatabaseBytes,
 			WALBytes: sum.WALBytes, WAL: !f.Postgres, CardsFlatStale: sum.CardsFlatStale, BeforeRestore: beforeRestore(f.BeforeRestore),
-			RulesVersion: f.RulesVersion, CurrentRulesVersion: redact.RulesVersion, RulesWarnings: RulesWarnings(f.RulesVersion, f.OutdatedBackups)},
+			RulesVersion: f.RulesVersion, CurrentRulesVersion: redact.RulesVersion, RulesWarnings: RulesWarnings(f.RulesVersion, f.OutdatedBackups, c.Commands)},
 		Schedule: ScheduleStatus{Cron: c.Cron, Timezone: c.Timezone, Overdue: h.Overdue,
 			NextDueAt: rfcPtr(&h.NextDue), StaleAfter: rfcPtr(&h.StaleAfter)},
 		FailuresInARow: sum.FailuresInARow,

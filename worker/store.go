@@ -109,6 +109,8 @@ type JobOptions struct {
 	Observer Observer
 	// FetchAhead is Job.FetchAhead.
 	FetchAhead int
+	// Commands is Job.Commands.
+	Commands CommandLine
 }
 
 // Job returns a Job that syncs through client into the store.
@@ -125,5 +127,6 @@ func (s *Store) Job(client *extract.Client, log *slog.Logger, o JobOptions) *Job
 		Status:         o.Status,
 		Observer:       o.Observer,
 		FetchAhead:     o.FetchAhead,
+		Commands:       o.Commands,
 	}
 }

@@ -410,7 +410,7 @@ func (j *Job) finishWalk(ctx context.Context, log *slog.Logger, runID int64, opt
 			"ids", len(wr.Conflicts), "first", conflictText(wr.Conflicts, 5))
 	}
 	if wr.Held > 0 {
-		log.Error("mass removal held: the walk did not list many live cards, so none were marked removed (an upstream glitch must not wipe the warehouse); if they are really gone, run `cardsync backfill -confirm-removals`",
+		log.Error("mass removal held: the walk did not list many live cards, so none were marked removed (an upstream glitch must not wipe the warehouse); if they are really gone, run `"+j.Commands.AccountCommand("backfill", "-confirm-removals")+"`",
 			"removals_held", wr.Held, "live_cards", wr.Live, "missed", wr.Missed)
 	}
 	if wr.Pending > 0 && wr.Held == 0 {

@@ -73,7 +73,7 @@ func TestWalkNeverEndsEarly(t *testing.T) {
 				if len(sum.RecentWalks) == 0 || sum.RecentWalks[0].Reason != tt.reason || !slices.Equal(sum.RecentWalks[0].Pages, tt.pages) {
 					t.Errorf("walk %d: recent walks %+v, want the last with %s on %v", i+1, sum.RecentWalks, tt.reason, tt.pages)
 				}
-				h := Assess(sum, nil, time.Now(), 0, 0)
+				h := Assess(sum, nil, time.Now(), 0, 0, CommandLine{})
 				want := WalkText(sum.RecentWalks[0])
 				switch i {
 				case 0:
@@ -96,7 +96,7 @@ func TestWalkNeverEndsEarly(t *testing.T) {
 				t.Fatalf("walk after the fault: %+v, %v", res, err)
 			}
 			sum, _ := f.wh.Summary(t.Context())
-			if h := Assess(sum, nil, time.Now(), 0, 0); !h.Healthy || len(h.Warnings) != 0 {
+			if h := Assess(sum, nil, time.Now(), 0, 0, CommandLine{}); !h.Healthy || len(h.Warnings) != 0 {
 				t.Errorf("after a consistent walk: healthy %v warnings %q problems %q", h.Healthy, h.Warnings, h.Problems)
 			}
 		})
@@ -195,7 +195,7 @@ func TestRepeatedPageIntoEmptyWarehouse(t *testing.T) {
 		if len(sum.RecentWalks) == 0 || sum.RecentWalks[0].Reason != load.ReasonRepeatedPage {
 			t.Fatalf("walk %d: recent walks %+v, want the last with repeated_page", i+1, sum.RecentWalks)
 		}
-		h := Assess(sum, nil, time.Now(), 0, 0)
+		h := Assess(sum, nil, time.Now(), 0, 0, CommandLine{})
 		want := WalkText(sum.RecentWalks[0])
 		switch i {
 		case 0:

@@ -85,6 +85,9 @@ type Job struct {
 	// accounts, whose commits wait for each other or for the server); 0:
 	// each page is handed to the warehouse before the next is fetched.
 	FetchAhead int
+	// Commands builds the command lines the run's log names (the fix of
+	// a held removal), complete with the config and account it acts on.
+	Commands CommandLine
 
 	starts  startFailures
 	pending pendingResults

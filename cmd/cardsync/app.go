@@ -149,6 +149,9 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		// A run's failure was logged once, with its cause, by the worker.
 		fmt.Fprintf(m.Stderr, "cardsync %s: %v\n", cmd, err)
 	}
+	if fix := fixOf(cmd, err); fix != "" {
+		fmt.Fprintf(m.Stderr, "cardsync %s: fix: %s\n", cmd, fix)
+	}
 	return code
 }
 
@@ -248,6 +251,26 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// commandLine is how this command was invoked, as the command lines that
+// hints print repeat it (worker.CommandLine): its config file (-config,
+// else $CARDSYNC_CONFIG) and -db, as given.
+func (m *Main) commandLine(cf commonFlags) worker.CommandLine {
+	path := cf.config
+	if path == "" {
+		path = m.Getenv(config.ConfigEnv)
+	}
+	return worker.CommandLine{Config: path, DB: cf.db}
+}
+
+// accountCommandLine is cl about account name: with -account when the
+// settings name their accounts, without for the [api] table's one.
+func accountCommandLine(s config.Settings, cl worker.CommandLine, name string) worker.CommandLine {
+	if s.NamedAccounts() {
+		return cl.ForAccount(name)
+	}
+	return cl.ForAccount("")
+}
+
 // settings loads and validates the configuration for a command: defaults,
 // the file (-config, else $CARDSYNC_CONFIG), CARDSYNC_* variables, then the
 // flags, each error naming the source of the bad value.
@@ -315,7 +338,7 @@ func openForReading(ctx context.Context, s config.Settings, account string) (loa
 		return dialect.OpenReadOnly(ctx, readTarget(s), load.Options{Account: account, Secrets: s.Secrets})
 	}
 	if _, err := os.Stat(s.DBPath); errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s does not exist (no sync has run yet)", worker.ErrWarehouse, s.DBPath)
+		return nil, &noWarehouseError{path: s.DBPath}
 	}
 	wh, err := dialect.OpenReadOnly(ctx, readTarget(s), load.Options{Account: account, Secrets: s.Secrets})
 	if err != nil {

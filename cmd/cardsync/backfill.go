@@ -70,7 +70,7 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 		met = metrics.New(metrics.Options{Accounts: accountNameList(accounts), HealthyWithin: s.HealthyWithin, Logger: log, Warehouse: warehouseKind(s), Build: thisBuild().metrics()})
 	}
 	opts := worker.Options{Restart: *restart, ConfirmRemovals: *confirm}
-	err = m.backfillAccounts(ctx, s, accounts, log, opts, prog, met)
+	err = m.backfillAccounts(ctx, s, accounts, log, opts, prog, met, m.commandLine(cf))
 	if met != nil {
 		if werr := met.WriteTextfile(*textfile); werr != nil {
 			log.Error("metrics textfile not written", "err", werr)
@@ -88,7 +88,7 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 // summary alone, and its failure is the command's error only. The error is
 // the first failed account's, in the config's order.
 func (m *Main) backfillAccounts(ctx context.Context, s config.Settings, accounts []config.AccountSettings, log *slog.Logger,
-	opts worker.Options, prog *progressLine, met *metrics.Metrics) error {
+	opts worker.Options, prog *progressLine, met *metrics.Metrics, cl worker.CommandLine) error {
 	pacers := groupPacers(s.Accounts)
 	// The accounts share one PostgreSQL pool, bounded by
 	// [warehouse] max_connections, as serve's do.
@@ -98,7 +98,8 @@ func (m *Main) backfillAccounts(ctx context.Context, s config.Settings, accounts
 	var wg sync.WaitGroup
 	for i, a := range accounts {
 		wg.Go(func() {
-			results[i], errs[i] = m.backfill(ctx, s, a, pacers, pools, accountLogger(s, log, a.Name), worker.TriggerBackfill, opts, prog, met)
+			results[i], errs[i] = m.backfill(ctx, s, a, pacers, pools, accountLogger(s, log, a.Name), worker.TriggerBackfill, opts, prog, met,
+				accountCommandLine(s, cl, a.Name))
 		})
 	}
 	wg.Wait()
@@ -107,11 +108,15 @@ func (m *Main) backfillAccounts(ctx context.Context, s config.Settings, accounts
 		prefix, err := accountPrefix(s, a.Name), errs[i]
 		if err == nil {
 			fmt.Fprint(m.Stdout, prefix)
-			printSummary(m.Stdout, results[i])
+			printSummary(m.Stdout, results[i], accountCommandLine(s, cl, a.Name))
 			continue
 		}
+		err = fixer{command: "backfill", s: s, account: a, cl: cl}.withFix(err)
 		if prefix != "" {
 			fmt.Fprintf(m.Stdout, "%sfailed (exit %d): %v\n", prefix, exitCode(err), err)
+			if fix := fixOf("backfill", err); fix != "" {
+				fmt.Fprintf(m.Stdout, "%sfix: %s\n", prefix, fix)
+			}
 			err = fmt.Errorf("%s%w", prefix, err)
 		}
 		if first == nil {
@@ -124,7 +129,7 @@ func (m *Main) backfillAccounts(ctx context.Context, s config.Settings, accounts
 // backfill opens account a's store and runs one sync of it, paced by its
 // rate_group's pacer (pacers; nil: its own); met, when not nil, counts it.
 func (m *Main) backfill(ctx context.Context, s config.Settings, a config.AccountSettings, pacers map[string]*extract.Pacer,
-	pools *dialect.Pools, log *slog.Logger, trigger string, opts worker.Options, prog *progressLine, met *metrics.Metrics) (worker.Result, error) {
+	pools *dialect.Pools, log *slog.Logger, trigger string, opts worker.Options, prog *progressLine, met *metrics.Metrics, cl worker.CommandLine) (worker.Result, error) {
 	var onWait func(string, time.Duration)
 	if prog != nil {
 		onWait = prog.onWait
@@ -138,7 +143,7 @@ func (m *Main) backfill(ctx context.Context, s config.Settings, a config.Account
 		return worker.Result{}, err
 	}
 	defer st.Close()
-	jo := worker.JobOptions{Version: thisBuild().Version, AuditRetention: s.PageAuditRetention, FieldRetention: s.FieldRetention}
+	jo := worker.JobOptions{Version: thisBuild().Version, AuditRetention: s.PageAuditRetention, FieldRetention: s.FieldRetention, Commands: cl}
 	if met != nil {
 		if err := met.Refresh(ctx, st.Warehouse); err != nil {
 			log.Warn("metrics: cannot seed the gauges from the warehouse", "err", err)
@@ -154,11 +159,11 @@ func (m *Main) backfill(ctx context.Context, s config.Settings, a config.Account
 	return res, err
 }
 
-// printSummary prints a run result for people.
-func printSummary(w io.Writer, r worker.Result) {
+// printSummary prints a run result for people; the commands it names are
+// cl's.
+func printSummary(w io.Writer, r worker.Result, cl worker.CommandLine) {
 	fmt.Fprintf(w, "run %d %s in %s: %s, %s (%d new, %d changed, %d returned, %d unchanged), %d removed\n",
-		r.RunID, r.Status, r.Duration.Round(time.Millisecond), english.Count(r.Pages, "page"), english.Count(r.Cards, "card"),
-		r.New, r.Changed, r.Returned, r.Unchanged, r.Removed)
+		r.RunID, r.Status, r.Duration.Round(time.Millisecond), english.Count(r.Pages, "page"), english.Count(r.Cards, "card"), r.New, r.Changed, r.Returned, r.Unchanged, r.Removed)
 	if r.Resumed {
 		fmt.Fprintf(w, "resumed an interrupted walk at page %d\n", r.StartPage)
 	}
@@ -170,8 +175,8 @@ func printSummary(w io.Writer, r worker.Result) {
 		fmt.Fprintf(w, "no account snapshot this run: %s\n", r.AccountError)
 	}
 	if r.RemovalsHeld > 0 {
-		fmt.Fprintf(w, "mass removal held: %s not listed, none marked removed; if %s gone, run: cardsync backfill -confirm-removals\n",
-			english.Count(r.RemovalsHeld, "card"), english.TheyAre(r.RemovalsHeld))
+		fmt.Fprintf(w, "mass removal held: %s not listed, none marked removed; if %s gone, run: %s\n", english.Count(r.RemovalsHeld, "card"), english.TheyAre(r.RemovalsHeld),
+			cl.AccountCommand("backfill", "-confirm-removals"))
 	}
 	if r.WalkComplete && !r.WalkConsistent {
 		fmt.Fprintf(w, "walk inconsistent: %s: %s; no removals marked, the next run re-walks\n",

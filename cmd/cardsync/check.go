@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cardsync/cardsync/config"
@@ -20,11 +21,15 @@ Checks a deployment without storing anything: validates the configuration,
 reaches the API, authenticates (one token request), reads /account, opens
 the warehouse read-only and proves it could write it (takes the writer lock
 and rolls back a write transaction; this also recreates the -wal and -shm
-files that analysts need if a manual read-write open removed them). It
-checks every account, then the warehouse, prints what it found (a failing
-account as a "FAIL" line) and exits with the code of the first problem in
-config order (exit codes as for backfill, except that a sync holding the
-warehouse is reported, never exit 4), within -timeout.
+files that analysts need if a manual read-write open removed them). A
+warehouse not created yet (no file; a PostgreSQL schema without one) is
+fine once check has proved the first run can create it (the directory
+takes a file; the role may create tables in the schema). It checks every
+account, then the warehouse, prints what it found (each failed step as a
+"FAIL" line: what failed, why, and "fix:" the one thing to change) and
+exits with the code of the first problem in config order (exit codes as
+for backfill, except that a sync holding the warehouse is reported, never
+exit 4), within -timeout: no retry waits past it.
 
 Examples:
   cardsync check -config /etc/cardsync/config.toml
@@ -42,41 +47,39 @@ func (m *Main) runCheck(ctx context.Context, args []string) error {
 	if *timeout <= 0 {
 		return &usageError{msg: "-timeout must be positive"}
 	}
+	fx := fixer{command: "check", cl: m.commandLine(cf), deadline: fmt.Sprintf("check's -timeout %s", *timeout)}
 	s, err := m.settings(cf, true)
 	if err != nil {
-		return err
+		return m.checkFailed(fx, err)
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, *timeout, fmt.Errorf("check gave up after -timeout %s", *timeout))
+	fx.s = s
+	limit := fmt.Errorf("check gave up after -timeout %s", *timeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, *timeout, limit)
 	defer cancel()
 	ok := func(format string, a ...any) { fmt.Fprintf(m.Stdout, "ok    "+format+"\n", a...) }
 	ok("config valid (api %s, schedule %q %s)", apiURLs(s), s.CronSpec, s.Location)
-	first := m.checkAccounts(ctx, s, ok)
+	first := m.checkAccounts(ctx, fx, limit, ok)
+	var exists bool
 	if s.WarehouseURL != "" {
-		err = checkPostgres(ctx, s, ok)
+		exists, err = checkPostgres(ctx, s, ok)
 	} else {
-		err = checkSQLite(ctx, s, ok)
-	}
-	if err == nil {
-		m.checkRules(ctx, s)
-	}
-	if first == nil {
-		return err
+		exists, err = checkSQLite(ctx, s, ok)
 	}
 	if err != nil {
-		m.checkFailed(err)
+		err = m.checkFailed(fx, err)
+	} else if exists {
+		m.checkRules(ctx, s, fx.cl)
 	}
-	return first
+	if first != nil {
+		return first
+	}
+	return err
 }
 
 // checkRules warns while the warehouse or a backup predates the current
-// data rules (worker.RulesWarnings names the fix); a warning is not a
-// failure. What cannot be read here was reported above.
-func (m *Main) checkRules(ctx context.Context, s config.Settings) {
-	if s.WarehouseURL == "" {
-		if exists, err := dialect.CheckCreatable(s.DBPath); err != nil || !exists {
-			return
-		}
-	}
+// data rules (worker.RulesWarnings names the fix, a command line of cl); a
+// warning is not a failure. What cannot be read here was reported above.
+func (m *Main) checkRules(ctx context.Context, s config.Settings, cl worker.CommandLine) {
 	wh, err := dialect.OpenReadOnly(ctx, readTarget(s), load.Options{})
 	if err != nil {
 		return
@@ -88,7 +91,7 @@ func (m *Main) checkRules(ctx context.Context, s config.Settings) {
 			version = st.Version
 		}
 	}
-	warnings := worker.RulesWarnings(version, outdatedBackups(ctx, s))
+	warnings := worker.RulesWarnings(version, outdatedBackups(ctx, s), cl)
 	if len(warnings) == 0 && version > 0 {
 		fmt.Fprintf(m.Stdout, "ok    warehouse at data rules version %d, as this cardsync\n", version)
 	}
@@ -97,14 +100,34 @@ func (m *Main) checkRules(ctx context.Context, s config.Settings) {
 	}
 }
 
-// checkFailed prints a problem that check goes on past; the first problem
-// is also its error (on stderr, and the exit code).
-func (m *Main) checkFailed(err error) { fmt.Fprintf(m.Stdout, "FAIL  %v\n", err) }
+// checkFailed prints a failed step as a FAIL line: what failed and why
+// (the error), then the one thing to change (fx's fix). It returns the
+// error with its fix, which Run prints on stderr if it is the first.
+func (m *Main) checkFailed(fx fixer, err error) error {
+	err = fx.withFix(err)
+	if fix := fixOf("check", err); fix != "" {
+		fmt.Fprintf(m.Stdout, "FAIL  %s; fix: %s\n", oneLine(err.Error()), fix)
+	} else {
+		fmt.Fprintf(m.Stdout, "FAIL  %s\n", oneLine(err.Error()))
+	}
+	return err
+}
+
+// oneLine is s on one line (a driver's error may span several): each line
+// break, with the indentation around it, becomes one space.
+func oneLine(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimSpace(l)
+	}
+	return strings.Join(lines, " ")
+}
 
 // checkAccounts authenticates as each account and reads its /account. It
 // goes on past a failing account (printed as a FAIL line) and returns the
-// first failure.
-func (m *Main) checkAccounts(ctx context.Context, s config.Settings, ok func(format string, a ...any)) error {
+// first failure. limit is the cause of ctx's deadline (check's -timeout).
+func (m *Main) checkAccounts(ctx context.Context, fx fixer, limit error, ok func(format string, a ...any)) error {
+	s := fx.s
 	// check prints its own findings; the client's routine lines (a token
 	// obtained) would interleave with them, so it logs warnings and errors
 	// only, unless debug logging was asked for.
@@ -121,10 +144,12 @@ func (m *Main) checkAccounts(ctx context.Context, s config.Settings, ok func(for
 		if err != nil {
 			err = fmt.Errorf("%s%w", who, err)
 		} else {
-			err = checkAccount(ctx, client, who, a.Email, ok)
+			err = checkAccount(ctx, client, who, a.Email, limit, ok)
 		}
 		if err != nil {
-			m.checkFailed(err)
+			fa := fx
+			fa.account = a
+			err = m.checkFailed(fa, err)
 			if first == nil {
 				first = err
 			}
@@ -135,17 +160,14 @@ func (m *Main) checkAccounts(ctx context.Context, s config.Settings, ok func(for
 
 // checkAccount authenticates the client (who names its account when there
 // are several) and reads the account.
-func checkAccount(ctx context.Context, client *extract.Client, who, email string, ok func(format string, a ...any)) error {
+func checkAccount(ctx context.Context, client *extract.Client, who, email string, limit error, ok func(format string, a ...any)) error {
 	if err := client.Authenticate(ctx); err != nil {
-		if errors.Is(err, extract.ErrUnauthenticated) {
-			return fmt.Errorf("%s%w; %s", who, checkCause(ctx, err), worker.CredentialsAdvice)
-		}
-		return fmt.Errorf("%s%w", who, checkCause(ctx, err))
+		return fmt.Errorf("%s%w", who, checkCause(ctx, limit, err))
 	}
 	ok("%sauthenticated as %s", who, email)
 	acct, err := client.Account(ctx)
 	if err != nil {
-		return fmt.Errorf("%s%w", who, checkCause(ctx, err))
+		return fmt.Errorf("%s%w", who, checkCause(ctx, limit, err))
 	}
 	name := "(null)"
 	if acct.Name != nil {
@@ -161,12 +183,17 @@ func checkAccount(ctx context.Context, client *extract.Client, who, email string
 	return nil
 }
 
-// checkCause puts the cause of ctx's deadline (check's -timeout) in front
-// of an error that the deadline ended.
+// checkCause puts limit, the cause of ctx's deadline (check's -timeout),
+// in front of an error that the deadline ended, or that ended its retries
+// because the next would have passed it.
 // An API that did not answer within -timeout is unavailable (exit code 5).
-func checkCause(ctx context.Context, err error) error {
-	if cause := context.Cause(ctx); cause != nil && errors.Is(err, context.DeadlineExceeded) {
-		return &checkTimeoutError{cause: cause, err: err}
+func checkCause(ctx context.Context, limit, err error) error {
+	var we *extract.WaitError
+	switch {
+	case context.Cause(ctx) != nil && errors.Is(err, context.DeadlineExceeded):
+		return &checkTimeoutError{cause: context.Cause(ctx), err: err}
+	case errors.As(err, &we) && we.Deadline:
+		return fmt.Errorf("%w: %w", limit, err)
 	}
 	return err
 }
@@ -184,15 +211,15 @@ func (e *checkTimeoutError) Unwrap() []error { return []error{e.cause, e.err} }
 func (e *checkTimeoutError) Is(target error) bool { return target == extract.ErrUnavailable }
 
 // checkSQLite checks the SQLite warehouse: that it can be created, or else
-// read, and written.
-func checkSQLite(ctx context.Context, s config.Settings, ok func(format string, a ...any)) error {
-	exists, err := dialect.CheckCreatable(s.DBPath)
+// read, and written; exists reports whether the file is there.
+func checkSQLite(ctx context.Context, s config.Settings, ok func(format string, a ...any)) (exists bool, err error) {
+	exists, err = dialect.CheckCreatable(ctx, readTarget(s))
 	if err != nil {
-		return err
+		return false, err
 	}
 	if !exists {
 		ok("warehouse %s does not exist yet; its directory is writable and the first run creates it", s.DBPath)
-		return nil
+		return false, nil
 	}
 	wh, err := dialect.OpenReadOnly(ctx, dialect.Target{Path: s.DBPath}, load.Options{})
 	var old *load.SchemaVersionError
@@ -200,12 +227,12 @@ func checkSQLite(ctx context.Context, s config.Settings, ok func(format string, 
 	case errors.As(err, &old) && errors.Is(err, load.ErrSchemaTooOld):
 		ok("warehouse %s is at schema version %d; the next sync upgrades it to %d", s.DBPath, old.Database, old.Binary)
 	case err != nil:
-		return fmt.Errorf("open %s read-only: %w", s.DBPath, err)
+		return true, fmt.Errorf("open %s read-only: %w", s.DBPath, err)
 	default:
 		sum, err := wh.Summary(ctx)
 		wh.Close()
 		if err != nil {
-			return fmt.Errorf("read status: %w", err)
+			return true, fmt.Errorf("read status: %w", err)
 		}
 		ok("warehouse %s readable: %s", s.DBPath, statusOneLine(sum))
 	}
@@ -215,7 +242,7 @@ func checkSQLite(ctx context.Context, s config.Settings, ok func(format string, 
 	case errors.Is(err, load.ErrLocked):
 		ok("warehouse held by a running sync (%v): not probed for writing", err)
 	default:
-		return err
+		return true, err
 	}
-	return nil
+	return true, nil
 }

@@ -85,7 +85,7 @@ func (m *Main) runDemo(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.Close()
-	job := st.Job(client, log, worker.JobOptions{Version: thisBuild().Version})
+	job := st.Job(client, log, worker.JobOptions{Version: thisBuild().Version, Commands: worker.CommandLine{DB: *db}})
 	if err := m.demoSyncs(ctx, job, srv); err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func (m *Main) demoSyncs(ctx context.Context, job *worker.Job, srv *sim.Server) 
 	if err != nil {
 		return err
 	}
-	printSummary(m.Stdout, res)
+	printSummary(m.Stdout, res, job.Commands)
 
 	all := srv.Cards()
 	if len(all) >= 2 {
@@ -140,14 +140,14 @@ func (m *Main) demoSyncs(ctx context.Context, job *worker.Job, srv *sim.Server) 
 	if err != nil {
 		return err
 	}
-	printSummary(m.Stdout, res)
+	printSummary(m.Stdout, res, job.Commands)
 
 	fmt.Fprintln(m.Stdout, "\n3) sync again: a card missed by two consecutive complete walks is marked removed:")
 	res, err = job.Run(ctx, worker.TriggerDemo, worker.Options{})
 	if err != nil {
 		return err
 	}
-	printSummary(m.Stdout, res)
+	printSummary(m.Stdout, res, job.Commands)
 	return nil
 }
 

@@ -508,7 +508,8 @@ func TestHelpAndUsage(t *testing.T) {
 }
 
 // TestSmallOperatorMessages: check prints only its own lines (no routine
-// log line between them) and gives the credentials advice on a 401; a
+// log line between them) and, on a 401, the fix naming where the email
+// and the password came from; a
 // missing warehouse directory is named as such with the key to set.
 func TestSmallOperatorMessages(t *testing.T) {
 	_, e := newEnv(t, sim.Options{Seed: 3, Cards: 10})
@@ -522,7 +523,8 @@ func TestSmallOperatorMessages(t *testing.T) {
 	}
 	e.vars["CARDSYNC_API_PASSWORD"] = "not-the-password"
 	code, _, errOut = e.run(t.Context(), "check")
-	if code != exitAuth || !strings.Contains(errOut, "check api.email, the password and that the user is an Administrator") {
+	if code != exitAuth || !strings.Contains(errOut, "fix: the API refused demo@example.com with the password of CARDSYNC_API_PASSWORD: correct api.email (env CARDSYNC_API_EMAIL)") ||
+		!strings.Contains(errOut, "Administrator") {
 		t.Errorf("check with a wrong password: exit %d, %q; want exit %d and the advice", code, errOut, exitAuth)
 	}
 	if strings.Contains(errOut, "not-the-password") {

@@ -36,22 +36,22 @@ func TestOneIsSingular(t *testing.T) {
 	}
 	var out strings.Builder
 	rep := worker.NewStatusReport(now, []worker.AccountStatus{worker.NewAccountStatus(worker.StatusFacts{Summary: sum}, worker.StatusSettings{}, now)})
-	printStatus(&out, rep, true)
+	printStatus(&out, rep, true, worker.CommandLine{})
 	held := sum
 	held.RemovalsHeld = 0
-	printStatus(&out, worker.NewStatusReport(now, []worker.AccountStatus{worker.NewAccountStatus(worker.StatusFacts{Summary: held}, worker.StatusSettings{}, now)}), false)
+	printStatus(&out, worker.NewStatusReport(now, []worker.AccountStatus{worker.NewAccountStatus(worker.StatusFacts{Summary: held}, worker.StatusSettings{}, now)}), false, worker.CommandLine{})
 	out.WriteString(statusOneLine(sum) + "\n")
 
 	res := worker.Result{RunID: 1, Status: "succeeded", Pages: 1, Cards: 1, New: 1, Changed: 1, Returned: 1, Unchanged: 1, Removed: 1,
 		PendingRemovals: 1, RemovalsHeld: 1, Rejected: 1}
-	printSummary(&out, res)
+	printSummary(&out, res, worker.CommandLine{})
 	res.RemovalsHeld = 0
-	printSummary(&out, res)
+	printSummary(&out, res, worker.CommandLine{})
 
 	printRescan(&out, "warehouse", load.RescanResult{Read: map[string]int{"cards": 1}, Changed: map[string]int{"cards": 1}, Secrets: 1, IDs: 1, Version: 1})
 	one := sqlite.History{ID: "a", Runs: 1, AccountSnapshots: 1, CardVersions: 1, LastRunID: 1, LastRunStarted: "2026-05-01T11:00:00Z"}
 	printRefusal(&out, &dialect.RestoreRefusedError{Warehouse: "/w.db", File: "/b.db", Reasons: []string{"r"},
-		Comparison: sqlite.RestoreComparison{Present: true, Current: one, File: one, LostRuns: 1, LostAccountSnapshots: 1, LostCardVersions: 1}})
+		Comparison: sqlite.RestoreComparison{Present: true, Current: one, File: one, LostRuns: 1, LostAccountSnapshots: 1, LostCardVersions: 1}}, "cardsync restore -force")
 
 	p := &progressLine{w: &out}
 	p.update(worker.Progress{Page: 1, TotalPages: 1, StartPage: 1, Cards: 1, Elapsed: 250 * time.Millisecond}) // a rate of 4 cards/s: a unit, not a count

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -60,49 +61,70 @@ func (m *Main) sqliteSettings(cf commonFlags, command, instead string) (config.S
 }
 
 // checkPostgres is check's warehouse part with [warehouse] url: it signs
-// in, reads the schema version without migrating (an older schema is
-// reported, not an error: the next sync upgrades it), checks that the
-// server accepts writes (not a standby) and that the role may write every
-// table a sync writes (Writable: a read-only role fails, exit 6, naming
-// the privilege it lacks) and reads each account.
-func checkPostgres(ctx context.Context, s config.Settings, ok func(format string, a ...any)) error {
+// in and, in a schema that holds no warehouse yet, proves the role may
+// create one there (dialect.CheckCreatable: like a missing SQLite file, the
+// first run creates it); else it reads the schema version without
+// migrating (an older schema is reported, not an error: the next sync
+// upgrades it), checks that the server accepts writes (not a standby) and
+// that the role may write every table a sync writes (Writable: a read-only
+// role fails, exit 6, naming the privilege it lacks) and reads each
+// account. exists reports whether the schema holds a warehouse.
+func checkPostgres(ctx context.Context, s config.Settings, ok func(format string, a ...any)) (exists bool, err error) {
+	exists, err = dialect.CheckCreatable(ctx, readTarget(s))
+	if err != nil {
+		return false, err
+	}
+	if !exists {
+		ok("warehouse %s: signed in; schema %s holds no warehouse yet, and the role may create one there: the first run creates it",
+			load.RedactURL(s.WarehouseURL), cmp.Or(s.WarehouseSchema, "public"))
+		return false, nil
+	}
 	for i, a := range s.Accounts {
 		wh, err := openForReading(ctx, s, a.Name)
 		var old *load.SchemaVersionError
 		if errors.As(err, &old) && errors.Is(err, load.ErrSchemaTooOld) {
 			ok("warehouse %s: signed in, at schema version %d; the next sync upgrades it to %d", load.RedactURL(s.WarehouseURL), old.Database, old.Binary)
-			return nil
+			return true, nil
 		}
 		if err != nil {
-			return err
+			return true, err
 		}
 		defer wh.Close()
-		if i == 0 {
-			if err := wh.Writable(ctx); err != nil {
-				return err
-			}
-			ok("warehouse %s: signed in, schema version %d, accepts writes", wh.Path(), dialect.SchemaVersion(readTarget(s)))
+		if err := checkPostgresAccount(ctx, s, wh, i == 0, a.Name, ok); err != nil {
+			return true, err
 		}
-		sum, err := wh.Summary(ctx)
-		if err != nil {
-			return fmt.Errorf("read status: %w", err)
-		}
-		leases, isLeaser := wh.(load.LeaseLister)
-		if !isLeaser {
-			return fmt.Errorf("warehouse %s lists no leases", wh.Path())
-		}
-		lease, err := worker.AccountLease(ctx, leases, a.Name)
-		if err != nil {
+	}
+	return true, nil
+}
+
+// checkPostgresAccount checks one account of the opened warehouse (first:
+// the warehouse itself too).
+func checkPostgresAccount(ctx context.Context, s config.Settings, wh load.Destination, first bool, account string, ok func(format string, a ...any)) error {
+	if first {
+		if err := wh.Writable(ctx); err != nil {
 			return err
 		}
-		held := "no live lease"
-		if lease.Live() {
-			held = fmt.Sprintf("lease held by %s until %s", lease.Holder, lease.ExpiresAt)
-		}
-		ok("account %s: %s; %s", a.Name, statusOneLine(sum), held)
-		if i == 0 && sum.CardsFlatStale {
-			ok("warning: cards_flat lags behind card_fields and could not be re-created (a view built on it blocks the DROP?); cards and checkpoints sync as usual")
-		}
+		ok("warehouse %s: signed in, schema version %d, accepts writes", wh.Path(), dialect.SchemaVersion(readTarget(s)))
+	}
+	sum, err := wh.Summary(ctx)
+	if err != nil {
+		return fmt.Errorf("read status: %w", err)
+	}
+	leases, isLeaser := wh.(load.LeaseLister)
+	if !isLeaser {
+		return fmt.Errorf("warehouse %s lists no leases", wh.Path())
+	}
+	lease, err := worker.AccountLease(ctx, leases, account)
+	if err != nil {
+		return err
+	}
+	held := "no live lease"
+	if lease.Live() {
+		held = fmt.Sprintf("lease held by %s until %s", lease.Holder, lease.ExpiresAt)
+	}
+	ok("account %s: %s; %s", account, statusOneLine(sum), held)
+	if first && sum.CardsFlatStale {
+		ok("warning: cards_flat lags behind card_fields and could not be re-created (a view built on it blocks the DROP?); cards and checkpoints sync as usual")
 	}
 	return nil
 }

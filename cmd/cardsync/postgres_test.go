@@ -254,3 +254,68 @@ func TestPostgresAnalystViewAndReadOnlyRole(t *testing.T) {
 		t.Errorf("schema version %s after read-only commands, want %d", v, latest-1)
 	}
 }
+
+// TestPostgresCheckEmptyDatabase: check on a fresh, empty database answers
+// as on a missing SQLite file (ok, the first run creates it) once it has
+// proved the role may create the tables; a role that may not gets a FAIL
+// line naming the GRANT, as backfill does (exit 6, nothing created);
+// after that GRANT, check passes and backfill creates the warehouse as
+// that role. Nothing of check's is left in the database.
+func TestPostgresCheckEmptyDatabase(t *testing.T) {
+	url := pgURL(t)
+	_, e := newEnv(t, sim.Options{Seed: 11, Cards: 12})
+	delete(e.vars, "CARDSYNC_WAREHOUSE_PATH")
+	e.vars["CARDSYNC_WAREHOUSE_URL"] = url
+	tables := `SELECT count(*)::text FROM pg_class WHERE relnamespace = 'public'::regnamespace`
+	code, out, errOut := e.run(t.Context(), "check")
+	if code != 0 || !strings.Contains(out, "ok    warehouse") || !strings.Contains(out, "schema public holds no warehouse yet, and the role may create one there: the first run creates it") {
+		t.Fatalf("check of an empty database as its owner: exit %d, want 0 and an ok line\n%s\n%s", code, out, errOut)
+	}
+	if n := pgText(t, url, tables); n != "0" {
+		t.Errorf("check left %s objects in schema public", n)
+	}
+
+	role := fmt.Sprintf("syncer_%d", time.Now().UnixNano())
+	pgAdmin(t, url, `CREATE ROLE `+role+` LOGIN PASSWORD 'syncer-pw'`, `REVOKE CREATE ON SCHEMA public FROM PUBLIC`)
+	t.Cleanup(func() {
+		// t's context has ended by now: the cleanup uses its own.
+		conn, err := pgx.Connect(context.Background(), url)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer conn.Close(context.Background())
+		for _, s := range []string{`DROP OWNED BY ` + role, `DROP ROLE ` + role} {
+			if _, err := conn.Exec(context.Background(), s); err != nil {
+				t.Errorf("%s: %v", s, err)
+			}
+		}
+	})
+	e.vars["CARDSYNC_WAREHOUSE_URL"] = strings.Replace(url, "postgres://postgres@", "postgres://"+role+"@", 1)
+	e.vars["CARDSYNC_WAREHOUSE_PASSWORD"] = "syncer-pw"
+	grant := `GRANT USAGE, CREATE ON SCHEMA "public" TO "` + role + `"`
+	code, out, errOut = e.run(t.Context(), "check")
+	fail := fixLine(out, "FAIL  ")
+	if code != exitWarehouse || !strings.Contains(fail, "role "+role+" cannot create the warehouse's tables in schema public") ||
+		!strings.Contains(fail, "it lacks CREATE on schema public") || !strings.Contains(fail, "fix: as the schema's owner or a superuser, run: "+grant) {
+		t.Errorf("check as a role that may not create: exit %d, want 6 and a FAIL line naming the GRANT\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = e.run(t.Context(), "backfill")
+	if code != exitWarehouse || !strings.Contains(errOut, "cardsync backfill: fix: as the schema's owner or a superuser, run: "+grant) {
+		t.Errorf("backfill as a role that may not create: exit %d, want 6 naming the GRANT\n%s\n%s", code, out, errOut)
+	}
+	if n := pgText(t, url, tables); n != "0" {
+		t.Errorf("the refused role's commands left %s objects in schema public", n)
+	}
+
+	pgAdmin(t, url, grant)
+	if code, out, errOut := e.run(t.Context(), "check"); code != 0 || !strings.Contains(out, "the first run creates it") {
+		t.Errorf("check after the GRANT: exit %d, want 0\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut := e.run(t.Context(), "backfill"); code != 0 || !strings.Contains(out, "12 cards (12 new") {
+		t.Fatalf("backfill after the GRANT: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut := e.run(t.Context(), "check"); code != 0 || !strings.Contains(out, "accepts writes") {
+		t.Errorf("check of the warehouse the role created: exit %d\n%s\n%s", code, out, errOut)
+	}
+}

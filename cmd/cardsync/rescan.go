@@ -80,7 +80,7 @@ func (m *Main) runRescan(ctx context.Context, args []string) error {
 	ro := load.RescanOptions{Policy: opts.Settings().Policy, Batch: *batch, Logger: log}
 	if s.WarehouseURL == "" {
 		if _, err := os.Stat(s.DBPath); errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%w: %s does not exist (no sync has run yet)", worker.ErrWarehouse, s.DBPath)
+			return &noWarehouseError{path: s.DBPath}
 		}
 	}
 	start := time.Now()

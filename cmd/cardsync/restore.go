@@ -109,16 +109,17 @@ func (m *Main) runRestore(ctx context.Context, args []string) error {
 		}
 	}
 	res, err := dialect.Restore(ctx, s.DBPath, file, opts)
+	cl := m.commandLine(cf)
 	var refused *dialect.RestoreRefusedError
 	var gaveUp *dialect.LockWaitError
 	switch {
 	case errors.As(err, &refused):
-		printRefusal(m.Stderr, refused)
+		printRefusal(m.Stderr, refused, cl.Command("restore", "-force", file))
 		return &silentError{code: exitWarehouse, msg: refused.Error()}
 	case errors.As(err, &gaveUp):
 		fmt.Fprintf(m.Stderr, "cardsync restore: refused, nothing changed: after waiting %s, still %v on the warehouse %s.\n"+
-			"Run it again with a longer -wait-timeout, or stop serve first (systemctl stop cardsync) and restore, then start it.\n",
-			gaveUp.Waited.Round(time.Second), gaveUp.Held, s.DBPath)
+			"Run it again with a longer -wait-timeout (%s), or stop serve first (systemctl stop cardsync) and restore, then start it.\n",
+			gaveUp.Waited.Round(time.Second), gaveUp.Held, s.DBPath, cl.Command("restore", "-wait", "-wait-timeout", (2*(*waitTimeout)).String(), file))
 		return &silentError{code: exitLocked, msg: gaveUp.Error()}
 	case errors.Is(err, load.ErrLocked):
 		held := err
@@ -127,9 +128,9 @@ func (m *Main) runRestore(ctx context.Context, args []string) error {
 			held = le
 		}
 		fmt.Fprintf(m.Stderr, "cardsync restore: refused, nothing changed: %v on the warehouse %s (a run in progress).\n"+
-			"Run it again with -wait to restore as soon as the run ends (at most -wait-timeout, default %s), "+
+			"Run it again with -wait to restore as soon as the run ends (at most -wait-timeout, default %s: %s), "+
 			"or stop serve first (systemctl stop cardsync) and restore, then start it.\n",
-			held, s.DBPath, defaultRestoreWait)
+			held, s.DBPath, defaultRestoreWait, cl.Command("restore", "-wait", file))
 		return &silentError{code: exitLocked, msg: err.Error()}
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(m.Stderr, "cardsync restore: interrupted, nothing changed")
@@ -156,8 +157,9 @@ func (m *Main) runRestore(ctx context.Context, args []string) error {
 // defaultRestoreWait is -wait-timeout's default.
 const defaultRestoreWait = time.Hour
 
-// printRefusal says why restore refused and what each side holds.
-func printRefusal(w io.Writer, e *dialect.RestoreRefusedError) {
+// printRefusal says why restore refused and what each side holds, and
+// the command that restores anyway (force).
+func printRefusal(w io.Writer, e *dialect.RestoreRefusedError, force string) {
 	c := e.Comparison
 	fmt.Fprintf(w, "cardsync restore: refused, nothing changed:\n")
 	for _, r := range e.Reasons {
@@ -168,6 +170,6 @@ func printRefusal(w io.Writer, e *dialect.RestoreRefusedError) {
 	if c.Present {
 		fmt.Fprintf(w, "  a restore would discard %s\n", c.LostText())
 	}
-	fmt.Fprintf(w, "Run it again with -force to restore anyway; the replaced warehouse is then kept as %s%s-<UTC time>.\n",
-		e.Warehouse, dialect.BeforeRestoreSuffix)
+	fmt.Fprintf(w, "Run it again with -force to restore anyway (%s); the replaced warehouse is then kept as %s%s-<UTC time>.\n",
+		force, e.Warehouse, dialect.BeforeRestoreSuffix)
 }

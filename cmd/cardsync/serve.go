@@ -64,7 +64,9 @@ func (m *Main) runServe(ctx context.Context, args []string) error {
 	sv, err := m.composeServe(ctx, cf, s)
 	defer sv.close()
 	if err != nil {
-		return err
+		// What keeps the daemon from starting (the warehouse, a PostgreSQL
+		// role) is said with its fix, in the journal.
+		return fixer{command: "serve", s: s, cl: m.commandLine(cf)}.withFix(err)
 	}
 	hup, stopHup := m.hupRequests()
 	defer stopHup()
@@ -126,7 +128,8 @@ func (m *Main) composeServe(ctx context.Context, cf commonFlags, s config.Settin
 	log := m.logger(s)
 	sv := &server{m: m, ctx: ctx, cf: cf, log: log, notify: newNotifier(m.Getenv), current: s}
 	if s.MetricsListen != "" {
-		sv.met = metrics.New(metrics.Options{Accounts: accountNameList(s.Accounts), HealthyWithin: s.HealthyWithin, Logger: log, Warehouse: warehouseKind(s), Build: thisBuild().metrics()})
+		sv.met = metrics.New(metrics.Options{Accounts: accountNameList(s.Accounts), HealthyWithin: s.HealthyWithin, Logger: log, Warehouse: warehouseKind(s), Build: thisBuild().metrics(),
+			Commands: m.commandLine(cf)})
 	}
 	// The accounts' commits to one file take turns in this process.
 	turns := load.NewWriteTurns()
@@ -194,6 +197,7 @@ func (sv *server) jobs(s config.Settings, log *slog.Logger) []*worker.Job {
 			Status:         func(st string) { _ = sv.notify.Send(status + st) },
 			Observer:       observers{runObserver(sv.met, sv.stores[i]), report},
 			FetchAhead:     ahead,
+			Commands:       accountCommandLine(s, sv.m.commandLine(sv.cf), a.Name),
 		})
 	}
 	return jobs

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/sim"
+	"github.com/cardsync/cardsync/worker"
 )
 
 const simUsage = `
@@ -69,7 +70,8 @@ func (m *Main) runSim(ctx context.Context, args []string) error {
 		if err := writeSimConfig(*writeConfig, cfgText, opts.Password); err != nil {
 			return err
 		}
-		fmt.Fprintf(m.Stdout, "config:   %s (password in %s.password)\nthen:     cardsync backfill -config %s\n", *writeConfig, *writeConfig, *writeConfig)
+		fmt.Fprintf(m.Stdout, "config:   %s (password in %s.password)\nthen:     %s\n", *writeConfig, *writeConfig,
+			worker.CommandLine{Config: *writeConfig}.Command("backfill"))
 	} else {
 		fmt.Fprintf(m.Stdout, "\n# A configuration for the other commands (password: CARDSYNC_API_PASSWORD=%s):\n%s\n", opts.Password, cfgText)
 	}

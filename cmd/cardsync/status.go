@@ -74,8 +74,9 @@ func (m *Main) runStatus(ctx context.Context, args []string) error {
 	many := s.NamedAccounts()
 	var sts []worker.AccountStatus
 	for _, a := range accounts {
-		st, err := accountStatusOf(ctx, s, a.Name, now)
+		st, err := accountStatusOf(ctx, s, a.Name, now, accountCommandLine(s, m.commandLine(cf), a.Name))
 		if err != nil {
+			err = fixer{command: "status", s: s, account: a, cl: m.commandLine(cf)}.withFix(err)
 			if many {
 				err = fmt.Errorf("account %s: %w", a.Name, err)
 			}
@@ -91,7 +92,7 @@ func (m *Main) runStatus(ctx context.Context, args []string) error {
 			return err
 		}
 	} else {
-		printStatus(m.Stdout, rep, many)
+		printStatus(m.Stdout, rep, many, m.commandLine(cf))
 	}
 	if !rep.Healthy {
 		return errUnhealthy
@@ -101,12 +102,12 @@ func (m *Main) runStatus(ctx context.Context, args []string) error {
 
 // accountStatusOf opens account of the warehouse read-only and returns its
 // judged status.
-func accountStatusOf(ctx context.Context, s config.Settings, account string, now time.Time) (worker.AccountStatus, error) {
+func accountStatusOf(ctx context.Context, s config.Settings, account string, now time.Time, cl worker.CommandLine) (worker.AccountStatus, error) {
 	facts, err := statusFacts(ctx, s, account)
 	if err != nil {
 		return worker.AccountStatus{}, err
 	}
-	set := worker.StatusSettings{RunTimeout: s.RunTimeout}
+	set := worker.StatusSettings{RunTimeout: s.RunTimeout, Commands: cl}
 	if onSchedule(s, facts.Summary.Runs) {
 		set.Cron, set.Timezone, set.Schedule = s.CronSpec, s.Location.String(), inLocation{s.Schedule, s.Location}
 	}
@@ -205,7 +206,7 @@ func ago(d time.Duration) string {
 // printStatus prints the report for people. The first line says healthy
 // or why not; with several accounts (many), each account's part starts
 // with its name and the first line is the overall verdict.
-func printStatus(w io.Writer, rep worker.StatusReport, many bool) {
+func printStatus(w io.Writer, rep worker.StatusReport, many bool, cl worker.CommandLine) {
 	if many {
 		printVerdict(w, rep)
 	}
@@ -216,7 +217,11 @@ func printStatus(w io.Writer, rep worker.StatusReport, many bool) {
 			}
 			fmt.Fprintf(w, "\n== account %s ==\n", a.Account)
 		}
-		printAccount(w, a)
+		if many {
+			printAccount(w, a, cl.ForAccount(a.Account))
+		} else {
+			printAccount(w, a, cl)
+		}
 	}
 }
 
@@ -237,13 +242,13 @@ func printVerdict(w io.Writer, rep worker.StatusReport) {
 }
 
 // printAccount prints one account's part of the report.
-func printAccount(w io.Writer, a worker.AccountStatus) {
+func printAccount(w io.Writer, a worker.AccountStatus, cl worker.CommandLine) {
 	printHealth(w, a)
 	printWarehouse(w, a.Warehouse)
 	printSchedule(w, a)
 	printWriter(w, a)
 	printWalk(w, a)
-	printCards(w, a)
+	printCards(w, a, cl)
 	printRuns(w, a.Runs)
 }
 
@@ -357,7 +362,7 @@ func printWalk(w io.Writer, a worker.AccountStatus) {
 
 // printCards prints the card counts, pending and held removals, rejected
 // items and the account snapshots.
-func printCards(w io.Writer, a worker.AccountStatus) {
+func printCards(w io.Writer, a worker.AccountStatus, cl worker.CommandLine) {
 	c := a.Cards
 	fmt.Fprintf(w, "cards      %d (%d current, %d removed, %d pending removal), %s\n", c.Total, c.Current, c.Removed, c.PendingRemovals, english.Count(c.Versions, "version"))
 	if c.PendingRemovals > 0 && a.RemovalsHeld == 0 {
@@ -365,8 +370,8 @@ func printCards(w io.Writer, a worker.AccountStatus) {
 		fmt.Fprintf(w, "pending    %s missing from the last walk; removed if the next walk misses %s too\n", english.Count(n, "card"), english.Them(n))
 	}
 	if a.RemovalsHeld > 0 {
-		fmt.Fprintf(w, "HELD       mass removal held: the last walk missed %s, none marked removed; if %s gone: cardsync backfill -confirm-removals\n",
-			english.Count(a.RemovalsHeld, "live card"), english.TheyAre(a.RemovalsHeld))
+		fmt.Fprintf(w, "HELD       mass removal held: the last walk missed %s, none marked removed; if %s gone: %s\n",
+			english.Count(a.RemovalsHeld, "live card"), english.TheyAre(a.RemovalsHeld), cl.AccountCommand("backfill", "-confirm-removals"))
 	}
 	if a.RejectedItems.Distinct > 0 {
 		fmt.Fprintf(w, "rejected   %s in rejected_cards (%d in the last run); see SELECT * FROM rejected_cards\n",

@@ -101,7 +101,7 @@ func TestStatusGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			var txt bytes.Buffer
-			printStatus(&txt, rep, c.many)
+			printStatus(&txt, rep, c.many, worker.CommandLine{})
 			for ext, got := range map[string][]byte{".json": j.Bytes(), ".txt": txt.Bytes()} {
 				if os.Getenv("CARDSYNC_UPDATE_GOLDEN") != "" {
 					if err := os.WriteFile(filepath.Join("testdata", "status", name+ext), got, 0o644); err != nil {

@@ -58,10 +58,6 @@ func Restore(ctx context.Context, path, file string, opts RestoreOptions) (Resto
 	return sqlite.Restore(ctx, path, file, opts)
 }
 
-// CheckCreatable reports whether the warehouse file at path exists and,
-// when it does not, that its directory takes a new file.
-func CheckCreatable(path string) (exists bool, err error) { return sqlite.CheckCreatable(path) }
-
 // CheckWritable proves, writing nothing, that this process could sync the
 // warehouse file at path: the writer lock (load.ErrLocked when a sync
 // holds it) and a write transaction rolled back.

@@ -38,6 +38,19 @@ func OpenReadOnly(ctx context.Context, t Target, opts load.Options) (load.Destin
 	return wh, nil
 }
 
+// CheckCreatable reports whether the warehouse of t exists and, when it
+// does not, proves without writing anything that the first sync can create
+// it: a file's directory takes a new file (sqlite.CheckCreatable); a
+// PostgreSQL schema may be created in by the role, on a server that
+// accepts writes (postgres.CheckCreatable, a *load.PrivilegeError naming
+// the GRANT when the role may not).
+func CheckCreatable(ctx context.Context, t Target) (exists bool, err error) {
+	if t.URL != "" {
+		return postgres.CheckCreatable(ctx, t.URL, postgres.Options{Password: t.Password, Schema: t.Schema})
+	}
+	return sqlite.CheckCreatable(t.Path)
+}
+
 // SchemaVersion is the schema version this binary migrates the warehouse
 // of t to (PostgreSQL's or SQLite's numbering).
 func SchemaVersion(t Target) int {

@@ -252,11 +252,19 @@ func (w *Warehouse) prepareOnce(ctx context.Context, sp *sharedPool, opts Option
 // version instead), then, to write, checks the role may and refreshes
 // column_docs.
 func (w *Warehouse) prepare(ctx context.Context, opts Options, log *slog.Logger, policy *redact.Policy) error {
-	if err := checkSchema(ctx, w.pool, w.schema, opts.Schema != "", opts.ReadOnly, log); err != nil {
+	migrated, err := checkSchema(ctx, w.pool, w.schema, opts.Schema != "", opts.ReadOnly, log)
+	if err != nil {
 		return err
 	}
 	if opts.ReadOnly {
 		return checkVersion(ctx, w.pool)
+	}
+	if !migrated {
+		// The first migration creates the tables: a role that may not is
+		// told which GRANT it lacks, not "permission denied for schema".
+		if err := checkCreatable(ctx, w.pool, w.schema, w.url); err != nil {
+			return err
+		}
 	}
 	applied, err := Migrate(ctx, w.pool, policy, w.amounts)
 	if err != nil {

@@ -52,41 +52,32 @@ func otherWarehouses(ctx context.Context, pool *pgxpool.Pool, schema string) ([]
 // one is refused when the schema was not chosen (explicit false: the
 // default, public), naming both and the key to set; chosen, it is
 // initialised with a warning naming the other. A read-only open is told
-// where the warehouse is instead of load.ErrNotMigrated alone.
-func checkSchema(ctx context.Context, pool *pgxpool.Pool, schema string, explicit, readOnly bool, log *slog.Logger) error {
-	var exists, migrated bool
+// where the warehouse is instead of load.ErrNotMigrated alone. migrated
+// reports whether the schema holds a warehouse.
+func checkSchema(ctx context.Context, pool *pgxpool.Pool, schema string, explicit, readOnly bool, log *slog.Logger) (migrated bool, err error) {
+	var exists bool
 	if err := pool.QueryRow(ctx, `SELECT to_regnamespace($1) IS NOT NULL,
 		EXISTS (SELECT 1 FROM pg_class WHERE relnamespace = to_regnamespace($1) AND relname = 'schema_migrations')`,
 		searchPath(schema)).Scan(&exists, &migrated); err != nil {
-		return fmt.Errorf("check schema %s: %w", schema, err)
+		return false, fmt.Errorf("check schema %s: %w", schema, err)
 	}
 	if !exists {
-		return fmt.Errorf("schema %s does not exist in the database: create it (CREATE SCHEMA %s AUTHORIZATION <role>) or set [warehouse] schema (CARDSYNC_WAREHOUSE_SCHEMA) to the schema of the warehouse", schema, searchPath(schema))
+		return false, fmt.Errorf("schema %s does not exist in the database: create it (CREATE SCHEMA %s AUTHORIZATION <role>) or set [warehouse] schema (CARDSYNC_WAREHOUSE_SCHEMA) to the schema of the warehouse", schema, searchPath(schema))
 	}
 	if migrated {
-		return nil
+		return true, nil
 	}
 	others, err := otherWarehouses(ctx, pool, schema)
 	if err != nil || len(others) == 0 {
-		return err
+		return false, err
 	}
 	where := strings.Join(others, ", ")
 	switch {
 	case readOnly:
-		return fmt.Errorf("%w: schema %s holds no warehouse, schema %s does: set [warehouse] schema (CARDSYNC_WAREHOUSE_SCHEMA) to read it", load.ErrNotMigrated, schema, where)
+		return false, &load.SchemaForkError{Schema: schema, Others: others, ReadOnly: true}
 	case !explicit:
-		return &schemaForkError{schema: schema, others: where}
+		return false, &load.SchemaForkError{Schema: schema, Others: others}
 	}
 	log.Warn("initialising a new warehouse in the configured schema, beside the warehouse of another schema", "schema", schema, "other", where)
-	return nil
-}
-
-// schemaForkError refuses to initialise an empty default schema while
-// another schema of the database holds a warehouse.
-type schemaForkError struct{ schema, others string }
-
-// Error implements error.
-func (e *schemaForkError) Error() string {
-	return fmt.Sprintf("schema %s holds no warehouse, but schema %s of the same database does: set [warehouse] schema = %q (CARDSYNC_WAREHOUSE_SCHEMA) to use it; to start a new warehouse in %s instead, set [warehouse] schema = %q explicitly",
-		e.schema, e.others, strings.Split(e.others, ", ")[0], e.schema, e.schema)
+	return false, nil
 }

@@ -11,9 +11,40 @@ import (
 
 // classify wraps *err with load.ErrWarehouse, once, at the boundary of the
 // package (load.Classify); a lock held by another process is its own
-// condition (load.ErrLocked) and left alone. Exported functions defer it on
-// their named error.
-func classify(err *error) { load.Classify(err, load.ErrLocked) }
+// condition (load.ErrLocked) and left alone. SQLite's verdict that the
+// file is damaged or no database is made load.ErrCorrupt. Exported
+// functions defer it on their named error.
+func classify(err *error) {
+	*err = corrupt(*err)
+	load.Classify(err, load.ErrLocked)
+}
+
+// The primary result codes of SQLite that say the file itself is bad.
+const (
+	sqliteCorrupt = 11 // SQLITE_CORRUPT: the database disk image is malformed
+	sqliteNotADB  = 26 // SQLITE_NOTADB: file is not a database
+)
+
+// corrupt returns err made load.ErrCorrupt (its text unchanged) when it is
+// SQLite's SQLITE_CORRUPT or SQLITE_NOTADB; other errors as they are.
+func corrupt(err error) error {
+	var se interface{ Code() int }
+	if err == nil || errors.Is(err, load.ErrCorrupt) || !errors.As(err, &se) {
+		return err
+	}
+	if c := se.Code() & 0xff; c != sqliteCorrupt && c != sqliteNotADB {
+		return err
+	}
+	return &corruptError{err: err}
+}
+
+// corruptError is corrupt's error: err's text, errors.Is load.ErrCorrupt.
+type corruptError struct{ err error }
+
+func (e *corruptError) Error() string { return e.err.Error() }
+
+// Unwrap makes errors.Is find load.ErrCorrupt and the cause.
+func (e *corruptError) Unwrap() []error { return []error{load.ErrCorrupt, e.err} }
 
 // sqliteReadOnlyDirectory is SQLITE_READONLY_DIRECTORY: SQLite may not
 // create a file (-wal, -journal) in the database's directory.
