@@ -89,6 +89,10 @@ func readDoc(t *testing.T, path string) string {
 	return string(b)
 }
 
+// textfileDropIn is the drop-in of cardsync-backfill.service, relative to
+// systemd/, that writes node_exporter's textfile.
+const textfileDropIn = "cardsync-backfill.service.d/textfile.conf"
+
 // hardening are the sandbox settings every cardsync service shares with
 // cardsync.service (systemd/check.sh scores each; this keeps them equal).
 var hardening = []string{
@@ -178,22 +182,41 @@ func TestSystemdUnits(t *testing.T) {
 		t.Error("cardsync.service and cardsync-backfill.service must share StateDirectory=cardsync")
 	}
 
-	// Timer mode: the backfill writes node_exporter's textfile where the unit may write.
+	// Timer mode: the backfill alone names nothing of node_exporter; its
+	// textfile drop-in adds the flag (to the unit's own command) and lets
+	// the unit write where the textfile goes.
 	if backfill.get("Service", "Type") != "oneshot" || backfill["Install"] != nil {
 		t.Error("cardsync-backfill.service: want Type=oneshot and no [Install] (the timer starts it)")
 	}
 	ex := backfill.get("Service", "ExecStart")
-	m := regexp.MustCompile(`^/usr/local/bin/cardsync backfill -config /etc/cardsync/config\.toml -metrics-textfile (\S+\.prom)$`).FindStringSubmatch(ex)
+	if ex != "/usr/local/bin/cardsync backfill -config /etc/cardsync/config.toml" {
+		t.Errorf("cardsync-backfill.service: ExecStart=%s, want the backfill alone (the textfile is the drop-in's)", ex)
+	}
+	if got := backfill["Service"]["ReadWritePaths"]; len(got) > 0 {
+		t.Errorf("cardsync-backfill.service: ReadWritePaths=%q: the unit writes only its state directory (the textfile's is the drop-in's)", got)
+	}
+	dropin := readUnit(t, textfileDropIn)
+	dex := dropin["Service"]["ExecStart"]
+	if len(dex) != 2 || dex[0] != "" {
+		t.Fatalf("%s: ExecStart=%q, want an empty one (clearing the unit's) then the command", textfileDropIn, dex)
+	}
+	m := regexp.MustCompile(`^` + regexp.QuoteMeta(ex) + ` -metrics-textfile (\S+\.prom)$`).FindStringSubmatch(dex[1])
 	if m == nil {
-		t.Fatalf("cardsync-backfill.service: ExecStart=%s", ex)
+		t.Fatalf("%s: ExecStart=%s, want the unit's command with -metrics-textfile FILE.prom", textfileDropIn, dex[1])
 	}
 	textfile := m[1]
-	if got := backfill["Service"]["ReadWritePaths"]; !slices.Contains(got, "-"+filepath.Dir(textfile)) {
-		t.Errorf("cardsync-backfill.service: ReadWritePaths=%q lacks -%s", got, filepath.Dir(textfile))
+	if got := dropin["Service"]["ReadWritePaths"]; !slices.Equal(got, []string{"-" + filepath.Dir(textfile)}) {
+		t.Errorf("%s: ReadWritePaths=%q, want -%s", textfileDropIn, got, filepath.Dir(textfile))
+	}
+	if len(dropin) != 1 || len(dropin["Service"]) != 2 {
+		t.Errorf("%s sets more than ExecStart= and ReadWritePaths=: %v", textfileDropIn, dropin)
 	}
 	for doc, text := range map[string]string{"README.md and docs/": readme, "systemd/README.md": unitsDoc} {
 		if !strings.Contains(text, textfile) {
 			t.Errorf("%s does not name the textfile %s", doc, textfile)
+		}
+		if !strings.Contains(text, textfileDropIn) {
+			t.Errorf("%s does not name the drop-in %s", doc, textfileDropIn)
 		}
 	}
 	codes := strings.Fields(backfill.get("Service", "SuccessExitStatus"))
@@ -270,13 +293,13 @@ func githubAnchor(h string) string {
 }
 
 // TestBackfillUnitCommand runs cardsync-backfill.service's ExecStart= as
-// the timer would (its config and textfile paths moved to a scratch
-// directory, the password as the systemd credential it gets from
-// LoadCredential=): it syncs and leaves a 0644 textfile that node_exporter
-// can read, with the run counted.
+// set by its textfile drop-in, as the timer would (its config and textfile
+// paths moved to a scratch directory, the password as the systemd
+// credential it gets from LoadCredential=): it syncs and leaves a 0644
+// textfile that node_exporter can read, with the run counted.
 func TestBackfillUnitCommand(t *testing.T) {
 	u := readUnit(t, "cardsync-backfill.service")
-	args := strings.Fields(u.get("Service", "ExecStart"))
+	args := strings.Fields(readUnit(t, textfileDropIn).get("Service", "ExecStart"))
 	up := newUpstream(t, sim.Options{Seed: 26, Cards: 40})
 	d := newDeployment(t, up)
 	creds := t.TempDir()

@@ -2,13 +2,21 @@ package metrics
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/prometheus/common/expfmt"
 )
+
+// ErrNoTextfileDir is wrapped by WriteTextfile's error when the
+// directory the textfile goes in does not exist (node_exporter's textfile
+// collector not installed, say): nothing was written, and nothing else is
+// wrong.
+var ErrNoTextfileDir = errors.New("the textfile's directory does not exist")
 
 // WriteTextfile writes the cardsync_* families in the Prometheus text
 // format that node_exporter's textfile collector reads, atomically: into a
@@ -17,7 +25,8 @@ import (
 // and process collectors are left out: they would describe a process that
 // has exited, and node_exporter exports its own under the same names. So
 // are the series about serve's scheduled backups: a backfill takes none, and
-// their zeros would say backups are off or never succeeded.
+// their zeros would say backups are off or never succeeded. When path's
+// directory does not exist the error wraps ErrNoTextfileDir.
 func (m *Metrics) WriteTextfile(path string) (err error) {
 	mfs, err := m.families.Gather()
 	if err != nil {
@@ -26,6 +35,9 @@ func (m *Metrics) WriteTextfile(path string) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
+		if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
+			return fmt.Errorf("write metrics textfile %s: %w: %s", path, ErrNoTextfileDir, dir)
+		}
 		return fmt.Errorf("write metrics textfile: %w", err)
 	}
 	defer func() {

@@ -1,9 +1,11 @@
 package metrics
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,5 +80,23 @@ func TestTextfileIntoMissingDirectoryFails(t *testing.T) {
 	m := New(Options{})
 	if err := m.WriteTextfile(filepath.Join(t.TempDir(), "nope", "cardsync.prom")); err == nil {
 		t.Error("WriteTextfile into a missing directory succeeded")
+	}
+}
+
+// TestTextfileMissingDirectory: only a directory that does not exist wraps
+// ErrNoTextfileDir; a path whose "directory" is a regular file is another
+// failure.
+func TestTextfileMissingDirectory(t *testing.T) {
+	m := New(Options{})
+	missing := filepath.Join(t.TempDir(), "node-exporter", "cardsync.prom")
+	if err := m.WriteTextfile(missing); !errors.Is(err, ErrNoTextfileDir) || !strings.Contains(err.Error(), missing) {
+		t.Errorf("WriteTextfile into a missing directory: %v, want ErrNoTextfileDir naming the path", err)
+	}
+	file := filepath.Join(t.TempDir(), "node-exporter")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.WriteTextfile(filepath.Join(file, "cardsync.prom")); err == nil || errors.Is(err, ErrNoTextfileDir) {
+		t.Errorf("WriteTextfile under a regular file: %v, want an error other than ErrNoTextfileDir", err)
 	}
 }

@@ -15,7 +15,8 @@
 #
 # Units: every systemd/*.service and *.timer except litestream ones goes to /usr/lib/systemd/system
 # with /usr/local/bin/cardsync rewritten to /usr/bin/cardsync; the litestream files go to
-# /usr/share/doc/cardsync/examples/. CARDSYNC_UNITS_DIR replaces systemd/ (for tests only).
+# /usr/share/doc/cardsync/examples/, and so do the drop-ins (systemd/UNIT.d/*.conf, opt-in:
+# examples/UNIT.d/*.conf, with the same rewrite). CARDSYNC_UNITS_DIR replaces systemd/ (for tests only).
 #
 # The man page is generated from `cardsync -h` and each command's -h. When BINARY cannot run on
 # this machine (another architecture), a host binary is built from this source tree for that.
@@ -119,6 +120,14 @@ done
 for f in "$units_dir"/litestream*.yml; do
 	install -m 0644 "$f" "$doc/examples/$(basename "$f")"
 done
+# Drop-ins are opt-in (the textfile one needs node_exporter): examples, with the
+# package's binary path, that the operator copies to /etc/systemd/system/UNIT.d/.
+for f in "$units_dir"/*.d/*.conf; do
+	d=$doc/examples/$(basename "$(dirname "$f")")
+	mkdir -p "$d"
+	sed 's#/usr/local/bin/cardsync#/usr/bin/cardsync#g' "$f" >"$d/$(basename "$f")"
+	chmod 0644 "$d/$(basename "$f")"
+done
 # The monitoring files the READMEs name (alert rules, their tests, the dashboard).
 for f in "$root"/monitoring/*.yml "$root"/monitoring/*.json; do
 	install -m 0644 "$f" "$doc/examples/$(basename "$f")"
@@ -128,8 +137,8 @@ if [[ ! -f $pkg/usr/lib/systemd/system/cardsync.service ]]; then
 	echo "deb.sh: no cardsync.service in $units_dir" >&2
 	exit 1
 fi
-if grep -rn '/usr/local/' "$pkg/usr/lib/systemd/system"; then
-	echo "deb.sh: a unit still names /usr/local (above)" >&2
+if grep -rn '/usr/local/' "$pkg/usr/lib/systemd/system" "$doc/examples"; then
+	echo "deb.sh: a unit or an example still names /usr/local (above)" >&2
 	exit 1
 fi
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/cardsync/cardsync/load/dialect"
 	"io"
@@ -30,6 +31,11 @@ With [[accounts]] in the config, it syncs every account at the same time
 account; -account NAME syncs that one only. If any account fails, the exit
 code is that of the first failed account in the config's order.
 
+-metrics-textfile PATH writes the run's metrics for node_exporter's textfile
+collector after the run, even a failed one. When PATH's directory does not
+exist (node_exporter not installed) it logs a warning and the exit code is
+the sync's; any other failure to write it exits 1.
+
 Exit codes: 0 synced, 1 another failure, 2 a bad flag or config, 3 the
 credentials were refused, 4 another sync holds the warehouse (with
 PostgreSQL: another replica holds the account's lease), 5 the API was
@@ -51,7 +57,7 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 	restart := fs.Bool("restart", false, "discard the checkpoint and walk from page 1")
 	confirm := fs.Bool("confirm-removals", false, "apply removals the mass-removal guard held, when this walk confirms them")
 	noProgress := fs.Bool("no-progress", false, "no live progress line, even on a terminal")
-	textfile := fs.String("metrics-textfile", "", "after the run, even a failed one, write its metrics to this file in node_exporter's textfile format (written to a temporary file, then renamed)")
+	textfile := fs.String("metrics-textfile", "", "after the run, even a failed one, write its metrics to this file in node_exporter's textfile format (written to a temporary file, then renamed; a directory that does not exist is only a warning)")
 	account := fs.String("account", "", "sync only this [[accounts]] name (default: every account)")
 	s, accounts, err := m.parseAccounts(fs, args, &cf, account, true)
 	if err != nil {
@@ -72,14 +78,30 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 	opts := worker.Options{Restart: *restart, ConfirmRemovals: *confirm}
 	err = m.backfillAccounts(ctx, s, accounts, log, opts, prog, met, m.commandLine(cf))
 	if met != nil {
-		if werr := met.WriteTextfile(*textfile); werr != nil {
-			log.Error("metrics textfile not written", "err", werr)
-			if err == nil {
-				err = &worker.LoggedError{Err: werr}
-			}
-		}
+		writeTextfile(log, met, *textfile, &err)
 	}
 	return err
+}
+
+// writeTextfile writes met to path after a backfill whose result is *err.
+// A textfile directory that does not exist (node_exporter not installed)
+// is a warning: the sync's result stands, so a timer's tick that synced
+// does not fail. Any other failure to write it is an error, and the
+// command's when the sync succeeded.
+func writeTextfile(log *slog.Logger, met *metrics.Metrics, path string, err *error) {
+	werr := met.WriteTextfile(path)
+	switch {
+	case werr == nil:
+	case errors.Is(werr, metrics.ErrNoTextfileDir):
+		log.Warn("metrics textfile not written: its directory does not exist (is node_exporter's textfile collector installed?); "+
+			"the sync's result stands. Create the directory, or drop -metrics-textfile (systemd: remove the textfile drop-in of cardsync-backfill.service)",
+			"path", path)
+	default:
+		log.Error("metrics textfile not written", "err", werr)
+		if *err == nil {
+			*err = &worker.LoggedError{Err: werr}
+		}
+	}
 }
 
 // backfillAccounts runs one sync of each of accounts, all at once, and

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -116,6 +117,81 @@ func TestBackfillWritesMetricsTextfile(t *testing.T) {
 	}
 	if got, _ := sample(fams, "cardsync_runs_failed_in_a_row", defaultAccount); got != 1 {
 		t.Errorf("failed in a row = %v, want 1", got)
+	}
+}
+
+// logRecords decodes the JSON log lines of stderr.
+func logRecords(t *testing.T, stderr string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		var r map[string]any
+		if err := json.Unmarshal([]byte(line), &r); err == nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// TestBackfillTextfileDirectoryMissing: a textfile whose directory does not
+// exist (node_exporter not installed: one, two or three levels missing) is
+// a warning naming the path and the fix, and the exit code is the sync's:
+// 0 after a sync that succeeded, the failure's own after one that failed.
+// A directory that exists but cannot hold the file (here a regular file
+// where the directory should be) still fails the command.
+func TestBackfillTextfileDirectoryMissing(t *testing.T) {
+	srv, e := newEnv(t, sim.Options{Seed: 23, Cards: 20})
+	warned := func(t *testing.T, stderr, path string) {
+		t.Helper()
+		n := 0
+		for _, r := range logRecords(t, stderr) {
+			if r["level"] == "ERROR" {
+				t.Errorf("an error logged: %v", r)
+			}
+			if r["level"] == "WARN" && r["path"] == path && strings.Contains(fmt.Sprint(r["msg"]), "directory does not exist") &&
+				strings.Contains(fmt.Sprint(r["msg"]), "drop -metrics-textfile") {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d warnings about the missing directory of %s, want 1:\n%s", n, path, stderr)
+		}
+	}
+	for depth := 1; depth <= 3; depth++ {
+		dir := t.TempDir()
+		for i := range depth {
+			dir = filepath.Join(dir, fmt.Sprintf("missing%d", i))
+		}
+		path := filepath.Join(dir, "cardsync.prom")
+		code, out, stderr := e.run(t.Context(), "backfill", "-no-progress", "-metrics-textfile", path)
+		if code != 0 || !strings.Contains(out, "succeeded") {
+			t.Fatalf("backfill with %d missing directories: exit %d, want 0 (the sync succeeded)\n%s\n%s", depth, code, out, stderr)
+		}
+		warned(t, stderr, path)
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("backfill created %s (%v): the textfile's directory is not its to make", dir, err)
+		}
+	}
+
+	notDir := filepath.Join(t.TempDir(), "node-exporter")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := e.run(t.Context(), "backfill", "-no-progress", "-metrics-textfile", filepath.Join(notDir, "cardsync.prom")); code != exitFailure ||
+		!strings.Contains(stderr, "metrics textfile not written") {
+		t.Errorf("backfill with a file where the textfile's directory should be: exit %d, want %d\n%s", code, exitFailure, stderr)
+	}
+
+	// A failed sync keeps its own exit code.
+	srv.InjectFault(sim.Fault{Endpoint: "cards", Kind: sim.FaultStatus, Status: 400})
+	want, _, _ := e.run(t.Context(), "backfill", "-no-progress")
+	if want == 0 {
+		t.Fatal("backfill against an API answering 400 exited 0")
+	}
+	path := filepath.Join(t.TempDir(), "missing", "cardsync.prom")
+	code, _, stderr := e.run(t.Context(), "backfill", "-no-progress", "-metrics-textfile", path)
+	if code != want {
+		t.Errorf("failed backfill with a missing textfile directory: exit %d, want the failure's %d\n%s", code, want, stderr)
 	}
 }
 

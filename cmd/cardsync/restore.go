@@ -41,8 +41,9 @@ It then keeps the current warehouse as
 an earlier one is never replaced; status lists them), and swaps the backup
 in atomically, holding the writer lock: the current -wal goes aside with the
 old file and -shm is removed, so nothing of the old file is ever read as
-the new one's. Run it as the service user, so the file stays writable for
-the daemon.
+the new one's. The restored file is in WAL mode with an empty -wal and a
+-shm of its own, as a live warehouse is, so analysts can read it at once.
+Run it as the service user, so the file stays writable for the daemon.
 
 A running cardsync serve switches to the restored file at its next run;
 that run (or the next backfill) resumes from the restored checkpoint and

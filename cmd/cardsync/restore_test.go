@@ -137,3 +137,46 @@ func TestRestoreWhileARunIsInProgress(t *testing.T) {
 		t.Errorf("kept %v (%v), want the replaced warehouse", kept, err)
 	}
 }
+
+// TestRestoreLeavesALiveWarehouse: after restore, and after restore
+// -force, the warehouse is in WAL mode as a live one is (journal_mode read
+// on a read-only connection, as an analyst's), with an empty -wal and a
+// -shm beside it, and status gives that WAL's size.
+func TestRestoreLeavesALiveWarehouse(t *testing.T) {
+	_, e := newEnv(t, sim.Options{Seed: 8, Cards: 20})
+	if code, _, errOut := e.run(t.Context(), "backfill", "-no-progress"); code != 0 {
+		t.Fatalf("backfill: exit %d\n%s", code, errOut)
+	}
+	code, out, errOut := e.run(t.Context(), "backup")
+	if code != 0 {
+		t.Fatalf("backup: exit %d\n%s", code, errOut)
+	}
+	backup := strings.TrimSpace(out)
+	live := func(t *testing.T) {
+		t.Helper()
+		for _, suffix := range []string{"-wal", "-shm"} {
+			if fi, err := os.Stat(e.db + suffix); err != nil || suffix == "-wal" && fi.Size() != 0 {
+				t.Errorf("%s beside the restored warehouse: %v, want an empty one", suffix, err)
+			}
+		}
+		var mode string
+		if err := openDB(t, e.db).QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+			t.Errorf("journal_mode after restore: %q (%v), want wal", mode, err)
+		}
+		if code, out, errOut := e.run(t.Context(), "status"); !strings.Contains(out, ", WAL 0 B)") {
+			t.Errorf("status after restore: exit %d, want the WAL's size (0 B):\n%s\n%s", code, out, errOut)
+		}
+	}
+	// The same history: no -force needed.
+	if code, out, errOut := e.run(t.Context(), "restore", backup); code != 0 {
+		t.Fatalf("restore: exit %d\n%s\n%s", code, out, errOut)
+	}
+	live(t)
+	if code, _, errOut := e.run(t.Context(), "backfill", "-no-progress"); code != 0 {
+		t.Fatalf("backfill: exit %d\n%s", code, errOut)
+	}
+	if code, out, errOut := e.run(t.Context(), "restore", "-force", backup); code != 0 {
+		t.Fatalf("restore -force: exit %d\n%s\n%s", code, out, errOut)
+	}
+	live(t)
+}

@@ -114,7 +114,8 @@
 // (RestoreRefusedError), keeps the current file (and its WAL) as
 // <path>.before-restore-YYYYMMDDTHHMMSSZ (never replacing one;
 // ListBeforeRestore), removes the current -wal and -shm and renames a
-// checked copy over the path; an open writer adopts it in Verify. Options.Checkpoint "external" leaves WAL checkpoints to another
+// checked copy, in WAL mode, over the path, then leaves an empty -wal and a
+// -shm beside it as a writer does; an open writer adopts it in Verify. Options.Checkpoint "external" leaves WAL checkpoints to another
 // process (Litestream): Optimize and Close run no TRUNCATE checkpoint.
 //
 // # Redaction

@@ -172,13 +172,15 @@ func (w *Warehouse) Verify(ctx context.Context) (_ load.FileEvent, _ string, err
 // checkpointTruncate moves the WAL's frames into the database and
 // empties the WAL, giving up quietly when a reader holds a snapshot.
 //
-// With Options.Checkpoint "external" it does nothing when no -wal sits at
-// the path (Restore moved it aside with the old file, so our WAL is ours
-// alone): the only TRUNCATE cardsync then ever runs is the one that keeps
-// our frames from being read as those of a file put in place by hand.
+// With Options.Checkpoint "external" it does nothing when the -wal at the
+// path is missing or empty (Restore moved ours aside with the old file and
+// left the restored file an empty one of its own): no frame there can be
+// read as the new file's, so the only TRUNCATE cardsync then ever runs is
+// the one that keeps our frames from being read as those of a file put in
+// place by hand.
 func (w *Warehouse) checkpointTruncate(ctx context.Context) {
 	if w.externalCheckpoints() {
-		if _, err := os.Stat(w.path + "-wal"); errors.Is(err, fs.ErrNotExist) {
+		if fi, err := os.Stat(w.path + "-wal"); errors.Is(err, fs.ErrNotExist) || err == nil && fi.Size() == 0 {
 			return
 		}
 	}

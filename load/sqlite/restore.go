@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -56,10 +57,15 @@ const restoreTempSuffix = ".restore-*.tmp"
 // so no stale frame can ever be read as the restored file's, and the copy
 // is renamed over the warehouse and the directory fsynced.
 //
-// The restored file is a plain rollback-journal database; the next writer
-// puts it back in WAL mode and migrates it if it is older than the binary.
-// A daemon that had the old file open adopts the new one at its next run
-// (Warehouse.Verify) and resumes from the restored checkpoint.
+// The restored file is in WAL mode, as a live warehouse is: the copy is
+// switched to WAL before the swap, and after it the file is opened once
+// with a persistent WAL, so an empty -wal and a -shm sit beside it and
+// read-only analysts (who cannot create them) can open it at once. Should
+// that last step fail, the restore has still happened: the error says so
+// (wrapping ErrWALFiles), and the next writer creates them. The next writer
+// also migrates the file if it is older than the binary. A daemon that had
+// the old file open adopts the new one at its next run (Warehouse.Verify)
+// and resumes from the restored checkpoint.
 func Restore(ctx context.Context, warehousePath, file string, opts RestoreOptions) (_ RestoreResult, err error) {
 	defer classify(&err)
 	var res RestoreResult
@@ -108,6 +114,9 @@ func Restore(ctx context.Context, warehousePath, file string, opts RestoreOption
 	if len(reasons) > 0 && !opts.Force {
 		return res, &RestoreRefusedError{Warehouse: abs, File: src, Comparison: c, Reasons: reasons}
 	}
+	if err := walMode(ctx, tmp); err != nil {
+		return res, fmt.Errorf("restore: the copy: %w", err)
+	}
 	if uid >= 0 {
 		// Best effort: root restoring for the service user gives the file
 		// back to it; anyone else can only keep their own.
@@ -148,7 +157,58 @@ func Restore(ctx context.Context, warehousePath, file string, opts RestoreOption
 	if err := syncDir(dir); err != nil {
 		return res, fmt.Errorf("restore: sync %s: %w", dir, err)
 	}
+	// Still holding both locks: no writer has opened the new file yet.
+	if err := keepWALFiles(ctx, abs); err != nil {
+		kept := ""
+		if res.BeforeRestore != "" {
+			kept = " (the replaced warehouse is kept as " + res.BeforeRestore + ")"
+		}
+		return res, fmt.Errorf("restore: %s is restored%s, but %w: %w", abs, kept, ErrWALFiles, err)
+	}
 	return res, nil
+}
+
+// ErrWALFiles is wrapped when Restore swapped the file in but could not
+// create its -wal and -shm: the restore is done, and until the next writer
+// (a run, or cardsync check) creates them, readers without write access to
+// the directory cannot open the warehouse.
+var ErrWALFiles = errors.New("its -wal and -shm could not be created (readers without write access to the directory cannot open it until the next run or cardsync check)")
+
+// walMode switches the database file at path to WAL mode, which SQLite
+// keeps in the file's header, and closes it: the -wal and -shm it made go
+// with the connection.
+func walMode(ctx context.Context, path string) error {
+	db, err := sql.Open("sqlite", dsn(path, []string{"mode=rw", "_pragma=busy_timeout(5000)", "_pragma=trusted_schema(0)"}))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	var mode string
+	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
+		return fmt.Errorf("journal_mode=WAL: %w", err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("journal_mode is %q, want wal (is the file on a filesystem without shared memory?)", mode)
+	}
+	return db.Close()
+}
+
+// keepWALFiles opens the WAL database at path read-write with a persistent
+// WAL (as every writer does) and closes it, leaving an empty -wal and a
+// -shm beside it with the file's mode (and, as root, its owner).
+func keepWALFiles(ctx context.Context, path string) error {
+	db, err := sql.Open("sqlite", dsn(path, []string{"mode=rw", "_pragma=busy_timeout(5000)", "_pragma=trusted_schema(0)"}))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	w := &Warehouse{db: db, path: path}
+	if err := w.persistWAL(ctx); err != nil {
+		return err
+	}
+	return db.Close()
 }
 
 // restoreSource checks the file a restore reads (a regular file, not the

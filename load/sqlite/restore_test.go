@@ -16,9 +16,9 @@ var restoreTime = time.Date(2025, 3, 2, 10, 0, 0, 0, time.FixedZone("CET", 3600)
 
 // TestRestore: a backup taken after one run, restored (forced) after a
 // second run, brings back the first state; the second is kept in
-// .before-restore-<time>, WAL frames included, and the next writer opens
-// the restored file in WAL mode with its checkpoint. A second restore
-// keeps its own file beside the first.
+// .before-restore-<time>, WAL frames included; the restored file is a live
+// WAL warehouse (liveWAL) and the next writer opens it with its
+// checkpoint. A second restore keeps its own file beside the first.
 func TestRestore(t *testing.T) {
 	for _, mode := range []string{load.CheckpointAuto, load.CheckpointExternal} {
 		t.Run(mode, func(t *testing.T) {
@@ -41,11 +41,7 @@ func TestRestore(t *testing.T) {
 			if want := path + ".before-restore-20250302T090000Z"; first.BeforeRestore != want {
 				t.Errorf("kept the replaced warehouse as %q, want %q", first.BeforeRestore, want)
 			}
-			for _, suffix := range []string{"-wal", "-shm"} {
-				if _, err := os.Stat(path + suffix); !errors.Is(err, os.ErrNotExist) {
-					t.Errorf("%s still beside the restored file: %v", suffix, err)
-				}
-			}
+			liveWAL(t, path)
 			if n := pathInt(t, first.BeforeRestore, "SELECT count(*) FROM cards"); n != 45 {
 				t.Errorf(".before-restore has %d cards, want the replaced warehouse's 45", n)
 			}
@@ -77,6 +73,7 @@ func TestRestore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			liveWAL(t, path)
 			if want := path + ".before-restore-20250302T090000Z-2"; second.BeforeRestore != want {
 				t.Errorf("second restore kept the replaced warehouse as %q, want %q", second.BeforeRestore, want)
 			}
@@ -93,7 +90,9 @@ func TestRestore(t *testing.T) {
 // TestRestoreUnderAnOpenWriter: the daemon keeps the warehouse open between
 // runs; a restore then swaps the file, and the writer's next Verify adopts
 // it. The writer's own WAL (frames not yet checkpointed) never reaches the
-// restored file: it went aside with the old one.
+// restored file: it went aside with the old one. With checkpoint
+// "external", the empty -wal the restore left at the path is no reason for
+// a TRUNCATE checkpoint: the old file's WAL keeps its frames.
 func TestRestoreUnderAnOpenWriter(t *testing.T) {
 	w, path, _ := openTest(t, load.Options{Checkpoint: load.CheckpointExternal})
 	fillWarehouse(t, w, 1)
@@ -108,9 +107,13 @@ func TestRestoreUnderAnOpenWriter(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Restore under an open writer: %v", err)
 	}
+	liveWAL(t, path)
 	ev, msg, err := w.Verify(t.Context())
 	if err != nil || ev != load.FileSwitched {
 		t.Fatalf("Verify after restore: %v %q %v, want FileSwitched", ev, msg, err)
+	}
+	if fi, err := os.Stat(restored.BeforeRestore + "-wal"); err != nil || fi.Size() == 0 {
+		t.Errorf("the replaced file's WAL after Verify: %v (size %d), want its frames (no TRUNCATE with checkpoint external)", err, fileSize(restored.BeforeRestore+"-wal"))
 	}
 	if n := queryInt(t, w, "SELECT count(*) FROM cards"); n != 15 {
 		t.Errorf("the writer sees %d cards after the restore, want the backup's 15", n)
@@ -125,6 +128,41 @@ func TestRestoreUnderAnOpenWriter(t *testing.T) {
 	}
 	if n := pathInt(t, restored.BeforeRestore, "SELECT count(*) FROM cards"); n != 30 {
 		t.Errorf(".before-restore has %d cards, want 30 (its WAL kept beside it)", n)
+	}
+}
+
+// liveWAL checks that the restored file at path is a warehouse as a live
+// one is: in WAL mode (PRAGMA journal_mode read on a read-only connection,
+// as an analyst's), with an empty -wal (no stale frame) and a -shm beside
+// it, both with the file's mode, so a reader that cannot create them can
+// open it.
+func liveWAL(t *testing.T, path string) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		si, err := os.Stat(path + suffix)
+		if err != nil {
+			t.Errorf("no %s beside the restored file: %v", suffix, err)
+			continue
+		}
+		if si.Mode().Perm() != fi.Mode().Perm() {
+			t.Errorf("%s mode %v, the file's %v", suffix, si.Mode().Perm(), fi.Mode().Perm())
+		}
+		if suffix == "-wal" && si.Size() != 0 {
+			t.Errorf("-wal of the restored file holds %d bytes, want 0", si.Size())
+		}
+	}
+	db, err := openPlain(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var mode string
+	if err := db.QueryRowContext(t.Context(), "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal_mode of the restored file on a read-only connection: %q, %v; want wal", mode, err)
 	}
 }
 
@@ -211,6 +249,7 @@ func TestRestoreMissingWarehouse(t *testing.T) {
 	if restored.BeforeRestore != "" {
 		t.Errorf("kept %q for a missing warehouse", restored.BeforeRestore)
 	}
+	liveWAL(t, target)
 	if n := pathInt(t, target, "SELECT count(*) FROM cards"); n != 15 {
 		t.Errorf("restored %d cards, want 15", n)
 	}

@@ -174,6 +174,9 @@ func checkConfig(img ociImage, version string) error {
 	want("volume /"+stateDir, vol, c.Volumes)
 	want("working dir", c.WorkingDir == "/"+stateDir, c.WorkingDir)
 	want("env CARDSYNC_CONFIG", slices.Contains(c.Env, "CARDSYNC_CONFIG=/etc/cardsync/config.toml"), c.Env)
+	_, port := c.ExposedPorts[metricsPort]
+	want("exposed port "+metricsPort, port && len(c.ExposedPorts) == 1, c.ExposedPorts)
+	want("cmd", slices.Equal(c.Cmd, []string{"serve"}), c.Cmd)
 	for _, k := range []string{"version", "revision", "source", "licenses", "created", "title"} {
 		v := c.Labels["org.opencontainers.image."+k]
 		want("label "+k, v != "" && img.Manifest.Annotations["org.opencontainers.image."+k] == v, v)

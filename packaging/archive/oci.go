@@ -27,6 +27,11 @@ const (
 	imageUser  = "cardsync"
 	stateDir   = "var/lib/cardsync"
 	binaryPath = "usr/bin/cardsync"
+	// metricsPort is the port of serve's /metrics and /healthz in every
+	// doc and example ([metrics] listen = "127.0.0.1:9464"). serve listens
+	// on nothing by default: in the image, the mounted config sets
+	// listen = "0.0.0.0:9464" to reach it through the published port.
+	metricsPort = "9464/tcp"
 )
 
 // imageSpec is what one image archive holds.
@@ -97,14 +102,17 @@ type imageConfig struct {
 	} `json:"history"`
 }
 
+// runtimeConfig is the image config's "config" object. docs/operating.md
+// shows every field of it as the image has it (TestImageConfigIsDocumented).
 type runtimeConfig struct {
-	User       string              `json:"User"`
-	Entrypoint []string            `json:"Entrypoint"`
-	Env        []string            `json:"Env"`
-	Cmd        []string            `json:"Cmd"`
-	WorkingDir string              `json:"WorkingDir"`
-	Volumes    map[string]struct{} `json:"Volumes"`
-	Labels     map[string]string   `json:"Labels"`
+	User         string              `json:"User"`
+	ExposedPorts map[string]struct{} `json:"ExposedPorts"`
+	Entrypoint   []string            `json:"Entrypoint"`
+	Env          []string            `json:"Env"`
+	Cmd          []string            `json:"Cmd"`
+	WorkingDir   string              `json:"WorkingDir"`
+	Volumes      map[string]struct{} `json:"Volumes"`
+	Labels       map[string]string   `json:"Labels"`
 }
 
 // blobs is the content of blobs/sha256/, by digest.
@@ -193,8 +201,9 @@ func writeOCI(w io.Writer, s imageSpec) error {
 			return fmt.Errorf("image %s/%s layer: %w", p.OS, p.Arch, err)
 		}
 		cfg := imageConfig{Created: created, Architecture: p.Arch, OS: p.OS, Config: runtimeConfig{
-			User:       fmt.Sprintf("%d:%d", imageUID, imageUID),
-			Entrypoint: []string{"/" + binaryPath},
+			User:         fmt.Sprintf("%d:%d", imageUID, imageUID),
+			ExposedPorts: map[string]struct{}{metricsPort: {}},
+			Entrypoint:   []string{"/" + binaryPath},
 			// Every command finds the mounted config without -config
 			// (podman run IMAGE status), and the default command is serve.
 			Env:        []string{"CARDSYNC_CONFIG=/etc/cardsync/config.toml"},
