@@ -146,6 +146,7 @@ func render(ctx context.Context, w io.Writer, d load.ReportData, account string)
 		"t":      func(s string) template.HTML { return template.HTML(escape(s)) },
 		"stamp":  stamp,
 		"plural": func(n int, noun string) string { return plural(int64(n), noun) },
+		"id":     idHTML,
 		// name is t, with a break allowed after each '_' (amount names).
 		"name": func(s string) template.HTML {
 			return template.HTML(strings.ReplaceAll(escape(s), "_", "_<wbr>"))
