@@ -143,7 +143,9 @@ func measureLayout(t *testing.T, chromium, page string, width int64) layout {
 // 400 and 320 px wide: nothing wider than the viewport (tables scroll in
 // their own box), the latest balances and the titles whole, each chart
 // shown with at least two points (one per run), text at least 11 px as
-// drawn, and each legend's colours distinct.
+// drawn, each legend's colours distinct, and the page read at a glance
+// (checkGlance): no flat balance chart, no bar dwarfed by the backfill's,
+// every card id on one line.
 func TestReportLayoutInChromium(t *testing.T) {
 	chromium := findChromium(t)
 	up := newUpstream(t, sim.Options{Seed: 25, Cards: 120, OddData: true, AccountDrift: true})
