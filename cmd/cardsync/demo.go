@@ -107,7 +107,7 @@ func (m *Main) runDemo(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	// openStore's, with the demo's clock stamping the warehouse.
+	// openAccountStore's, with the demo's clock stamping the warehouse.
 	opts := s.LoadOptions()
 	opts.Logger, opts.Account, opts.Now = log, load.DefaultAccount, clock.Now
 	st, err := worker.OpenTarget(ctx, storeTarget(s), opts, true)
