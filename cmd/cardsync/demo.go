@@ -178,13 +178,11 @@ func (m *Main) demoSyncs(ctx context.Context, job *worker.Job, srv *sim.Server, 
 			}
 		}},
 	}
+	h := int(demoSpacing / time.Hour)
+	fmt.Fprintf(m.Stdout, "\nthe demo's clock starts %d hours behind and moves %d hours on before each later sync: its runs are stamped %d hours apart, the last one now\n",
+		(len(steps)-1)*h, h, h)
 	for i, step := range steps {
 		clock.behind(len(steps) - 1 - i)
-		if i == 0 {
-			h := int(demoSpacing / time.Hour)
-			fmt.Fprintf(m.Stdout, "\nthe demo's clock starts %d hours behind and moves %d hours on before each later sync: its runs are stamped %d hours apart, the last one now\n",
-				(len(steps)-1)*h, h, h)
-		}
 		if step.upstream != nil {
 			step.upstream()
 		}
