@@ -167,7 +167,7 @@ func (m *Main) demoSyncs(ctx context.Context, job *worker.Job, srv *sim.Server, 
 			srv.AddCard()
 		}},
 		{"sync again, one page answered 429 Too Many Requests (the client waits and retries): cards missed by two consecutive complete walks are marked removed", func() {
-			srv.InjectFault(sim.Fault{Endpoint: sim.EndpointCards, Kind: sim.FaultRateLimit, Pages: []int{2}, Times: 1})
+			srv.InjectFault(sim.Fault{Endpoint: sim.EndpointCards, Kind: sim.FaultRateLimit, Pages: []int{1}, Times: 1})
 		}},
 		{"upstream: a removed card came back, one more changed, one more removed; sync again (the card that came back is returned, the one missing is pending)", func() {
 			srv.ClearFaults()
