@@ -191,30 +191,7 @@ func TestReportLayoutInChromium(t *testing.T) {
 	if strings.Contains(strings.ToLower(string(html)), "<script") {
 		t.Error("the report has a script")
 	}
-	t.Run("probe", func(t *testing.T) {
-		// A page with each fault: the checks below must see them.
-		probe := filepath.Join(t.TempDir(), "probe.html")
-		bad := `<!DOCTYPE html><meta name="viewport" content="width=device-width"><body>
-<div style="width:700px">wide</div><figure><figcaption style="white-space:nowrap;overflow:hidden">` + strings.Repeat("title ", 40) + `</figcaption>
-<svg class="chart" viewBox="0 0 720 200" data-points="1" aria-labelledby="x"><text x="1" y="9" style="font-size:11px">tiny</text></svg>
-<ul class="legend"><li style="--k:#0072b2">a</li><li style="--k:#0072b2">b</li></ul></figure>
-<table style="width:60px"><tbody><tr><td style="word-break:break-all">` + strings.Repeat("x", 300) + `</td></tr></tbody></table>
-<svg class="chart" viewBox="0 0 480 220" aria-labelledby="bal-x-t bal-x-d"><g class="f1"><circle cx="10" cy="50" r="2"/><circle cx="90" cy="50" r="2"/></g></svg>
-<svg class="chart" viewBox="0 0 480 220" aria-labelledby="changes-t changes-d"><path class="f1" d="M10 190V10h20V190zM40 190V188h20V190z"/></svg>
-<p style="width:80px"><span class="id">card-0123456789-card-0123456789</span></p>`
-		if err := os.WriteFile(probe, []byte(bad), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		l := measureLayout(t, chromium, probe, 400)
-		if l.ScrollW <= l.VW || len(l.Wide) == 0 || len(l.Cut) == 0 || len(l.Charts) != 3 || l.Charts[0].Points != 1 ||
-			len(l.Small) == 0 || len(l.Legends) != 1 || l.Legends[0][0] != l.Legends[0][1] || len(l.Tall) == 0 {
-			t.Fatalf("the checks miss a fault of the probe page: %+v", l)
-		}
-		if !slices.Equal(l.Flat, []string{"bal-x-t bal-x-d"}) || len(l.Bars) != 1 || len(l.IDs) != 1 || l.IDs[0].Lines < 2 ||
-			len(dwarfed(l)) != 1 || len(wrappedIDs(l)) != 1 {
-			t.Fatalf("the checks miss a flat balance chart, a dwarfed bar or a wrapped id of the probe page: %+v", l)
-		}
-	})
+	t.Run("probe", func(t *testing.T) { checkProbe(t, chromium) })
 	for _, width := range []int64{1400, 400, 320} {
 		t.Run(fmt.Sprint(width), func(t *testing.T) {
 			l := measureLayout(t, chromium, page, width)
@@ -319,5 +296,32 @@ func checkGlance(t *testing.T, l layout) {
 	}
 	if cut == 0 {
 		t.Errorf("no long id was cut: %+v", l.IDs)
+	}
+}
+
+// checkProbe measures a page with each fault the layout checks look for:
+// they must see every one.
+func checkProbe(t *testing.T, chromium string) {
+	t.Helper()
+	probe := filepath.Join(t.TempDir(), "probe.html")
+	bad := `<!DOCTYPE html><meta name="viewport" content="width=device-width"><body>
+<div style="width:700px">wide</div><figure><figcaption style="white-space:nowrap;overflow:hidden">` + strings.Repeat("title ", 40) + `</figcaption>
+<svg class="chart" viewBox="0 0 720 200" data-points="1" aria-labelledby="x"><text x="1" y="9" style="font-size:11px">tiny</text></svg>
+<ul class="legend"><li style="--k:#0072b2">a</li><li style="--k:#0072b2">b</li></ul></figure>
+<table style="width:60px"><tbody><tr><td style="word-break:break-all">` + strings.Repeat("x", 300) + `</td></tr></tbody></table>
+<svg class="chart" viewBox="0 0 480 220" aria-labelledby="bal-x-t bal-x-d"><g class="f1"><circle cx="10" cy="50" r="2"/><circle cx="90" cy="50" r="2"/></g></svg>
+<svg class="chart" viewBox="0 0 480 220" aria-labelledby="changes-t changes-d"><path class="f1" d="M10 190V10h20V190zM40 190V188h20V190z"/></svg>
+<p style="width:80px"><span class="id">card-0123456789-card-0123456789</span></p>`
+	if err := os.WriteFile(probe, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := measureLayout(t, chromium, probe, 400)
+	if l.ScrollW <= l.VW || len(l.Wide) == 0 || len(l.Cut) == 0 || len(l.Charts) != 3 || l.Charts[0].Points != 1 ||
+		len(l.Small) == 0 || len(l.Legends) != 1 || l.Legends[0][0] != l.Legends[0][1] || len(l.Tall) == 0 {
+		t.Fatalf("the checks miss a fault of the probe page: %+v", l)
+	}
+	if !slices.Equal(l.Flat, []string{"bal-x-t bal-x-d"}) || len(l.Bars) != 1 || len(l.IDs) != 1 || l.IDs[0].Lines < 2 ||
+		len(dwarfed(l)) != 1 || len(wrappedIDs(l)) != 1 {
+		t.Fatalf("the checks miss a flat balance chart, a dwarfed bar or a wrapped id of the probe page: %+v", l)
 	}
 }
