@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,7 +39,8 @@ func TestSpanExact(t *testing.T) {
 }
 
 // youngData is a warehouse three minutes old: three runs a minute apart,
-// the second the longest (2 s), one snapshot each.
+// the second the longest (2 s), one snapshot each, whose balance never
+// moved and whose cards_balance moved at each run.
 func youngData(t *testing.T) load.ReportData {
 	t.Helper()
 	now := time.Date(2026, 3, 3, 12, 0, 0, 0, time.UTC)
@@ -58,6 +60,12 @@ func youngData(t *testing.T) load.ReportData {
 		b.Run = int64(i + 5)
 		rows = append(rows, b)
 	}
+	for i := range 3 {
+		v := int64(-1207 + 4000*i)
+		b := load.NewBalanceDay("cards_balance", time.Time{}, 1, v, v, v, v)
+		b.Run = int64(i + 5)
+		rows = append(rows, b)
+	}
 	d.Fine.SetBalances(rows)
 	last := now.Add(-42 * time.Second)
 	d.LastSuccessAt, d.LastSuccessRun = &last, 7
@@ -65,9 +73,11 @@ func youngData(t *testing.T) load.ReportData {
 }
 
 // TestYoungWarehousePage: a warehouse minutes old is drawn per run, each
-// chart with a point per run; a flat amount draws no band and its legend
-// names the line only; the header says the last sync was 42 s before;
-// the longest run is named with its exact durations.
+// chart with a point per run; an amount that moved at each run (one
+// snapshot a run) draws no band and its legend names the line only; one
+// that never moved draws no chart, but a line of text with its exact
+// value; the header says the last sync was 42 s before; the longest run
+// is named with its exact durations.
 func TestYoungWarehousePage(t *testing.T) {
 	d := youngData(t)
 	if d.Fine == nil || d.Fine.Unit != load.FineRun {
@@ -80,16 +90,23 @@ func TestYoungWarehousePage(t *testing.T) {
 	if !strings.Contains(p.LastSuccess, "run 7, 42 s before this report") {
 		t.Errorf("last success %q", p.LastSuccess)
 	}
-	if len(p.Balances) != 1 {
-		t.Fatalf("%d balance figures", len(p.Balances))
+	if len(p.Balances) != 1 || !slices.Equal(p.Unchanged, []unchangedAmount{{"balance", "98542.10", 3}}) {
+		t.Fatalf("%d balance figures, unchanged %+v; want cards_balance drawn, balance unchanged over 3 snapshots", len(p.Balances), p.Unchanged)
 	}
 	bal := p.Balances[0]
 	svg := string(bal.SVG)
 	if strings.Contains(svg, `class="band`) || strings.Contains(svg, "the band") || len(bal.Legend) != 1 || !strings.Contains(svg, `data-points="3"`) || !strings.Contains(svg, ">#6<") {
-		t.Errorf("a flat balance over 3 runs: legend %+v, chart %s", bal.Legend, svg)
+		t.Errorf("cards_balance, one value a run over 3 runs: legend %+v, chart %s", bal.Legend, svg)
 	}
-	if !strings.Contains(svg, "98542.10") {
-		t.Error("the balance's exact value is not a tick")
+	var page strings.Builder
+	if err := Render(&page, d); err != nil {
+		t.Fatal(err)
+	}
+	if want := `<li><b>balance</b>: <span class="mono">98542.10</span> <span class="muted">(unchanged over 3 snapshots)</span></li>`; !strings.Contains(page.String(), want) {
+		t.Errorf("the page lacks the unchanged balance's line %s", want)
+	}
+	if strings.Contains(page.String(), `id="bal-balance`) || !strings.Contains(page.String(), `id="bal-cards_balance-t"`) {
+		t.Error("the unchanged balance has a chart, or the moving cards_balance none")
 	}
 	dur := string(p.Runs[0].SVG)
 	if !strings.Contains(dur, "the longest, run 6, took 2 s.") || strings.Contains(dur, "fetch") {

@@ -31,6 +31,12 @@
 // summed per currency, exactly, by the rule of cards_flat.balance_minor
 // (load.CardSum; the balance field's card_fields type says how).
 //
+// The page reads at a glance: an amount that never moved in the period
+// is a line of text, not a flat chart; a bar chart whose few tallest bars
+// would flatten the rest (a backfill beside later runs) has its axis cut
+// and those bars drawn broken with their value (bars.go); long card ids
+// are cut with an ellipsis, whole in a title, so rows keep one line.
+//
 // Each chart is drawn twice, wide and narrow, and the CSS shows the one
 // that fits (under 600 px: a phone), so labels stay at least 11 px as
 // drawn; tables scroll inside their own box; colours are the Okabe–Ito

@@ -28,11 +28,30 @@ const (
 // amountText is a tick of an amount in cents.
 func amountText(v int64) string { return cents(v) }
 
-func balanceFigures(ctx context.Context, t timeline) ([]figure, error) {
+// unchangedAmount is an amount that held one value over every snapshot
+// of the period: a line of text, not a flat chart.
+type unchangedAmount struct {
+	Name, Value string
+	Snapshots   int64
+}
+
+// Note says over what it held: "unchanged over 4 snapshots", or "1
+// snapshot".
+func (u unchangedAmount) Note() string {
+	if u.Snapshots == 1 {
+		return "1 snapshot"
+	}
+	return fmt.Sprintf("unchanged over %d snapshots", u.Snapshots)
+}
+
+// balanceFigures draws a chart of each amount that moved in the period
+// and lists those that did not (unchanged), in AmountNames' order.
+func balanceFigures(ctx context.Context, t timeline) ([]figure, []unchangedAmount, error) {
 	var out []figure
+	var flat []unchangedAmount
 	for _, name := range load.AmountNames() {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		var rows []load.BalanceDay
 		for _, b := range t.balances {
@@ -43,9 +62,26 @@ func balanceFigures(ctx context.Context, t timeline) ([]figure, error) {
 		if len(rows) == 0 {
 			continue
 		}
+		if u, ok := unchanged(name, rows); ok {
+			flat = append(flat, u)
+			continue
+		}
 		out = append(out, balanceFigure(t, name, rows))
 	}
-	return out, nil
+	return out, flat, nil
+}
+
+// unchanged reports whether rows (one amount's slots) hold one value
+// throughout, and that value with the number of snapshots.
+func unchanged(name string, rows []load.BalanceDay) (unchangedAmount, bool) {
+	u := unchangedAmount{Name: name, Value: rows[0].FirstText}
+	for _, b := range rows {
+		if b.Min != rows[0].Min || b.Max != rows[0].Min {
+			return unchangedAmount{}, false
+		}
+		u.Snapshots += max(b.Snapshots, 1) // a slot with a value has a snapshot
+	}
+	return u, true
 }
 
 func balanceFigure(t timeline, name string, rows []load.BalanceDay) figure {

@@ -32,8 +32,11 @@ type page struct {
 	Current, Removed int64
 	Pending          int64
 
-	Latest       *latestView
-	Balances     []figure
+	Latest   *latestView
+	Balances []figure
+	// Unchanged are the amounts that held one value all period, said in
+	// a line each rather than drawn flat.
+	Unchanged    []unchangedAmount
 	BalancesNote string
 	// CardSums are the current cards' balances by currency; CardSumsNote
 	// says by which rule (the balance field's type) they were summed.
@@ -128,7 +131,7 @@ func newPage(ctx context.Context, d load.ReportData) (page, error) {
 	tl := newTimeline(d)
 	p.BalancesNote = tl.note
 	var err error
-	if p.Balances, err = balanceFigures(ctx, tl); err != nil {
+	if p.Balances, p.Unchanged, err = balanceFigures(ctx, tl); err != nil {
 		return page{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -193,6 +196,21 @@ func changeViews(changes []load.CardChange) []changeView {
 		out = append(out, v)
 	}
 	return out
+}
+
+// maxIDRunes is the most characters of a card id a table shows: a UUID
+// (36) whole; a longer id is cut, so that its row keeps one line.
+const maxIDRunes = 40
+
+// idHTML is a card id as a table cell shows it: on one line, and when
+// longer than maxIDRunes cut with an ellipsis, whole in its title (the
+// tooltip).
+func idHTML(id string) template.HTML {
+	r := []rune(id)
+	if len(r) <= maxIDRunes {
+		return template.HTML(`<span class="id">` + escape(id) + `</span>`)
+	}
+	return template.HTML(`<span class="id" title="` + escape(id) + `">` + escape(string(r[:maxIDRunes-1])) + `…</span>`)
 }
 
 // shownID is a card id as the page shows it. The warehouse stores an id

@@ -155,6 +155,7 @@ func render(ctx context.Context, w io.Writer, d load.ReportData, account string)
 			}
 			return english.Count(v.Int(), noun), nil
 		},
+		"id": idHTML,
 		// name is t, with a break allowed after each '_' (amount names).
 		"name": func(s string) template.HTML {
 			return template.HTML(strings.ReplaceAll(escape(s), "_", "_<wbr>"))

@@ -255,7 +255,12 @@ func (c *chart) draw(g geometry) template.HTML {
 	var b strings.Builder
 	id := c.id + g.suffix
 	fmt.Fprintf(&b, `<svg class="chart %s" viewBox="0 0 %d %d" role="img" aria-labelledby="%s-t %s-d" data-points="%d">`, g.class, g.w, g.h, id, id, c.points())
-	fmt.Fprintf(&b, `<title id="%s-t">%s</title><desc id="%s-d">%s</desc>`, id, escape(c.title), id, escape(c.desc))
+	cut := c.barCut()
+	desc := c.desc
+	if cut.on() {
+		desc += c.cutDesc(cut)
+	}
+	fmt.Fprintf(&b, `<title id="%s-t">%s</title><desc id="%s-d">%s</desc>`, id, escape(c.title), id, escape(desc))
 	lo, hi, ok := c.yRange()
 	if !ok || c.slots == 0 {
 		fmt.Fprintf(&b, `<text x="%d" y="%d" class="empty">no data in this period</text></svg>`, g.w/2, g.h/2)
@@ -264,6 +269,9 @@ func (c *chart) draw(g geometry) template.HTML {
 	if lo == hi && !c.zero {
 		// A flat line in the middle; held at the int64 bounds.
 		lo, hi = satAdd(lo, -1), satAdd(hi, 1)
+	}
+	if cut.on() {
+		hi = cut.top // the bars above are drawn broken (drawCuts)
 	}
 	ts := ticks(lo, hi)
 	if len(ts) == 0 {
@@ -275,9 +283,14 @@ func (c *chart) draw(g geometry) template.HTML {
 		labels[i] = c.yLabel(t)
 		left = max(left, int(fontW*float64(len(labels[i])))+12)
 	}
-	p := newPlot(g, left, min(ts[0], lo), max(ts[len(ts)-1], hi), c.slots)
+	top := padTop
+	if cut.on() {
+		top += cutRoom
+	}
+	p := newPlot(g, left, top, min(ts[0], lo), max(ts[len(ts)-1], hi), c.slots)
 	c.drawScales(&b, p, ts, labels)
-	c.drawBars(&b, p)
+	c.drawBars(&b, p, cut)
+	c.drawCuts(&b, p, cut)
 	c.drawBands(&b, p)
 	c.drawLines(&b, p)
 	axis := p.lo
@@ -290,26 +303,27 @@ func (c *chart) draw(g geometry) template.HTML {
 }
 
 // plot places values and slots in the chart's plot area: left is the room
-// for the y labels, [lo, hi] the range of the y axis. Geometry alone is
+// for the y labels, top the room above (the unit; a cut's broken bars),
+// [lo, hi] the range of the y axis. Geometry alone is
 // floating point: values stay integers, and their offsets from lo are
 // taken exactly (as uint64) before they become pixels, so a span of a few
 // cents at 9e18 still draws apart and no difference overflows.
 type plot struct {
 	g            geometry
-	left         int
+	left, top    int
 	lo, hi       int64
 	span         float64
 	plotH, slotW float64
 }
 
 // newPlot returns the plot of the range [lo, hi] over slots slots.
-func newPlot(g geometry, left int, lo, hi int64, slots int) plot {
+func newPlot(g geometry, left, top int, lo, hi int64, slots int) plot {
 	span := float64(uint64(hi) - uint64(lo))
 	if hi <= lo {
 		span = 1
 	}
-	return plot{g: g, left: left, lo: lo, hi: hi, span: span,
-		plotH: float64(g.h - padTop - padBot), slotW: float64(g.w-left-padRight) / float64(max(slots, 1))}
+	return plot{g: g, left: left, top: top, lo: lo, hi: hi, span: span,
+		plotH: float64(g.h - top - padBot), slotW: float64(g.w-left-padRight) / float64(max(slots, 1))}
 }
 
 // offset is v-lo as a float, exact up to the float's rounding whatever
@@ -323,7 +337,7 @@ func (p plot) offset(v int64) float64 {
 
 // y is the pixel height of value v.
 func (p plot) y(v int64) float64 {
-	return float64(padTop) + p.plotH*(1-p.offset(v)/p.span)
+	return float64(p.top) + p.plotH*(1-p.offset(v)/p.span)
 }
 
 // x is the pixel middle of slot i.
@@ -355,42 +369,6 @@ func (c *chart) drawScales(b *strings.Builder, p plot, ts []int64, labels []stri
 		fmt.Fprintf(b, `<text x="%s" y="%d">%s</text>`, num(p.x(i)), p.g.h-8, escape(c.slotLabel(i)))
 	}
 	b.WriteString(`</g>`)
-}
-
-// drawBars draws the bar series stacked per slot, positive values up from
-// 0 and negative ones down.
-func (c *chart) drawBars(b *strings.Builder, p plot) {
-	if len(c.bars) == 0 {
-		return
-	}
-	base := p.y(0)
-	pos := make([]int64, c.slots)
-	neg := make([]int64, c.slots)
-	w := max(p.slotW*0.8, 0.6)
-	for _, s := range c.bars {
-		var d strings.Builder
-		for i, v := range s.values {
-			if v == 0 {
-				continue
-			}
-			var from, to int64
-			if v > 0 {
-				from, to = pos[i], satAdd(pos[i], v)
-				pos[i] = to
-			} else {
-				from, to = neg[i], satAdd(neg[i], v)
-				neg[i] = to
-			}
-			y0, y1 := p.y(from), p.y(to)
-			if from == 0 {
-				y0 = base
-			}
-			fmt.Fprintf(&d, "M%s %sV%sh%sV%sz", num(p.x(i)-w/2), num(y0), num(y1), num(w), num(y0))
-		}
-		if d.Len() > 0 {
-			fmt.Fprintf(b, `<path class="f%d" d="%s"/>`, s.color, d.String())
-		}
-	}
 }
 
 // drawBands draws each band as one closed path; a band of no width

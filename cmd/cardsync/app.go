@@ -322,12 +322,6 @@ func newClient(s config.Settings, log *slog.Logger, onWait func(string, time.Dur
 	return newAccountClient(s, s.AccountSettings, nil, log, onWait, obs)
 }
 
-// openStore takes the [api] account's run lock (when hold) and opens the
-// warehouse.
-func openStore(ctx context.Context, s config.Settings, log *slog.Logger, hold bool) (*worker.Store, error) {
-	return openAccountStore(ctx, s, load.DefaultAccount, log, hold, nil, nil)
-}
-
 // openForReading opens account of the settings' warehouse read-only
 // (dialect.OpenReadOnly) for a command that only reads (status, report,
 // check of a PostgreSQL warehouse): no DDL, no write (a PostgreSQL role

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cardsync/cardsync/config"
@@ -27,17 +28,46 @@ Usage: cardsync demo [flags]
 
 Runs cardsync end to end with no credentials: starts the Card Payment Service
 simulator in-process on loopback (with a scaled rate-limit window so it takes
-seconds), backfills the warehouse, then changes a few cards upstream (one
-changed, one removed, one added) and syncs again (the removed card is now
-pending: one walk missing a card is not proof it is gone), syncs once more
-(the removal is confirmed), and prints the run summaries and queries to try.
-It also writes report.html next to the warehouse (what cardsync report
-writes) and prints its path. The demo warehouse is replaced on each run.
+seconds) and syncs four times, so that every query of docs/analysts.md and
+every chart of the report shows something:
+
+  1) the backfill;
+  2) after one card changed, two removed and one added upstream (the
+     removed ones are pending: one walk missing a card is not proof);
+  3) again, the removals confirmed (one page is answered 429 Too Many
+     Requests on the way: the client waits and retries);
+  4) after a removed card came back, one more changed and one more
+     removed (pending).
+
+The account's balance and cards_balance move between syncs. The syncs are
+stamped 12 hours apart on the demo's clock, the last one now, so the
+history spans more than one UTC day and day-by-day queries show a move.
+It prints the run summaries and queries to try, and writes report.html
+next to the warehouse (what cardsync report writes) and prints its path.
+The demo warehouse is replaced on each run.
 
 Examples:
   go run ./cmd/cardsync demo
   cardsync demo -db /tmp/demo.db -cards 1000
 `
+
+// demoSpacing is how far apart the demo's syncs are stamped: its clock
+// starts one spacing behind the real one per later sync and moves on by a
+// spacing before each, so the last sync is stamped now and the history
+// spans more than one UTC day. The demo's three spacings stay within the
+// report's per-run axis (load.ReportFineSpan).
+const demoSpacing = 12 * time.Hour
+
+// demoClock is the demo's clock: the real one, lag behind. Durations
+// within a sync are real; the simulator, the worker and the warehouse all
+// read it, so card stamps and run stamps agree.
+type demoClock struct{ lag atomic.Int64 }
+
+// Now returns the real time less the lag.
+func (c *demoClock) Now() time.Time { return time.Now().Add(-time.Duration(c.lag.Load())) }
+
+// behind sets the lag to n spacings.
+func (c *demoClock) behind(n int) { c.lag.Store(int64(time.Duration(n) * demoSpacing)) }
 
 func (m *Main) runDemo(ctx context.Context, args []string) error {
 	flags := m.newFlagSet("demo", demoUsage)
@@ -60,7 +90,11 @@ func (m *Main) runDemo(ctx context.Context, args []string) error {
 	// it appears, and sim's default ("demo") would blank every "demo" in
 	// the demo's lines (trigger=demo, cardsync-demo.db).
 	password := rand.Text()
-	srv := sim.New(sim.Options{Seed: *seed, Cards: *cards, Window: time.Second, Limit: *rate, AuthLimit: 10, Password: password})
+	clock := &demoClock{}
+	// The token outlives the demo's clock (36 hours): a re-login at the
+	// last sync would only add noise to its summary.
+	srv := sim.New(sim.Options{Seed: *seed, Cards: *cards, Window: time.Second, Limit: *rate, AuthLimit: 10, Password: password,
+		AccountDrift: true, TokenTTL: 7 * 24 * time.Hour, Now: clock.Now})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return fmt.Errorf("listen on loopback: %w", err)
@@ -80,13 +114,17 @@ func (m *Main) runDemo(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := openStore(ctx, s, log, true)
+	// openAccountStore's, with the demo's clock stamping the warehouse.
+	opts := s.LoadOptions()
+	opts.Logger, opts.Account, opts.Now = log, load.DefaultAccount, clock.Now
+	st, err := worker.OpenTarget(ctx, storeTarget(s), opts, true)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	job := st.Job(client, log, worker.JobOptions{Version: thisBuild().Version, Commands: worker.CommandLine{DB: *db}})
-	if err := m.demoSyncs(ctx, job, srv); err != nil {
+	job.Now = clock.Now
+	if err := m.demoSyncs(ctx, job, srv, clock); err != nil {
 		return err
 	}
 	ss := srv.Stats()
@@ -118,36 +156,51 @@ func demoSettings(base, password string, rate int, db, logLevel, logFormat strin
 	return cfg.Settings(true, func(string) string { return "" })
 }
 
-// demoSyncs runs the demo's three syncs and prints their summaries: the
-// backfill, a sync after upstream changes (the removed card pending), and
-// one more (the removal confirmed).
-func (m *Main) demoSyncs(ctx context.Context, job *worker.Job, srv *sim.Server) error {
-	fmt.Fprintln(m.Stdout, "\n1) backfill:")
-	res, err := job.Run(ctx, worker.TriggerDemo, worker.Options{})
-	if err != nil {
-		return err
+// demoSyncs runs the demo's syncs (demoUsage lists them), each at its
+// time on clock, with the upstream changes before each, and prints their
+// summaries.
+func (m *Main) demoSyncs(ctx context.Context, job *worker.Job, srv *sim.Server, clock *demoClock) error {
+	cards := srv.Cards()
+	steps := []struct {
+		say      string
+		upstream func()
+	}{
+		{"backfill", nil},
+		{"upstream: one card changed, two removed, one added; the account's balances moved; sync again (one walk missing a card is not proof, so they are pending)", func() {
+			if len(cards) >= 3 {
+				srv.UpdateCard(cards[0].ID)
+				srv.RemoveCard(cards[1].ID)
+				srv.RemoveCard(cards[2].ID)
+			}
+			srv.AddCard()
+		}},
+		{"sync again, one page answered 429 Too Many Requests (the client waits and retries): cards missed by two consecutive complete walks are marked removed", func() {
+			srv.InjectFault(sim.Fault{Endpoint: sim.EndpointCards, Kind: sim.FaultRateLimit, Pages: []int{1}, Times: 1})
+		}},
+		{"upstream: a removed card came back, one more changed, one more removed; sync again (the card that came back is returned, the one missing is pending)", func() {
+			srv.ClearFaults()
+			if len(cards) >= 5 {
+				srv.RestoreCard(cards[1])
+				srv.UpdateCard(cards[3].ID)
+				srv.RemoveCard(cards[4].ID)
+			}
+		}},
 	}
-	printSummary(m.Stdout, res, job.Commands)
-
-	all := srv.Cards()
-	if len(all) >= 2 {
-		srv.UpdateCard(all[0].ID)
-		srv.RemoveCard(all[1].ID)
+	h := int(demoSpacing / time.Hour)
+	fmt.Fprintf(m.Stdout, "\nthe demo's clock starts %d hours behind and moves %d hours on before each later sync: its runs are stamped %d hours apart, the last one now\n",
+		(len(steps)-1)*h, h, h)
+	for i, step := range steps {
+		clock.behind(len(steps) - 1 - i)
+		if step.upstream != nil {
+			step.upstream()
+		}
+		fmt.Fprintf(m.Stdout, "\n%d) %s:\n", i+1, step.say)
+		res, err := job.Run(ctx, worker.TriggerDemo, worker.Options{})
+		if err != nil {
+			return err
+		}
+		printSummary(m.Stdout, res, job.Commands)
 	}
-	srv.AddCard()
-	fmt.Fprintln(m.Stdout, "\n2) upstream: one card changed, one removed, one added; sync again (one walk missing a card is not proof, so it is pending):")
-	res, err = job.Run(ctx, worker.TriggerDemo, worker.Options{})
-	if err != nil {
-		return err
-	}
-	printSummary(m.Stdout, res, job.Commands)
-
-	fmt.Fprintln(m.Stdout, "\n3) sync again: a card missed by two consecutive complete walks is marked removed:")
-	res, err = job.Run(ctx, worker.TriggerDemo, worker.Options{})
-	if err != nil {
-		return err
-	}
-	printSummary(m.Stdout, res, job.Commands)
 	return nil
 }
 
@@ -169,6 +222,7 @@ func (m *Main) demoReport(ctx context.Context, st *worker.Store, db string) erro
 // demoQueries are printed by demo; a test runs each against the demo file.
 var demoQueries = []string{
 	"SELECT * FROM account_balances ORDER BY taken_at DESC LIMIT 1;",
+	"SELECT taken_at, amount, old_value, new_value FROM account_balance_changes WHERE previous_snapshot_id IS NOT NULL ORDER BY taken_at, amount;",
 	"SELECT card_id, status, balance, currency FROM cards_flat ORDER BY CAST(card_id AS INTEGER) LIMIT 5;",
 	"SELECT card_id, version, valid_from, valid_to, run_id FROM card_versions WHERE card_id IN (SELECT card_id FROM card_versions WHERE version > 1) ORDER BY card_id, version;",
 	"SELECT run_id, trigger, status, pages, cards_seen, cards_new, cards_changed, cards_returned, cards_removed, walk_consistent FROM sync_runs ORDER BY run_id;",

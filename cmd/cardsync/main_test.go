@@ -425,7 +425,8 @@ func TestDemoAndItsQueries(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo exit %d\n%s\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"1) backfill", "120 new", "1 changed", "1 card not listed", "3) sync again", "1 removed", "sqlite3"} {
+	for _, want := range []string{"1) backfill", "120 new", "1 changed", "2 cards not listed", "3) sync again", "2 removed",
+		"rate limited 1", "1 returned", "1 card not listed", "sqlite3"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}

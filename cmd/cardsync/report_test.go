@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,8 +64,41 @@ func TestDemoWritesReport(t *testing.T) {
 	if !strings.Contains(out, "report: "+page) {
 		t.Errorf("demo does not print the report's path %s:\n%s", page, out)
 	}
-	if fi, err := os.Stat(page); err != nil || fi.Size() < 10_000 {
-		t.Errorf("demo report: %v, %v", fi, err)
+	b, err := os.ReadFile(page)
+	if err != nil || len(b) < 10_000 {
+		t.Fatalf("demo report: %d bytes, %v", len(b), err)
+	}
+	checkDemoCharts(t, string(b))
+}
+
+// checkDemoCharts: every chart of the demo's report shows something: none
+// says it has no data; the card changes count new, changed, removed and
+// returned cards; the runs met a problem (the demo's 429); the amounts
+// the simulator moves are drawn and the others said unchanged in a line;
+// the backfill's bar is drawn broken, so the later runs' bars stay
+// readable.
+func checkDemoCharts(t *testing.T, page string) {
+	t.Helper()
+	if strings.Contains(page, `class="empty"`) {
+		t.Error("a chart of the demo's report has no data")
+	}
+	changes := regexp.MustCompile(`Over the period: (\d+) new, (\d+) changed, (\d+) removed, (\d+) returned\.`).FindStringSubmatch(page)
+	if changes == nil || slices.Contains(changes[1:], "0") {
+		t.Errorf("card changes of the demo: %q, want some of each", changes)
+	}
+	if !strings.Contains(page, "Over the period: 1 answer 429 Too Many Requests") {
+		t.Error("the demo's runs met no 429: the problems chart shows nothing")
+	}
+	for _, drawn := range []string{"balance", "cards_balance"} {
+		if !strings.Contains(page, `id="bal-`+drawn+`-t"`) {
+			t.Errorf("no chart of %s, which the demo moves", drawn)
+		}
+	}
+	if n := strings.Count(page, "(unchanged over 4 snapshots)"); n != 3 {
+		t.Errorf("%d amounts said unchanged over the 4 snapshots, want 3 (the simulator moves 2 of 5)", n)
+	}
+	if !strings.Contains(page, "<title>#1: ") || !strings.Contains(page, `class="cut"`) {
+		t.Error("the backfill's bar is not drawn broken")
 	}
 }
 
