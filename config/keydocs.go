@@ -5,7 +5,7 @@ import (
 
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
-	"github.com/cardsync/cardsync/load/postgres"
+	"github.com/cardsync/cardsync/load/postgres/pgrules"
 	"github.com/cardsync/cardsync/money"
 )
 
@@ -81,12 +81,12 @@ func keyDocs() map[string]keyDoc {
 			WarehousePasswordEnv + "` comes first, then systemd's `$CREDENTIALS_DIRECTORY/" + WarehouseCredentialName +
 			"`, then this file; with none, the server's other authentication (trust, certificates) applies."},
 		"warehouse.schema": {rule: "The PostgreSQL schema the warehouse lives in (`\"\"`: public); every connection's " +
-			"`search_path` is pinned to it alone. It must exist: 1 to 63 bytes of UTF-8 (postgres.CheckSchemaName). Unset, an " +
+			"`search_path` is pinned to it alone. It must exist: 1 to 63 bytes of UTF-8 (pgrules.CheckSchemaName). Unset, an " +
 			"empty public beside another schema holding a warehouse is refused. Only with `url`."},
 		"warehouse.max_connections": {rule: fmt.Sprintf("The most PostgreSQL connections one process holds, all its accounts "+
 			"together; %d of them are kept for lease renewals and heartbeats. 0: %d + the number of accounts, at most %d; "+
-			"else %d to %d. Only with `url`.", postgres.LeaseConns, postgres.LeaseConns+1, DefaultMaxConnections,
-			postgres.MinSharedConns, MaxMaxConnections)},
+			"else %d to %d. Only with `url`.", pgrules.LeaseConns, pgrules.LeaseConns+1, DefaultMaxConnections,
+			pgrules.MinSharedConns, MaxMaxConnections)},
 		"warehouse.file_mode": {form: "octal mode", rule: "Permissions of new warehouse files: owner read/write required, the " +
 			"group may read (`\"0640\"`) or not (`\"0600\"`), write for the group or anything for others is refused (load.CheckFileMode)."},
 		"warehouse.synchronous": {rule: "SQLite `synchronous`: `FULL` (survives power loss), `NORMAL` or `EXTRA`; `OFF` is " +

@@ -9,7 +9,7 @@ import (
 
 	"github.com/cardsync/cardsync/extract"
 	"github.com/cardsync/cardsync/load"
-	"github.com/cardsync/cardsync/load/postgres"
+	"github.com/cardsync/cardsync/load/postgres/pgrules"
 )
 
 // WarehouseCredentialName is the systemd credential (LoadCredential=) that
@@ -29,7 +29,7 @@ type PostgresSettings struct {
 	// WarehouseSchema is [warehouse] schema: the PostgreSQL schema the
 	// warehouse lives in, "" when not set (public, and an empty public
 	// beside another schema's warehouse is refused rather than
-	// initialised: see postgres.Options.Schema).
+	// initialised: see load/postgres Options.Schema).
 	WarehouseSchema string
 	// MaxConnections is [warehouse] max_connections (0: not set; see
 	// PoolConns).
@@ -53,7 +53,7 @@ const DefaultMaxConnections = 20
 
 // PoolConns is the bound of this process's PostgreSQL connections, all
 // accounts together ([warehouse] max_connections): when not set,
-// postgres.LeaseConns for leases and heartbeats plus one writer per
+// pgrules.LeaseConns for leases and heartbeats plus one writer per
 // account and one for readers (status, metrics), at most
 // DefaultMaxConnections. More would not help: an account holds a
 // connection only while its commit runs, and the accounts' commits are
@@ -62,7 +62,7 @@ func (s PostgresSettings) PoolConns(accounts int) int32 {
 	if s.MaxConnections > 0 {
 		return int32(s.MaxConnections)
 	}
-	return int32(min(postgres.LeaseConns+max(accounts, 1)+1, DefaultMaxConnections))
+	return int32(min(pgrules.LeaseConns+max(accounts, 1)+1, DefaultMaxConnections))
 }
 
 // ReplicaHolder is the holder this process takes leases under: [cluster]
@@ -104,11 +104,11 @@ func (c *Config) postgresSettings(s *Settings, getenv func(string) string) error
 		}
 		return nil
 	}
-	if s.MaxConnections = c.Warehouse.MaxConnections; s.MaxConnections != 0 && (s.MaxConnections < postgres.MinSharedConns || s.MaxConnections > MaxMaxConnections) {
-		return c.fail("warehouse.max_connections", "%d out of range %d..%d", s.MaxConnections, postgres.MinSharedConns, MaxMaxConnections)
+	if s.MaxConnections = c.Warehouse.MaxConnections; s.MaxConnections != 0 && (s.MaxConnections < pgrules.MinSharedConns || s.MaxConnections > MaxMaxConnections) {
+		return c.fail("warehouse.max_connections", "%d out of range %d..%d", s.MaxConnections, pgrules.MinSharedConns, MaxMaxConnections)
 	}
 	if s.WarehouseSchema = strings.TrimSpace(c.Warehouse.Schema); s.WarehouseSchema != "" {
-		if err := postgres.CheckSchemaName(s.WarehouseSchema); err != nil {
+		if err := pgrules.CheckSchemaName(s.WarehouseSchema); err != nil {
 			return c.fail("warehouse.schema", "%v", err)
 		}
 	}

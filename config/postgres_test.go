@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardsync/cardsync/load/postgres"
+	"github.com/cardsync/cardsync/load"
 )
 
 func TestWarehousePasswordSources(t *testing.T) {
@@ -82,7 +82,7 @@ func TestClusterDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.LeaseTTL != postgres.DefaultLeaseTTL || postgres.DefaultLeaseTTL != 60*time.Second {
+	if s.LeaseTTL != load.DefaultLeaseTTL || load.DefaultLeaseTTL != 60*time.Second {
 		t.Errorf("lease_ttl %s, want 60s", s.LeaseTTL)
 	}
 	host, _ := os.Hostname()
@@ -181,7 +181,7 @@ func TestWarehouseSchema(t *testing.T) {
 // file or CARDSYNC_WAREHOUSE_MAX_CONNECTIONS and bounds a serve's pool
 // whatever its accounts; unset, the bound is the lease connections, one
 // per account and one for readers, at most 20; it is refused without a
-// URL and below postgres.MinSharedConns.
+// URL and below pgrules.MinSharedConns.
 func TestWarehouseMaxConnections(t *testing.T) {
 	const url = "CARDSYNC_WAREHOUSE_URL=postgres://cardsync@127.0.0.1:5432/cardsync"
 	tests := []struct {

@@ -4,19 +4,16 @@ import (
 	"context"
 	"sync"
 
+	"github.com/cardsync/cardsync/load/postgres/pgrules"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// LeaseConns is the size of a shared pool's lease pool: the connections
-// kept for lease renewals and releases and replica heartbeats (one short
-// statement each), so they never wait for a connection behind the
-// accounts' write transactions (a renewal that waited most of a lease TTL
-// would lose the lease).
-const LeaseConns = 2
+// LeaseConns is the size of a shared pool's lease pool (pgrules.LeaseConns).
+const LeaseConns = pgrules.LeaseConns
 
 // MinSharedConns is the least Pools accepts as its bound: LeaseConns plus
-// one connection to write with.
-const MinSharedConns = LeaseConns + 1
+// one connection to write with (pgrules.MinSharedConns).
+const MinSharedConns = pgrules.MinSharedConns
 
 // Pools shares one connection pool among the Warehouses a process opens
 // on one database (same URL, password and schema, Options.Pools): N

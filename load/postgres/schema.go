@@ -5,26 +5,21 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/postgres/pgrules"
 )
 
 // DefaultSchema is Options.Schema's default: the warehouse lives in the
 // database's public schema.
 const DefaultSchema = "public"
 
-// CheckSchemaName refuses a schema name PostgreSQL cannot have: empty,
-// longer than 63 bytes, not UTF-8 or holding NUL.
-func CheckSchemaName(name string) error {
-	if name == "" || len(name) > 63 || !utf8.ValidString(name) || strings.ContainsRune(name, 0) {
-		return fmt.Errorf("schema name %q: want 1 to 63 bytes of UTF-8 text", name)
-	}
-	return nil
-}
+// CheckSchemaName refuses a schema name PostgreSQL cannot have
+// (pgrules.CheckSchemaName).
+func CheckSchemaName(name string) error { return pgrules.CheckSchemaName(name) }
 
 // searchPath is the search_path that pins a session to schema: that
 // schema alone (pg_catalog and the session's temporary schema are searched
