@@ -233,5 +233,7 @@ chmod 0644 "$pkg/DEBIAN/control" "$pkg/DEBIAN/conffiles" "$pkg/DEBIAN/md5sums"
 find "$pkg" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
 mkdir -p "$outdir"
 out=$outdir/cardsync_${debversion}_${arch}.deb
-dpkg-deb --root-owner-group -Zxz --build "$pkg" "$out" >/dev/null
+# xz at level 1: 3 s a package instead of 14 at the default 6, for 12%
+# more bytes (7.8 MB against 7.0 for amd64); make dist builds four in CI.
+dpkg-deb --root-owner-group -Zxz -z1 --build "$pkg" "$out" >/dev/null
 echo "$out"
