@@ -12,6 +12,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"syscall"
 
 	// The IANA time zone database, built in (about 400 KB): [schedule]
 	// timezone must load where the system has none, as in the OCI image
@@ -21,6 +22,13 @@ import (
 )
 
 func main() {
+	// A closed pipe on stdout or stderr (`cardsync backfill 2>&1 | head`,
+	// a pager quit, a journal restarted under serve) must not kill a run
+	// mid-walk: with SIGPIPE notified, a write to it fails with EPIPE
+	// instead (the logger drops the line) and the run goes on. Notify, not
+	// Ignore: an ignored signal would stay ignored in the programs
+	// cardsync starts.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	m := NewMain()
 	os.Exit(m.Run(context.Background(), os.Args[1:]))
 }
