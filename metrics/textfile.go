@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 
 	"github.com/prometheus/common/expfmt"
 )
@@ -18,6 +19,11 @@ import (
 // wrong.
 var ErrNoTextfileDir = errors.New("the textfile's directory does not exist")
 
+// ErrTextfileDirNotWritable is wrapped by WriteTextfile's error when the
+// textfile's directory exists but this process may not create a file in it
+// (its owner and mode, an ACL not granted, a read-only mount).
+var ErrTextfileDirNotWritable = errors.New("the textfile's directory is not writable")
+
 // WriteTextfile writes the cardsync_* families in the Prometheus text
 // format that node_exporter's textfile collector reads, atomically: into a
 // temporary file in the same directory (named so the collector, which reads
@@ -26,7 +32,8 @@ var ErrNoTextfileDir = errors.New("the textfile's directory does not exist")
 // has exited, and node_exporter exports its own under the same names. So
 // are the series about serve's scheduled backups: a backfill takes none, and
 // their zeros would say backups are off or never succeeded. When path's
-// directory does not exist the error wraps ErrNoTextfileDir.
+// directory does not exist the error wraps ErrNoTextfileDir; when it may not
+// be written, ErrTextfileDirNotWritable.
 func (m *Metrics) WriteTextfile(path string) (err error) {
 	mfs, err := m.families.Gather()
 	if err != nil {
@@ -37,6 +44,9 @@ func (m *Metrics) WriteTextfile(path string) (err error) {
 	if err != nil {
 		if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
 			return fmt.Errorf("write metrics textfile %s: %w: %s", path, ErrNoTextfileDir, dir)
+		}
+		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+			return fmt.Errorf("write metrics textfile %s: %w: %s (uid %d): %w", path, ErrTextfileDirNotWritable, dir, os.Geteuid(), err)
 		}
 		return fmt.Errorf("write metrics textfile: %w", err)
 	}

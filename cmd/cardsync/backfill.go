@@ -85,8 +85,9 @@ func (m *Main) runBackfill(ctx context.Context, args []string) error {
 
 // writeTextfile writes met to path after a backfill whose result is *err.
 // A textfile directory that does not exist (node_exporter not installed)
-// is a warning: the sync's result stands, so a timer's tick that synced
-// does not fail. Any other failure to write it is an error, and the
+// is a warning, as is one cardsync may not write (the setfacl step not
+// taken): the sync's result stands, so a timer's tick that synced does
+// not fail. Any other failure to write it is an error, and the
 // command's when the sync succeeded.
 func writeTextfile(log *slog.Logger, met *metrics.Metrics, path string, err *error) {
 	werr := met.WriteTextfile(path)
@@ -96,6 +97,10 @@ func writeTextfile(log *slog.Logger, met *metrics.Metrics, path string, err *err
 		log.Warn("metrics textfile not written: its directory does not exist (is node_exporter's textfile collector installed?); "+
 			"the sync's result stands. Create the directory, or drop -metrics-textfile (systemd: remove the textfile drop-in of cardsync-backfill.service)",
 			"path", path)
+	case errors.Is(werr, metrics.ErrTextfileDirNotWritable):
+		log.Warn("metrics textfile not written: cardsync may not write its directory; the sync's result stands. "+
+			"Let the user cardsync runs as write it (systemd/README.md: setfacl -m u:cardsync:rwx on the directory), or drop -metrics-textfile",
+			"path", path, "err", werr)
 	default:
 		log.Error("metrics textfile not written", "err", werr)
 		if *err == nil {

@@ -173,6 +173,38 @@ func TestBackfillTextfileDirectoryMissing(t *testing.T) {
 		}
 	}
 
+	// A directory that exists but may not be written (the setfacl step
+	// not taken): a warning naming the fix, the sync's exit code. Root
+	// writes any directory whatever its mode; sysfs refuses even root.
+	locked := t.TempDir()
+	if os.Geteuid() == 0 {
+		locked = "/sys"
+	} else if err := os.Chmod(locked, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := os.CreateTemp(locked, "probe"); err == nil {
+		f.Close()
+		os.Remove(f.Name())
+		t.Fatalf("%s is writable here: no directory to test an unwritable textfile directory with", locked)
+	}
+	lockedPath := filepath.Join(locked, "cardsync.prom")
+	code, out, stderr := e.run(t.Context(), "backfill", "-no-progress", "-metrics-textfile", lockedPath)
+	if code != 0 || !strings.Contains(out, "succeeded") {
+		t.Errorf("backfill with an unwritable textfile directory: exit %d, want 0 (the sync succeeded)\n%s\n%s", code, out, stderr)
+	}
+	n := 0
+	for _, r := range logRecords(t, stderr) {
+		if r["level"] == "ERROR" {
+			t.Errorf("an error logged: %v", r)
+		}
+		if m := fmt.Sprint(r["msg"]); r["level"] == "WARN" && r["path"] == lockedPath && strings.Contains(m, "may not write") && strings.Contains(m, "setfacl") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d warnings naming the fix for the unwritable %s, want 1:\n%s", n, locked, stderr)
+	}
+
 	notDir := filepath.Join(t.TempDir(), "node-exporter")
 	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -189,7 +221,7 @@ func TestBackfillTextfileDirectoryMissing(t *testing.T) {
 		t.Fatal("backfill against an API answering 400 exited 0")
 	}
 	path := filepath.Join(t.TempDir(), "missing", "cardsync.prom")
-	code, _, stderr := e.run(t.Context(), "backfill", "-no-progress", "-metrics-textfile", path)
+	code, _, stderr = e.run(t.Context(), "backfill", "-no-progress", "-metrics-textfile", path)
 	if code != want {
 		t.Errorf("failed backfill with a missing textfile directory: exit %d, want the failure's %d\n%s", code, want, stderr)
 	}
