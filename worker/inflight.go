@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"sync/atomic"
 	"time"
+
+	"github.com/cardsync/cardsync/internal/english"
 )
 
 // inFlight is one scheduled run going on in a goroutine of its own, for the
@@ -43,7 +45,7 @@ func startRun(ctx context.Context, job *Job, log *slog.Logger, runTimeout time.D
 func (r *inFlight) status() string {
 	switch {
 	case r.err == nil:
-		return fmt.Sprintf("last run %d succeeded at %s: %d cards", r.res.RunID, time.Now().UTC().Format(time.RFC3339), r.res.Cards)
+		return fmt.Sprintf("last run %d succeeded at %s: %s", r.res.RunID, time.Now().UTC().Format(time.RFC3339), english.Count(r.res.Cards, "card"))
 	case r.res.RunID == 0:
 		return "last run could not start: " + r.err.Error()
 	default:
