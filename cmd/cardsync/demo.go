@@ -80,8 +80,11 @@ func (m *Main) runDemo(ctx context.Context, args []string) error {
 	if err := parse(flags, args); err != nil {
 		return err
 	}
-	if *cards < 0 || *rate < 1 {
-		return &usageError{msg: "-cards must be >= 0 and -rate >= 1"}
+	if *cards < demoMinCards || *rate < 1 {
+		// The demo changes, removes and returns cards among the first
+		// five: with fewer, its story (and analysts.md's queries) would
+		// show nothing.
+		return &usageError{msg: fmt.Sprintf("-cards must be >= %d (the demo changes, removes and returns five of them) and -rate >= 1", demoMinCards)}
 	}
 	if err := removeDemoWarehouse(ctx, *db); err != nil {
 		return err
@@ -156,6 +159,9 @@ func demoSettings(base, password string, rate int, db, logLevel, logFormat strin
 	return cfg.Settings(true, func(string) string { return "" })
 }
 
+// demoMinCards is the least -cards the demo's syncs have a story with.
+const demoMinCards = 5
+
 // demoSyncs runs the demo's syncs (demoUsage lists them), each at its
 // time on clock, with the upstream changes before each, and prints their
 // summaries.
@@ -167,7 +173,7 @@ func (m *Main) demoSyncs(ctx context.Context, job *worker.Job, srv *sim.Server, 
 	}{
 		{"backfill", nil},
 		{"upstream: one card changed, two removed, one added; the account's balances moved; sync again (one walk missing a card is not proof, so they are pending)", func() {
-			if len(cards) >= 3 {
+			if len(cards) >= demoMinCards {
 				srv.UpdateCard(cards[0].ID)
 				srv.RemoveCard(cards[1].ID)
 				srv.RemoveCard(cards[2].ID)
@@ -179,7 +185,7 @@ func (m *Main) demoSyncs(ctx context.Context, job *worker.Job, srv *sim.Server, 
 		}},
 		{"upstream: a removed card came back, one more changed, one more removed; sync again (the card that came back is returned, the one missing is pending)", func() {
 			srv.ClearFaults()
-			if len(cards) >= 5 {
+			if len(cards) >= demoMinCards {
 				srv.RestoreCard(cards[1])
 				srv.UpdateCard(cards[3].ID)
 				srv.RemoveCard(cards[4].ID)
