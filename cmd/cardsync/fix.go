@@ -74,9 +74,22 @@ func (f fixer) accountLine() worker.CommandLine { return accountCommandLine(f.s,
 
 // configFix names what to correct of a configuration error, where.
 func configFix(ce *config.Error) string {
+	var mode *config.SecretModeError
+	var path *fs.PathError
 	switch {
 	case errors.Is(ce, config.ErrNoConfig):
 		return "pass -config FILE, or set " + config.ConfigEnv
+	case errors.As(ce, &mode):
+		return fmt.Sprintf("chmod 600 %s (or correct %s at %s)", worker.ShellQuote(mode.Path), ce.Key, ce.Source)
+	case errors.As(ce, &path) && errors.Is(ce, fs.ErrPermission):
+		return readableFix(path.Path)
+	case ce.Key == "" && ce.Source.Kind == config.FromFile && errors.Is(ce, fs.ErrNotExist):
+		return fmt.Sprintf("the config file %s does not exist: create it (from config.example.toml) or point -config (or %s) at the right file",
+			absPath(ce.Source.Name), config.ConfigEnv)
+	case errors.Is(ce, config.ErrUnknownKey) && ce.Source.Kind == config.FromEnv && ce.Suggest != "":
+		return fmt.Sprintf("rename the variable %s to %s", ce.Source.Name, ce.Suggest)
+	case errors.Is(ce, config.ErrUnknownKey) && ce.Source.Kind == config.FromEnv:
+		return fmt.Sprintf("unset the variable %s, or correct its name (docs/configuration.md lists every variable)", ce.Source.Name)
 	case errors.Is(ce, config.ErrUnknownKey) && ce.Suggest != "":
 		return fmt.Sprintf("rename %s to %s at %s", ce.Key, ce.Suggest, ce.Source)
 	case errors.Is(ce, config.ErrUnknownKey):
@@ -292,12 +305,38 @@ func permissionFix(path string) string {
 	if fi.IsDir() {
 		kind = "directory"
 	}
-	owner := "an unknown owner"
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		owner = userText(int(st.Uid))
-	}
 	return fmt.Sprintf("the %s %s is owned by %s with mode %s and cardsync runs as %s: make it writable by that user (chown %s %s), or set warehouse.path to a directory that user owns",
-		kind, target, owner, fi.Mode(), userText(uid), userArg(uid), worker.ShellQuote(target))
+		kind, target, ownerText(fi), fi.Mode(), userText(uid), userArg(uid), worker.ShellQuote(target))
+}
+
+// readableFix is the fix of a file this process may not read: the file's
+// owner and mode (its directory's, when the file cannot even be looked
+// at) and the user cardsync runs as.
+func readableFix(path string) string {
+	target := absPath(path)
+	fi, err := os.Stat(target)
+	if err != nil {
+		target = filepath.Dir(target)
+		fi, err = os.Stat(target)
+	}
+	uid := os.Geteuid()
+	if err != nil {
+		return fmt.Sprintf("make %s readable by %s, the user cardsync runs as", absPath(path), userText(uid))
+	}
+	kind, verb := "file", "readable"
+	if fi.IsDir() {
+		kind, verb = "directory", "searchable"
+	}
+	return fmt.Sprintf("the %s %s is owned by %s with mode %s and cardsync runs as %s: make it %s by that user (chown %s %s, or add the user to its group)",
+		kind, target, ownerText(fi), fi.Mode(), userText(uid), verb, userArg(uid), worker.ShellQuote(target))
+}
+
+// ownerText names the owner of the file fi describes.
+func ownerText(fi os.FileInfo) string {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return userText(int(st.Uid))
+	}
+	return "an unknown owner"
 }
 
 // userText names a user for a person: "cardsync (uid 998)", or "uid 998"
