@@ -362,6 +362,45 @@ func runCases() []fixCase {
 			want: func(f *fixEnv) []string {
 				return []string{"run `cardsync backfill -config " + q(f.cfg) + "` to create it"}
 			}},
+		{name: "status of a warehouse path that does not exist, no config", code: exitWarehouse,
+			run: func(t *testing.T, f *fixEnv) (int, string, string) {
+				return f.run(t.Context(), "status", "-db", f.dir+"/nope.db")
+			},
+			want: func(f *fixEnv) []string {
+				return []string{"check the path " + f.dir + "/nope.db (it does not exist)", "`cardsync backfill -config FILE -db " + q(f.dir+"/nope.db") + "`"}
+			}},
+		{name: "report into a directory that does not exist", code: exitFailure,
+			run: func(t *testing.T, f *fixEnv) (int, string, string) {
+				f.mustRun(t, "backfill", "-config", f.cfg)
+				return f.run(t.Context(), "report", "-config", f.cfg, "-o", f.dir+"/missing/x.html")
+			},
+			want: func(f *fixEnv) []string {
+				return []string{"create the directory " + f.dir + "/missing", "set -o to"}
+			}},
+		{name: "backup into a path through a file", code: exitWarehouse,
+			run: func(t *testing.T, f *fixEnv) (int, string, string) {
+				f.mustRun(t, "backfill", "-config", f.cfg)
+				writeTestFile(t, f.dir+"/afile", "x\n", 0o600)
+				return f.run(t.Context(), "backup", "-config", f.cfg, "-to", f.dir+"/afile/bk")
+			},
+			want: func(f *fixEnv) []string {
+				return []string{f.dir + "/afile is a file, not a directory", "set -to (or [backup] dir)"}
+			}},
+		{name: "backup into an unwritable directory", asUser: true, code: exitWarehouse,
+			run: func(t *testing.T, f *fixEnv) (int, string, string) {
+				f.mustRun(t, "backfill", "-config", f.cfg)
+				ro := f.dir + "/ro"
+				if err := os.Mkdir(ro, 0o555); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chmod(ro, 0o555); err != nil {
+					t.Fatal(err)
+				}
+				return f.run(t.Context(), "backup", "-config", f.cfg, "-to", ro+"/bk")
+			},
+			want: func(f *fixEnv) []string {
+				return []string{"the directory " + f.dir + "/ro is owned by", "with mode dr-xr-xr-x", "uid " + strconv.Itoa(os.Geteuid()), "set -to (or [backup] dir)"}
+			}},
 		{name: "held removals (exit 0)", code: exitOK,
 			run: func(t *testing.T, f *fixEnv) (int, string, string) {
 				f.mustRun(t, "backfill", "-config", f.cfg)
