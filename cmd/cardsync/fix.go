@@ -253,7 +253,7 @@ func (f fixer) warehouseFix(err error) string {
 	case f.s.WarehouseURL != "" && errors.Is(err, syscall.ECONNREFUSED):
 		return fmt.Sprintf("no PostgreSQL server accepts connections at %s: correct the host or port of warehouse.url, or start the server", load.RedactURL(f.s.WarehouseURL))
 	case f.s.WarehouseURL != "":
-		return ""
+		return f.pgLoginFix(err)
 	case errors.Is(err, load.ErrCorrupt):
 		return f.corruptFix()
 	case errors.Is(err, load.ErrNotWritable) && !errors.As(err, &path):
