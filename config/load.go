@@ -87,7 +87,9 @@ func Load(path string, environ []string, flags ...Override) (*Config, error) {
 func (c *Config) decodeFile(path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return &Error{Source: Source{Kind: FromFile, Name: path}, Msg: err.Error()}
+		// The cause is wrapped: a fix tells a missing file
+		// (fs.ErrNotExist) from an unreadable one (fs.ErrPermission).
+		return &Error{Source: Source{Kind: FromFile, Name: path}, Msg: err.Error(), err: err}
 	}
 	c.Path = path
 	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
@@ -282,7 +284,8 @@ func (c *Config) applyEnv(environ []string) error {
 		}
 		k, ok := byEnv[name]
 		if !ok {
-			return &Error{Key: name, Source: Source{Kind: FromEnv, Name: name}, Msg: "unknown CARDSYNC_ variable (typo?)"}
+			return &Error{Key: name, Source: Source{Kind: FromEnv, Name: name}, Msg: "unknown CARDSYNC_ variable (typo?)",
+				Suggest: suggestEnv(name), err: ErrUnknownKey}
 		}
 		c.sources[k.name] = Source{Kind: FromEnv, Name: name}
 		if err := k.set(&c.File, values[name]); err != nil {

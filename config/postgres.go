@@ -156,7 +156,9 @@ func (c *Config) loadWarehousePassword(getenv func(string) string) (extract.Secr
 	}
 	pw, err := readSecretFile(c.Warehouse.PasswordFile, true)
 	if err != nil {
-		return "", c.fail("warehouse.password_file", "%v", err)
+		e := c.fail("warehouse.password_file", "%v", err)
+		e.err = err // a fix tells a mode refused from a file unreadable
+		return "", e
 	}
 	return pw, nil
 }

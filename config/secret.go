@@ -70,9 +70,28 @@ func credentialOrFile(getenv func(string) string, credName, key, file string, fa
 	}
 	pw, err := readSecretFile(file, true)
 	if err != nil {
-		return "", fail("%v", err)
+		e := fail("%v", err)
+		if ce, ok := e.(*Error); ok && ce.err == nil {
+			// The cause stays inspectable: a fix tells a mode refused
+			// (*SecretModeError) from a file missing or unreadable.
+			ce.err = err
+		}
+		return "", e
 	}
 	return pw, nil
+}
+
+// SecretModeError is a password file that group or others may read,
+// which cardsync refuses to use.
+type SecretModeError struct {
+	// Path is the file; Perm its permission bits.
+	Path string
+	Perm fs.FileMode
+}
+
+// Error implements error.
+func (e *SecretModeError) Error() string {
+	return fmt.Sprintf("password file %s has permissions %04o: readable by group or others; chmod 600 it", e.Path, e.Perm)
 }
 
 // readSecretFile reads a one-line secret: a regular file (a symbolic link
@@ -94,7 +113,7 @@ func readSecretFile(path string, checkMode bool) (extract.Secret, error) {
 		return fail("password file %s is %s, not a regular file", path, fileKind(fi.Mode()))
 	}
 	if checkMode && fi.Mode().Perm()&0o077 != 0 {
-		return fail("password file %s has permissions %04o: readable by group or others; chmod 600 it", path, fi.Mode().Perm())
+		return "", &SecretModeError{Path: path, Perm: fi.Mode().Perm()}
 	}
 	// O_NONBLOCK: should the file be swapped for a FIFO between the check
 	// and the open, the open still returns at once; the type is checked

@@ -1,6 +1,9 @@
 package config
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // ErrUnknownKey is wrapped by the *Error of a key the file sets that
 // cardsync does not know; Error.Suggest is the known key it most likely
@@ -13,17 +16,44 @@ var ErrUnknownKey = errors.New("unknown key")
 // and fewer than a third of key's length. "" when none is, or when two are
 // equally near.
 func suggestKey(key string) string {
-	best, bestD, tie := "", 3, false
+	var names []string
 	for _, k := range keys() {
-		d := editDistance(key, k.name)
+		names = append(names, k.name)
+	}
+	return nearest(key, names)
+}
+
+// suggestEnv is suggestKey over the CARDSYNC_ variables: the known
+// variable an unknown one most likely misspells, "" when none is near.
+// The part after CARDSYNC_ is what is compared, so that the shared
+// prefix does not make a far name look near.
+func suggestEnv(name string) string {
+	const prefix = "CARDSYNC_"
+	names := []string{strings.TrimPrefix(PasswordEnv, prefix), strings.TrimPrefix(WarehousePasswordEnv, prefix)}
+	for _, k := range keys() {
+		names = append(names, strings.TrimPrefix(EnvName(k.name), prefix))
+	}
+	if s := nearest(strings.TrimPrefix(name, prefix), names); s != "" {
+		return prefix + s
+	}
+	return ""
+}
+
+// nearest is the name of names nearest to word by editDistance, when it
+// is near enough to be a misspelling: at most two edits, and fewer than a
+// third of word's length. "" when none is, or when two are equally near.
+func nearest(word string, names []string) string {
+	best, bestD, tie := "", 3, false
+	for _, n := range names {
+		d := editDistance(word, n)
 		switch {
 		case d < bestD:
-			best, bestD, tie = k.name, d, false
-		case d == bestD:
+			best, bestD, tie = n, d, false
+		case d == bestD && n != best:
 			tie = true
 		}
 	}
-	if best == "" || tie || 3*bestD >= len(key) {
+	if best == "" || tie || 3*bestD >= len(word) {
 		return ""
 	}
 	return best

@@ -145,11 +145,14 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	}
 	code := exitCode(err)
 	var silent *silentError
-	if !worker.Logged(err) && !errors.As(err, &silent) {
-		// A run's failure was logged once, with its cause, by the worker.
+	fix := fixOf(cmd, err)
+	if (!worker.Logged(err) || fix != "") && !errors.As(err, &silent) {
+		// A run's failure was logged once, with its cause, by the
+		// worker; a fix still follows the error it fixes, on the line
+		// above it.
 		fmt.Fprintf(m.Stderr, "cardsync %s: %v\n", cmd, err)
 	}
-	if fix := fixOf(cmd, err); fix != "" {
+	if fix != "" {
 		fmt.Fprintf(m.Stderr, "cardsync %s: fix: %s\n", cmd, fix)
 	}
 	return code

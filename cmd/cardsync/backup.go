@@ -68,7 +68,7 @@ func (m *Main) runBackup(ctx context.Context, args []string) error {
 		log.Info("backup left alone by pruning", "path", sk.Path, "reason", sk.Reason)
 	}
 	if err != nil && (path == "" || !errors.Is(err, load.ErrBackupPrune)) {
-		return err
+		return fixer{command: "backup", s: s, cl: m.commandLine(cf), output: "-to (or [backup] dir)"}.withFix(err)
 	}
 	if err != nil {
 		log.Warn("backup written, but older backups could not all be pruned", "path", path, "err", err)

@@ -55,6 +55,9 @@ func TestErrorsNameTheFix(t *testing.T) {
 			if code != tc.code {
 				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out, errOut)
 			}
+			if !tc.fail && tc.code != exitOK {
+				errorBeforeFix(t, errOut)
+			}
 			msg := out + errOut
 			switch {
 			case tc.fail:
@@ -68,6 +71,22 @@ func TestErrorsNameTheFix(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// errorBeforeFix checks that the line before a command's "fix:" line on
+// stderr is the command's error, so that the fix never stands alone.
+func errorBeforeFix(t *testing.T, errOut string) {
+	t.Helper()
+	prev := ""
+	for line := range strings.Lines(errOut) {
+		cmd, rest, ok := strings.Cut(strings.TrimPrefix(line, "cardsync "), ": ")
+		if ok && strings.HasPrefix(line, "cardsync ") && strings.HasPrefix(rest, "fix: ") {
+			if want := "cardsync " + cmd + ": "; !strings.HasPrefix(prev, want) || strings.HasPrefix(prev, want+"fix: ") {
+				t.Errorf("the fix line is not preceded by the error line %q...:\n%s", want, errOut)
+			}
+		}
+		prev = line
 	}
 }
 
@@ -117,6 +136,45 @@ func configAPICases() []fixCase {
 		{name: "no config at all", code: exitConfig, fail: true,
 			run:  func(t *testing.T, f *fixEnv) (int, string, string) { return f.run(t.Context(), "check") },
 			want: func(*fixEnv) []string { return []string{"pass -config FILE, or set CARDSYNC_CONFIG"} }},
+		{name: "missing config file", code: exitConfig,
+			run: func(t *testing.T, f *fixEnv) (int, string, string) {
+				return f.run(t.Context(), "backfill", "-config", f.dir+"/nothere.toml")
+			},
+			want: func(f *fixEnv) []string {
+				return []string{"the config file " + f.dir + "/nothere.toml does not exist", "config.example.toml", "-config (or CARDSYNC_CONFIG)"}
+			}},
+		{name: "unreadable config file", asUser: true, code: exitConfig, fail: true,
+			run: func(t *testing.T, f *fixEnv) (int, string, string) {
+				if err := os.Chmod(f.cfg, 0o200); err != nil {
+					t.Fatal(err)
+				}
+				return checkRun(t, f)
+			},
+			want: func(f *fixEnv) []string {
+				return []string{"the file " + f.cfg + " is owned by", "with mode --w-------", "cardsync runs as", "uid " + strconv.Itoa(os.Geteuid()), "make it readable"}
+			}},
+		{name: "password file readable by others", code: exitConfig, fail: true,
+			run: func(t *testing.T, f *fixEnv) (int, string, string) {
+				writeTestFile(t, f.dir+"/password", "x\n", 0o644)
+				return checkRun(t, f)
+			},
+			want: func(f *fixEnv) []string { return []string{"fix: chmod 600 " + q(f.dir+"/password")} }},
+		{name: "unreadable password file", asUser: true, code: exitConfig, fail: true,
+			run: func(t *testing.T, f *fixEnv) (int, string, string) {
+				writeTestFile(t, f.dir+"/password", "x\n", 0o200)
+				return checkRun(t, f)
+			},
+			want: func(f *fixEnv) []string {
+				return []string{"the file " + f.dir + "/password is owned by", "with mode --w-------", "uid " + strconv.Itoa(os.Geteuid())}
+			}},
+		{name: "misspelt variable", code: exitConfig, fail: true,
+			run: func(t *testing.T, f *fixEnv) (int, string, string) {
+				e := &env{vars: map[string]string{"CARDSYNC_API_RATE_LIMT": "1/s"}}
+				return e.run(t.Context(), "check", "-config", f.cfg, "-timeout", "2s")
+			},
+			want: func(*fixEnv) []string {
+				return []string{"rename the variable CARDSYNC_API_RATE_LIMT to CARDSYNC_API_RATE_LIMIT"}
+			}},
 		{name: "wrong base_url path (404)", code: exitFailure, fail: true,
 			run: func(t *testing.T, f *fixEnv) (int, string, string) {
 				f.writeConfig(t, f.baseURL+"/v2", "", "")
@@ -303,6 +361,45 @@ func runCases() []fixCase {
 			},
 			want: func(f *fixEnv) []string {
 				return []string{"run `cardsync backfill -config " + q(f.cfg) + "` to create it"}
+			}},
+		{name: "status of a warehouse path that does not exist, no config", code: exitWarehouse,
+			run: func(t *testing.T, f *fixEnv) (int, string, string) {
+				return f.run(t.Context(), "status", "-db", f.dir+"/nope.db")
+			},
+			want: func(f *fixEnv) []string {
+				return []string{"check the path " + f.dir + "/nope.db (it does not exist)", "`cardsync backfill -config FILE -db " + q(f.dir+"/nope.db") + "`"}
+			}},
+		{name: "report into a directory that does not exist", code: exitFailure,
+			run: func(t *testing.T, f *fixEnv) (int, string, string) {
+				f.mustRun(t, "backfill", "-config", f.cfg)
+				return f.run(t.Context(), "report", "-config", f.cfg, "-o", f.dir+"/missing/x.html")
+			},
+			want: func(f *fixEnv) []string {
+				return []string{"create the directory " + f.dir + "/missing", "set -o to"}
+			}},
+		{name: "backup into a path through a file", code: exitWarehouse,
+			run: func(t *testing.T, f *fixEnv) (int, string, string) {
+				f.mustRun(t, "backfill", "-config", f.cfg)
+				writeTestFile(t, f.dir+"/afile", "x\n", 0o600)
+				return f.run(t.Context(), "backup", "-config", f.cfg, "-to", f.dir+"/afile/bk")
+			},
+			want: func(f *fixEnv) []string {
+				return []string{f.dir + "/afile is a file, not a directory", "set -to (or [backup] dir)"}
+			}},
+		{name: "backup into an unwritable directory", asUser: true, code: exitWarehouse,
+			run: func(t *testing.T, f *fixEnv) (int, string, string) {
+				f.mustRun(t, "backfill", "-config", f.cfg)
+				ro := f.dir + "/ro"
+				if err := os.Mkdir(ro, 0o555); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chmod(ro, 0o555); err != nil {
+					t.Fatal(err)
+				}
+				return f.run(t.Context(), "backup", "-config", f.cfg, "-to", ro+"/bk")
+			},
+			want: func(f *fixEnv) []string {
+				return []string{"the directory " + f.dir + "/ro is owned by", "with mode dr-xr-xr-x", "uid " + strconv.Itoa(os.Geteuid()), "set -to (or [backup] dir)"}
 			}},
 		{name: "held removals (exit 0)", code: exitOK,
 			run: func(t *testing.T, f *fixEnv) (int, string, string) {

@@ -9,10 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"os/user"
-	"path/filepath"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -39,6 +35,10 @@ type fixer struct {
 	// deadline names the command's own time limit as the user sets it
 	// ("-timeout 30s"); "" when it has none.
 	deadline string
+	// output names the flag (or key) that places the files the command
+	// writes away from the warehouse ("-o" of report); "" when it writes
+	// none.
+	output string
 }
 
 // fix returns the fix of err, or "" when there is nothing to change (the
@@ -66,7 +66,10 @@ func (f fixer) fix(err error) string {
 	if fix := f.apiFix(err); fix != "" {
 		return fix
 	}
-	return f.warehouseFix(err)
+	if fix := f.warehouseFix(err); fix != "" {
+		return fix
+	}
+	return f.fileFix(err)
 }
 
 // accountLine is the command line about the fixer's account.
@@ -74,9 +77,22 @@ func (f fixer) accountLine() worker.CommandLine { return accountCommandLine(f.s,
 
 // configFix names what to correct of a configuration error, where.
 func configFix(ce *config.Error) string {
+	var mode *config.SecretModeError
+	var path *fs.PathError
 	switch {
 	case errors.Is(ce, config.ErrNoConfig):
 		return "pass -config FILE, or set " + config.ConfigEnv
+	case errors.As(ce, &mode):
+		return fmt.Sprintf("chmod 600 %s (or correct %s at %s)", worker.ShellQuote(mode.Path), ce.Key, ce.Source)
+	case errors.As(ce, &path) && errors.Is(ce, fs.ErrPermission):
+		return readableFix(path.Path)
+	case ce.Key == "" && ce.Source.Kind == config.FromFile && errors.Is(ce, fs.ErrNotExist):
+		return fmt.Sprintf("the config file %s does not exist: create it (from config.example.toml) or point -config (or %s) at the right file",
+			absPath(ce.Source.Name), config.ConfigEnv)
+	case errors.Is(ce, config.ErrUnknownKey) && ce.Source.Kind == config.FromEnv && ce.Suggest != "":
+		return fmt.Sprintf("rename the variable %s to %s", ce.Source.Name, ce.Suggest)
+	case errors.Is(ce, config.ErrUnknownKey) && ce.Source.Kind == config.FromEnv:
+		return fmt.Sprintf("unset the variable %s, or correct its name (docs/configuration.md lists every variable)", ce.Source.Name)
 	case errors.Is(ce, config.ErrUnknownKey) && ce.Suggest != "":
 		return fmt.Sprintf("rename %s to %s at %s", ce.Key, ce.Suggest, ce.Source)
 	case errors.Is(ce, config.ErrUnknownKey):
@@ -228,28 +244,34 @@ func (f fixer) warehouseFix(err error) string {
 		return fmt.Sprintf("install a cardsync release that knows schema version %d (this one knows up to %d): a newer cardsync wrote this warehouse", sv.Database, sv.Binary)
 	case errors.As(err, &sv):
 		return fmt.Sprintf("run `%s` (or let the service's next run) upgrade it", f.cl.Command("backfill"))
-	case errors.As(err, &nw), errors.Is(err, load.ErrNotMigrated):
+	case errors.As(err, &nw):
+		return f.noWarehouseFix(nw.path)
+	case errors.Is(err, load.ErrNotMigrated):
 		return fmt.Sprintf("run `%s` to create it", f.cl.Command("backfill"))
 	case errors.Is(err, load.ErrBadData):
 		return "nothing to change here: the API sent data cardsync refuses to store (the error says which); report it to the API's operator"
 	case f.s.WarehouseURL != "" && errors.Is(err, syscall.ECONNREFUSED):
 		return fmt.Sprintf("no PostgreSQL server accepts connections at %s: correct the host or port of warehouse.url, or start the server", load.RedactURL(f.s.WarehouseURL))
 	case f.s.WarehouseURL != "":
-		return ""
+		return f.pgLoginFix(err)
 	case errors.Is(err, load.ErrCorrupt):
 		return f.corruptFix()
-	case errors.Is(err, syscall.EROFS):
-		return fmt.Sprintf("the filesystem of %s is mounted read-only: set warehouse.path to a writable one (under systemd, one the unit's ReadWritePaths= allows)", filepath.Dir(f.s.DBPath))
-	case errors.As(err, &path) && errors.Is(err, fs.ErrNotExist):
-		return missingDirFix(path.Path)
-	case errors.Is(err, fs.ErrPermission), errors.Is(err, load.ErrNotWritable):
-		p := f.s.DBPath
-		if errors.As(err, &path) {
-			p = path.Path
-		}
-		return permissionFix(p)
+	case errors.Is(err, load.ErrNotWritable) && !errors.As(err, &path):
+		return permissionFix(f.s.DBPath, "warehouse.path")
 	}
 	return ""
+}
+
+// noWarehouseFix is the fix of a warehouse file that does not exist: a
+// wrong path, or no sync yet. The backfill that creates it needs the
+// config file that names the API: the one this command read, else one to
+// pass.
+func (f fixer) noWarehouseFix(path string) string {
+	if f.cl.Config != "" {
+		return fmt.Sprintf("check the path %s (it does not exist), or run `%s` to create it", absPath(path), f.cl.Command("backfill"))
+	}
+	return fmt.Sprintf("check the path %s (it does not exist), or create it with `%s`, FILE being the config file that sets [api] base_url and email",
+		absPath(path), worker.CommandLine{Config: "FILE", DB: f.cl.DB}.Command("backfill"))
 }
 
 // corruptFix restores the newest backup or, without one, starts over.
@@ -259,70 +281,6 @@ func (f fixer) corruptFix() string {
 		return fmt.Sprintf("restore the newest backup (the damaged file is kept beside it): `%s`", f.cl.Command("restore", "-force", names[0]))
 	}
 	return fmt.Sprintf("no backup in %s: move %s aside and run `%s` to sync a new warehouse from the API (its history is lost)", dir, f.s.DBPath, f.cl.Command("backfill"))
-}
-
-// missingDirFix is the fix of a warehouse path (or a file beside it) in a
-// directory that does not exist.
-func missingDirFix(path string) string {
-	dir := absPath(filepath.Dir(path))
-	if _, err := os.Stat(dir); err == nil {
-		return ""
-	}
-	uid := os.Geteuid()
-	return fmt.Sprintf("create the directory %s (mkdir -p %s; chown %s %s: the user cardsync runs as, %s, must own it), or set warehouse.path to a file in an existing directory",
-		dir, worker.ShellQuote(dir), userArg(uid), worker.ShellQuote(dir), userText(uid))
-}
-
-// permissionFix is the fix of a warehouse file, or a file beside it, that
-// this process may not write: it names the first of the path and its
-// directory that this process cannot write (the directory when the path
-// does not exist), its owner and mode, and the user cardsync runs as.
-func permissionFix(path string) string {
-	target := absPath(path)
-	fi, err := os.Stat(target)
-	if err != nil || syscall.Access(target, 2 /* W_OK */) == nil {
-		target = filepath.Dir(target)
-		fi, err = os.Stat(target)
-	}
-	uid := os.Geteuid()
-	if err != nil {
-		return fmt.Sprintf("make %s writable by %s, the user cardsync runs as", target, userText(uid))
-	}
-	kind := "file"
-	if fi.IsDir() {
-		kind = "directory"
-	}
-	owner := "an unknown owner"
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		owner = userText(int(st.Uid))
-	}
-	return fmt.Sprintf("the %s %s is owned by %s with mode %s and cardsync runs as %s: make it writable by that user (chown %s %s), or set warehouse.path to a directory that user owns",
-		kind, target, owner, fi.Mode(), userText(uid), userArg(uid), worker.ShellQuote(target))
-}
-
-// userText names a user for a person: "cardsync (uid 998)", or "uid 998"
-// without a name.
-func userText(uid int) string {
-	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
-		return fmt.Sprintf("%s (uid %d)", u.Username, uid)
-	}
-	return fmt.Sprintf("uid %d", uid)
-}
-
-// userArg names a user for chown: its name, or its uid.
-func userArg(uid int) string {
-	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
-		return worker.ShellQuote(u.Username)
-	}
-	return strconv.Itoa(uid)
-}
-
-// absPath is path made absolute, when it can be.
-func absPath(path string) string {
-	if abs, err := filepath.Abs(path); err == nil {
-		return abs
-	}
-	return path
 }
 
 // hostPort is the host and port base connects to ("api.example:443").

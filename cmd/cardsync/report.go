@@ -67,14 +67,15 @@ func (m *Main) runReport(ctx context.Context, args []string) error {
 	if *out == "" {
 		return &usageError{msg: "-o: want a file name"}
 	}
+	fx := fixer{command: "report", s: s, cl: m.commandLine(cf), output: "-o"}
 	wh, err := openForReading(ctx, s, accounts[0].Name)
 	if err != nil {
-		return err
+		return fx.withFix(err)
 	}
 	defer wh.Close()
 	opts := report.Options{Since: since, Mode: reportMode(s.WarehouseURL, s.DBPath), Account: reportAccount(s, accounts[0].Name)}
 	if err := writeReport(ctx, wh, *out, opts); err != nil {
-		return err
+		return fx.withFix(err)
 	}
 	fmt.Fprintf(m.Stdout, "report: %s\n", *out)
 	return nil

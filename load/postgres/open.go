@@ -278,7 +278,7 @@ func (w *Warehouse) prepare(ctx context.Context, opts Options, log *slog.Logger,
 	}
 	// A role that may read but not write an up-to-date database (Migrate
 	// had nothing to do) is refused here, by name, before any write.
-	if err := checkWritable(ctx, w.pool, w.url); err != nil {
+	if err := checkWritable(ctx, w.pool, w.url, w.schema); err != nil {
 		return err
 	}
 	// The shared objects a migration cannot fill: column_docs from this
@@ -347,7 +347,7 @@ func (w *Warehouse) Close() error {
 // checked here.
 func (w *Warehouse) Writable(ctx context.Context) (err error) {
 	defer classify(&err)
-	return checkWritable(ctx, w.pool, w.url)
+	return checkWritable(ctx, w.pool, w.url, w.schema)
 }
 
 // writePrivileges are the privileges a sync uses on each table it writes,
@@ -392,10 +392,12 @@ func (e *notWritableError) Unwrap() []error { return []error{load.ErrNotWritable
 
 // checkWritable is Writable's query: whether the session is read-only (a
 // standby), the role, and the first of writePrivileges it lacks (a table
-// missing counts as lacking it).
+// missing counts as lacking it). A privilege missing is a
+// *load.PrivilegeError whose Grant gives the role every privilege a sync
+// uses on the tables of schema.
 func checkWritable(ctx context.Context, q interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}, shown string) error {
+}, shown, schema string) error {
 	var tables, privileges []string
 	for _, p := range writePrivileges {
 		for priv := range strings.SplitSeq(p.privileges, ",") {
@@ -414,7 +416,10 @@ func checkWritable(ctx context.Context, q interface {
 		return &notWritableError{msg: fmt.Sprintf("the warehouse database %s is read-only for role %s (default_transaction_read_only is on, or the server is a standby)", shown, role)}
 	}
 	if missing != nil {
-		return &notWritableError{msg: fmt.Sprintf("role %s cannot write the warehouse %s: it lacks %s (grant SELECT, INSERT, UPDATE and DELETE on cardsync's tables, or sync as the role that owns them)", role, shown, *missing)}
+		// Identity columns need no privilege on their sequences: the
+		// tables' privileges are all a sync uses.
+		return &load.PrivilegeError{Role: role, Warehouse: shown, Action: "write the warehouse", Lacks: *missing,
+			Grant: fmt.Sprintf("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA %s TO %s", pgx.Identifier{schema}.Sanitize(), pgx.Identifier{role}.Sanitize())}
 	}
 	return nil
 }

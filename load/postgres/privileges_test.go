@@ -34,14 +34,21 @@ func TestWritableNeedsWritePrivileges(t *testing.T) {
 		!strings.Contains(err.Error(), "role "+role+" cannot write the warehouse") || !strings.Contains(err.Error(), "INSERT on table sync_runs") {
 		t.Errorf("Writable as the read-only role: %v; want load.ErrNotWritable naming %s and INSERT on table sync_runs", err, role)
 	}
+	// The refusal names the GRANT that gives every privilege a sync
+	// uses; it is the one run below, so a sync (whose inserts fill
+	// identity columns) proves it is enough.
+	var pe *load.PrivilegeError
+	grant := `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "public" TO "` + role + `"`
+	if !errors.As(err, &pe) || pe.Grant != grant {
+		t.Fatalf("Writable as the read-only role: %v (%#v); want a *load.PrivilegeError granting %s", err, pe, grant)
+	}
 
 	_, err = Open(ctx, ro, Options{Password: "analyst-pw"})
 	if !errors.Is(err, load.ErrNotWritable) || strings.Contains(err.Error(), "001_init") || !strings.Contains(err.Error(), "role "+role+" cannot write") {
 		t.Errorf("writing Open as the read-only role: %v; want load.ErrNotWritable naming the role, no migration", err)
 	}
 
-	adminExec(t, u, `GRANT INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO `+role,
-		`REVOKE DELETE ON walk_seen FROM `+role)
+	adminExec(t, u, pe.Grant, `REVOKE DELETE ON walk_seen FROM `+role)
 	if err := r.Writable(ctx); !errors.Is(err, load.ErrNotWritable) || !strings.Contains(err.Error(), "DELETE on table walk_seen") {
 		t.Errorf("Writable without DELETE on walk_seen: %v", err)
 	}
