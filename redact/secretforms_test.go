@@ -502,7 +502,17 @@ func TestSecretSpellings(t *testing.T) {
 		// then no secret is left to count.
 		// One string: the layers and the canonical pass may each count
 		// what they removed of it.
-		if want := b2i(strings.Contains(note.Note, Redacted)); want == 0 && n != 0 || want == 1 && (n < 1 || n > 2) {
+		want := b2i(strings.Contains(note.Note, Redacted))
+		if want == 1 && n == 0 {
+			// The card-data rules may take the spelling first: random text
+			// ending "CvC:" before it makes it a card code, dropped under
+			// its name. Then a policy that knows no secret redacts it too,
+			// and no secret is left to count.
+			if plain, _, err := NewPolicy(nil).JSON(doc); err == nil && strings.Contains(string(plain), Redacted) {
+				want = 0
+			}
+		}
+		if want == 0 && n != 0 || want == 1 && (n < 1 || n > 2) {
 			t.Fatalf("seed %d: JSONCount(%s) counts %d secrets, want %d", seed, doc, n, want)
 		}
 	}
