@@ -36,7 +36,9 @@ func (c *Client) attempt(ctx context.Context, r *request, tok Secret) outcome {
 		if ctx.Err() != nil {
 			return outcome{err: ctx.Err()}
 		}
-		return outcome{err: unavailable(networkError(err, actx, c.cfg.Timeout)), retry: true}
+		// An HTTPS request answered in plain HTTP (api.base_url names an
+		// HTTP port) gets the same answer every time: no retry.
+		return outcome{err: unavailable(networkError(err, actx, c.cfg.Timeout)), retry: !errors.Is(err, http.ErrSchemeMismatch)}
 	}
 	defer resp.Body.Close()
 	c.cfg.Observer.Request(r.endpoint, resp.StatusCode)

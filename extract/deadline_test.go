@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -91,5 +93,31 @@ func TestRetriesEndAtTheContextDeadline(t *testing.T) {
 				t.Errorf("the log has no retrying_until:\n%s", e.log.String())
 			}
 		})
+	}
+}
+
+// TestHTTPSToPlainHTTPIsNotRetried: an https:// base URL whose port
+// answers in plain HTTP gets that answer every time: the client gives up
+// at the first attempt, with net/http's ErrSchemeMismatch, instead of
+// retrying until api.max_wait.
+func TestHTTPSToPlainHTTPIsNotRetried(t *testing.T) {
+	var hits counter
+	srv := httptest.NewServer(&hits)
+	t.Cleanup(srv.Close)
+	c, err := New(Config{BaseURL: strings.Replace(srv.URL, "http://", "https://", 1), Email: testEmail, Password: testPassword,
+		Timeout: 5 * time.Second, MaxWait: time.Hour, Clock: sim.NewClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.Authenticate(t.Context())
+	if !errors.Is(err, http.ErrSchemeMismatch) {
+		t.Fatalf("Authenticate over https to a plain-HTTP port: %v, want ErrSchemeMismatch", err)
+	}
+	var we *WaitError
+	if errors.As(err, &we) {
+		t.Errorf("the client retried (%v): a plain-HTTP answer to https never changes", we)
+	}
+	if n := hits.n.Load(); n != 0 {
+		t.Errorf("the handler saw %d requests; a TLS handshake cannot reach it", n)
 	}
 }
