@@ -29,7 +29,10 @@ func TestClosedPipeDoesNotKillARun(t *testing.T) {
 	}
 	r.Close() // the reader is gone: every write to w raises SIGPIPE
 	cmd := exec.CommandContext(t.Context(), bin, "backfill", "-log-level", "debug")
-	cmd.Env = append(os.Environ(), "CARDSYNC_API_BASE_URL="+ts.URL, "CARDSYNC_API_EMAIL="+sim.DefaultEmail,
+	// Only the variables named here: the test's own environment may hold
+	// CARDSYNC_ variables of the test runner (CI's CARDSYNC_REQUIRE_TOOLS),
+	// which cardsync refuses as unknown keys.
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, "CARDSYNC_API_BASE_URL="+ts.URL, "CARDSYNC_API_EMAIL="+sim.DefaultEmail,
 		"CARDSYNC_API_PASSWORD="+sim.DefaultPassword, "CARDSYNC_API_RATE_LIMIT=1000/1s", "CARDSYNC_WAREHOUSE_PATH="+db)
 	cmd.Stdout, cmd.Stderr = w, w
 	err = testbinary.Run(t.Context(), cmd)
