@@ -277,20 +277,7 @@ func TestPostgresCheckEmptyDatabase(t *testing.T) {
 
 	role := fmt.Sprintf("syncer_%d", time.Now().UnixNano())
 	pgAdmin(t, url, `CREATE ROLE `+role+` LOGIN PASSWORD 'syncer-pw'`, `REVOKE CREATE ON SCHEMA public FROM PUBLIC`)
-	t.Cleanup(func() {
-		// t's context has ended by now: the cleanup uses its own.
-		conn, err := pgx.Connect(context.Background(), url)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer conn.Close(context.Background())
-		for _, s := range []string{`DROP OWNED BY ` + role, `DROP ROLE ` + role} {
-			if _, err := conn.Exec(context.Background(), s); err != nil {
-				t.Errorf("%s: %v", s, err)
-			}
-		}
-	})
+	dropRole(t, url, role)
 	e.vars["CARDSYNC_WAREHOUSE_URL"] = strings.Replace(url, "postgres://postgres@", "postgres://"+role+"@", 1)
 	e.vars["CARDSYNC_WAREHOUSE_PASSWORD"] = "syncer-pw"
 	grant := `GRANT USAGE, CREATE ON SCHEMA "public" TO "` + role + `"`

@@ -56,14 +56,7 @@ func (e *env) start(ctx context.Context, want string, args ...string) (*watchBuf
 // changed. -wait-timeout without -wait, or not positive, is a usage error.
 func TestRestoreWhileARunIsInProgress(t *testing.T) {
 	_, e := newEnv(t, sim.Options{Seed: 7, Cards: 30})
-	if code, _, errOut := e.run(t.Context(), "backfill", "-no-progress"); code != 0 {
-		t.Fatalf("backfill: exit %d\n%s", code, errOut)
-	}
-	code, out, errOut := e.run(t.Context(), "backup")
-	if code != 0 {
-		t.Fatalf("backup: exit %d\n%s", code, errOut)
-	}
-	backup := strings.TrimSpace(out)
+	backup := backfillAndBackup(t, e)
 	run, err := sqlite.OpenAccountLock(e.db, 0, load.DefaultAccount)
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +80,7 @@ func TestRestoreWhileARunIsInProgress(t *testing.T) {
 		}
 	}
 
-	code, _, errOut = e.run(t.Context(), "restore", backup)
+	code, _, errOut := e.run(t.Context(), "restore", backup)
 	if code != exitLocked {
 		t.Fatalf("restore during a run: exit %d, want %d\n%s", code, exitLocked, errOut)
 	}
@@ -144,14 +137,7 @@ func TestRestoreWhileARunIsInProgress(t *testing.T) {
 // -shm beside it, and status gives that WAL's size.
 func TestRestoreLeavesALiveWarehouse(t *testing.T) {
 	_, e := newEnv(t, sim.Options{Seed: 8, Cards: 20})
-	if code, _, errOut := e.run(t.Context(), "backfill", "-no-progress"); code != 0 {
-		t.Fatalf("backfill: exit %d\n%s", code, errOut)
-	}
-	code, out, errOut := e.run(t.Context(), "backup")
-	if code != 0 {
-		t.Fatalf("backup: exit %d\n%s", code, errOut)
-	}
-	backup := strings.TrimSpace(out)
+	backup := backfillAndBackup(t, e)
 	live := func(t *testing.T) {
 		t.Helper()
 		for _, suffix := range []string{"-wal", "-shm"} {
@@ -179,4 +165,18 @@ func TestRestoreLeavesALiveWarehouse(t *testing.T) {
 		t.Fatalf("restore -force: exit %d\n%s\n%s", code, out, errOut)
 	}
 	live(t)
+}
+
+// backfillAndBackup backfills e's warehouse, backs it up and returns the
+// backup's path.
+func backfillAndBackup(t *testing.T, e *env) string {
+	t.Helper()
+	if code, _, errOut := e.run(t.Context(), "backfill", "-no-progress"); code != 0 {
+		t.Fatalf("backfill: exit %d\n%s", code, errOut)
+	}
+	code, out, errOut := e.run(t.Context(), "backup")
+	if code != 0 {
+		t.Fatalf("backup: exit %d\n%s", code, errOut)
+	}
+	return strings.TrimSpace(out)
 }
