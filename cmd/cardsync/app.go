@@ -146,22 +146,22 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	code := exitCode(err)
 	var silent *silentError
 	fix := fixOf(cmd, err)
-	if underJournal(m.Stderr, m.Getenv) && (!worker.Logged(err) || fix != "") && !errors.As(err, &silent) {
+	// A run's failure was logged once, with its cause, by the worker; a
+	// fix still follows the error it fixes, on the line above it.
+	say := (!worker.Logged(err) || fix != "") && !errors.As(err, &silent)
+	if say && underJournal(m.Stderr, m.Getenv) {
 		// Under journald every line is a log record with its priority
 		// (journalctl -p err finds it): the error and its fix as one.
-		if lg, lerr := newLogger(m.Stderr, "info", "json", m.Getenv); lerr == nil {
-			attrs := []any{"command", cmd, "err", err.Error()}
-			if fix != "" {
-				attrs = append(attrs, "fix", fix)
-			}
-			lg.Error("cardsync "+cmd+" failed", attrs...)
-			return code
+		// The level is a constant: newLogger cannot fail here.
+		lg, _ := newLogger(m.Stderr, "info", "json", m.Getenv)
+		attrs := []any{"command", cmd, "err", err.Error()}
+		if fix != "" {
+			attrs = append(attrs, "fix", fix)
 		}
+		lg.Error("cardsync "+cmd+" failed", attrs...)
+		return code
 	}
-	if (!worker.Logged(err) || fix != "") && !errors.As(err, &silent) {
-		// A run's failure was logged once, with its cause, by the
-		// worker; a fix still follows the error it fixes, on the line
-		// above it.
+	if say {
 		fmt.Fprintf(m.Stderr, "cardsync %s: %v\n", cmd, err)
 	}
 	if fix != "" {
