@@ -124,6 +124,13 @@ func (ls *layerScan) text(t []byte, depth int) []edit {
 		marks |= mCode
 	}
 	var ed []edit
+	if depth == 0 {
+		// The string as a whole first: a secret is one run of its windows
+		// here, while a reading below (a query's value, a header) may hold
+		// only pieces of it, and replacing those alone would leave the
+		// ends between them, each shorter than a piece, for no pass to find.
+		ed = ls.secretsIn(t, ed)
+	}
 	isJSON := false
 	if depth < maxLayers && jsonLike(t) {
 		ed, isJSON = ls.jsonText(t, depth+1)
