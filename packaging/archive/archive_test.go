@@ -270,13 +270,10 @@ func tamper(t *testing.T, file, out, target string, edit func([]byte) []byte) {
 func TestReadOCIChecksEveryPlatform(t *testing.T) {
 	dir := t.TempDir()
 	// Not run here: any Go binary will do (its build info names the
-	// modules whose licenses the image carries).
-	bin, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	// modules whose licenses the image carries); see smallBinary.
+	bin := smallBinary(t)
 	file := filepath.Join(dir, "image.tar")
-	err = run(t.Context(), []string{"oci", "-o", file, "-mtime", "1790000000", "-version", "v1.2.3",
+	err := run(t.Context(), []string{"oci", "-o", file, "-mtime", "1790000000", "-version", "v1.2.3",
 		"-revision", testbinary.Revision, "-source", "https://example.org/cardsync",
 		"-license", filepath.Join("..", "..", "LICENSE"), "-modcache", modCache(t),
 		"linux/amd64=" + bin, "linux/arm64=" + bin}, io.Discard)
@@ -324,6 +321,23 @@ func TestReadOCIChecksEveryPlatform(t *testing.T) {
 }
 
 // modCache is the Go module cache (go env GOMODCACHE).
+// smallBinary returns a small Go binary of the toolchain (gofmt, about
+// 3 MB), for the tests that build an image archive without running it: the
+// test binary itself would do, but gzip of its tens of megabytes, twice
+// per archive, cost a minute under the race detector.
+func smallBinary(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	bin := filepath.Join(strings.TrimSpace(string(out)), "bin", "gofmt")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
 func modCache(t *testing.T) string {
 	t.Helper()
 	out, err := exec.Command("go", "env", "GOMODCACHE").Output()

@@ -72,12 +72,9 @@ func compactJSON(t *testing.T, what string, b []byte) string {
 // whose values differ per build). The image is not run, so any Go binary
 // will do.
 func TestImageConfigIsDocumented(t *testing.T) {
-	bin, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := smallBinary(t)
 	file := filepath.Join(t.TempDir(), "image.tar")
-	err = run(t.Context(), []string{"oci", "-o", file, "-mtime", "1790000000", "-version", "v1.2.3",
+	err := run(t.Context(), []string{"oci", "-o", file, "-mtime", "1790000000", "-version", "v1.2.3",
 		"-revision", testbinary.Revision, "-source", "https://example.org/cardsync",
 		"-license", filepath.Join("..", "..", "LICENSE"), "-modcache", modCache(t),
 		"linux/amd64=" + bin, "linux/arm64=" + bin}, io.Discard)
