@@ -1,7 +1,6 @@
 package load
 
 import (
-	"context"
 	"errors"
 	"time"
 )
@@ -35,21 +34,6 @@ type BackupResult struct {
 // could not all be removed; Backup then also returns the new backup's path.
 var ErrBackupPrune = errors.New("prune old backups")
 
-// BackupTaker is the capability of a warehouse kept in a file (SQLite):
-// Backup writes a consistent copy into dir and keeps the newest keep of
-// the warehouse's backups (DefaultBackupKeep when 0). A PostgreSQL
-// warehouse has none: pg_dump backs it up.
-type BackupTaker interface {
-	Backup(ctx context.Context, dir string, keep int, now time.Time) (BackupResult, error)
-}
-
-// LocalFile is the capability of a warehouse kept in a file on this
-// machine (SQLite): File is its path, beside which what could not be
-// written into it may be kept (the worker's unrecorded results).
-type LocalFile interface {
-	File() string
-}
-
 // BeforeRestoreFile is a warehouse Restore replaced and kept beside the
 // warehouse.
 type BeforeRestoreFile struct {
@@ -60,16 +44,4 @@ type BeforeRestoreFile struct {
 	ReplacedAt time.Time
 	// Bytes is its size, its -wal included.
 	Bytes int64
-}
-
-// FileStatus is the capability of a warehouse kept in a local file
-// (SQLite) that status reads: who writes the account now and which
-// warehouses restore kept beside the file.
-type FileStatus interface {
-	// WriterPID is the PID of the process syncing the warehouse's account
-	// (0: none, -1: one whose PID is unknown); sole says the account is
-	// the file's only one, whose older writers lock the whole file.
-	WriterPID(sole bool) int
-	// BeforeRestore lists the warehouses restore kept, newest first.
-	BeforeRestore() ([]BeforeRestoreFile, error)
 }

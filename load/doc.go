@@ -1,7 +1,11 @@
 // Package load is the contract between the worker and a warehouse, and
 // every rule of storing a sync that does not depend on the database: the
 // types (Page, Card, Batch, RunResult, WalkEnd, Summary, ...), the
-// interfaces the worker needs (Destination, PageWriter), the errors every
+// interfaces callers hold without probing (Destination and its
+// PageWriter: a warehouse opened to write, its before- and after-run
+// steps included; Reader: one opened to read; RunLock: an account's run
+// lock, a file's or a lease; Cluster: a shared server's leases and
+// replicas, given beside the warehouse where it is opened), the errors every
 // warehouse returns (ErrWarehouse, ErrLocked, ...), Options and their
 // checks, batching (Batcher, PreparedPage), redaction and quarantine of a
 // page's items (PreparePageItems, QuarantineData), field discovery

@@ -14,9 +14,8 @@ type ColumnDoc = schema.ColumnDoc
 // order (table, column): the rows both warehouses store.
 func ColumnDocs() []ColumnDoc { return schema.ColumnDocs() }
 
-// DocsReader is the capability of a warehouse to describe itself (both
-// warehouses have it; `cardsync datasette-metadata` finds it by a type
-// assertion on a read-only open): its place, the rows of its column_docs
+// DocsReader is the part of a Reader with which a warehouse describes
+// itself (`cardsync datasette-metadata`): its place, the rows of its column_docs
 // and the card fields that are columns of cards_flat, with their types
 // when its card_fields has them.
 type DocsReader interface {

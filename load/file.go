@@ -26,7 +26,7 @@ const (
 )
 
 // Changed reports whether the writer now has another file open: the
-// caller's writer lock must follow it (Lock.Reopen).
+// caller's run lock must follow it (load.RunLock.Keep).
 func (e FileEvent) Changed() bool { return e >= FileWrittenBack }
 
 // ErrNotWritable is wrapped when the warehouse file cannot be written by

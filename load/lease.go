@@ -88,10 +88,9 @@ func CheckHolder(holder string) error {
 	return nil
 }
 
-// Leaser is the capability of a warehouse several replicas share
-// (PostgreSQL): an account's lease with a fencing token, taken, renewed
-// and released by the worker's run lock (worker.LeaseLock). Discover it
-// with a type assertion where the warehouse is opened.
+// Leaser is the part of a Cluster the worker's lease lock
+// (worker.LeaseLock) uses: an account's lease with a fencing token, taken,
+// renewed and released.
 type Leaser interface {
 	// AcquireLease takes account's lease for holder for ttl, or renews the
 	// one holder still has; a live lease of another holder is refused with
@@ -123,8 +122,8 @@ type Lease struct {
 // to expires_at.
 func (l Lease) Released() bool { return l.RenewedAt.Equal(l.ExpiresAt) }
 
-// LeaseLister is the capability of a warehouse whose accounts hold leases
-// (PostgreSQL): every account's lease, for status and check.
+// LeaseLister is the part of a Cluster that lists every account's lease
+// (the daemon's replicas; status and check read them as WriterFacts).
 type LeaseLister interface {
 	Leases(ctx context.Context) ([]Lease, error)
 }
@@ -161,10 +160,9 @@ func (e *HolderInUseError) Error() string {
 // warehouse another process holds.
 func (e *HolderInUseError) Unwrap() error { return ErrLocked }
 
-// Replicas is the capability of a warehouse several serve processes share
-// (PostgreSQL): a heartbeat per holder, so each process knows how many
-// live replicas split the accounts, and no two live processes have one
-// holder.
+// Replicas is the part of a Cluster that keeps a heartbeat per holder,
+// so each serve process knows how many live replicas split the accounts,
+// and no two live processes have one holder.
 type Replicas interface {
 	// ReplicaHeartbeat marks holder's process instance live for ttl from now (the
 	// server's clock): the first call registers it, later ones renew it. A

@@ -37,3 +37,65 @@ const (
 	// accounts and another live replica has room.
 	SkipOverShare = "over_share"
 )
+
+// Observers tells each of its observers, in turn, what the daemon tells
+// one: a finished run to every one, the other hooks (StartObserver,
+// TickObserver, LeaseObserver) to those that listen for them; a nil entry
+// is skipped. serve gives each account's Job one, with the account's
+// metrics and the report refresh.
+type Observers []Observer
+
+// RunNotStarted implements StartObserver for those that listen.
+func (o Observers) RunNotStarted(what string, err error) {
+	for _, x := range o {
+		if s, ok := x.(StartObserver); ok {
+			s.RunNotStarted(what, err)
+		}
+	}
+}
+
+// RunFinished implements Observer.
+func (o Observers) RunFinished(ctx context.Context, r Result) {
+	for _, x := range o {
+		if x != nil {
+			x.RunFinished(ctx, r)
+		}
+	}
+}
+
+// Tick implements TickObserver for those that listen (the metrics read
+// the account's facts from the warehouse again).
+func (o Observers) Tick(ctx context.Context) {
+	for _, x := range o {
+		if t, ok := x.(TickObserver); ok {
+			t.Tick(ctx)
+		}
+	}
+}
+
+// LeaseHeld implements LeaseObserver for those that listen.
+func (o Observers) LeaseHeld(held bool) {
+	for _, x := range o {
+		if l, ok := x.(LeaseObserver); ok {
+			l.LeaseHeld(held)
+		}
+	}
+}
+
+// LeaseLost implements LeaseObserver for those that listen.
+func (o Observers) LeaseLost() {
+	for _, x := range o {
+		if l, ok := x.(LeaseObserver); ok {
+			l.LeaseLost()
+		}
+	}
+}
+
+// RunSkipped implements LeaseObserver for those that listen.
+func (o Observers) RunSkipped(reason string) {
+	for _, x := range o {
+		if l, ok := x.(LeaseObserver); ok {
+			l.RunSkipped(reason)
+		}
+	}
+}

@@ -194,7 +194,7 @@ func (d *Daemon) start() {
 	for i, j := range d.Jobs {
 		d.accounts[i] = &accountLoop{index: i, wake: make(chan struct{}, 1)}
 		d.accounts[i].job.Store(j)
-		d.accounts[i].lease, _ = j.Lock.(*LeaseLock)
+		d.accounts[i].lease = j.Lease
 	}
 	d.replicas = newReplicas(d)
 }

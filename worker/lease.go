@@ -7,23 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cardsync/cardsync/load/dialect"
-
 	"github.com/cardsync/cardsync/load"
 )
-
-// RunLock is an account's run lock: one writer of an account at a time.
-// dialect.FileLock (SQLite: file locks) is one, *LeaseLock (PostgreSQL: a lease
-// row) the other. Acquire refuses with an error wrapping load.ErrLocked
-// when another writer holds it.
-type RunLock interface {
-	Acquire() error
-	Release() error
-	Held() bool
-	// Reopen follows a warehouse file replaced under the daemon (SQLite).
-	Reopen() error
-	Close() error
-}
 
 // ErrLeaseLost is wrapped by the error of a run stopped because its
 // account's lease lapsed or changed hands (load.ErrLeaseLost): a
@@ -31,20 +16,20 @@ type RunLock interface {
 // replica's own clock saying the lease may have expired.
 var ErrLeaseLost = load.ErrLeaseLost
 
-var (
-	_ RunLock = (dialect.FileLock)(nil)
-	_ RunLock = (*LeaseLock)(nil)
-)
+var _ load.RunLock = (*LeaseLock)(nil)
 
-// LeaseLock is the run lock of a PostgreSQL warehouse: its account's row
-// of sync_leases, taken for Holder for TTL by the server's clock, renewed
+// LeaseLock is the run lock (load.RunLock) of a shared PostgreSQL
+// warehouse: its account's row of sync_leases in the warehouse's
+// load.Cluster, taken for Holder for TTL by the server's clock, renewed
 // every TTL/3 while a run goes on (Keep) and released at its end. While
 // held, every write of the warehouse checks the lease's fencing token in
 // its own transaction, so a replica paused past the TTL writes nothing
 // once another took over. It holds no session-level lock, so it works
 // through a transaction-pooling PgBouncer.
 type LeaseLock struct {
-	wh     load.Leaser
+	// wh is the cluster the lease lives in; the daemon's replicas use
+	// the same one.
+	wh     load.Cluster
 	holder string
 	ttl    time.Duration
 
@@ -57,11 +42,11 @@ type LeaseLock struct {
 }
 
 // leaseOpTimeout bounds one lease statement when no caller's context
-// bounds it (Acquire, Release: a file lock's shape has none).
+// bounds it (Release, Close: a file lock's shape has none).
 const leaseOpTimeout = 10 * time.Second
 
 // NewLeaseLock returns the lease lock of wh's account for holder.
-func NewLeaseLock(wh load.Leaser, holder string, ttl time.Duration) *LeaseLock {
+func NewLeaseLock(wh load.Cluster, holder string, ttl time.Duration) *LeaseLock {
 	if ttl <= 0 {
 		ttl = load.DefaultLeaseTTL
 	}
@@ -74,12 +59,8 @@ func (l *LeaseLock) Holder() string { return l.holder }
 // TTL is how long the lease lasts without renewal ([cluster] lease_ttl).
 func (l *LeaseLock) TTL() time.Duration { return l.ttl }
 
-// Acquire is AcquireContext bounded by its own timeout.
-func (l *LeaseLock) Acquire() error {
-	ctx, cancel := context.WithTimeout(context.Background(), min(leaseOpTimeout, l.ttl))
-	defer cancel()
-	return l.AcquireContext(ctx)
-}
+// Hold implements load.RunLock: AcquireContext.
+func (l *LeaseLock) Hold(ctx context.Context) error { return l.AcquireContext(ctx) }
 
 // AcquireContext takes the account's lease, or renews one this holder
 // still has. A live lease of another holder is refused with an error
@@ -132,19 +113,17 @@ func (l *LeaseLock) Held() bool {
 	return l.held
 }
 
-// Reopen does nothing: there is no file to follow.
-func (l *LeaseLock) Reopen() error { return nil }
-
 // Close releases the lease if held.
 func (l *LeaseLock) Close() error { return l.Release() }
 
-// Keep renews the lease every TTL/3 until the returned stop is called or
-// ctx ends, and returns a context that is cancelled, with a cause wrapping
-// ErrLeaseLost, as soon as the lease may have lapsed: a renewal was
-// refused, or the last successful one was sent longer ago than the TTL
-// minus a margin by this process's monotonic clock (a process resumed
-// after SIGSTOP sees that before it fetches another page).
-func (l *LeaseLock) Keep(ctx context.Context) (context.Context, func()) {
+// Keep implements load.RunLock: it renews the lease every TTL/3 until the
+// returned stop is called or ctx ends, and returns a context that is
+// cancelled, with a cause wrapping ErrLeaseLost, as soon as the lease may
+// have lapsed: a renewal was refused, or the last successful one was sent
+// longer ago than the TTL minus a margin by this process's monotonic clock
+// (a process resumed after SIGSTOP sees that before it fetches another
+// page). It never fails.
+func (l *LeaseLock) Keep(ctx context.Context) (context.Context, func(), error) {
 	kctx, cancel := context.WithCancelCause(ctx)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -158,13 +137,14 @@ func (l *LeaseLock) Keep(ctx context.Context) (context.Context, func()) {
 		once.Do(func() { close(done) })
 		wg.Wait()
 		cancel(nil)
-	}
+	}, nil
 }
 
-// Check returns an error wrapping ErrLeaseLost when, by this process's
-// monotonic clock, the lease may have lapsed: the walk calls it before
-// each page, so a replica resumed after SIGSTOP fetches nothing more even
-// before Keep's goroutine wakes.
+// Check implements load.RunLock: an error wrapping ErrLeaseLost when, by
+// this process's monotonic clock, the lease may have lapsed. The walk
+// calls it before each page and the client before each request, so a
+// replica resumed after SIGSTOP fetches nothing more even before Keep's
+// goroutine wakes.
 func (l *LeaseLock) Check() error {
 	l.mu.Lock()
 	held, last := l.held, l.renewed

@@ -12,8 +12,10 @@ import (
 	"github.com/cardsync/cardsync/load/postgres"
 )
 
-// fakeLeaser is a lease table of one account, on the bubble's clock.
+// fakeLeaser is a lease table of one account, on the bubble's clock. Of
+// a cluster it has the leases only (a replica's calls would panic).
 type fakeLeaser struct {
+	load.Cluster
 	mu      sync.Mutex
 	holder  string
 	token   int64
@@ -72,7 +74,7 @@ func TestLeaseLockKeep(t *testing.T) {
 			if err := l.AcquireContext(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			ctx, stop := l.Keep(t.Context())
+			ctx, stop, _ := l.Keep(t.Context())
 			time.Sleep(10 * ttl)
 			synctest.Wait()
 			if ctx.Err() != nil {
@@ -98,7 +100,7 @@ func TestLeaseLockKeep(t *testing.T) {
 				t.Fatal(err)
 			}
 			start := time.Now()
-			ctx, stop := l.Keep(t.Context())
+			ctx, stop, _ := l.Keep(t.Context())
 			defer stop()
 			<-ctx.Done()
 			took := time.Since(start)
@@ -118,7 +120,7 @@ func TestLeaseLockKeep(t *testing.T) {
 			if err := l.AcquireContext(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			ctx, stop := l.Keep(t.Context())
+			ctx, stop, _ := l.Keep(t.Context())
 			defer stop()
 			// The lease lapses (the replica was cut off) and b takes it.
 			f.mu.Lock()

@@ -31,7 +31,7 @@ type pendingResults struct {
 
 // pendingPath is the file beside the warehouse that holds unrecorded
 // results across processes (a backfill that exits).
-func (j *Job) pendingPath() string { return j.Warehouse.Path() + ".unrecorded" }
+func (j *Job) pendingPath() string { return j.Warehouse.File() + ".unrecorded" }
 
 // readPending reads the file of unrecorded results (none with
 // PostgreSQL).
@@ -43,11 +43,9 @@ func (j *Job) readPending() ([]byte, error) {
 }
 
 // pendingFile reports whether unrecorded results are kept in a file: only
-// beside a SQLite file (a PostgreSQL warehouse's Path is a URL).
-func (j *Job) pendingFile() bool {
-	_, ok := j.Warehouse.(load.LocalFile)
-	return ok
-}
+// beside a warehouse kept in a file (load.Destination.File; a server's
+// stay in memory).
+func (j *Job) pendingFile() bool { return j.Warehouse.File() != "" }
 
 // record stores the run's result, retrying while the warehouse refuses
 // (busy, locked, full) until ctx ends; then it keeps the result for the

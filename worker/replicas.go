@@ -24,8 +24,8 @@ import (
 // and its account run at once; one released (a clean stop, a hand-over)
 // is run at its next slot.
 type replicas struct {
-	reg      load.Replicas
-	lister   load.LeaseLister
+	// cluster is the accounts' leases' (every account's lease is in it).
+	cluster  load.Cluster
 	holder   string
 	instance string
 	ttl      time.Duration
@@ -48,7 +48,7 @@ type clusterView struct {
 }
 
 // newReplicas returns the replicas part of d, nil unless every account's
-// run lock is a lease in a warehouse that keeps replicas' heartbeats.
+// run lock is a lease (Job.Lease) in a shared warehouse's cluster.
 func newReplicas(d *Daemon) *replicas {
 	var lock *LeaseLock
 	for _, a := range d.accounts {
@@ -57,15 +57,12 @@ func newReplicas(d *Daemon) *replicas {
 		}
 		lock = a.lease
 	}
-	wh := d.Jobs[0].Warehouse
-	reg, ok1 := wh.(load.Replicas)
-	lister, ok2 := wh.(load.LeaseLister)
-	if lock == nil || !ok1 || !ok2 {
+	if lock == nil {
 		return nil
 	}
 	var b [4]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	return &replicas{reg: reg, lister: lister, holder: lock.Holder(), instance: hex.EncodeToString(b[:]),
+	return &replicas{cluster: lock.wh, holder: lock.Holder(), instance: hex.EncodeToString(b[:]),
 		ttl: lock.TTL(), every: min(time.Second, lock.TTL()/6), d: d}
 }
 
@@ -108,7 +105,7 @@ func (r *replicas) heartbeatTTL() time.Duration { return r.ttl * 2 / 3 }
 func (r *replicas) join(ctx context.Context) error {
 	var first *load.HolderInUseError
 	for {
-		err := r.reg.ReplicaHeartbeat(ctx, r.holder, r.instance, r.heartbeatTTL())
+		err := r.cluster.ReplicaHeartbeat(ctx, r.holder, r.instance, r.heartbeatTTL())
 		var in *load.HolderInUseError
 		if !errors.As(err, &in) {
 			return err
@@ -148,7 +145,7 @@ func (r *replicas) watch(ctx context.Context) {
 func (r *replicas) round(ctx context.Context) {
 	log := r.d.logger()
 	var in *load.HolderInUseError
-	switch err := r.reg.ReplicaHeartbeat(ctx, r.holder, r.instance, r.heartbeatTTL()); {
+	switch err := r.cluster.ReplicaHeartbeat(ctx, r.holder, r.instance, r.heartbeatTTL()); {
 	case errors.As(err, &in):
 		// This process was paused past its heartbeat and another one
 		// started with its holder since: they would share leases.
@@ -188,11 +185,11 @@ func (r *replicas) round(ctx context.Context) {
 
 // poll reads the leases and the live replicas and works out the shares.
 func (r *replicas) poll(ctx context.Context) (clusterView, error) {
-	leases, err := r.lister.Leases(ctx)
+	leases, err := r.cluster.Leases(ctx)
 	if err != nil {
 		return clusterView{}, err
 	}
-	live, err := r.reg.LiveReplicas(ctx)
+	live, err := r.cluster.LiveReplicas(ctx)
 	if err != nil {
 		return clusterView{}, err
 	}
@@ -449,7 +446,7 @@ func (r *replicas) leave(ctx context.Context) {
 		}
 		r.report(a)
 	}
-	if err := r.reg.LeaveReplicas(ctx, r.holder, r.instance); err != nil {
+	if err := r.cluster.LeaveReplicas(ctx, r.holder, r.instance); err != nil {
 		log.Warn("cannot end this replica's heartbeat at stop", "holder", r.holder, "err", err)
 	}
 }

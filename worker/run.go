@@ -62,19 +62,17 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 		}
 		defer j.Lock.Release()
 	}
-	// A lease lapses unless renewed: keep it while the run goes on, and
-	// stop the run (ctx's cause wraps ErrLeaseLost) once it may have
-	// lapsed.
-	if k, ok := j.Lock.(interface {
-		Keep(context.Context) (context.Context, func())
-	}); ok {
-		var stop func()
-		ctx, stop = k.Keep(ctx)
-		defer stop()
-	}
-	if err := j.checkFile(ctx, log); err != nil {
+	if err := j.check(ctx, log); err != nil {
 		return res, err
 	}
+	// Keep the lock while the run goes on: a file's follows the file the
+	// check wrote back or found replaced; a lease is renewed, and the run
+	// stopped (ctx's cause wraps ErrLeaseLost) once it may have lapsed.
+	ctx, stop, err := j.Lock.Keep(ctx)
+	if err != nil {
+		return res, j.startFailed(log, "keep the warehouse lock", err)
+	}
+	defer stop()
 	if err := j.recordPending(ctx, log); err != nil {
 		return res, j.startFailed(log, "record the result of an earlier run", err)
 	}
@@ -90,11 +88,9 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 	}
 	res.RunID, res.Trigger = runID, trigger
 	log = log.With("run_id", runID)
-	client := j.Client.WithLogger(log)
-	if c, ok := j.Lock.(interface{ Check() error }); ok {
-		// The lease is checked again right before each request leaves.
-		client = client.WithGate(c.Check)
-	}
+	// The lock (a lease) is checked again right before each request
+	// leaves.
+	client := j.Client.WithLogger(log).WithGate(j.Lock.Check)
 	delta := &statsDelta{c: j.Client, last: j.Client.Stats()}
 	defer func() { err = j.end(ctx, log, runID, runTimes{start, rowAt}, delta, &res, err) }()
 
@@ -123,7 +119,7 @@ func (j *Job) Run(ctx context.Context, trigger string, opts Options) (res Result
 // meet it every tick), told to the observer (LeaseObserver.RunSkipped) and
 // returned as logged; any other failure is a start failure.
 func (j *Job) lock(ctx context.Context, log *slog.Logger) error {
-	err := acquire(ctx, j.Lock)
+	err := j.Lock.Hold(ctx)
 	if err == nil {
 		return nil
 	}
@@ -149,31 +145,21 @@ func (j *Job) lock(ctx context.Context, log *slog.Logger) error {
 	return j.startFailed(log, "take the warehouse lock", err)
 }
 
-// checkFile checks the warehouse file before a run. The path must still
-// name the file open here, and it must be writable: a warehouse deleted,
-// replaced or made read-only under a running daemon is repaired now,
-// loudly, instead of failing silently.
-func (j *Job) checkFile(ctx context.Context, log *slog.Logger) error {
-	w := j.Warehouse
-	fc, ok := w.(load.FileChecker)
-	if !ok {
-		if err := w.Writable(ctx); err != nil {
-			return j.startFailed(log, "check the warehouse", err)
-		}
-		return nil
-	}
-	ev, msg, err := fc.Verify(ctx)
+// check checks the warehouse before a run (load.Destination.Verify). A
+// file's path must still name the file open here, and it must be
+// writable: a warehouse deleted, replaced or made read-only under a
+// running daemon is repaired now, loudly, instead of failing silently; a
+// server must accept writes.
+func (j *Job) check(ctx context.Context, log *slog.Logger) error {
+	ev, msg, err := j.Warehouse.Verify(ctx)
 	if err != nil {
-		return j.startFailed(log, "check the warehouse file", err)
+		return j.startFailed(log, "check the warehouse", err)
 	}
 	switch {
 	case ev == load.FileReopened:
 		log.Warn(msg)
 	case ev.Changed():
 		log.Error(msg)
-		if err := j.Lock.Reopen(); err != nil {
-			return j.startFailed(log, "lock the warehouse file now at "+w.Path(), err)
-		}
 	}
 	return nil
 }
@@ -217,8 +203,8 @@ func (j *Job) begin(ctx context.Context, log *slog.Logger, opts Options, res *Re
 	}
 	res.StartPage = first
 	startAttrs := []any{"first_page", first, "version", j.Version}
-	if l, ok := j.Lock.(*LeaseLock); ok {
-		startAttrs = append(startAttrs, "holder", l.Holder())
+	if j.Lease != nil {
+		startAttrs = append(startAttrs, "holder", j.Lease.Holder())
 	}
 	if res.Resumed {
 		startAttrs = append(startAttrs, "resumes_walk_of_run", cp.RunID, "total_pages", cp.TotalPages)
@@ -249,8 +235,9 @@ func (j *Job) startFailed(log *slog.Logger, what string, err error) error {
 // row on the monotonic clock (before its sync_runs row).
 type runTimes struct{ start, row time.Time }
 
-// end records how the run ended (with retries), prunes the audit,
-// checkpoints the WAL and logs the end line. It returns the run's error,
+// end records how the run ended (with retries), prunes the audit, lets
+// the warehouse tidy itself (a file's WAL checkpoint) and logs the end
+// line. It returns the run's error,
 // marked as logged.
 func (j *Job) end(ctx context.Context, log *slog.Logger, runID int64, at runTimes, delta *statsDelta, res *Result, err error) error {
 	res.Duration = j.now().Sub(at.start)
@@ -283,10 +270,8 @@ func (j *Job) end(ctx context.Context, log *slog.Logger, runID int64, at runTime
 		res.Status = load.StatusFailed
 	}
 	j.prune(fctx, log, err == nil && res.WalkComplete)
-	if o, ok := j.Warehouse.(load.Optimizer); ok {
-		if oerr := o.Optimize(fctx); oerr != nil {
-			log.Debug("wal checkpoint after run", "err", oerr)
-		}
+	if oerr := j.Warehouse.Optimize(fctx); oerr != nil {
+		log.Debug("wal checkpoint after run", "err", oerr)
 	}
 	if j.Observer != nil {
 		j.Observer.RunFinished(fctx, *res)
@@ -376,13 +361,4 @@ func logEnd(log *slog.Logger, res *Result, err error) error {
 		log.Error("run failed; the next run resumes from the checkpoint", append(attrs, "err", err)...)
 	}
 	return &LoggedError{err}
-}
-
-// acquire takes lock for a run, with ctx when the lock can use one (a
-// lease's statement).
-func acquire(ctx context.Context, lock RunLock) error {
-	if c, ok := lock.(interface{ AcquireContext(context.Context) error }); ok {
-		return c.AcquireContext(ctx)
-	}
-	return lock.Acquire()
 }

@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -22,11 +21,17 @@ import (
 // touching the file. This is the one place that order lives.
 //
 // With PostgreSQL (OpenTarget with a URL) the run lock is the account's
-// lease (LeaseLock), taken once the warehouse is open, since the lease
-// lives in it.
+// lease (Lease), taken once the warehouse is open, since the lease lives
+// in the warehouse's cluster (load.Cluster, which dialect.Open returns
+// beside it).
 type Store struct {
-	Lock      RunLock
+	// Lock is the account's run lock: the file's account lock, or Lease.
+	Lock      load.RunLock
 	Warehouse load.Destination
+	// Lease is the account's lease on a shared warehouse (nil: a file):
+	// the daemon keeps it between runs and shares the accounts through
+	// its cluster with the other replicas.
+	Lease *LeaseLock
 }
 
 // Target says where a store writes: the SQLite file at Path, or, when URL
@@ -55,26 +60,21 @@ type Target struct {
 // run lock (taken now when hold is true: a refusal wraps load.ErrLocked).
 // Writes to a server are refused until the lease is taken.
 func OpenTarget(ctx context.Context, t Target, opts load.Options, hold bool) (*Store, error) {
-	wh, fileLock, err := dialect.Open(ctx, dialect.Target{Path: t.Path, URL: t.URL, Password: t.Password, Schema: t.Schema, LeaseTTL: t.LeaseTTL, Pools: t.Pools}, opts, hold)
+	wh, fileLock, cluster, err := dialect.Open(ctx, dialect.Target{Path: t.Path, URL: t.URL, Password: t.Password, Schema: t.Schema, LeaseTTL: t.LeaseTTL, Pools: t.Pools}, opts, hold)
 	if err != nil {
 		return nil, err
 	}
-	if fileLock != nil {
+	if cluster == nil {
 		return &Store{Lock: fileLock, Warehouse: wh}, nil
 	}
-	leaser, ok := wh.(load.Leaser)
-	if !ok {
-		wh.Close()
-		return nil, fmt.Errorf("%w: %s has neither a file lock nor leases", ErrWarehouse, wh.Path())
-	}
-	lock := NewLeaseLock(leaser, t.Holder, t.LeaseTTL)
+	lease := NewLeaseLock(cluster, t.Holder, t.LeaseTTL)
 	if hold {
-		if err := lock.AcquireContext(ctx); err != nil {
+		if err := lease.Hold(ctx); err != nil {
 			wh.Close()
 			return nil, err
 		}
 	}
-	return &Store{Lock: lock, Warehouse: wh}, nil
+	return &Store{Lock: lease, Warehouse: wh, Lease: lease}, nil
 }
 
 // OpenStore opens the store of the warehouse file at path (OpenTarget):
@@ -91,7 +91,7 @@ func OpenStore(ctx context.Context, path string, opts load.Options, hold bool) (
 // Close closes the warehouse, then the lock (releasing it if held). A
 // lease is released first, while the warehouse it lives in is open.
 func (s *Store) Close() error {
-	if _, ok := s.Lock.(*LeaseLock); ok {
+	if s.Lease != nil {
 		return errors.Join(s.Lock.Close(), s.Warehouse.Close())
 	}
 	return errors.Join(s.Warehouse.Close(), s.Lock.Close())
@@ -119,6 +119,7 @@ func (s *Store) Job(client *extract.Client, log *slog.Logger, o JobOptions) *Job
 		Client:         client,
 		Warehouse:      s.Warehouse,
 		Lock:           s.Lock,
+		Lease:          s.Lease,
 		Logger:         log,
 		Version:        o.Version,
 		AuditRetention: o.AuditRetention,

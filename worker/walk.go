@@ -168,10 +168,8 @@ func (j *Job) fetchPages(ctx context.Context, client *extract.Client, first int,
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
-		if c, ok := j.Lock.(interface{ Check() error }); ok {
-			if err := c.Check(); err != nil {
-				return err
-			}
+		if err := j.Lock.Check(); err != nil {
+			return err
 		}
 	}
 	return ctx.Err()

@@ -52,12 +52,16 @@ type Job struct {
 	// Warehouse is where the run writes (dialect.Open: SQLite or
 	// PostgreSQL).
 	Warehouse load.Destination
-	// Lock is the account's run lock (a file's account lock, or a LeaseLock
+	// Lock is the account's run lock (a file's account lock, or Lease
 	// with PostgreSQL). Run takes it for the run unless the caller already
 	// holds it (a backfill takes it before opening the warehouse, so a
-	// refused process never touches the file); a lock with a Keep method
-	// (a lease) is kept alive while the run goes on.
-	Lock    RunLock
+	// refused process never touches the file), and keeps it while the
+	// run goes on (load.RunLock.Keep).
+	Lock load.RunLock
+	// Lease is Lock when it is the account's lease on a shared warehouse
+	// (nil: a file): the daemon keeps it between runs and shares the
+	// accounts with the other replicas through its cluster.
+	Lease   *LeaseLock
 	Logger  *slog.Logger
 	Version string
 	// Now stamps times; default time.Now.

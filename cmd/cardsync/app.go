@@ -342,7 +342,7 @@ func newClient(s config.Settings, log *slog.Logger, onWait func(string, time.Dur
 // check of a PostgreSQL warehouse): no DDL, no write (a PostgreSQL role
 // with SELECT alone may use it), an older schema refused with a
 // *load.SchemaVersionError. A missing file says no sync has run yet.
-func openForReading(ctx context.Context, s config.Settings, account string) (load.Destination, error) {
+func openForReading(ctx context.Context, s config.Settings, account string) (load.Reader, error) {
 	if s.WarehouseURL != "" {
 		return dialect.OpenReadOnly(ctx, readTarget(s), load.Options{Account: account, Secrets: s.Secrets})
 	}

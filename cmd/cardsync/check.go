@@ -86,10 +86,8 @@ func (m *Main) checkRules(ctx context.Context, s config.Settings, cl worker.Comm
 	}
 	defer wh.Close()
 	version := 0
-	if r, ok := wh.(load.RulesReader); ok {
-		if st, err := r.RulesState(ctx); err == nil {
-			version = st.Version
-		}
+	if st, err := wh.RulesState(ctx); err == nil {
+		version = st.Version
 	}
 	warnings := worker.RulesWarnings(version, outdatedBackups(ctx, s), cl)
 	if len(warnings) == 0 && version > 0 {

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/schema"
 )
 
@@ -80,11 +79,7 @@ func (m *Main) runDatasette(ctx context.Context, args []string) error {
 		return err
 	}
 	defer wh.Close()
-	r, ok := wh.(load.DocsReader)
-	if !ok {
-		return fmt.Errorf("warehouse %s does not describe itself", wh.Path())
-	}
-	docs, err := r.WarehouseDocs(ctx)
+	docs, err := wh.WarehouseDocs(ctx)
 	if err != nil {
 		return err
 	}

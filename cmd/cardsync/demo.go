@@ -214,11 +214,7 @@ func (m *Main) demoSyncs(ctx context.Context, job *worker.Job, srv *sim.Server, 
 // prints its path.
 func (m *Main) demoReport(ctx context.Context, st *worker.Store, db string) error {
 	page := filepath.Join(filepath.Dir(db), "report.html")
-	wh, ok := st.Warehouse.(load.Reporter)
-	if !ok {
-		return fmt.Errorf("demo: the warehouse %s has no report (not a SQLite file)", st.Warehouse.Path())
-	}
-	if err := report.Write(ctx, wh, page, report.Options{}); err != nil {
+	if err := report.Write(ctx, st.Warehouse, page, report.Options{}); err != nil {
 		return err
 	}
 	fmt.Fprintf(m.Stdout, "\nreport: %s (open it in any browser: xdg-open %s)\n\n", page, page)

@@ -13,9 +13,10 @@ import (
 	"github.com/cardsync/cardsync/worker"
 )
 
-// TestObserversForwardTicksAndLeases: serve's observers list passes the
-// daemon's ticks and lease events on to the metrics (the daemon finds the
-// hooks on the list by type assertion), skipping those that do not listen.
+// TestObserversForwardTicksAndLeases: serve's observers list
+// (worker.Observers) passes the daemon's ticks and lease events on to the
+// metrics (the daemon finds the hooks on the list by type assertion),
+// skipping those that do not listen.
 func TestObserversForwardTicksAndLeases(t *testing.T) {
 	w, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "w.db"), load.Options{Account: "acme"})
 	if err != nil {
@@ -23,14 +24,14 @@ func TestObserversForwardTicksAndLeases(t *testing.T) {
 	}
 	defer w.Close()
 	met := metrics.New(metrics.Options{Accounts: []string{"acme"}})
-	var obs worker.Observer = observers{met.RunObserver("acme", w), nil}
+	var obs worker.Observer = worker.Observers{met.RunObserver("acme", w), nil}
 	l, ok := obs.(worker.LeaseObserver)
 	if !ok {
-		t.Fatal("observers is not a worker.LeaseObserver")
+		t.Fatal("worker.Observers is not a worker.LeaseObserver")
 	}
 	tick, ok := obs.(worker.TickObserver)
 	if !ok {
-		t.Fatal("observers is not a worker.TickObserver")
+		t.Fatal("worker.Observers is not a worker.TickObserver")
 	}
 	l.LeaseHeld(true)
 	l.RunSkipped(worker.SkipLocked)

@@ -99,7 +99,7 @@ func checkPostgres(ctx context.Context, s config.Settings, ok func(format string
 
 // checkPostgresAccount checks one account of the opened warehouse (first:
 // the warehouse itself too).
-func checkPostgresAccount(ctx context.Context, s config.Settings, wh load.Destination, first bool, account string, ok func(format string, a ...any)) error {
+func checkPostgresAccount(ctx context.Context, s config.Settings, wh load.Reader, first bool, account string, ok func(format string, a ...any)) error {
 	if first {
 		if err := wh.Writable(ctx); err != nil {
 			return err
@@ -110,14 +110,11 @@ func checkPostgresAccount(ctx context.Context, s config.Settings, wh load.Destin
 	if err != nil {
 		return fmt.Errorf("read status: %w", err)
 	}
-	leases, isLeaser := wh.(load.LeaseLister)
-	if !isLeaser {
-		return fmt.Errorf("warehouse %s lists no leases", wh.Path())
-	}
-	lease, err := worker.AccountLease(ctx, leases, account)
+	facts, err := wh.WriterFacts(ctx, false)
 	if err != nil {
 		return err
 	}
+	lease := worker.AccountLease(facts.Leases, account)
 	held := "no live lease"
 	if lease.Live() {
 		held = fmt.Sprintf("lease held by %s until %s", lease.Holder, lease.ExpiresAt)

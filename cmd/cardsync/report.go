@@ -81,14 +81,10 @@ func (m *Main) runReport(ctx context.Context, args []string) error {
 	return nil
 }
 
-// writeReport writes the report of wh, a warehouse whose dialect reads
-// the report's data (load.Reporter), to out.
-func writeReport(ctx context.Context, wh load.Destination, out string, opts report.Options) error {
-	r, ok := wh.(load.Reporter)
-	if !ok {
-		return fmt.Errorf("warehouse %s reads no report", wh.Path())
-	}
-	return report.Write(ctx, r, out, opts)
+// writeReport writes the report of wh (either dialect reads the report's
+// data: load.Reporter) to out.
+func writeReport(ctx context.Context, wh load.Reporter, out string, opts report.Options) error {
+	return report.Write(ctx, wh, out, opts)
 }
 
 // reportAccount is the account name a report of account says: the name
@@ -254,7 +250,7 @@ func (r *reportRefresh) wait() {
 }
 
 // asObserver returns r as a worker.Observer (nil when r is nil, so that
-// observers skips it) and keeps it in list for the stop to wait on.
+// worker.Observers skips it) and keeps it in list for the stop to wait on.
 func asObserver(r *reportRefresh, list *[]*reportRefresh) worker.Observer {
 	if r == nil {
 		return nil

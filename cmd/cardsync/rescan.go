@@ -89,10 +89,11 @@ func (m *Main) runRescan(ctx context.Context, args []string) error {
 		return err
 	}
 	res, err := rescanOpened(ctx, st.Warehouse, ro)
-	if o, ok := st.Warehouse.(load.Optimizer); ok && err == nil && res.TotalChanged() > 0 {
-		// As after a run: the WAL emptied into the file, so the texts
-		// replaced (overwritten there: secure_delete) leave the -wal too.
-		if oerr := o.Optimize(ctx); oerr != nil {
+	if err == nil && res.TotalChanged() > 0 {
+		// As after a run: a file's WAL emptied into the file, so the texts
+		// replaced (overwritten there: secure_delete) leave the -wal too
+		// (a server: nothing to do).
+		if oerr := st.Warehouse.Optimize(ctx); oerr != nil {
 			log.Warn("rescan: WAL checkpoint failed; the next run's does it", "err", oerr)
 		}
 	}
@@ -110,14 +111,10 @@ func (m *Main) runRescan(ctx context.Context, args []string) error {
 	return m.rescanBackups(ctx, s, *to, opts, ro)
 }
 
-// rescanOpened rescans an opened warehouse (a load.Rescanner: both
-// dialects are).
-func rescanOpened(ctx context.Context, wh load.Destination, ro load.RescanOptions) (load.RescanResult, error) {
-	r, ok := wh.(load.Rescanner)
-	if !ok {
-		return load.RescanResult{}, fmt.Errorf("%w: this warehouse cannot be rescanned", worker.ErrWarehouse)
-	}
-	res, err := load.Rescan(ctx, r, ro)
+// rescanOpened rescans an opened warehouse (either dialect is a
+// load.Rescanner).
+func rescanOpened(ctx context.Context, wh load.Rescanner, ro load.RescanOptions) (load.RescanResult, error) {
+	res, err := load.Rescan(ctx, wh, ro)
 	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		return res, fmt.Errorf("%w (the checkpoint is kept: run cardsync rescan again to continue): %w", worker.ErrInterrupted, err)
 	}

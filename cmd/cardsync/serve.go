@@ -195,7 +195,7 @@ func (sv *server) jobs(s config.Settings, log *slog.Logger) []*worker.Job {
 			AuditRetention: s.PageAuditRetention,
 			FieldRetention: s.FieldRetention,
 			Status:         func(st string) { _ = sv.notify.Send(status + st) },
-			Observer:       observers{runObserver(sv.met, sv.stores[i]), report},
+			Observer:       worker.Observers{runObserver(sv.met, sv.stores[i]), report},
 			FetchAhead:     ahead,
 			Commands:       accountCommandLine(s, sv.m.commandLine(sv.cf), a.Name),
 		})
@@ -409,62 +409,4 @@ func warehouseKind(s config.Settings) string {
 		return metrics.WarehousePostgres
 	}
 	return metrics.WarehouseSQLite
-}
-
-// observers tells each of its observers, in turn, about a finished run.
-type observers []worker.Observer
-
-// RunNotStarted implements worker.StartObserver for those that listen.
-func (o observers) RunNotStarted(what string, err error) {
-	for _, x := range o {
-		if s, ok := x.(worker.StartObserver); ok {
-			s.RunNotStarted(what, err)
-		}
-	}
-}
-
-// RunFinished implements worker.Observer.
-func (o observers) RunFinished(ctx context.Context, r worker.Result) {
-	for _, x := range o {
-		if x != nil {
-			x.RunFinished(ctx, r)
-		}
-	}
-}
-
-// Tick implements worker.TickObserver for those that listen (the metrics
-// read the account's facts from the warehouse again).
-func (o observers) Tick(ctx context.Context) {
-	for _, x := range o {
-		if t, ok := x.(worker.TickObserver); ok {
-			t.Tick(ctx)
-		}
-	}
-}
-
-// LeaseHeld implements worker.LeaseObserver for those that listen.
-func (o observers) LeaseHeld(held bool) {
-	for _, x := range o {
-		if l, ok := x.(worker.LeaseObserver); ok {
-			l.LeaseHeld(held)
-		}
-	}
-}
-
-// LeaseLost implements worker.LeaseObserver for those that listen.
-func (o observers) LeaseLost() {
-	for _, x := range o {
-		if l, ok := x.(worker.LeaseObserver); ok {
-			l.LeaseLost()
-		}
-	}
-}
-
-// RunSkipped implements worker.LeaseObserver for those that listen.
-func (o observers) RunSkipped(reason string) {
-	for _, x := range o {
-		if l, ok := x.(worker.LeaseObserver); ok {
-			l.RunSkipped(reason)
-		}
-	}
 }

@@ -29,6 +29,8 @@ type store interface {
 	FinishRun(ctx context.Context, runID int64, r load.RunResult) error
 	Runs(ctx context.Context, n int) ([]load.Run, error)
 	PruneFields(ctx context.Context, cutoff time.Time) (int, error)
+	// Optimize: a file's WAL checkpoint, nothing on a server.
+	Optimize(ctx context.Context) error
 }
 
 // walkWriter is what the contract tests need of either WalkWriter.

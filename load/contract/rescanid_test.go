@@ -176,10 +176,8 @@ func testRescanMovesIDs(t *testing.T, collide bool) {
 				}
 				b.query(t, "VACUUM")
 			}
-			if o, ok := b.s.(load.Optimizer); ok {
-				if err := o.Optimize(ctx); err != nil {
-					t.Fatal(err)
-				}
+			if err := b.s.Optimize(ctx); err != nil {
+				t.Fatal(err)
 			}
 			checkNoPAN(t, b, all)
 			// One row per card, under the id a sync stores, with its history.

@@ -1,10 +1,12 @@
 // Package dialect is the one place a warehouse's dialect is chosen: Open
 // picks SQLite (a file, package load/sqlite) or PostgreSQL (a server,
 // package load/postgres) from the target and returns the warehouse as a
-// load.Destination. The worker, the report and the metrics import no
-// dialect: what only some warehouses can do is one of load's capability
-// interfaces (load.Leaser, load.BackupTaker, load.LocalFile,
-// load.Reporter), found by a type assertion on what Open returns.
+// load.Destination, with a file's run lock (load.RunLock) or a server's
+// load.Cluster (leases, replicas) beside it; OpenReadOnly returns a
+// load.Reader. The worker, the report and the metrics import no dialect,
+// and hold what these return without probing it. It holds no rule: each
+// dialect's rules are its own (a server's idle-in-transaction bound from
+// the lease TTL is load/postgres's).
 package dialect
 
 import (
@@ -29,8 +31,7 @@ type Target struct {
 	// Schema is the PostgreSQL schema ("": public; postgres.Options.Schema).
 	Schema string
 	// LeaseTTL is how long an account's lease lasts without renewal
-	// (PostgreSQL): a write transaction idle for half of it ends its
-	// session, so the lease can move on.
+	// (PostgreSQL; postgres.Options.LeaseTTL).
 	LeaseTTL time.Duration
 	// Pools, when set, shares one connection pool among the accounts
 	// opened on the same database (postgres.Options.Pools).
@@ -44,62 +45,40 @@ type Pools = postgres.Pools
 // NewPools is postgres.NewPools: pools of at most maxConns connections.
 func NewPools(maxConns int32) *Pools { return postgres.NewPools(maxConns) }
 
-// FileLock is an account's run lock of a warehouse file (SQLite: file
-// locks, sqlite.OpenAccountLock): one writer of an account at a time.
-// Acquire refuses with an error wrapping load.ErrLocked.
-type FileLock interface {
-	Acquire() error
-	Release() error
-	Held() bool
-	// Reopen follows a warehouse file replaced under a daemon.
-	Reopen() error
-	Close() error
-}
-
 // Open opens the warehouse of t for writing, scoped to opts.Account.
 //
 // A file's account lock is opened (and taken when hold is true: a refusal
 // wraps load.ErrLocked) before the warehouse, so a process that must give
 // way to a running sync exits without touching the file; the lock is
-// returned with the warehouse. A server has no lock here (nil): its
-// warehouse is a load.Leaser, and every write is refused until the
-// account's lease is taken. Every error but ErrLocked wraps
-// load.ErrWarehouse.
-func Open(ctx context.Context, t Target, opts load.Options, hold bool) (load.Destination, FileLock, error) {
+// returned with the warehouse, and the cluster is nil. A server has no
+// lock here (nil): it returns the warehouse's load.Cluster, over which the
+// worker takes the account's lease, and every write is refused until that
+// lease is taken. Every error but ErrLocked wraps load.ErrWarehouse.
+func Open(ctx context.Context, t Target, opts load.Options, hold bool) (load.Destination, load.RunLock, load.Cluster, error) {
 	if t.URL != "" {
 		wh, err := postgres.Open(ctx, t.URL, postgres.Options{Common: opts, Password: t.Password, Schema: t.Schema, RequireLease: true,
-			IdleInTransaction: idleInTransaction(t.LeaseTTL), Pools: t.Pools})
+			LeaseTTL: t.LeaseTTL, Pools: t.Pools})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		return wh, nil, nil
+		return wh, nil, wh, nil
 	}
 	lock, err := sqlite.OpenAccountLock(t.Path, cmp.Or(opts.FileMode, load.DefaultFileMode), cmp.Or(opts.Account, load.DefaultAccount))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if hold {
 		if err := lock.Acquire(); err != nil {
 			lock.Close()
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	wh, err := sqlite.Open(ctx, t.Path, opts)
 	if err != nil {
 		lock.Close()
-		return nil, nil, fmt.Errorf("open %s: %w", t.Path, err)
+		return nil, nil, nil, fmt.Errorf("open %s: %w", t.Path, err)
 	}
-	return wh, lock, nil
-}
-
-// idleInTransaction bounds a PostgreSQL write transaction's idle time: a
-// replica paused inside one holds its lease row, so its session ends after
-// half a lease TTL.
-func idleInTransaction(leaseTTL time.Duration) time.Duration {
-	if leaseTTL <= 0 {
-		leaseTTL = load.DefaultLeaseTTL
-	}
-	return min(postgres.DefaultIdleInTransaction, leaseTTL/2)
+	return wh, lock, nil, nil
 }
 
 // Backup writes a backup of the warehouse file at path into dir
@@ -109,5 +88,3 @@ func idleInTransaction(leaseTTL time.Duration) time.Duration {
 func Backup(ctx context.Context, path, dir string, keep int, now time.Time) (load.BackupResult, error) {
 	return sqlite.Backup(ctx, path, dir, keep, now)
 }
-
-var _ FileLock = (*sqlite.Lock)(nil)

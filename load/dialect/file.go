@@ -66,7 +66,7 @@ func CheckWritable(ctx context.Context, path string) error { return sqlite.Check
 // AcquireLock takes the whole file's writer lock of the warehouse at path
 // without waiting (an error wrapping load.ErrLocked when another process
 // holds it); Close releases it.
-func AcquireLock(path string) (FileLock, error) {
+func AcquireLock(path string) (load.RunLock, error) {
 	l, err := sqlite.AcquireLock(path)
 	if err != nil {
 		return nil, err

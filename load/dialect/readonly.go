@@ -13,10 +13,10 @@ import (
 // warehouse whose schema is older than the binary is refused with a
 // *load.SchemaVersionError (load.ErrSchemaTooOld) instead of upgraded.
 // Every read is scoped to opts.Account; a file opened with no account is
-// read whole. What only one dialect can tell (load.Reporter,
-// load.LeaseLister, load.FileStatus) is found by a type assertion on the
-// warehouse returned. A server's password is t.Password.
-func OpenReadOnly(ctx context.Context, t Target, opts load.Options) (load.Destination, error) {
+// read whole. The load.Reader returned answers all their questions in
+// either dialect (a file's writer, a server's leases: WriterFacts). A
+// server's password is t.Password.
+func OpenReadOnly(ctx context.Context, t Target, opts load.Options) (load.Reader, error) {
 	if t.URL != "" {
 		wh, err := postgres.Open(ctx, t.URL, postgres.Options{Common: opts, Password: t.Password, Schema: t.Schema,
 			RequireLease: true, ReadOnly: true, MaxConns: 2})

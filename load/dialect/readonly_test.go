@@ -3,16 +3,17 @@ package dialect
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/cardsync/cardsync/load"
 )
 
 // TestOpenReadOnlyFile: a file opens read-only with what status and report
-// need of it (load.FileStatus, load.Reporter) and no lease; a missing file
+// need of it (its writer and kept warehouses, no lease); a missing file
 // is an error with no warehouse (a nil interface, not a nil pointer).
 func TestOpenReadOnlyFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "w.db")
-	wh, lock, err := Open(t.Context(), Target{Path: path}, load.Options{}, true)
+	wh, lock, _, err := Open(t.Context(), Target{Path: path}, load.Options{}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,14 +24,15 @@ func TestOpenReadOnlyFile(t *testing.T) {
 		if err != nil {
 			t.Fatalf("account %q: %v", account, err)
 		}
-		if _, ok := ro.(load.FileStatus); !ok {
-			t.Error("a file is not a load.FileStatus")
+		facts, err := ro.WriterFacts(t.Context(), true)
+		if err != nil {
+			t.Errorf("writer facts: %v", err)
 		}
-		if _, ok := ro.(load.Reporter); !ok {
-			t.Error("a file is not a load.Reporter")
+		if facts.Shared || facts.Leases != nil || facts.WriterPID != 0 {
+			t.Errorf("writer facts %+v: want a file's, with no writer and no lease", facts)
 		}
-		if _, ok := ro.(load.LeaseLister); ok {
-			t.Error("a file lists leases")
+		if _, err := ro.ReportData(t.Context(), time.Now().Add(-time.Hour), time.Now()); err != nil {
+			t.Errorf("report data: %v", err)
 		}
 		if _, err := ro.Summary(t.Context()); err != nil {
 			t.Errorf("summary: %v", err)

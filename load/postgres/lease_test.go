@@ -193,6 +193,21 @@ func TestLeaseCheckWaitsForCommitInFlight(t *testing.T) {
 	}
 }
 
+// TestIdleInTransaction: half a lease TTL, never above
+// DefaultIdleInTransaction, the default TTL when none is set; a set
+// IdleInTransaction wins.
+func TestIdleInTransaction(t *testing.T) {
+	secs := func(n int64) time.Duration { return time.Duration(n) * time.Second }
+	for _, tt := range []struct{ ttl, want int64 }{{0, 10}, {60, 10}, {10, 5}} {
+		if got := (Options{LeaseTTL: secs(tt.ttl)}).idleInTx(); got != secs(tt.want) {
+			t.Errorf("lease TTL %ds: idle in transaction %v, want %ds", tt.ttl, got, tt.want)
+		}
+	}
+	if got := (Options{LeaseTTL: secs(10), IdleInTransaction: secs(2)}).idleInTx(); got != secs(2) {
+		t.Errorf("IdleInTransaction 2s: %v, want 2s", got)
+	}
+}
+
 // TestPausedWriterDoesNotHoldTheLease: a replica paused inside a write
 // transaction (SIGSTOP, a VM freeze) holds its lease row FOR SHARE; the
 // server ends its idle session after Options.IdleInTransaction, so the

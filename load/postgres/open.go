@@ -61,8 +61,14 @@ type Options struct {
 	// DefaultIdleInTransaction). Every write transaction holds its lease
 	// row FOR SHARE, so a replica paused inside one (SIGSTOP, a VM freeze)
 	// would otherwise keep the lease from being taken over for as long as
-	// it is paused: set it below the lease TTL.
+	// it is paused: it is kept below the lease TTL (LeaseTTL).
 	IdleInTransaction time.Duration
+	// LeaseTTL is how long an account's lease lasts without renewal
+	// ([cluster] lease_ttl; 0: load.DefaultLeaseTTL). Unless
+	// IdleInTransaction is set, a write transaction idle for half of it
+	// (at most DefaultIdleInTransaction) ends its session, so a paused
+	// replica's lease can move on.
+	LeaseTTL time.Duration
 	// Schema is the schema the warehouse lives in ("": DefaultSchema,
 	// public). Every connection's search_path is pinned to it alone, so
 	// a schema named after the role ("$user") changes nothing. It must
@@ -73,9 +79,19 @@ type Options struct {
 // DefaultIdleInTransaction is Options.IdleInTransaction's default.
 const DefaultIdleInTransaction = 10 * time.Second
 
-// idleInTx is IdleInTransaction or its default.
+// idleInTx is IdleInTransaction or, unset, half the lease TTL, never
+// above DefaultIdleInTransaction: a replica paused inside a write
+// transaction holds its lease row, so its session ends well before the
+// lease would lapse.
 func (o Options) idleInTx() time.Duration {
-	return cmp.Or(max(o.IdleInTransaction, 0), DefaultIdleInTransaction)
+	if o.IdleInTransaction > 0 {
+		return o.IdleInTransaction
+	}
+	ttl := o.LeaseTTL
+	if ttl <= 0 {
+		ttl = load.DefaultLeaseTTL
+	}
+	return min(DefaultIdleInTransaction, ttl/2)
 }
 
 // Warehouse is the PostgreSQL warehouse of one account. It is safe for
@@ -338,7 +354,7 @@ func (w *Warehouse) Close() error {
 	return nil
 }
 
-// Writable implements load.Destination: the database answers, accepts
+// Writable implements load.Reader: the database answers, accepts
 // writes (a standby promoted away from us does not) and the role may write
 // every table a sync writes (writePrivileges), in one query. A refusal wraps
 // load.ErrNotWritable and names the role and the first privilege it lacks.

@@ -304,21 +304,22 @@ func TestFieldRetentionMigration(t *testing.T) {
 }
 
 // TestFileCapabilitiesMissing: what only a file does (a file check with
-// its events, a WAL checkpoint, backups, kept warehouses) is not
-// PostgreSQL's, so the worker finds those capabilities missing and calls
-// Writable instead of Verify.
+// its events, a WAL checkpoint, a file beside which unrecorded results are
+// kept) is a no-op on PostgreSQL: Verify is Writable with no event,
+// Optimize does nothing, File is empty, and its writer facts are leases.
 func TestFileCapabilitiesMissing(t *testing.T) {
 	var d load.Destination = (*Warehouse)(nil)
-	if _, ok := d.(load.FileChecker); ok {
-		t.Error("PostgreSQL is a load.FileChecker")
+	if d.File() != "" {
+		t.Errorf("File() = %q, want none", d.File())
 	}
-	if _, ok := d.(load.Optimizer); ok {
-		t.Error("PostgreSQL is a load.Optimizer")
+	if err := d.Optimize(t.Context()); err != nil {
+		t.Errorf("Optimize: %v", err)
 	}
-	if _, ok := d.(load.BackupTaker); ok {
-		t.Error("PostgreSQL is a load.BackupTaker")
+	w, _, _ := openPG(t, Options{})
+	if ev, msg, err := w.Verify(t.Context()); ev != load.FileOK || msg != "" || err != nil {
+		t.Errorf("Verify = %v, %q, %v; want FileOK, no message, no error", ev, msg, err)
 	}
-	if _, ok := d.(load.FileStatus); ok {
-		t.Error("PostgreSQL is a load.FileStatus")
+	if f, err := w.WriterFacts(t.Context(), true); err != nil || !f.Shared || f.WriterPID != 0 {
+		t.Errorf("WriterFacts = %+v, %v; want shared, no PID", f, err)
 	}
 }

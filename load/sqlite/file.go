@@ -99,8 +99,8 @@ func (w *Warehouse) reconnect(ctx context.Context) error {
 	return nil
 }
 
-// Writable implements load.Destination: Verify without its event (the
-// worker calls Verify itself, this warehouse being a load.FileChecker).
+// Writable implements load.Reader: Verify without its event (the
+// worker calls Verify itself, before a run).
 func (w *Warehouse) Writable(ctx context.Context) error {
 	_, _, err := w.Verify(ctx)
 	return err

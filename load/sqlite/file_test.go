@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,6 +90,46 @@ func TestVerifyRepairsTheFile(t *testing.T) {
 				t.Errorf("file mode after Verify: %v, %v; want %04o", fi.Mode().Perm(), err, load.DefaultFileMode)
 			}
 		})
+	}
+}
+
+// TestKeepFollowsTheFile: the run lock's Keep (load.RunLock) moves a held
+// lock to the file written back after Verify, and leaves a lock on the
+// file the path still names alone.
+func TestKeepFollowsTheFile(t *testing.T) {
+	w, path, _ := openTest(t, load.Options{})
+	l, err := OpenAccountLock(path, 0, load.DefaultAccount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.Hold(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, stop, err := l.Keep(t.Context()); err != nil {
+		t.Fatalf("Keep on the same file: %v", err)
+	} else {
+		stop()
+	}
+	os.Remove(path)
+	if ev, _, err := w.Verify(t.Context()); err != nil || ev != load.FileWrittenBack {
+		t.Fatalf("Verify = %v, %v", ev, err)
+	}
+	_, stop, err := l.Keep(t.Context())
+	if err != nil || !l.Held() {
+		t.Fatalf("Keep: %v (held %v)", err, l.Held())
+	}
+	defer stop()
+	if l.Check() != nil {
+		t.Error("a file's lock said stop")
+	}
+	other, err := OpenAccountLock(path, 0, load.DefaultAccount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := other.Hold(t.Context()); !errors.Is(err, load.ErrLocked) {
+		t.Fatalf("a second writer of the written-back file: %v, want load.ErrLocked (the lock did not follow it)", err)
 	}
 }
 

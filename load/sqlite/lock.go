@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -310,6 +311,36 @@ func (l *Lock) Reopen() (err error) {
 
 // Held reports whether this process holds the lock.
 func (l *Lock) Held() bool { return l != nil && l.held }
+
+// Hold implements load.RunLock: Acquire (a file's lock needs no context).
+func (l *Lock) Hold(context.Context) error { return l.Acquire() }
+
+// Keep implements load.RunLock: after the warehouse's Verify, a held lock
+// moves to the file its path names now when that is no longer the file
+// locked (written back or replaced: Reopen); then nothing is left to do
+// while the run goes on, so stop does nothing and ctx is returned as is.
+func (l *Lock) Keep(ctx context.Context) (context.Context, func(), error) {
+	if l.held && l.moved() {
+		if err := l.Reopen(); err != nil {
+			return ctx, func() {}, fmt.Errorf("lock the warehouse file now at %s: %w", l.f.Name(), err)
+		}
+	}
+	return ctx, func() {}, nil
+}
+
+// moved reports whether the path no longer names the file the lock has
+// open (deleted, written back, replaced).
+func (l *Lock) moved() bool {
+	var open, now syscall.Stat_t
+	if syscall.Fstat(int(l.f.Fd()), &open) != nil || syscall.Stat(l.f.Name(), &now) != nil {
+		return true
+	}
+	return open.Dev != now.Dev || open.Ino != now.Ino
+}
+
+// Check implements load.RunLock: a file's lock, once held, stays held
+// until released (the kernel keeps it), so it never says stop.
+func (l *Lock) Check() error { return nil }
 
 // holder finds the PID holding an flock on the file: from /proc/locks
 // (which names the inode), else from the PID file; 0 when unknown.

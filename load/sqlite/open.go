@@ -74,7 +74,8 @@ func (w *Warehouse) busyTimeout() time.Duration {
 // Path returns the database file path.
 func (w *Warehouse) Path() string { return w.path }
 
-// File is the warehouse's file (load.LocalFile): its path.
+// File is the warehouse's file (load.Destination): its path, beside
+// which the worker keeps the results the file refused to record.
 func (w *Warehouse) File() string { return w.path }
 
 // Account is the account the Warehouse reads and writes (Options.Account).

@@ -269,13 +269,12 @@ func ListBeforeRestore(warehousePath string) (_ []BeforeRestoreFile, err error) 
 	return files, nil
 }
 
-// BeforeRestore implements load.FileStatus: ListBeforeRestore of the
-// warehouse's file.
+// BeforeRestore is ListBeforeRestore of the warehouse's file.
 func (w *Warehouse) BeforeRestore() ([]load.BeforeRestoreFile, error) {
 	return ListBeforeRestore(w.path)
 }
 
-// WriterPID implements load.FileStatus: the PID of the process syncing the
+// WriterPID is the PID of the process syncing the
 // warehouse's account (0: none, -1: one whose PID is unknown). The
 // account's run lock says so; a holder whose PID is unknown, or the sole
 // account of an older cardsync (its lock is on the whole file), is found
@@ -286,4 +285,14 @@ func (w *Warehouse) WriterPID(sole bool) int {
 		holder, _ = LockHolder(w.path)
 	}
 	return holder
+}
+
+// WriterFacts implements load.Reader: the account's writer (WriterPID)
+// and the warehouses restore kept beside the file.
+func (w *Warehouse) WriterFacts(_ context.Context, sole bool) (load.WriterFacts, error) {
+	kept, err := w.BeforeRestore()
+	if err != nil {
+		return load.WriterFacts{}, fmt.Errorf("list kept warehouses: %w", err)
+	}
+	return load.WriterFacts{WriterPID: w.WriterPID(sole), BeforeRestore: kept}, nil
 }
