@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cardsync/cardsync/load/internal/batch"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cardsync/cardsync/internal/english"
@@ -12,15 +14,15 @@ import (
 )
 
 // commitBatch commits pages in one transaction (after the lease check)
-// with load.CommitBatch, the algorithm both dialects share, over batchTx:
+// with batch.CommitBatch, the algorithm both dialects share, over batchTx:
 // the cards they write with their versions, rejected items, audit rows,
 // their seen ids, the walk's running summary, the checkpoint after the
 // last of them and the run's counters, and the new top-level fields in
 // card_fields; cards_flat follows after the commit (followFlat). st is
 // updated only when the transaction commits.
-func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string, pages []*preparedPage, st *load.WalkState) (load.Batch, error) {
+func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string, pages []*preparedPage, st *batch.WalkState) (load.Batch, error) {
 	flat := false
-	inTx := func(ctx context.Context, fn func(load.BatchTx) error) error {
+	inTx := func(ctx context.Context, fn func(batch.BatchTx) error) error {
 		return w.write(ctx, func(tx pgx.Tx) error {
 			b := &batchTx{w: w, tx: tx, runID: runID, stream: stream, pages: pages, now: w.stamp()}
 			err := fn(b)
@@ -28,7 +30,7 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 			return err
 		})
 	}
-	batch, err := load.CommitBatch(ctx, inTx, pages, st)
+	batch, err := batch.CommitBatch(ctx, inTx, pages, st)
 	if err != nil {
 		return load.Batch{}, err
 	}
@@ -41,7 +43,7 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 	return batch, nil
 }
 
-// batchTx is PostgreSQL's load.BatchTx: the statements of one batch in
+// batchTx is PostgreSQL's batch.BatchTx: the statements of one batch in
 // its transaction.
 type batchTx struct {
 	w      *Warehouse
@@ -56,7 +58,7 @@ type batchTx struct {
 	// pages written since the last flush: sent set-based with the batch's
 	// bookkeeping (SaveProgress), or earlier, before a statement that must
 	// see them (flush).
-	fresh []load.CardWrite
+	fresh []batch.CardWrite
 	audit []auditRow
 }
 
@@ -69,7 +71,7 @@ type auditRow struct {
 	res                                 load.PageResult
 }
 
-// OpenWalk implements load.BatchTx: the open walk of the stream, or a new
+// OpenWalk implements batch.BatchTx: the open walk of the stream, or a new
 // one started with firstTotal, in one round trip.
 func (b *batchTx) OpenWalk(ctx context.Context, firstTotal int) (walkID int64, total int, err error) {
 	if err := b.tx.QueryRow(ctx, `WITH open AS (
@@ -85,12 +87,12 @@ func (b *batchTx) OpenWalk(ctx context.Context, firstTotal int) (walkID int64, t
 	return walkID, total, nil
 }
 
-// WritePage implements load.BatchTx. A page of new cards costs no round
+// WritePage implements batch.BatchTx. A page of new cards costs no round
 // trip: its cards and audit row join the batch's set-based statements,
 // sent with its bookkeeping (SaveProgress). A page with changed, returned
 // or rejected cards first sends what the pages before it wrote, since its
 // statements read the cards again.
-func (b *batchTx) WritePage(ctx context.Context, walkID int64, p *load.PreparedPage) error {
+func (b *batchTx) WritePage(ctx context.Context, walkID int64, p *batch.PreparedPage) error {
 	b.fresh = append(b.fresh, p.Fresh()...)
 	if len(p.Writes()) > 0 || len(p.Rejected()) > 0 {
 		if err := b.flush(ctx, walkID); err != nil {
@@ -187,7 +189,7 @@ func queueAudit(q *pgx.Batch, runID int64, stream string, walkID int64, now time
 		runID, stream, walkID, now, pages, fetched, items, totalItems, totalPages, durations, shas, cardsNew, cardsChanged, cardsUnchanged)
 }
 
-// RecordFields implements load.BatchTx; it notes whether cards_flat must
+// RecordFields implements batch.BatchTx; it notes whether cards_flat must
 // follow.
 func (b *batchTx) RecordFields(ctx context.Context, walkID int64, fields *load.FieldSet, budget *load.FieldBudget) ([]string, map[string]load.FieldType, error) {
 	flat, skipped, types, err := b.w.recordFields(ctx, b.tx, b.runID, walkID, b.now, fields, budget)
@@ -195,7 +197,7 @@ func (b *batchTx) RecordFields(ctx context.Context, walkID int64, fields *load.F
 	return skipped, types, err
 }
 
-// GrowFields implements load.BatchTx; it notes whether cards_flat must
+// GrowFields implements batch.BatchTx; it notes whether cards_flat must
 // follow.
 func (b *batchTx) GrowFields(ctx context.Context, want map[string]load.FieldType) (map[string]load.FieldType, error) {
 	types, flat, err := growFields(ctx, b.tx, want, b.w.amounts)
@@ -203,12 +205,12 @@ func (b *batchTx) GrowFields(ctx context.Context, want map[string]load.FieldType
 	return types, err
 }
 
-// NumberTypes implements load.BatchTx.
+// NumberTypes implements batch.BatchTx.
 func (b *batchTx) NumberTypes(ctx context.Context) (map[string]load.FieldType, error) {
 	return numberTypes(ctx, b.tx)
 }
 
-// AddConflicts implements load.BatchTx.
+// AddConflicts implements batch.BatchTx.
 func (b *batchTx) AddConflicts(ctx context.Context, conflicts, rounded map[string]int) error {
 	return addConflicts(ctx, b.tx, conflicts, rounded)
 }
@@ -246,7 +248,7 @@ type moneyColumns struct {
 }
 
 // add appends the money of cs (CardWrite.Money).
-func (m *moneyColumns) add(cs ...load.CardWrite) {
+func (m *moneyColumns) add(cs ...batch.CardWrite) {
 	for _, c := range cs {
 		m.addMoney(c.Money())
 	}
@@ -271,9 +273,9 @@ func nullString(s string) *string {
 	return &s
 }
 
-// SaveProgress implements load.BatchTx: the bookkeeping goes in one round
+// SaveProgress implements batch.BatchTx: the bookkeeping goes in one round
 // trip, with the new cards and audit rows WritePage left to send.
-func (b *batchTx) SaveProgress(ctx context.Context, walkID int64, last *load.PreparedPage, tally *load.BatchTally) error {
+func (b *batchTx) SaveProgress(ctx context.Context, walkID int64, last *batch.PreparedPage, tally *batch.BatchTally) error {
 	runID, account, now := b.runID, b.w.account, b.now
 	batch := tally.Batch
 	reason, anomalyPages := tally.AnomalyArgs()
@@ -353,5 +355,5 @@ func (b *batchTx) readProgress(br pgx.BatchResults, walkID int64, labels []strin
 	return br.Close()
 }
 
-// FieldSet implements load.BatchPage: the page's top-level fields.
+// FieldSet implements batch.BatchPage: the page's top-level fields.
 func (p *preparedPage) FieldSet() *load.FieldSet { return &p.fields }

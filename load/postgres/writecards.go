@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cardsync/cardsync/load/internal/batch"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cardsync/cardsync/internal/english"
@@ -18,7 +20,7 @@ import (
 // locked in the transaction, which has the last word) with their versions,
 // and its rejected items. Its new cards and audit row go with the batch
 // (batchTx.WritePage).
-func (w *Warehouse) writeChanges(ctx context.Context, tx pgx.Tx, runID int64, p *load.PreparedPage, now time.Time) error {
+func (w *Warehouse) writeChanges(ctx context.Context, tx pgx.Tx, runID int64, p *batch.PreparedPage, now time.Time) error {
 	if writes := p.Writes(); len(writes) > 0 {
 		if err := w.writeCards(ctx, tx, runID, p, writes, now); err != nil {
 			return err
@@ -33,7 +35,7 @@ func (w *Warehouse) writeChanges(ctx context.Context, tx pgx.Tx, runID int64, p 
 }
 
 // columns turns cards into the arrays unnest takes.
-func columns(cs []load.CardWrite) (ids []string, hashes [][]byte, data []string) {
+func columns(cs []batch.CardWrite) (ids []string, hashes [][]byte, data []string) {
 	for _, c := range cs {
 		ids, hashes, data = append(ids, c.ID()), append(hashes, c.Hash()), append(data, c.Data())
 	}
@@ -88,7 +90,7 @@ type changedCards struct {
 // writeCards stores a page's changed and returned cards: re-read and
 // locked in the transaction, which has the last word (PreparedPage.Recount),
 // then upserted with their versions, set-based.
-func (w *Warehouse) writeCards(ctx context.Context, tx pgx.Tx, runID int64, p *load.PreparedPage, writes []load.CardWrite, now time.Time) error {
+func (w *Warehouse) writeCards(ctx context.Context, tx pgx.Tx, runID int64, p *batch.PreparedPage, writes []batch.CardWrite, now time.Time) error {
 	ids, _, _ := columns(writes)
 	have, err := w.lockStored(ctx, tx, ids)
 	if err != nil {
