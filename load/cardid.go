@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/cardsync/cardsync/load/internal/hashform"
 	"github.com/cardsync/cardsync/redact"
 )
 
@@ -150,7 +151,7 @@ func withID(doc []byte, ms []member, id string) []byte {
 		}
 		out := make([]byte, 0, len(doc)+len(id))
 		out = append(out, doc[:m.keyEnd+1]...)
-		out = appendCanonicalString(out, id)
+		out = hashform.AppendString(out, id)
 		return append(out, doc[m.end:]...)
 	}
 	return doc
@@ -189,35 +190,6 @@ func idMember(doc []byte, ms []member) (text string, value []byte, ok bool) {
 		return "", nil, false
 	}
 	return "", nil, false
-}
-
-// appendCanonicalString appends s as a JSON string in the canonical form of
-// package redact: only '"', '\' and U+0000-U+001F escaped.
-func appendCanonicalString(out []byte, s string) []byte {
-	out = append(out, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			out = append(out, '\\', c)
-		case c == '\b':
-			out = append(out, `\b`...)
-		case c == '\f':
-			out = append(out, `\f`...)
-		case c == '\n':
-			out = append(out, `\n`...)
-		case c == '\r':
-			out = append(out, `\r`...)
-		case c == '\t':
-			out = append(out, `\t`...)
-		case c < 0x20:
-			out = append(out, `\u00`...)
-			out = append(out, "0123456789abcdef"[c>>4], "0123456789abcdef"[c&0xf])
-		default:
-			out = append(out, c)
-		}
-	}
-	return append(out, '"')
 }
 
 // pseudonymizeData replaces, in a rejected item's redacted canonical JSON,

@@ -1,9 +1,10 @@
 package load
 
 import (
-	"crypto/sha256"
 	"strconv"
 	"time"
+
+	"github.com/cardsync/cardsync/load/internal/hashform"
 )
 
 // Page is one fetched page of a stream, committed by a WalkWriter (or
@@ -100,17 +101,8 @@ type Batch struct {
 	RuleCounts
 }
 
-// hashLen is how many bytes of SHA-256 card_state.data_hash keeps: 128 bits
-// tell two versions of a card apart with no practical chance of a collision.
-const hashLen = 16
-
-// dataHash is the first hashLen bytes of the SHA-256 of data's hash form
-// (hashForm: numbers by exact value, strings in NFC), so that an upstream
-// re-serialising an unchanged card makes no version.
-func dataHash(data []byte) []byte {
-	sum := sha256.Sum256(hashForm(data))
-	return sum[:hashLen:hashLen]
-}
+// dataHash is the change hash of data (hashform.Hash).
+func dataHash(data []byte) []byte { return hashform.Hash(data) }
 
 // anonymousID stands for a rejected item with no readable id in walk_seen.
 // Card ids never hold control characters, so it cannot meet a real one.

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+
+	"github.com/cardsync/cardsync/load/internal/hashform"
 )
 
 // One id, one content per walk. A card id listed on two pages of one walk
@@ -244,7 +246,7 @@ func resolveConflicts(ctx context.Context, tx ConflictTx, walkID, runID int64) (
 // SeenHashes is walk_seen.hashes of a page's storable cards: their
 // hashes one after the other, in the order of the page's ids.
 func SeenHashes(cards []PreparedCard) []byte {
-	out := make([]byte, 0, hashLen*len(cards))
+	out := make([]byte, 0, hashform.HashLen*len(cards))
 	for _, c := range cards {
 		out = append(out, c.Hash...)
 	}
@@ -255,7 +257,7 @@ func SeenHashes(cards []PreparedCard) []byte {
 // its index of walk_seen.hashes: nil when there were none (a rejected
 // item, past the page's storable cards, or a page without hashes).
 func SightingHash(b []byte) []byte {
-	if len(b) != hashLen {
+	if len(b) != hashform.HashLen {
 		return nil
 	}
 	return b

@@ -7,7 +7,8 @@
 // lock, a file's or a lease; Cluster: a shared server's leases and
 // replicas, given beside the warehouse where it is opened), the errors every
 // warehouse returns (ErrWarehouse, ErrLocked, ...), Options and their
-// checks, batching (Batcher, PreparedPage), redaction and quarantine of a
+// checks, the batching limits (BatchLimits; the batch commit itself is
+// load/internal/batch, which the dialects import), redaction and quarantine of a
 // page's items (PreparePageItems, QuarantineData), field discovery
 // (FieldSet, PlanFields, FieldBudget), the removal rules and the
 // mass-removal guard (WalkEnd.Removals, HoldRemovals), the reasons of an

@@ -1,19 +1,5 @@
 package load
 
-// count adds d to the counter of a change ("" is unchanged).
-func (r *PageResult) count(change string, d int) {
-	switch change {
-	case "new":
-		r.New += d
-	case "changed":
-		r.Changed += d
-	case "returned":
-		r.Returned += d
-	default:
-		r.Unchanged += d
-	}
-}
-
 // FieldSet collects top-level fields and their JSON types in order of first
 // appearance (card_fields' input, PlanFields). A set of types is a bit mask
 // over jsonTypes. The zero value is empty and ready to use.

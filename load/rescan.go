@@ -2,9 +2,6 @@ package load
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"time"
@@ -252,14 +249,13 @@ func Rescan(ctx context.Context, w Rescanner, opts RescanOptions) (RescanResult,
 	if err != nil {
 		return res, fmt.Errorf("rescan: %w", err)
 	}
-	type step struct{ account, phase string }
-	var steps []step
+	var steps []rescanStep
 	for _, a := range accounts {
 		for _, p := range AccountPhases {
-			steps = append(steps, step{a, p})
+			steps = append(steps, rescanStep{a, p})
 		}
 	}
-	steps = append(steps, step{"", PhaseFields})
+	steps = append(steps, rescanStep{"", PhaseFields})
 	start := 0
 	if from != nil {
 		for i, s := range steps {
@@ -280,63 +276,11 @@ func Rescan(ctx context.Context, w Rescanner, opts RescanOptions) (RescanResult,
 			if err := ctx.Err(); err != nil {
 				return res, fmt.Errorf("rescan: %w", err)
 			}
-			var n int
-			var last RescanKey
-			err := w.RescanBatch(ctx, s.account, func(tx RescanTx) error {
-				rows, err := tx.Rows(ctx, s.phase, s.account, after, opts.Batch)
-				if err != nil {
-					return err
-				}
-				n = len(rows)
-				cp := RescanCheckpoint{Version: redact.RulesVersion, Phase: s.phase, Account: s.account, Key: after}
-				if s.phase == PhaseIDs || s.phase == PhaseSeen {
-					var moves []CardMove
-					for _, r := range rows {
-						res.Read[s.phase]++
-						mv, ok, err := cardMove(rules, r)
-						mv.SeenOnly = s.phase == PhaseSeen
-						if err != nil {
-							return err
-						}
-						if ok {
-							moves = append(moves, mv)
-						}
-						cp.Key = r.Key
-					}
-					if len(moves) > 0 {
-						moved, err := moveCards(ctx, tx, s.account, moves)
-						if err != nil {
-							return err
-						}
-						res.Changed[s.phase] += moved
-						if s.phase == PhaseIDs {
-							res.IDs += moved
-						}
-					}
-					rows = nil
-				}
-				for _, r := range rows {
-					out, secrets, ok := rescanRow(rules, s.phase, r)
-					res.Secrets += secrets
-					res.Read[s.phase]++
-					if ok {
-						wrote, err := tx.Update(ctx, s.phase, s.account, out)
-						if err != nil {
-							return err
-						}
-						if wrote {
-							res.Changed[s.phase]++
-						}
-					}
-					cp.Key = r.Key
-				}
-				last = cp.Key
-				if n < opts.Batch && i+1 < len(steps) {
-					// The step is done: the checkpoint names the next one.
-					cp = RescanCheckpoint{Version: redact.RulesVersion, Phase: steps[i+1].phase, Account: steps[i+1].account}
-				}
-				return tx.SaveCheckpoint(ctx, cp)
-			})
+			var next *RescanCheckpoint
+			if i+1 < len(steps) {
+				next = &RescanCheckpoint{Version: redact.RulesVersion, Phase: steps[i+1].phase, Account: steps[i+1].account}
+			}
+			n, last, err := rescanBatch(ctx, w, rules, opts.Batch, s.account, s.phase, after, next, &res)
 			if err != nil {
 				return res, fmt.Errorf("rescan %s (account %q): %w", s.phase, s.account, err)
 			}
@@ -361,139 +305,81 @@ func Rescan(ctx context.Context, w Rescanner, opts RescanOptions) (RescanResult,
 	return res, nil
 }
 
-// RescanRow applies policy to one stored row of phase: the row to store
-// and true when anything changed, and the secrets removed. Without a card
-// id key, a rejected item's card id that holds a card number is masked
-// (Rescan passes the warehouse's key: see cardMove).
-func RescanRow(policy *redact.Policy, phase string, r StoredRow) (StoredRow, int, bool) {
-	return rescanRow(ItemRules{Policy: policy}, phase, r)
-}
+// rescanStep is one account's phase of a rescan ("": what the accounts share).
+type rescanStep struct{ account, phase string }
 
-// cardMove is the move of the card whose card_state row is r (key: its
-// id; Texts[0]: its data) when its id holds a card number: its StoredID
-// under rules, and its data redacted, canonical, with that "id" member.
-// The error wraps ErrNoIDKey when the warehouse has no key.
-func cardMove(rules ItemRules, r StoredRow) (CardMove, bool, error) {
-	id, changed, err := StoredID(rules.Policy, rules.IDKey, r.Key.Text)
-	if !changed {
-		return CardMove{}, false, nil
-	}
-	if err != nil {
-		return CardMove{}, false, fmt.Errorf("move a card id that is a card number: %w", err)
-	}
-	var data []byte
-	if len(r.Texts) > 0 && r.Texts[0] != nil {
-		data = []byte(*r.Texts[0])
-	}
-	if canon, _, _, err := rules.Policy.JSONCount(data); err == nil {
-		data = canon
-	}
-	if ms, ok := topMembers(data); ok {
-		data = withID(data, ms, id)
-	}
-	return CardMove{Old: r.Key.Text, New: id, Data: string(data), Hash: DataHash(data)}, true, nil
-}
-
-// rescanRow is RescanRow under rules (the policy and the card id key).
-func rescanRow(rules ItemRules, phase string, r StoredRow) (StoredRow, int, bool) {
-	policy := rules.Policy
-	out := StoredRow{Key: r.Key, Texts: append([]*string(nil), r.Texts...), Hash: r.Hash}
-	secrets := 0
-	changed := false
-	set := func(i int, s string, n int) bool {
-		secrets += n
-		if r.Texts[i] == nil || *r.Texts[i] != s {
-			out.Texts[i] = &s
-			changed = true
-			return true
-		}
-		return false
-	}
-	text := func(i int) {
-		if i < len(r.Texts) && r.Texts[i] != nil {
-			s, scrubbed := policy.Text(*r.Texts[i])
-			n := 0
-			if scrubbed && s != *r.Texts[i] {
-				n = 1
-			}
-			set(i, s, n)
-		}
-	}
-	jsonText := func(i int) bool {
-		if i >= len(r.Texts) || r.Texts[i] == nil {
-			return false
-		}
-		data, _, n, err := policy.JSONCount([]byte(*r.Texts[i]))
+// rescanBatch reads and rewrites, in one transaction of w, up to limit rows
+// of phase (of account) after key after, counting into res, and stores the
+// checkpoint: the last row done, or next (nil: none) when the step is done.
+// It returns how many rows it read and the key of the last.
+func rescanBatch(ctx context.Context, w Rescanner, rules ItemRules, limit int, account, phase string,
+	after RescanKey, next *RescanCheckpoint, res *RescanResult) (n int, last RescanKey, err error) {
+	err = w.RescanBatch(ctx, account, func(tx RescanTx) error {
+		rows, err := tx.Rows(ctx, phase, account, after, limit)
 		if err != nil {
-			// What the policy cannot walk is treated as text.
-			text(i)
-			return false
+			return err
 		}
-		return set(i, string(data), n)
-	}
-	switch phase {
-	case PhaseCards:
-		if jsonText(0) {
-			out.Hash = DataHash([]byte(*out.Texts[0]))
-			// minor: decimal fields' minor units by field name; a name
-			// the rules change changes there too.
-			if len(r.Texts) > 1 && r.Texts[1] != nil && *r.Texts[1] != "" {
-				jsonText(1)
+		n = len(rows)
+		cp := RescanCheckpoint{Version: redact.RulesVersion, Phase: phase, Account: account, Key: after}
+		if phase == PhaseIDs || phase == PhaseSeen {
+			if err := rescanMoves(ctx, tx, rules, account, phase, rows, &cp, res); err != nil {
+				return err
 			}
+			rows = nil
 		}
-	case PhaseVersions:
-		jsonText(0)
-	case PhaseSnapshots:
-		text(0)
-		text(1)
-		text(2)
-		jsonText(3)
-	case PhaseRejected:
-		if r.Texts[0] != nil {
-			if policy.HoldsSecret(*r.Texts[0]) {
-				out.Texts[0], changed = nil, true
-				secrets++
-			} else if id, moved, err := StoredID(policy, rules.IDKey, *r.Texts[0]); moved && err == nil {
-				// The id a sync stores for the same item (its
-				// duplicate check compares it).
-				set(0, id, 0)
-			} else {
-				text(0)
+		for _, r := range rows {
+			out, secrets, ok := rescanRow(rules, phase, r)
+			res.Secrets += secrets
+			res.Read[phase]++
+			if ok {
+				wrote, err := tx.Update(ctx, phase, account, out)
+				if err != nil {
+					return err
+				}
+				if wrote {
+					res.Changed[phase]++
+				}
 			}
+			cp.Key = r.Key
 		}
-		text(1)
-		if r.Texts[2] != nil {
-			s, n, _ := quarantineData(ItemRules{Policy: policy, IDKey: rules.IDKey}, []byte(*r.Texts[2]))
-			if s != *r.Texts[2] {
-				set(2, s, n)
-				sum := sha256.Sum256([]byte(s))
-				out.Hash = []byte(hex.EncodeToString(sum[:]))
-			}
+		last = cp.Key
+		if n < limit && next != nil {
+			// The step is done: the checkpoint names the next one.
+			cp = *next
 		}
-	case PhaseRuns:
-		text(0)
-		text(1)
-	case PhaseFields:
-		name := *r.Texts[0]
-		if redacted, ok := FieldNameUnderRules(policy, name); !ok || redacted != name {
-			out.Texts[0] = nil
-			changed = true
-		}
-	}
-	return out, secrets, changed
+		return tx.SaveCheckpoint(ctx, cp)
+	})
+	return n, last, err
 }
 
-// FieldNameUnderRules is what a walk records of a top-level field named
-// name (holding a text) under policy: its name as redacted (a card number
-// in it masked, a secret removed), or false when the rules drop the field.
-func FieldNameUnderRules(policy *redact.Policy, name string) (string, bool) {
-	key, err := json.Marshal(name)
+// rescanMoves moves, in tx, the card ids of rows (of PhaseIDs or
+// PhaseSeen) that hold card numbers to their StoredID, counting into res
+// and advancing cp past each row.
+func rescanMoves(ctx context.Context, tx RescanTx, rules ItemRules, account, phase string, rows []StoredRow,
+	cp *RescanCheckpoint, res *RescanResult) error {
+	var moves []CardMove
+	for _, r := range rows {
+		res.Read[phase]++
+		mv, ok, err := cardMove(rules, r)
+		mv.SeenOnly = phase == PhaseSeen
+		if err != nil {
+			return err
+		}
+		if ok {
+			moves = append(moves, mv)
+		}
+		cp.Key = r.Key
+	}
+	if len(moves) == 0 {
+		return nil
+	}
+	moved, err := moveCards(ctx, tx, account, moves)
 	if err != nil {
-		return "", false
+		return err
 	}
-	_, fields, err := policy.JSON(append(append([]byte("{"), key...), `:"x"}`...))
-	if err != nil || len(fields) != 1 {
-		return "", false
+	res.Changed[phase] += moved
+	if phase == PhaseIDs {
+		res.IDs += moved
 	}
-	return fields[0].Name, true
+	return nil
 }

@@ -45,7 +45,7 @@ func (o Options) Settings() Settings {
 		Policy:             redact.NewSecretPolicy(o.RedactFields, o.Secrets),
 		KeepFields:         o.KeepFields,
 		MaxRemovedFraction: d.MaxRemovedFraction,
-		Batch:              BatchLimits{Pages: o.BatchPages, Delay: o.BatchDelay, ChangeDelay: o.ChangeDelay}.withDefaults(),
+		Batch:              BatchLimits{Pages: o.BatchPages, Delay: o.BatchDelay, ChangeDelay: o.ChangeDelay}.WithDefaults(),
 		Amounts:            AmountRules{Scale: DefaultCardAmountScale, CurrencyField: o.CurrencyField},
 	}
 	if o.AmountScale != nil {
@@ -64,4 +64,37 @@ func (o Options) Settings() Settings {
 // (read at open).
 func (s Settings) ItemRules(idKey []byte) ItemRules {
 	return NewItemRules(s.Policy, idKey, s.KeepFields)
+}
+
+// Defaults for Options.BatchPages, Options.BatchDelay and
+// Options.ChangeDelay.
+const (
+	DefaultBatchPages  = 50
+	DefaultBatchDelay  = 5 * time.Second
+	DefaultChangeDelay = time.Second
+)
+
+// BatchLimits bound a WalkWriter's batch of pages (Options.BatchPages,
+// BatchDelay and ChangeDelay): the batch commits when it holds Pages pages,
+// Delay after its first page, or ChangeDelay after its first page that
+// changes something (negative: at once).
+type BatchLimits struct {
+	Pages       int
+	Delay       time.Duration
+	ChangeDelay time.Duration
+}
+
+// WithDefaults fills what is unset: Pages and Delay when not positive,
+// ChangeDelay when zero.
+func (l BatchLimits) WithDefaults() BatchLimits {
+	if l.Pages <= 0 {
+		l.Pages = DefaultBatchPages
+	}
+	if l.Delay <= 0 {
+		l.Delay = DefaultBatchDelay
+	}
+	if l.ChangeDelay == 0 {
+		l.ChangeDelay = DefaultChangeDelay
+	}
+	return l
 }

@@ -324,9 +324,9 @@ type FieldValue struct {
 	Value Value
 }
 
-// cardValues classifies the non-null top-level values of a card's
+// CardValues classifies the non-null top-level values of a card's
 // canonical JSON data, whose fields (in the canonical order) are names.
-func cardValues(data []byte, fields []redact.Field) []FieldValue {
+func CardValues(data []byte, fields []redact.Field) []FieldValue {
 	out := make([]FieldValue, 0, len(fields))
 	// Numbers' texts are parts of one string of data, made when first
 	// needed.

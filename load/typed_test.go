@@ -278,7 +278,7 @@ func FuzzCardValues(f *testing.F) {
 			return
 		}
 		c := it.Cards[0]
-		values := cardValues(c.Data, c.Fields)
+		values := CardValues(c.Data, c.Fields)
 		var members map[string]json.RawMessage
 		if json.Unmarshal(c.Data, &members) != nil || bytes.Contains(c.Data, []byte(`\ud`)) {
 			return // not an object, or a lone surrogate encoding/json reads otherwise

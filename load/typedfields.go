@@ -102,17 +102,11 @@ func DataValues(data []byte) []FieldValue {
 	return out
 }
 
-// AddWritten adds to s the kinds of the values of the cards p writes
-// (new, changed, returned), of the fields s holds: a type is decided by
-// the first commit that stores non-null values of its field (an unchanged
-// card's values were seen when it was stored).
-func (s *FieldSet) AddWritten(p *PreparedPage) {
-	for _, cs := range [][]CardWrite{p.fresh, p.writes} {
-		for _, c := range cs {
-			s.addKinds(c.values, true)
-		}
-	}
-}
+// AddWritten adds to s the kinds of vs, the values of a card a commit
+// writes (new, changed, returned), of the fields s holds: a type is decided
+// by the first commit that stores non-null values of its field (an
+// unchanged card's values were seen when it was stored).
+func (s *FieldSet) AddWritten(vs []FieldValue) { s.addKinds(vs, true) }
 
 // AddFieldValues adds the kinds of vs, whatever their fields.
 func (s *FieldSet) AddFieldValues(vs []FieldValue) { s.addKinds(vs, false) }
@@ -302,8 +296,8 @@ func (s *FieldSet) Growth(types map[string]FieldType) map[string]FieldType {
 	return out
 }
 
-// writesNumbers: the batch of s writes an integer or a decimal value.
-func (s *FieldSet) writesNumbers() bool {
+// WritesNumbers reports whether the batch of s writes an integer or a decimal value.
+func (s *FieldSet) WritesNumbers() bool {
 	for _, k := range s.kinds {
 		if k.mask&(1<<KindInteger|1<<KindDecimal) != 0 {
 			return true

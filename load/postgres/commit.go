@@ -1,12 +1,11 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"time"
+
+	"github.com/cardsync/cardsync/load/internal/batch"
 
 	"github.com/jackc/pgx/v5"
 
@@ -15,15 +14,15 @@ import (
 )
 
 // commitBatch commits pages in one transaction (after the lease check)
-// with load.CommitBatch, the algorithm both dialects share, over batchTx:
+// with batch.CommitBatch, the algorithm both dialects share, over batchTx:
 // the cards they write with their versions, rejected items, audit rows,
 // their seen ids, the walk's running summary, the checkpoint after the
 // last of them and the run's counters, and the new top-level fields in
 // card_fields; cards_flat follows after the commit (followFlat). st is
 // updated only when the transaction commits.
-func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string, pages []*preparedPage, st *load.WalkState) (load.Batch, error) {
+func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string, pages []*preparedPage, st *batch.WalkState) (load.Batch, error) {
 	flat := false
-	inTx := func(ctx context.Context, fn func(load.BatchTx) error) error {
+	inTx := func(ctx context.Context, fn func(batch.BatchTx) error) error {
 		return w.write(ctx, func(tx pgx.Tx) error {
 			b := &batchTx{w: w, tx: tx, runID: runID, stream: stream, pages: pages, now: w.stamp()}
 			err := fn(b)
@@ -31,7 +30,7 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 			return err
 		})
 	}
-	batch, err := load.CommitBatch(ctx, inTx, pages, st)
+	batch, err := batch.CommitBatch(ctx, inTx, pages, st)
 	if err != nil {
 		return load.Batch{}, err
 	}
@@ -44,7 +43,7 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 	return batch, nil
 }
 
-// batchTx is PostgreSQL's load.BatchTx: the statements of one batch in
+// batchTx is PostgreSQL's batch.BatchTx: the statements of one batch in
 // its transaction.
 type batchTx struct {
 	w      *Warehouse
@@ -59,7 +58,7 @@ type batchTx struct {
 	// pages written since the last flush: sent set-based with the batch's
 	// bookkeeping (SaveProgress), or earlier, before a statement that must
 	// see them (flush).
-	fresh []load.CardWrite
+	fresh []batch.CardWrite
 	audit []auditRow
 }
 
@@ -72,7 +71,7 @@ type auditRow struct {
 	res                                 load.PageResult
 }
 
-// OpenWalk implements load.BatchTx: the open walk of the stream, or a new
+// OpenWalk implements batch.BatchTx: the open walk of the stream, or a new
 // one started with firstTotal, in one round trip.
 func (b *batchTx) OpenWalk(ctx context.Context, firstTotal int) (walkID int64, total int, err error) {
 	if err := b.tx.QueryRow(ctx, `WITH open AS (
@@ -88,12 +87,12 @@ func (b *batchTx) OpenWalk(ctx context.Context, firstTotal int) (walkID int64, t
 	return walkID, total, nil
 }
 
-// WritePage implements load.BatchTx. A page of new cards costs no round
+// WritePage implements batch.BatchTx. A page of new cards costs no round
 // trip: its cards and audit row join the batch's set-based statements,
 // sent with its bookkeeping (SaveProgress). A page with changed, returned
 // or rejected cards first sends what the pages before it wrote, since its
 // statements read the cards again.
-func (b *batchTx) WritePage(ctx context.Context, walkID int64, p *load.PreparedPage) error {
+func (b *batchTx) WritePage(ctx context.Context, walkID int64, p *batch.PreparedPage) error {
 	b.fresh = append(b.fresh, p.Fresh()...)
 	if len(p.Writes()) > 0 || len(p.Rejected()) > 0 {
 		if err := b.flush(ctx, walkID); err != nil {
@@ -190,7 +189,7 @@ func queueAudit(q *pgx.Batch, runID int64, stream string, walkID int64, now time
 		runID, stream, walkID, now, pages, fetched, items, totalItems, totalPages, durations, shas, cardsNew, cardsChanged, cardsUnchanged)
 }
 
-// RecordFields implements load.BatchTx; it notes whether cards_flat must
+// RecordFields implements batch.BatchTx; it notes whether cards_flat must
 // follow.
 func (b *batchTx) RecordFields(ctx context.Context, walkID int64, fields *load.FieldSet, budget *load.FieldBudget) ([]string, map[string]load.FieldType, error) {
 	flat, skipped, types, err := b.w.recordFields(ctx, b.tx, b.runID, walkID, b.now, fields, budget)
@@ -198,7 +197,7 @@ func (b *batchTx) RecordFields(ctx context.Context, walkID int64, fields *load.F
 	return skipped, types, err
 }
 
-// GrowFields implements load.BatchTx; it notes whether cards_flat must
+// GrowFields implements batch.BatchTx; it notes whether cards_flat must
 // follow.
 func (b *batchTx) GrowFields(ctx context.Context, want map[string]load.FieldType) (map[string]load.FieldType, error) {
 	types, flat, err := growFields(ctx, b.tx, want, b.w.amounts)
@@ -206,12 +205,12 @@ func (b *batchTx) GrowFields(ctx context.Context, want map[string]load.FieldType
 	return types, err
 }
 
-// NumberTypes implements load.BatchTx.
+// NumberTypes implements batch.BatchTx.
 func (b *batchTx) NumberTypes(ctx context.Context) (map[string]load.FieldType, error) {
 	return numberTypes(ctx, b.tx)
 }
 
-// AddConflicts implements load.BatchTx.
+// AddConflicts implements batch.BatchTx.
 func (b *batchTx) AddConflicts(ctx context.Context, conflicts, rounded map[string]int) error {
 	return addConflicts(ctx, b.tx, conflicts, rounded)
 }
@@ -249,7 +248,7 @@ type moneyColumns struct {
 }
 
 // add appends the money of cs (CardWrite.Money).
-func (m *moneyColumns) add(cs ...load.CardWrite) {
+func (m *moneyColumns) add(cs ...batch.CardWrite) {
 	for _, c := range cs {
 		m.addMoney(c.Money())
 	}
@@ -274,9 +273,9 @@ func nullString(s string) *string {
 	return &s
 }
 
-// SaveProgress implements load.BatchTx: the bookkeeping goes in one round
+// SaveProgress implements batch.BatchTx: the bookkeeping goes in one round
 // trip, with the new cards and audit rows WritePage left to send.
-func (b *batchTx) SaveProgress(ctx context.Context, walkID int64, last *load.PreparedPage, tally *load.BatchTally) error {
+func (b *batchTx) SaveProgress(ctx context.Context, walkID int64, last *batch.PreparedPage, tally *batch.BatchTally) error {
 	runID, account, now := b.runID, b.w.account, b.now
 	batch := tally.Batch
 	reason, anomalyPages := tally.AnomalyArgs()
@@ -356,172 +355,5 @@ func (b *batchTx) readProgress(br pgx.BatchResults, walkID int64, labels []strin
 	return br.Close()
 }
 
-// FieldSet implements load.BatchPage: the page's top-level fields.
+// FieldSet implements batch.BatchPage: the page's top-level fields.
 func (p *preparedPage) FieldSet() *load.FieldSet { return &p.fields }
-
-// writeChanges stores a page's changed and returned cards (re-read and
-// locked in the transaction, which has the last word) with their versions,
-// and its rejected items. Its new cards and audit row go with the batch
-// (batchTx.WritePage).
-func (w *Warehouse) writeChanges(ctx context.Context, tx pgx.Tx, runID int64, p *load.PreparedPage, now time.Time) error {
-	if writes := p.Writes(); len(writes) > 0 {
-		if err := w.writeCards(ctx, tx, runID, p, writes, now); err != nil {
-			return err
-		}
-	}
-	for _, r := range p.Rejected() {
-		if err := w.quarantine(ctx, tx, runID, p.Number(), r, now); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// columns turns cards into the arrays unnest takes.
-func columns(cs []load.CardWrite) (ids []string, hashes [][]byte, data []string) {
-	for _, c := range cs {
-		ids, hashes, data = append(ids, c.ID()), append(hashes, c.Hash()), append(data, c.Data())
-	}
-	return ids, hashes, data
-}
-
-// quarantine stores one rejected item redacted (load.QuarantineData), or
-// counts a repeat of the latest identical rejection.
-func (w *Warehouse) quarantine(ctx context.Context, tx pgx.Tx, runID int64, page int, r load.Rejection, now time.Time) error {
-	data := clean(load.QuarantineData(w.rules, r.Data))
-	sum := sha256.Sum256([]byte(data))
-	digest := hex.EncodeToString(sum[:])
-	reason := w.text(r.Reason)
-	var cardID *string
-	if r.CardID != "" {
-		id := clean(r.CardID)
-		cardID = &id
-	}
-	tag, err := tx.Exec(ctx, `UPDATE rejected_cards SET last_run_id = $1, last_rejected_at = $2, times = times + 1, page = $3
-		WHERE rejected_id = (SELECT max(rejected_id) FROM rejected_cards
-			WHERE account = $4 AND card_id IS NOT DISTINCT FROM $5 AND reason = $6 AND data_sha256 = $7)`,
-		runID, now, page, w.account, cardID, reason, digest)
-	if err != nil {
-		return fmt.Errorf("quarantine item %d: %w", r.Index, err)
-	}
-	if tag.RowsAffected() > 0 {
-		return nil
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO rejected_cards (run_id, page, card_id, reason, data, rejected_at, last_run_id, last_rejected_at, data_sha256, account)
-		VALUES ($1, $2, $3, $4, $5, $6, $1, $6, $7, $8)`, runID, page, cardID, reason, data, now, digest, w.account); err != nil {
-		return fmt.Errorf("quarantine item %d: %w", r.Index, err)
-	}
-	return nil
-}
-
-// storedCard is what a page's write compares a card with: the stored
-// hash, whether it is removed, its last version.
-type storedCard struct {
-	hash    []byte
-	removed bool
-	version int32
-}
-
-// changedCards are the cards of a page to write, as columns.
-type changedCards struct {
-	ids, data, change []string
-	money             moneyColumns
-	hash              [][]byte
-	version           []int32
-}
-
-// writeCards stores a page's changed and returned cards: re-read and
-// locked in the transaction, which has the last word (PreparedPage.Recount),
-// then upserted with their versions, set-based.
-func (w *Warehouse) writeCards(ctx context.Context, tx pgx.Tx, runID int64, p *load.PreparedPage, writes []load.CardWrite, now time.Time) error {
-	ids, _, _ := columns(writes)
-	have, err := w.lockStored(ctx, tx, ids)
-	if err != nil {
-		return err
-	}
-	var ch changedCards
-	for _, c := range writes {
-		s, exists := have[c.ID()]
-		change := ""
-		switch {
-		case !exists:
-			change = "new"
-		case s.removed:
-			change = "returned"
-		case !bytes.Equal(s.hash, c.Hash()):
-			change = "changed"
-		}
-		p.Recount(c, change)
-		if change == "" {
-			continue
-		}
-		ch.ids, ch.data, ch.change = append(ch.ids, c.ID()), append(ch.data, c.Data()), append(ch.change, change)
-		ch.money.add(c)
-		ch.hash, ch.version = append(ch.hash, c.Hash()), append(ch.version, s.version+1)
-	}
-	if len(ch.ids) == 0 {
-		return nil
-	}
-	return w.upsertChanged(ctx, tx, runID, now, ch)
-}
-
-// lockStored reads and locks (FOR UPDATE) the stored state of the cards
-// ids of this account.
-func (w *Warehouse) lockStored(ctx context.Context, tx pgx.Tx, ids []string) (map[string]storedCard, error) {
-	have := make(map[string]storedCard, len(ids))
-	rows, err := tx.Query(ctx, `SELECT c.card_id, c.data_hash, c.removed_at IS NOT NULL,
-			(SELECT max(version) FROM card_versions v WHERE v.account = c.account AND v.card_id = c.card_id)
-		FROM card_state c WHERE c.account = $1 AND c.card_id = ANY($2::text[])
-		ORDER BY c.card_id FOR UPDATE OF c`, w.account, ids)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", english.Count(len(ids), "card"), err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		var s storedCard
-		if err := rows.Scan(&id, &s.hash, &s.removed, &s.version); err != nil {
-			return nil, fmt.Errorf("read %s: %w", english.Count(len(ids), "card"), err)
-		}
-		have[id] = s
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", english.Count(len(ids), "card"), err)
-	}
-	return have, nil
-}
-
-// upsertChanged writes ch's cards into card_state and a new version of
-// each into card_versions, closing the open one.
-func (w *Warehouse) upsertChanged(ctx context.Context, tx pgx.Tx, runID int64, now time.Time, ch changedCards) error {
-	n := len(ch.ids)
-	if _, err := tx.Exec(ctx, `INSERT INTO card_state AS s (card_id, data, data_hash, minor, amount_scale, amount_currency, amounts_rounded,
-				first_seen_at, last_seen_at, updated_at, first_seen_run, last_seen_run, account)
-			SELECT id, data::jsonb, hash, minor::jsonb, scale, currency, rounded, $1, $1, $1, $2, $2, $3
-			FROM unnest($4::text[], $5::text[], $6::bytea[], $7::text[], $8::int[], $9::text[], $10::smallint[])
-				AS t(id, data, hash, minor, scale, currency, rounded)
-			ON CONFLICT (account, card_id) DO UPDATE SET
-				data = excluded.data,
-				data_hash = excluded.data_hash,
-				minor = excluded.minor,
-				amount_scale = excluded.amount_scale,
-				amount_currency = excluded.amount_currency,
-				amounts_rounded = excluded.amounts_rounded,
-				updated_at = CASE WHEN s.data IS DISTINCT FROM excluded.data THEN excluded.updated_at ELSE s.updated_at END,
-				removed_at = NULL,
-				last_seen_at = excluded.last_seen_at,
-				last_seen_run = excluded.last_seen_run`,
-		now, runID, w.account, ch.ids, ch.data, ch.hash, ch.money.minor, ch.money.scale, ch.money.currency, ch.money.rounded); err != nil {
-		return fmt.Errorf("upsert %s: %w", english.Count(n, "card"), err)
-	}
-	if _, err := tx.Exec(ctx, `UPDATE card_versions SET valid_to = $1
-			WHERE account = $2 AND valid_to IS NULL AND card_id = ANY($3::text[])`, now, w.account, ch.ids); err != nil {
-		return fmt.Errorf("close versions of %s: %w", english.Count(n, "card"), err)
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO card_versions (card_id, version, valid_from, run_id, change, data, account)
-			SELECT id, v, $1, $2, ch, data::jsonb, $3 FROM unnest($4::text[], $5::int[], $6::text[], $7::text[]) AS t(id, v, ch, data)`,
-		now, runID, w.account, ch.ids, ch.version, ch.change, ch.data); err != nil {
-		return fmt.Errorf("version %s: %w", english.Count(n, "card"), err)
-	}
-	return nil
-}

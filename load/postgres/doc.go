@@ -17,8 +17,8 @@
 // store the same thing and batch, count and decide alike: redaction,
 // canonical JSON, hashing and setting aside unusable items
 // (load.PreparePageItems, load.QuarantineData), a page's comparison and
-// accounting (load.PreparedPage, load.BatchTally), the batching policy
-// (load.Batcher with load.BatchLimits), the options and their defaults
+// accounting (batch.PreparedPage, batch.BatchTally), the batching policy
+// (batch.Batcher with load.BatchLimits), the options and their defaults
 // (Options.Common, load.Options.Settings), the removal and guard rules
 // (load.WalkEnd.Removals, load.HoldRemovals, load.FoldsWalk with the fold's
 // SQL) and the account snapshot's columns (load.PrepareAccount). A batch of

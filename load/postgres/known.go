@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/batch"
 )
 
 // maxKnown bounds the cards a WalkWriter remembers (knownCards): about
@@ -31,7 +31,7 @@ type knownCards struct {
 
 // stored answers preparePage's comparison: from knownCards while the
 // writer knows the account's cards, else from the warehouse.
-func (ww *WalkWriter) stored(ctx context.Context, ids []string) ([]load.StoredCard, error) {
+func (ww *WalkWriter) stored(ctx context.Context, ids []string) ([]batch.StoredCard, error) {
 	k := &ww.known
 	if !k.checked {
 		k.checked = true
@@ -43,10 +43,10 @@ func (ww *WalkWriter) stored(ctx context.Context, ids []string) ([]load.StoredCa
 		k.forget()
 		return ww.w.storedCards(ctx, ids)
 	}
-	have := make([]load.StoredCard, len(ids))
+	have := make([]batch.StoredCard, len(ids))
 	for i, id := range ids {
 		h, ok := k.cards[id]
-		have[i] = load.StoredCard{Exists: ok, Hash: h}
+		have[i] = batch.StoredCard{Exists: ok, Hash: h}
 	}
 	return have, nil
 }

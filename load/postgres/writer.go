@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/cardsync/cardsync/load/internal/batch"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cardsync/cardsync/internal/english"
@@ -13,7 +15,7 @@ import (
 )
 
 // WalkWriter commits one run's pages of one stream, several pages to a
-// transaction, with the rules of sqlite.WalkWriter (a load.Batcher): a batch
+// transaction, with the rules of sqlite.WalkWriter (a batch.Batcher): a batch
 // commits when it holds BatchPages pages, BatchDelay after its first page,
 // ChangeDelay after its first page that changes something, or on Flush,
 // together with the checkpoint after its last page and the run's counters.
@@ -23,8 +25,8 @@ type WalkWriter struct {
 	runID  int64
 	stream string
 
-	batch *load.Batcher[*preparedPage]
-	walk  load.WalkState
+	batch *batch.Batcher[*preparedPage]
+	walk  batch.WalkState
 	known knownCards
 }
 
@@ -32,7 +34,7 @@ type WalkWriter struct {
 // (load.StreamCards when "").
 func (w *Warehouse) NewWalkWriter(runID int64, stream string) *WalkWriter {
 	ww := &WalkWriter{w: w, runID: runID, stream: streamOf(stream)}
-	ww.batch = load.NewBatcher(w.batch, ww.commit)
+	ww.batch = batch.NewBatcher(w.batch, ww.commit)
 	return ww
 }
 
@@ -92,7 +94,7 @@ func (w *Warehouse) CommitPage(ctx context.Context, runID int64, p load.Page) (_
 	if err != nil {
 		return load.PageResult{}, fmt.Errorf("commit page %d: %w", p.Number, err)
 	}
-	b, err := w.commitBatch(ctx, runID, streamOf(p.Stream), []*preparedPage{pp}, &load.WalkState{})
+	b, err := w.commitBatch(ctx, runID, streamOf(p.Stream), []*preparedPage{pp}, &batch.WalkState{})
 	if err != nil {
 		return load.PageResult{}, fmt.Errorf("commit page %d: %w", p.Number, err)
 	}
@@ -102,10 +104,10 @@ func (w *Warehouse) CommitPage(ctx context.Context, runID int64, p load.Page) (_
 }
 
 // preparedPage is a page redacted and compared with the warehouse:
-// load.PreparedPage with the ids the page listed as walk_seen stores them
+// batch.PreparedPage with the ids the page listed as walk_seen stores them
 // and its cards' top-level fields.
 type preparedPage struct {
-	load.PreparedPage
+	batch.PreparedPage
 	ids []string
 	// hashes are the storable cards' hashes (walk_seen.hashes), in the
 	// order of the first ids.
@@ -134,7 +136,7 @@ func pgID(id string) string {
 
 // preparePage redacts a page and compares its cards with what stored
 // says the warehouse holds of them.
-func (w *Warehouse) preparePage(ctx context.Context, p load.Page, stored func(context.Context, []string) ([]load.StoredCard, error)) (*preparedPage, error) {
+func (w *Warehouse) preparePage(ctx context.Context, p load.Page, stored func(context.Context, []string) ([]batch.StoredCard, error)) (*preparedPage, error) {
 	items, err := load.PreparePageItems(w.rules, p)
 	if err != nil {
 		return nil, err
@@ -152,7 +154,7 @@ func (w *Warehouse) preparePage(ctx context.Context, p load.Page, stored func(co
 		cards = append(cards, c)
 	}
 	rejected := append(items.Rejected, late...)
-	pp := &preparedPage{PreparedPage: load.NewPreparedPage(p, w.now, len(cards), rejected, items.Secrets, items.Counts), fields: pageFields(items.Fields)}
+	pp := &preparedPage{PreparedPage: batch.NewPreparedPage(p, w.now, len(cards), rejected, items.Secrets, items.Counts), fields: pageFields(items.Fields)}
 	pp.ids = make([]string, 0, len(items.IDs))
 	for _, c := range cards {
 		pp.ids = append(pp.ids, c.ID)
@@ -175,7 +177,7 @@ func (w *Warehouse) preparePage(ctx context.Context, p load.Page, stored func(co
 		return nil, fmt.Errorf("compare cards: %d of %s answered", len(have), english.Count(len(cards), "card"))
 	}
 	pp.Compare(cards, have, w.amounts)
-	pp.fields.AddWritten(&pp.PreparedPage)
+	pp.PreparedPage.AddKinds(&pp.fields)
 	return pp, nil
 }
 
@@ -184,7 +186,7 @@ func (w *Warehouse) preparePage(ctx context.Context, p load.Page, stored func(co
 // statement), never with a cached generic plan: one made while card_state
 // was small scans the table, and a backfill that grows it then spent most
 // of its time here (14 of 30 s for 20,000 cards).
-func (w *Warehouse) storedCards(ctx context.Context, ids []string) ([]load.StoredCard, error) {
+func (w *Warehouse) storedCards(ctx context.Context, ids []string) ([]batch.StoredCard, error) {
 	rows, err := w.pool.Query(ctx, `SELECT c.card_id IS NOT NULL, c.removed_at IS NOT NULL, c.data_hash
 		FROM unnest($1::text[]) WITH ORDINALITY AS j(id, ord)
 		LEFT JOIN card_state c ON c.account = $2 AND c.card_id = j.id
@@ -192,7 +194,7 @@ func (w *Warehouse) storedCards(ctx context.Context, ids []string) ([]load.Store
 	if err != nil {
 		return nil, fmt.Errorf("compare cards: %w", err)
 	}
-	have, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (c load.StoredCard, err error) {
+	have, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (c batch.StoredCard, err error) {
 		err = r.Scan(&c.Exists, &c.Removed, &c.Hash)
 		return c, err
 	})

@@ -6,15 +6,17 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cardsync/cardsync/load/internal/batch"
+
 	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
 )
 
 // commitBatch commits pages (in the order given) in one transaction with
-// load.CommitBatch, the algorithm both dialects share, over batchTx. st
+// batch.CommitBatch, the algorithm both dialects share, over batchTx. st
 // carries what the caller's earlier commits learnt; it is updated only
 // when the transaction commits.
-func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string, pages []*preparedPage, st *load.WalkState) (load.Batch, error) {
+func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string, pages []*preparedPage, st *batch.WalkState) (load.Batch, error) {
 	// Multi-row statements are prepared before the transaction: inside it
 	// the one connection is taken.
 	for _, p := range pages {
@@ -24,15 +26,15 @@ func (w *Warehouse) commitBatch(ctx context.Context, runID int64, stream string,
 			}
 		}
 	}
-	inTx := func(ctx context.Context, fn func(load.BatchTx) error) error {
+	inTx := func(ctx context.Context, fn func(batch.BatchTx) error) error {
 		return w.write(ctx, func(tx *sql.Tx) error {
 			return fn(&batchTx{w: w, tx: tx, runID: runID, stream: stream, pages: pages, now: w.stamp()})
 		})
 	}
-	return load.CommitBatch(ctx, inTx, pages, st)
+	return batch.CommitBatch(ctx, inTx, pages, st)
 }
 
-// batchTx is SQLite's load.BatchTx: the statements of one batch in its
+// batchTx is SQLite's batch.BatchTx: the statements of one batch in its
 // transaction.
 type batchTx struct {
 	w      *Warehouse
@@ -43,7 +45,7 @@ type batchTx struct {
 	now    string
 }
 
-// OpenWalk implements load.BatchTx.
+// OpenWalk implements batch.BatchTx.
 func (b *batchTx) OpenWalk(ctx context.Context, firstTotal int) (int64, int, error) {
 	walkID, total, err := openWalkTotal(ctx, b.tx, b.w.account, b.stream)
 	if err != nil || walkID != 0 {
@@ -58,27 +60,27 @@ func (b *batchTx) OpenWalk(ctx context.Context, firstTotal int) (int64, int, err
 	return walkID, firstTotal, err
 }
 
-// WritePage implements load.BatchTx.
-func (b *batchTx) WritePage(ctx context.Context, walkID int64, p *load.PreparedPage) error {
+// WritePage implements batch.BatchTx.
+func (b *batchTx) WritePage(ctx context.Context, walkID int64, p *batch.PreparedPage) error {
 	return b.w.writePage(ctx, b.tx, b.runID, b.stream, walkID, p, b.now)
 }
 
-// RecordFields implements load.BatchTx.
+// RecordFields implements batch.BatchTx.
 func (b *batchTx) RecordFields(ctx context.Context, walkID int64, fields *load.FieldSet, budget *load.FieldBudget) ([]string, map[string]load.FieldType, error) {
 	return b.w.recordFields(ctx, b.tx, b.runID, walkID, b.now, fields, budget)
 }
 
-// GrowFields implements load.BatchTx.
+// GrowFields implements batch.BatchTx.
 func (b *batchTx) GrowFields(ctx context.Context, want map[string]load.FieldType) (map[string]load.FieldType, error) {
 	return b.w.growFields(ctx, b.tx, want)
 }
 
-// NumberTypes implements load.BatchTx.
+// NumberTypes implements batch.BatchTx.
 func (b *batchTx) NumberTypes(ctx context.Context) (map[string]load.FieldType, error) {
 	return numberTypes(ctx, b.tx)
 }
 
-// AddConflicts implements load.BatchTx.
+// AddConflicts implements batch.BatchTx.
 func (b *batchTx) AddConflicts(ctx context.Context, conflicts, rounded map[string]int) error {
 	return addConflicts(ctx, b.tx, conflicts, rounded)
 }
@@ -107,8 +109,8 @@ func nullText(s string) any {
 	return s
 }
 
-// SaveProgress implements load.BatchTx.
-func (b *batchTx) SaveProgress(ctx context.Context, walkID int64, last *load.PreparedPage, tally *load.BatchTally) error {
+// SaveProgress implements batch.BatchTx.
+func (b *batchTx) SaveProgress(ctx context.Context, walkID int64, last *batch.PreparedPage, tally *batch.BatchTally) error {
 	tx, w, runID := b.tx, b.w, b.runID
 	seenInsert := tx.StmtContext(ctx, w.page.seenInsert)
 	newPages := 0
@@ -151,7 +153,7 @@ func (b *batchTx) SaveProgress(ctx context.Context, walkID int64, last *load.Pre
 	return nil
 }
 
-// FieldSet implements load.BatchPage: the page's top-level fields.
+// FieldSet implements batch.BatchPage: the page's top-level fields.
 func (p *preparedPage) FieldSet() *load.FieldSet { return &p.fields }
 
 // writePage stores a page's new cards (two multi-row inserts) and its
@@ -159,7 +161,7 @@ func (p *preparedPage) FieldSet() *load.FieldSet { return &p.fields }
 // last word: a card found unchanged after all, stored before data_hash
 // existed, only gets its hash), with their versions, quarantines its
 // rejected items and writes its audit row.
-func (w *Warehouse) writePage(ctx context.Context, tx *sql.Tx, runID int64, stream string, walkID int64, p *load.PreparedPage, now string) error {
+func (w *Warehouse) writePage(ctx context.Context, tx *sql.Tx, runID int64, stream string, walkID int64, p *batch.PreparedPage, now string) error {
 	for rest := p.Fresh(); len(rest) > 0; {
 		n := min(len(rest), maxNewRows)
 		cards, versions, err := w.page.insertNew(ctx, w.db, n)

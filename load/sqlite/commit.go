@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cardsync/cardsync/load/internal/batch"
+
 	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
 )
@@ -27,7 +29,7 @@ func (w *Warehouse) CommitPage(ctx context.Context, runID int64, p load.Page) (_
 	if err != nil {
 		return load.PageResult{}, fmt.Errorf("commit page %d: %w", p.Number, err)
 	}
-	b, err := w.commitBatch(ctx, runID, load.StreamOf(p.Stream), []*preparedPage{pp}, &load.WalkState{})
+	b, err := w.commitBatch(ctx, runID, load.StreamOf(p.Stream), []*preparedPage{pp}, &batch.WalkState{})
 	if err != nil {
 		return load.PageResult{}, fmt.Errorf("commit page %d: %w", p.Number, err)
 	}
@@ -40,7 +42,7 @@ func (w *Warehouse) CommitPage(ctx context.Context, runID int64, p load.Page) (_
 // commit: PreparedPage with the page's ids and fields as SQLite stores them.
 // A page that changes nothing keeps only its ids and counters.
 type preparedPage struct {
-	load.PreparedPage
+	batch.PreparedPage
 	// ids is the JSON array of the ids the page listed, rejected items
 	// included (walk_seen.ids), and hashes its storable cards' hashes
 	// (walk_seen.hashes).
@@ -58,7 +60,7 @@ func (w *Warehouse) preparePage(ctx context.Context, p load.Page) (*preparedPage
 		return nil, err
 	}
 	cards := items.Cards
-	pp := &preparedPage{PreparedPage: load.NewPreparedPage(p, w.now, len(cards), items.Rejected, items.Secrets, items.Counts)}
+	pp := &preparedPage{PreparedPage: batch.NewPreparedPage(p, w.now, len(cards), items.Rejected, items.Secrets, items.Counts)}
 	for _, f := range items.Fields {
 		pp.fields.Add(f.Name, f.Type)
 	}
@@ -73,7 +75,7 @@ func (w *Warehouse) preparePage(ctx context.Context, p load.Page) (*preparedPage
 		return nil, fmt.Errorf("compare cards: %w", err)
 	}
 	pp.Compare(cards, have, w.set.Amounts)
-	pp.fields.AddWritten(&pp.PreparedPage)
+	pp.PreparedPage.AddKinds(&pp.fields)
 	return pp, nil
 }
 
@@ -84,12 +86,12 @@ func (w *Warehouse) preparePage(ctx context.Context, p load.Page) (*preparedPage
 // card_id IN (?, ...) with 15 bound ids and ~130 µs for 15 single-row
 // lookups. Each card is a letter (n: not stored, r: removed, c: current)
 // and its hash in hex, comma-separated in the order of ids.
-func (w *Warehouse) storedCards(ctx context.Context, ids string, n int) ([]load.StoredCard, error) {
+func (w *Warehouse) storedCards(ctx context.Context, ids string, n int) ([]batch.StoredCard, error) {
 	var list string
 	if err := w.page.cardHashes.QueryRowContext(ctx, ids, w.account).Scan(&list); err != nil {
 		return nil, err
 	}
-	out := make([]load.StoredCard, 0, n)
+	out := make([]batch.StoredCard, 0, n)
 	for item := range strings.SplitSeq(list, ",") {
 		if len(out) == n {
 			break
@@ -97,7 +99,7 @@ func (w *Warehouse) storedCards(ctx context.Context, ids string, n int) ([]load.
 		if item == "" {
 			return nil, fmt.Errorf("stored cards: empty item in %q", list)
 		}
-		s := load.StoredCard{Exists: item[0] != 'n', Removed: item[0] == 'r'}
+		s := batch.StoredCard{Exists: item[0] != 'n', Removed: item[0] == 'r'}
 		if len(item) > 1 {
 			h, err := hex.DecodeString(item[1:])
 			if err != nil {

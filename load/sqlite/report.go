@@ -4,8 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"github.com/cardsync/cardsync/load"
 	"time"
+
+	"github.com/cardsync/cardsync/load"
 )
 
 // load.ReportData reads what a report of the period [since, now] shows. It only

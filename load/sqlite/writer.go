@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cardsync/cardsync/load/internal/batch"
+
 	"github.com/cardsync/cardsync/load"
 )
 
@@ -32,10 +34,10 @@ type WalkWriter struct {
 	stream string
 
 	// batch buffers the pages and says when they commit (ww.commit).
-	batch *load.Batcher[*preparedPage]
+	batch *batch.Batcher[*preparedPage]
 	// state is what the writer's commits learnt: the open walk and the
 	// fields this run recorded.
-	state load.WalkState
+	state batch.WalkState
 	// known are the fields and JSON types card_fields holds, read at the
 	// first Add and kept up to date with every commit.
 	known map[string]load.TypeMask
@@ -45,7 +47,7 @@ type WalkWriter struct {
 // (StreamCards when "").
 func (w *Warehouse) NewWalkWriter(runID int64, stream string) *WalkWriter {
 	ww := &WalkWriter{w: w, runID: runID, stream: load.StreamOf(stream)}
-	ww.batch = load.NewBatcher(w.batch, ww.commit)
+	ww.batch = batch.NewBatcher(w.batch, ww.commit)
 	return ww
 }
 

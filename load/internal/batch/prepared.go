@@ -1,9 +1,11 @@
-package load
+package batch
 
 import (
 	"bytes"
 	"encoding/json"
 	"time"
+
+	"github.com/cardsync/cardsync/load"
 )
 
 // PreparedPage is the database-independent part of a page ready to commit:
@@ -30,8 +32,8 @@ type PreparedPage struct {
 	// writes the changed and returned ones.
 	fresh, writes []CardWrite
 	// rejected are the items to quarantine, Data included.
-	rejected []Rejection
-	res      PageResult
+	rejected []load.Rejection
+	res      load.PageResult
 }
 
 // NewPreparedPage starts the prepared page of p: its numbers and counters,
@@ -40,7 +42,7 @@ type PreparedPage struct {
 // Data), and secrets the secrets the policy removed from them
 // (PageItems.Secrets), counts its other counters (PageItems.Counts).
 // Compare then sorts the cards.
-func NewPreparedPage(p Page, now func() time.Time, cards int, rejected []Rejection, secrets int, counts RuleCounts) PreparedPage {
+func NewPreparedPage(p load.Page, now func() time.Time, cards int, rejected []load.Rejection, secrets int, counts load.RuleCounts) PreparedPage {
 	pp := PreparedPage{
 		number: p.Number, totalPages: p.TotalPages, totalItems: p.TotalItems,
 		fetchedAt: orNow(p.FetchedAt, now), duration: p.Duration, bodySHA256: p.BodySHA256,
@@ -72,9 +74,9 @@ type CardWrite struct {
 	data   string // redacted, canonical JSON
 	hash   []byte
 	change string // new, changed, returned (as classified before the write)
-	values []FieldValue
-	money  CardMoney // the scale of its decimal fields (AmountRules.Of)
-	minor  string    // card_state.minor ("": NULL), set by ApplyTypes
+	values []load.FieldValue
+	money  load.CardMoney // the scale of its decimal fields (AmountRules.Of)
+	minor  string         // card_state.minor ("": NULL), set by ApplyTypes
 	// rounded: a decimal value was rounded to the scale (ApplyTypes).
 	rounded bool
 }
@@ -85,18 +87,18 @@ func (c CardWrite) Minor() string { return c.minor }
 
 // Money is card_state's amount_scale, amount_currency ("": NULL) and
 // amounts_rounded of the card.
-func (c CardWrite) Money() StoredMoney {
-	return StoredMoney{Minor: c.minor, Scale: c.money.Scale, Currency: c.money.Currency, Rounded: c.rounded}
+func (c CardWrite) Money() load.StoredMoney {
+	return load.StoredMoney{Minor: c.minor, Scale: c.money.Scale, Currency: c.money.Currency, Rounded: c.rounded}
 }
 
 // ApplyTypes sets the minor units (CardWrite.Minor) of the cards p writes
 // under the field types, each at its card's scale, and counts, per
 // field, their values that do not fit their field's type in conflicts and
 // those rounded to the scale in rounded.
-func (p *PreparedPage) ApplyTypes(types map[string]FieldType, conflicts, rounded map[string]int) {
+func (p *PreparedPage) ApplyTypes(types map[string]load.FieldType, conflicts, rounded map[string]int) {
 	for _, cs := range [][]CardWrite{p.fresh, p.writes} {
 		for i := range cs {
-			cs[i].minor, cs[i].rounded = MinorJSON(cs[i].values, types, cs[i].money.Scale, conflicts, rounded)
+			cs[i].minor, cs[i].rounded = load.MinorJSON(cs[i].values, types, cs[i].money.Scale, conflicts, rounded)
 		}
 	}
 }
@@ -119,7 +121,7 @@ func (c CardWrite) Change() string { return c.change }
 // stored is new, one marked removed is returned, one whose hash differs is
 // changed, the rest are unchanged (counted, not written). Each card
 // written gets the scale of its decimal fields by rules (AmountRules.Of).
-func (p *PreparedPage) Compare(cards []PreparedCard, have []StoredCard, rules AmountRules) {
+func (p *PreparedPage) Compare(cards []load.PreparedCard, have []StoredCard, rules load.AmountRules) {
 	for i, c := range cards {
 		s := have[i]
 		change := ""
@@ -138,10 +140,10 @@ func (p *PreparedPage) Compare(cards []PreparedCard, have []StoredCard, rules Am
 		}
 		switch change {
 		case "new":
-			p.fresh = append(p.fresh, CardWrite{id: c.ID, data: string(c.Data), hash: c.Hash, change: change, values: cardValues(c.Data, c.Fields), money: rules.Of(c.Data)})
+			p.fresh = append(p.fresh, CardWrite{id: c.ID, data: string(c.Data), hash: c.Hash, change: change, values: load.CardValues(c.Data, c.Fields), money: rules.Of(c.Data)})
 		case "":
 		default:
-			p.writes = append(p.writes, CardWrite{id: c.ID, data: string(c.Data), hash: c.Hash, change: change, values: cardValues(c.Data, c.Fields), money: rules.Of(c.Data)})
+			p.writes = append(p.writes, CardWrite{id: c.ID, data: string(c.Data), hash: c.Hash, change: change, values: load.CardValues(c.Data, c.Fields), money: rules.Of(c.Data)})
 		}
 	}
 }
@@ -166,12 +168,12 @@ func (p *PreparedPage) ResolveRepeats(earlier map[string][]byte) {
 		case !ok:
 			kept = append(kept, c)
 		case bytes.Equal(h, c.hash):
-			p.res.count(c.change, -1)
-			p.res.count("", +1)
+			count(&p.res, c.change, -1)
+			count(&p.res, "", +1)
 		default:
-			p.res.count(c.change, -1)
+			count(&p.res, c.change, -1)
 			c.change = "changed"
-			p.res.count(c.change, +1)
+			count(&p.res, c.change, +1)
 			p.writes = append(p.writes, c)
 		}
 	}
@@ -191,8 +193,8 @@ func (p *PreparedPage) ResolveRepeats(earlier map[string][]byte) {
 // again, has the last word.
 func (p *PreparedPage) Recount(c CardWrite, change string) {
 	if change != c.change {
-		p.res.count(c.change, -1)
-		p.res.count(change, +1)
+		count(&p.res, c.change, -1)
+		count(&p.res, change, +1)
 	}
 }
 
@@ -235,13 +237,13 @@ func (p *PreparedPage) Fresh() []CardWrite { return p.fresh }
 func (p *PreparedPage) Writes() []CardWrite { return p.writes }
 
 // Rejected are the items to quarantine, Data as received.
-func (p *PreparedPage) Rejected() []Rejection { return p.rejected }
+func (p *PreparedPage) Rejected() []load.Rejection { return p.rejected }
 
 // Result is the page's result so far (Committed unset).
-func (p *PreparedPage) Result() PageResult { return p.res }
+func (p *PreparedPage) Result() load.PageResult { return p.res }
 
 // AddTo adds the page to b, the next page of its batch.
-func (p *PreparedPage) AddTo(b *Batch) {
+func (p *PreparedPage) AddTo(b *load.Batch) {
 	if b.Pages == 0 {
 		b.FirstPage = p.number
 	}
@@ -262,7 +264,7 @@ func (p *PreparedPage) AddTo(b *Batch) {
 // Batch (the run's card counters), the walk's running summary and the
 // run's request counters.
 type BatchTally struct {
-	Batch Batch
+	Batch load.Batch
 	// MaxPage is the highest page number; MinTotal and MaxTotal the
 	// smallest and largest total a page reported; TotalChanged whether a
 	// page reported another total than the walk's first page.
@@ -309,4 +311,35 @@ func (t *BatchTally) Add(p *PreparedPage, firstTotal int) {
 		t.AnomalyPages = append(t.AnomalyPages, p.number)
 	}
 	p.AddTo(&t.Batch)
+}
+
+// AddKinds adds to s the kinds of the values of the cards p writes (new,
+// changed, returned), of the fields s holds (FieldSet.AddWritten).
+func (p *PreparedPage) AddKinds(s *load.FieldSet) {
+	for _, cs := range [][]CardWrite{p.fresh, p.writes} {
+		for _, c := range cs {
+			s.AddWritten(c.values)
+		}
+	}
+}
+
+func orNow(t time.Time, now func() time.Time) time.Time {
+	if t.IsZero() {
+		return now()
+	}
+	return t
+}
+
+// count adds d to the counter of a change ("" is unchanged).
+func count(r *load.PageResult, change string, d int) {
+	switch change {
+	case "new":
+		r.New += d
+	case "changed":
+		r.Changed += d
+	case "returned":
+		r.Returned += d
+	default:
+		r.Unchanged += d
+	}
 }

@@ -1,4 +1,4 @@
-package load
+package hashform
 
 import (
 	"bytes"
@@ -57,10 +57,10 @@ func TestDataHashEqualValues(t *testing.T) {
 		{`{"a":1e999999}`, `{"a":10e999998}`, `{"a":0.1e1000000}`},
 	}
 	for _, group := range same {
-		want := DataHash([]byte(group[0]))
+		want := Hash([]byte(group[0]))
 		for _, doc := range group[1:] {
-			if got := DataHash([]byte(doc)); !bytes.Equal(got, want) {
-				t.Errorf("DataHash(%s) = %x, DataHash(%s) = %x: want equal", doc, got, group[0], want)
+			if got := Hash([]byte(doc)); !bytes.Equal(got, want) {
+				t.Errorf("Hash(%s) = %x, Hash(%s) = %x: want equal", doc, got, group[0], want)
 			}
 		}
 	}
@@ -69,9 +69,9 @@ func TestDataHashEqualValues(t *testing.T) {
 		`{"a":1e99999999999999999999}`, `{"a":1e99999999999999999998}`, `{"a":1,"b":1}`, `{"a":"A\u212b"}`}
 	seen := map[string]string{}
 	for _, doc := range apart {
-		h := string(DataHash([]byte(doc)))
+		h := string(Hash([]byte(doc)))
 		if other, dup := seen[h]; dup {
-			t.Errorf("DataHash(%s) = DataHash(%s): want apart", doc, other)
+			t.Errorf("Hash(%s) = Hash(%s): want apart", doc, other)
 		}
 		seen[h] = doc
 	}
@@ -87,8 +87,8 @@ func TestDataHashKeepsCanonicalHash(t *testing.T) {
 		`[]`, `{}`, `"x"`, `0`,
 	} {
 		sum := sha256.Sum256([]byte(doc))
-		if got := DataHash([]byte(doc)); !bytes.Equal(got, sum[:16]) {
-			t.Errorf("DataHash(%s) = %x, want the hash of its text %x", doc, got, sum[:16])
+		if got := Hash([]byte(doc)); !bytes.Equal(got, sum[:16]) {
+			t.Errorf("Hash(%s) = %x, want the hash of its text %x", doc, got, sum[:16])
 		}
 	}
 }
@@ -317,7 +317,7 @@ func TestDataHashProperty(t *testing.T) {
 		var a, b strings.Builder
 		v.spell(r, &a)
 		v.spell(r, &b)
-		ha, hb := DataHash([]byte(a.String())), DataHash([]byte(b.String()))
+		ha, hb := Hash([]byte(a.String())), Hash([]byte(b.String()))
 		if !bytes.Equal(ha, hb) {
 			t.Fatalf("one value, two hashes:\n%s\n%s\nhash forms:\n%s\n%s", a.String(), b.String(), hashForm([]byte(a.String())), hashForm([]byte(b.String())))
 		}
@@ -359,6 +359,6 @@ func BenchmarkDataHash(b *testing.B) {
 	doc := []byte(`{"balance":"1234.56","billing_address":{"city":"Springfield","country":"US","line1":"12 Main Street","postal_code":"62701","state":"IL"},"brand":"mastercard","card_number":"524453******1234","created_at":"2024-01-03T10:00:00Z","currency":"USD","expiry":"12/29","id":1003,"is_locked":false,"labels":["ads","travel","team-3"],"limit":{"daily":"1000.00","monthly":"10000.00","per_transaction":"500.00"},"name":"Card holder 1003","notes":null,"revision":1,"spent":1.5,"status":"active","type":"virtual","updated_at":"2025-02-02T08:30:00Z"}`)
 	b.SetBytes(int64(len(doc)))
 	for b.Loop() {
-		DataHash(doc)
+		Hash(doc)
 	}
 }

@@ -1,6 +1,10 @@
-package load
+package batch
 
-import "context"
+import (
+	"context"
+
+	"github.com/cardsync/cardsync/load"
+)
 
 // WalkState is what a walk's writer remembers between its commits so that
 // a batch does not look it up again: the open walk and the fields this run
@@ -11,20 +15,20 @@ type WalkState struct {
 	FirstTotal int
 	// Fields are the fields and JSON types card_fields holds with
 	// last_run = this run; nil: unknown, record every batch's fields.
-	Fields map[string]TypeMask
+	Fields map[string]load.TypeMask
 	// Budget bounds the fields the walk adds (MaxNewFieldsPerWalk).
-	Budget FieldBudget
+	Budget load.FieldBudget
 	// Types are the types of the fields in Fields (card_fields.type),
 	// so a batch whose fields this run recorded reads them here; a batch
 	// whose values widen a type (FieldSet.Growth) updates them.
-	Types map[string]FieldType
+	Types map[string]load.FieldType
 }
 
 // BatchPage is a dialect's page of a batch: the prepared page and the
 // top-level fields its cards carry.
 type BatchPage interface {
 	Prepared() *PreparedPage
-	FieldSet() *FieldSet
+	FieldSet() *load.FieldSet
 }
 
 // BatchTx is what CommitBatch needs of a dialect inside the transaction
@@ -45,7 +49,7 @@ type BatchTx interface {
 	// whose first non-null values the batch holds (PlanFields), and
 	// returns the new fields it left out and the types card_fields holds
 	// of the batch's fields.
-	RecordFields(ctx context.Context, walkID int64, fields *FieldSet, budget *FieldBudget) ([]string, map[string]FieldType, error)
+	RecordFields(ctx context.Context, walkID int64, fields *load.FieldSet, budget *load.FieldBudget) ([]string, map[string]load.FieldType, error)
 	// GrowFields widens the fields of want (FieldSet.Growth) under the
 	// lock that serializes card_fields' writers: it re-reads their rows,
 	// applies GrowTypes, recomputes the minor units of every stored card
@@ -53,12 +57,12 @@ type BatchTx interface {
 	// (Recompute: a card's stored scale stays), sets their conflicts and
 	// rounded to the values found, and returns the types card_fields now
 	// holds. The cards the batch writes come after it.
-	GrowFields(ctx context.Context, want map[string]FieldType) (map[string]FieldType, error)
+	GrowFields(ctx context.Context, want map[string]load.FieldType) (map[string]load.FieldType, error)
 	// NumberTypes returns the types of card_fields' integer and decimal
 	// fields as they are now, read so that no growth (GrowFields of
 	// another writer) commits before this transaction does: a walk's
 	// remembered types may be older than another account's growth.
-	NumberTypes(ctx context.Context) (map[string]FieldType, error)
+	NumberTypes(ctx context.Context) (map[string]load.FieldType, error)
 	// AddConflicts adds to card_fields.conflicts, per field, the values
 	// of the written cards that did not fit the field's type, and to
 	// card_fields.rounded those rounded to their card's scale.
@@ -77,12 +81,12 @@ type BatchTx interface {
 // attempt's BatchTx. st carries what the caller's earlier commits learnt;
 // it is updated only when the transaction commits. Both dialects commit
 // through it.
-func CommitBatch[P BatchPage](ctx context.Context, inTx func(ctx context.Context, fn func(BatchTx) error) error, pages []P, st *WalkState) (Batch, error) {
-	var batch Batch
+func CommitBatch[P BatchPage](ctx context.Context, inTx func(ctx context.Context, fn func(BatchTx) error) error, pages []P, st *WalkState) (load.Batch, error) {
+	var batch load.Batch
 	if len(pages) == 0 {
 		return batch, nil
 	}
-	var fields FieldSet
+	var fields load.FieldSet
 	for _, p := range pages {
 		fields.Merge(p.FieldSet())
 	}
@@ -90,7 +94,7 @@ func CommitBatch[P BatchPage](ctx context.Context, inTx func(ctx context.Context
 	next := *st
 	var skipped []string
 	err := inTx(ctx, func(tx BatchTx) error {
-		batch = Batch{}
+		batch = load.Batch{}
 		next = *st
 		skipped = nil
 		if next.WalkID == 0 {
@@ -100,7 +104,7 @@ func CommitBatch[P BatchPage](ctx context.Context, inTx func(ctx context.Context
 			}
 			next.WalkID, next.FirstTotal = walkID, firstTotal
 		}
-		var types map[string]FieldType
+		var types map[string]load.FieldType
 		if recordFields {
 			var err error
 			if skipped, types, err = tx.RecordFields(ctx, next.WalkID, &fields, &next.Budget); err != nil {
@@ -119,11 +123,11 @@ func CommitBatch[P BatchPage](ctx context.Context, inTx func(ctx context.Context
 		return tx.SaveProgress(ctx, next.WalkID, pages[len(pages)-1].Prepared(), tally)
 	})
 	if err != nil {
-		return Batch{}, err
+		return load.Batch{}, err
 	}
 	if recordFields {
 		if next.Fields == nil {
-			next.Fields = map[string]TypeMask{}
+			next.Fields = map[string]load.TypeMask{}
 		}
 		fields.Into(next.Fields)
 	}
@@ -163,12 +167,12 @@ func writePages[P BatchPage](ctx context.Context, tx BatchTx, pages []P, st Walk
 // reads the current types of number fields (BatchTx.NumberTypes), so a
 // field another writer widened gets its cards' minor units here too. A
 // batch that writes no number (an unchanged page) asks nothing.
-func currentTypes(ctx context.Context, tx BatchTx, fields *FieldSet, st *WalkState) error {
-	var cur map[string]FieldType
+func currentTypes(ctx context.Context, tx BatchTx, fields *load.FieldSet, st *WalkState) error {
+	var cur map[string]load.FieldType
 	var err error
 	if want := fields.Growth(st.Types); want != nil {
 		cur, err = tx.GrowFields(ctx, want)
-	} else if fields.writesNumbers() {
+	} else if fields.WritesNumbers() {
 		cur, err = tx.NumberTypes(ctx)
 	}
 	if err != nil {
@@ -180,11 +184,11 @@ func currentTypes(ctx context.Context, tx BatchTx, fields *FieldSet, st *WalkSta
 
 // mergeTypes is have with add's types on top (a new map when add holds
 // any).
-func mergeTypes(have, add map[string]FieldType) map[string]FieldType {
+func mergeTypes(have, add map[string]load.FieldType) map[string]load.FieldType {
 	if len(add) == 0 {
 		return have
 	}
-	out := make(map[string]FieldType, len(have)+len(add))
+	out := make(map[string]load.FieldType, len(have)+len(add))
 	for name, t := range have {
 		out[name] = t
 	}

@@ -1,43 +1,12 @@
-package load
+package batch
 
 import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/cardsync/cardsync/load"
 )
-
-// Defaults for Options.BatchPages, Options.BatchDelay and
-// Options.ChangeDelay.
-const (
-	DefaultBatchPages  = 50
-	DefaultBatchDelay  = 5 * time.Second
-	DefaultChangeDelay = time.Second
-)
-
-// BatchLimits bound a WalkWriter's batch of pages (Options.BatchPages,
-// BatchDelay and ChangeDelay): the batch commits when it holds Pages pages,
-// Delay after its first page, or ChangeDelay after its first page that
-// changes something (negative: at once).
-type BatchLimits struct {
-	Pages       int
-	Delay       time.Duration
-	ChangeDelay time.Duration
-}
-
-// withDefaults fills what is unset: Pages and Delay when not positive,
-// ChangeDelay when zero.
-func (l BatchLimits) withDefaults() BatchLimits {
-	if l.Pages <= 0 {
-		l.Pages = DefaultBatchPages
-	}
-	if l.Delay <= 0 {
-		l.Delay = DefaultBatchDelay
-	}
-	if l.ChangeDelay == 0 {
-		l.ChangeDelay = DefaultChangeDelay
-	}
-	return l
-}
 
 // Batchable is what a Batcher buffers: a destination's prepared page, which
 // embeds PreparedPage (and so has its Prepared method).
@@ -55,8 +24,8 @@ type Batchable interface {
 // preparation of a page in front of it. A Batcher is not safe for
 // concurrent use.
 type Batcher[P Batchable] struct {
-	limits BatchLimits
-	commit func(ctx context.Context, pages []P) (Batch, error)
+	limits load.BatchLimits
+	commit func(ctx context.Context, pages []P) (load.Batch, error)
 
 	pages []P
 	since time.Time
@@ -68,8 +37,8 @@ type Batcher[P Batchable] struct {
 // NewBatcher returns an empty Batcher with limits (their defaults filled
 // in) that commits a batch with commit: the pages in order, in one
 // transaction, or nothing on error. commit may keep nothing of the slice.
-func NewBatcher[P Batchable](limits BatchLimits, commit func(ctx context.Context, pages []P) (Batch, error)) *Batcher[P] {
-	return &Batcher[P]{limits: limits.withDefaults(), commit: commit}
+func NewBatcher[P Batchable](limits load.BatchLimits, commit func(ctx context.Context, pages []P) (load.Batch, error)) *Batcher[P] {
+	return &Batcher[P]{limits: limits.WithDefaults(), commit: commit}
 }
 
 // Add buffers p, taken at now (changes: p changes something), and commits
@@ -80,7 +49,7 @@ func NewBatcher[P Batchable](limits BatchLimits, commit func(ctx context.Context
 // a failed commit nothing of the batch is stored, p is dropped from the
 // buffer (it was not taken: Add it again to retry), the pages buffered
 // before it stay, and the commit's error is returned as it is.
-func (b *Batcher[P]) Add(ctx context.Context, p P, now time.Time, changes bool) (PageResult, error) {
+func (b *Batcher[P]) Add(ctx context.Context, p P, now time.Time, changes bool) (load.PageResult, error) {
 	if len(b.pages) == 0 {
 		b.since = now
 	}
@@ -98,7 +67,7 @@ func (b *Batcher[P]) Add(ctx context.Context, p P, now time.Time, changes bool) 
 	if err != nil {
 		// The page was not taken; the ones before it stay buffered.
 		b.pages = b.pages[:len(b.pages)-1]
-		return PageResult{}, err
+		return load.PageResult{}, err
 	}
 	// Read after the commit: its write transaction has the last word on
 	// the page's counts.
@@ -130,8 +99,8 @@ func (b *Batcher[P]) resolveRepeats(p *PreparedPage) {
 
 // Buffered reports the pages buffered and not committed yet: what Flush
 // would commit.
-func (b *Batcher[P]) Buffered() Batch {
-	var batch Batch
+func (b *Batcher[P]) Buffered() load.Batch {
+	var batch load.Batch
 	for _, p := range b.pages {
 		p.Prepared().AddTo(&batch)
 	}
@@ -151,10 +120,10 @@ func (b *Batcher[P]) Flush(ctx context.Context) error {
 }
 
 // flush commits the buffer and empties it when the commit succeeds.
-func (b *Batcher[P]) flush(ctx context.Context) (Batch, error) {
+func (b *Batcher[P]) flush(ctx context.Context) (load.Batch, error) {
 	committed, err := b.commit(ctx, b.pages)
 	if err != nil {
-		return Batch{}, err
+		return load.Batch{}, err
 	}
 	clear(b.pages)
 	b.pages = b.pages[:0]
