@@ -7,34 +7,32 @@ import (
 )
 
 // Defaults for Options.BatchPages, Options.BatchDelay and
-// Options.ChangeDelay.
+// Options.CommitDelay.
 const (
 	DefaultBatchPages  = 50
 	DefaultBatchDelay  = 5 * time.Second
-	DefaultChangeDelay = time.Second
+	DefaultCommitDelay = time.Second
 )
 
 // BatchLimits bound a WalkWriter's batch of pages (Options.BatchPages,
-// BatchDelay and ChangeDelay): the batch commits when it holds Pages pages,
-// Delay after its first page, or ChangeDelay after its first page that
-// changes something (negative: at once).
+// BatchDelay and CommitDelay): the batch commits when it holds Pages pages,
+// Delay after its first page, or CommitDelay after its first page that
+// changes something (0: at once).
 type BatchLimits struct {
 	Pages       int
 	Delay       time.Duration
-	ChangeDelay time.Duration
+	CommitDelay time.Duration
 }
 
-// withDefaults fills what is unset: Pages and Delay when not positive,
-// ChangeDelay when zero.
+// withDefaults fills what is unset: Pages and Delay when not positive.
+// CommitDelay has no unset value here (0 commits at once): Options.Settings
+// gives it DefaultCommitDelay when Options.CommitDelay is nil.
 func (l BatchLimits) withDefaults() BatchLimits {
 	if l.Pages <= 0 {
 		l.Pages = DefaultBatchPages
 	}
 	if l.Delay <= 0 {
 		l.Delay = DefaultBatchDelay
-	}
-	if l.ChangeDelay == 0 {
-		l.ChangeDelay = DefaultChangeDelay
 	}
 	return l
 }
@@ -49,7 +47,7 @@ type Batchable interface {
 // they commit, whatever the database: pages are buffered and committed
 // together, by the commit function it was made with, when the buffer holds
 // BatchLimits.Pages pages, when BatchLimits.Delay has passed since its first
-// page, when BatchLimits.ChangeDelay has passed since its first page that
+// page, when BatchLimits.CommitDelay has passed since its first page that
 // changes something, or on Flush. Times are those given to Add. Both
 // WalkWriters (SQLite's and package load/postgres's) are a Batcher with the
 // preparation of a page in front of it. A Batcher is not safe for
@@ -90,7 +88,7 @@ func (b *Batcher[P]) Add(ctx context.Context, p P, now time.Time, changes bool) 
 		b.changeSince = now
 	}
 	full := len(b.pages) >= b.limits.Pages || now.Sub(b.since) >= b.limits.Delay ||
-		!b.changeSince.IsZero() && now.Sub(b.changeSince) >= b.limits.ChangeDelay
+		!b.changeSince.IsZero() && now.Sub(b.changeSince) >= b.limits.CommitDelay
 	if !full {
 		return p.Prepared().res, nil
 	}

@@ -26,8 +26,8 @@ type Settings struct {
 	// MaxRemovedFraction is Options.MaxRemovedFraction (default
 	// DefaultMaxRemovedFraction).
 	MaxRemovedFraction float64
-	// Batch are Options.BatchPages, BatchDelay and ChangeDelay (defaults
-	// DefaultBatchPages, DefaultBatchDelay and DefaultChangeDelay).
+	// Batch are Options.BatchPages, BatchDelay and CommitDelay (defaults
+	// DefaultBatchPages, DefaultBatchDelay and DefaultCommitDelay).
 	Batch BatchLimits
 	// Amounts are Options.AmountScale (default DefaultCardAmountScale) and
 	// CurrencyField: the scale of each card's decimal fields.
@@ -45,11 +45,14 @@ func (o Options) Settings() Settings {
 		Policy:             redact.NewSecretPolicy(o.RedactFields, o.Secrets),
 		KeepFields:         o.KeepFields,
 		MaxRemovedFraction: d.MaxRemovedFraction,
-		Batch:              BatchLimits{Pages: o.BatchPages, Delay: o.BatchDelay, ChangeDelay: o.ChangeDelay}.withDefaults(),
+		Batch:              BatchLimits{Pages: o.BatchPages, Delay: o.BatchDelay, CommitDelay: DefaultCommitDelay}.withDefaults(),
 		Amounts:            AmountRules{Scale: DefaultCardAmountScale, CurrencyField: o.CurrencyField},
 	}
 	if o.AmountScale != nil {
 		s.Amounts.Scale = *o.AmountScale
+	}
+	if o.CommitDelay != nil {
+		s.Batch.CommitDelay = *o.CommitDelay
 	}
 	if s.Now == nil {
 		s.Now = time.Now

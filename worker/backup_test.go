@@ -208,7 +208,7 @@ func TestRunCheckpointModes(t *testing.T) {
 	for _, tt := range []struct {
 		mode  string
 		empty bool
-	}{{load.CheckpointAuto, true}, {load.CheckpointExternal, false}} {
+	}{{load.WALCheckpointAuto, true}, {load.WALCheckpointExternal, false}} {
 		t.Run(tt.mode, func(t *testing.T) {
 			f := newFixture(t, sim.Options{Seed: 4, Cards: 60})
 			path := filepath.Join(t.TempDir(), "w.db")
@@ -217,7 +217,7 @@ func TestRunCheckpointModes(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { lock.Close() })
-			wh, err := sqlite.Open(t.Context(), path, load.Options{Checkpoint: tt.mode})
+			wh, err := sqlite.Open(t.Context(), path, load.Options{WALCheckpoint: tt.mode})
 			if err != nil {
 				t.Fatal(err)
 			}

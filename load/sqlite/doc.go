@@ -21,7 +21,7 @@
 // something, the walk's running summary, the checkpoint and the run's
 // counters, together or not at all. A batch commits when it holds
 // Options.BatchPages pages, when Options.BatchDelay has passed since its
-// first page, when Options.ChangeDelay (a second) has passed since its first
+// first page, when Options.CommitDelay (a second) has passed since its first
 // page that changes something (a new, changed or returned card, a rejected
 // item, a new field), or on Flush. A run that finds nothing new costs a few
 // transactions, not one per page; at the API's pace a change is committed
@@ -115,7 +115,7 @@
 // <path>.before-restore-YYYYMMDDTHHMMSSZ (never replacing one;
 // ListBeforeRestore), removes the current -wal and -shm and renames a
 // checked copy, in WAL mode, over the path, then leaves an empty -wal and a
-// -shm beside it as a writer does; an open writer adopts it in Verify. Options.Checkpoint "external" leaves WAL checkpoints to another
+// -shm beside it as a writer does; an open writer adopts it in Verify. Options.WALCheckpoint "external" leaves WAL checkpoints to another
 // process (Litestream): Optimize and Close run no TRUNCATE checkpoint.
 //
 // # Redaction

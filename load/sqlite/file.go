@@ -172,7 +172,7 @@ func (w *Warehouse) Verify(ctx context.Context) (_ load.FileEvent, _ string, err
 // checkpointTruncate moves the WAL's frames into the database and
 // empties the WAL, giving up quietly when a reader holds a snapshot.
 //
-// With Options.Checkpoint "external" it does nothing when the -wal at the
+// With Options.WALCheckpoint "external" it does nothing when the -wal at the
 // path is missing or empty (Restore moved ours aside with the old file and
 // left the restored file an empty one of its own): no frame there can be
 // read as the new file's, so the only TRUNCATE cardsync then ever runs is

@@ -49,7 +49,7 @@ type Warehouse struct {
 	syncMode  string
 	id        fileID
 	immutable bool
-	// batch is Options.BatchPages, BatchDelay and ChangeDelay with defaults
+	// batch is Options.BatchPages, BatchDelay and CommitDelay with defaults
 	// applied.
 	batch load.BatchLimits
 
@@ -326,7 +326,7 @@ func (w *Warehouse) persistWAL(ctx context.Context) error {
 }
 
 // Close closes the warehouse. A writer first attempts a short TRUNCATE
-// checkpoint (none with Options.Checkpoint "external"), so the file on disk
+// checkpoint (none with Options.WALCheckpoint "external"), so the file on disk
 // is complete without its WAL.
 func (w *Warehouse) Close() (err error) {
 	defer classify(&err)
@@ -348,7 +348,7 @@ func (w *Warehouse) Close() (err error) {
 // short busy timeout (an analyst's open snapshot makes it give up rather than
 // stall the worker; the WAL is then reclaimed next time), and PRAGMA
 // optimize. During runs SQLite's PASSIVE autocheckpoint does the work. With
-// Options.Checkpoint "external" it runs PRAGMA optimize only: the process
+// Options.WALCheckpoint "external" it runs PRAGMA optimize only: the process
 // that owns checkpoints (Litestream) must see every WAL frame before the WAL
 // restarts.
 func (w *Warehouse) Optimize(ctx context.Context) (err error) {
@@ -388,8 +388,10 @@ func (w *Warehouse) Optimize(ctx context.Context) (err error) {
 }
 
 // externalCheckpoints reports whether another process owns the WAL's
-// checkpoints (Options.Checkpoint "external").
-func (w *Warehouse) externalCheckpoints() bool { return w.opts.Checkpoint == load.CheckpointExternal }
+// checkpoints (Options.WALCheckpoint "external").
+func (w *Warehouse) externalCheckpoints() bool {
+	return w.opts.WALCheckpoint == load.WALCheckpointExternal
+}
 
 func isBusy(err error) bool {
 	var se *sqlite.Error
