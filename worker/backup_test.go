@@ -203,7 +203,7 @@ func TestDaemonBackupFailures(t *testing.T) {
 
 // TestRunCheckpointModes: after a whole run (its end checkpoints the WAL),
 // the WAL is empty in auto mode and untouched in external mode, where a
-// replicator such as Litestream owns checkpoints.
+// replicator such as Litestream owns WAL checkpoints.
 func TestRunCheckpointModes(t *testing.T) {
 	for _, tt := range []struct {
 		mode  string
@@ -231,7 +231,7 @@ func TestRunCheckpointModes(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("WAL after a run in %s mode: %d bytes", tt.mode, fi.Size())
-			// PRAGMA optimize may add a page after the checkpoint; a
+			// PRAGMA optimize may add a page after the WAL checkpoint; a
 			// 60-card run leaves far more than that.
 			if empty := fi.Size() < 64<<10; empty != tt.empty {
 				t.Errorf("WAL %d bytes after a run in %s mode: emptied %v, want %v", fi.Size(), tt.mode, empty, tt.empty)

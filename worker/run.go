@@ -250,7 +250,7 @@ func (j *Job) startFailed(log *slog.Logger, what string, err error) error {
 type runTimes struct{ start, row time.Time }
 
 // end records how the run ended (with retries), prunes the audit,
-// checkpoints the WAL and logs the end line. It returns the run's error,
+// runs the WAL checkpoint and logs the end line. It returns the run's error,
 // marked as logged.
 func (j *Job) end(ctx context.Context, log *slog.Logger, runID int64, at runTimes, delta *statsDelta, res *Result, err error) error {
 	res.Duration = j.now().Sub(at.start)

@@ -18,7 +18,7 @@ func walSize(t *testing.T, path string) int64 {
 }
 
 // TestCheckpointModes: in auto mode Optimize (after every run) and Close
-// empty the WAL with a TRUNCATE checkpoint; in external mode cardsync
+// empty the WAL with a TRUNCATE WAL checkpoint; in external mode cardsync
 // leaves the WAL to its owner (Litestream): it never shrinks it, and what it
 // holds is read by the next open. (SQLite itself checkpoints when the last
 // connection to the file closes; Litestream's own open connection keeps
@@ -50,7 +50,7 @@ func TestCheckpointModes(t *testing.T) {
 			if err := w.Optimize(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			// PRAGMA optimize may write a page or two after the checkpoint.
+			// PRAGMA optimize may write a page or two after the WAL checkpoint.
 			if after := walSize(t, path); (after < before) != tt.truncated {
 				t.Errorf("WAL %d bytes before a run's end, %d after: truncated %v, want %v", before, after, after < before, tt.truncated)
 			}

@@ -116,7 +116,7 @@
 // ListBeforeRestore), removes the current -wal and -shm and renames a
 // checked copy, in WAL mode, over the path, then leaves an empty -wal and a
 // -shm beside it as a writer does; an open writer adopts it in Verify. Options.WALCheckpoint "external" leaves WAL checkpoints to another
-// process (Litestream): Optimize and Close run no TRUNCATE checkpoint.
+// process (Litestream): Optimize and Close run no TRUNCATE WAL checkpoint.
 //
 // # Redaction
 //
@@ -147,10 +147,10 @@
 //
 // Analysts open the database read-only (sqlite3 'file:/path/warehouse.db?mode=ro',
 // or OpenReadOnly) while the worker writes: WAL lets them read a stable
-// snapshot without blocking the writer. During a run the WAL is checkpointed
-// PASSIVE only (SQLite's autocheckpoint), so a long analyst transaction
+// snapshot without blocking the writer. During a run the only WAL checkpoints
+// are PASSIVE ones (SQLite's autocheckpoint), so a long analyst transaction
 // never stalls the worker; it only lets the WAL grow until the reader leaves.
-// Optimize, after each run and on Close, tries a TRUNCATE checkpoint with a
+// Optimize, after each run and on Close, tries a TRUNCATE WAL checkpoint with a
 // 200 ms busy timeout and gives up quietly if a reader holds a snapshot.
 //
 // What a non-root analyst needs:

@@ -92,7 +92,7 @@ func TestRestore(t *testing.T) {
 // it. The writer's own WAL (frames not yet checkpointed) never reaches the
 // restored file: it went aside with the old one. With checkpoint
 // "external", the empty -wal the restore left at the path is no reason for
-// a TRUNCATE checkpoint: the old file's WAL keeps its frames.
+// a TRUNCATE WAL checkpoint: the old file's WAL keeps its frames.
 func TestRestoreUnderAnOpenWriter(t *testing.T) {
 	w, path, _ := openTest(t, load.Options{WALCheckpoint: load.WALCheckpointExternal})
 	fillWarehouse(t, w, 1)
