@@ -52,11 +52,11 @@ func TestBackupSettings(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.BackupDir != tt.wantDir || s.BackupKeep != tt.wantKeep || (s.BackupSchedule != nil) != tt.wantCron || s.Checkpoint != tt.wantMode {
-				t.Errorf("got dir %q keep %d schedule %v checkpoint %q", s.BackupDir, s.BackupKeep, s.BackupSchedule != nil, s.Checkpoint)
+			if s.BackupDir != tt.wantDir || s.BackupKeep != tt.wantKeep || (s.BackupSchedule != nil) != tt.wantCron || s.WALCheckpoint != tt.wantMode {
+				t.Errorf("got dir %q keep %d schedule %v checkpoint %q", s.BackupDir, s.BackupKeep, s.BackupSchedule != nil, s.WALCheckpoint)
 			}
-			if s.LoadOptions().Checkpoint != tt.wantMode {
-				t.Errorf("LoadOptions().Checkpoint = %q, want %q", s.LoadOptions().Checkpoint, tt.wantMode)
+			if s.LoadOptions().WALCheckpoint != tt.wantMode {
+				t.Errorf("LoadOptions().WALCheckpoint = %q, want %q", s.LoadOptions().WALCheckpoint, tt.wantMode)
 			}
 			if tt.wantCron {
 				from := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)

@@ -11,13 +11,10 @@ package config
 import (
 	"fmt"
 	"strings"
-	"time"
-
-	"github.com/cardsync/cardsync/extract"
-	"github.com/cardsync/cardsync/load"
 )
 
-// File is the TOML file's shape. Unknown keys are an error.
+// File is the TOML file's shape. Unknown keys are an error. Each of its
+// keys is declared, with its default and its words, in keytable.go.
 type File struct {
 	API       API       `toml:"api"`
 	Warehouse Warehouse `toml:"warehouse"`
@@ -84,9 +81,10 @@ type Warehouse struct {
 	// CommitDelay is how long a page that changes something may wait for
 	// more pages to share its transaction ("0": it commits at once).
 	CommitDelay string `toml:"commit_delay"`
-	// Checkpoint says who empties the WAL: "auto" (cardsync) or "external"
-	// (a replicator such as Litestream).
-	Checkpoint string `toml:"checkpoint"`
+	// WALCheckpoint is [warehouse] checkpoint: who empties the WAL, "auto"
+	// (cardsync's WAL checkpoints) or "external" (a replicator such as
+	// Litestream).
+	WALCheckpoint string `toml:"checkpoint"`
 }
 
 // Cards is the [cards] table: what is kept of each card.
@@ -158,54 +156,6 @@ type Log struct {
 	Level  string `toml:"level"`
 	Format string `toml:"format"`
 }
-
-// Default returns the configuration used where nothing overrides it. The
-// values come from the packages that own them.
-func Default() File {
-	return File{
-		API: API{
-			Endpoint: Endpoint{
-				RateLimit:     extract.DefaultRateLimit.String(),
-				AuthRateLimit: extract.DefaultAuthRateLimit.String(),
-			},
-			Timeout:      extract.FormatDuration(extract.DefaultTimeout),
-			MaxWait:      extract.FormatDuration(extract.DefaultMaxWait),
-			MaxBodyBytes: extract.DefaultMaxBodyBytes,
-			AmountScale:  extract.DefaultAmountScale,
-			MaxPages:     extract.DefaultMaxPages,
-		},
-		Warehouse: Warehouse{
-			Path:               DefaultWarehousePath,
-			FileMode:           fmt.Sprintf("%04o", load.DefaultFileMode),
-			Synchronous:        load.DefaultSynchronous,
-			PageAuditRetention: DefaultPageAuditRetention,
-			FieldRetention:     fmt.Sprintf("%dd", load.DefaultFieldRetention/(24*time.Hour)),
-			MaxRemovedFraction: load.DefaultMaxRemovedFraction,
-			CommitDelay:        extract.FormatDuration(load.DefaultChangeDelay),
-			Checkpoint:         load.CheckpointAuto,
-		},
-		Cards:   Cards{AmountScale: load.DefaultCardAmountScale},
-		Backup:  Backup{Keep: load.DefaultBackupKeep},
-		Cluster: Cluster{LeaseTTL: extract.FormatDuration(load.DefaultLeaseTTL)},
-		Report:  Report{Since: DefaultReportSince},
-		Schedule: Schedule{
-			Cron:       DefaultCron,
-			Timezone:   "UTC",
-			RunOnStart: true,
-			RunTimeout: DefaultRunTimeout,
-		},
-		Log: Log{Level: "info", Format: "auto"},
-	}
-}
-
-// Defaults of keys no other package owns.
-const (
-	DefaultWarehousePath      = "/var/lib/cardsync/warehouse.db"
-	DefaultPageAuditRetention = "2160h"
-	DefaultCron               = "*/15 * * * *"
-	DefaultRunTimeout         = "2h"
-	DefaultReportSince        = "90d"
-)
 
 // SourceKind says where a value came from.
 type SourceKind int

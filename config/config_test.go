@@ -43,7 +43,7 @@ func equalConfig(a, b File) bool {
 		a.Warehouse.Synchronous == b.Warehouse.Synchronous &&
 		a.Warehouse.PageAuditRetention == b.Warehouse.PageAuditRetention && a.Warehouse.FieldRetention == b.Warehouse.FieldRetention && len(a.Warehouse.RedactFields) == len(b.Warehouse.RedactFields) &&
 		a.Warehouse.MaxRemovedFraction == b.Warehouse.MaxRemovedFraction &&
-		a.Warehouse.CommitDelay == b.Warehouse.CommitDelay && a.Warehouse.Checkpoint == b.Warehouse.Checkpoint &&
+		a.Warehouse.CommitDelay == b.Warehouse.CommitDelay && a.Warehouse.WALCheckpoint == b.Warehouse.WALCheckpoint &&
 		a.Backup == b.Backup && a.Metrics == b.Metrics && a.Report == b.Report
 }
 

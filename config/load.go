@@ -147,14 +147,18 @@ func (c *Config) resolvePaths(path string) {
 			*p = filepath.Join(dir, *p)
 		}
 	}
-	rel(&c.File.Warehouse.Path)
-	rel(&c.File.Warehouse.PasswordFile)
-	rel(&c.File.API.PasswordFile)
-	for i := range c.File.Accounts {
-		rel(&c.File.Accounts[i].PasswordFile)
+	for _, k := range allKeys() {
+		if k.form != "path" {
+			continue
+		}
+		if k.account == nil {
+			rel(k.field(&c.File).(*string))
+			continue
+		}
+		for i := range c.File.Accounts {
+			rel(k.account(&c.File.Accounts[i]).(*string))
+		}
 	}
-	rel(&c.File.Backup.Dir)
-	rel(&c.File.Report.Path)
 }
 
 // ErrNoConfig is returned (wrapped in an *Error) by Configured when nothing
@@ -293,119 +297,4 @@ func (c *Config) applyEnv(environ []string) error {
 		}
 	}
 	return nil
-}
-
-// key binds one dotted key to a setter from text (environment, flags).
-type key struct {
-	name string
-	set  func(f *File, v string) error
-}
-
-func stringKey(name string, field func(f *File) *string) key {
-	return key{name: name, set: func(f *File, v string) error { *field(f) = v; return nil }}
-}
-
-// parsedKey is a key whose text parse turns into the field's value; want
-// names what a value must be when parse fails.
-func parsedKey[T any](name, want string, parse func(string) (T, error), field func(f *File) *T) key {
-	return key{name: name, set: func(f *File, v string) error {
-		x, err := parse(strings.TrimSpace(v))
-		if err != nil {
-			return errors.New(want)
-		}
-		*field(f) = x
-		return nil
-	}}
-}
-
-func intKey[T int | int64](name string, field func(f *File) *T) key {
-	return parsedKey(name, "want an integer", func(v string) (T, error) {
-		n, err := strconv.ParseInt(v, 10, 64)
-		return T(n), err
-	}, field)
-}
-
-// keys lists every key the environment and flags may set, in file order.
-func keys() []key {
-	return []key{
-		stringKey("api.base_url", func(f *File) *string { return &f.API.BaseURL }),
-		stringKey("api.email", func(f *File) *string { return &f.API.Email }),
-		stringKey("api.password_file", func(f *File) *string { return &f.API.PasswordFile }),
-		stringKey("api.token_field", func(f *File) *string { return &f.API.TokenField }),
-		stringKey("api.rate_limit", func(f *File) *string { return &f.API.RateLimit }),
-		stringKey("api.auth_rate_limit", func(f *File) *string { return &f.API.AuthRateLimit }),
-		stringKey("api.timeout", func(f *File) *string { return &f.API.Timeout }),
-		stringKey("api.max_wait", func(f *File) *string { return &f.API.MaxWait }),
-		intKey("api.max_body_bytes", func(f *File) *int64 { return &f.API.MaxBodyBytes }),
-		intKey("api.amount_scale", func(f *File) *int { return &f.API.AmountScale }),
-		intKey("api.max_pages", func(f *File) *int { return &f.API.MaxPages }),
-		stringKey("warehouse.path", func(f *File) *string { return &f.Warehouse.Path }),
-		stringKey("warehouse.url", func(f *File) *string { return &f.Warehouse.URL }),
-		stringKey("warehouse.password_file", func(f *File) *string { return &f.Warehouse.PasswordFile }),
-		stringKey("warehouse.schema", func(f *File) *string { return &f.Warehouse.Schema }),
-		intKey("warehouse.max_connections", func(f *File) *int { return &f.Warehouse.MaxConnections }),
-		stringKey("warehouse.file_mode", func(f *File) *string { return &f.Warehouse.FileMode }),
-		stringKey("warehouse.synchronous", func(f *File) *string { return &f.Warehouse.Synchronous }),
-		{name: "warehouse.redact_fields", set: func(f *File, v string) error {
-			f.Warehouse.RedactFields = nil
-			for _, s := range strings.Split(v, ",") {
-				if s = strings.TrimSpace(s); s != "" {
-					f.Warehouse.RedactFields = append(f.Warehouse.RedactFields, s)
-				}
-			}
-			return nil
-		}},
-		{name: "cards.keep_fields", set: func(f *File, v string) error {
-			// Set, the variable names at least one field: an empty one
-			// is an error (CheckKeepFields), never "keep everything".
-			f.Cards.KeepFields = []string{}
-			for _, s := range strings.Split(v, ",") {
-				if s = strings.TrimSpace(s); s != "" {
-					f.Cards.KeepFields = append(f.Cards.KeepFields, s)
-				}
-			}
-			return nil
-		}},
-		intKey("cards.amount_scale", func(f *File) *int { return &f.Cards.AmountScale }),
-		stringKey("cards.currency_field", func(f *File) *string { return &f.Cards.CurrencyField }),
-		stringKey("warehouse.page_audit_retention", func(f *File) *string { return &f.Warehouse.PageAuditRetention }),
-		stringKey("warehouse.field_retention", func(f *File) *string { return &f.Warehouse.FieldRetention }),
-		parsedKey("warehouse.max_removed_fraction", "want a number", func(v string) (float64, error) { return strconv.ParseFloat(v, 64) },
-			func(f *File) *float64 { return &f.Warehouse.MaxRemovedFraction }),
-		stringKey("warehouse.commit_delay", func(f *File) *string { return &f.Warehouse.CommitDelay }),
-		stringKey("schedule.cron", func(f *File) *string { return &f.Schedule.Cron }),
-		stringKey("schedule.timezone", func(f *File) *string { return &f.Schedule.Timezone }),
-		parsedKey("schedule.run_on_start", "want true or false", strconv.ParseBool, func(f *File) *bool { return &f.Schedule.RunOnStart }),
-		stringKey("schedule.run_timeout", func(f *File) *string { return &f.Schedule.RunTimeout }),
-		stringKey("log.level", func(f *File) *string { return &f.Log.Level }),
-		stringKey("log.format", func(f *File) *string { return &f.Log.Format }),
-		stringKey("warehouse.checkpoint", func(f *File) *string { return &f.Warehouse.Checkpoint }),
-		stringKey("backup.dir", func(f *File) *string { return &f.Backup.Dir }),
-		intKey("backup.keep", func(f *File) *int { return &f.Backup.Keep }),
-		stringKey("backup.cron", func(f *File) *string { return &f.Backup.Cron }),
-		stringKey("report.path", func(f *File) *string { return &f.Report.Path }),
-		stringKey("report.since", func(f *File) *string { return &f.Report.Since }),
-		stringKey("metrics.listen", func(f *File) *string { return &f.Metrics.Listen }),
-		stringKey("metrics.healthy_within", func(f *File) *string { return &f.Metrics.HealthyWithin }),
-		stringKey("cluster.lease_ttl", func(f *File) *string { return &f.Cluster.LeaseTTL }),
-		stringKey("cluster.holder", func(f *File) *string { return &f.Cluster.Holder }),
-	}
-}
-
-// Keys returns every dotted key, in file order.
-func Keys() []string {
-	var out []string
-	for _, k := range keys() {
-		out = append(out, k.name)
-	}
-	return out
-}
-
-func keyByName(name string) (key, bool) {
-	for _, k := range keys() {
-		if k.name == name {
-			return k, true
-		}
-	}
-	return key{}, false
 }

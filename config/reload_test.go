@@ -20,7 +20,7 @@ func reloadBase() Settings {
 		DBPath: "/var/lib/cardsync/warehouse.db", FileMode: 0o640, Synchronous: "full", RedactFields: []string{"pan"},
 		PageAuditRetention: time.Hour, FieldRetention: time.Hour, MaxRemovedFraction: 0.5, CommitDelay: time.Second,
 		CronSpec: "*/15 * * * *", Location: time.UTC, RunTimeout: time.Hour, LogLevel: "info", LogFormat: "text",
-		Checkpoint: "auto", BackupDir: "", BackupKeep: 7, BackupCron: "", ReportPath: "", ReportSince: 24 * time.Hour,
+		WALCheckpoint: "auto", BackupDir: "", BackupKeep: 7, BackupCron: "", ReportPath: "", ReportSince: 24 * time.Hour,
 		MetricsListen: "", HealthyWithin: time.Hour,
 	}
 }
@@ -65,12 +65,12 @@ func TestSettingsChanges(t *testing.T) {
 		{"cards.amount_scale", true, func(s *Settings) { s.CardAmountScale = 3 }},
 		{"cards.currency_field", true, func(s *Settings) { s.CurrencyField = "ccy" }},
 		{"warehouse.max_removed_fraction", true, func(s *Settings) { s.MaxRemovedFraction = 0.1 }},
-		{"warehouse.commit_delay", true, func(s *Settings) { s.CommitDelay = -1 }},
+		{"warehouse.commit_delay", true, func(s *Settings) { s.CommitDelay = 0 }},
 		{"metrics.healthy_within", false, func(s *Settings) { s.HealthyWithin = 2 * time.Hour }},
 		{"metrics.listen", true, func(s *Settings) { s.MetricsListen = "127.0.0.1:9464" }},
 		{"report", false, func(s *Settings) { s.ReportPath = "/srv/report.html" }},
 		{"report", false, func(s *Settings) { s.ReportSince = time.Hour }},
-		{"warehouse.checkpoint", true, func(s *Settings) { s.Checkpoint = "external" }},
+		{"warehouse.checkpoint", true, func(s *Settings) { s.WALCheckpoint = "external" }},
 		{"backup", false, func(s *Settings) { s.BackupDir = "/srv/backups" }},
 		{"backup", false, func(s *Settings) { s.BackupKeep = 30 }},
 		{"backup", false, func(s *Settings) { s.BackupCron = "30 3 * * *" }},

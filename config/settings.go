@@ -43,7 +43,8 @@ type Settings struct {
 	// (worker.Job.FieldRetention; default load.DefaultFieldRetention).
 	FieldRetention     time.Duration
 	MaxRemovedFraction float64
-	// CommitDelay is load.Options.ChangeDelay: negative for "0" (at once).
+	// CommitDelay is [warehouse] commit_delay (load.Options.CommitDelay):
+	// 0 commits a page that changes something at once.
 	CommitDelay time.Duration
 	Schedule    cron.Schedule
 	CronSpec    string
@@ -58,8 +59,9 @@ type Settings struct {
 	RunTimeout  time.Duration
 	LogLevel    string
 	LogFormat   string
-	// Checkpoint is load.Options.Checkpoint ("auto" or "external").
-	Checkpoint string
+	// WALCheckpoint is [warehouse] checkpoint (load.Options.WALCheckpoint):
+	// who empties the WAL, "auto" or "external".
+	WALCheckpoint string
 	// BackupDir is where backups go ("" : backups/ beside the warehouse).
 	BackupDir string
 	// BackupKeep is how many backups stay after a prune.
@@ -105,8 +107,8 @@ func (s Settings) LoadOptions() load.Options {
 		CurrencyField:      s.CurrencyField,
 		Secrets:            s.Secrets,
 		MaxRemovedFraction: s.MaxRemovedFraction,
-		ChangeDelay:        s.CommitDelay,
-		Checkpoint:         s.Checkpoint,
+		CommitDelay:        &s.CommitDelay,
+		WALCheckpoint:      s.WALCheckpoint,
 	}
 }
 
@@ -252,11 +254,10 @@ func (c *Config) warehouseSettings(s *Settings) error {
 	if s.FieldRetention, err = ParseSince(c.Warehouse.FieldRetention); err != nil {
 		return c.fail("warehouse.field_retention", "%q: %v", c.Warehouse.FieldRetention, err)
 	}
-	s.Checkpoint = strings.ToLower(c.Warehouse.Checkpoint)
-	if err := load.CheckCheckpoint(s.Checkpoint); err != nil {
+	s.WALCheckpoint = strings.ToLower(c.Warehouse.WALCheckpoint)
+	if err := load.CheckWALCheckpoint(s.WALCheckpoint); err != nil {
 		return c.fail("warehouse.checkpoint", "%v", err)
 	}
-	s.CommitDelay = -1
 	if c.Warehouse.CommitDelay != "0" {
 		if s.CommitDelay, err = positiveDuration(c.Warehouse.CommitDelay); err != nil {
 			return c.fail("warehouse.commit_delay", "%v (or \"0\" to commit every page that changes something at once)", err)

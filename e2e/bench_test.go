@@ -480,7 +480,7 @@ func writtenKiB(cmd *exec.Cmd) int64 {
 // and cards_removed); the card_state rows whose stored last_seen_* the run
 // rewrote (the walk's close restamped all of them before schema 3); what it
 // wrote to storage; and the database growth
-// (file + WAL after a TRUNCATE checkpoint) after the first re-run and after
+// (file + WAL after a TRUNCATE WAL checkpoint) after the first re-run and after
 // the second, when the free pages the first left behind are reused.
 func BenchmarkRerun(b *testing.B) {
 	if testing.Short() {

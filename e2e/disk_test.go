@@ -71,7 +71,7 @@ func TestDiskFullMaxPageCount(t *testing.T) {
 		headroom   int64
 		maxRefetch int64
 	}{
-		{name: "page by page", opts: load.Options{ChangeDelay: -1}, headroom: 40, maxRefetch: 1},
+		{name: "page by page", opts: load.Options{CommitDelay: new(time.Duration(0))}, headroom: 40, maxRefetch: 1},
 		{name: "batches", opts: load.Options{}, headroom: 250, maxRefetch: load.DefaultBatchPages},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

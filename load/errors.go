@@ -151,7 +151,7 @@ func (e *SchemaVersionError) Unwrap() error {
 // ErrWarehouse is wrapped by every error load returns from its exported
 // functions and methods, except a *LockedError and the pure validation
 // rules (CheckFileMode, CheckSynchronous, CheckMaxRemovedFraction,
-// CheckCheckpoint, Options.Validate: configuration errors, not warehouse
+// CheckWALCheckpoint, Options.Validate: configuration errors, not warehouse
 // ones): callers branch on it (the
 // command exits 6) without wrapping load's errors by hand. Errors that say
 // more (ErrBadData, ErrSchemaTooNew, ...) are still found with errors.Is.

@@ -58,23 +58,23 @@ func CheckMaxRemovedFraction(f float64) error {
 	return nil
 }
 
-// Checkpoint modes (Options.Checkpoint).
+// WAL checkpoint modes (Options.WALCheckpoint).
 const (
-	// CheckpointAuto: cardsync empties the WAL itself (a TRUNCATE
+	// WALCheckpointAuto: cardsync empties the WAL itself (a TRUNCATE WAL
 	// checkpoint after each run and on close), on top of SQLite's PASSIVE
 	// autocheckpoint.
-	CheckpointAuto = "auto"
-	// CheckpointExternal: another process owns checkpoints (Litestream).
-	// cardsync never runs a TRUNCATE or RESTART checkpoint on the
-	// warehouse and leaves SQLite's PASSIVE autocheckpoint as it is.
-	CheckpointExternal = "external"
+	WALCheckpointAuto = "auto"
+	// WALCheckpointExternal: another process owns WAL checkpoints
+	// (Litestream). cardsync never runs a TRUNCATE or RESTART WAL checkpoint
+	// on the warehouse and leaves SQLite's PASSIVE autocheckpoint as it is.
+	WALCheckpointExternal = "external"
 )
 
-// CheckCheckpoint is the one rule for Options.Checkpoint: "auto" or
+// CheckWALCheckpoint is the one rule for Options.WALCheckpoint: "auto" or
 // "external".
-func CheckCheckpoint(s string) error {
-	if s != CheckpointAuto && s != CheckpointExternal {
-		return fmt.Errorf("%q: want %q or %q (with Litestream)", s, CheckpointAuto, CheckpointExternal)
+func CheckWALCheckpoint(s string) error {
+	if s != WALCheckpointAuto && s != WALCheckpointExternal {
+		return fmt.Errorf("%q: want %q or %q (with Litestream)", s, WALCheckpointAuto, WALCheckpointExternal)
 	}
 	return nil
 }
@@ -90,8 +90,8 @@ func (o Options) WithDefaults() Options {
 	if o.MaxRemovedFraction == 0 {
 		o.MaxRemovedFraction = DefaultMaxRemovedFraction
 	}
-	if o.Checkpoint == "" {
-		o.Checkpoint = CheckpointAuto
+	if o.WALCheckpoint == "" {
+		o.WALCheckpoint = WALCheckpointAuto
 	}
 	if o.Account == "" {
 		o.Account = DefaultAccount
@@ -112,7 +112,7 @@ func (o Options) Validate() error {
 	add("FileMode", CheckFileMode(o.FileMode))
 	add("Synchronous", CheckSynchronous(o.Synchronous))
 	add("MaxRemovedFraction", CheckMaxRemovedFraction(o.MaxRemovedFraction))
-	add("Checkpoint", CheckCheckpoint(o.Checkpoint))
+	add("WALCheckpoint", CheckWALCheckpoint(o.WALCheckpoint))
 	add("Account", CheckAccountName(o.Account))
 	add("KeepFields", CheckKeepFields(o.KeepFields))
 	if o.AmountScale != nil {
@@ -172,19 +172,20 @@ type Options struct {
 	// would remove more than this fraction of the live cards (and more than
 	// 10) removes nothing until confirmed. Default DefaultMaxRemovedFraction.
 	MaxRemovedFraction float64
-	// BatchPages, BatchDelay and ChangeDelay bound a WalkWriter's batch of
+	// BatchPages, BatchDelay and CommitDelay bound a WalkWriter's batch of
 	// pages: how many it holds before committing them (default
 	// DefaultBatchPages), for how long after the first of them (default
 	// DefaultBatchDelay), and for how long after the first page that changes
-	// something (default DefaultChangeDelay; negative: such a page commits at
-	// once, with the pages buffered before it). BatchPages 1 commits every
-	// page in its own transaction.
+	// something ([warehouse] commit_delay; nil: DefaultCommitDelay; 0: such a
+	// page commits at once, with the pages buffered before it). BatchPages 1
+	// commits every page in its own transaction.
 	BatchPages  int
 	BatchDelay  time.Duration
-	ChangeDelay time.Duration
-	// Checkpoint says who empties the WAL: CheckpointAuto (default, "")
-	// or CheckpointExternal (Litestream; see CheckCheckpoint).
-	Checkpoint string
+	CommitDelay *time.Duration
+	// WALCheckpoint says who empties the WAL ([warehouse] checkpoint):
+	// WALCheckpointAuto (default, "") or WALCheckpointExternal (Litestream;
+	// see CheckWALCheckpoint).
+	WALCheckpoint string
 	// Account is the API account the Warehouse reads and writes (default
 	// DefaultAccount; see CheckAccountName). Every read and write is scoped
 	// to it: two Warehouses of different accounts on one file see none of

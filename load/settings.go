@@ -26,8 +26,8 @@ type Settings struct {
 	// MaxRemovedFraction is Options.MaxRemovedFraction (default
 	// DefaultMaxRemovedFraction).
 	MaxRemovedFraction float64
-	// Batch are Options.BatchPages, BatchDelay and ChangeDelay (defaults
-	// DefaultBatchPages, DefaultBatchDelay and DefaultChangeDelay).
+	// Batch are Options.BatchPages, BatchDelay and CommitDelay (defaults
+	// DefaultBatchPages, DefaultBatchDelay and DefaultCommitDelay).
 	Batch BatchLimits
 	// Amounts are Options.AmountScale (default DefaultCardAmountScale) and
 	// CurrencyField: the scale of each card's decimal fields.
@@ -45,11 +45,14 @@ func (o Options) Settings() Settings {
 		Policy:             redact.NewSecretPolicy(o.RedactFields, o.Secrets),
 		KeepFields:         o.KeepFields,
 		MaxRemovedFraction: d.MaxRemovedFraction,
-		Batch:              BatchLimits{Pages: o.BatchPages, Delay: o.BatchDelay, ChangeDelay: o.ChangeDelay}.WithDefaults(),
+		Batch:              BatchLimits{Pages: o.BatchPages, Delay: o.BatchDelay, CommitDelay: DefaultCommitDelay}.WithDefaults(),
 		Amounts:            AmountRules{Scale: DefaultCardAmountScale, CurrencyField: o.CurrencyField},
 	}
 	if o.AmountScale != nil {
 		s.Amounts.Scale = *o.AmountScale
+	}
+	if o.CommitDelay != nil {
+		s.Batch.CommitDelay = *o.CommitDelay
 	}
 	if s.Now == nil {
 		s.Now = time.Now
@@ -67,34 +70,32 @@ func (s Settings) ItemRules(idKey []byte) ItemRules {
 }
 
 // Defaults for Options.BatchPages, Options.BatchDelay and
-// Options.ChangeDelay.
+// Options.CommitDelay.
 const (
 	DefaultBatchPages  = 50
 	DefaultBatchDelay  = 5 * time.Second
-	DefaultChangeDelay = time.Second
+	DefaultCommitDelay = time.Second
 )
 
 // BatchLimits bound a WalkWriter's batch of pages (Options.BatchPages,
-// BatchDelay and ChangeDelay): the batch commits when it holds Pages pages,
-// Delay after its first page, or ChangeDelay after its first page that
-// changes something (negative: at once).
+// BatchDelay and CommitDelay): the batch commits when it holds Pages pages,
+// Delay after its first page, or CommitDelay after its first page that
+// changes something (0: at once).
 type BatchLimits struct {
 	Pages       int
 	Delay       time.Duration
-	ChangeDelay time.Duration
+	CommitDelay time.Duration
 }
 
-// WithDefaults fills what is unset: Pages and Delay when not positive,
-// ChangeDelay when zero.
+// WithDefaults fills what is unset: Pages and Delay when not positive.
+// CommitDelay has no unset value here (0 commits at once): Options.Settings
+// gives it DefaultCommitDelay when Options.CommitDelay is nil.
 func (l BatchLimits) WithDefaults() BatchLimits {
 	if l.Pages <= 0 {
 		l.Pages = DefaultBatchPages
 	}
 	if l.Delay <= 0 {
 		l.Delay = DefaultBatchDelay
-	}
-	if l.ChangeDelay == 0 {
-		l.ChangeDelay = DefaultChangeDelay
 	}
 	return l
 }

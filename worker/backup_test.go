@@ -203,12 +203,12 @@ func TestDaemonBackupFailures(t *testing.T) {
 
 // TestRunCheckpointModes: after a whole run (its end checkpoints the WAL),
 // the WAL is empty in auto mode and untouched in external mode, where a
-// replicator such as Litestream owns checkpoints.
+// replicator such as Litestream owns WAL checkpoints.
 func TestRunCheckpointModes(t *testing.T) {
 	for _, tt := range []struct {
 		mode  string
 		empty bool
-	}{{load.CheckpointAuto, true}, {load.CheckpointExternal, false}} {
+	}{{load.WALCheckpointAuto, true}, {load.WALCheckpointExternal, false}} {
 		t.Run(tt.mode, func(t *testing.T) {
 			f := newFixture(t, sim.Options{Seed: 4, Cards: 60})
 			path := filepath.Join(t.TempDir(), "w.db")
@@ -217,7 +217,7 @@ func TestRunCheckpointModes(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { lock.Close() })
-			wh, err := sqlite.Open(t.Context(), path, load.Options{Checkpoint: tt.mode})
+			wh, err := sqlite.Open(t.Context(), path, load.Options{WALCheckpoint: tt.mode})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -231,7 +231,7 @@ func TestRunCheckpointModes(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("WAL after a run in %s mode: %d bytes", tt.mode, fi.Size())
-			// PRAGMA optimize may add a page after the checkpoint; a
+			// PRAGMA optimize may add a page after the WAL checkpoint; a
 			// 60-card run leaves far more than that.
 			if empty := fi.Size() < 64<<10; empty != tt.empty {
 				t.Errorf("WAL %d bytes after a run in %s mode: emptied %v, want %v", fi.Size(), tt.mode, empty, tt.empty)

@@ -21,7 +21,7 @@ import (
 func pgStore(t *testing.T, url, account, holder string, ttl time.Duration, hold bool) *Store {
 	t.Helper()
 	st, err := OpenTarget(t.Context(), Target{URL: url, Holder: holder, LeaseTTL: ttl},
-		load.Options{Account: account, ChangeDelay: -1}, hold)
+		load.Options{Account: account, CommitDelay: new(time.Duration(0))}, hold)
 	if err != nil {
 		t.Fatalf("open store for %s: %v", holder, err)
 	}

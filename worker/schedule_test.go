@@ -65,7 +65,7 @@ func TestStatusNextDueIsWhenTheDaemonRuns(t *testing.T) {
 }
 
 // TestEveryCountsFromTheEndOfTheRun pins what [schedule] cron's text in
-// docs/configuration.md says (config/keydocs.go), with the parser config
+// docs/configuration.md says (config/keytable.go), with the parser config
 // uses (cron's standard one, descriptors included): "@every D" counts D from
 // the end of the previous run, not from its start, rounded down to the
 // whole second (a fraction of D is dropped, less than 1s is 1s); a cron runs

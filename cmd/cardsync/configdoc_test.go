@@ -88,7 +88,7 @@ func TestConfigDocFlags(t *testing.T) {
 			overrides++
 			key := m[2] + "." + m[3]
 			if !documented[docFlag{flag: m[1], key: key}] && !documented[docFlag{command: cmd, flag: m[1], key: key}] {
-				t.Errorf("`cardsync %s -h`: %s overrides %s, but docs/configuration.md's row of %s does not name it (config/keydocs.go)", cmd, m[1], key, key)
+				t.Errorf("`cardsync %s -h`: %s overrides %s, but docs/configuration.md's row of %s does not name it (config/keytable.go)", cmd, m[1], key, key)
 			}
 		}
 	}

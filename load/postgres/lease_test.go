@@ -101,7 +101,7 @@ func TestStaleFencingTokenRefused(t *testing.T) {
 	}
 	before := pgQuery(t, a, `SELECT (SELECT count(*) FROM card_state)::text || '/' || (SELECT next_page FROM sync_checkpoints)::text || '/' || (SELECT pages FROM sync_runs WHERE run_id = $1)::text`, run)
 	if _, err := ww.Add(ctx, page(2, idRange(16, 30), 1, 45)); err != nil {
-		t.Fatal(err) // buffered: the test clock stands still, ChangeDelay never passes
+		t.Fatal(err) // buffered: the test clock stands still, CommitDelay never passes
 	}
 	var lost *LeaseLostError
 	if err := ww.Flush(ctx); !errors.As(err, &lost) || lost.Holder != "replica-a" || lost.Token != 1 {

@@ -27,7 +27,7 @@ type Options struct {
 	// Common are the options both warehouses take, with load.Options'
 	// meaning, rules and defaults (load.Options.Settings): Account, Now,
 	// Logger, RedactFields, MaxRemovedFraction, BatchPages, BatchDelay and
-	// ChangeDelay. Now stamps every time written; lease expiry uses the
+	// CommitDelay. Now stamps every time written; lease expiry uses the
 	// server's clock instead. Its SQLite-only fields (FileMode,
 	// Synchronous, Checkpoint) are not used.
 	Common load.Options

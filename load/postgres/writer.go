@@ -17,7 +17,7 @@ import (
 // WalkWriter commits one run's pages of one stream, several pages to a
 // transaction, with the rules of sqlite.WalkWriter (a batch.Batcher): a batch
 // commits when it holds BatchPages pages, BatchDelay after its first page,
-// ChangeDelay after its first page that changes something, or on Flush,
+// CommitDelay after its first page that changes something, or on Flush,
 // together with the checkpoint after its last page and the run's counters.
 // It is not safe for concurrent use.
 type WalkWriter struct {

@@ -18,7 +18,7 @@ func walSize(t *testing.T, path string) int64 {
 }
 
 // TestCheckpointModes: in auto mode Optimize (after every run) and Close
-// empty the WAL with a TRUNCATE checkpoint; in external mode cardsync
+// empty the WAL with a TRUNCATE WAL checkpoint; in external mode cardsync
 // leaves the WAL to its owner (Litestream): it never shrinks it, and what it
 // holds is read by the next open. (SQLite itself checkpoints when the last
 // connection to the file closes; Litestream's own open connection keeps
@@ -29,11 +29,11 @@ func TestCheckpointModes(t *testing.T) {
 		truncated bool
 	}{
 		{mode: "", truncated: true},
-		{mode: load.CheckpointAuto, truncated: true},
-		{mode: load.CheckpointExternal, truncated: false},
+		{mode: load.WALCheckpointAuto, truncated: true},
+		{mode: load.WALCheckpointExternal, truncated: false},
 	} {
 		t.Run("mode "+tt.mode, func(t *testing.T) {
-			w, path, _ := openTest(t, load.Options{Checkpoint: tt.mode})
+			w, path, _ := openTest(t, load.Options{WALCheckpoint: tt.mode})
 			fillWarehouse(t, w, 3)
 			replicator, err := OpenReadOnly(t.Context(), path)
 			if err != nil {
@@ -50,7 +50,7 @@ func TestCheckpointModes(t *testing.T) {
 			if err := w.Optimize(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			// PRAGMA optimize may write a page or two after the checkpoint.
+			// PRAGMA optimize may write a page or two after the WAL checkpoint.
 			if after := walSize(t, path); (after < before) != tt.truncated {
 				t.Errorf("WAL %d bytes before a run's end, %d after: truncated %v, want %v", before, after, after < before, tt.truncated)
 			}
@@ -62,7 +62,7 @@ func TestCheckpointModes(t *testing.T) {
 				t.Errorf("WAL %d bytes before close, %d after: emptied %v, want %v", before, after, after == 0, tt.truncated)
 			}
 			replicator.Close()
-			w2, err := Open(t.Context(), path, load.Options{Checkpoint: tt.mode})
+			w2, err := Open(t.Context(), path, load.Options{WALCheckpoint: tt.mode})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,11 +75,11 @@ func TestCheckpointModes(t *testing.T) {
 }
 
 func TestCheckpointValidate(t *testing.T) {
-	if err := (load.Options{Checkpoint: "truncate"}).Validate(); err == nil || !strings.Contains(err.Error(), "Checkpoint") {
+	if err := (load.Options{WALCheckpoint: "truncate"}).Validate(); err == nil || !strings.Contains(err.Error(), "Checkpoint") {
 		t.Errorf("Validate of checkpoint \"truncate\": %v, want an error naming Checkpoint", err)
 	}
-	for _, ok := range []string{"", load.CheckpointAuto, load.CheckpointExternal} {
-		if err := (load.Options{Checkpoint: ok}).Validate(); err != nil {
+	for _, ok := range []string{"", load.WALCheckpointAuto, load.WALCheckpointExternal} {
+		if err := (load.Options{WALCheckpoint: ok}).Validate(); err != nil {
 			t.Errorf("Validate(%q): %v", ok, err)
 		}
 	}

@@ -21,7 +21,7 @@
 // something, the walk's running summary, the checkpoint and the run's
 // counters, together or not at all. A batch commits when it holds
 // Options.BatchPages pages, when Options.BatchDelay has passed since its
-// first page, when Options.ChangeDelay (a second) has passed since its first
+// first page, when Options.CommitDelay (a second) has passed since its first
 // page that changes something (a new, changed or returned card, a rejected
 // item, a new field), or on Flush. A run that finds nothing new costs a few
 // transactions, not one per page; at the API's pace a change is committed
@@ -115,8 +115,8 @@
 // <path>.before-restore-YYYYMMDDTHHMMSSZ (never replacing one;
 // ListBeforeRestore), removes the current -wal and -shm and renames a
 // checked copy, in WAL mode, over the path, then leaves an empty -wal and a
-// -shm beside it as a writer does; an open writer adopts it in Verify. Options.Checkpoint "external" leaves WAL checkpoints to another
-// process (Litestream): Optimize and Close run no TRUNCATE checkpoint.
+// -shm beside it as a writer does; an open writer adopts it in Verify. Options.WALCheckpoint "external" leaves WAL checkpoints to another
+// process (Litestream): Optimize and Close run no TRUNCATE WAL checkpoint.
 //
 // # Redaction
 //
@@ -147,10 +147,10 @@
 //
 // Analysts open the database read-only (sqlite3 'file:/path/warehouse.db?mode=ro',
 // or OpenReadOnly) while the worker writes: WAL lets them read a stable
-// snapshot without blocking the writer. During a run the WAL is checkpointed
-// PASSIVE only (SQLite's autocheckpoint), so a long analyst transaction
+// snapshot without blocking the writer. During a run the only WAL checkpoints
+// are PASSIVE ones (SQLite's autocheckpoint), so a long analyst transaction
 // never stalls the worker; it only lets the WAL grow until the reader leaves.
-// Optimize, after each run and on Close, tries a TRUNCATE checkpoint with a
+// Optimize, after each run and on Close, tries a TRUNCATE WAL checkpoint with a
 // 200 ms busy timeout and gives up quietly if a reader holds a snapshot.
 //
 // What a non-root analyst needs:

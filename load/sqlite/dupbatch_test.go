@@ -50,7 +50,7 @@ func TestWalkWriterRepeatedNewCardInOneBatch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := t.Context()
-			w, _, _ := openTest(t, load.Options{BatchPages: 50, BatchDelay: time.Hour, ChangeDelay: time.Hour})
+			w, _, _ := openTest(t, load.Options{BatchPages: 50, BatchDelay: time.Hour, CommitDelay: new(time.Hour)})
 			run := startRun(t, w)
 			ww := w.NewWalkWriter(run, load.StreamCards)
 			for i, cs := range tt.pages {

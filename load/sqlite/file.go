@@ -131,7 +131,7 @@ func (w *Warehouse) Verify(ctx context.Context) (_ load.FileEvent, _ string, err
 		// Our WAL may still sit at <path>-wal: empty it before anything
 		// opens the file now at the path, or SQLite would read our frames
 		// as that file's.
-		w.checkpointTruncate(ctx)
+		w.walCheckpointTruncate(ctx)
 		if isWarehouse(ctx, w.path) {
 			if err := w.reconnect(ctx); err != nil {
 				return load.FileOK, "", err
@@ -142,7 +142,7 @@ func (w *Warehouse) Verify(ctx context.Context) (_ load.FileEvent, _ string, err
 		if err := os.Rename(w.path, aside); err != nil {
 			return load.FileOK, "", fmt.Errorf("move aside the file that replaced the warehouse: %w", err)
 		}
-		// A -wal that is not empty after our checkpoint belongs to the
+		// A -wal that is not empty after our WAL checkpoint belongs to the
 		// foreign file: it goes aside with it.
 		if fi, err := os.Stat(w.path + "-wal"); err == nil && fi.Size() > 0 {
 			_ = os.Rename(w.path+"-wal", aside+"-wal")
@@ -169,17 +169,17 @@ func (w *Warehouse) Verify(ctx context.Context) (_ load.FileEvent, _ string, err
 	return load.FileReopened, "the warehouse connection was read-only (the file's permissions had changed); it was reopened read-write", nil
 }
 
-// checkpointTruncate moves the WAL's frames into the database and
+// walCheckpointTruncate moves the WAL's frames into the database and
 // empties the WAL, giving up quietly when a reader holds a snapshot.
 //
-// With Options.Checkpoint "external" it does nothing when the -wal at the
+// With Options.WALCheckpoint "external" it does nothing when the -wal at the
 // path is missing or empty (Restore moved ours aside with the old file and
 // left the restored file an empty one of its own): no frame there can be
 // read as the new file's, so the only TRUNCATE cardsync then ever runs is
 // the one that keeps our frames from being read as those of a file put in
 // place by hand.
-func (w *Warehouse) checkpointTruncate(ctx context.Context) {
-	if w.externalCheckpoints() {
+func (w *Warehouse) walCheckpointTruncate(ctx context.Context) {
+	if w.externalWALCheckpoints() {
 		if fi, err := os.Stat(w.path + "-wal"); errors.Is(err, fs.ErrNotExist) || err == nil && fi.Size() == 0 {
 			return
 		}

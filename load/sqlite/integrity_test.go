@@ -70,7 +70,7 @@ func TestWithoutRowidKeyColumnsFirst(t *testing.T) {
 func TestSystemSQLiteIntegrity(t *testing.T) {
 	ctx := t.Context()
 	t.Run("live and backup", func(t *testing.T) {
-		w, path, clk := openTest(t, load.Options{Checkpoint: load.CheckpointExternal})
+		w, path, clk := openTest(t, load.Options{WALCheckpoint: load.WALCheckpointExternal})
 		// History of every kind: new cards, changes, a removal over two
 		// walks, cards that come back.
 		for rev, ids := range [][]int{idRange(1, 60), idRange(1, 59), idRange(1, 58), idRange(1, 60)} {

@@ -49,7 +49,7 @@ type Warehouse struct {
 	syncMode  string
 	id        fileID
 	immutable bool
-	// batch is Options.BatchPages, BatchDelay and ChangeDelay with defaults
+	// batch is Options.BatchPages, BatchDelay and CommitDelay with defaults
 	// applied.
 	batch load.BatchLimits
 
@@ -326,8 +326,8 @@ func (w *Warehouse) persistWAL(ctx context.Context) error {
 	})
 }
 
-// Close closes the warehouse. A writer first attempts a short TRUNCATE
-// checkpoint (none with Options.Checkpoint "external"), so the file on disk
+// Close closes the warehouse. A writer first attempts a short TRUNCATE WAL
+// checkpoint (none with Options.WALCheckpoint "external"), so the file on disk
 // is complete without its WAL.
 func (w *Warehouse) Close() (err error) {
 	defer classify(&err)
@@ -349,8 +349,8 @@ func (w *Warehouse) Close() (err error) {
 // short busy timeout (an analyst's open snapshot makes it give up rather than
 // stall the worker; the WAL is then reclaimed next time), and PRAGMA
 // optimize. During runs SQLite's PASSIVE autocheckpoint does the work. With
-// Options.Checkpoint "external" it runs PRAGMA optimize only: the process
-// that owns checkpoints (Litestream) must see every WAL frame before the WAL
+// Options.WALCheckpoint "external" it runs PRAGMA optimize only: the process
+// that owns WAL checkpoints (Litestream) must see every WAL frame before the WAL
 // restarts.
 func (w *Warehouse) Optimize(ctx context.Context) (err error) {
 	defer classify(&err)
@@ -362,7 +362,7 @@ func (w *Warehouse) Optimize(ctx context.Context) (err error) {
 		return fmt.Errorf("optimize: %w", err)
 	}
 	defer conn.Close()
-	if w.externalCheckpoints() {
+	if w.externalWALCheckpoints() {
 		if _, err := conn.ExecContext(ctx, "PRAGMA optimize"); err != nil && !isBusy(err) {
 			return fmt.Errorf("optimize: %w", err)
 		}
@@ -375,7 +375,7 @@ func (w *Warehouse) Optimize(ctx context.Context) (err error) {
 	var busy, logPages, ckpt int
 	if err := conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logPages, &ckpt); err != nil {
 		if !isBusy(err) {
-			return fmt.Errorf("optimize: checkpoint: %w", err)
+			return fmt.Errorf("optimize: WAL checkpoint: %w", err)
 		}
 		busy = 1
 	}
@@ -388,9 +388,11 @@ func (w *Warehouse) Optimize(ctx context.Context) (err error) {
 	return nil
 }
 
-// externalCheckpoints reports whether another process owns the WAL's
-// checkpoints (Options.Checkpoint "external").
-func (w *Warehouse) externalCheckpoints() bool { return w.opts.Checkpoint == load.CheckpointExternal }
+// externalWALCheckpoints reports whether another process owns the WAL's
+// checkpoints (Options.WALCheckpoint "external").
+func (w *Warehouse) externalWALCheckpoints() bool {
+	return w.opts.WALCheckpoint == load.WALCheckpointExternal
+}
 
 func isBusy(err error) bool {
 	var se *sqlite.Error
@@ -409,7 +411,7 @@ const (
 	// journalSizeLimit lets SQLite shrink the WAL back after it grew while an
 	// analyst held a snapshot.
 	journalSizeLimit = 64 << 20
-	// optimizeBusyTimeout bounds the post-run TRUNCATE checkpoint attempt.
+	// optimizeBusyTimeout bounds the post-run TRUNCATE WAL checkpoint attempt.
 	optimizeBusyTimeout = 200 * time.Millisecond
 	// migrationWait bounds how long an open waits for another writer that
 	// creates or migrates the file: a migration of every schema (copying

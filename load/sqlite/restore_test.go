@@ -20,9 +20,9 @@ var restoreTime = time.Date(2025, 3, 2, 10, 0, 0, 0, time.FixedZone("CET", 3600)
 // WAL warehouse (liveWAL) and the next writer opens it with its
 // checkpoint. A second restore keeps its own file beside the first.
 func TestRestore(t *testing.T) {
-	for _, mode := range []string{load.CheckpointAuto, load.CheckpointExternal} {
+	for _, mode := range []string{load.WALCheckpointAuto, load.WALCheckpointExternal} {
 		t.Run(mode, func(t *testing.T) {
-			w, path, _ := openTest(t, load.Options{Checkpoint: mode})
+			w, path, _ := openTest(t, load.Options{WALCheckpoint: mode})
 			fillWarehouse(t, w, 2)
 			res, err := Backup(t.Context(), path, "", 0, backupTime)
 			backup := res.Path
@@ -48,7 +48,7 @@ func TestRestore(t *testing.T) {
 			if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != load.DefaultFileMode {
 				t.Errorf("restored file: %v, %v; want mode %v", fi.Mode(), err, load.DefaultFileMode)
 			}
-			w2, err := Open(t.Context(), path, load.Options{Checkpoint: mode})
+			w2, err := Open(t.Context(), path, load.Options{WALCheckpoint: mode})
 			if err != nil {
 				t.Fatalf("open the restored warehouse: %v", err)
 			}
@@ -92,9 +92,9 @@ func TestRestore(t *testing.T) {
 // it. The writer's own WAL (frames not yet checkpointed) never reaches the
 // restored file: it went aside with the old one. With checkpoint
 // "external", the empty -wal the restore left at the path is no reason for
-// a TRUNCATE checkpoint: the old file's WAL keeps its frames.
+// a TRUNCATE WAL checkpoint: the old file's WAL keeps its frames.
 func TestRestoreUnderAnOpenWriter(t *testing.T) {
-	w, path, _ := openTest(t, load.Options{Checkpoint: load.CheckpointExternal})
+	w, path, _ := openTest(t, load.Options{WALCheckpoint: load.WALCheckpointExternal})
 	fillWarehouse(t, w, 1)
 	res, err := Backup(t.Context(), path, "", 0, backupTime)
 	backup := res.Path

@@ -15,7 +15,7 @@ import (
 // that changes nothing need not cost a transaction (and an fsync) of its
 // own: pages are buffered and committed together when the buffer holds
 // Options.BatchPages pages, when Options.BatchDelay has passed since its
-// first page, when Options.ChangeDelay has passed since its first page that
+// first page, when Options.CommitDelay has passed since its first page that
 // changes something (a new, changed or returned card, a rejected item, a
 // field or JSON type not seen before), or on Flush. Times are checked as
 // pages arrive. At the API's pace (3 pages a second) a page with changes is

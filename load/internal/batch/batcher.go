@@ -18,7 +18,7 @@ type Batchable interface {
 // they commit, whatever the database: pages are buffered and committed
 // together, by the commit function it was made with, when the buffer holds
 // BatchLimits.Pages pages, when BatchLimits.Delay has passed since its first
-// page, when BatchLimits.ChangeDelay has passed since its first page that
+// page, when BatchLimits.CommitDelay has passed since its first page that
 // changes something, or on Flush. Times are those given to Add. Both
 // WalkWriters (SQLite's and package load/postgres's) are a Batcher with the
 // preparation of a page in front of it. A Batcher is not safe for
@@ -59,7 +59,7 @@ func (b *Batcher[P]) Add(ctx context.Context, p P, now time.Time, changes bool) 
 		b.changeSince = now
 	}
 	full := len(b.pages) >= b.limits.Pages || now.Sub(b.since) >= b.limits.Delay ||
-		!b.changeSince.IsZero() && now.Sub(b.changeSince) >= b.limits.ChangeDelay
+		!b.changeSince.IsZero() && now.Sub(b.changeSince) >= b.limits.CommitDelay
 	if !full {
 		return p.Prepared().res, nil
 	}
