@@ -8,14 +8,15 @@ import (
 	"github.com/cardsync/cardsync/load/sqlite"
 )
 
-// OpenReadOnly opens the warehouse of t read-only, for a command that only
-// reads (status, check, report): it runs no DDL and writes nothing, and a
-// warehouse whose schema is older than the binary is refused with a
-// *load.SchemaVersionError (load.ErrSchemaTooOld) instead of upgraded.
-// Every read is scoped to opts.Account; a file opened with no account is
-// read whole. What only one dialect can tell (load.Reporter,
-// load.LeaseLister, load.FileStatus) is found by a type assertion on the
-// warehouse returned. A server's password is t.Password.
+// OpenReadOnly opens the warehouse of t read-only, for what only reads
+// (status, check, report and serve's report refresh): it runs no DDL and
+// writes nothing, and a warehouse whose schema is older than the binary is
+// refused with a *load.SchemaVersionError (load.ErrSchemaTooOld) instead of
+// upgraded. Every read is scoped to opts.Account; a file opened with no
+// account is read whole. Both dialects' warehouses are load.Reporter and
+// load.DocsReader; what only one can tell (load.LeaseLister: a server's,
+// load.FileStatus: a file's) is found by a type assertion on the warehouse
+// returned. A server's password is t.Password.
 func OpenReadOnly(ctx context.Context, t Target, opts load.Options) (load.Destination, error) {
 	if t.URL != "" {
 		wh, err := postgres.Open(ctx, t.URL, postgres.Options{Common: opts, Password: t.Password, Schema: t.Schema,
