@@ -5,6 +5,15 @@
 // dialect: what only some warehouses can do is one of load's capability
 // interfaces (load.Leaser, load.BackupTaker, load.LocalFile,
 // load.Reporter), found by a type assertion on what Open returns.
+//
+// Open puts a file's account lock before the SQLite warehouse, or opens the
+// PostgreSQL warehouse of a URL with writes refused until its lease is
+// taken. OpenReadOnly serves status, check, report and serve's report
+// refresh: no DDL, no write, an older schema refused. SchemaVersion is the
+// version this binary migrates to. What only a file has (file.go, one-line
+// wrappers of load/sqlite): Backup, DefaultBackupDir, ListBackups, Restore,
+// CheckCreatable, CheckWritable, AcquireLock, ForeignRuns. It holds no rule
+// and no SQL of its own.
 package dialect
 
 import (
