@@ -66,9 +66,7 @@ func ParseFault(s string) (Fault, error) {
 	ints := map[string]*int{
 		"times": &f.Times, "skip": &f.Skip, "percent": &f.Percent, "chunk": &f.Chunk,
 		"status": &f.Status, "to": &f.LoopTo, "delta": &f.TotalDelta, "bytes": &f.PadBytes,
-		"depth":  &f.Depth,
-		"shrink": &f.Shrink,
-		"claim":  &f.Claim,
+		"depth": &f.Depth, "shrink": &f.Shrink, "claim": &f.Claim,
 	}
 	// set applies one KEY=VALUE (pages aside); false for an unknown key.
 	set := func(k, v string) bool {

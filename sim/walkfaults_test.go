@@ -37,6 +37,12 @@ func TestWalkFaults(t *testing.T) {
 		}
 		return decodePage(t, r)
 	}
+	walkFaultsEmptyAndShrinking(t, ids, get)
+	walkFaultsOfPagination(t, ids, get)
+}
+
+// walkFaultsEmptyAndShrinking runs the subtests of empty, shrinking and repeated pages.
+func walkFaultsEmptyAndShrinking(t *testing.T, ids func(page) string, get func(*env, int) page) {
 	t.Run("empty-page defaults to page 2, totals unchanged, every request", func(t *testing.T) {
 		f, err := sim.ParseFault("cards:empty-page")
 		if err != nil {
@@ -90,6 +96,10 @@ func TestWalkFaults(t *testing.T) {
 			}
 		}
 	})
+}
+
+// walkFaultsOfPagination runs the subtests of phantom pages, PHP floats, the account and parsing.
+func walkFaultsOfPagination(t *testing.T, ids func(page) string, get func(*env, int) page) {
 	t.Run("phantom-pages claims total_pages, total and items unchanged", func(t *testing.T) {
 		e := start(t, sim.Options{Cards: 30, Faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultPhantomPages}}})
 		for n, want := range map[int]int{1: 15, 2: 15, 3: 0, 1999: 0, 2000: 0} {
