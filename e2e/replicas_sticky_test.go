@@ -187,39 +187,7 @@ func TestReplicasStickyAndHealthy(t *testing.T) {
 		return n[h1] == 2 && n[h2] == 2 && ok == 4
 	}, all...)
 
-	// Steady state: ~15 s of /healthz every 200 ms on both replicas.
-	settled := pgLeases(t, s.db)
-	var lastRun int64
-	if err := s.db.QueryRow(t.Context(), `SELECT max(run_id) FROM sync_runs`).Scan(&lastRun); err != nil {
-		t.Fatal(err)
-	}
-	tokens := s.tokenRequests()
-	unhealthy := map[string]int{}
-	for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
-		for _, addr := range []string{addr1, addr2} {
-			if code := healthz(addr); code != http.StatusOK {
-				unhealthy[fmt.Sprintf("%s %d", addr, code)]++
-			}
-		}
-		for _, p := range all {
-			if p.exited() {
-				t.Fatalf("a replica exited:\n%s", lastLines(p.stderr.String()))
-			}
-		}
-	}
-	if len(unhealthy) > 0 {
-		t.Errorf("/healthz not 200 in steady state: %v", unhealthy)
-	}
-	for a, hs := range s.runHolders(t, lastRun) {
-		if len(hs) != 1 || hs[0] != settled[a].holder {
-			t.Errorf("account %s: steady-state runs by %v, want only its lease holder %s", a, hs, settled[a].holder)
-		}
-	}
-	for a, n := range s.tokenRequests() {
-		if d := n - tokens[a]; d > 1 {
-			t.Errorf("account %s: %d token requests in 15 s of steady state, want at most 1 per token lifetime (1h)", a, d)
-		}
-	}
+	s.checkSteadyState(t, all, addr1, addr2)
 
 	// SIGKILL r2: r1 runs every account within lease_ttl + 4 s.
 	var killedRun int64
@@ -232,7 +200,7 @@ func TestReplicasStickyAndHealthy(t *testing.T) {
 	}
 	r2.wait(t, 10*time.Second)
 	var took time.Duration
-	unhealthy = map[string]int{}
+	unhealthy := map[string]int{}
 	pollUntil(t, 60*time.Second, "r1 running every account", func() bool {
 		if code := healthz(addr1); code != http.StatusOK {
 			unhealthy[fmt.Sprint(code)]++
@@ -270,5 +238,45 @@ func TestReplicasStickyAndHealthy(t *testing.T) {
 	stopDaemon(t, r1)
 	if n := pgInt(t, s.db, `SELECT count(*) FROM sync_leases WHERE expires_at > now()`); n != 0 {
 		t.Errorf("%d leases live after the last replica's clean stop, want none (released)", n)
+	}
+}
+
+// checkSteadyState polls the /healthz of addrs every 200 ms for about 15 s
+// and checks that each account ran only on its lease holder and asked for
+// no new token.
+func (s *replicaSetup) checkSteadyState(t *testing.T, all []*bgProc, addrs ...string) {
+	t.Helper()
+	// Steady state: ~15 s of /healthz every 200 ms on both replicas.
+	settled := pgLeases(t, s.db)
+	var lastRun int64
+	if err := s.db.QueryRow(t.Context(), `SELECT max(run_id) FROM sync_runs`).Scan(&lastRun); err != nil {
+		t.Fatal(err)
+	}
+	tokens := s.tokenRequests()
+	unhealthy := map[string]int{}
+	for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		for _, addr := range addrs {
+			if code := healthz(addr); code != http.StatusOK {
+				unhealthy[fmt.Sprintf("%s %d", addr, code)]++
+			}
+		}
+		for _, p := range all {
+			if p.exited() {
+				t.Fatalf("a replica exited:\n%s", lastLines(p.stderr.String()))
+			}
+		}
+	}
+	if len(unhealthy) > 0 {
+		t.Errorf("/healthz not 200 in steady state: %v", unhealthy)
+	}
+	for a, hs := range s.runHolders(t, lastRun) {
+		if len(hs) != 1 || hs[0] != settled[a].holder {
+			t.Errorf("account %s: steady-state runs by %v, want only its lease holder %s", a, hs, settled[a].holder)
+		}
+	}
+	for a, n := range s.tokenRequests() {
+		if d := n - tokens[a]; d > 1 {
+			t.Errorf("account %s: %d token requests in 15 s of steady state, want at most 1 per token lifetime (1h)", a, d)
+		}
 	}
 }

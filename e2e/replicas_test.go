@@ -198,6 +198,36 @@ func TestReplicasSharePostgres(t *testing.T) {
 		return true
 	}, all...)
 
+	all = replicasKillOne(t, db, replicas, all, ttl)
+
+	replicasPauseOne(t, db, replicas, all, ttl)
+
+	// Every account syncs again after all that, then the replicas stop.
+	before := succeededRuns()
+	pollUntil(t, 60*time.Second, "another successful run of every account", func() bool {
+		now := succeededRuns()
+		for _, n := range names {
+			if now[n] <= before[n] {
+				return false
+			}
+		}
+		return true
+	}, all...)
+	for _, p := range all {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	for _, r := range []string{"r1", "r2"} {
+		if code := replicas[r].wait(t, 30*time.Second); code != 0 {
+			t.Errorf("%s exit %d\n%s", r, code, lastLines(replicas[r].stderr.String()))
+		}
+	}
+	replicasAfterFencing(t, db, d, replicas["r2"], names, ups)
+}
+
+// replicasKillOne SIGKILLs r3 while it holds leases and checks another
+// replica takes them within the TTL and a tick; it returns the replicas
+// still running.
+func replicasKillOne(t *testing.T, db *pgx.Conn, replicas map[string]*bgProc, all []*bgProc, ttl time.Duration) []*bgProc {
 	// SIGKILL r3 while it holds leases; another replica takes them within
 	// the TTL and a tick.
 	var held []string
@@ -232,7 +262,12 @@ func TestReplicasSharePostgres(t *testing.T) {
 	if takeover > ttl+2*time.Second {
 		t.Errorf("take-over after %s, want within lease_ttl %s and a tick", takeover, ttl)
 	}
+	return all
+}
 
+// replicasPauseOne SIGSTOPs r2 mid-walk past its TTL and checks r1 takes
+// its accounts and r2, once continued, says it lost its lease.
+func replicasPauseOne(t *testing.T, db *pgx.Conn, replicas map[string]*bgProc, all []*bgProc, ttl time.Duration) {
 	// SIGSTOP r2 mid-walk past its TTL; once continued, its next commit is
 	// refused and it stops.
 	var stopped []string
@@ -271,26 +306,11 @@ func TestReplicasSharePostgres(t *testing.T) {
 	pollUntil(t, 2*ttl, "r2 saying it lost its lease", func() bool {
 		return strings.Contains(r2.stderr.String(), "lost the account's lease")
 	}, all...)
+}
 
-	// Every account syncs again after all that, then the replicas stop.
-	before := succeededRuns()
-	pollUntil(t, 60*time.Second, "another successful run of every account", func() bool {
-		now := succeededRuns()
-		for _, n := range names {
-			if now[n] <= before[n] {
-				return false
-			}
-		}
-		return true
-	}, all...)
-	for _, p := range all {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	}
-	for _, r := range []string{"r1", "r2"} {
-		if code := replicas[r].wait(t, 30*time.Second); code != 0 {
-			t.Errorf("%s exit %d\n%s", r, code, lastLines(replicas[r].stderr.String()))
-		}
-	}
+// replicasAfterFencing checks what the replicas left once stopped: r2's
+// refused commits, every account's truth, and status naming the leases.
+func replicasAfterFencing(t *testing.T, db *pgx.Conn, d *deployment, r2 *bgProc, names []string, ups map[string]*loggedUpstream) {
 	// r2's runs in flight stopped: by its fencing token (a commit of the
 	// pages in hand refused: "no longer held by r2 with fencing token N")
 	// or, with no page in hand, by its own clock before the next page.
