@@ -16,7 +16,8 @@ import (
 
 func TestPagesFaults(t *testing.T) {
 	pagesLinkFaults(t)
-	pagesCountFaults(t)
+	pagesCountLimits(t)
+	pagesShapeFaults(t)
 	pagesWalkCases(t)
 }
 
@@ -75,8 +76,8 @@ func pagesLinkFaults(t *testing.T) {
 	})
 }
 
-// pagesCountFaults runs the subtests of odd page counts, totals and bodies.
-func pagesCountFaults(t *testing.T) {
+// pagesCountLimits runs the subtests of page counts past api.max_pages and empty pages.
+func pagesCountLimits(t *testing.T) {
 	t.Run("total_pages beyond api.max_pages", func(t *testing.T) {
 		c, _, _ := handlerEnv(t, pageHandler(func(n int) string { return synthPage(n, math.MaxInt32, "") }), func(c *Config) { c.MaxPages = 1000 })
 		pages, err := walk(t, c, 1)
@@ -116,6 +117,10 @@ func pagesCountFaults(t *testing.T) {
 			t.Errorf("requests per page %s, want %s (an empty page before the last is asked for twice)", got, want)
 		}
 	})
+}
+
+// pagesShapeFaults runs the subtests of odd links, totals, growth and bodies.
+func pagesShapeFaults(t *testing.T) {
 	t.Run("links as []", func(t *testing.T) {
 		e := newEnv(t, sim.Options{Cards: 40, Faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultLinksArray}}}, nil)
 		pages, err := walk(t, e.c, 1)
