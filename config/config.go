@@ -6,6 +6,12 @@
 // each value is checked by the package it configures (extract.CheckBaseURL,
 // extract.CheckRate, load.CheckFileMode, ...), and the defaults are theirs.
 // It must not open the warehouse or speak HTTP.
+//
+// An error names its value's source: file:line, env CARDSYNC_…, flag -….
+// It also reads the password (a file, a variable or a systemd credential),
+// says which keys a SIGHUP applies and which need a restart (reload.go:
+// Settings.Changes), and whether accounts are named (NamedAccounts, the one
+// rule of output wording).
 package config
 
 import (

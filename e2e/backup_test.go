@@ -126,52 +126,67 @@ func TestBackupDuringSync(t *testing.T) {
 	finalPerRun := rowsOf(t, final, `SELECT run_id, count(*) FROM card_versions GROUP BY run_id`)
 	midWalk, midFirstWalk := 0, 0
 	for _, b := range backups {
-		if !backupFileRE.MatchString(filepath.Base(b)) {
-			t.Errorf("backup named %s", b)
-			continue
-		}
-		fi, err := os.Stat(b)
-		if err != nil || fi.Mode().Perm() != 0o640 {
-			t.Errorf("backup %s: %v, mode %v; want 0640", b, err, fi.Mode())
-		}
-		assertStructural(t, b)
-		db := openRO(t, b)
-		for key, row := range rowsOf(t, db, `SELECT card_id || '/' || version, valid_from, run_id, change, data FROM card_versions`) {
-			if finalVersions[key] != row {
-				t.Fatalf("%s: card version %s is not the warehouse's:\n got %s\nwant %s", b, key, row, finalVersions[key])
-			}
-		}
-		perRun := rowsOf(t, db, `SELECT run_id, count(*) FROM card_versions GROUP BY run_id`)
-		for id, row := range rowsOf(t, db, `SELECT run_id, status, finished_at, pages, cards_new, cards_changed, cards_removed FROM sync_runs`) {
-			if strings.HasPrefix(row, "running") {
-				continue
-			}
-			if finalRuns[id] != row {
-				t.Errorf("%s: finished run %s differs from the warehouse's:\n got %s\nwant %s", b, id, row, finalRuns[id])
-			}
-			if perRun[id] != finalPerRun[id] {
-				t.Errorf("%s: finished run %s has %s versions, the warehouse %s", b, id, perRun[id], finalPerRun[id])
-			}
-		}
-		var cpRun, next int64
-		_ = db.QueryRow(`SELECT coalesce(run_id, 0), next_page FROM sync_checkpoints WHERE stream = 'cards'`).Scan(&cpRun, &next)
-		if next > 1 {
+		mid, midFirst := checkBackup(t, b, finalVersions, finalRuns, finalPerRun)
+		if mid {
 			midWalk++
-			if cpRun == 1 && queryInt(t, db, `SELECT count(*) FROM sync_walks WHERE finished_at IS NOT NULL`) == 0 {
-				midFirstWalk++
-				// The first walk: only new cards, 15 to a page (cards added
-				// upstream meanwhile land after them, so the last page
-				// committed may be a short one past the first total).
-				if n := queryInt(t, db, `SELECT count(*) FROM cards`); n > 15*(next-1) || n <= 15*(next-2) {
-					t.Errorf("%s: checkpoint at page %d of the first walk but %d cards", b, next, n)
-				}
-			}
+		}
+		if midFirst {
+			midFirstWalk++
 		}
 	}
 	t.Logf("%d backups, %d taken mid-walk (%d in the first walk), %d runs", len(backups), midWalk, midFirstWalk, len(finalRuns))
 	if midWalk == 0 {
 		t.Error("no backup was taken while a walk was in progress")
 	}
+}
+
+// checkBackup checks backup b against the warehouse's final card versions,
+// runs and versions per run, and reports whether it was taken mid-walk
+// (and in the first walk).
+func checkBackup(t *testing.T, b string, finalVersions, finalRuns, finalPerRun map[string]string) (midWalk, midFirstWalk bool) {
+	t.Helper()
+	if !backupFileRE.MatchString(filepath.Base(b)) {
+		t.Errorf("backup named %s", b)
+		return false, false
+	}
+	fi, err := os.Stat(b)
+	if err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("backup %s: %v, mode %v; want 0640", b, err, fi.Mode())
+	}
+	assertStructural(t, b)
+	db := openRO(t, b)
+	for key, row := range rowsOf(t, db, `SELECT card_id || '/' || version, valid_from, run_id, change, data FROM card_versions`) {
+		if finalVersions[key] != row {
+			t.Fatalf("%s: card version %s is not the warehouse's:\n got %s\nwant %s", b, key, row, finalVersions[key])
+		}
+	}
+	perRun := rowsOf(t, db, `SELECT run_id, count(*) FROM card_versions GROUP BY run_id`)
+	for id, row := range rowsOf(t, db, `SELECT run_id, status, finished_at, pages, cards_new, cards_changed, cards_removed FROM sync_runs`) {
+		if strings.HasPrefix(row, "running") {
+			continue
+		}
+		if finalRuns[id] != row {
+			t.Errorf("%s: finished run %s differs from the warehouse's:\n got %s\nwant %s", b, id, row, finalRuns[id])
+		}
+		if perRun[id] != finalPerRun[id] {
+			t.Errorf("%s: finished run %s has %s versions, the warehouse %s", b, id, perRun[id], finalPerRun[id])
+		}
+	}
+	var cpRun, next int64
+	_ = db.QueryRow(`SELECT coalesce(run_id, 0), next_page FROM sync_checkpoints WHERE stream = 'cards'`).Scan(&cpRun, &next)
+	if next > 1 {
+		midWalk = true
+		if cpRun == 1 && queryInt(t, db, `SELECT count(*) FROM sync_walks WHERE finished_at IS NOT NULL`) == 0 {
+			midFirstWalk = true
+			// The first walk: only new cards, 15 to a page (cards added
+			// upstream meanwhile land after them, so the last page
+			// committed may be a short one past the first total).
+			if n := queryInt(t, db, `SELECT count(*) FROM cards`); n > 15*(next-1) || n <= 15*(next-2) {
+				t.Errorf("%s: checkpoint at page %d of the first walk but %d cards", b, next, n)
+			}
+		}
+	}
+	return midWalk, midFirstWalk
 }
 
 // TestBackupKilled kills `cardsync backup` with SIGKILL at random moments

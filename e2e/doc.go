@@ -13,4 +13,8 @@
 // e2e`, always in CI) it runs the whole suite: every file but harness,
 // background, kill, pgserver, smoke and the docs checks carries
 // `//go:build e2e`.
+//
+// The benchmarks: `make bench` (e2e/bench.sh) and `make bench-accounts`
+// (e2e/bench-accounts.sh: how many accounts one serve keeps at the API's
+// pace).
 package e2e

@@ -122,6 +122,14 @@ func testSIGKILLResume(t *testing.T, sc killScenario) {
 	if refetched > int64(killed)*sc.maxPerKill {
 		t.Errorf("%d pages fetched twice, more than %d for each of the %d kills", refetched, sc.maxPerKill, killed)
 	}
+	checkKilledRuns(t, d, up, killed)
+}
+
+// checkKilledRuns checks the warehouse after killed backfills and the one
+// that completed: one version per card, every run a kill left behind
+// marked abandoned, one succeeded.
+func checkKilledRuns(t *testing.T, d *deployment, up *upstream, killed int) {
+	t.Helper()
 	db := openRO(t, d.db)
 	// Nothing changed upstream: every card has exactly one version, the
 	// one its first commit wrote, however often its page was refetched.

@@ -190,25 +190,7 @@ func TestPostgresCanarySecrets(t *testing.T) {
 		t.Fatalf("%d of the %d corpus card numbers were never served: the check would not cover them", missed, len(corpus))
 	}
 
-	// The corpus reached the warehouse (redacted), or its absence proves
-	// nothing.
-	if n := queryInt(t, openRO(t, d.db), `SELECT count(*) FROM card_state WHERE jsonb_exists(data, 'memo_0')`); n < 60 {
-		t.Fatalf("%d stored cards carry the corpus fields, want at least 60", n)
-	}
-	tables := dumpTables(t, d.db)
-	for name, rows := range tables {
-		scan.add("table "+name, []byte(rows))
-	}
-	for _, name := range []string{"card_state", "card_versions", "rejected_cards", "sync_runs"} {
-		if _, ok := tables[name]; !ok {
-			t.Fatalf("no table %s among %d tables and views dumped", name, len(tables))
-		}
-	}
-	for _, name := range []string{"card_state", "card_versions"} {
-		if strings.Contains(tables[name], `"cvv"`) {
-			t.Errorf("%s holds a \"cvv\" field", name)
-		}
-	}
+	scanPostgresTables(t, d, scan)
 
 	secrets := map[string]string{"password": canary, "warehouse password": pgCanary}
 	for i, tok := range up.Tokens() {
@@ -229,6 +211,32 @@ func TestPostgresCanarySecrets(t *testing.T) {
 		}
 	}
 	scan.check(t, secrets)
+}
+
+// scanPostgresTables adds every table and view of d's warehouse to scan,
+// once the corpus is seen to have reached it, and checks no "cvv" field
+// was stored.
+func scanPostgresTables(t *testing.T, d *deployment, scan *leakScan) {
+	t.Helper()
+	// The corpus reached the warehouse (redacted), or its absence proves
+	// nothing.
+	if n := queryInt(t, openRO(t, d.db), `SELECT count(*) FROM card_state WHERE jsonb_exists(data, 'memo_0')`); n < 60 {
+		t.Fatalf("%d stored cards carry the corpus fields, want at least 60", n)
+	}
+	tables := dumpTables(t, d.db)
+	for name, rows := range tables {
+		scan.add("table "+name, []byte(rows))
+	}
+	for _, name := range []string{"card_state", "card_versions", "rejected_cards", "sync_runs"} {
+		if _, ok := tables[name]; !ok {
+			t.Fatalf("no table %s among %d tables and views dumped", name, len(tables))
+		}
+	}
+	for _, name := range []string{"card_state", "card_versions"} {
+		if strings.Contains(tables[name], `"cvv"`) {
+			t.Errorf("%s holds a \"cvv\" field", name)
+		}
+	}
 }
 
 // dumpTables returns every row of every table and view of the public

@@ -233,107 +233,117 @@ func TestREADME(t *testing.T) {
 	})
 
 	t.Run("read-only", func(t *testing.T) {
-		cmds := docQueryCommands(blocks)
-		t.Logf("%d query commands found", len(cmds))
-		if len(cmds) < minQueryCommands {
-			t.Fatalf("only %d query commands found in README.md and docs/, want at least %d", len(cmds), minQueryCommands)
-		}
-		sqlitecheck.Program(t, "sqlite-utils", "sqlite-utils python3-click-default-group")
-		sqlitecheck.Program(t, "python3", "python3")
-		for _, c := range cmds {
-			if !strings.Contains(c.text, "-readonly ") && !strings.Contains(c.text, "?mode=ro") {
-				t.Errorf("%s: does not open the warehouse read-only: %s", c.where(), c.text)
-			}
-			script := strings.ReplaceAll(c.text, readmeWarehouse, d.db)
-			script = strings.ReplaceAll(script, "WAREHOUSE", d.db)
-			script = strings.ReplaceAll(script, "'NAME'", "'default'")
-			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-			cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
-			testbinary.Own(cmd) // a README line may start `cardsync sim &`
-			cmd.Dir = t.TempDir()
-			out, err := cmd.CombinedOutput()
-			cancel()
-			keepsWAL(t, c.where()+": "+c.text)
-			if err != nil {
-				t.Errorf("%s: %s\n%v: %s", c.where(), script, err, out)
-				continue
-			}
-			if c.lang == "sh" && strings.TrimSpace(string(out)) == "" {
-				t.Errorf("%s: no output from\n%s", c.where(), script)
-			}
-			if entries, _ := os.ReadDir(cmd.Dir); len(entries) > 0 {
-				t.Errorf("%s: created %s in the working directory (a URI taken for a file name?)", c.where(), entries[0].Name())
-			}
-		}
+		readmeReadOnly(t, blocks, d, keepsWAL)
 	})
 
 	t.Run("sh", func(t *testing.T) {
-		cfg := filepath.Join(d.dir, "config.toml")
-		pw := filepath.Join(d.dir, "api-password")
-		if err := os.WriteFile(pw, []byte(sim.DefaultPassword+"\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(cfg, []byte(fmt.Sprintf("[api]\nbase_url = %q\nemail = %q\npassword_file = %q\nrate_limit = \"1000/1s\"\nauth_rate_limit = \"100/1s\"\n[warehouse]\npath = %q\n",
-			up.URL, sim.DefaultEmail, pw, d.db)), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		repo, err := filepath.Abs("..")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { os.Remove(filepath.Join(repo, "cardsync")) })
-		scratch := t.TempDir()
-		benchFlags := regexp.MustCompile(`(-bench [^ ]+)( -benchtime [^ ]+)?`)
-		goTest := regexp.MustCompile(`(?m)^go test \./\.\.\.(\s.*)?$`)
-		n, found := 0, 0
-		for _, b := range blocks {
-			if b.lang != "sh" {
-				continue
-			}
-			found++
-			script := goTest.ReplaceAllString(b.text, "# (go test ./... is CI's own step)")
-			script = strings.ReplaceAll(script, readmeConfig, cfg)
-			script = strings.ReplaceAll(script, readmeWarehouse, d.db)
-			// The docs' benchmark commands run once each at a smoke size:
-			// this proves they work; measuring is make bench's job, by hand.
-			script = benchFlags.ReplaceAllString(script, "$1 -benchtime 1x")
-			usesGo := regexp.MustCompile(`(?m)^((CGO_ENABLED=0 )?go|make) `).MatchString(script)
-			if usesGo && testing.Short() {
-				t.Logf("%s: skipped in -short mode (builds and benchmarks)", b.where())
-				continue
-			}
-			n++
-			dir := scratch
-			if usesGo {
-				dir = repo
-			}
-			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
-			cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
-			testbinary.Own(cmd) // a README line may start `cardsync sim &`
-			cmd.Dir = dir
-			cmd.Env = []string{"PATH=" + filepath.Dir(built(t)) + ":" + os.Getenv("PATH"), "HOME=" + scratch,
-				// The build settings of this test's own build (CI's), so the
-				// docs' go commands hit the build cache.
-				"GOCACHE=" + goEnv("GOCACHE"), "GOPATH=" + goEnv("GOPATH"), "GOFLAGS=" + os.Getenv("GOFLAGS"),
-				"CGO_ENABLED=" + goEnv("CGO_ENABLED"),
-				benchSmokeEnv + "=1", "BENCH_QUIET_RUNS=20"}
-			start := time.Now()
-			out, err := cmd.CombinedOutput()
-			cancel()
-			if err != nil {
-				t.Errorf("%s: %v after %v\n%s\n--- output:\n%s", b.where(), err, time.Since(start).Round(time.Millisecond), script, lastLines(string(out)))
-				continue
-			}
-			t.Logf("%s: ok in %v", b.where(), time.Since(start).Round(time.Millisecond))
-		}
-		t.Logf("%d of %d shell blocks ran", n, found)
-		if n == 0 {
-			t.Error("no shell block ran")
-		}
-		if found < minShellBlocks {
-			t.Errorf("only %d ```sh blocks found in README.md and docs/, want at least %d", found, minShellBlocks)
-		}
+		readmeShell(t, blocks, d, up)
 	})
+}
+
+// readmeShell runs the docs' shell blocks against the fixture.
+func readmeShell(t *testing.T, blocks []docBlock, d *deployment, up *upstream) {
+	cfg := filepath.Join(d.dir, "config.toml")
+	pw := filepath.Join(d.dir, "api-password")
+	if err := os.WriteFile(pw, []byte(sim.DefaultPassword+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("[api]\nbase_url = %q\nemail = %q\npassword_file = %q\nrate_limit = \"1000/1s\"\nauth_rate_limit = \"100/1s\"\n[warehouse]\npath = %q\n",
+		up.URL, sim.DefaultEmail, pw, d.db)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(filepath.Join(repo, "cardsync")) })
+	scratch := t.TempDir()
+	benchFlags := regexp.MustCompile(`(-bench [^ ]+)( -benchtime [^ ]+)?`)
+	goTest := regexp.MustCompile(`(?m)^go test \./\.\.\.(\s.*)?$`)
+	n, found := 0, 0
+	for _, b := range blocks {
+		if b.lang != "sh" {
+			continue
+		}
+		found++
+		script := goTest.ReplaceAllString(b.text, "# (go test ./... is CI's own step)")
+		script = strings.ReplaceAll(script, readmeConfig, cfg)
+		script = strings.ReplaceAll(script, readmeWarehouse, d.db)
+		// The docs' benchmark commands run once each at a smoke size:
+		// this proves they work; measuring is make bench's job, by hand.
+		script = benchFlags.ReplaceAllString(script, "$1 -benchtime 1x")
+		usesGo := regexp.MustCompile(`(?m)^((CGO_ENABLED=0 )?go|make) `).MatchString(script)
+		if usesGo && testing.Short() {
+			t.Logf("%s: skipped in -short mode (builds and benchmarks)", b.where())
+			continue
+		}
+		n++
+		dir := scratch
+		if usesGo {
+			dir = repo
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+		cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+		testbinary.Own(cmd) // a README line may start `cardsync sim &`
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=" + filepath.Dir(built(t)) + ":" + os.Getenv("PATH"), "HOME=" + scratch,
+			// The build settings of this test's own build (CI's), so the
+			// docs' go commands hit the build cache.
+			"GOCACHE=" + goEnv("GOCACHE"), "GOPATH=" + goEnv("GOPATH"), "GOFLAGS=" + os.Getenv("GOFLAGS"),
+			"CGO_ENABLED=" + goEnv("CGO_ENABLED"),
+			benchSmokeEnv + "=1", "BENCH_QUIET_RUNS=20"}
+		start := time.Now()
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil {
+			t.Errorf("%s: %v after %v\n%s\n--- output:\n%s", b.where(), err, time.Since(start).Round(time.Millisecond), script, lastLines(string(out)))
+			continue
+		}
+		t.Logf("%s: ok in %v", b.where(), time.Since(start).Round(time.Millisecond))
+	}
+	t.Logf("%d of %d shell blocks ran", n, found)
+	if n == 0 {
+		t.Error("no shell block ran")
+	}
+	if found < minShellBlocks {
+		t.Errorf("only %d ```sh blocks found in README.md and docs/, want at least %d", found, minShellBlocks)
+	}
+}
+
+// readmeReadOnly runs the docs' query commands against the fixture, read-only.
+func readmeReadOnly(t *testing.T, blocks []docBlock, d *deployment, keepsWAL func(*testing.T, string)) {
+	cmds := docQueryCommands(blocks)
+	t.Logf("%d query commands found", len(cmds))
+	if len(cmds) < minQueryCommands {
+		t.Fatalf("only %d query commands found in README.md and docs/, want at least %d", len(cmds), minQueryCommands)
+	}
+	sqlitecheck.Program(t, "sqlite-utils", "sqlite-utils python3-click-default-group")
+	sqlitecheck.Program(t, "python3", "python3")
+	for _, c := range cmds {
+		if !strings.Contains(c.text, "-readonly ") && !strings.Contains(c.text, "?mode=ro") {
+			t.Errorf("%s: does not open the warehouse read-only: %s", c.where(), c.text)
+		}
+		script := strings.ReplaceAll(c.text, readmeWarehouse, d.db)
+		script = strings.ReplaceAll(script, "WAREHOUSE", d.db)
+		script = strings.ReplaceAll(script, "'NAME'", "'default'")
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+		testbinary.Own(cmd) // a README line may start `cardsync sim &`
+		cmd.Dir = t.TempDir()
+		out, err := cmd.CombinedOutput()
+		cancel()
+		keepsWAL(t, c.where()+": "+c.text)
+		if err != nil {
+			t.Errorf("%s: %s\n%v: %s", c.where(), script, err, out)
+			continue
+		}
+		if c.lang == "sh" && strings.TrimSpace(string(out)) == "" {
+			t.Errorf("%s: no output from\n%s", c.where(), script)
+		}
+		if entries, _ := os.ReadDir(cmd.Dir); len(entries) > 0 {
+			t.Errorf("%s: created %s in the working directory (a URI taken for a file name?)", c.where(), entries[0].Name())
+		}
+	}
 }
 
 // postgresBlock reports whether a ```sql block of the docs is

@@ -131,6 +131,13 @@ func TestRestoreKeepsHistory(t *testing.T) {
 		t.Errorf("%s has %d runs, want 1", second, n)
 	}
 
+	checkStatusListsKept(t, d, first, second)
+}
+
+// checkStatusListsKept checks that status, in text and in -json, lists the
+// files restores kept (first, second) with their time and size.
+func checkStatusListsKept(t *testing.T, d *deployment, first, second string) {
+	t.Helper()
 	_, human, _ := d.run("status")
 	for _, p := range []string{first, second} {
 		if !strings.Contains(human, "kept       "+p+" (") {

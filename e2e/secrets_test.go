@@ -147,6 +147,30 @@ func TestCanarySecrets(t *testing.T) {
 	}
 	run("status -json after failure", 1, "status", "-json")
 
+	scanServe(t, d, scan)
+
+	tokens := up.Tokens()
+	if len(tokens) == 0 {
+		t.Fatal("the upstream saw no token")
+	}
+	secrets := map[string]string{"password": canary}
+	for i, tok := range tokens {
+		secrets[fmt.Sprintf("token %d", i)] = tok
+		// The signature part is the random one; the header is shared.
+		if j := strings.LastIndexByte(tok, '.'); j >= 0 && len(tok)-j > 16 {
+			secrets[fmt.Sprintf("token %d signature", i)] = tok[j+1:]
+		}
+	}
+	scan.check(t, secrets)
+	if st := up.Stats(); st.TokensIssued < 3 {
+		t.Errorf("%d tokens issued, want at least 3 (backfill, check, serve)", st.TokensIssued)
+	}
+}
+
+// scanServe runs serve until its first run is recorded and scans its
+// command line, environment, files and output for the canary.
+func scanServe(t *testing.T, d *deployment, scan *leakScan) {
+	t.Helper()
 	// The daemon: password only in the environment; it keeps the warehouse
 	// open, so the WAL stays. Look at its command line and files while it
 	// runs.
@@ -193,23 +217,6 @@ func TestCanarySecrets(t *testing.T) {
 	scan.add("serve stdout", stdout.Bytes())
 	scan.add("serve stderr", stderr.Bytes())
 	scan.addFiles(t, d.dir, "at the end")
-
-	tokens := up.Tokens()
-	if len(tokens) == 0 {
-		t.Fatal("the upstream saw no token")
-	}
-	secrets := map[string]string{"password": canary}
-	for i, tok := range tokens {
-		secrets[fmt.Sprintf("token %d", i)] = tok
-		// The signature part is the random one; the header is shared.
-		if j := strings.LastIndexByte(tok, '.'); j >= 0 && len(tok)-j > 16 {
-			secrets[fmt.Sprintf("token %d signature", i)] = tok[j+1:]
-		}
-	}
-	scan.check(t, secrets)
-	if st := up.Stats(); st.TokensIssued < 3 {
-		t.Errorf("%d tokens issued, want at least 3 (backfill, check, serve)", st.TokensIssued)
-	}
 }
 
 // waitForRuns waits until the warehouse has n finished runs, or the daemon

@@ -182,6 +182,14 @@ func TestSystemdUnits(t *testing.T) {
 		t.Error("cardsync.service and cardsync-backfill.service must share StateDirectory=cardsync")
 	}
 
+	checkBackfillTimer(t, backfill, timer, readme, unitsDoc)
+	checkOneOffAndLinks(t, serve, readme, unitsDoc)
+}
+
+// checkBackfillTimer checks timer mode: the backfill unit, its textfile
+// drop-in and the timer, and that the docs name them.
+func checkBackfillTimer(t *testing.T, backfill, timer unitFile, readme, unitsDoc string) {
+	t.Helper()
 	// Timer mode: the backfill alone names nothing of node_exporter; its
 	// textfile drop-in adds the flag (to the unit's own command) and lets
 	// the unit write where the textfile goes.
@@ -231,7 +239,12 @@ func TestSystemdUnits(t *testing.T) {
 		timer.get("Unit", "Conflicts") != "cardsync.service" || timer.get("Install", "WantedBy") != "timers.target" {
 		t.Errorf("cardsync-backfill.timer: want Persistent=true, Unit=cardsync-backfill.service, Conflicts=cardsync.service, WantedBy=timers.target: %v", timer)
 	}
+}
 
+// checkOneOffAndLinks checks the one documented way to run a one-off
+// command as the service user, and the links into systemd/README.md.
+func checkOneOffAndLinks(t *testing.T, serve unitFile, readme, unitsDoc string) {
+	t.Helper()
 	// One documented way to run a one-off command as the service user:
 	// defined once in systemd/README.md, with the unit's identity.
 	if strings.Contains(readme, "sudo -u cardsync") || strings.Contains(unitsDoc, "sudo -u cardsync") {

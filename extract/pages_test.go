@@ -15,6 +15,14 @@ import (
 )
 
 func TestPagesFaults(t *testing.T) {
+	pagesLinkFaults(t)
+	pagesCountLimits(t)
+	pagesShapeFaults(t)
+	pagesWalkCases(t)
+}
+
+// pagesLinkFaults runs the subtests of links.next naming another origin or page.
+func pagesLinkFaults(t *testing.T) {
 	t.Run("foreign links.next is a warning, never contacted", func(t *testing.T) {
 		var other counter
 		foreign := httptest.NewServer(&other)
@@ -66,6 +74,10 @@ func TestPagesFaults(t *testing.T) {
 			}
 		}
 	})
+}
+
+// pagesCountLimits runs the subtests of page counts past api.max_pages and empty pages.
+func pagesCountLimits(t *testing.T) {
 	t.Run("total_pages beyond api.max_pages", func(t *testing.T) {
 		c, _, _ := handlerEnv(t, pageHandler(func(n int) string { return synthPage(n, math.MaxInt32, "") }), func(c *Config) { c.MaxPages = 1000 })
 		pages, err := walk(t, c, 1)
@@ -105,6 +117,10 @@ func TestPagesFaults(t *testing.T) {
 			t.Errorf("requests per page %s, want %s (an empty page before the last is asked for twice)", got, want)
 		}
 	})
+}
+
+// pagesShapeFaults runs the subtests of odd links, totals, growth and bodies.
+func pagesShapeFaults(t *testing.T) {
 	t.Run("links as []", func(t *testing.T) {
 		e := newEnv(t, sim.Options{Cards: 40, Faults: []sim.Fault{{Endpoint: "cards", Kind: sim.FaultLinksArray}}}, nil)
 		pages, err := walk(t, e.c, 1)
@@ -166,6 +182,10 @@ func TestPagesFaults(t *testing.T) {
 			t.Errorf("oversized body retried or classified as unavailable: %v", err)
 		}
 	})
+}
+
+// pagesWalkCases runs the subtests of where a walk starts and stops.
+func pagesWalkCases(t *testing.T) {
 	t.Run("string ids and extra fields", func(t *testing.T) {
 		e := newEnv(t, sim.Options{Cards: 40, StringIDs: true, ExtraFields: true, PHPEscaping: true, IncludePAN: true, PreviousLinks: true}, nil)
 		pages, err := walk(t, e.c, 1)

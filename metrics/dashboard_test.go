@@ -129,30 +129,7 @@ func TestDashboardStructure(t *testing.T) {
 	}
 	wantDS := dashDatasource{Type: "prometheus", UID: "${DS_PROMETHEUS}"}
 
-	vars := map[string]bool{}
-	for _, v := range d.Templating.List {
-		vars[v.Name] = true
-		if v.Type != "query" || v.Datasource == nil || *v.Datasource != wantDS || !strings.HasPrefix(v.Definition, "label_values(") {
-			t.Errorf("variable %s: type %q, datasource %v, query %q; want a label_values query on ${DS_PROMETHEUS}", v.Name, v.Type, v.Datasource, v.Definition)
-		}
-		switch v.Name {
-		case "job":
-			if v.Current.Value != "cardsync" {
-				t.Errorf("variable job defaults to %v, want cardsync", v.Current.Value)
-			}
-		case "instance", "account":
-			if !v.Multi || !v.IncludeAll || v.AllValue != ".*" {
-				t.Errorf("variable %s: multi %v, includeAll %v, allValue %q; want multi, All = .*", v.Name, v.Multi, v.IncludeAll, v.AllValue)
-			}
-		default:
-			t.Errorf("variable %s: not one of job, instance, account", v.Name)
-		}
-	}
-	for _, n := range []string{"job", "instance", "account"} {
-		if !vars[n] {
-			t.Errorf("no variable %s", n)
-		}
-	}
+	checkDashboardVariables(t, d, wantDS)
 
 	ids := map[int]string{}
 	taken := map[[2]int]string{}
@@ -226,6 +203,36 @@ func TestDashboardStructure(t *testing.T) {
 	}
 	if queries == 0 {
 		t.Fatal("the dashboard has no query")
+	}
+}
+
+// checkDashboardVariables checks d's template variables: job, instance and
+// account, label_values queries on the data source wantDS.
+func checkDashboardVariables(t *testing.T, d dashboard, wantDS dashDatasource) {
+	t.Helper()
+	vars := map[string]bool{}
+	for _, v := range d.Templating.List {
+		vars[v.Name] = true
+		if v.Type != "query" || v.Datasource == nil || *v.Datasource != wantDS || !strings.HasPrefix(v.Definition, "label_values(") {
+			t.Errorf("variable %s: type %q, datasource %v, query %q; want a label_values query on ${DS_PROMETHEUS}", v.Name, v.Type, v.Datasource, v.Definition)
+		}
+		switch v.Name {
+		case "job":
+			if v.Current.Value != "cardsync" {
+				t.Errorf("variable job defaults to %v, want cardsync", v.Current.Value)
+			}
+		case "instance", "account":
+			if !v.Multi || !v.IncludeAll || v.AllValue != ".*" {
+				t.Errorf("variable %s: multi %v, includeAll %v, allValue %q; want multi, All = .*", v.Name, v.Multi, v.IncludeAll, v.AllValue)
+			}
+		default:
+			t.Errorf("variable %s: not one of job, instance, account", v.Name)
+		}
+	}
+	for _, n := range []string{"job", "instance", "account"} {
+		if !vars[n] {
+			t.Errorf("no variable %s", n)
+		}
 	}
 }
 

@@ -21,4 +21,8 @@
 // anything with prometheus.DefaultRegisterer, or put a card id, an e-mail,
 // an error text or any other unbounded value in a label. Packages extract,
 // load and worker never import it.
+//
+// One hook of each kind per account: ClientObserver(account) and
+// RunObserver(account, …). At every tick, RunObserver's worker.TickObserver
+// reads the account's Runs first and its Summary only when they changed.
 package metrics

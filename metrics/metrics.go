@@ -301,49 +301,6 @@ func (m *Metrics) Handler() http.Handler {
 	return mux
 }
 
-// BackupSucceeded records a backup that finished at t: the backup code
-// calls it after each successful backup.
-func (m *Metrics) BackupSucceeded(t time.Time) {
-	m.backups.WithLabelValues("succeeded").Inc()
-	m.backup.Set(unixSeconds(t))
-}
-
-// BackupFailed counts a scheduled backup that failed, which started at t.
-func (m *Metrics) BackupFailed(t time.Time) {
-	m.backups.WithLabelValues("failed").Inc()
-	m.backupFailure.Set(unixSeconds(t))
-}
-
-// SetBackupSchedule says how often serve takes scheduled backups: interval
-// is the longest gap between two of them, and since is when serve began
-// taking them on this schedule (the zero time keeps the one set before: a
-// reload that leaves the schedule alone). An interval of 0 (or less) says
-// it takes none, and then since, the last success and the last failure
-// read 0 too, so no backup alert fires on backups turned off. serve calls
-// it at start-up and at every reload.
-func (m *Metrics) SetBackupSchedule(interval time.Duration, since time.Time) {
-	if interval <= 0 {
-		m.backupsOn.Set(0)
-		m.backupInterval.Set(0)
-		m.backupsSince.Set(0)
-		m.backup.Set(0)
-		m.backupFailure.Set(0)
-		return
-	}
-	// since first: a scrape between the two never sees backups on with no
-	// start to count from.
-	if !since.IsZero() {
-		m.backupsSince.Set(unixSeconds(since))
-	}
-	m.backupInterval.Set(interval.Seconds())
-	m.backupsOn.Set(1)
-}
-
-// SetLastBackup sets the last backup's time without counting a backup: at
-// start-up from the newest backup on disk, or the zero time (0) when
-// backups are not configured.
-func (m *Metrics) SetLastBackup(t time.Time) { m.backup.Set(unixSeconds(t)) }
-
 // SetHealthyWithin changes how old the last success may be (a reload
 // with a new schedule); d <= 0 keeps the current value.
 func (m *Metrics) SetHealthyWithin(d time.Duration) {
@@ -453,32 +410,6 @@ func (m *Metrics) apply(s load.Summary) {
 		m.lastSuccess.WithLabelValues(account).Set(unixSeconds(*s.LastSuccessAt))
 	}
 }
-
-// ClientObserver returns the extract.Observer of account's API client (one
-// of Options.Accounts; each account has a client and a token of its own):
-// it counts requests, retries, 429s and token requests.
-func (m *Metrics) ClientObserver(account string) extract.Observer {
-	m.ensure(account)
-	return clientObserver{
-		requests:     m.requests.MustCurryWith(prometheus.Labels{"account": account}),
-		retries:      m.retries.WithLabelValues(account),
-		rateLimited:  m.rateLimited.WithLabelValues(account),
-		authRequests: m.authRequests.WithLabelValues(account),
-	}
-}
-
-// clientObserver holds one account's series.
-type clientObserver struct {
-	requests                           *prometheus.CounterVec // endpoint, code
-	retries, rateLimited, authRequests prometheus.Counter
-}
-
-func (o clientObserver) Request(endpoint string, status int) {
-	o.requests.WithLabelValues(endpoint, extract.StatusClass(status)).Inc()
-}
-func (o clientObserver) Retry(string)       { o.retries.Inc() }
-func (o clientObserver) RateLimited(string) { o.rateLimited.Inc() }
-func (o clientObserver) TokenRequest()      { o.authRequests.Inc() }
 
 // unixSeconds is t as a Prometheus timestamp gauge value; 0 for the zero
 // time.

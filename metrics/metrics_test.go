@@ -236,13 +236,20 @@ func TestMetricsFollowRuns(t *testing.T) {
 		t.Errorf("unhealthy after a success: %s", reason)
 	}
 
+	failedRunMetrics(t, j)
+}
+
+// failedRunMetrics fails j's next run (the API refuses everything past its
+// retries) and checks the series of a failure.
+func failedRunMetrics(t *testing.T, j *simJob) {
+	t.Helper()
 	// A failed run: the API refuses everything past its retries.
 	j.sim.InjectFault(sim.Fault{Endpoint: "account", Kind: sim.FaultStatus, Status: 400})
 	j.sim.InjectFault(sim.Fault{Endpoint: "cards", Kind: sim.FaultStatus, Status: 400})
 	if _, err := j.job.Run(t.Context(), worker.TriggerSchedule, worker.Options{}); err == nil {
 		t.Fatal("run 4 succeeded against an API answering 400")
 	}
-	fams = families(t, j.m)
+	fams := families(t, j.m)
 	if got := mustValue(t, fams, "cardsync_runs_total", "account=default,status=failed,trigger=schedule"); got != 1 {
 		t.Errorf("failed schedule runs = %v, want 1", got)
 	}

@@ -8,10 +8,34 @@ import (
 	"testing"
 )
 
+// jsonRedactionCase is a document of TestJSONRedaction and its redaction.
+type jsonRedactionCase struct {
+	name, in, want string
+}
+
 func TestJSONRedaction(t *testing.T) {
-	tests := []struct {
-		name, in, want string
-	}{
+	tests := jsonRedactionCases()
+	p := NewPolicy(nil)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, _, err := p.JSON([]byte(tt.in))
+			if err != nil {
+				t.Fatalf("JSON(%s): %v", tt.in, err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("JSON(%s)\n got %s\nwant %s", tt.in, got, tt.want)
+			}
+			again, _, err := p.JSON(got)
+			if err != nil || string(again) != string(got) {
+				t.Errorf("JSON(%s) = %s, %v; want it unchanged", got, again, err)
+			}
+		})
+	}
+}
+
+// jsonRedactionCases are the documents TestJSONRedaction redacts.
+func jsonRedactionCases() []jsonRedactionCase {
+	return []jsonRedactionCase{
 		{"string", `{"pan":"4111111111111111"}`, `{"pan":"411111******1111"}`},
 		{"grouped string", `{"number":"4111 1111 1111 1111"}`, `{"number":"4111 11** **** 1111"}`},
 		{"inside text", `{"note":"paid with 5500005555555559 today"}`, `{"note":"paid with 550000******5559 today"}`},
@@ -95,22 +119,6 @@ func TestJSONRedaction(t *testing.T) {
 		{"keys like secrets kept", `{"cvc_check":"pass","pin_verified":"yes","spin_count":3,"pinned":true,"cvc_status":"ok","pin_attempts":2}`, `{"cvc_check":"pass","cvc_status":"ok","pin_attempts":2,"pin_verified":"yes","pinned":true,"spin_count":3}`},
 		{"all secret key shapes", `{"card_cvv":"1","cvvCode":"2","pin_code":"3","security-code":"4","securityCode":"5","cardPIN":"6","CVC2":"7","PINCode":8,"cvn":"9","keep":0}`, `{"keep":0}`},
 		{"masked stays", `{"p":"411111******1111","q":"4111 11** **** 1111"}`, `{"p":"411111******1111","q":"4111 11** **** 1111"}`},
-	}
-	p := NewPolicy(nil)
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, _, err := p.JSON([]byte(tt.in))
-			if err != nil {
-				t.Fatalf("JSON(%s): %v", tt.in, err)
-			}
-			if string(got) != tt.want {
-				t.Errorf("JSON(%s)\n got %s\nwant %s", tt.in, got, tt.want)
-			}
-			again, _, err := p.JSON(got)
-			if err != nil || string(again) != string(got) {
-				t.Errorf("JSON(%s) = %s, %v; want it unchanged", got, again, err)
-			}
-		})
 	}
 }
 

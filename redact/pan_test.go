@@ -115,10 +115,29 @@ func TestIsPANNotDigits(t *testing.T) {
 	}
 }
 
+// panCase is a text of TestPANs and its masked form.
+type panCase struct {
+	name, in, want string
+}
+
 func TestPANs(t *testing.T) {
-	tests := []struct {
-		name, in, want string
-	}{
+	tests := panCases()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := PANs(tt.in)
+			if got != tt.want {
+				t.Errorf("PANs(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+			if again := PANs(got); again != got {
+				t.Errorf("PANs(%q) = %q, want it unchanged", got, again)
+			}
+		})
+	}
+}
+
+// panCases are the texts TestPANs masks.
+func panCases() []panCase {
+	return []panCase{
 		{"plain", "4111111111111111", "411111******1111"},
 		{"13 digits", "4222222222222", "422222***2222"},
 		{"19 digits", "6011000000000000001", "601100*********0001"},
@@ -213,17 +232,6 @@ func TestPANs(t *testing.T) {
 		{"13-digit Visa after a plus sign is a phone number", "+4222222222222", "+4222222222222"},
 		{"empty", "", ""},
 		{"no digits", "hello, world", "hello, world"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := PANs(tt.in)
-			if got != tt.want {
-				t.Errorf("PANs(%q) = %q, want %q", tt.in, got, tt.want)
-			}
-			if again := PANs(got); again != got {
-				t.Errorf("PANs(%q) = %q, want it unchanged", got, again)
-			}
-		})
 	}
 }
 

@@ -151,11 +151,27 @@ func TestVocabularyEntries(t *testing.T) {
 
 // TestSecretKeyVocabularyExamples holds the keys and the decisions
 // codewords.txt records.
+// vocabularyCase is a key of TestSecretKeyVocabularyExamples and whether it names a secret.
+type vocabularyCase struct {
+	key  string
+	want bool
+}
+
 func TestSecretKeyVocabularyExamples(t *testing.T) {
-	tests := []struct {
-		key  string
-		want bool
-	}{
+	tests := vocabularyExamples()
+	p := NewPolicy(nil)
+	for _, tt := range tests {
+		t.Run(tt.key, func(t *testing.T) {
+			if got := p.SecretKey(tt.key); got != tt.want {
+				t.Errorf("SecretKey(%q) = %v, want %v", tt.key, got, tt.want)
+			}
+		})
+	}
+}
+
+// vocabularyExamples are the keys the vocabulary and its look-alikes decide.
+func vocabularyExamples() []vocabularyCase {
+	return []vocabularyCase{
 		{"cardCode", true},
 		{"card_code", true},
 		{"cv2", true},
@@ -249,14 +265,6 @@ func TestSecretKeyVocabularyExamples(t *testing.T) {
 		{"\u0441vv_verified", false},
 		{"\u0440in_verified", false},
 		{"c\u2228\u2228", true}, // logical or ∨ looks like v
-	}
-	p := NewPolicy(nil)
-	for _, tt := range tests {
-		t.Run(tt.key, func(t *testing.T) {
-			if got := p.SecretKey(tt.key); got != tt.want {
-				t.Errorf("SecretKey(%q) = %v, want %v", tt.key, got, tt.want)
-			}
-		})
 	}
 }
 

@@ -194,6 +194,19 @@ func (s *Server) serveCards(w http.ResponseWriter, r *http.Request, page int) {
 		b = num(b, totalPages)
 	}
 	b = append(b, `,"links":`...)
+	b = s.appendLinks(b, r, bf, page, totalPages)
+	b = append(b, "}}}"...)
+
+	if hook != nil {
+		hook(page)
+	}
+	s.writeOK(w, r, http.StatusOK, b, bf)
+}
+
+// appendLinks appends a page's links object (its shape per bf's faults)
+// to b.
+func (s *Server) appendLinks(b []byte, r *http.Request, bf bodyFaults, page, totalPages int) []byte {
+	php := s.opts.PHPEscaping
 	prev := s.opts.PreviousLinks && page > 1
 	next := page < totalPages
 	switch {
@@ -228,12 +241,7 @@ func (s *Server) serveCards(w http.ResponseWriter, r *http.Request, page int) {
 		}
 		b = append(b, '}')
 	}
-	b = append(b, "}}}"...)
-
-	if hook != nil {
-		hook(page)
-	}
-	s.writeOK(w, r, http.StatusOK, b, bf)
+	return b
 }
 
 // appendPHPFloat appends f as PHP's json_encode writes a float (the

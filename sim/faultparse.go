@@ -39,30 +39,9 @@ func ParseFault(s string) (Fault, error) {
 	bad := func(format string, a ...any) (Fault, error) {
 		return Fault{}, fmt.Errorf("%w %q: %s", ErrBadFault, orig, fmt.Sprintf(format, a...))
 	}
-	if i := strings.IndexByte(s, ':'); i >= 0 {
-		switch ep := strings.ToLower(s[:i]); ep {
-		case EndpointToken, EndpointAccount, EndpointCards:
-			f.Endpoint, s = ep, s[i+1:]
-		case "all", "*":
-			s = s[i+1:]
-		}
-	}
-	parts := strings.Split(s, ",")
-	head, arg, hasArg := strings.Cut(parts[0], "=")
-	head = strings.ToLower(strings.TrimSpace(head))
-	for k, n := range faultKindNames {
-		if n == head {
-			f.Kind = k
-		}
-	}
-	switch head {
-	case "429", "storm", "rate-limit":
-		f.Kind = FaultRateLimit
-	case "links[]", "links_array":
-		f.Kind = FaultLinksArray
-	}
-	if f.Kind == 0 {
-		return bad("unknown kind %q", head)
+	parts, arg, hasArg, herr := faultHead(&f, s)
+	if herr != nil {
+		return bad("%v", herr)
 	}
 	var err error
 	atoi := func(v string) int {
@@ -87,9 +66,7 @@ func ParseFault(s string) (Fault, error) {
 	ints := map[string]*int{
 		"times": &f.Times, "skip": &f.Skip, "percent": &f.Percent, "chunk": &f.Chunk,
 		"status": &f.Status, "to": &f.LoopTo, "delta": &f.TotalDelta, "bytes": &f.PadBytes,
-		"depth":  &f.Depth,
-		"shrink": &f.Shrink,
-		"claim":  &f.Claim,
+		"depth": &f.Depth, "shrink": &f.Shrink, "claim": &f.Claim,
 	}
 	// set applies one KEY=VALUE (pages aside); false for an unknown key.
 	set := func(k, v string) bool {
@@ -116,20 +93,14 @@ func ParseFault(s string) (Fault, error) {
 	}
 	if hasArg {
 		// The argument after "kind:" is the kind's main key.
-		key := map[FaultKind]string{
-			FaultStatus: "status", FaultHTML: "status", FaultLatency: "latency", FaultTrickle: "latency",
-			FaultForeignNext: "url", FaultLoopNext: "to", FaultTotalChange: "delta", FaultOversize: "bytes",
-			FaultDeepMeta: "depth", FaultRedirect: "url",
-			FaultEmptyPage: "page", FaultShrinkingTotal: "shrink", FaultRepeatedPage: "page",
-			FaultPhantomPages: "claim",
-		}[f.Kind]
+		key := faultArgKey(f.Kind)
 		if key == "" {
 			return bad("kind %s takes no argument", f.Kind)
 		}
 		set(key, arg)
 	}
 	inPages := false
-	for _, p := range parts[1:] {
+	for _, p := range parts {
 		k, v, ok := strings.Cut(p, "=")
 		if !ok {
 			if inPages {
@@ -160,6 +131,49 @@ func ParseFault(s string) (Fault, error) {
 		return bad("%v", err)
 	}
 	return f, nil
+}
+
+// faultHead reads the endpoint and the kind at the start of s into f and
+// returns the parts after them and the kind's argument ("kind=ARG").
+func faultHead(f *Fault, s string) (parts []string, arg string, hasArg bool, err error) {
+	if i := strings.IndexByte(s, ':'); i >= 0 {
+		switch ep := strings.ToLower(s[:i]); ep {
+		case EndpointToken, EndpointAccount, EndpointCards:
+			f.Endpoint, s = ep, s[i+1:]
+		case "all", "*":
+			s = s[i+1:]
+		}
+	}
+	parts = strings.Split(s, ",")
+	head, arg, hasArg := strings.Cut(parts[0], "=")
+	head = strings.ToLower(strings.TrimSpace(head))
+	for k, n := range faultKindNames {
+		if n == head {
+			f.Kind = k
+		}
+	}
+	switch head {
+	case "429", "storm", "rate-limit":
+		f.Kind = FaultRateLimit
+	case "links[]", "links_array":
+		f.Kind = FaultLinksArray
+	}
+	if f.Kind == 0 {
+		return nil, "", false, fmt.Errorf("unknown kind %q", head)
+	}
+	return parts[1:], arg, hasArg, nil
+}
+
+// faultArgKey is the key the argument of kind k sets ("status=503" sets
+// status), or "" when the kind takes none.
+func faultArgKey(k FaultKind) string {
+	return map[FaultKind]string{
+		FaultStatus: "status", FaultHTML: "status", FaultLatency: "latency", FaultTrickle: "latency",
+		FaultForeignNext: "url", FaultLoopNext: "to", FaultTotalChange: "delta", FaultOversize: "bytes",
+		FaultDeepMeta: "depth", FaultRedirect: "url",
+		FaultEmptyPage: "page", FaultShrinkingTotal: "shrink", FaultRepeatedPage: "page",
+		FaultPhantomPages: "claim",
+	}[k]
 }
 
 func addPages(pages *[]int, s string) error {

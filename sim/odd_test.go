@@ -43,37 +43,7 @@ func TestOddData(t *testing.T) {
 					t.Errorf("odd items at %d..%d of %d: not spread through the list", firstOdd, lastOdd, len(truth))
 				}
 			}
-			tok := e.token()
-			var served [][]byte
-			for page := 1; ; page++ {
-				r := e.get(fmt.Sprintf("/cards?page=%d", page), tok)
-				if r.status != 200 || !json.Valid(r.body) {
-					t.Fatalf("page %d: status %d, valid JSON %v", page, r.status, json.Valid(r.body))
-				}
-				var p struct {
-					Data []json.RawMessage
-					Meta struct {
-						Pagination struct {
-							Total      int `json:"total"`
-							Count      int `json:"count"`
-							TotalPages int `json:"total_pages"`
-						}
-					}
-				}
-				dec := json.NewDecoder(bytes.NewReader(r.body))
-				if err := dec.Decode(&p); err != nil {
-					t.Fatal(err)
-				}
-				if p.Meta.Pagination.Total != len(truth) || p.Meta.Pagination.Count != len(p.Data) {
-					t.Errorf("page %d: total %d count %d, want %d and %d", page, p.Meta.Pagination.Total, p.Meta.Pagination.Count, len(truth), len(p.Data))
-				}
-				for _, d := range p.Data {
-					served = append(served, d)
-				}
-				if page >= p.Meta.Pagination.TotalPages {
-					break
-				}
-			}
+			served := servedItems(t, e, len(truth))
 			if len(served) != len(truth) {
 				t.Fatalf("served %d items, truth has %d", len(served), len(truth))
 			}
@@ -113,6 +83,44 @@ func TestOddData(t *testing.T) {
 			}
 		})
 	}
+}
+
+// servedItems walks every page of e's cards and returns the items served,
+// checking each page's total and count (total: the items the truth holds).
+func servedItems(t *testing.T, e *env, total int) [][]byte {
+	t.Helper()
+	tok := e.token()
+	var served [][]byte
+	for page := 1; ; page++ {
+		r := e.get(fmt.Sprintf("/cards?page=%d", page), tok)
+		if r.status != 200 || !json.Valid(r.body) {
+			t.Fatalf("page %d: status %d, valid JSON %v", page, r.status, json.Valid(r.body))
+		}
+		var p struct {
+			Data []json.RawMessage
+			Meta struct {
+				Pagination struct {
+					Total      int `json:"total"`
+					Count      int `json:"count"`
+					TotalPages int `json:"total_pages"`
+				}
+			}
+		}
+		dec := json.NewDecoder(bytes.NewReader(r.body))
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Meta.Pagination.Total != total || p.Meta.Pagination.Count != len(p.Data) {
+			t.Errorf("page %d: total %d count %d, want %d and %d", page, p.Meta.Pagination.Total, p.Meta.Pagination.Count, total, len(p.Data))
+		}
+		for _, d := range p.Data {
+			served = append(served, d)
+		}
+		if page >= p.Meta.Pagination.TotalPages {
+			break
+		}
+	}
+	return served
 }
 
 // depth counts the deepest nesting of brackets outside strings.

@@ -138,50 +138,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 
-	for _, f := range pre {
-		s.log.Debug("sim fault", "fault", f.String(), "path", r.URL.Path, "page", page)
-		switch f.Kind {
-		case FaultLatency:
-			if !wait(r, f.Latency) {
-				return
-			}
-		case FaultStatus:
-			st := cmp.Or(f.Status, http.StatusServiceUnavailable)
-			setRetryAfter(w, f.RetryAfter)
-			writeJSON(w, st, []byte(`{"message":"`+http.StatusText(st)+`","status_code":`+strconv.Itoa(st)+`}`))
-			return
-		case FaultHTML:
-			st := cmp.Or(f.Status, http.StatusBadGateway)
-			setRetryAfter(w, f.RetryAfter)
-			h := w.Header()
-			h.Set("Content-Type", "text/html")
-			w.WriteHeader(st)
-			_, _ = w.Write([]byte(strings.ReplaceAll(strings.ReplaceAll(bodyHTML502, "%d", strconv.Itoa(st)), "%s", http.StatusText(st))))
-			return
-		case FaultReset:
-			dropConn(w, true)
-			return
-		case FaultRateLimit:
-			s.mu.Lock()
-			s.st.rateLimited++
-			s.mu.Unlock()
-			setRetryAfter(w, f.RetryAfter)
-			writeJSON(w, http.StatusTooManyRequests, bodyRateLimited)
-			return
-		case FaultRevoke:
-			s.RevokeTokens()
-		case FaultNoContent:
-			w.Header().Set("Cache-Control", "no-cache, private")
-			w.WriteHeader(http.StatusNoContent)
-			return
-		case FaultRedirect:
-			loc := cmp.Or(f.URL, "/login")
-			w.Header().Set("Location", loc)
-			w.Header().Set("Content-Type", "text/html; charset=UTF-8")
-			w.WriteHeader(http.StatusFound)
-			_, _ = w.Write([]byte(`<!DOCTYPE html><html><head><meta http-equiv="refresh" content="0;url='` + html.EscapeString(loc) + `'" /><title>Redirecting</title></head></html>`))
-			return
-		}
+	if s.servePreFaults(w, r, pre, page) {
+		return
 	}
 
 	if r.Method != http.MethodPost && endpoint == EndpointToken ||
@@ -219,21 +177,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case EndpointToken:
 		s.serveToken(w, r, now)
 	case EndpointAccount:
-		s.mu.Lock()
-		if s.accountReads++; s.opts.AccountDrift && s.accountReads > 1 {
-			driftAccount(&s.account, s.opts.Seed, s.accountReads)
-		}
-		bf := s.bodyFaultsLocked(endpoint, 0)
-		a := s.account
-		if bf.secrets {
-			a = secretAccount(a, s.opts.Password, bearer(r))
-		}
-		body := appendAccountJSON(make([]byte, 0, 512), a, s.opts.PHPEscaping)
-		if bf.secrets {
-			body = secretAccountNotes(body, bearer(r), s.opts.PHPEscaping)
-		}
-		s.mu.Unlock()
-		s.writeOK(w, r, http.StatusOK, body, bf)
+		s.serveAccount(w, r)
 	case EndpointCards:
 		if pageErr != "" {
 			writeJSON(w, http.StatusUnprocessableEntity, validationBody([][2]string{{"page", pageErr}}, s.opts.PHPEscaping))
@@ -241,6 +185,77 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.serveCards(w, r, page)
 	}
+}
+
+// servePreFaults applies the faults that act before a request is judged
+// (latency, a status, a reset, ...) and reports whether one of them
+// answered it or the request ended.
+func (s *Server) servePreFaults(w http.ResponseWriter, r *http.Request, pre []Fault, page int) bool {
+	for _, f := range pre {
+		s.log.Debug("sim fault", "fault", f.String(), "path", r.URL.Path, "page", page)
+		switch f.Kind {
+		case FaultLatency:
+			if !wait(r, f.Latency) {
+				return true
+			}
+		case FaultStatus:
+			st := cmp.Or(f.Status, http.StatusServiceUnavailable)
+			setRetryAfter(w, f.RetryAfter)
+			writeJSON(w, st, []byte(`{"message":"`+http.StatusText(st)+`","status_code":`+strconv.Itoa(st)+`}`))
+			return true
+		case FaultHTML:
+			st := cmp.Or(f.Status, http.StatusBadGateway)
+			setRetryAfter(w, f.RetryAfter)
+			h := w.Header()
+			h.Set("Content-Type", "text/html")
+			w.WriteHeader(st)
+			_, _ = w.Write([]byte(strings.ReplaceAll(strings.ReplaceAll(bodyHTML502, "%d", strconv.Itoa(st)), "%s", http.StatusText(st))))
+			return true
+		case FaultReset:
+			dropConn(w, true)
+			return true
+		case FaultRateLimit:
+			s.mu.Lock()
+			s.st.rateLimited++
+			s.mu.Unlock()
+			setRetryAfter(w, f.RetryAfter)
+			writeJSON(w, http.StatusTooManyRequests, bodyRateLimited)
+			return true
+		case FaultRevoke:
+			s.RevokeTokens()
+		case FaultNoContent:
+			w.Header().Set("Cache-Control", "no-cache, private")
+			w.WriteHeader(http.StatusNoContent)
+			return true
+		case FaultRedirect:
+			loc := cmp.Or(f.URL, "/login")
+			w.Header().Set("Location", loc)
+			w.Header().Set("Content-Type", "text/html; charset=UTF-8")
+			w.WriteHeader(http.StatusFound)
+			_, _ = w.Write([]byte(`<!DOCTYPE html><html><head><meta http-equiv="refresh" content="0;url='` + html.EscapeString(loc) + `'" /><title>Redirecting</title></head></html>`))
+			return true
+		}
+	}
+	return false
+}
+
+// serveAccount answers GET /account.
+func (s *Server) serveAccount(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	if s.accountReads++; s.opts.AccountDrift && s.accountReads > 1 {
+		driftAccount(&s.account, s.opts.Seed, s.accountReads)
+	}
+	bf := s.bodyFaultsLocked(EndpointAccount, 0)
+	a := s.account
+	if bf.secrets {
+		a = secretAccount(a, s.opts.Password, bearer(r))
+	}
+	body := appendAccountJSON(make([]byte, 0, 512), a, s.opts.PHPEscaping)
+	if bf.secrets {
+		body = secretAccountNotes(body, bearer(r), s.opts.PHPEscaping)
+	}
+	s.mu.Unlock()
+	s.writeOK(w, r, http.StatusOK, body, bf)
 }
 
 func (s *Server) authorizedLocked(r *http.Request, now time.Time) bool {

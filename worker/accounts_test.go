@@ -54,33 +54,7 @@ func TestTwoAccountsInOneFileAreIndependent(t *testing.T) {
 	if res := run(a, "alpha third run"); res.Removed != 1 || res.PendingRemovals != 0 {
 		t.Errorf("alpha third run: removed %d, pending %d; want 1, 0", res.Removed, res.PendingRemovals)
 	}
-	sa, err := a.wh.Summary(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb, err := b.wh.Summary(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sa.CurrentCards != 39 || sa.RemovedCards != 1 || sa.PendingRemovals != 0 || sa.RemovalsHeld != 0 {
-		t.Errorf("alpha summary: %d current, %d removed, %d pending, %d held; want 39, 1, 0, 0",
-			sa.CurrentCards, sa.RemovedCards, sa.PendingRemovals, sa.RemovalsHeld)
-	}
-	if sb.CurrentCards != 60 || sb.RemovedCards != 0 || sb.PendingRemovals != 30 || sb.RemovalsHeld != 30 {
-		t.Errorf("beta summary: %d current, %d removed, %d pending, %d held; want 60, 0, 30, 30",
-			sb.CurrentCards, sb.RemovedCards, sb.PendingRemovals, sb.RemovalsHeld)
-	}
-	if len(sa.Runs) != 3 || len(sb.Runs) != 2 || sa.Snapshots != 3 || sb.Snapshots != 2 {
-		t.Errorf("alpha %d runs, %d snapshots; beta %d runs, %d snapshots; want 3, 3, 2, 2",
-			len(sa.Runs), sa.Snapshots, len(sb.Runs), sb.Snapshots)
-	}
-	for _, r := range sb.Runs {
-		for _, o := range sa.Runs {
-			if r.ID == o.ID {
-				t.Errorf("run %d listed by both accounts", r.ID)
-			}
-		}
-	}
+	checkTwoAccountSummaries(t, a, b)
 
 	// A failed run of alpha leaves alpha's walk open at page 2; beta's
 	// next run starts its own walk at page 1 and confirms its held cards.
@@ -113,7 +87,48 @@ func TestTwoAccountsInOneFileAreIndependent(t *testing.T) {
 		t.Errorf("beta: %d current cards, want %d", got, want)
 	}
 
-	// sync_health: one row per account, no 'default'.
+	checkSyncHealth(t, a)
+}
+
+// checkTwoAccountSummaries checks alpha's and beta's summaries after their
+// removals: each account's own counts and runs.
+func checkTwoAccountSummaries(t *testing.T, a, b *fixture) {
+	t.Helper()
+	ctx := t.Context()
+	sa, err := a.wh.Summary(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := b.wh.Summary(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sa.CurrentCards != 39 || sa.RemovedCards != 1 || sa.PendingRemovals != 0 || sa.RemovalsHeld != 0 {
+		t.Errorf("alpha summary: %d current, %d removed, %d pending, %d held; want 39, 1, 0, 0",
+			sa.CurrentCards, sa.RemovedCards, sa.PendingRemovals, sa.RemovalsHeld)
+	}
+	if sb.CurrentCards != 60 || sb.RemovedCards != 0 || sb.PendingRemovals != 30 || sb.RemovalsHeld != 30 {
+		t.Errorf("beta summary: %d current, %d removed, %d pending, %d held; want 60, 0, 30, 30",
+			sb.CurrentCards, sb.RemovedCards, sb.PendingRemovals, sb.RemovalsHeld)
+	}
+	if len(sa.Runs) != 3 || len(sb.Runs) != 2 || sa.Snapshots != 3 || sb.Snapshots != 2 {
+		t.Errorf("alpha %d runs, %d snapshots; beta %d runs, %d snapshots; want 3, 3, 2, 2",
+			len(sa.Runs), sa.Snapshots, len(sb.Runs), sb.Snapshots)
+	}
+	for _, r := range sb.Runs {
+		for _, o := range sa.Runs {
+			if r.ID == o.ID {
+				t.Errorf("run %d listed by both accounts", r.ID)
+			}
+		}
+	}
+}
+
+// checkSyncHealth checks sync_health of a's file: one row per account, no
+// 'default'.
+func checkSyncHealth(t *testing.T, a *fixture) {
+	t.Helper()
+	ctx := t.Context()
 	rows, err := a.wh.DB().QueryContext(ctx, `SELECT account, current_cards, pending_removals, last_status FROM sync_health`)
 	if err != nil {
 		t.Fatal(err)

@@ -74,17 +74,6 @@ func TestRunLogLines(t *testing.T) {
 	}
 
 	started := false
-	// doubled reports an error text with the same prefix twice in a row
-	// ("authenticate: authenticate: ...").
-	doubled := func(e string) bool {
-		parts := strings.Split(e, ": ")
-		for i := 1; i < len(parts)-1; i++ {
-			if parts[i] == parts[i-1] {
-				return true
-			}
-		}
-		return false
-	}
 	var staleLine, retryLine map[string]any
 	for _, m := range lines {
 		msg, _ := m["msg"].(string)
@@ -121,4 +110,16 @@ func TestRunLogLines(t *testing.T) {
 	if e, _ := retryLine["err"].(string); !strings.Contains(e, "truncated body") {
 		t.Errorf("retry error %q does not say the body was truncated", e)
 	}
+}
+
+// doubled reports an error text with the same prefix twice in a row
+// ("authenticate: authenticate: ...").
+func doubled(e string) bool {
+	parts := strings.Split(e, ": ")
+	for i := 1; i < len(parts)-1; i++ {
+		if parts[i] == parts[i-1] {
+			return true
+		}
+	}
+	return false
 }

@@ -184,9 +184,15 @@ func TestBackupKeysAndServePlan(t *testing.T) {
 		t.Errorf("after a reload keeping the schedule: cardsync_backups_configured_timestamp_seconds = %v, want %v", got, seeded)
 	}
 
+	backupReloads(t, e, s, met, at, start)
+}
+
+// backupReloads checks the backup metrics across reloads of s: a weekly
+// cron, backups turned off, then on again.
+func backupReloads(t *testing.T, e *env, s config.Settings, met *metrics.Metrics, at, start time.Time) {
 	// A reload to a weekly cron: the interval follows.
 	e.vars["CARDSYNC_BACKUP_CRON"] = "30 2 * * 0"
-	cfg, _ = config.Load("", e.environ())
+	cfg, _ := config.Load("", e.environ())
 	weekly, err := cfg.Settings(false, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)

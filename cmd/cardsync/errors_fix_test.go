@@ -102,7 +102,7 @@ func fixLine(out, prefix string) string {
 
 // fixCases are the scenarios of TestErrorsNameTheFix.
 func fixCases() []fixCase {
-	return slices.Concat(configAPICases(), fileCases(), runCases())
+	return slices.Concat(configCases(), apiCases(), fileCases(), runCases())
 }
 
 // checkRun runs check with f's config and a short -timeout.
@@ -118,8 +118,8 @@ func backfillRun(t *testing.T, f *fixEnv) (int, string, string) {
 // baseKey is how a fix names f's api.base_url: the key, the file and line.
 func baseKey(f *fixEnv) string { return "api.base_url (" + f.cfg + ":2)" }
 
-// configAPICases: the configuration, and the API's faults.
-func configAPICases() []fixCase {
+// configCases: the configuration.
+func configCases() []fixCase {
 	return []fixCase{
 		{name: "unknown config key", code: exitConfig, fail: true,
 			run: func(t *testing.T, f *fixEnv) (int, string, string) {
@@ -175,6 +175,12 @@ func configAPICases() []fixCase {
 			want: func(*fixEnv) []string {
 				return []string{"rename the variable CARDSYNC_API_RATE_LIMT to CARDSYNC_API_RATE_LIMIT"}
 			}},
+	}
+}
+
+// apiCases: the API's faults.
+func apiCases() []fixCase {
+	return []fixCase{
 		{name: "wrong base_url path (404)", code: exitFailure, fail: true,
 			run: func(t *testing.T, f *fixEnv) (int, string, string) {
 				f.writeConfig(t, f.baseURL+"/v2", "", "")

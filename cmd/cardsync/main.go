@@ -6,6 +6,16 @@
 // command; it loads configuration through package config and composes
 // worker, extract and load. It must not hold sync logic, SQL or validation
 // rules of its own.
+//
+// The commands, one file each: serve, backfill, status, report, check,
+// backup, restore, rescan, demo, sim, datasette-metadata and version.
+// Logging is tint on a terminal, JSON elsewhere, with journald's priorities
+// under systemd. fix.go holds the one fixer: by the errors' types, it
+// writes check's FAIL lines and every command's "fix:" line. Every
+// warehouse is opened through package load/dialect: the writing store
+// through worker (worker.OpenStore), read-only opens (status, check, report
+// and serve's report refresh) and a file's backups, restore, checks and
+// locks directly.
 package main
 
 import (

@@ -9,10 +9,8 @@ import (
 	"net"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -20,8 +18,6 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/cardsync/cardsync/internal/testbinary"
-	"github.com/cardsync/cardsync/load/sqlitecheck"
 	"github.com/cardsync/cardsync/money"
 	"github.com/cardsync/cardsync/sim"
 )
@@ -412,142 +408,6 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// TestDemoAndItsQueries runs the demo, then every query command it prints,
-// exactly as printed, through bash: each must succeed with rows and leave
-// the warehouse's -wal and -shm in place (a read-write sqlite3 that closes
-// last removes them, and read-only users need them). The demo has ended, so
-// no other connection holds the file: the case where that removal happens.
-func TestDemoAndItsQueries(t *testing.T) {
-	dir := t.TempDir()
-	db := filepath.Join(dir, "demo.db")
-	e := &env{t: t, vars: map[string]string{}}
-	code, out, errOut := e.run(t.Context(), "demo", "-db", db, "-cards", "120", "-rate", "200")
-	if code != 0 {
-		t.Fatalf("demo exit %d\n%s\n%s", code, out, errOut)
-	}
-	for _, want := range []string{"1) backfill", "120 new", "1 changed", "2 cards not listed", "3) sync again", "2 removed",
-		"rate limited 1", "1 returned", "1 card not listed", "sqlite3"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("demo output lacks %q:\n%s", want, out)
-		}
-	}
-	sqlitecheck.Program(t, "sqlite3", "sqlite3")
-	var printed []string
-	for _, line := range strings.Split(out, "\n") {
-		if cmd, ok := strings.CutPrefix(line, "  sqlite3 "); ok {
-			printed = append(printed, "sqlite3 "+cmd)
-		}
-	}
-	if len(printed) != len(demoQueries) {
-		t.Fatalf("demo printed %d query commands, want %d:\n%s", len(printed), len(demoQueries), out)
-	}
-	for _, suffix := range []string{"-wal", "-shm"} {
-		if _, err := os.Stat(db + suffix); err != nil {
-			t.Fatalf("the demo warehouse has no %s before the queries: %v", suffix, err)
-		}
-	}
-	for i, line := range printed {
-		if !strings.Contains(line, " -readonly ") {
-			t.Errorf("query %d does not open the file read-only: %s", i+1, line)
-		}
-		cmd := exec.CommandContext(t.Context(), "bash", "-euo", "pipefail", "-c", line)
-		testbinary.Own(cmd)
-		cmd.Dir = dir
-		res, err := cmd.CombinedOutput()
-		if err != nil || len(bytes.TrimSpace(res)) == 0 {
-			t.Errorf("%s\nfailed or returned no rows: %v\n%s", line, err, res)
-		}
-		for _, suffix := range []string{"-wal", "-shm"} {
-			if _, err := os.Stat(db + suffix); err != nil {
-				t.Fatalf("%s\nremoved the warehouse's %s: %v", line, suffix, err)
-			}
-		}
-	}
-}
-
-func TestShellWord(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"cardsync-demo.db", "cardsync-demo.db"},
-		{"/tmp/a b/demo.db", "'/tmp/a b/demo.db'"},
-		{"it's.db", `'it'\''s.db'`},
-		{"", "''"},
-	} {
-		if got := shellWord(c.in); got != c.want {
-			t.Errorf("shellWord(%q) = %s, want %s", c.in, got, c.want)
-		}
-	}
-}
-
-func TestHelpAndUsage(t *testing.T) {
-	e := &env{t: t, vars: map[string]string{}}
-	cmds := []string{"serve", "backfill", "status", "check", "demo", "sim", "backup", "restore", "report", "datasette-metadata"}
-	sort.Strings(cmds)
-	for _, c := range cmds {
-		code, _, errOut := e.run(t.Context(), c, "-h")
-		if code != 0 || !strings.Contains(errOut, "Examples:") {
-			t.Errorf("%s -h: exit %d, output lacks examples:\n%s", c, code, errOut)
-		}
-		if c == "report" && (strings.Contains(errOut, "(per day)") || !strings.Contains(errOut, "at most 72 points")) {
-			t.Errorf("report -h does not tell the charts' slots:\n%s", errOut)
-		}
-	}
-	if code, _, _ := e.run(t.Context(), "nope"); code != exitConfig {
-		t.Errorf("unknown command exit %d, want %d", code, exitConfig)
-	}
-	if code, _, _ := e.run(t.Context(), "backfill", "-password", "x"); code != exitConfig {
-		t.Errorf("a -password flag must not exist (exit %d)", code)
-	}
-	if code, out, _ := e.run(t.Context(), "version"); code != 0 || !strings.HasPrefix(out, "cardsync ") || len(strings.Split(strings.TrimSpace(out), "\n")) != 4 {
-		t.Errorf("version: %d %q", code, out)
-	}
-	if code, out, _ := e.run(t.Context(), "version", "-h"); code != 0 || !strings.HasPrefix(out, "Usage: cardsync version") {
-		t.Errorf("version -h: %d %q, want its usage", code, out)
-	}
-	if code, _, errOut := e.run(t.Context(), "version", "-x"); code != exitConfig || !strings.Contains(errOut, `unexpected argument "-x"`) {
-		t.Errorf("version -x: %d %q, want a usage error", code, errOut)
-	}
-}
-
-// TestSmallOperatorMessages: check prints only its own lines (no routine
-// log line between them) and, on a 401, the fix naming where the email
-// and the password came from; a
-// missing warehouse directory is named as such with the key to set.
-func TestSmallOperatorMessages(t *testing.T) {
-	_, e := newEnv(t, sim.Options{Seed: 3, Cards: 10})
-	e.vars["CARDSYNC_LOG_LEVEL"] = "info"
-	code, out, errOut := e.run(t.Context(), "check")
-	if code != 0 || errOut != "" {
-		t.Errorf("check: exit %d, stderr %q; want 0 and nothing on stderr at the info level", code, errOut)
-	}
-	if !strings.Contains(out, "ok    authenticated as") {
-		t.Errorf("check output:\n%s", out)
-	}
-	e.vars["CARDSYNC_API_PASSWORD"] = "not-the-password"
-	code, _, errOut = e.run(t.Context(), "check")
-	if code != exitAuth || !strings.Contains(errOut, "fix: the API refused demo@example.com with the password of CARDSYNC_API_PASSWORD: correct api.email (env CARDSYNC_API_EMAIL)") ||
-		!strings.Contains(errOut, "Administrator") {
-		t.Errorf("check with a wrong password: exit %d, %q; want exit %d and the advice", code, errOut, exitAuth)
-	}
-	if strings.Contains(errOut, "not-the-password") {
-		t.Errorf("check printed the password: %q", errOut)
-	}
-	e.vars["CARDSYNC_API_PASSWORD"] = sim.DefaultPassword
-	missing := filepath.Join(t.TempDir(), "no", "such", "dir")
-	e.vars["CARDSYNC_WAREHOUSE_PATH"] = filepath.Join(missing, "w.db")
-	code, _, errOut = e.run(t.Context(), "backfill")
-	if code != exitWarehouse || !strings.Contains(errOut, "warehouse directory "+missing+" does not exist") || !strings.Contains(errOut, "warehouse.path") {
-		t.Errorf("backfill into a missing directory: exit %d, %q", code, errOut)
-	}
-	// Nothing configured at all: said, not acted on with the defaults.
-	e.vars = map[string]string{"CARDSYNC_LOG_LEVEL": "info"}
-	for _, cmd := range []string{"status", "backfill", "check", "report", "backup"} {
-		code, _, errOut = e.run(t.Context(), cmd)
-		if code != exitConfig || !strings.Contains(errOut, "no configuration: pass -config FILE or set CARDSYNC_CONFIG") {
-			t.Errorf("%s with no configuration: exit %d, %q", cmd, code, errOut)
-		}
-	}
-}
-
 // TestServeNotifiesSystemd runs serve with a NOTIFY_SOCKET and checks the
 // sd_notify messages: READY=1 after start-up, STATUS= lines, WATCHDOG=1
 // pings at half of WATCHDOG_USEC, and STOPPING=1 on shutdown.
@@ -609,32 +469,5 @@ func TestServeNotifiesSystemd(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("no STOPPING=1 after shutdown")
 		}
-	}
-}
-
-func TestDemoRefusesARealWarehouse(t *testing.T) {
-	_, e := newEnv(t, sim.Options{Seed: 1, Cards: 20})
-	if code, out, errOut := e.run(t.Context(), "backfill"); code != 0 {
-		t.Fatalf("backfill exit %d\n%s\n%s", code, out, errOut)
-	}
-	before, err := os.ReadFile(e.db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	code, _, errOut := e.run(t.Context(), "demo", "-db", e.db, "-cards", "10")
-	if code != exitConfig || !strings.Contains(errOut, "it holds 1 non-demo run;") {
-		t.Fatalf("demo on a real warehouse: exit %d, %q; want a refusal", code, errOut)
-	}
-	after, err := os.ReadFile(e.db)
-	if err != nil || !bytes.Equal(before, after) {
-		t.Errorf("the real warehouse changed (%v)", err)
-	}
-	other := filepath.Join(t.TempDir(), "notes.db")
-	os.WriteFile(other, []byte("not sqlite at all, but precious"), 0o600)
-	if code, _, errOut := e.run(t.Context(), "demo", "-db", other); code != exitConfig {
-		t.Errorf("demo on a foreign file: exit %d, %q; want a refusal", code, errOut)
-	}
-	if b, _ := os.ReadFile(other); string(b) != "not sqlite at all, but precious" {
-		t.Errorf("demo overwrote a foreign file")
 	}
 }

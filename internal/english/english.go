@@ -2,6 +2,9 @@
 // for people: "1 card", "3 cards", "1 card … it", "2 cards … them". It is
 // the one rule for them, so that no message says "1 snapshots" or "lacks 1
 // runs". It does no I/O and knows nothing of cardsync's data.
+//
+// Besides Count: Noun, Plural (regular endings, "x or y" phrases), Them and
+// TheyAre; Miscounted, for tests, finds "1 <plural>" in output.
 package english
 
 import (

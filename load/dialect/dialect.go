@@ -7,6 +7,15 @@
 // and hold what these return without probing it. It holds no rule: each
 // dialect's rules are its own (a server's idle-in-transaction bound from
 // the lease TTL is load/postgres's).
+//
+// Open puts a file's account lock before the SQLite warehouse, or opens the
+// PostgreSQL warehouse of a URL with writes refused until its lease is
+// taken. OpenReadOnly serves status, check, report and serve's report
+// refresh: no DDL, no write, an older schema refused. SchemaVersion is the
+// version this binary migrates to. What only a file has (file.go, one-line
+// wrappers of load/sqlite): Backup, DefaultBackupDir, ListBackups, Restore,
+// CheckCreatable, CheckWritable, AcquireLock, ForeignRuns. It holds no SQL
+// of its own.
 package dialect
 
 import (

@@ -9,7 +9,7 @@ import (
 )
 
 // OpenReadOnly opens the warehouse of t read-only, for a command that only
-// reads (status, check, report): it runs no DDL and writes nothing, and a
+// reads (status, check, report and serve's report refresh): it runs no DDL and writes nothing, and a
 // warehouse whose schema is older than the binary is refused with a
 // *load.SchemaVersionError (load.ErrSchemaTooOld) instead of upgraded.
 // Every read is scoped to opts.Account; a file opened with no account is

@@ -101,4 +101,15 @@
 //
 // Times written are Options.Now (UTC, whole seconds), as in SQLite; lease
 // expiry alone uses the server's now(), the one clock all replicas share.
+//
+// # Pools, read-only opens and replicas
+//
+// A Warehouse has a pgx pool of its own, or shares Pools (one per database,
+// shared by a serve's accounts, with 2 connections kept for lease renewals
+// and heartbeats; migration and checks once per pool: pool.go). Options.ReadOnly
+// opens for status and check: no DDL, no write, an older schema refused with
+// load.ErrSchemaTooOld. sync_replicas holds each replica's heartbeat
+// (load.Replicas: ReplicaHeartbeat, LeaveReplicas, LiveReplicas). The
+// schema-name rule and the lease connections a shared pool keeps are in
+// load/postgres/pgrules, which config uses without compiling pgx.
 package postgres

@@ -177,4 +177,11 @@
 // transaction: per-day aggregates in SQL so that a year of 15-minute
 // snapshots comes back as a few thousand rows, amounts as integer cents and
 // exact decimal text.
+//
+// # Errors and the writer lock
+//
+// Every error it returns wraps load.ErrWarehouse, except load.ErrLocked.
+// The writer lock: OpenAccountLock (an account's run), Lock, and WaitLock
+// (restore -wait waiting for a run to end). Verify is a file's check before
+// a run: the same inode, writable, a deleted file written back.
 package sqlite

@@ -78,68 +78,15 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		if err := errors.Join(needs(*out != "", "-o"), needs(*epoch >= 0, "-mtime"), needs(*prefix != "", "-prefix"), needs(fs.NArg() > 0, "NAME=SRC")); err != nil {
 			return err
 		}
-		var entries []entry
-		for _, a := range fs.Args() {
-			name, src, ok := strings.Cut(a, "=")
-			if !ok {
-				return fmt.Errorf("tar: %q is not NAME=SRC", a)
-			}
-			e, err := fileEntry(*prefix+"/"+name, src)
-			if err != nil {
-				return fmt.Errorf("tar: %w", err)
-			}
-			entries = append(entries, e)
-		}
-		b, err := tarGz(entries, mtime)
-		if err != nil {
-			return fmt.Errorf("tar: %w", err)
-		}
-		if err := writeFileAtomic(*out, b); err != nil {
-			return fmt.Errorf("tar: %w", err)
-		}
-		return nil
+		return tarCommand(fs.Args(), *prefix, *out, mtime)
 	case "oci":
 		if err := errors.Join(needs(*out != "", "-o"), needs(*epoch >= 0, "-mtime"), needs(*version != "", "-version"),
 			needs(*revision != "", "-revision"), needs(*source != "", "-source"), needs(*license != "", "-license"),
 			needs(*modCache != "", "-modcache"), needs(fs.NArg() > 0, "OS/ARCH=BINARY")); err != nil {
 			return err
 		}
-		lic, err := os.ReadFile(*license)
-		if err != nil {
-			return fmt.Errorf("oci: license: %w", err)
-		}
-		spec := imageSpec{Version: *version, Revision: *revision, Source: *source, Created: mtime, License: lic, ModCache: *modCache}
-		if *cacerts != "" {
-			b, err := os.ReadFile(*cacerts)
-			if err != nil {
-				return fmt.Errorf("oci: CA bundle: %w", err)
-			}
-			spec.CACerts = b
-		}
-		for _, a := range fs.Args() {
-			plat, bin, ok := strings.Cut(a, "=")
-			goos, goarch, ok2 := strings.Cut(plat, "/")
-			if !ok || !ok2 {
-				return fmt.Errorf("oci: %q is not OS/ARCH=BINARY", a)
-			}
-			spec.Platforms = append(spec.Platforms, platformBinary{OS: goos, Arch: goarch, Binary: bin})
-		}
-		f, err := os.Create(*out + ".tmp")
-		if err != nil {
-			return fmt.Errorf("oci: %w", err)
-		}
-		defer os.Remove(f.Name())
-		if err := writeOCI(f, spec); err != nil {
-			f.Close()
-			return fmt.Errorf("oci: %w", err)
-		}
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("oci: %w", err)
-		}
-		if err := os.Rename(f.Name(), *out); err != nil {
-			return fmt.Errorf("oci: %w", err)
-		}
-		return nil
+		spec := imageSpec{Version: *version, Revision: *revision, Source: *source, Created: mtime, ModCache: *modCache}
+		return ociCommand(fs.Args(), *out, *license, *cacerts, spec)
 	case "sums":
 		if fs.NArg() != 1 {
 			return errors.New("sums: want one DIR")
@@ -186,6 +133,71 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return nil
 	}
 	return errors.New(usage)
+}
+
+// tarCommand writes the tarball out of the NAME=SRC args, under prefix.
+func tarCommand(args []string, prefix, out string, mtime time.Time) error {
+	var entries []entry
+	for _, a := range args {
+		name, src, ok := strings.Cut(a, "=")
+		if !ok {
+			return fmt.Errorf("tar: %q is not NAME=SRC", a)
+		}
+		e, err := fileEntry(prefix+"/"+name, src)
+		if err != nil {
+			return fmt.Errorf("tar: %w", err)
+		}
+		entries = append(entries, e)
+	}
+	b, err := tarGz(entries, mtime)
+	if err != nil {
+		return fmt.Errorf("tar: %w", err)
+	}
+	if err := writeFileAtomic(out, b); err != nil {
+		return fmt.Errorf("tar: %w", err)
+	}
+	return nil
+}
+
+// ociCommand writes the OCI image archive out of the OS/ARCH=BINARY args,
+// with spec's metadata, the license file and the CA bundle (if any).
+func ociCommand(args []string, out, license, cacerts string, spec imageSpec) error {
+	lic, err := os.ReadFile(license)
+	if err != nil {
+		return fmt.Errorf("oci: license: %w", err)
+	}
+	spec.License = lic
+	if cacerts != "" {
+		b, err := os.ReadFile(cacerts)
+		if err != nil {
+			return fmt.Errorf("oci: CA bundle: %w", err)
+		}
+		spec.CACerts = b
+	}
+	for _, a := range args {
+		plat, bin, ok := strings.Cut(a, "=")
+		goos, goarch, ok2 := strings.Cut(plat, "/")
+		if !ok || !ok2 {
+			return fmt.Errorf("oci: %q is not OS/ARCH=BINARY", a)
+		}
+		spec.Platforms = append(spec.Platforms, platformBinary{OS: goos, Arch: goarch, Binary: bin})
+	}
+	f, err := os.Create(out + ".tmp")
+	if err != nil {
+		return fmt.Errorf("oci: %w", err)
+	}
+	defer os.Remove(f.Name())
+	if err := writeOCI(f, spec); err != nil {
+		f.Close()
+		return fmt.Errorf("oci: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("oci: %w", err)
+	}
+	if err := os.Rename(f.Name(), out); err != nil {
+		return fmt.Errorf("oci: %w", err)
+	}
+	return nil
 }
 
 // releasePlatforms returns the platforms a release's image archive holds,
