@@ -202,43 +202,9 @@ func TestCardNumberIDs(t *testing.T) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
-	twins := 0
-	var cards []panCard
-	for range 24 {
-		pan := randomPAN(rng)
-		number := rng.IntN(3) == 0
-		id := pan
-		if !number {
-			id = spelled(rng, pan)
-		}
-		cards = append(cards, panCard{pan: pan, id: id, number: number})
-		if id == pan {
-			// A twin: another card with the same masked form.
-			p2 := twin(rng, pan)
-			cards = append(cards, panCard{pan: p2, id: p2})
-			twins++
-		}
-	}
+	cards, twins := panCards(rng)
 	plain := []string{"1", "42", "abc-123", "550e8400-e29b-41d4-a716-446655440000", "1234567812345678", "order 20250301123456"}
-	mkPage := func(rev int) load.Page {
-		p := load.Page{Stream: load.StreamCards, Number: 1, TotalPages: 1}
-		for _, c := range cards {
-			p.Cards = append(p.Cards, idCard(c.id, c.number, rev))
-		}
-		for _, id := range plain {
-			p.Cards = append(p.Cards, idCard(id, false, rev))
-		}
-		// Rejected items: one whose id the client read, one whose id is
-		// a number with an exponent (no integer id, so none read).
-		rej := cards[0]
-		p.Rejected = []load.Rejection{
-			{Index: len(p.Cards), CardID: rej.id, Reason: "test rejection", Data: fmt.Appendf(nil, `{"id":%q,"x":[}`, rej.id)},
-			{Index: len(p.Cards) + 1, CardID: cards[1].id, Reason: "test rejection", Data: fmt.Appendf(nil, `{"id":%q,"status":{"deep":1}}`, cards[1].id)},
-			{Index: len(p.Cards) + 2, Reason: "id is a number but not an integer", Data: fmt.Appendf(nil, `{"id":%s.0e0,"status":"active"}`, cards[2].pan)},
-		}
-		p.TotalItems = len(p.Cards) + len(p.Rejected)
-		return p
-	}
+	mkPage := func(rev int) load.Page { return panPage(cards, plain, rev) }
 	for _, b := range reopenables(t, load.Options{}) {
 		t.Run(b.name, func(t *testing.T) {
 			stored := func() map[string]bool {
@@ -279,28 +245,77 @@ func TestCardNumberIDs(t *testing.T) {
 			if got := one(t, b.query(t, `SELECT count(*) FROM card_state WHERE data->>'id' IS NULL OR CAST(data->>'id' AS TEXT) <> card_id`)); got != "0" {
 				t.Errorf("%s cards whose data's id differs from card_id", got)
 			}
-			// Twins (same masked form) keep two ids.
-			masked := map[string]int{}
-			for id := range first {
-				if i := strings.IndexRune(id, redact.CardIDSeparator); i > 0 {
-					masked[id[:i]]++
-				}
-			}
-			pairs := 0
-			for _, n := range masked {
-				if n > 1 {
-					pairs++
-				}
-			}
-			if len(masked) != len(cards) && pairs == 0 || twins > 0 && pairs == 0 {
-				t.Errorf("%d pseudonymous ids, %d masked forms shared by two cards; want %d ids and shared forms for %d twins", len(masked), pairs, len(cards), twins)
-			}
+			checkTwinIDs(t, first, len(cards), twins)
 			// Rejected items show the same form as the card.
 			if got := b.query(t, "SELECT card_id FROM rejected_cards WHERE card_id IS NOT NULL ORDER BY card_id"); len(got) != 2 || !first[got[0]] || !first[got[1]] {
 				t.Errorf("rejected_cards.card_id = %q, want the cards' stored ids", got)
 			}
 			checkNoPAN(t, b, cards)
 		})
+	}
+}
+
+// panCards makes 24 cards whose ids are or hold a random card number
+// (number ids, or spelled with separators), each card whose id is its bare
+// number followed by a twin with the same masked form; twins counts those.
+func panCards(rng *rand.Rand) (cards []panCard, twins int) {
+	for range 24 {
+		pan := randomPAN(rng)
+		number := rng.IntN(3) == 0
+		id := pan
+		if !number {
+			id = spelled(rng, pan)
+		}
+		cards = append(cards, panCard{pan: pan, id: id, number: number})
+		if id == pan {
+			// A twin: another card with the same masked form.
+			p2 := twin(rng, pan)
+			cards = append(cards, panCard{pan: p2, id: p2})
+			twins++
+		}
+	}
+	return cards, twins
+}
+
+// panPage is the one page of TestCardNumberIDs at revision rev: the cards,
+// the plain ids, and three rejected items.
+func panPage(cards []panCard, plain []string, rev int) load.Page {
+	p := load.Page{Stream: load.StreamCards, Number: 1, TotalPages: 1}
+	for _, c := range cards {
+		p.Cards = append(p.Cards, idCard(c.id, c.number, rev))
+	}
+	for _, id := range plain {
+		p.Cards = append(p.Cards, idCard(id, false, rev))
+	}
+	// Rejected items: one whose id the client read, one whose id is
+	// a number with an exponent (no integer id, so none read).
+	rej := cards[0]
+	p.Rejected = []load.Rejection{
+		{Index: len(p.Cards), CardID: rej.id, Reason: "test rejection", Data: fmt.Appendf(nil, `{"id":%q,"x":[}`, rej.id)},
+		{Index: len(p.Cards) + 1, CardID: cards[1].id, Reason: "test rejection", Data: fmt.Appendf(nil, `{"id":%q,"status":{"deep":1}}`, cards[1].id)},
+		{Index: len(p.Cards) + 2, Reason: "id is a number but not an integer", Data: fmt.Appendf(nil, `{"id":%s.0e0,"status":"active"}`, cards[2].pan)},
+	}
+	p.TotalItems = len(p.Cards) + len(p.Rejected)
+	return p
+}
+
+// checkTwinIDs: twins (same masked form) keep two ids among the stored ids.
+func checkTwinIDs(t *testing.T, stored map[string]bool, cards, twins int) {
+	t.Helper()
+	masked := map[string]int{}
+	for id := range stored {
+		if i := strings.IndexRune(id, redact.CardIDSeparator); i > 0 {
+			masked[id[:i]]++
+		}
+	}
+	pairs := 0
+	for _, n := range masked {
+		if n > 1 {
+			pairs++
+		}
+	}
+	if len(masked) != cards && pairs == 0 || twins > 0 && pairs == 0 {
+		t.Errorf("%d pseudonymous ids, %d masked forms shared by two cards; want %d ids and shared forms for %d twins", len(masked), pairs, cards, twins)
 	}
 }
 

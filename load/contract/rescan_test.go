@@ -117,27 +117,7 @@ func TestRescanCleansAnOlderWarehouse(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := t.Context()
 			const cards = 23
-			// The older release.
-			old := b.open(t, load.Options{})
-			run, err := old.StartRun(ctx, load.TriggerBackfill, "old")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := old.CommitPage(ctx, run, oldPage(cards)); err != nil {
-				t.Fatal(err)
-			}
-			if err := old.SaveAccount(ctx, run, load.Account{Snapshot: account.Snapshot{Name: ptr("Acme " + rescanSecret)}, Raw: []byte(`{"name":"Acme","vendorCheck":"321"}`)}); err != nil {
-				t.Fatal(err)
-			}
-			if err := old.FinishRun(ctx, run, load.RunResult{Status: load.StatusFailed, Error: "upstream said " + rescanSecret}); err != nil {
-				t.Fatal(err)
-			}
-			// A warehouse with rows at migration is at rules version 1.
-			b.exec(t, old, `UPDATE rules_state SET rules_version = 1`)
-			if got := strings.Join(b.query(t, old, `SELECT data FROM card_state ORDER BY card_id`), ""); !strings.Contains(got, rescanKey) || !strings.Contains(got, rescanSecret) {
-				t.Fatalf("the older rules should have kept the code and the secret: %.200s", got)
-			}
-			old.Close()
+			writeOlderWarehouse(t, b, cards)
 
 			// The newer rules.
 			var secrets redact.Secrets
@@ -182,18 +162,7 @@ func TestRescanCleansAnOlderWarehouse(t *testing.T) {
 			if st.Outdated() || st.Rescan != nil || st.RescannedAt.IsZero() {
 				t.Fatalf("RulesState after = %+v, want current, no checkpoint", st)
 			}
-			for _, q := range []string{
-				`SELECT data FROM card_state`, `SELECT data FROM card_versions`,
-				`SELECT coalesce(name, '') || coalesce(raw, '') FROM account_snapshots`,
-				`SELECT data || reason FROM rejected_cards`, `SELECT coalesce(error, '') FROM sync_runs`,
-				`SELECT name FROM card_fields`,
-			} {
-				for _, v := range b.query(t, w, q) {
-					if strings.Contains(v, rescanSecret) || strings.Contains(strings.ToLower(v), strings.ToLower(rescanKey)) {
-						t.Errorf("%s: left %q", q, v)
-					}
-				}
-			}
+			checkNothingLeft(t, b, w)
 			// The hash of every card is what a walk computes of the same
 			// card: the same page again changes nothing.
 			versions := len(b.query(t, w, `SELECT card_id FROM card_versions`))
@@ -222,6 +191,52 @@ func TestRescanCleansAnOlderWarehouse(t *testing.T) {
 				t.Errorf("rules version %d after a run of the current rules, want %d", st.Version, redact.RulesVersion)
 			}
 		})
+	}
+}
+
+// writeOlderWarehouse writes the warehouse "of the older release": a run
+// with cards, an account snapshot and an error that hold the secret and
+// the extra key, at rules version 1.
+func writeOlderWarehouse(t *testing.T, b rescanBackend, cards int) {
+	t.Helper()
+	ctx := t.Context()
+	old := b.open(t, load.Options{})
+	run, err := old.StartRun(ctx, load.TriggerBackfill, "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.CommitPage(ctx, run, oldPage(cards)); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.SaveAccount(ctx, run, load.Account{Snapshot: account.Snapshot{Name: ptr("Acme " + rescanSecret)}, Raw: []byte(`{"name":"Acme","vendorCheck":"321"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.FinishRun(ctx, run, load.RunResult{Status: load.StatusFailed, Error: "upstream said " + rescanSecret}); err != nil {
+		t.Fatal(err)
+	}
+	// A warehouse with rows at migration is at rules version 1.
+	b.exec(t, old, `UPDATE rules_state SET rules_version = 1`)
+	if got := strings.Join(b.query(t, old, `SELECT data FROM card_state ORDER BY card_id`), ""); !strings.Contains(got, rescanKey) || !strings.Contains(got, rescanSecret) {
+		t.Fatalf("the older rules should have kept the code and the secret: %.200s", got)
+	}
+	old.Close()
+}
+
+// checkNothingLeft fails for every value of w that still holds the secret
+// or the extra key.
+func checkNothingLeft(t *testing.T, b rescanBackend, w rescanStore) {
+	t.Helper()
+	for _, q := range []string{
+		`SELECT data FROM card_state`, `SELECT data FROM card_versions`,
+		`SELECT coalesce(name, '') || coalesce(raw, '') FROM account_snapshots`,
+		`SELECT data || reason FROM rejected_cards`, `SELECT coalesce(error, '') FROM sync_runs`,
+		`SELECT name FROM card_fields`,
+	} {
+		for _, v := range b.query(t, w, q) {
+			if strings.Contains(v, rescanSecret) || strings.Contains(strings.ToLower(v), strings.ToLower(rescanKey)) {
+				t.Errorf("%s: left %q", q, v)
+			}
+		}
 	}
 }
 

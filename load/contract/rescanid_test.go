@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/redact"
 )
 
 // rulesStore is a warehouse under test whose rules (its card id key) a
@@ -39,49 +40,13 @@ func TestRescanMovesCardNumberIDs(t *testing.T) {
 func testRescanMovesIDs(t *testing.T, collide bool) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 0))
-	var cards []panCard
-	for range 12 {
-		pan := randomPAN(rng)
-		number := rng.IntN(3) == 0
-		id := pan
-		if !number {
-			id = spelled(rng, pan)
-		}
-		cards = append(cards, panCard{pan: pan, id: id, number: number})
-	}
-	// An item rejected under an id that is a card number no card has.
-	rejPAN := randomPAN(rng)
-	rejected := panCard{pan: rejPAN, id: spelled(rng, rejPAN)}
-	plain := []string{"1", "abc-123", "1234567812345678"}
-	const collider = 2
-	mkPage := func(rev int, only ...int) load.Page {
-		p := load.Page{Stream: load.StreamCards, Number: 1, TotalPages: 1}
-		if only != nil {
-			for _, i := range only {
-				p.Cards = append(p.Cards, idCard(cards[i].id, cards[i].number, rev))
-			}
-			p.TotalItems = len(p.Cards)
-			return p
-		}
-		for _, c := range cards {
-			p.Cards = append(p.Cards, idCard(c.id, c.number, rev))
-		}
-		for _, id := range plain {
-			p.Cards = append(p.Cards, idCard(id, false, rev))
-		}
-		p.Rejected = []load.Rejection{
-			{Index: len(p.Cards), CardID: cards[0].id, Reason: "test rejection", Data: fmt.Appendf(nil, `{"id":%q,"status":{"deep":1}}`, cards[0].id)},
-			{Index: len(p.Cards) + 1, CardID: rejected.id, Reason: "test rejection", Data: fmt.Appendf(nil, `{"id":%q,"status":"odd"}`, rejected.id)},
-		}
-		p.TotalItems = len(p.Cards) + len(p.Rejected)
-		return p
-	}
+	f := newIDFixture(rand.New(rand.NewPCG(seed, 0)))
+	cards, plain := f.cards, f.plain
+	mkPage := f.page
 	policy := load.Options{}.Settings().Policy
 	for _, b := range reopenables(t, load.Options{}) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := t.Context()
-			pg := b.name == "postgres"
 			run := startRun(t, b.s)
 			commit(t, b.s, run, mkPage(1))
 			run = startRun(t, b.s)
@@ -97,40 +62,11 @@ func testRescanMovesIDs(t *testing.T, collide bool) {
 				return id
 			}
 			// The older release: every stored id back to the id as sent.
-			for _, c := range append(append([]panCard(nil), cards...), rejected) {
-				p := stored(c)
-				asSent, _ := json.Marshal(c.id)
-				if c.number {
-					asSent = []byte(c.id)
-				}
-				q := func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-				oldID, newID, newJSON, oldJSON := q(c.id), q(p), q(`"`+p+`"`), q(string(asSent))
-				stmts := []string{
-					`INSERT INTO card_state (card_id, data, first_seen_at, last_seen_at, updated_at, removed_at, first_seen_run, last_seen_run, data_hash, account, minor)
-						SELECT ` + oldID + `, data, first_seen_at, last_seen_at, updated_at, removed_at, first_seen_run, last_seen_run, data_hash, account, minor
-						FROM card_state WHERE card_id = ` + newID,
-					`UPDATE card_versions SET card_id = ` + oldID + ` WHERE card_id = ` + newID,
-					`UPDATE removal_pending SET card_id = ` + oldID + ` WHERE card_id = ` + newID,
-					`DELETE FROM card_state WHERE card_id = ` + newID,
-					`UPDATE rejected_cards SET card_id = ` + oldID + `, data = replace(data, ` + newJSON + `, ` + oldJSON + `) WHERE card_id = ` + newID,
-				}
-				if pg {
-					stmts = append(stmts,
-						`UPDATE card_state SET data = replace(data::text, `+newJSON+`, `+oldJSON+`)::jsonb WHERE card_id = `+oldID,
-						`UPDATE card_versions SET data = replace(data::text, `+newJSON+`, `+oldJSON+`)::jsonb WHERE card_id = `+oldID,
-						`UPDATE walk_seen SET ids = array_replace(ids, `+newID+`, `+oldID+`)`)
-				} else {
-					stmts = append(stmts,
-						`UPDATE card_state SET data = replace(data, `+newJSON+`, `+oldJSON+`) WHERE card_id = `+oldID,
-						`UPDATE card_versions SET data = replace(data, `+newJSON+`, `+oldJSON+`) WHERE card_id = `+oldID,
-						`UPDATE walk_seen SET ids = replace(ids, `+q(string(mustJSON(t, p)))+`, `+q(string(mustJSON(t, c.id)))+`)`)
-				}
-				for _, s := range stmts {
-					b.query(t, s)
-				}
+			all := f.all()
+			for _, c := range all {
+				unmoveID(t, b, c, stored(c))
 			}
 			b.query(t, `UPDATE rules_state SET rules_version = 1`)
-			all := append(append([]panCard(nil), cards...), rejected)
 			texts := strings.Join(b.texts(t), "\n")
 			for _, c := range all {
 				if !strings.Contains(texts, c.id) {
@@ -142,7 +78,7 @@ func testRescanMovesIDs(t *testing.T, collide bool) {
 				// A sync of the current release stores one card again,
 				// under its new id, beside its old row.
 				run = startRun(t, b.s)
-				if c := commit(t, b.s, run, mkPage(2, collider)); c.New != 1 {
+				if c := commit(t, b.s, run, mkPage(2, idCollider)); c.New != 1 {
 					t.Fatalf("collision: %+v, want the card stored new", c)
 				}
 			}
@@ -180,52 +116,166 @@ func testRescanMovesIDs(t *testing.T, collide bool) {
 				t.Fatal(err)
 			}
 			checkNoPAN(t, b, all)
-			// One row per card, under the id a sync stores, with its history.
-			if got := one(t, b.query(t, `SELECT count(*) FROM card_state`)); got != fmt.Sprint(len(cards)+len(plain)) {
-				t.Errorf("%s cards, want %d", got, len(cards)+len(plain))
-			}
-			for i, c := range cards {
-				want := "new,changed"
-				if collide && i == collider {
-					want = "new,changed,changed"
-				}
-				if got := joined(b.query(t, `SELECT change FROM card_versions WHERE card_id = '`+stored(c)+`' ORDER BY version`)); got != want {
-					t.Errorf("card %d (id %q): versions %q, want %q", i, c.id, got, want)
-				}
-			}
-			if got := one(t, b.query(t, `SELECT count(*) FROM card_versions WHERE valid_to IS NULL`)); got != fmt.Sprint(len(cards)+len(plain)) {
-				t.Errorf("%s open versions, want one per card", got)
-			}
-			if got := one(t, b.query(t, `SELECT count(*) FROM card_state WHERE data->>'id' IS NULL OR CAST(data->>'id' AS TEXT) <> card_id`)); got != "0" {
-				t.Errorf("%s cards whose data's id differs from card_id", got)
-			}
-			if got := one(t, b.query(t, `SELECT count(*) FROM card_versions WHERE CAST(data->>'id' AS TEXT) <> card_id`)); got != "0" {
-				t.Errorf("%s versions whose data's id differs from card_id", got)
-			}
-			if got := b.query(t, `SELECT card_id FROM rejected_cards WHERE card_id IS NOT NULL ORDER BY card_id`); len(got) != 2 ||
-				!(got[0] == stored(cards[0]) && got[1] == stored(rejected) || got[1] == stored(cards[0]) && got[0] == stored(rejected)) {
-				t.Errorf("rejected_cards.card_id = %q, want the stored ids", got)
-			}
-			if seenOld && !collide && !strings.Contains(strings.Join(b.query(t, `SELECT ids FROM walk_seen`), ""), stored(cards[5])) {
-				t.Errorf("the open walk's seen ids were not moved")
-			}
-			// The same upstream data synced again changes nothing.
-			versions := one(t, b.query(t, `SELECT count(*) FROM card_versions`))
-			run = startRun(t, b.s)
-			if c := commit(t, b.s, run, mkPage(2)); c.New != 0 || c.Changed != 0 || c.Returned != 0 || c.Unchanged != len(cards)+len(plain) {
-				t.Errorf("sync after rescan: %+v, want every card unchanged", c)
-			}
-			if got := one(t, b.query(t, `SELECT count(*) FROM card_versions`)); got != versions {
-				t.Errorf("card_versions: %s rows after the sync, want %s", got, versions)
-			}
-			if got := one(t, b.query(t, `SELECT count(*) FROM rejected_cards`)); got != rejectedRows {
-				t.Errorf("rejected_cards: %s rows after the sync, want %s (the same items)", got, rejectedRows)
-			}
-			res, err = load.Rescan(ctx, b.s.(rulesStore), load.RescanOptions{Policy: policy})
-			if err != nil || res.IDs != 0 || res.TotalChanged() != 0 {
-				t.Errorf("second rescan: %+v, %v; want nothing changed", res, err)
-			}
+			checkMovedIDs(t, b, f, stored, collide, seenOld)
+			checkResyncChangesNothing(t, b, f, rejectedRows, policy)
 		})
+	}
+}
+
+// idFixture is the upstream data of testRescanMovesIDs: cards whose ids are
+// or hold card numbers, plain ids, and an item rejected under a card number
+// no card has.
+type idFixture struct {
+	cards    []panCard
+	rejected panCard
+	plain    []string
+}
+
+// idCollider is the card that, with collide, a sync of the current release
+// stores under its new id before the rescan.
+const idCollider = 2
+
+func newIDFixture(rng *rand.Rand) idFixture {
+	var f idFixture
+	for range 12 {
+		pan := randomPAN(rng)
+		number := rng.IntN(3) == 0
+		id := pan
+		if !number {
+			id = spelled(rng, pan)
+		}
+		f.cards = append(f.cards, panCard{pan: pan, id: id, number: number})
+	}
+	// An item rejected under an id that is a card number no card has.
+	rejPAN := randomPAN(rng)
+	f.rejected = panCard{pan: rejPAN, id: spelled(rng, rejPAN)}
+	f.plain = []string{"1", "abc-123", "1234567812345678"}
+	return f
+}
+
+// page is the one page of cards at revision rev: every card, plain id and
+// rejected item, or only the cards numbered in only.
+func (f idFixture) page(rev int, only ...int) load.Page {
+	p := load.Page{Stream: load.StreamCards, Number: 1, TotalPages: 1}
+	if only != nil {
+		for _, i := range only {
+			p.Cards = append(p.Cards, idCard(f.cards[i].id, f.cards[i].number, rev))
+		}
+		p.TotalItems = len(p.Cards)
+		return p
+	}
+	for _, c := range f.cards {
+		p.Cards = append(p.Cards, idCard(c.id, c.number, rev))
+	}
+	for _, id := range f.plain {
+		p.Cards = append(p.Cards, idCard(id, false, rev))
+	}
+	p.Rejected = []load.Rejection{
+		{Index: len(p.Cards), CardID: f.cards[0].id, Reason: "test rejection", Data: fmt.Appendf(nil, `{"id":%q,"status":{"deep":1}}`, f.cards[0].id)},
+		{Index: len(p.Cards) + 1, CardID: f.rejected.id, Reason: "test rejection", Data: fmt.Appendf(nil, `{"id":%q,"status":"odd"}`, f.rejected.id)},
+	}
+	p.TotalItems = len(p.Cards) + len(p.Rejected)
+	return p
+}
+
+// all is every card whose id is or holds a card number: the cards, then
+// the rejected item.
+func (f idFixture) all() []panCard {
+	return append(append([]panCard(nil), f.cards...), f.rejected)
+}
+
+// unmoveID puts card c, stored under p, back under the id as sent, as an
+// older release stored it: its rows in every table keyed by card id, its
+// stored data, its rejected items and the open walk's seen ids.
+func unmoveID(t *testing.T, b *reopenable, c panCard, p string) {
+	t.Helper()
+	asSent, _ := json.Marshal(c.id)
+	if c.number {
+		asSent = []byte(c.id)
+	}
+	q := func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+	oldID, newID, newJSON, oldJSON := q(c.id), q(p), q(`"`+p+`"`), q(string(asSent))
+	stmts := []string{
+		`INSERT INTO card_state (card_id, data, first_seen_at, last_seen_at, updated_at, removed_at, first_seen_run, last_seen_run, data_hash, account, minor)
+			SELECT ` + oldID + `, data, first_seen_at, last_seen_at, updated_at, removed_at, first_seen_run, last_seen_run, data_hash, account, minor
+			FROM card_state WHERE card_id = ` + newID,
+		`UPDATE card_versions SET card_id = ` + oldID + ` WHERE card_id = ` + newID,
+		`UPDATE removal_pending SET card_id = ` + oldID + ` WHERE card_id = ` + newID,
+		`DELETE FROM card_state WHERE card_id = ` + newID,
+		`UPDATE rejected_cards SET card_id = ` + oldID + `, data = replace(data, ` + newJSON + `, ` + oldJSON + `) WHERE card_id = ` + newID,
+	}
+	if b.name == "postgres" {
+		stmts = append(stmts,
+			`UPDATE card_state SET data = replace(data::text, `+newJSON+`, `+oldJSON+`)::jsonb WHERE card_id = `+oldID,
+			`UPDATE card_versions SET data = replace(data::text, `+newJSON+`, `+oldJSON+`)::jsonb WHERE card_id = `+oldID,
+			`UPDATE walk_seen SET ids = array_replace(ids, `+newID+`, `+oldID+`)`)
+	} else {
+		stmts = append(stmts,
+			`UPDATE card_state SET data = replace(data, `+newJSON+`, `+oldJSON+`) WHERE card_id = `+oldID,
+			`UPDATE card_versions SET data = replace(data, `+newJSON+`, `+oldJSON+`) WHERE card_id = `+oldID,
+			`UPDATE walk_seen SET ids = replace(ids, `+q(string(mustJSON(t, p)))+`, `+q(string(mustJSON(t, c.id)))+`)`)
+	}
+	for _, s := range stmts {
+		b.query(t, s)
+	}
+}
+
+// checkMovedIDs: after the rescan, one row per card, under the id a sync
+// stores (stored), with its history; the stored data, the rejected items
+// and (seenOld, without collide) the open walk's seen ids say the same id.
+func checkMovedIDs(t *testing.T, b *reopenable, f idFixture, stored func(panCard) string, collide, seenOld bool) {
+	t.Helper()
+	cards, plain, rejected := f.cards, f.plain, f.rejected
+	// One row per card, under the id a sync stores, with its history.
+	if got := one(t, b.query(t, `SELECT count(*) FROM card_state`)); got != fmt.Sprint(len(cards)+len(plain)) {
+		t.Errorf("%s cards, want %d", got, len(cards)+len(plain))
+	}
+	for i, c := range cards {
+		want := "new,changed"
+		if collide && i == idCollider {
+			want = "new,changed,changed"
+		}
+		if got := joined(b.query(t, `SELECT change FROM card_versions WHERE card_id = '`+stored(c)+`' ORDER BY version`)); got != want {
+			t.Errorf("card %d (id %q): versions %q, want %q", i, c.id, got, want)
+		}
+	}
+	if got := one(t, b.query(t, `SELECT count(*) FROM card_versions WHERE valid_to IS NULL`)); got != fmt.Sprint(len(cards)+len(plain)) {
+		t.Errorf("%s open versions, want one per card", got)
+	}
+	if got := one(t, b.query(t, `SELECT count(*) FROM card_state WHERE data->>'id' IS NULL OR CAST(data->>'id' AS TEXT) <> card_id`)); got != "0" {
+		t.Errorf("%s cards whose data's id differs from card_id", got)
+	}
+	if got := one(t, b.query(t, `SELECT count(*) FROM card_versions WHERE CAST(data->>'id' AS TEXT) <> card_id`)); got != "0" {
+		t.Errorf("%s versions whose data's id differs from card_id", got)
+	}
+	if got := b.query(t, `SELECT card_id FROM rejected_cards WHERE card_id IS NOT NULL ORDER BY card_id`); len(got) != 2 ||
+		!(got[0] == stored(cards[0]) && got[1] == stored(rejected) || got[1] == stored(cards[0]) && got[0] == stored(rejected)) {
+		t.Errorf("rejected_cards.card_id = %q, want the stored ids", got)
+	}
+	if seenOld && !collide && !strings.Contains(strings.Join(b.query(t, `SELECT ids FROM walk_seen`), ""), stored(cards[5])) {
+		t.Errorf("the open walk's seen ids were not moved")
+	}
+}
+
+// checkResyncChangesNothing: the same upstream data synced again after the
+// rescan changes nothing (rejectedRows is the rejected_cards count before
+// the rescan), and a second rescan changes nothing either.
+func checkResyncChangesNothing(t *testing.T, b *reopenable, f idFixture, rejectedRows string, policy *redact.Policy) {
+	t.Helper()
+	versions := one(t, b.query(t, `SELECT count(*) FROM card_versions`))
+	run := startRun(t, b.s)
+	if c := commit(t, b.s, run, f.page(2)); c.New != 0 || c.Changed != 0 || c.Returned != 0 || c.Unchanged != len(f.cards)+len(f.plain) {
+		t.Errorf("sync after rescan: %+v, want every card unchanged", c)
+	}
+	if got := one(t, b.query(t, `SELECT count(*) FROM card_versions`)); got != versions {
+		t.Errorf("card_versions: %s rows after the sync, want %s", got, versions)
+	}
+	if got := one(t, b.query(t, `SELECT count(*) FROM rejected_cards`)); got != rejectedRows {
+		t.Errorf("rejected_cards: %s rows after the sync, want %s (the same items)", got, rejectedRows)
+	}
+	res, err := load.Rescan(t.Context(), b.s.(rulesStore), load.RescanOptions{Policy: policy})
+	if err != nil || res.IDs != 0 || res.TotalChanged() != 0 {
+		t.Errorf("second rescan: %+v, %v; want nothing changed", res, err)
 	}
 }
 

@@ -176,6 +176,15 @@ func TestReportDataAsSQLite(t *testing.T) {
 	// What the comparison covers is there: a few figures checked against
 	// the history itself.
 	d := got[1][0]
+	checkReportFigures(t, d)
+	checkReportFineAndValues(t, d)
+}
+
+// checkReportFigures checks the latest amounts, the daily balances, the
+// statuses, the totals and the card sums of d, the ReportData of
+// writeReportHistory's whole history, against the history itself.
+func checkReportFigures(t *testing.T, d load.ReportData) {
+	t.Helper()
 	latest := map[string]load.NamedAmount{}
 	for _, a := range d.Latest.Amounts {
 		latest[a.Name] = a
@@ -218,6 +227,12 @@ func TestReportDataAsSQLite(t *testing.T) {
 	if !reflect.DeepEqual(d.CardSums, wantSums) || d.BalanceType != "decimal" {
 		t.Errorf("card sums %+v of a %q balance, want %+v of a decimal one", d.CardSums, d.BalanceType, wantSums)
 	}
+}
+
+// checkReportFineAndValues checks d's per-run slots against its per-day
+// figures, and the cut of long values in changed cards and rejected items.
+func checkReportFineAndValues(t *testing.T, d load.ReportData) {
+	t.Helper()
 	if d.Fine == nil || d.Fine.Unit != load.FineRun || len(d.Fine.Starts) != 5 || len(d.Fine.Balances) == 0 {
 		t.Errorf("a period of 49 hours and 5 runs: fine %+v, want one slot per run", d.Fine)
 	} else {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/sim"
 )
 
 func TestCommitPageSameTwiceChangesNothing(t *testing.T) {
@@ -205,6 +206,14 @@ func TestRemovalOnlyOnCompleteWalk(t *testing.T) {
 	if err != nil || n != 2 {
 		t.Fatalf("FinishWalk = %d, %v; want 2, nil", n, err)
 	}
+	checkRemovedAfterTwoWalks(t, w)
+	checkCardReturns(t, w, run3, clk)
+}
+
+// checkRemovedAfterTwoWalks: cards 29 and 30, missed by two complete walks,
+// are removed (a closing version, no pending row), the others current.
+func checkRemovedAfterTwoWalks(t *testing.T, w *Warehouse) {
+	t.Helper()
 	if got := queryInt(t, w, "SELECT count(*) FROM removal_pending"); got != 0 {
 		t.Errorf("pending after confirmation = %d, want 0", got)
 	}
@@ -226,10 +235,15 @@ func TestRemovalOnlyOnCompleteWalk(t *testing.T) {
 	if got := queryInt(t, w, "SELECT count(*) FROM walk_seen"); got != 0 {
 		t.Errorf("walk_seen rows left = %d, want 0", got)
 	}
+}
 
-	// Card 30 comes back: new version, removed_at NULL.
+// checkCardReturns: card 30, removed, comes back an hour later in run: a
+// new version, removed_at NULL; no card is ever deleted.
+func checkCardReturns(t *testing.T, w *Warehouse, run int64, clk *sim.Clock) {
+	t.Helper()
+	ctx := t.Context()
 	clk.Advance(time.Hour)
-	if got, want := commit(t, w, run3, page(1, []int{30}, 1, 29)), (counts{Returned: 1}); got != want {
+	if got, want := commit(t, w, run, page(1, []int{30}, 1, 29)), (counts{Returned: 1}); got != want {
 		t.Errorf("returning card = %+v, want %+v", got, want)
 	}
 	if got := queryString(t, w, "SELECT change || ':' || version FROM card_versions WHERE card_id = '30' AND valid_to IS NULL"); got != "returned:3" {

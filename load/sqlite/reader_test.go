@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"database/sql"
 	"os"
 	"sync"
 	"testing"
@@ -43,26 +44,7 @@ func TestReaderHoldsSnapshotWhile1000PagesCommit(t *testing.T) {
 	}
 
 	// A second analyst polls without a transaction.
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var torn []int
-	wg.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			var n int
-			if err := r.db.QueryRowContext(ctx, "SELECT count(*) FROM cards").Scan(&n); err != nil {
-				t.Errorf("polling reader: %v", err)
-				return
-			}
-			if n%15 != 0 {
-				torn = append(torn, n)
-			}
-		}
-	})
+	stopPolling := pollCards(t, r.db)
 
 	var slowest time.Duration
 	for n := 2; n <= pages; n++ {
@@ -85,9 +67,7 @@ func TestReaderHoldsSnapshotWhile1000PagesCommit(t *testing.T) {
 			}
 		}
 	}
-	close(stop)
-	wg.Wait()
-	if len(torn) > 0 {
+	if torn := stopPolling(); len(torn) > 0 {
 		t.Errorf("polling reader saw partial pages: %v", torn[:min(5, len(torn))])
 	}
 	t.Logf("slowest page commit with a reader holding a snapshot: %v", slowest)
@@ -118,5 +98,37 @@ func TestReaderHoldsSnapshotWhile1000PagesCommit(t *testing.T) {
 	t.Logf("WAL %d bytes while the snapshot was held, %d after TRUNCATE", walHeld, fi.Size())
 	if fi.Size() != 0 {
 		t.Errorf("WAL is %d bytes after TRUNCATE with no reader, want 0", fi.Size())
+	}
+}
+
+// pollCards starts an analyst counting the cards of db again and again,
+// without a transaction; stop ends it and returns the counts that were not
+// a whole number of 15-card pages.
+func pollCards(t *testing.T, db *sql.DB) (stop func() []int) {
+	ctx := t.Context()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	var torn []int
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			var n int
+			if err := db.QueryRowContext(ctx, "SELECT count(*) FROM cards").Scan(&n); err != nil {
+				t.Errorf("polling reader: %v", err)
+				return
+			}
+			if n%15 != 0 {
+				torn = append(torn, n)
+			}
+		}
+	})
+	return func() []int {
+		close(done)
+		wg.Wait()
+		return torn
 	}
 }

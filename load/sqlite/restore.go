@@ -114,16 +114,8 @@ func Restore(ctx context.Context, warehousePath, file string, opts RestoreOption
 	if len(reasons) > 0 && !opts.Force {
 		return res, &RestoreRefusedError{Warehouse: abs, File: src, Comparison: c, Reasons: reasons}
 	}
-	if err := walMode(ctx, tmp); err != nil {
-		return res, fmt.Errorf("restore: the copy: %w", err)
-	}
-	if uid >= 0 {
-		// Best effort: root restoring for the service user gives the file
-		// back to it; anyone else can only keep their own.
-		_ = os.Chown(tmp, uid, gid)
-	}
-	if err := finishFile(tmp, mode); err != nil {
-		return res, fmt.Errorf("restore: %w", err)
+	if err := readyCopy(ctx, tmp, mode, uid, gid); err != nil {
+		return res, err
 	}
 	// Lock the new inode before it takes the name: a writer that opens the
 	// path after the rename finds the lock held until the swap is done.
@@ -166,6 +158,24 @@ func Restore(ctx context.Context, warehousePath, file string, opts RestoreOption
 		return res, fmt.Errorf("restore: %s is restored%s, but %w: %w", abs, kept, ErrWALFiles, err)
 	}
 	return res, nil
+}
+
+// readyCopy makes the checked copy at tmp ready to take the warehouse's
+// name: in WAL mode, with the warehouse's owner (best effort) and mode,
+// fsynced.
+func readyCopy(ctx context.Context, tmp string, mode os.FileMode, uid, gid int) error {
+	if err := walMode(ctx, tmp); err != nil {
+		return fmt.Errorf("restore: the copy: %w", err)
+	}
+	if uid >= 0 {
+		// Best effort: root restoring for the service user gives the file
+		// back to it; anyone else can only keep their own.
+		_ = os.Chown(tmp, uid, gid)
+	}
+	if err := finishFile(tmp, mode); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	return nil
 }
 
 // ErrWALFiles is wrapped when Restore swapped the file in but could not

@@ -51,64 +51,29 @@ func walkPage(n, pages int, kind pageKind) load.Page {
 	return p
 }
 
+// batchStep is one page a TestWalkWriterBatches case adds.
+type batchStep struct {
+	kind    pageKind
+	advance time.Duration // clock moved before the page is added
+	// wantCommitted lists the pages the Add committed (nil: buffered).
+	wantCommitted []int
+}
+
+// batchCase is a case of TestWalkWriterBatches: pages added to a walk
+// writer with opts.
+type batchCase struct {
+	name  string
+	opts  load.Options
+	steps []batchStep
+	flush bool
+	// wantNext is the checkpoint after the steps (and the Flush).
+	wantNext int
+	// wantAudit lists the pages with a run_pages row in the run.
+	wantAudit []int
+}
+
 func TestWalkWriterBatches(t *testing.T) {
-	type step struct {
-		kind    pageKind
-		advance time.Duration // clock moved before the page is added
-		// wantCommitted lists the pages the Add committed (nil: buffered).
-		wantCommitted []int
-	}
-	tests := []struct {
-		name  string
-		opts  load.Options
-		steps []step
-		flush bool
-		// wantNext is the checkpoint after the steps (and the Flush).
-		wantNext int
-		// wantAudit lists the pages with a run_pages row in the run.
-		wantAudit []int
-	}{
-		{name: "quiet pages wait for BatchPages", opts: load.Options{BatchPages: 3, BatchDelay: time.Hour},
-			steps:    []step{{}, {}, {wantCommitted: []int{1, 2, 3}}, {}, {}},
-			wantNext: 4},
-		{name: "quiet pages wait for BatchDelay", opts: load.Options{BatchPages: 50, BatchDelay: 10 * time.Second},
-			steps: []step{{}, {advance: 4 * time.Second}, {advance: 4 * time.Second},
-				{advance: 4 * time.Second, wantCommitted: []int{1, 2, 3, 4}}, {advance: 9 * time.Second}},
-			wantNext: 5},
-		{name: "the delay counts from the first buffered page", opts: load.Options{BatchPages: 50, BatchDelay: 10 * time.Second},
-			steps:    []step{{advance: time.Hour}, {advance: 9 * time.Second}, {advance: time.Second, wantCommitted: []int{1, 2, 3}}},
-			wantNext: 4},
-		{name: "a changed page waits for CommitDelay", opts: load.Options{BatchPages: 50, CommitDelay: new(2 * time.Second)},
-			steps: []step{{}, {}, {kind: changed}, {advance: time.Second},
-				{advance: time.Second, wantCommitted: []int{1, 2, 3, 4, 5}}},
-			wantNext:  6,
-			wantAudit: []int{3}},
-		{name: "CommitDelay counts from the first page with changes", opts: load.Options{BatchPages: 50, BatchDelay: time.Hour, CommitDelay: new(2 * time.Second)},
-			steps: []step{{advance: time.Minute}, {kind: fresh, advance: time.Minute}, {kind: fresh, advance: time.Second},
-				{advance: time.Second, wantCommitted: []int{1, 2, 3, 4}}, {kind: fresh, advance: time.Second}},
-			wantNext:  5,
-			wantAudit: []int{2, 3}},
-		{name: "new cards wait for BatchPages", opts: load.Options{BatchPages: 2, CommitDelay: new(time.Hour)},
-			steps:     []step{{kind: fresh}, {wantCommitted: []int{1, 2}}, {kind: fresh}, {kind: fresh, wantCommitted: []int{3, 4}}},
-			wantNext:  5,
-			wantAudit: []int{1, 3, 4}},
-		{name: "a rejected item is a change", opts: load.Options{BatchPages: 50, CommitDelay: new(time.Second)},
-			steps:     []step{{}, {kind: rejected}, {advance: time.Second, wantCommitted: []int{1, 2, 3}}},
-			wantNext:  4,
-			wantAudit: []int{2}},
-		{name: "Flush commits changes in hand", opts: load.Options{BatchPages: 50},
-			steps: []step{{kind: fresh}, {kind: changed}}, flush: true,
-			wantNext:  3,
-			wantAudit: []int{1, 2}},
-		{name: "Flush commits the buffer", opts: load.Options{BatchPages: 50},
-			steps: []step{{}, {}, {}}, flush: true,
-			wantNext: 4},
-		{name: "BatchPages 1 commits every page", opts: load.Options{BatchPages: 1},
-			steps:     []step{{wantCommitted: []int{1}}, {kind: fresh, wantCommitted: []int{2}}},
-			wantNext:  3,
-			wantAudit: []int{2}},
-	}
-	for _, tt := range tests {
+	for _, tt := range batchCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			w, _, clk := openTest(t, tt.opts)
 			ctx := t.Context()
@@ -119,36 +84,7 @@ func TestWalkWriterBatches(t *testing.T) {
 			committed := 0
 			for i, s := range tt.steps {
 				clk.Advance(s.advance)
-				n := i + 1
-				res, err := ww.Add(ctx, walkPage(n, pages, s.kind))
-				if err != nil {
-					t.Fatalf("Add page %d: %v", n, err)
-				}
-				var got []int
-				if res.Committed.Pages > 0 {
-					got = idRange(res.Committed.FirstPage, res.Committed.LastPage)
-					if res.Committed.Pages != len(got) {
-						t.Errorf("page %d: committed %d pages from %d to %d", n, res.Committed.Pages, res.Committed.FirstPage, res.Committed.LastPage)
-					}
-				}
-				if !slices.Equal(got, s.wantCommitted) {
-					t.Errorf("page %d: committed pages %v, want %v", n, got, s.wantCommitted)
-				}
-				committed += len(got)
-				if want := n - committed; ww.Buffered().Pages != want {
-					t.Errorf("page %d: %d pages buffered, want %d", n, ww.Buffered().Pages, want)
-				}
-				// What is committed is exactly what the checkpoint covers.
-				cp, err := w.Checkpoint(ctx, load.StreamCards)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if committed > 0 && cp.NextPage != committed+1 {
-					t.Errorf("page %d: checkpoint next page %d, want %d", n, cp.NextPage, committed+1)
-				}
-				if got := queryInt(t, w, `SELECT pages FROM sync_runs WHERE run_id = ?`, run); got != int64(committed) {
-					t.Errorf("page %d: sync_runs.pages = %d, want %d", n, got, committed)
-				}
+				committed = addBatchStep(t, w, ww, run, i+1, pages, s, committed)
 			}
 			if tt.flush {
 				b := ww.Buffered()
@@ -163,38 +99,130 @@ func TestWalkWriterBatches(t *testing.T) {
 					t.Errorf("second Flush: %v", err)
 				}
 			}
-			cp, err := w.Checkpoint(ctx, load.StreamCards)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if cp.NextPage != tt.wantNext || !cp.InProgress || cp.RunID != run {
-				t.Errorf("checkpoint %+v, want next page %d of run %d, in progress", cp, tt.wantNext, run)
-			}
-			if got := queryInt(t, w, `SELECT count(*) FROM walk_seen`); got != int64(committed) {
-				t.Errorf("walk_seen holds %d pages, want %d", got, committed)
-			}
-			var audit []int
-			rows, err := w.db.QueryContext(ctx, `SELECT page FROM run_pages WHERE run_id = ? ORDER BY page`, run)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for rows.Next() {
-				var p int
-				rows.Scan(&p)
-				audit = append(audit, p)
-			}
-			rows.Close()
-			if !slices.Equal(audit, tt.wantAudit) {
-				t.Errorf("run_pages rows for pages %v, want %v", audit, tt.wantAudit)
-			}
-			sum, err := w.WalkSummary(ctx, load.StreamCards)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if sum.Pages != committed || sum.LastPage != committed || sum.Runs != 1 {
-				t.Errorf("walk summary %+v, want %d pages up to %d, 1 run", sum, committed, committed)
-			}
+			checkBatchEnd(t, w, run, tt, committed)
 		})
+	}
+}
+
+// batchCases are the cases of TestWalkWriterBatches.
+func batchCases() []batchCase {
+	return []batchCase{
+		{name: "quiet pages wait for BatchPages", opts: load.Options{BatchPages: 3, BatchDelay: time.Hour},
+			steps:    []batchStep{{}, {}, {wantCommitted: []int{1, 2, 3}}, {}, {}},
+			wantNext: 4},
+		{name: "quiet pages wait for BatchDelay", opts: load.Options{BatchPages: 50, BatchDelay: 10 * time.Second},
+			steps: []batchStep{{}, {advance: 4 * time.Second}, {advance: 4 * time.Second},
+				{advance: 4 * time.Second, wantCommitted: []int{1, 2, 3, 4}}, {advance: 9 * time.Second}},
+			wantNext: 5},
+		{name: "the delay counts from the first buffered page", opts: load.Options{BatchPages: 50, BatchDelay: 10 * time.Second},
+			steps:    []batchStep{{advance: time.Hour}, {advance: 9 * time.Second}, {advance: time.Second, wantCommitted: []int{1, 2, 3}}},
+			wantNext: 4},
+		{name: "a changed page waits for CommitDelay", opts: load.Options{BatchPages: 50, CommitDelay: new(2 * time.Second)},
+			steps: []batchStep{{}, {}, {kind: changed}, {advance: time.Second},
+				{advance: time.Second, wantCommitted: []int{1, 2, 3, 4, 5}}},
+			wantNext:  6,
+			wantAudit: []int{3}},
+		{name: "CommitDelay counts from the first page with changes", opts: load.Options{BatchPages: 50, BatchDelay: time.Hour, CommitDelay: new(2 * time.Second)},
+			steps: []batchStep{{advance: time.Minute}, {kind: fresh, advance: time.Minute}, {kind: fresh, advance: time.Second},
+				{advance: time.Second, wantCommitted: []int{1, 2, 3, 4}}, {kind: fresh, advance: time.Second}},
+			wantNext:  5,
+			wantAudit: []int{2, 3}},
+		{name: "new cards wait for BatchPages", opts: load.Options{BatchPages: 2, CommitDelay: new(time.Hour)},
+			steps:     []batchStep{{kind: fresh}, {wantCommitted: []int{1, 2}}, {kind: fresh}, {kind: fresh, wantCommitted: []int{3, 4}}},
+			wantNext:  5,
+			wantAudit: []int{1, 3, 4}},
+		{name: "a rejected item is a change", opts: load.Options{BatchPages: 50, CommitDelay: new(time.Second)},
+			steps:     []batchStep{{}, {kind: rejected}, {advance: time.Second, wantCommitted: []int{1, 2, 3}}},
+			wantNext:  4,
+			wantAudit: []int{2}},
+		{name: "Flush commits changes in hand", opts: load.Options{BatchPages: 50},
+			steps: []batchStep{{kind: fresh}, {kind: changed}}, flush: true,
+			wantNext:  3,
+			wantAudit: []int{1, 2}},
+		{name: "Flush commits the buffer", opts: load.Options{BatchPages: 50},
+			steps: []batchStep{{}, {}, {}}, flush: true,
+			wantNext: 4},
+		{name: "BatchPages 1 commits every page", opts: load.Options{BatchPages: 1},
+			steps:     []batchStep{{wantCommitted: []int{1}}, {kind: fresh, wantCommitted: []int{2}}},
+			wantNext:  3,
+			wantAudit: []int{2}},
+	}
+}
+
+// addBatchStep adds page n (of pages) as step s says and checks what the
+// Add committed and what it buffered, the checkpoint and the run's page
+// count. committed is the number of pages committed before; it returns the
+// number after.
+func addBatchStep(t *testing.T, w *Warehouse, ww *WalkWriter, run int64, n, pages int, s batchStep, committed int) int {
+	t.Helper()
+	ctx := t.Context()
+	res, err := ww.Add(ctx, walkPage(n, pages, s.kind))
+	if err != nil {
+		t.Fatalf("Add page %d: %v", n, err)
+	}
+	var got []int
+	if res.Committed.Pages > 0 {
+		got = idRange(res.Committed.FirstPage, res.Committed.LastPage)
+		if res.Committed.Pages != len(got) {
+			t.Errorf("page %d: committed %d pages from %d to %d", n, res.Committed.Pages, res.Committed.FirstPage, res.Committed.LastPage)
+		}
+	}
+	if !slices.Equal(got, s.wantCommitted) {
+		t.Errorf("page %d: committed pages %v, want %v", n, got, s.wantCommitted)
+	}
+	committed += len(got)
+	if want := n - committed; ww.Buffered().Pages != want {
+		t.Errorf("page %d: %d pages buffered, want %d", n, ww.Buffered().Pages, want)
+	}
+	// What is committed is exactly what the checkpoint covers.
+	cp, err := w.Checkpoint(ctx, load.StreamCards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if committed > 0 && cp.NextPage != committed+1 {
+		t.Errorf("page %d: checkpoint next page %d, want %d", n, cp.NextPage, committed+1)
+	}
+	if got := queryInt(t, w, `SELECT pages FROM sync_runs WHERE run_id = ?`, run); got != int64(committed) {
+		t.Errorf("page %d: sync_runs.pages = %d, want %d", n, got, committed)
+	}
+	return committed
+}
+
+// checkBatchEnd checks, after tt's steps, the checkpoint, the seen ids,
+// the audit rows and the walk summary of run with committed pages.
+func checkBatchEnd(t *testing.T, w *Warehouse, run int64, tt batchCase, committed int) {
+	t.Helper()
+	ctx := t.Context()
+	cp, err := w.Checkpoint(ctx, load.StreamCards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp.NextPage != tt.wantNext || !cp.InProgress || cp.RunID != run {
+		t.Errorf("checkpoint %+v, want next page %d of run %d, in progress", cp, tt.wantNext, run)
+	}
+	if got := queryInt(t, w, `SELECT count(*) FROM walk_seen`); got != int64(committed) {
+		t.Errorf("walk_seen holds %d pages, want %d", got, committed)
+	}
+	var audit []int
+	rows, err := w.db.QueryContext(ctx, `SELECT page FROM run_pages WHERE run_id = ? ORDER BY page`, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var p int
+		rows.Scan(&p)
+		audit = append(audit, p)
+	}
+	rows.Close()
+	if !slices.Equal(audit, tt.wantAudit) {
+		t.Errorf("run_pages rows for pages %v, want %v", audit, tt.wantAudit)
+	}
+	sum, err := w.WalkSummary(ctx, load.StreamCards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Pages != committed || sum.LastPage != committed || sum.Runs != 1 {
+		t.Errorf("walk summary %+v, want %d pages up to %d, 1 run", sum, committed, committed)
 	}
 }
 
@@ -221,24 +249,10 @@ func TestWalkWriterResumeAfterKill(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "w.db")
 			clk := sim.NewClock()
 			opts := load.Options{Now: clk.Now, BatchPages: 2}
-			w, err := Open(t.Context(), path, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx := t.Context()
-			storeWalk(t, w, pages)
-			run := startRun(t, w)
-			ww := w.NewWalkWriter(run, load.StreamCards)
-			for i, k := range tt.kinds {
-				if _, err := ww.Add(ctx, walkPage(i+1, pages, k)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			versions := queryInt(t, w, `SELECT count(*) FROM card_versions`)
-			cardRows := queryInt(t, w, `SELECT count(*) FROM card_state`)
-			w.Close() // the process dies: no Flush, the run stays "running"
+			versions, cardRows := addThenKill(t, path, opts, pages, tt.kinds)
 
-			w, err = Open(ctx, path, opts)
+			ctx := t.Context()
+			w, err := Open(ctx, path, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -257,31 +271,7 @@ func TestWalkWriterResumeAfterKill(t *testing.T) {
 				t.Errorf("%d versions after the kill, %d before", got, versions)
 			}
 			run2 := startRun(t, w)
-			ww = w.NewWalkWriter(run2, load.StreamCards)
-			lost := 0 // changes that were in the batch the kill dropped
-			for n := cp.NextPage; n <= pages; n++ {
-				kind := same
-				if n <= len(tt.kinds) {
-					kind = tt.kinds[n-1] // the same page, fetched again
-				}
-				res, err := ww.Add(ctx, walkPage(n, pages, kind))
-				if err != nil {
-					t.Fatal(err)
-				}
-				// A page fetched again was not committed before the kill:
-				// its change (if it has one) is applied now, once.
-				want := 0
-				if kind == changed || kind == fresh {
-					want = 1
-					lost++
-				}
-				if n <= len(tt.kinds) && res.New+res.Changed != want {
-					t.Errorf("page %d fetched again: %+v, want %d new or changed cards", n, res, want)
-				}
-			}
-			if err := ww.Flush(ctx); err != nil {
-				t.Fatal(err)
-			}
+			lost := addAgain(t, w, run2, cp.NextPage, pages, tt.kinds)
 			sum, err := w.WalkSummary(ctx, load.StreamCards)
 			if err != nil {
 				t.Fatal(err)
@@ -381,4 +371,64 @@ func TestWalkWriterRejectsOtherStream(t *testing.T) {
 	if _, err := w.NewWalkWriter(run, load.StreamCards).Add(t.Context(), p); err == nil {
 		t.Error("a page of another stream was taken")
 	}
+}
+
+// addThenKill stores a walk of pages pages in the warehouse at path, adds
+// pages of kinds to a walk writer (BatchPages in opts) of the next run and
+// drops it without Flush, as a SIGKILL would. It returns the card versions
+// and the card rows the warehouse held at the kill.
+func addThenKill(t *testing.T, path string, opts load.Options, pages int, kinds []pageKind) (versions, cardRows int64) {
+	t.Helper()
+	w, err := Open(t.Context(), path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	storeWalk(t, w, pages)
+	run := startRun(t, w)
+	ww := w.NewWalkWriter(run, load.StreamCards)
+	for i, k := range kinds {
+		if _, err := ww.Add(ctx, walkPage(i+1, pages, k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	versions = queryInt(t, w, `SELECT count(*) FROM card_versions`)
+	cardRows = queryInt(t, w, `SELECT count(*) FROM card_state`)
+	w.Close() // the process dies: no Flush, the run stays "running"
+	return versions, cardRows
+}
+
+// addAgain adds pages from..pages to a walk writer of run, each page of
+// kinds (the pages added before the kill) as it was then, the others
+// unchanged, and flushes it. It checks that each page fetched again
+// applies its change once, and returns how many changes those pages held
+// (lost: the changes in the batch the kill dropped).
+func addAgain(t *testing.T, w *Warehouse, run int64, from, pages int, kinds []pageKind) (lost int) {
+	t.Helper()
+	ctx := t.Context()
+	ww := w.NewWalkWriter(run, load.StreamCards)
+	for n := from; n <= pages; n++ {
+		kind := same
+		if n <= len(kinds) {
+			kind = kinds[n-1] // the same page, fetched again
+		}
+		res, err := ww.Add(ctx, walkPage(n, pages, kind))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A page fetched again was not committed before the kill:
+		// its change (if it has one) is applied now, once.
+		want := 0
+		if kind == changed || kind == fresh {
+			want = 1
+			lost++
+		}
+		if n <= len(kinds) && res.New+res.Changed != want {
+			t.Errorf("page %d fetched again: %+v, want %d new or changed cards", n, res, want)
+		}
+	}
+	if err := ww.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return lost
 }

@@ -44,6 +44,59 @@ func isNumberByte(c byte) bool {
 	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
 }
 
+// numberParts is a JSON number cut at its sign, decimal point and
+// exponent: -intPart.frac e(-)exp, each part as written.
+type numberParts struct {
+	neg     bool
+	intPart []byte
+	frac    []byte // empty when there is no decimal point
+	expNeg  bool
+	exp     []byte // empty when there is no exponent
+}
+
+// splitNumber cuts the JSON number t into its parts; ok is false when t
+// is not a JSON number.
+func splitNumber(t []byte) (p numberParts, ok bool) {
+	i := 0
+	p.neg = i < len(t) && t[i] == '-'
+	if p.neg {
+		i++
+	}
+	is := i
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	p.intPart = t[is:i]
+	if len(p.intPart) == 0 || len(p.intPart) > 1 && p.intPart[0] == '0' {
+		return p, false
+	}
+	if i < len(t) && t[i] == '.' {
+		i++
+		fs := i
+		for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+			i++
+		}
+		if p.frac = t[fs:i]; len(p.frac) == 0 {
+			return p, false
+		}
+	}
+	if i < len(t) && (t[i] == 'e' || t[i] == 'E') {
+		i++
+		if i < len(t) && (t[i] == '+' || t[i] == '-') {
+			p.expNeg = t[i] == '-'
+			i++
+		}
+		es := i
+		for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+			i++
+		}
+		if p.exp = t[es:i]; len(p.exp) == 0 {
+			return p, false
+		}
+	}
+	return p, i == len(t)
+}
+
 // canonicalNumber appends to dst the hash form of the JSON number t, a
 // function of its exact value ±D×10^E (D the significant digits, without
 // leading or trailing zeros): 0 for any zero (-0, 0.0, 0e5); D and E zeros
@@ -54,49 +107,11 @@ func isNumberByte(c byte) bool {
 // exactly however many digits it has. ok is false when t is not a JSON
 // number.
 func canonicalNumber(dst, t []byte) (_ []byte, ok bool) {
-	i := 0
-	neg := i < len(t) && t[i] == '-'
-	if neg {
-		i++
-	}
-	is := i
-	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
-		i++
-	}
-	intPart := t[is:i]
-	if len(intPart) == 0 || len(intPart) > 1 && intPart[0] == '0' {
+	p, ok := splitNumber(t)
+	if !ok {
 		return dst, false
 	}
-	var frac []byte
-	if i < len(t) && t[i] == '.' {
-		i++
-		fs := i
-		for i < len(t) && t[i] >= '0' && t[i] <= '9' {
-			i++
-		}
-		if frac = t[fs:i]; len(frac) == 0 {
-			return dst, false
-		}
-	}
-	var exp []byte
-	expNeg := false
-	if i < len(t) && (t[i] == 'e' || t[i] == 'E') {
-		i++
-		if i < len(t) && (t[i] == '+' || t[i] == '-') {
-			expNeg = t[i] == '-'
-			i++
-		}
-		es := i
-		for i < len(t) && t[i] >= '0' && t[i] <= '9' {
-			i++
-		}
-		if exp = t[es:i]; len(exp) == 0 {
-			return dst, false
-		}
-	}
-	if i != len(t) {
-		return dst, false
-	}
+	neg, intPart, frac, exp, expNeg := p.neg, p.intPart, p.frac, p.exp, p.expNeg
 	// The significant digits: intPart then frac, without leading zeros
 	// (lead counts them) or trailing ones (trail).
 	n := len(intPart) + len(frac)
