@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cardsync/cardsync/load/internal/jsonscan"
 	"github.com/cardsync/cardsync/money"
 )
 
@@ -110,7 +111,7 @@ func keyIs(key []byte, name string) bool {
 	if bytes.IndexByte(key, '\\') < 0 {
 		return string(key) == name
 	}
-	return unquoteKey(string(key)) == name
+	return jsonscan.UnquoteKey(string(key)) == name
 }
 
 // Of is the money of a card whose stored JSON data (canonical, or
@@ -120,7 +121,7 @@ func keyIs(key []byte, name string) bool {
 // knows gives its minor unit, any other the rules' Scale.
 func (r AmountRules) Of(data []byte) CardMoney {
 	best, rank := "", 2
-	eachMember(data, func(key, raw []byte) {
+	jsonscan.EachMember(data, func(key, raw []byte) {
 		if rank == 0 && r.CurrencyField == "" {
 			return
 		}
@@ -152,7 +153,7 @@ func (r AmountRules) Of(data []byte) CardMoney {
 
 // currencyCode is the text of a JSON string of three ASCII letters.
 func currencyCode(raw []byte) (string, bool) {
-	raw = trimSpace(raw)
+	raw = jsonscan.TrimSpace(raw)
 	if len(raw) != 5 || raw[0] != '"' || raw[4] != '"' {
 		return "", false
 	}

@@ -238,14 +238,6 @@ func RedactText(policy *redact.Policy, s string) string {
 // ErrAmountScale (more than two decimals, or beyond int64).
 func Cents(a money.Amount) (int64, error) { return centsOf(a) }
 
-// HoldRemovals is the mass-removal guard: whether a consistent walk that
-// listed listed ids and missed missed of live current cards must hold its
-// removals (unless confirmed): it listed nothing while cards are live, or it
-// missed more than 10 cards and more than fraction of the live ones.
-func HoldRemovals(missed, live, listed int, fraction float64) bool {
-	return missed > 0 && (listed == 0 || missed > guardMinCards && float64(missed) > fraction*float64(live))
-}
-
 // secretIDReason is the rejection reason of an item whose id carries a
 // secret.
 const secretIDReason = "the card id carries the password or a token: the item is quarantined without its id"

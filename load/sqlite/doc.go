@@ -83,7 +83,7 @@
 // Each field has a type (card_fields.type, load's typed.go), set by the
 // first batch holding non-null values of it and never changed; the commit
 // computes each written card's decimal fields in minor units in Go
-// (load.MinorJSON) into card_state.minor, which cards_flat's _minor columns
+// (cardfield.MinorJSON) into card_state.minor, which cards_flat's _minor columns
 // read with json_extract (INTEGER, no SQL function of cardsync's own, so the
 // sqlite3 CLI and Datasette read them). Migration 13's Go step
 // (upgradeTyped) types the fields of an older file from its cards.
