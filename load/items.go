@@ -117,25 +117,7 @@ func PreparePageItems(rules ItemRules, p Page) (PageItems, error) {
 		IDs:      make([]string, 0, len(p.Cards)+len(p.Rejected)),
 		Rejected: append([]Rejection(nil), p.Rejected...),
 	}
-	// An id is stored as sent, in columns no scrubber rewrites: one that
-	// carries the password or a token is not stored at all, and one that
-	// holds a card number is stored by its pseudonym (StoredID).
-	for k, r := range it.Rejected {
-		if idCarriesSecret(policy, r.CardID) {
-			it.Rejected[k].CardID = ""
-			it.Rejected[k].Reason += "; " + secretIDReason
-			continue
-		}
-		id, changed, err := StoredID(policy, rules.IDKey, r.CardID)
-		switch {
-		case err != nil:
-			it.Rejected[k].CardID = ""
-			it.Counts.CardNumbers++
-		case changed:
-			it.Rejected[k].CardID = id
-			it.Counts.CardNumbers++
-		}
-	}
+	it.storeRejectedIDs(rules)
 	first := make(map[string]int, len(p.Cards))
 	var lastFields []redact.Field
 	for i, c := range p.Cards {
@@ -207,6 +189,29 @@ func PreparePageItems(rules ItemRules, p Page) (PageItems, error) {
 		it.IDs = append(it.IDs, id)
 	}
 	return it, nil
+}
+
+// storeRejectedIDs gives the rejected items their ids as stored. An id is
+// stored as sent, in columns no scrubber rewrites: one that carries the
+// password or a token is not stored at all, and one that holds a card
+// number is stored by its pseudonym (StoredID).
+func (it *PageItems) storeRejectedIDs(rules ItemRules) {
+	for k, r := range it.Rejected {
+		if idCarriesSecret(rules.Policy, r.CardID) {
+			it.Rejected[k].CardID = ""
+			it.Rejected[k].Reason += "; " + secretIDReason
+			continue
+		}
+		id, changed, err := StoredID(rules.Policy, rules.IDKey, r.CardID)
+		switch {
+		case err != nil:
+			it.Rejected[k].CardID = ""
+			it.Counts.CardNumbers++
+		case changed:
+			it.Rejected[k].CardID = id
+			it.Counts.CardNumbers++
+		}
+	}
 }
 
 // DataHash is what card_state.data_hash holds of a card's redacted,
