@@ -32,11 +32,13 @@
 // listed with two contents keeps its stored content); field discovery and
 // types (load/internal/cardfield: FieldSet, PlanFields, FieldBudget,
 // ClassifyValue, FieldType.Fit, MinorJSON, the sticky type rule,
-// TypeUpgrade and the report's exact card sums); WriteTurns (the commits of
-// several accounts of one file in one process take turns); amounts
-// (amounts.go: AmountRules, a card's scale from its currency); the change
-// hash (load/internal/hashform: numbers by exact value, strings in NFC); the run rules (CheckTrigger, CheckFinishStatus,
-// StaleCutoff); the lease rules (DefaultLeaseTTL, MinLeaseTTL,
+// TypeUpgrade and the report's exact card sums); the run rules
+// (load/internal/runrule: CheckTrigger, CheckFinishStatus, StaleCutoff);
+// the report's limits and field changes (load/internal/reportrows);
+// WriteTurns (the commits of several accounts of one file in one process
+// take turns); amounts (amounts.go: AmountRules, a card's scale from its
+// currency); the change hash (load/internal/hashform: numbers by exact
+// value, strings in NFC); the lease rules (DefaultLeaseTTL, MinLeaseTTL,
 // CheckLeaseTTL, CheckHolder); and RedactURL (a PostgreSQL URL fit for
 // logs).
 package load

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/runrule"
 	"github.com/cardsync/cardsync/redact"
 )
 
@@ -41,7 +42,7 @@ func (w *Warehouse) text(s string) string { return load.RedactText(w.policy, cle
 // sqlite.Warehouse.StartRun.
 func (w *Warehouse) StartRun(ctx context.Context, trigger, version string) (_ int64, err error) {
 	defer classify(&err)
-	if err := load.CheckTrigger(trigger); err != nil {
+	if err := runrule.CheckTrigger(trigger); err != nil {
 		return 0, fmt.Errorf("start run: %w", err)
 	}
 	var id int64
@@ -82,7 +83,7 @@ func (w *Warehouse) Heartbeat(ctx context.Context, runID int64) (err error) {
 // FinishRun records the end of a run, as sqlite.Warehouse.FinishRun.
 func (w *Warehouse) FinishRun(ctx context.Context, runID int64, r load.RunResult) (err error) {
 	defer classify(&err)
-	if err := load.CheckFinishStatus(r.Status); err != nil {
+	if err := runrule.CheckFinishStatus(r.Status); err != nil {
 		return fmt.Errorf("finish run %d: %w", runID, err)
 	}
 	var errText *string
@@ -131,7 +132,7 @@ func (w *Warehouse) AbandonStaleRuns(ctx context.Context, staleAfter time.Durati
 	var runs []load.StaleRun
 	err = w.write(ctx, func(tx pgx.Tx) error {
 		now := w.stamp()
-		cutoff := load.StaleCutoff(now, staleAfter)
+		cutoff := runrule.StaleCutoff(now, staleAfter)
 		rows, err := tx.Query(ctx, `UPDATE sync_runs
 			SET status = 'abandoned', finished_at = $1,
 			    error = coalesce(error, 'abandoned: the process stopped without recording the run (last heartbeat '
@@ -150,7 +151,7 @@ func (w *Warehouse) AbandonStaleRuns(ctx context.Context, staleAfter time.Durati
 	if err != nil {
 		return nil, fmt.Errorf("abandon stale runs: %w", err)
 	}
-	load.SortStaleRuns(runs)
+	runrule.SortStaleRuns(runs)
 	return runs, nil
 }
 
@@ -424,9 +425,9 @@ func (w *Warehouse) PendingRemovals(ctx context.Context) (_ int, err error) {
 	return n, nil
 }
 
-// recentWalks is load.Summary.RecentWalks: load.RecentWalksQuery.
+// recentWalks is load.Summary.RecentWalks: runrule.RecentWalksQuery.
 func (w *Warehouse) recentWalks(ctx context.Context) ([]load.WalkOutcome, error) {
-	rows, err := w.pool.Query(ctx, strings.ReplaceAll(load.RecentWalksQuery, "?1", "$1"), w.account)
+	rows, err := w.pool.Query(ctx, strings.ReplaceAll(runrule.RecentWalksQuery, "?1", "$1"), w.account)
 	if err != nil {
 		return nil, fmt.Errorf("recent walks: %w", err)
 	}

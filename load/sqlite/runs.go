@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/runrule"
 	"github.com/cardsync/cardsync/redact"
 )
 
@@ -59,7 +60,7 @@ func (w *Warehouse) write(ctx context.Context, fn func(tx *sql.Tx) error) error 
 // schedule, backfill, demo; version is the binary's version string.
 func (w *Warehouse) StartRun(ctx context.Context, trigger, version string) (_ int64, err error) {
 	defer classify(&err)
-	if err := load.CheckTrigger(trigger); err != nil {
+	if err := runrule.CheckTrigger(trigger); err != nil {
 		return 0, fmt.Errorf("start run: %w", err)
 	}
 	var id int64
@@ -115,7 +116,7 @@ func (w *Warehouse) AbandonStaleRuns(ctx context.Context, staleAfter time.Durati
 	err = w.write(ctx, func(tx *sql.Tx) error {
 		runs = nil
 		now := w.now()
-		cutoff := formatTime(load.StaleCutoff(now, staleAfter))
+		cutoff := formatTime(runrule.StaleCutoff(now, staleAfter))
 		rows, err := tx.QueryContext(ctx, `UPDATE sync_runs
 			SET status = 'abandoned', finished_at = ?,
 			    error = coalesce(error, 'abandoned: the process stopped without recording the run (last heartbeat ' || heartbeat_at || ')')
@@ -137,7 +138,7 @@ func (w *Warehouse) AbandonStaleRuns(ctx context.Context, staleAfter time.Durati
 	if err != nil {
 		return nil, fmt.Errorf("abandon stale runs: %w", err)
 	}
-	load.SortStaleRuns(runs)
+	runrule.SortStaleRuns(runs)
 	return runs, nil
 }
 
@@ -145,7 +146,7 @@ func (w *Warehouse) AbandonStaleRuns(ctx context.Context, staleAfter time.Durati
 // (errors.Is(err, ErrRunNotRunning) otherwise).
 func (w *Warehouse) FinishRun(ctx context.Context, runID int64, r load.RunResult) (err error) {
 	defer classify(&err)
-	if err := load.CheckFinishStatus(r.Status); err != nil {
+	if err := runrule.CheckFinishStatus(r.Status); err != nil {
 		return fmt.Errorf("finish run %d: %w", runID, err)
 	}
 	var errText, consistent any
@@ -349,7 +350,7 @@ func (w *Warehouse) updateRunning(ctx context.Context, query string, args ...any
 }
 
 func (w *Warehouse) recentWalks(ctx context.Context) ([]load.WalkOutcome, error) {
-	rows, err := w.db.QueryContext(ctx, load.RecentWalksQuery, w.account)
+	rows, err := w.db.QueryContext(ctx, runrule.RecentWalksQuery, w.account)
 	if err != nil {
 		return nil, fmt.Errorf("recent walks: %w", err)
 	}
