@@ -11,6 +11,7 @@ import (
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/load/internal/batch"
 	"github.com/cardsync/cardsync/load/internal/cardfield"
+	"github.com/cardsync/cardsync/load/internal/sqlshare"
 )
 
 // commitBatch commits pages in one transaction (after the lease check)
@@ -298,7 +299,7 @@ func (b *batchTx) SaveProgress(ctx context.Context, walkID int64, last *batch.Pr
 			min_total = least(coalesce(min_total, $6), $6),
 			max_total = greatest(coalesce(max_total, $7), $7),
 			inconsistent_reason = coalesce(inconsistent_reason, $8::text),
-			inconsistent_pages = `+load.AppendPagesSQL("$9::text")+`
+			inconsistent_pages = `+sqlshare.AppendPagesSQL("$9::text")+`
 		WHERE walk_id = $1 AND finished_at IS NULL`,
 		walkID, last.TotalItems(), tally.MaxPage, runID, boolInt(tally.TotalChanged), tally.MinTotal, tally.MaxTotal,
 		reason, anomalyPages)

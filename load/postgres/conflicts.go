@@ -9,6 +9,7 @@ import (
 
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/load/internal/cardfield"
+	"github.com/cardsync/cardsync/load/internal/sqlshare"
 	"github.com/cardsync/cardsync/load/internal/walk"
 )
 
@@ -138,7 +139,7 @@ func (t *walkTx) RecordAnomaly(ctx context.Context, walkID int64, reason string,
 		list = &s
 	}
 	if _, err := t.tx.Exec(ctx, `UPDATE sync_walks SET inconsistent_reason = coalesce(inconsistent_reason, $2::text),
-			inconsistent_pages = `+load.AppendPagesSQL("$3::text")+` WHERE walk_id = $1`, walkID, reason, list); err != nil {
+			inconsistent_pages = `+sqlshare.AppendPagesSQL("$3::text")+` WHERE walk_id = $1`, walkID, reason, list); err != nil {
 		return fmt.Errorf("record %s on walk %d: %w", reason, walkID, err)
 	}
 	return nil

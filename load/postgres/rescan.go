@@ -9,13 +9,14 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/sqlshare"
 	"github.com/cardsync/cardsync/redact"
 )
 
 // rulesVersion is migration 12's Go step: a warehouse holding no run and
 // no card starts at the current rules version.
 func rulesVersion(ctx context.Context, tx pgx.Tx) error {
-	_, err := tx.Exec(ctx, load.NewWarehouseRulesSQL("$1"), redact.RulesVersion)
+	_, err := tx.Exec(ctx, sqlshare.NewWarehouseRulesSQL("$1"), redact.RulesVersion)
 	return err
 }
 

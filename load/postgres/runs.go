@@ -11,6 +11,7 @@ import (
 
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/load/internal/runrule"
+	"github.com/cardsync/cardsync/load/internal/sqlshare"
 	"github.com/cardsync/cardsync/redact"
 )
 
@@ -57,7 +58,7 @@ func (w *Warehouse) StartRun(ctx context.Context, trigger, version string) (_ in
 		now := w.stamp()
 		// A run of older rules writes rows the current ones would not
 		// keep: the warehouse is at its version at most (never raised).
-		if _, err := tx.Exec(ctx, load.LowerRulesVersionSQL("$1"), redact.RulesVersion); err != nil {
+		if _, err := tx.Exec(ctx, sqlshare.LowerRulesVersionSQL("$1"), redact.RulesVersion); err != nil {
 			return err
 		}
 		return tx.QueryRow(ctx, `INSERT INTO sync_runs (trigger, started_at, heartbeat_at, status, version, account, holder)
@@ -293,7 +294,7 @@ func (w *Warehouse) SaveAccount(ctx context.Context, runID int64, a load.Account
 		row.Raw = &raw
 	}
 	err = w.write(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO account_snapshots (`+load.AccountSnapshotColumns+`)
+		if _, err := tx.Exec(ctx, `INSERT INTO account_snapshots (`+sqlshare.AccountSnapshotColumns+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 			row.Args(runID, w.stamp(), w.account)...); err != nil {
 			return err
@@ -407,7 +408,7 @@ func (w *Warehouse) WalkSummary(ctx context.Context, stream string) (_ load.Walk
 		return s, fmt.Errorf("walk summary %s: %w", stream, err)
 	}
 	s.StartedAt = utc(s.StartedAt)
-	s.AnomalyPages = load.ParsePages(pages)
+	s.AnomalyPages = sqlshare.ParsePages(pages)
 	if s.DistinctIDs, s.DuplicateIDs, err = walkIDCounts(ctx, w.pool, s.WalkID); err != nil {
 		return s, fmt.Errorf("walk summary %s: %w", stream, err)
 	}
@@ -435,7 +436,7 @@ func (w *Warehouse) recentWalks(ctx context.Context) ([]load.WalkOutcome, error)
 		var o load.WalkOutcome
 		var pages string
 		err := row.Scan(&o.WalkID, &o.FinishedAt, &o.Outcome, &o.Reason, &pages)
-		o.FinishedAt, o.Pages = utc(o.FinishedAt), load.ParsePages(pages)
+		o.FinishedAt, o.Pages = utc(o.FinishedAt), sqlshare.ParsePages(pages)
 		return o, err
 	})
 	if err != nil {

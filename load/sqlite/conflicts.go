@@ -8,6 +8,7 @@ import (
 
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/load/internal/cardfield"
+	"github.com/cardsync/cardsync/load/internal/sqlshare"
 	"github.com/cardsync/cardsync/load/internal/walk"
 )
 
@@ -118,7 +119,7 @@ func (t *walkTx) RecordAnomaly(ctx context.Context, walkID int64, reason string,
 		list = string(b)
 	}
 	if _, err := t.tx.ExecContext(ctx, `UPDATE sync_walks SET inconsistent_reason = coalesce(inconsistent_reason, ?2),
-			inconsistent_pages = `+load.AppendPagesSQL("?3")+` WHERE walk_id = ?1`, walkID, reason, list); err != nil {
+			inconsistent_pages = `+sqlshare.AppendPagesSQL("?3")+` WHERE walk_id = ?1`, walkID, reason, list); err != nil {
 		return fmt.Errorf("record %s on walk %s: %w", reason, strconv.FormatInt(walkID, 10), err)
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/sqlshare"
 	"github.com/cardsync/cardsync/redact"
 )
 
@@ -22,7 +23,7 @@ const rulesVersionMigration = 16
 // run and no card starts at the current rules version (a warehouse with
 // rows stays at 1, the rules before versions were recorded).
 func upgradeRulesVersion(ctx context.Context, tx *sql.Tx) error {
-	_, err := tx.ExecContext(ctx, load.NewWarehouseRulesSQL("?1"), redact.RulesVersion)
+	_, err := tx.ExecContext(ctx, sqlshare.NewWarehouseRulesSQL("?1"), redact.RulesVersion)
 	return err
 }
 

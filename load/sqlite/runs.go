@@ -12,6 +12,7 @@ import (
 
 	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/load/internal/runrule"
+	"github.com/cardsync/cardsync/load/internal/sqlshare"
 	"github.com/cardsync/cardsync/redact"
 )
 
@@ -68,7 +69,7 @@ func (w *Warehouse) StartRun(ctx context.Context, trigger, version string) (_ in
 		now := w.stamp()
 		// A run of older rules writes rows the current ones would not
 		// keep: the warehouse is at its version at most (never raised).
-		if _, err := tx.ExecContext(ctx, load.LowerRulesVersionSQL("?1"), redact.RulesVersion); err != nil {
+		if _, err := tx.ExecContext(ctx, sqlshare.LowerRulesVersionSQL("?1"), redact.RulesVersion); err != nil {
 			return err
 		}
 		return tx.QueryRowContext(ctx, `INSERT INTO sync_runs (trigger, started_at, heartbeat_at, status, version, account)
@@ -362,7 +363,7 @@ func (w *Warehouse) recentWalks(ctx context.Context) ([]load.WalkOutcome, error)
 		if err := rows.Scan(&o.WalkID, &finished, &o.Outcome, &o.Reason, &pages); err != nil {
 			return nil, fmt.Errorf("recent walks: %w", err)
 		}
-		o.FinishedAt, o.Pages = parseTime(finished), load.ParsePages(pages)
+		o.FinishedAt, o.Pages = parseTime(finished), sqlshare.ParsePages(pages)
 		out = append(out, o)
 	}
 	if err := rows.Err(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/sqlshare"
 	"github.com/cardsync/cardsync/load/internal/walk"
 )
 
@@ -100,7 +101,7 @@ func (w *Warehouse) WalkSummary(ctx context.Context, stream string) (_ load.Walk
 		return s, fmt.Errorf("walk summary %s: %w", stream, err)
 	}
 	s.StartedAt = parseTime(started)
-	s.AnomalyPages = load.ParsePages(pages)
+	s.AnomalyPages = sqlshare.ParsePages(pages)
 	if s.DistinctIDs, s.DuplicateIDs, err = walkIDCounts(ctx, w.db, s.WalkID); err != nil {
 		return s, fmt.Errorf("walk summary %s: %w", stream, err)
 	}
