@@ -9,11 +9,11 @@ import (
 	"github.com/cardsync/cardsync/redact"
 )
 
-// RescanRow applies policy to one stored row of phase: the row to store
+// rescanRowByPolicy applies policy to one stored row of phase: the row to store
 // and true when anything changed, and the secrets removed. Without a card
 // id key, a rejected item's card id that holds a card number is masked
 // (Rescan passes the warehouse's key: see cardMove).
-func RescanRow(policy *redact.Policy, phase string, r StoredRow) (StoredRow, int, bool) {
+func rescanRowByPolicy(policy *redact.Policy, phase string, r StoredRow) (StoredRow, int, bool) {
 	return rescanRow(ItemRules{Policy: policy}, phase, r)
 }
 
@@ -42,7 +42,7 @@ func cardMove(rules ItemRules, r StoredRow) (CardMove, bool, error) {
 	return CardMove{Old: r.Key.Text, New: id, Data: string(data), Hash: DataHash(data)}, true, nil
 }
 
-// rescanRow is RescanRow under rules (the policy and the card id key).
+// rescanRow is rescanRowByPolicy under rules (the policy and the card id key).
 func rescanRow(rules ItemRules, phase string, r StoredRow) (StoredRow, int, bool) {
 	policy := rules.Policy
 	out := StoredRow{Key: r.Key, Texts: append([]*string(nil), r.Texts...), Hash: r.Hash}
@@ -123,7 +123,7 @@ func rescanRow(rules ItemRules, phase string, r StoredRow) (StoredRow, int, bool
 		text(1)
 	case PhaseFields:
 		name := *r.Texts[0]
-		if redacted, ok := FieldNameUnderRules(policy, name); !ok || redacted != name {
+		if redacted, ok := fieldNameUnderRules(policy, name); !ok || redacted != name {
 			out.Texts[0] = nil
 			changed = true
 		}
@@ -131,10 +131,10 @@ func rescanRow(rules ItemRules, phase string, r StoredRow) (StoredRow, int, bool
 	return out, secrets, changed
 }
 
-// FieldNameUnderRules is what a walk records of a top-level field named
+// fieldNameUnderRules is what a walk records of a top-level field named
 // name (holding a text) under policy: its name as redacted (a card number
 // in it masked, a secret removed), or false when the rules drop the field.
-func FieldNameUnderRules(policy *redact.Policy, name string) (string, bool) {
+func fieldNameUnderRules(policy *redact.Policy, name string) (string, bool) {
 	key, err := json.Marshal(name)
 	if err != nil {
 		return "", false
