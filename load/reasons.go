@@ -38,12 +38,3 @@ func WalkReasons() []string {
 	return []string{ReasonEmptyPage, ReasonRepeatedPage, ReasonShortPage, ReasonFractionalPagination, ReasonPhantomPages,
 		ReasonTotalPagesChanged, ReasonTotalChanged, ReasonDuplicateIDs, ReasonCountMismatch, ReasonNoPages}
 }
-
-// ReasonArg is Reason as the walk's close records it: nil when "" or the
-// walk is consistent.
-func (e WalkEnd) ReasonArg() any {
-	if e.Consistent || e.Reason == "" {
-		return nil
-	}
-	return e.Reason
-}

@@ -153,7 +153,7 @@ func fillMoney(ctx context.Context, tx pgx.Tx, u *cardfield.TypeUpgrade) error {
 // sameMoney: a and b are the same money, minor units compared as JSON
 // (jsonb's text puts a space after each colon).
 func sameMoney(a, b cardfield.StoredMoney) bool {
-	return a.Scale == b.Scale && a.Currency == b.Currency && a.Rounded == b.Rounded && load.SameMinor(a.Minor, b.Minor)
+	return a.Scale == b.Scale && a.Currency == b.Currency && a.Rounded == b.Rounded && cardfield.SameMinor(a.Minor, b.Minor)
 }
 
 // fillMinor sets card_state.minor of every card that holds minor units

@@ -99,7 +99,7 @@ func CloseWalk(ctx context.Context, tx WalkTx, walkID, runID int64, outcome stri
 			return res, err
 		}
 	}
-	if err := tx.EndWalk(ctx, walkID, runID, outcome, res.Removed, end.ReasonArg()); err != nil {
+	if err := tx.EndWalk(ctx, walkID, runID, outcome, res.Removed, ReasonArg(end)); err != nil {
 		return res, err
 	}
 	if FoldsWalk(outcome, res.Removed, added, cleared) {

@@ -85,3 +85,12 @@ const (
 			walks = p.walks + c.walks, runs = p.runs + c.runs, last_run = c.last_run
 		FROM sync_walks AS c WHERE p.walk_id = ?1 AND c.walk_id = ?2`
 )
+
+// ReasonArg is e.Reason as the walk's close records it: nil when "" or the
+// walk is consistent.
+func ReasonArg(e load.WalkEnd) any {
+	if e.Consistent || e.Reason == "" {
+		return nil
+	}
+	return e.Reason
+}
