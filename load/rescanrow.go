@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/cardsync/cardsync/load/internal/cardmove"
 	"github.com/cardsync/cardsync/redact"
 )
 
@@ -21,13 +22,13 @@ func rescanRowByPolicy(policy *redact.Policy, phase string, r StoredRow) (Stored
 // id; Texts[0]: its data) when its id holds a card number: its StoredID
 // under rules, and its data redacted, canonical, with that "id" member.
 // The error wraps ErrNoIDKey when the warehouse has no key.
-func cardMove(rules ItemRules, r StoredRow) (CardMove, bool, error) {
+func cardMove(rules ItemRules, r StoredRow) (cardmove.Move, bool, error) {
 	id, changed, err := StoredID(rules.Policy, rules.IDKey, r.Key.Text)
 	if !changed {
-		return CardMove{}, false, nil
+		return cardmove.Move{}, false, nil
 	}
 	if err != nil {
-		return CardMove{}, false, fmt.Errorf("move a card id that is a card number: %w", err)
+		return cardmove.Move{}, false, fmt.Errorf("move a card id that is a card number: %w", err)
 	}
 	var data []byte
 	if len(r.Texts) > 0 && r.Texts[0] != nil {
@@ -39,7 +40,7 @@ func cardMove(rules ItemRules, r StoredRow) (CardMove, bool, error) {
 	if ms, ok := topMembers(data); ok {
 		data = withID(data, ms, id)
 	}
-	return CardMove{Old: r.Key.Text, New: id, Data: string(data), Hash: DataHash(data)}, true, nil
+	return cardmove.Move{Old: r.Key.Text, New: id, Data: string(data), Hash: DataHash(data)}, true, nil
 }
 
 // rescanRow is rescanRowByPolicy under rules (the policy and the card id key).
