@@ -325,7 +325,7 @@ func (t *StatusTally) Lists() (statuses []string, counts [][]int64) {
 // first, smallest, largest and last value in cents, with their exact text.
 func NewBalanceDay(amount string, day time.Time, snapshots, first, lo, hi, last int64) BalanceDay {
 	return BalanceDay{Amount: amount, Day: day, Snapshots: snapshots, First: first, Min: lo, Max: hi, Last: last,
-		FirstText: CentsText(first), MinText: CentsText(lo), MaxText: CentsText(hi), LastText: CentsText(last)}
+		FirstText: centsText(first), MinText: centsText(lo), MaxText: centsText(hi), LastText: centsText(last)}
 }
 
 // SetBalances sets d.Balances from days of any order: by amount in
@@ -341,9 +341,9 @@ func (d *ReportData) SetBalances(days []BalanceDay) {
 	}
 }
 
-// CentsText is the exact decimal text of an amount in cents, as the views
+// centsText is the exact decimal text of an amount in cents, as the views
 // show it ('31337.07', '-0.07').
-func CentsText(minor int64) string { return money.FromMinor(minor, 2).String() }
+func centsText(minor int64) string { return money.FromMinor(minor, 2).String() }
 
 // NewStatusTally returns an empty tally over days (ReportData.Days).
 func NewStatusTally(days []time.Time) *StatusTally {

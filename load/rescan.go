@@ -69,8 +69,8 @@ const (
 	PhaseFields    = "fields"    // card_fields.name (every account's)
 )
 
-// AccountPhases are the phases run for each account, in order.
-var AccountPhases = []string{PhaseIDs, PhaseSeen, PhaseCards, PhaseVersions, PhaseSnapshots, PhaseRejected, PhaseRuns}
+// accountPhases are the phases run for each account, in order.
+var accountPhases = []string{PhaseIDs, PhaseSeen, PhaseCards, PhaseVersions, PhaseSnapshots, PhaseRejected, PhaseRuns}
 
 // StoredRow is one row a rescan reads and may rewrite: its key and its
 // texts (nil: NULL) in the order the phase lists them (see the Phase
@@ -170,7 +170,7 @@ func (r RescanResult) TotalChanged() int {
 // Rescan applies the current rules (opts.Policy) to every row w stores
 // that holds upstream text, in batches of opts.Batch rows, each in its own
 // transaction with the checkpoint, account by account and phase by phase
-// (AccountPhases, then PhaseFields), and then sets the warehouse's rules
+// (accountPhases, then PhaseFields), and then sets the warehouse's rules
 // version to redact.RulesVersion. A checkpoint of the same rules version
 // left by a rescan that stopped is continued; one of other rules is
 // started over. A row the rules leave as it is is not written: the hashes
@@ -209,7 +209,7 @@ func Rescan(ctx context.Context, w Rescanner, opts RescanOptions) (RescanResult,
 	}
 	var steps []rescanStep
 	for _, a := range accounts {
-		for _, p := range AccountPhases {
+		for _, p := range accountPhases {
 			steps = append(steps, rescanStep{a, p})
 		}
 	}
