@@ -46,16 +46,6 @@ type RunResult struct {
 	Duration time.Duration
 }
 
-// DurationMS is r.Duration in whole milliseconds for sync_runs.duration_ms,
-// nil when unknown (0 or less).
-func (r RunResult) DurationMS() *int64 {
-	if r.Duration <= 0 {
-		return nil
-	}
-	ms := r.Duration.Milliseconds()
-	return &ms
-}
-
 // RunCounts are a run's counters, as sync_runs holds them (JSON names are
 // its columns).
 type RunCounts struct {

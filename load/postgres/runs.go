@@ -104,7 +104,7 @@ func (w *Warehouse) FinishRun(ctx context.Context, runID int64, r load.RunResult
 			rate_limited = rate_limited + $7, auth_requests = auth_requests + $8,
 			duration_ms = $11
 		WHERE run_id = $9 AND account = $10 AND status = 'running'`,
-		r.Status, w.stamp(), errText, consistent, r.Requests, r.Retries, r.RateLimited, r.AuthRequests, runID, w.account, r.DurationMS())
+		r.Status, w.stamp(), errText, consistent, r.Requests, r.Retries, r.RateLimited, r.AuthRequests, runID, w.account, runrule.DurationMS(r))
 	if err != nil {
 		return fmt.Errorf("finish run %d: %w", runID, err)
 	}

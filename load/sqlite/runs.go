@@ -166,7 +166,7 @@ func (w *Warehouse) FinishRun(ctx context.Context, runID int64, r load.RunResult
 			duration_ms = ?
 		WHERE run_id = ? AND account = ? AND status = 'running'`,
 		r.Status, now, now, errText, consistent,
-		r.Requests, r.Retries, r.RateLimited, r.AuthRequests, r.DurationMS(), runID, w.account)
+		r.Requests, r.Retries, r.RateLimited, r.AuthRequests, runrule.DurationMS(r), runID, w.account)
 	if err != nil {
 		return fmt.Errorf("finish run %d: %w", runID, err)
 	}

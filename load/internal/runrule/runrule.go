@@ -57,3 +57,13 @@ func StaleCutoff(now time.Time, staleAfter time.Duration) time.Time {
 func SortStaleRuns(runs []load.StaleRun) {
 	slices.SortFunc(runs, func(a, b load.StaleRun) int { return cmp.Compare(a.ID, b.ID) })
 }
+
+// DurationMS is r.Duration in whole milliseconds for sync_runs.duration_ms,
+// nil when unknown (0 or less).
+func DurationMS(r load.RunResult) *int64 {
+	if r.Duration <= 0 {
+		return nil
+	}
+	ms := r.Duration.Milliseconds()
+	return &ms
+}
