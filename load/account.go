@@ -20,12 +20,6 @@ type Account struct {
 	Raw []byte
 }
 
-// AccountSnapshotColumns are the columns of account_snapshots a snapshot
-// fills, in the order of AccountRow.Args.
-const AccountSnapshotColumns = `run_id, taken_at, name, email, timezone,
-				transfer_amount_minor, reach_amount_minor, authorizations_minor, balance_minor, cards_balance_minor,
-				available_recharge_balance_minor, available_to_apply_card_count, applied_card_count, raw, amounts_rounded, account`
-
 // AccountRow is an account snapshot as account_snapshots stores it,
 // whatever the database (a NULL is a nil pointer).
 type AccountRow struct {
@@ -49,8 +43,9 @@ type AccountRow struct {
 	Counts RuleCounts
 }
 
-// Args are the values of AccountSnapshotColumns: the row of run runID taken
-// at takenAt for account.
+// Args are the values of the account snapshot's columns
+// (load/internal/sqlshare.AccountSnapshotColumns): the row of run runID
+// taken at takenAt for account.
 func (r AccountRow) Args(runID int64, takenAt any, account string) []any {
 	return []any{runID, takenAt, r.Name, r.Email, r.Timezone,
 		r.Minor[0], r.Minor[1], r.Minor[2], r.Minor[3], r.Minor[4], r.Minor[5],

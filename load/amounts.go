@@ -2,10 +2,10 @@ package load
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 
+	"github.com/cardsync/cardsync/load/internal/jsonscan"
 	"github.com/cardsync/cardsync/money"
 )
 
@@ -110,7 +110,7 @@ func keyIs(key []byte, name string) bool {
 	if bytes.IndexByte(key, '\\') < 0 {
 		return string(key) == name
 	}
-	return unquoteKey(string(key)) == name
+	return jsonscan.UnquoteKey(string(key)) == name
 }
 
 // Of is the money of a card whose stored JSON data (canonical, or
@@ -120,7 +120,7 @@ func keyIs(key []byte, name string) bool {
 // knows gives its minor unit, any other the rules' Scale.
 func (r AmountRules) Of(data []byte) CardMoney {
 	best, rank := "", 2
-	eachMember(data, func(key, raw []byte) {
+	jsonscan.EachMember(data, func(key, raw []byte) {
 		if rank == 0 && r.CurrencyField == "" {
 			return
 		}
@@ -152,7 +152,7 @@ func (r AmountRules) Of(data []byte) CardMoney {
 
 // currencyCode is the text of a JSON string of three ASCII letters.
 func currencyCode(raw []byte) (string, bool) {
-	raw = trimSpace(raw)
+	raw = jsonscan.TrimSpace(raw)
 	if len(raw) != 5 || raw[0] != '"' || raw[4] != '"' {
 		return "", false
 	}
@@ -162,26 +162,4 @@ func currencyCode(raw []byte) (string, bool) {
 		}
 	}
 	return string(raw[1:4]), true
-}
-
-// SameMinor says whether two card_state.minor texts ("" for NULL) hold
-// the same minor units, whatever their spacing and member order
-// (PostgreSQL's jsonb text differs from canonical JSON in both).
-func SameMinor(a, b string) bool {
-	if a == b {
-		return true
-	}
-	if a == "" || b == "" {
-		return false
-	}
-	var ma, mb map[string]json.Number
-	if json.Unmarshal([]byte(a), &ma) != nil || json.Unmarshal([]byte(b), &mb) != nil || len(ma) != len(mb) {
-		return false
-	}
-	for k, v := range ma {
-		if w, ok := mb[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }

@@ -9,9 +9,8 @@
 // warehouse returns (ErrWarehouse, ErrLocked, ...), Options and their
 // checks, the batching limits (BatchLimits; the batch commit itself is
 // load/internal/batch, which the dialects import), redaction and quarantine of a
-// page's items (PreparePageItems, QuarantineData), field discovery
-// (FieldSet, PlanFields, FieldBudget), the removal rules and the
-// mass-removal guard (WalkEnd.Removals, HoldRemovals), the reasons of an
+// page's items (PreparePageItems, QuarantineData), the field limits
+// (MaxNewFieldsPerWalk, DefaultFieldRetention), the reasons of an
 // inconsistent walk, and account rounding (PrepareAccount, Cents).
 //
 // It imports no database driver. The warehouses are its siblings:
@@ -27,15 +26,19 @@
 // Each dialect asserts at compile time the ones it implements.
 //
 // The other rules both dialects follow, each once: the batch commit
-// (CommitBatch over a dialect's BatchTx) and the walk's close (CloseWalk
-// over a WalkTx); WriteTurns (the commits of several accounts of one file in
-// one process take turns); field types (typed.go: ClassifyValue,
-// FieldType.Fit, MinorJSON, the sticky type rule and TypeUpgrade) and
-// amounts (amounts.go: AmountRules, a card's scale from its currency); one
-// content per id and walk (conflicts.go: an id listed with two contents
-// keeps its stored content); the change hash (hashform.go: numbers by exact
-// value, strings in NFC); the run rules (CheckTrigger, CheckFinishStatus,
-// StaleCutoff); the lease rules (DefaultLeaseTTL, MinLeaseTTL,
+// (load/internal/batch: CommitBatch over a dialect's BatchTx) and the
+// walk's close (load/internal/walk: CloseWalk over a WalkTx, the removal
+// rules and the mass-removal guard, one content per id and walk: an id
+// listed with two contents keeps its stored content); field discovery and
+// types (load/internal/cardfield: FieldSet, PlanFields, FieldBudget,
+// ClassifyValue, FieldType.Fit, MinorJSON, the sticky type rule,
+// TypeUpgrade and the report's exact card sums); the run rules
+// (load/internal/runrule: CheckTrigger, CheckFinishStatus, StaleCutoff);
+// the report's limits and field changes (load/internal/reportrows);
+// WriteTurns (the commits of several accounts of one file in one process
+// take turns); amounts (amounts.go: AmountRules, a card's scale from its
+// currency); the change hash (load/internal/hashform: numbers by exact
+// value, strings in NFC); the lease rules (DefaultLeaseTTL, MinLeaseTTL,
 // CheckLeaseTTL, CheckHolder); and RedactURL (a PostgreSQL URL fit for
 // logs).
 package load

@@ -117,25 +117,7 @@ func PreparePageItems(rules ItemRules, p Page) (PageItems, error) {
 		IDs:      make([]string, 0, len(p.Cards)+len(p.Rejected)),
 		Rejected: append([]Rejection(nil), p.Rejected...),
 	}
-	// An id is stored as sent, in columns no scrubber rewrites: one that
-	// carries the password or a token is not stored at all, and one that
-	// holds a card number is stored by its pseudonym (StoredID).
-	for k, r := range it.Rejected {
-		if idCarriesSecret(policy, r.CardID) {
-			it.Rejected[k].CardID = ""
-			it.Rejected[k].Reason += "; " + secretIDReason
-			continue
-		}
-		id, changed, err := StoredID(policy, rules.IDKey, r.CardID)
-		switch {
-		case err != nil:
-			it.Rejected[k].CardID = ""
-			it.Counts.CardNumbers++
-		case changed:
-			it.Rejected[k].CardID = id
-			it.Counts.CardNumbers++
-		}
-	}
+	it.storeRejectedIDs(rules)
 	first := make(map[string]int, len(p.Cards))
 	var lastFields []redact.Field
 	for i, c := range p.Cards {
@@ -209,6 +191,29 @@ func PreparePageItems(rules ItemRules, p Page) (PageItems, error) {
 	return it, nil
 }
 
+// storeRejectedIDs gives the rejected items their ids as stored. An id is
+// stored as sent, in columns no scrubber rewrites: one that carries the
+// password or a token is not stored at all, and one that holds a card
+// number is stored by its pseudonym (StoredID).
+func (it *PageItems) storeRejectedIDs(rules ItemRules) {
+	for k, r := range it.Rejected {
+		if idCarriesSecret(rules.Policy, r.CardID) {
+			it.Rejected[k].CardID = ""
+			it.Rejected[k].Reason += "; " + secretIDReason
+			continue
+		}
+		id, changed, err := StoredID(rules.Policy, rules.IDKey, r.CardID)
+		switch {
+		case err != nil:
+			it.Rejected[k].CardID = ""
+			it.Counts.CardNumbers++
+		case changed:
+			it.Rejected[k].CardID = id
+			it.Counts.CardNumbers++
+		}
+	}
+}
+
 // DataHash is what card_state.data_hash holds of a card's redacted,
 // canonical JSON (PreparedCard.Hash): the first 16 bytes of the SHA-256 of
 // its hash form, in which numbers are written by their exact value and
@@ -237,14 +242,6 @@ func RedactText(policy *redact.Policy, s string) string {
 // Cents converts an amount of any scale to cents exactly, or fails with
 // ErrAmountScale (more than two decimals, or beyond int64).
 func Cents(a money.Amount) (int64, error) { return centsOf(a) }
-
-// HoldRemovals is the mass-removal guard: whether a consistent walk that
-// listed listed ids and missed missed of live current cards must hold its
-// removals (unless confirmed): it listed nothing while cards are live, or it
-// missed more than 10 cards and more than fraction of the live ones.
-func HoldRemovals(missed, live, listed int, fraction float64) bool {
-	return missed > 0 && (listed == 0 || missed > guardMinCards && float64(missed) > fraction*float64(live))
-}
 
 // secretIDReason is the rejection reason of an item whose id carries a
 // secret.

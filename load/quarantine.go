@@ -1,11 +1,11 @@
 package load
 
 import (
-	"encoding/json"
 	"regexp"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/cardsync/cardsync/load/internal/jsonscan"
 	"github.com/cardsync/cardsync/redact"
 )
 
@@ -34,7 +34,7 @@ func quarantineData(rules ItemRules, raw []byte) (string, int, redact.Stats) {
 		s = strings.ToValidUTF8(string(raw), "\uFFFD")
 		s = secretMember.ReplaceAllStringFunc(s, func(m string) string {
 			sub := secretMember.FindStringSubmatch(m)
-			if !policy.SecretKey(unquoteKey(sub[1])) {
+			if !policy.SecretKey(jsonscan.UnquoteKey(sub[1])) {
 				return m
 			}
 			return `"` + sub[1] + `":"[REDACTED]"`
@@ -57,14 +57,3 @@ func quarantineData(rules ItemRules, raw []byte) (string, int, redact.Stats) {
 // secretMember matches a JSON member whose value is a string or a number,
 // for quarantineData's text fallback.
 var secretMember = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*)`)
-
-func unquoteKey(k string) string {
-	if !strings.Contains(k, `\`) {
-		return k
-	}
-	var s string
-	if err := json.Unmarshal([]byte(`"`+k+`"`), &s); err == nil {
-		return s
-	}
-	return k
-}

@@ -1,13 +1,10 @@
 package load
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cardsync/cardsync/money"
 )
@@ -26,21 +23,6 @@ type Reporter interface {
 	// ReportData reads what a report of the period [since, now] shows.
 	ReportData(ctx context.Context, since, now time.Time) (ReportData, error)
 }
-
-// Limits of ReportData's lists.
-const (
-	// ReportLastRuns is how many runs ReportData.LastRuns holds.
-	ReportLastRuns = 20
-	// ReportRunPoints is the most runs a period may hold for ReportData to
-	// list each of them (RunPoints); beyond it only RunDays describe them.
-	ReportRunPoints = 400
-	// ReportCardChanges is how many changed cards ReportData lists.
-	ReportCardChanges = 100
-	// ReportRejected is how many rejected items ReportData lists.
-	ReportRejected = 50
-	// ReportValueBytes cuts the JSON values and data shown in the report.
-	ReportValueBytes = 300
-)
 
 // AmountNames are the account amounts in the API's order, as
 // account_balances and account_balance_changes name them.
@@ -81,18 +63,18 @@ type ReportData struct {
 	// FirstRunAt is when the period's first run started (nil: no run).
 	FirstRunAt *time.Time
 	// RunPoints lists every run of the period, oldest first, when there are
-	// at most ReportRunPoints of them (nil otherwise).
+	// at most reportrows.ReportRunPoints of them (nil otherwise).
 	RunPoints []RunPoint
-	// LastRuns are the last ReportLastRuns runs, newest first, whatever the
+	// LastRuns are the last reportrows.ReportLastRuns runs, newest first, whatever the
 	// period.
 	LastRuns []Run
-	// ChangedCards are the newest ReportCardChanges content changes of the
+	// ChangedCards are the newest reportrows.ReportCardChanges content changes of the
 	// period with the top-level fields that changed; ChangedCardsTotal
 	// counts them all.
 	ChangedCards      []CardChange
 	ChangedCardsTotal int64
 	// Rejected are the items set aside during the period, latest first (at
-	// most ReportRejected); RejectedTotal counts them all.
+	// most reportrows.ReportRejected); RejectedTotal counts them all.
 	Rejected      []RejectedItem
 	RejectedTotal int64
 	// Fine is the period in runs or buckets of at most ReportFineRuns
@@ -210,7 +192,7 @@ func (p *RunPoint) SetDuration(exactMS *int64, stampSeconds int64) {
 }
 
 // RejectedItem is one row of rejected_cards, its data cut to
-// ReportValueBytes.
+// reportrows.ReportValueBytes.
 type RejectedItem struct {
 	ID            int64
 	CardID        string
@@ -234,7 +216,7 @@ type CardChange struct {
 }
 
 // FieldChange is one top-level field before and after a change, as JSON
-// text cut to ReportValueBytes. A field that was added has Before "" and
+// text cut to reportrows.ReportValueBytes. A field that was added has Before "" and
 // Added; one that was dropped has After "" and Dropped.
 type FieldChange struct {
 	Name           string
@@ -273,17 +255,6 @@ type StatusTally struct {
 	// index is the slot of a stamp; -1 or n and beyond: outside.
 	index  func(time.Time) int
 	counts map[string][]int64
-}
-
-// NewStatusTally returns an empty tally over days (ReportData.Days).
-func NewStatusTally(days []time.Time) *StatusTally {
-	index := func(t time.Time) int {
-		if len(days) == 0 {
-			return -1
-		}
-		return int(dayOf(t).Sub(days[0]) / (24 * time.Hour))
-	}
-	return &StatusTally{n: len(days), index: index, counts: map[string][]int64{}}
 }
 
 // Start counts n cards with status at the start of the period.
@@ -354,7 +325,7 @@ func (t *StatusTally) Lists() (statuses []string, counts [][]int64) {
 // first, smallest, largest and last value in cents, with their exact text.
 func NewBalanceDay(amount string, day time.Time, snapshots, first, lo, hi, last int64) BalanceDay {
 	return BalanceDay{Amount: amount, Day: day, Snapshots: snapshots, First: first, Min: lo, Max: hi, Last: last,
-		FirstText: CentsText(first), MinText: CentsText(lo), MaxText: CentsText(hi), LastText: CentsText(last)}
+		FirstText: centsText(first), MinText: centsText(lo), MaxText: centsText(hi), LastText: centsText(last)}
 }
 
 // SetBalances sets d.Balances from days of any order: by amount in
@@ -370,57 +341,17 @@ func (d *ReportData) SetBalances(days []BalanceDay) {
 	}
 }
 
-// FieldChanges compares two stored card documents field by field, for
-// ReportData.ChangedCards. It wants canonical JSON (redact.Policy.JSON's
-// form, what the SQLite warehouse stores; the PostgreSQL warehouse makes
-// its jsonb canonical first), so equal values have equal bytes; values
-// keep their exact text (json.RawMessage: numbers are never parsed), cut
-// by CutValue.
-func FieldChanges(before, after []byte) []FieldChange {
-	var b, a map[string]json.RawMessage
-	if json.Unmarshal(before, &b) != nil || json.Unmarshal(after, &a) != nil {
-		return []FieldChange{{Name: "(document)", Before: CutValue(string(before)), After: CutValue(string(after))}}
-	}
-	var out []FieldChange
-	for name, av := range a {
-		bv, ok := b[name]
-		switch {
-		case !ok:
-			out = append(out, FieldChange{Name: name, After: CutValue(string(av)), Added: true})
-		case !bytes.Equal(av, bv):
-			out = append(out, FieldChange{Name: name, Before: CutValue(string(bv)), After: CutValue(string(av))})
-		}
-	}
-	for name, bv := range b {
-		if _, ok := a[name]; !ok {
-			out = append(out, FieldChange{Name: name, Before: CutValue(string(bv)), Dropped: true})
-		}
-	}
-	slices.SortFunc(out, func(x, y FieldChange) int {
-		if x.Name < y.Name {
+// centsText is the exact decimal text of an amount in cents, as the views
+// show it ('31337.07', '-0.07').
+func centsText(minor int64) string { return money.FromMinor(minor, 2).String() }
+
+// NewStatusTally returns an empty tally over days (ReportData.Days).
+func NewStatusTally(days []time.Time) *StatusTally {
+	index := func(t time.Time) int {
+		if len(days) == 0 {
 			return -1
 		}
-		if x.Name > y.Name {
-			return 1
-		}
-		return 0
-	})
-	return out
-}
-
-// CutValue shortens s to at most ReportValueBytes bytes on a rune boundary,
-// marking the cut with "…".
-func CutValue(s string) string {
-	if len(s) <= ReportValueBytes {
-		return s
+		return int(dayOf(t).Sub(days[0]) / (24 * time.Hour))
 	}
-	n := ReportValueBytes
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return &StatusTally{n: len(days), index: index, counts: map[string][]int64{}}
 }
-
-// CentsText is the exact decimal text of an amount in cents, as the views
-// show it ('31337.07', '-0.07').
-func CentsText(minor int64) string { return money.FromMinor(minor, 2).String() }

@@ -7,7 +7,7 @@ import (
 )
 
 // ReportFineRuns is the most runs a period may hold to be drawn per run,
-// and the most slots of a finer axis's buckets (ReportFineBuckets).
+// and the most slots of a finer axis's buckets (reportFineBuckets).
 const ReportFineRuns = 72
 
 // ReportFineSpan is the longest span of data (from the period's first
@@ -15,10 +15,10 @@ const ReportFineRuns = 72
 // bucket): beyond it, the report is drawn per day.
 const ReportFineSpan = 72 * time.Hour
 
-// ReportFineBuckets are the finer axis's bucket sizes, smallest first:
+// reportFineBuckets are the finer axis's bucket sizes, smallest first:
 // PlanFine takes the smallest that cuts the data's span into at most
 // ReportFineRuns slots.
-var ReportFineBuckets = []time.Duration{time.Second, 5 * time.Second, 15 * time.Second,
+var reportFineBuckets = []time.Duration{time.Second, 5 * time.Second, 15 * time.Second,
 	time.Minute, 5 * time.Minute, 15 * time.Minute, time.Hour, 6 * time.Hour, 24 * time.Hour}
 
 // Units of FineData.
@@ -37,7 +37,7 @@ type FineData struct {
 	// Unit is FineRun or FineBucket.
 	Unit string
 	// Bucket is a FineBucket axis's bucket size (one of
-	// ReportFineBuckets).
+	// reportFineBuckets).
 	Bucket time.Duration
 	// Starts are the slots' starts, ascending: the runs' starts (Runs
 	// names them) or the buckets'.
@@ -60,7 +60,7 @@ type FineData struct {
 // than ReportFineSpan of data. Within it, it is per run
 // when the period lists at most ReportFineRuns runs (RunPoints), else per
 // bucket from the first run's (or the period's start): the smallest of
-// ReportFineBuckets giving at most ReportFineRuns slots.
+// reportFineBuckets giving at most ReportFineRuns slots.
 func PlanFine(d *ReportData) *FineData {
 	if d.FirstRunAt == nil {
 		return nil
@@ -81,7 +81,7 @@ func PlanFine(d *ReportData) *FineData {
 		}
 		return f
 	}
-	for _, b := range ReportFineBuckets {
+	for _, b := range reportFineBuckets {
 		start := first.UTC().Truncate(b)
 		if int(d.Now.Sub(start)/b)+1 > ReportFineRuns {
 			continue

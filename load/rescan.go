@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/cardsync/cardsync/load/internal/cardmove"
 	"github.com/cardsync/cardsync/redact"
 )
 
@@ -16,22 +17,6 @@ import (
 // recorded one is at version 1. A run never raises it (the rows older rules
 // wrote remain) and lowers it when its rules are older; Rescan raises it
 // once every stored row has been through the current rules.
-
-// LowerRulesVersionSQL is the statement a run's start executes, with its
-// one parameter (written param: "?" or "$1") the run's redact.RulesVersion:
-// the warehouse is at the run's rules version at most.
-func LowerRulesVersionSQL(param string) string {
-	return `UPDATE rules_state SET rules_version = ` + param + ` WHERE rules_version > ` + param
-}
-
-// NewWarehouseRulesSQL is the statement of the migration that creates
-// rules_state, run after its SQL with its one parameter (param)
-// redact.RulesVersion: a warehouse holding no run and no card was written
-// by no rules, so it starts at the current version.
-func NewWarehouseRulesSQL(param string) string {
-	return `UPDATE rules_state SET rules_version = ` + param + `
-		WHERE NOT EXISTS (SELECT 1 FROM sync_runs) AND NOT EXISTS (SELECT 1 FROM card_state)`
-}
 
 // RulesState is what a warehouse records of the rules that wrote it.
 type RulesState struct {
@@ -84,8 +69,8 @@ const (
 	PhaseFields    = "fields"    // card_fields.name (every account's)
 )
 
-// AccountPhases are the phases run for each account, in order.
-var AccountPhases = []string{PhaseIDs, PhaseSeen, PhaseCards, PhaseVersions, PhaseSnapshots, PhaseRejected, PhaseRuns}
+// accountPhases are the phases run for each account, in order.
+var accountPhases = []string{PhaseIDs, PhaseSeen, PhaseCards, PhaseVersions, PhaseSnapshots, PhaseRejected, PhaseRuns}
 
 // StoredRow is one row a rescan reads and may rewrite: its key and its
 // texts (nil: NULL) in the order the phase lists them (see the Phase
@@ -117,35 +102,8 @@ type RescanTx interface {
 	// and its "id" member in the stored data (card_state.data becomes the
 	// move's Data and Hash; each version's "id" member becomes New). When
 	// New is already stored (a sync under the new rules stored the card
-	// beside its old row), the two merge (see CardMove).
+	// beside its old row), the two merge (see cardmove.Move).
 	CardMoveTx
-}
-
-// CardMove is one card a rescan moves from the full card number an older
-// release stored as its id to its stored form (StoredID), the id a sync
-// under the current rules computes for the same upstream id, so that the
-// card keeps one identity.
-//
-// When a row of New already exists (a sync under the current rules ran
-// before the rescan and stored the card again under its new id, while the
-// old row remained), the rows merge: the newer card_state row (New's) is
-// kept, with the earlier first_seen_at and first_seen_run of the two; the
-// old row's versions come first in the merged history (1..n, the open one
-// closed when New's first version starts) and New's follow, renumbered
-// from n+1, the first of them marked "returned" when the old history ended
-// in "removed" and "changed" otherwise; the old row's pending removal is
-// dropped and its row deleted.
-type CardMove struct {
-	// Old is the id as stored (a full card number), New its StoredID.
-	Old, New string
-	// Data is card_state.data with its "id" member New (redacted and
-	// canonical, as a sync stores it) and Hash its DataHash.
-	Data string
-	Hash []byte
-	// SeenOnly moves an id no card_state row holds (a rejected item's,
-	// listed by an open walk): only the walk's seen ids and
-	// rejected_cards.card_id.
-	SeenOnly bool
 }
 
 // Rescanner is a warehouse a rescan can rewrite (both dialects).
@@ -212,7 +170,7 @@ func (r RescanResult) TotalChanged() int {
 // Rescan applies the current rules (opts.Policy) to every row w stores
 // that holds upstream text, in batches of opts.Batch rows, each in its own
 // transaction with the checkpoint, account by account and phase by phase
-// (AccountPhases, then PhaseFields), and then sets the warehouse's rules
+// (accountPhases, then PhaseFields), and then sets the warehouse's rules
 // version to redact.RulesVersion. A checkpoint of the same rules version
 // left by a rescan that stopped is continued; one of other rules is
 // started over. A row the rules leave as it is is not written: the hashes
@@ -223,7 +181,7 @@ func (r RescanResult) TotalChanged() int {
 // as full card numbers (PhaseIDs: the cards; PhaseSeen: the other ids an
 // open walk lists) to their StoredID under the warehouse's card id key
 // (Rescanner.ItemRules), every row of a card in the batch's one
-// transaction (moveCards over RescanTx's CardMoveTx, CardMove), with the data and hash a
+// transaction (moveCards over RescanTx's CardMoveTx, cardmove.Move), with the data and hash a
 // sync of the same card now stores: the next sync finds the card
 // unchanged. A moved card sorts elsewhere; met again, it is left as it is.
 func Rescan(ctx context.Context, w Rescanner, opts RescanOptions) (RescanResult, error) {
@@ -251,7 +209,7 @@ func Rescan(ctx context.Context, w Rescanner, opts RescanOptions) (RescanResult,
 	}
 	var steps []rescanStep
 	for _, a := range accounts {
-		for _, p := range AccountPhases {
+		for _, p := range accountPhases {
 			steps = append(steps, rescanStep{a, p})
 		}
 	}
@@ -357,7 +315,7 @@ func rescanBatch(ctx context.Context, w Rescanner, rules ItemRules, limit int, a
 // and advancing cp past each row.
 func rescanMoves(ctx context.Context, tx RescanTx, rules ItemRules, account, phase string, rows []StoredRow,
 	cp *RescanCheckpoint, res *RescanResult) error {
-	var moves []CardMove
+	var moves []cardmove.Move
 	for _, r := range rows {
 		res.Read[phase]++
 		mv, ok, err := cardMove(rules, r)

@@ -33,7 +33,7 @@ func TestRescanRowAgreesWithAWalk(t *testing.T) {
 		}
 		stored := string(raw)
 		row := StoredRow{Key: RescanKey{Text: fmt.Sprint(i)}, Texts: []*string{&stored, nil}, Hash: DataHash(raw)}
-		out, _, changed := RescanRow(policy, PhaseCards, row)
+		out, _, changed := rescanRowByPolicy(policy, PhaseCards, row)
 		want, _, err := policy.JSON(raw)
 		if err != nil {
 			t.Fatalf("seed %d case %d: policy: %v", seed, i, err)
@@ -55,7 +55,7 @@ func TestRescanRowAgreesWithAWalk(t *testing.T) {
 			t.Fatalf("seed %d case %d: left %s", seed, i, got)
 		}
 		again := StoredRow{Key: row.Key, Texts: []*string{&got, nil}, Hash: DataHash([]byte(got))}
-		if _, _, changed := RescanRow(policy, PhaseCards, again); changed {
+		if _, _, changed := rescanRowByPolicy(policy, PhaseCards, again); changed {
 			t.Fatalf("seed %d case %d: a second rescan changes %s", seed, i, got)
 		}
 	}
@@ -98,13 +98,13 @@ func genCard(r *rand.Rand, secret string, depth int) map[string]any {
 func TestFieldNameUnderRules(t *testing.T) {
 	policy := Options{RedactFields: []string{"vendorCheck"}}.Settings().Policy
 	for name, want := range map[string]bool{"status": true, "balance": true, "vendorCheck": false, "4111111111111111": false, "cvv": false, "pin_verified": true} {
-		got, ok := FieldNameUnderRules(policy, name)
+		got, ok := fieldNameUnderRules(policy, name)
 		if (ok && got == name) != want {
-			t.Errorf("FieldNameUnderRules(%q) = %q, %v; kept want %v", name, got, ok, want)
+			t.Errorf("fieldNameUnderRules(%q) = %q, %v; kept want %v", name, got, ok, want)
 		}
 		row := StoredRow{Key: RescanKey{Text: name}, Texts: []*string{&name}}
-		if _, _, changed := RescanRow(policy, PhaseFields, row); changed == want {
-			t.Errorf("RescanRow(fields, %q) changed %v, want %v", name, changed, !want)
+		if _, _, changed := rescanRowByPolicy(policy, PhaseFields, row); changed == want {
+			t.Errorf("rescanRowByPolicy(fields, %q) changed %v, want %v", name, changed, !want)
 		}
 	}
 }
@@ -168,7 +168,7 @@ func TestCardMoveAgreesWithASync(t *testing.T) {
 		if _, ok, _ := cardMove(rules, again); ok {
 			t.Fatalf("seed %d case %d: a moved id %q moves again", seed, i, mv.New)
 		}
-		if _, _, changed := RescanRow(policy, PhaseCards, again); changed {
+		if _, _, changed := rescanRowByPolicy(policy, PhaseCards, again); changed {
 			t.Fatalf("seed %d case %d: the moved card is rewritten again: %s", seed, i, mv.Data)
 		}
 	}

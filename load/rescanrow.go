@@ -6,14 +6,15 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/cardsync/cardsync/load/internal/cardmove"
 	"github.com/cardsync/cardsync/redact"
 )
 
-// RescanRow applies policy to one stored row of phase: the row to store
+// rescanRowByPolicy applies policy to one stored row of phase: the row to store
 // and true when anything changed, and the secrets removed. Without a card
 // id key, a rejected item's card id that holds a card number is masked
 // (Rescan passes the warehouse's key: see cardMove).
-func RescanRow(policy *redact.Policy, phase string, r StoredRow) (StoredRow, int, bool) {
+func rescanRowByPolicy(policy *redact.Policy, phase string, r StoredRow) (StoredRow, int, bool) {
 	return rescanRow(ItemRules{Policy: policy}, phase, r)
 }
 
@@ -21,13 +22,13 @@ func RescanRow(policy *redact.Policy, phase string, r StoredRow) (StoredRow, int
 // id; Texts[0]: its data) when its id holds a card number: its StoredID
 // under rules, and its data redacted, canonical, with that "id" member.
 // The error wraps ErrNoIDKey when the warehouse has no key.
-func cardMove(rules ItemRules, r StoredRow) (CardMove, bool, error) {
+func cardMove(rules ItemRules, r StoredRow) (cardmove.Move, bool, error) {
 	id, changed, err := StoredID(rules.Policy, rules.IDKey, r.Key.Text)
 	if !changed {
-		return CardMove{}, false, nil
+		return cardmove.Move{}, false, nil
 	}
 	if err != nil {
-		return CardMove{}, false, fmt.Errorf("move a card id that is a card number: %w", err)
+		return cardmove.Move{}, false, fmt.Errorf("move a card id that is a card number: %w", err)
 	}
 	var data []byte
 	if len(r.Texts) > 0 && r.Texts[0] != nil {
@@ -39,10 +40,10 @@ func cardMove(rules ItemRules, r StoredRow) (CardMove, bool, error) {
 	if ms, ok := topMembers(data); ok {
 		data = withID(data, ms, id)
 	}
-	return CardMove{Old: r.Key.Text, New: id, Data: string(data), Hash: DataHash(data)}, true, nil
+	return cardmove.Move{Old: r.Key.Text, New: id, Data: string(data), Hash: DataHash(data)}, true, nil
 }
 
-// rescanRow is RescanRow under rules (the policy and the card id key).
+// rescanRow is rescanRowByPolicy under rules (the policy and the card id key).
 func rescanRow(rules ItemRules, phase string, r StoredRow) (StoredRow, int, bool) {
 	policy := rules.Policy
 	out := StoredRow{Key: r.Key, Texts: append([]*string(nil), r.Texts...), Hash: r.Hash}
@@ -123,7 +124,7 @@ func rescanRow(rules ItemRules, phase string, r StoredRow) (StoredRow, int, bool
 		text(1)
 	case PhaseFields:
 		name := *r.Texts[0]
-		if redacted, ok := FieldNameUnderRules(policy, name); !ok || redacted != name {
+		if redacted, ok := fieldNameUnderRules(policy, name); !ok || redacted != name {
 			out.Texts[0] = nil
 			changed = true
 		}
@@ -131,10 +132,10 @@ func rescanRow(rules ItemRules, phase string, r StoredRow) (StoredRow, int, bool
 	return out, secrets, changed
 }
 
-// FieldNameUnderRules is what a walk records of a top-level field named
+// fieldNameUnderRules is what a walk records of a top-level field named
 // name (holding a text) under policy: its name as redacted (a card number
 // in it masked, a secret removed), or false when the rules drop the field.
-func FieldNameUnderRules(policy *redact.Policy, name string) (string, bool) {
+func fieldNameUnderRules(policy *redact.Policy, name string) (string, bool) {
 	key, err := json.Marshal(name)
 	if err != nil {
 		return "", false

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cardsync/cardsync/load/internal/batch"
-
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/batch"
+	"github.com/cardsync/cardsync/load/internal/cardfield"
+	"github.com/cardsync/cardsync/load/internal/sqlshare"
 )
 
 // commitBatch commits pages in one transaction (after the lease check)
@@ -191,7 +192,7 @@ func queueAudit(q *pgx.Batch, runID int64, stream string, walkID int64, now time
 
 // RecordFields implements batch.BatchTx; it notes whether cards_flat must
 // follow.
-func (b *batchTx) RecordFields(ctx context.Context, walkID int64, fields *load.FieldSet, budget *load.FieldBudget) ([]string, map[string]load.FieldType, error) {
+func (b *batchTx) RecordFields(ctx context.Context, walkID int64, fields *cardfield.FieldSet, budget *cardfield.FieldBudget) ([]string, map[string]cardfield.FieldType, error) {
 	flat, skipped, types, err := b.w.recordFields(ctx, b.tx, b.runID, walkID, b.now, fields, budget)
 	b.flat = b.flat || flat
 	return skipped, types, err
@@ -199,14 +200,14 @@ func (b *batchTx) RecordFields(ctx context.Context, walkID int64, fields *load.F
 
 // GrowFields implements batch.BatchTx; it notes whether cards_flat must
 // follow.
-func (b *batchTx) GrowFields(ctx context.Context, want map[string]load.FieldType) (map[string]load.FieldType, error) {
+func (b *batchTx) GrowFields(ctx context.Context, want map[string]cardfield.FieldType) (map[string]cardfield.FieldType, error) {
 	types, flat, err := growFields(ctx, b.tx, want, b.w.amounts)
 	b.flat = b.flat || flat
 	return types, err
 }
 
 // NumberTypes implements batch.BatchTx.
-func (b *batchTx) NumberTypes(ctx context.Context) (map[string]load.FieldType, error) {
+func (b *batchTx) NumberTypes(ctx context.Context) (map[string]cardfield.FieldType, error) {
 	return numberTypes(ctx, b.tx)
 }
 
@@ -255,7 +256,7 @@ func (m *moneyColumns) add(cs ...batch.CardWrite) {
 }
 
 // addMoney appends one card's money.
-func (m *moneyColumns) addMoney(s load.StoredMoney) {
+func (m *moneyColumns) addMoney(s cardfield.StoredMoney) {
 	m.minor, m.currency = append(m.minor, nullString(s.Minor)), append(m.currency, nullString(s.Currency))
 	m.scale = append(m.scale, int32(s.Scale))
 	var r int16
@@ -298,7 +299,7 @@ func (b *batchTx) SaveProgress(ctx context.Context, walkID int64, last *batch.Pr
 			min_total = least(coalesce(min_total, $6), $6),
 			max_total = greatest(coalesce(max_total, $7), $7),
 			inconsistent_reason = coalesce(inconsistent_reason, $8::text),
-			inconsistent_pages = `+load.AppendPagesSQL("$9::text")+`
+			inconsistent_pages = `+sqlshare.AppendPagesSQL("$9::text")+`
 		WHERE walk_id = $1 AND finished_at IS NULL`,
 		walkID, last.TotalItems(), tally.MaxPage, runID, boolInt(tally.TotalChanged), tally.MinTotal, tally.MaxTotal,
 		reason, anomalyPages)
@@ -356,4 +357,4 @@ func (b *batchTx) readProgress(br pgx.BatchResults, walkID int64, labels []strin
 }
 
 // FieldSet implements batch.BatchPage: the page's top-level fields.
-func (p *preparedPage) FieldSet() *load.FieldSet { return &p.fields }
+func (p *preparedPage) FieldSet() *cardfield.FieldSet { return &p.fields }

@@ -8,15 +8,18 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/cardfield"
+	"github.com/cardsync/cardsync/load/internal/sqlshare"
+	"github.com/cardsync/cardsync/load/internal/walk"
 )
 
-// PostgreSQL's statements of load.ConflictTx: an id a walk listed with two
+// PostgreSQL's statements of walk.ConflictTx: an id a walk listed with two
 // contents keeps its stored content.
 
-// DuplicateSightings implements load.ConflictTx: one pass over the walk's
+// DuplicateSightings implements walk.ConflictTx: one pass over the walk's
 // ids finds those on more than one page (usually none), then their
 // sightings are read with the hash at their index of walk_seen.hashes.
-func (t *walkTx) DuplicateSightings(ctx context.Context, walkID int64) ([]load.Sighting, error) {
+func (t *walkTx) DuplicateSightings(ctx context.Context, walkID int64) ([]walk.Sighting, error) {
 	rows, err := t.tx.Query(ctx, `SELECT u.id FROM walk_seen s, unnest(s.ids) AS u(id) WHERE s.walk_id = $1
 		GROUP BY u.id HAVING count(DISTINCT s.page) > 1`, walkID)
 	if err != nil {
@@ -32,13 +35,13 @@ func (t *walkTx) DuplicateSightings(ctx context.Context, walkID int64) ([]load.S
 	if err != nil {
 		return nil, fmt.Errorf("read the walk's repeated ids: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (load.Sighting, error) {
-		var s load.Sighting
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (walk.Sighting, error) {
+		var s walk.Sighting
 		var hash []byte
 		if err := r.Scan(&s.ID, &s.Page, &hash); err != nil {
 			return s, err
 		}
-		s.Hash = load.SightingHash(hash)
+		s.Hash = walk.SightingHash(hash)
 		return s, nil
 	})
 	if err != nil {
@@ -55,8 +58,8 @@ func wrapErr(what string, err error) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-// CardHistory implements load.ConflictTx.
-func (t *walkTx) CardHistory(ctx context.Context, walkID int64, id string) ([]load.CardVersion, error) {
+// CardHistory implements walk.ConflictTx.
+func (t *walkTx) CardHistory(ctx context.Context, walkID int64, id string) ([]walk.CardVersion, error) {
 	rows, err := t.tx.Query(ctx, `SELECT v.version, v.run_id, v.change, v.data::text, v.run_id < w.started_run
 		FROM card_versions v, sync_walks w
 		WHERE w.walk_id = $1 AND v.account = $2 AND v.card_id = $3
@@ -66,8 +69,8 @@ func (t *walkTx) CardHistory(ctx context.Context, walkID int64, id string) ([]lo
 	if err != nil {
 		return nil, fmt.Errorf("card %s: read versions: %w", id, err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (load.CardVersion, error) {
-		var v load.CardVersion
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (walk.CardVersion, error) {
+		var v walk.CardVersion
 		var version int32
 		err := r.Scan(&version, &v.RunID, &v.Change, &v.Data, &v.Before)
 		v.Version = int64(version)
@@ -79,14 +82,14 @@ func (t *walkTx) CardHistory(ctx context.Context, walkID int64, id string) ([]lo
 	return out, nil
 }
 
-// ConflictTypes implements load.ConflictTx.
-func (t *walkTx) ConflictTypes(ctx context.Context) (map[string]load.FieldType, load.AmountRules, error) {
+// ConflictTypes implements walk.ConflictTx.
+func (t *walkTx) ConflictTypes(ctx context.Context) (map[string]cardfield.FieldType, load.AmountRules, error) {
 	types, err := numberTypes(ctx, t.tx)
 	return types, t.w.amounts, err
 }
 
-// RestoreCard implements load.ConflictTx.
-func (t *walkTx) RestoreCard(ctx context.Context, fix load.ConflictFix) error {
+// RestoreCard implements walk.ConflictTx.
+func (t *walkTx) RestoreCard(ctx context.Context, fix walk.ConflictFix) error {
 	tx, account := t.tx, t.w.account
 	if _, err := tx.Exec(ctx, `DELETE FROM card_versions WHERE account = $1 AND card_id = $2 AND version > $3`,
 		account, fix.ID, fix.Keep); err != nil {
@@ -127,7 +130,7 @@ func (t *walkTx) RestoreCard(ctx context.Context, fix load.ConflictFix) error {
 	return nil
 }
 
-// RecordAnomaly implements load.ConflictTx.
+// RecordAnomaly implements walk.ConflictTx.
 func (t *walkTx) RecordAnomaly(ctx context.Context, walkID int64, reason string, pages []int) error {
 	var list *string
 	if len(pages) > 0 {
@@ -136,7 +139,7 @@ func (t *walkTx) RecordAnomaly(ctx context.Context, walkID int64, reason string,
 		list = &s
 	}
 	if _, err := t.tx.Exec(ctx, `UPDATE sync_walks SET inconsistent_reason = coalesce(inconsistent_reason, $2::text),
-			inconsistent_pages = `+load.AppendPagesSQL("$3::text")+` WHERE walk_id = $1`, walkID, reason, list); err != nil {
+			inconsistent_pages = `+sqlshare.AppendPagesSQL("$3::text")+` WHERE walk_id = $1`, walkID, reason, list); err != nil {
 		return fmt.Errorf("record %s on walk %d: %w", reason, walkID, err)
 	}
 	return nil

@@ -20,7 +20,7 @@
 // accounting (batch.PreparedPage, batch.BatchTally), the batching policy
 // (batch.Batcher with load.BatchLimits), the options and their defaults
 // (Options.Common, load.Options.Settings), the removal and guard rules
-// (load.WalkEnd.Removals, load.HoldRemovals, load.FoldsWalk with the fold's
+// (walk.Removals, walk.HoldRemovals, walk.FoldsWalk with the fold's
 // SQL) and the account snapshot's columns (load.PrepareAccount). A batch of
 // pages commits in one transaction with the checkpoint that follows it and
 // the run's counters; cards whose data hash is unchanged are not written
@@ -50,7 +50,7 @@
 // # card_fields, cards_flat and column_docs
 //
 // The public names are SQLite's. The page commit records its cards'
-// top-level fields in card_fields with load.PlanFields (SQLite's rule:
+// top-level fields in card_fields with cardfield.PlanFields (SQLite's rule:
 // JSON types, first and last run, a column name unique case-insensitively),
 // taking a transaction-scoped advisory lock only when it adds or updates a
 // row, so replicas of several accounts never pick the same column. The
@@ -62,7 +62,7 @@
 // Every field column is text whatever JSON types the field holds, so a
 // field whose type changes never changes its column; a decimal field's
 // minor-units column (card_fields.minor_column) is bigint, read from
-// card_state.minor, and its type is sticky (load.PlanFields), so it never
+// card_state.minor, and its type is sticky (cardfield.PlanFields), so it never
 // changes either; only a column that
 // goes (its field pruned) or one of another type (a numeric column made by
 // an older binary) needs DROP and CREATE. Neither is tried while another
@@ -75,8 +75,8 @@
 // PostgreSQL's bounds are lower than SQLite's:
 // 1,597 field columns, names of 63 bytes (flatLimits). load's bounds on
 // card_fields hold here too: a walk adds at most load.MaxNewFieldsPerWalk
-// fields (load.FieldBudget, counted over the walk's runs), and PruneFields
-// deletes the rows load.StaleFields names under the fields lock, then
+// fields (cardfield.FieldBudget, counted over the walk's runs), and PruneFields
+// deletes the rows cardfield.StaleFields names under the fields lock, then
 // syncFlat drops their columns (DROP and CREATE, then the view's comments
 // again). A writing Open fills column_docs and the COMMENTs of the
 // documented tables, views and columns from schema.ObjectsIn in

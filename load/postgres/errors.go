@@ -2,14 +2,15 @@ package postgres
 
 import (
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/boundary"
 )
 
-// classify wraps *err with load.ErrWarehouse, once (load.Classify), a
+// classify wraps *err with load.ErrWarehouse, once (boundary.Classify), a
 // lock timeout not named yet as a *LockTimeoutError saying so (waitedFor);
 // exported functions defer it on their named error.
 func classify(err *error) {
 	*err = waitedFor(*err, genericLockWait, LockTimeout)
-	load.Classify(err)
+	boundary.Classify(err)
 }
 
 // The lease errors are package load's (the worker reads them without

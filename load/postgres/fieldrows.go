@@ -8,12 +8,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cardsync/cardsync/internal/english"
-	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/cardfield"
 )
 
 // insertFields inserts the rows of new fields and reports whether one
 // joined cards_flat.
-func insertFields(ctx context.Context, tx pgx.Tx, runID int64, now time.Time, add []load.FieldRow) (bool, error) {
+func insertFields(ctx context.Context, tx pgx.Tx, runID int64, now time.Time, add []cardfield.FieldRow) (bool, error) {
 	if len(add) == 0 {
 		return false, nil
 	}
@@ -41,7 +41,7 @@ func insertFields(ctx context.Context, tx pgx.Tx, runID int64, now time.Time, ad
 // updateFields writes the rows of known fields with a new JSON type, a
 // new last run or a type just set, and reports whether one got a
 // minor-units column (cards_flat must follow).
-func updateFields(ctx context.Context, tx pgx.Tx, runID int64, now time.Time, have, update []load.FieldRow) (bool, error) {
+func updateFields(ctx context.Context, tx pgx.Tx, runID int64, now time.Time, have, update []cardfield.FieldRow) (bool, error) {
 	if len(update) == 0 {
 		return false, nil
 	}
@@ -59,13 +59,13 @@ func updateFields(ctx context.Context, tx pgx.Tx, runID int64, now time.Time, ha
 		runID, names, types, now, kinds, scales, minors); err != nil {
 		return false, fmt.Errorf("update %s: %w", english.Count(len(update), "field"), err)
 	}
-	return load.GainsMinor(have, update), nil
+	return cardfield.GainsMinor(have, update), nil
 }
 
 // typeScale is card_fields.scale of type t: its scale for a decimal, else
 // NULL.
-func typeScale(t load.FieldType) *int32 {
-	if t.Kind != load.KindDecimal {
+func typeScale(t cardfield.FieldType) *int32 {
+	if t.Kind != cardfield.KindDecimal {
 		return nil
 	}
 	s := int32(t.Scale)

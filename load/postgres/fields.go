@@ -11,6 +11,7 @@ import (
 
 	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/cardfield"
 )
 
 // Keys of the transaction-scoped advisory locks that serialize writers of
@@ -26,13 +27,13 @@ const (
 // 1,600 columns (three are card_id, removed_at and account) and a name at
 // most 63 bytes (longer ones are cut by the server, which could make two
 // columns one).
-func flatLimits() load.FlatLimits {
-	return load.FlatLimits{Fields: min(load.MaxFlatFields, 1600-3), ColumnBytes: 63}
+func flatLimits() cardfield.FlatLimits {
+	return cardfield.FlatLimits{Fields: min(cardfield.MaxFlatFields, 1600-3), ColumnBytes: 63}
 }
 
 // fieldLimits are flatLimits with the scale card_fields gives a field
 // typed decimal: amounts' Scale ([cards] amount_scale).
-func fieldLimits(amounts load.AmountRules) load.FlatLimits {
+func fieldLimits(amounts load.AmountRules) cardfield.FlatLimits {
 	lim := flatLimits()
 	lim.AmountScale = amounts.Scale
 	return lim
@@ -41,8 +42,8 @@ func fieldLimits(amounts load.AmountRules) load.FlatLimits {
 // pageFields collects the top-level fields of a page's cards for
 // card_fields. A name PostgreSQL text cannot hold (NUL, invalid UTF-8) is
 // left out: its card is quarantined anyway (pgUnstorable).
-func pageFields(fields []load.Field) load.FieldSet {
-	var s load.FieldSet
+func pageFields(fields []load.Field) cardfield.FieldSet {
+	var s cardfield.FieldSet
 	for _, f := range fields {
 		if clean(f.Name) == f.Name {
 			s.Add(f.Name, f.Type)
@@ -52,7 +53,7 @@ func pageFields(fields []load.Field) load.FieldSet {
 }
 
 // recordFields updates card_fields with a batch's fields inside the page
-// commit's transaction (load.PlanFields, within the walk's budget b) and
+// commit's transaction (cardfield.PlanFields, within the walk's budget b) and
 // stamps last_seen_at on every field it adds or updates. It reads the rows
 // first and writes only when something changes, then under fieldsLock,
 // reading them again: replicas of other accounts adding the same or
@@ -61,7 +62,7 @@ func pageFields(fields []load.Field) load.FieldSet {
 // the commit), the new fields it left out and the types of card_fields'
 // fields (a type is set under the lock too, so two replicas never give a
 // field two types).
-func (w *Warehouse) recordFields(ctx context.Context, tx pgx.Tx, runID, walkID int64, now time.Time, s *load.FieldSet, b *load.FieldBudget) (bool, []string, map[string]load.FieldType, error) {
+func (w *Warehouse) recordFields(ctx context.Context, tx pgx.Tx, runID, walkID int64, now time.Time, s *cardfield.FieldSet, b *cardfield.FieldBudget) (bool, []string, map[string]cardfield.FieldType, error) {
 	if len(s.Names()) == 0 {
 		return false, nil, nil, nil
 	}
@@ -78,8 +79,8 @@ func (w *Warehouse) recordFields(ctx context.Context, tx pgx.Tx, runID, walkID i
 	if err != nil {
 		return false, nil, nil, err
 	}
-	if add, update, skipped := load.PlanFields(have, s, runID, fieldLimits(w.amounts), b.Room()); len(add) == 0 && len(update) == 0 {
-		return false, skipped, load.TypesOf(have, nil, nil), nil
+	if add, update, skipped := cardfield.PlanFields(have, s, runID, fieldLimits(w.amounts), b.Room()); len(add) == 0 && len(update) == 0 {
+		return false, skipped, cardfield.TypesOf(have, nil, nil), nil
 	}
 	if err := advisoryLock(ctx, tx, fieldsLock, peerLockTimeout, "card_fields' lock (another replica is adding fields)"); err != nil {
 		return false, nil, nil, err
@@ -87,7 +88,7 @@ func (w *Warehouse) recordFields(ctx context.Context, tx pgx.Tx, runID, walkID i
 	if have, err = readFields(ctx, tx); err != nil {
 		return false, nil, nil, err
 	}
-	add, update, skipped := load.PlanFields(have, s, runID, fieldLimits(w.amounts), b.Room())
+	add, update, skipped := cardfield.PlanFields(have, s, runID, fieldLimits(w.amounts), b.Room())
 	flat, err := insertFields(ctx, tx, runID, now, add)
 	if err != nil {
 		return false, nil, nil, err
@@ -97,23 +98,23 @@ func (w *Warehouse) recordFields(ctx context.Context, tx pgx.Tx, runID, walkID i
 	if err != nil {
 		return false, nil, nil, err
 	}
-	return flat || typed, skipped, load.TypesOf(have, add, update), nil
+	return flat || typed, skipped, cardfield.TypesOf(have, add, update), nil
 }
 
 // readFields reads card_fields in the order fields first appeared.
-func readFields(ctx context.Context, tx pgx.Tx) ([]load.FieldRow, error) {
+func readFields(ctx context.Context, tx pgx.Tx) ([]cardfield.FieldRow, error) {
 	rows, err := tx.Query(ctx, `SELECT name, json_types, last_run, coalesce(column_name, ''), in_flat_view = 1, last_seen_at,
 			type, coalesce(scale, 0), coalesce(minor_column, '')
 		FROM card_fields ORDER BY first_run, first_seen_at, name COLLATE "C"`)
 	if err != nil {
 		return nil, fmt.Errorf("read fields: %w", err)
 	}
-	have, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (load.FieldRow, error) {
-		var f load.FieldRow
+	have, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (cardfield.FieldRow, error) {
+		var f cardfield.FieldRow
 		var kind string
 		var scale int32
 		err := r.Scan(&f.Name, &f.JSONTypes, &f.LastRun, &f.Column, &f.InFlatView, &f.LastSeen, &kind, &scale, &f.Type.MinorColumn)
-		f.Type.Kind, f.Type.Scale = load.ParseKind(kind), int(scale)
+		f.Type.Kind, f.Type.Scale = cardfield.ParseKind(kind), int(scale)
 		return f, err
 	})
 	if err != nil {
@@ -123,7 +124,7 @@ func readFields(ctx context.Context, tx pgx.Tx) ([]load.FieldRow, error) {
 }
 
 // PruneFields deletes the card_fields rows last seen before cutoff
-// (load.StaleFields) under fieldsLock, then, when one of them had a
+// (cardfield.StaleFields) under fieldsLock, then, when one of them had a
 // cards_flat column, re-creates cards_flat without it (followFlat: a view
 // built on that column makes it a warning, not an error), as
 // sqlite.Warehouse.PruneFields. It returns the number of rows deleted.
@@ -139,7 +140,7 @@ func (w *Warehouse) PruneFields(ctx context.Context, cutoff time.Time) (_ int, e
 		if err != nil {
 			return err
 		}
-		stale := load.StaleFields(have, cutoff)
+		stale := cardfield.StaleFields(have, cutoff)
 		if len(stale) == 0 {
 			return nil
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/sqlshare"
 	"github.com/cardsync/cardsync/schema"
 )
 
@@ -29,7 +30,7 @@ func (w *Warehouse) WarehouseDocs(ctx context.Context) (_ schema.WarehouseDocs, 
 			return fmt.Errorf("column_docs: %w", err)
 		}
 		for _, c := range docs {
-			d.Columns = append(d.Columns, load.ColumnDoc(c))
+			d.Columns = append(d.Columns, schema.ColumnDoc(c))
 		}
 		rows, err := tx.Query(ctx, `SELECT column_name::text FROM information_schema.columns
 			WHERE table_schema = current_schema() AND table_name = 'card_fields'`)
@@ -40,7 +41,7 @@ func (w *Warehouse) WarehouseDocs(ctx context.Context) (_ schema.WarehouseDocs, 
 		if err != nil {
 			return fmt.Errorf("card_fields' columns: %w", err)
 		}
-		d.Typed = load.TypedFields(cols)
+		d.Typed = sqlshare.TypedFields(cols)
 		if d.Fields, err = docFields(ctx, tx, d.Typed); err != nil {
 			return fmt.Errorf("card_fields: %w", err)
 		}

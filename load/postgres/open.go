@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/sqlshare"
 	"github.com/cardsync/cardsync/redact"
 )
 
@@ -290,7 +291,7 @@ func (w *Warehouse) prepare(ctx context.Context, opts Options, log *slog.Logger,
 		log.Debug("schema migration applied", "version", v)
 	}
 	if len(applied) > 0 {
-		load.LogMigrated(log, applied[0]-1, applied[len(applied)-1], len(applied))
+		sqlshare.LogMigrated(log, applied[0]-1, applied[len(applied)-1], len(applied))
 	}
 	// A role that may read but not write an up-to-date database (Migrate
 	// had nothing to do) is refused here, by name, before any write.

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/reportrows"
 	"github.com/cardsync/cardsync/redact"
 )
 
@@ -58,7 +59,7 @@ func (w *Warehouse) ReportData(ctx context.Context, since, now time.Time) (_ loa
 			}
 		}
 		var err error
-		d.LastRuns, err = runsOf(ctx, tx, w.account, load.ReportLastRuns)
+		d.LastRuns, err = runsOf(ctx, tx, w.account, reportrows.ReportLastRuns)
 		return err
 	})
 	if err != nil {
@@ -347,7 +348,7 @@ func (r *reportRead) runs(ctx context.Context) error {
 	}
 	first = first.UTC()
 	r.d.FirstRunAt = &first
-	if total > load.ReportRunPoints {
+	if total > reportrows.ReportRunPoints {
 		return nil
 	}
 	return r.runPoints(ctx)
@@ -406,14 +407,14 @@ func (r *reportRead) changedCards(ctx context.Context) error {
 	return r.each(ctx, `SELECT v.card_id, v.version, v.valid_from, v.run_id, p.data::text, v.data::text
 		FROM card_versions v JOIN card_versions p ON p.account = v.account AND p.card_id = v.card_id AND p.version = v.version - 1
 		WHERE v.account = $1 AND v.change = 'changed' AND v.valid_from >= $2 AND v.valid_from <= $3
-		ORDER BY v.valid_from DESC, v.card_id COLLATE "C", v.version DESC LIMIT $4`, []any{r.account, r.from, r.to, load.ReportCardChanges}, func(row pgx.CollectableRow) error {
+		ORDER BY v.valid_from DESC, v.card_id COLLATE "C", v.version DESC LIMIT $4`, []any{r.account, r.from, r.to, reportrows.ReportCardChanges}, func(row pgx.CollectableRow) error {
 		var c load.CardChange
 		var before, after string
 		if err := row.Scan(&c.CardID, &c.Version, &c.At, &c.RunID, &before, &after); err != nil {
 			return err
 		}
 		c.At = c.At.UTC()
-		c.Fields = load.FieldChanges([]byte(r.canonical(before)), []byte(r.canonical(after)))
+		c.Fields = reportrows.FieldChanges([]byte(r.canonical(before)), []byte(r.canonical(after)))
 		r.d.ChangedCards = append(r.d.ChangedCards, c)
 		return nil
 	})
@@ -429,7 +430,7 @@ func (r *reportRead) rejected(ctx context.Context) error {
 	return r.each(ctx, `SELECT rejected_id, coalesce(card_id, ''), reason, times, rejected_at, last_rejected_at,
 			substr(data, 1, $1), length(data) > $1
 		FROM rejected_cards WHERE account = $2 AND last_rejected_at >= $3 AND rejected_at <= $4
-		ORDER BY last_rejected_at DESC, rejected_id DESC LIMIT $5`, []any{load.ReportValueBytes, r.account, r.from, r.to, load.ReportRejected}, func(row pgx.CollectableRow) error {
+		ORDER BY last_rejected_at DESC, rejected_id DESC LIMIT $5`, []any{reportrows.ReportValueBytes, r.account, r.from, r.to, reportrows.ReportRejected}, func(row pgx.CollectableRow) error {
 		var it load.RejectedItem
 		if err := row.Scan(&it.ID, &it.CardID, &it.Reason, &it.Times, &it.FirstAt, &it.LastAt, &it.Data, &it.DataTruncated); err != nil {
 			return err

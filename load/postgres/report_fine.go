@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/cardfield"
 )
 
 // grain is how the report's rows are grouped in time: by key of their
@@ -95,14 +96,14 @@ func (r *reportRead) fine(ctx context.Context) error {
 }
 
 // cardSums sums the current cards' balance field by currency field,
-// exactly (load.CardSumTally), by the balance field's card_fields type and
+// exactly (cardfield.CardSumTally), by the balance field's card_fields type and
 // each card's amount_scale, read in the report's transaction: a decimal's minor units from
 // card_state.minor (as text, added in Go), an integer's from its JSON text
 // as jsonb writes it.
 func (r *reportRead) cardSums(ctx context.Context) error {
 	var kind *string
 	var scale *int64
-	err := r.tx.QueryRow(ctx, `SELECT type, scale FROM card_fields WHERE name = $1`, load.BalanceField).Scan(&kind, &scale)
+	err := r.tx.QueryRow(ctx, `SELECT type, scale FROM card_fields WHERE name = $1`, cardfield.BalanceField).Scan(&kind, &scale)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return err
 	}
@@ -113,9 +114,9 @@ func (r *reportRead) cardSums(ctx context.Context) error {
 	if scale != nil {
 		sc = int(*scale)
 	}
-	tally := load.NewCardSumTally(r.d.BalanceType, sc)
+	tally := cardfield.NewCardSumTally(r.d.BalanceType, sc)
 	err = r.each(ctx, `SELECT (data->'currency')::text, (data->$2::text)::text, minor->>$2::text, amount_scale::bigint, count(*) FROM card_state
-		WHERE account = $1 AND removed_at IS NULL GROUP BY 1, 2, 3, 4`, []any{r.account, load.BalanceField}, func(row pgx.CollectableRow) error {
+		WHERE account = $1 AND removed_at IS NULL GROUP BY 1, 2, 3, 4`, []any{r.account, cardfield.BalanceField}, func(row pgx.CollectableRow) error {
 		var currency, balance, minor *string
 		var scale *int64
 		var n int64

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cardsync/cardsync/account"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/reportrows"
 	"github.com/cardsync/cardsync/load/sqlite"
 	"github.com/cardsync/cardsync/money"
 )
@@ -258,13 +259,13 @@ func checkReportFineAndValues(t *testing.T, d load.ReportData) {
 			if c.CardID == "2" && f.After != `{"a":[1,2,3],"mm":"é","z":1}` {
 				t.Errorf("card 2's limits after = %s, want canonical JSON", f.After)
 			}
-			if c.CardID == "1" && f.Name == "note" && (!strings.HasSuffix(f.After, "…") || len(f.After) > load.ReportValueBytes+len("…")) {
+			if c.CardID == "1" && f.Name == "note" && (!strings.HasSuffix(f.After, "…") || len(f.After) > reportrows.ReportValueBytes+len("…")) {
 				t.Errorf("card 1's note not cut: %d bytes", len(f.After))
 			}
 		}
 	}
 	for _, r := range d.Rejected {
-		if !r.DataTruncated || len([]rune(r.Data)) != load.ReportValueBytes {
+		if !r.DataTruncated || len([]rune(r.Data)) != reportrows.ReportValueBytes {
 			t.Errorf("rejected %d: %d characters, truncated %v", r.ID, len([]rune(r.Data)), r.DataTruncated)
 		}
 	}
@@ -290,7 +291,7 @@ func lineDiff(a, b string) string {
 }
 
 // TestReportDataPerHourAsSQLite: 410 runs five minutes apart (more than
-// load.ReportFineRuns, and than load.ReportRunPoints, in under 72 hours)
+// load.ReportFineRuns, and than reportrows.ReportRunPoints, in under 72 hours)
 // are drawn per UTC hour (the smallest bucket giving at most 72 slots), runs included, the same from both warehouses: a
 // snapshot and a card walk each run, a card's status changing every
 // fourth.
@@ -299,7 +300,7 @@ func TestReportDataPerHourAsSQLite(t *testing.T) {
 	if len(bs) < 2 {
 		t.Skip("no PostgreSQL server")
 	}
-	const runs = load.ReportRunPoints + 10
+	const runs = reportrows.ReportRunPoints + 10
 	got := make([]load.ReportData, len(bs))
 	for i, b := range bs {
 		ctx := t.Context()

@@ -9,13 +9,15 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/cardmove"
+	"github.com/cardsync/cardsync/load/internal/sqlshare"
 	"github.com/cardsync/cardsync/redact"
 )
 
 // rulesVersion is migration 12's Go step: a warehouse holding no run and
 // no card starts at the current rules version.
 func rulesVersion(ctx context.Context, tx pgx.Tx) error {
-	_, err := tx.Exec(ctx, load.NewWarehouseRulesSQL("$1"), redact.RulesVersion)
+	_, err := tx.Exec(ctx, sqlshare.NewWarehouseRulesSQL("$1"), redact.RulesVersion)
 	return err
 }
 
@@ -266,7 +268,7 @@ func (t *pgRescanTx) Update(ctx context.Context, phase, account string, r load.S
 	return err == nil && tag.RowsAffected() > 0, err
 }
 
-// The statements of a card's move (load.CardMoveStmt), with $1 the
+// The statements of a card's move (cardmove.Stmt), with $1 the
 // account, $2 the old id and $3 the new one unless said otherwise.
 const (
 	pgMoveVersionsData = `UPDATE card_versions SET data = jsonb_set(data, '{id}', to_jsonb($3::text), false)
@@ -280,7 +282,7 @@ const (
 	pgMovePending  = `UPDATE removal_pending SET card_id = $3 WHERE account = $1 AND card_id = $2`
 	pgMoveRejected = `UPDATE rejected_cards SET card_id = $3 WHERE account = $1 AND card_id = $2`
 	pgMoveDelete   = `DELETE FROM card_state WHERE account = $1 AND card_id = $2`
-	// The merge (load.CardMove): pgMergeAside, pgMergeAfter and
+	// The merge (cardmove.Move): pgMergeAside, pgMergeAfter and
 	// pgMergeChange take the account, the new id and the old history's
 	// last version; pgMergePending the account and the old id.
 	pgMergeClose = `UPDATE card_versions SET valid_to = (SELECT min(valid_from) FROM card_versions WHERE account = $1 AND card_id = $3)
@@ -319,27 +321,27 @@ func (t *pgRescanTx) LastVersion(ctx context.Context, account, id string) (int64
 }
 
 // ExecCardMove executes one statement of a card's move (load.CardMoveTx).
-// A move deletes the old card_state row (load.CardMoveDelete): a
+// A move deletes the old card_state row (cardmove.Delete): a
 // rescan's role needs DELETE on card_state, which a sync's does not.
-// pgCardMoveSQL is each card move statement's SQL (load.CardMove.Args
+// pgCardMoveSQL is each card move statement's SQL (cardmove.Move.Args
 // gives its arguments).
-var pgCardMoveSQL = map[load.CardMoveStmt]string{
-	load.CardMoveVersionsData: pgMoveVersionsData,
-	load.CardMoveState:        pgMoveState,
-	load.CardMoveVersions:     pgMoveVersions,
-	load.CardMovePending:      pgMovePending,
-	load.CardMoveDelete:       pgMoveDelete,
-	load.CardMoveRejected:     pgMoveRejected,
-	load.CardMergeClose:       pgMergeClose,
-	load.CardMergeAside:       pgMergeAside,
-	load.CardMergeAfter:       pgMergeAfter,
-	load.CardMergeChange:      pgMergeChange,
-	load.CardMergeFirst:       pgMergeFirst,
-	load.CardMergePending:     pgMergePending,
+var pgCardMoveSQL = map[cardmove.Stmt]string{
+	cardmove.VersionsData: pgMoveVersionsData,
+	cardmove.State:        pgMoveState,
+	cardmove.Versions:     pgMoveVersions,
+	cardmove.Pending:      pgMovePending,
+	cardmove.Delete:       pgMoveDelete,
+	cardmove.Rejected:     pgMoveRejected,
+	cardmove.MergeClose:   pgMergeClose,
+	cardmove.MergeAside:   pgMergeAside,
+	cardmove.MergeAfter:   pgMergeAfter,
+	cardmove.MergeChange:  pgMergeChange,
+	cardmove.MergeFirst:   pgMergeFirst,
+	cardmove.MergePending: pgMergePending,
 }
 
-func (t *pgRescanTx) ExecCardMove(ctx context.Context, stmt load.CardMoveStmt, account string, m load.CardMove, last int64) error {
-	if stmt == load.CardMoveState {
+func (t *pgRescanTx) ExecCardMove(ctx context.Context, stmt cardmove.Stmt, account string, m cardmove.Move, last int64) error {
+	if stmt == cardmove.State {
 		m.Data = clean(m.Data) // what jsonb can hold, as a sync stores it
 	}
 	q, ok := pgCardMoveSQL[stmt]
@@ -353,7 +355,7 @@ func (t *pgRescanTx) ExecCardMove(ctx context.Context, stmt load.CardMoveStmt, a
 
 // MoveSeen moves the seen ids of the account's open walks
 // (load.CardMoveTx).
-func (t *pgRescanTx) MoveSeen(ctx context.Context, account string, moves []load.CardMove) error {
+func (t *pgRescanTx) MoveSeen(ctx context.Context, account string, moves []cardmove.Move) error {
 	olds := make([]string, 0, len(moves))
 	news := make([]string, 0, len(moves))
 	for _, m := range moves {

@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/runrule"
+	"github.com/cardsync/cardsync/load/internal/sqlshare"
 	"github.com/cardsync/cardsync/redact"
 )
 
@@ -41,7 +43,7 @@ func (w *Warehouse) text(s string) string { return load.RedactText(w.policy, cle
 // sqlite.Warehouse.StartRun.
 func (w *Warehouse) StartRun(ctx context.Context, trigger, version string) (_ int64, err error) {
 	defer classify(&err)
-	if err := load.CheckTrigger(trigger); err != nil {
+	if err := runrule.CheckTrigger(trigger); err != nil {
 		return 0, fmt.Errorf("start run: %w", err)
 	}
 	var id int64
@@ -56,7 +58,7 @@ func (w *Warehouse) StartRun(ctx context.Context, trigger, version string) (_ in
 		now := w.stamp()
 		// A run of older rules writes rows the current ones would not
 		// keep: the warehouse is at its version at most (never raised).
-		if _, err := tx.Exec(ctx, load.LowerRulesVersionSQL("$1"), redact.RulesVersion); err != nil {
+		if _, err := tx.Exec(ctx, sqlshare.LowerRulesVersionSQL("$1"), redact.RulesVersion); err != nil {
 			return err
 		}
 		return tx.QueryRow(ctx, `INSERT INTO sync_runs (trigger, started_at, heartbeat_at, status, version, account, holder)
@@ -82,7 +84,7 @@ func (w *Warehouse) Heartbeat(ctx context.Context, runID int64) (err error) {
 // FinishRun records the end of a run, as sqlite.Warehouse.FinishRun.
 func (w *Warehouse) FinishRun(ctx context.Context, runID int64, r load.RunResult) (err error) {
 	defer classify(&err)
-	if err := load.CheckFinishStatus(r.Status); err != nil {
+	if err := runrule.CheckFinishStatus(r.Status); err != nil {
 		return fmt.Errorf("finish run %d: %w", runID, err)
 	}
 	var errText *string
@@ -102,7 +104,7 @@ func (w *Warehouse) FinishRun(ctx context.Context, runID int64, r load.RunResult
 			rate_limited = rate_limited + $7, auth_requests = auth_requests + $8,
 			duration_ms = $11
 		WHERE run_id = $9 AND account = $10 AND status = 'running'`,
-		r.Status, w.stamp(), errText, consistent, r.Requests, r.Retries, r.RateLimited, r.AuthRequests, runID, w.account, r.DurationMS())
+		r.Status, w.stamp(), errText, consistent, r.Requests, r.Retries, r.RateLimited, r.AuthRequests, runID, w.account, runrule.DurationMS(r))
 	if err != nil {
 		return fmt.Errorf("finish run %d: %w", runID, err)
 	}
@@ -131,7 +133,7 @@ func (w *Warehouse) AbandonStaleRuns(ctx context.Context, staleAfter time.Durati
 	var runs []load.StaleRun
 	err = w.write(ctx, func(tx pgx.Tx) error {
 		now := w.stamp()
-		cutoff := load.StaleCutoff(now, staleAfter)
+		cutoff := runrule.StaleCutoff(now, staleAfter)
 		rows, err := tx.Query(ctx, `UPDATE sync_runs
 			SET status = 'abandoned', finished_at = $1,
 			    error = coalesce(error, 'abandoned: the process stopped without recording the run (last heartbeat '
@@ -150,7 +152,7 @@ func (w *Warehouse) AbandonStaleRuns(ctx context.Context, staleAfter time.Durati
 	if err != nil {
 		return nil, fmt.Errorf("abandon stale runs: %w", err)
 	}
-	load.SortStaleRuns(runs)
+	runrule.SortStaleRuns(runs)
 	return runs, nil
 }
 
@@ -292,7 +294,7 @@ func (w *Warehouse) SaveAccount(ctx context.Context, runID int64, a load.Account
 		row.Raw = &raw
 	}
 	err = w.write(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO account_snapshots (`+load.AccountSnapshotColumns+`)
+		if _, err := tx.Exec(ctx, `INSERT INTO account_snapshots (`+sqlshare.AccountSnapshotColumns+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 			row.Args(runID, w.stamp(), w.account)...); err != nil {
 			return err
@@ -406,7 +408,7 @@ func (w *Warehouse) WalkSummary(ctx context.Context, stream string) (_ load.Walk
 		return s, fmt.Errorf("walk summary %s: %w", stream, err)
 	}
 	s.StartedAt = utc(s.StartedAt)
-	s.AnomalyPages = load.ParsePages(pages)
+	s.AnomalyPages = sqlshare.ParsePages(pages)
 	if s.DistinctIDs, s.DuplicateIDs, err = walkIDCounts(ctx, w.pool, s.WalkID); err != nil {
 		return s, fmt.Errorf("walk summary %s: %w", stream, err)
 	}
@@ -424,9 +426,9 @@ func (w *Warehouse) PendingRemovals(ctx context.Context) (_ int, err error) {
 	return n, nil
 }
 
-// recentWalks is load.Summary.RecentWalks: load.RecentWalksQuery.
+// recentWalks is load.Summary.RecentWalks: runrule.RecentWalksQuery.
 func (w *Warehouse) recentWalks(ctx context.Context) ([]load.WalkOutcome, error) {
-	rows, err := w.pool.Query(ctx, strings.ReplaceAll(load.RecentWalksQuery, "?1", "$1"), w.account)
+	rows, err := w.pool.Query(ctx, strings.ReplaceAll(runrule.RecentWalksQuery, "?1", "$1"), w.account)
 	if err != nil {
 		return nil, fmt.Errorf("recent walks: %w", err)
 	}
@@ -434,7 +436,7 @@ func (w *Warehouse) recentWalks(ctx context.Context) ([]load.WalkOutcome, error)
 		var o load.WalkOutcome
 		var pages string
 		err := row.Scan(&o.WalkID, &o.FinishedAt, &o.Outcome, &o.Reason, &pages)
-		o.FinishedAt, o.Pages = utc(o.FinishedAt), load.ParsePages(pages)
+		o.FinishedAt, o.Pages = utc(o.FinishedAt), sqlshare.ParsePages(pages)
 		return o, err
 	})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/cardfield"
 )
 
 // typedChunk is how many cards typeFields reads per query, so the
@@ -15,13 +16,13 @@ const typedChunk = 1000
 
 // typeFields is migration 10's Go step, as sqlite's migration 13: it types
 // the fields card_fields holds from the cards already stored
-// (load.TypeUpgrade: their first values are every stored card's), then
+// (cardfield.TypeUpgrade: their first values are every stored card's), then
 // fills card_state.minor of each card with decimal values and counts the
 // conflicts, reading the cards in chunks of typedChunk by (account,
 // card_id). It runs under the migration lock, in the migration's
 // transaction.
 func typeFields(ctx context.Context, tx pgx.Tx, amounts load.AmountRules) error {
-	var u load.TypeUpgrade
+	var u cardfield.TypeUpgrade
 	if err := eachCardChunk(ctx, tx, func(_, _ string, data []byte, _ bool) error {
 		u.See(data)
 		return nil
@@ -48,7 +49,7 @@ func typeFields(ctx context.Context, tx pgx.Tx, amounts load.AmountRules) error 
 // decimal field's scale no longer grows with the most decimals seen.
 // Every decimal field gets amounts' Scale ([cards] amount_scale of the
 // process that migrates) as card_fields.scale, every stored card its money
-// at its own scale (load.Recompute: its currency's ISO 4217 minor unit,
+// at its own scale (cardfield.Recompute: its currency's ISO 4217 minor unit,
 // else that scale), the values with more decimals rounded half to even
 // and marked, and every decimal field's conflicts and rounded are
 // recounted from the cards stored.
@@ -60,7 +61,7 @@ func currencyScales(ctx context.Context, tx pgx.Tx, amounts load.AmountRules) er
 	if err != nil {
 		return err
 	}
-	u := load.Recompute(load.TypesOf(have, nil, nil), amounts)
+	u := cardfield.Recompute(cardfield.TypesOf(have, nil, nil), amounts)
 	if err := fillMoney(ctx, tx, u); err != nil {
 		return err
 	}
@@ -69,9 +70,9 @@ func currencyScales(ctx context.Context, tx pgx.Tx, amounts load.AmountRules) er
 
 // recount sets card_fields.conflicts and rounded of the decimal fields of
 // rows to what u found in the stored cards.
-func recount(ctx context.Context, tx pgx.Tx, rows []load.FieldRow, u *load.TypeUpgrade) error {
+func recount(ctx context.Context, tx pgx.Tx, rows []cardfield.FieldRow, u *cardfield.TypeUpgrade) error {
 	for _, f := range rows {
-		if f.Type.Kind != load.KindDecimal {
+		if f.Type.Kind != cardfield.KindDecimal {
 			continue
 		}
 		if _, err := tx.Exec(ctx, `UPDATE card_fields SET conflicts = $2, rounded = $3 WHERE name = $1`,
@@ -88,11 +89,11 @@ func recount(ctx context.Context, tx pgx.Tx, rows []load.FieldRow, u *load.TypeU
 // from what it holds, counting its misfits and rounded values in u: the
 // cards are read in chunks of typedChunk and updated with one statement
 // per chunk.
-func fillMoney(ctx context.Context, tx pgx.Tx, u *load.TypeUpgrade) error {
+func fillMoney(ctx context.Context, tx pgx.Tx, u *cardfield.TypeUpgrade) error {
 	type card struct {
 		account, id string
 		data        []byte
-		old         load.StoredMoney
+		old         cardfield.StoredMoney
 		has         bool // amount_scale is set
 	}
 	var accounts, ids []string
@@ -128,7 +129,7 @@ func fillMoney(ctx context.Context, tx pgx.Tx, u *load.TypeUpgrade) error {
 			return fmt.Errorf("fill minor units: %w", err)
 		}
 		for _, c := range chunk {
-			var stored *load.StoredMoney
+			var stored *cardfield.StoredMoney
 			if c.has {
 				stored = &c.old
 			}
@@ -151,15 +152,15 @@ func fillMoney(ctx context.Context, tx pgx.Tx, u *load.TypeUpgrade) error {
 
 // sameMoney: a and b are the same money, minor units compared as JSON
 // (jsonb's text puts a space after each colon).
-func sameMoney(a, b load.StoredMoney) bool {
-	return a.Scale == b.Scale && a.Currency == b.Currency && a.Rounded == b.Rounded && load.SameMinor(a.Minor, b.Minor)
+func sameMoney(a, b cardfield.StoredMoney) bool {
+	return a.Scale == b.Scale && a.Currency == b.Currency && a.Rounded == b.Rounded && cardfield.SameMinor(a.Minor, b.Minor)
 }
 
 // fillMinor sets card_state.minor of every card that holds minor units
 // or gets some under u's types, counting the misfits in u.Conflicts: the
 // cards are read in chunks of typedChunk and updated with one statement
 // per chunk.
-func fillMinor(ctx context.Context, tx pgx.Tx, u *load.TypeUpgrade) error {
+func fillMinor(ctx context.Context, tx pgx.Tx, u *cardfield.TypeUpgrade) error {
 	var accounts, ids, minors []string
 	flush := func() error {
 		if len(ids) == 0 {
@@ -230,14 +231,14 @@ func eachCardChunk(ctx context.Context, tx pgx.Tx, fn func(account, id string, d
 }
 
 // growFields is batchTx.GrowFields: under fieldsLock, in the commit's
-// transaction, it widens the fields of want (load.GrowTypes, at amounts'
+// transaction, it widens the fields of want (cardfield.GrowTypes, at amounts'
 // scale), recomputes every stored card's minor units (all accounts) under
 // the widened types, each at its card's scale, and sets the widened
 // fields' conflicts and rounded to the values found: the new type and the
 // cards' minor units commit together. It reports whether a
 // field gained a minor-units column (cards_flat follows after the
 // commit, with CREATE OR REPLACE: the column comes last).
-func growFields(ctx context.Context, tx pgx.Tx, want map[string]load.FieldType, amounts load.AmountRules) (map[string]load.FieldType, bool, error) {
+func growFields(ctx context.Context, tx pgx.Tx, want map[string]cardfield.FieldType, amounts load.AmountRules) (map[string]cardfield.FieldType, bool, error) {
 	if err := advisoryLock(ctx, tx, fieldsLock, peerLockTimeout, "card_fields' lock (another replica is adding fields)"); err != nil {
 		return nil, false, err
 	}
@@ -245,19 +246,19 @@ func growFields(ctx context.Context, tx pgx.Tx, want map[string]load.FieldType, 
 	if err != nil {
 		return nil, false, err
 	}
-	grown := load.GrowTypes(have, want, fieldLimits(amounts))
-	flat := load.GainsMinor(have, grown)
+	grown := cardfield.GrowTypes(have, want, fieldLimits(amounts))
+	flat := cardfield.GainsMinor(have, grown)
 	for _, f := range grown {
 		if _, err := tx.Exec(ctx, `UPDATE card_fields SET type = $2, scale = $3, minor_column = nullif($4, '') WHERE name = $1`,
 			f.Name, f.Type.Kind.String(), typeScale(f.Type), f.Type.MinorColumn); err != nil {
 			return nil, false, fmt.Errorf("grow field %q: %w", f.Name, err)
 		}
 	}
-	types := load.TypesOf(have, nil, grown)
+	types := cardfield.TypesOf(have, nil, grown)
 	if len(grown) == 0 {
 		return types, false, nil
 	}
-	u := load.Recompute(types, amounts)
+	u := cardfield.Recompute(types, amounts)
 	if err := fillMoney(ctx, tx, u); err != nil {
 		return nil, false, err
 	}
@@ -273,7 +274,7 @@ func growFields(ctx context.Context, tx pgx.Tx, want map[string]load.FieldType, 
 // transaction's cards. A transaction that holds the lock exclusive
 // (recordFields, growFields) is granted it at once; the shared lock is
 // the last one a commit asks for.
-func numberTypes(ctx context.Context, tx pgx.Tx) (map[string]load.FieldType, error) {
+func numberTypes(ctx context.Context, tx pgx.Tx) (map[string]cardfield.FieldType, error) {
 	if err := advisoryLockShared(ctx, tx, fieldsLock, peerLockTimeout, "card_fields' lock (another replica is widening a field to decimal)"); err != nil {
 		return nil, err
 	}
@@ -281,12 +282,12 @@ func numberTypes(ctx context.Context, tx pgx.Tx) (map[string]load.FieldType, err
 	if err != nil {
 		return nil, fmt.Errorf("read number fields' types: %w", err)
 	}
-	out := map[string]load.FieldType{}
+	out := map[string]cardfield.FieldType{}
 	var name, kind string
-	var t load.FieldType
+	var t cardfield.FieldType
 	var scale int32
 	if _, err := pgx.ForEachRow(rows, []any{&name, &kind, &scale, &t.MinorColumn}, func() error {
-		t.Kind, t.Scale = load.ParseKind(kind), int(scale)
+		t.Kind, t.Scale = cardfield.ParseKind(kind), int(scale)
 		out[name] = t
 		return nil
 	}); err != nil {

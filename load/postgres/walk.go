@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/walk"
 )
 
 // sqlSeen is the set of ids walk $1 listed, distinct: a CTE every
@@ -26,7 +27,7 @@ const sqlMissed = sqlSeen + `, missed AS (SELECT c.card_id FROM card_state c LEF
 // sqlite.Warehouse.FinishWalk): when consistent, a current card no attempt
 // of the walk listed is confirmed removed if an earlier consistent walk
 // missed it too, else it becomes pending; every card listed leaves
-// removal_pending; the mass-removal guard (load.HoldRemovals) holds
+// removal_pending; the mass-removal guard (walk.HoldRemovals) holds
 // removals unless end.ConfirmRemovals; the checkpoint goes back to page 1.
 func (w *Warehouse) FinishWalk(ctx context.Context, runID int64, stream string, end load.WalkEnd) (_ load.WalkResult, err error) {
 	defer classify(&err)
@@ -67,20 +68,20 @@ func (w *Warehouse) FinishWalk(ctx context.Context, runID int64, stream string, 
 	return res, nil
 }
 
-// closeWalk closes the walk with load.CloseWalk, the steps both dialects
+// closeWalk closes the walk with walk.CloseWalk, the steps both dialects
 // share, over PostgreSQL's statements (walkTx).
 func (w *Warehouse) closeWalk(ctx context.Context, tx pgx.Tx, walkID, runID int64, outcome string, end load.WalkEnd, now time.Time) (load.WalkResult, error) {
-	return load.CloseWalk(ctx, &walkTx{w: w, tx: tx, now: now}, walkID, runID, outcome, end, w.fraction)
+	return walk.CloseWalk(ctx, &walkTx{w: w, tx: tx, now: now}, walkID, runID, outcome, end, w.fraction)
 }
 
-// walkTx is PostgreSQL's load.WalkTx: the statements that close a walk.
+// walkTx is PostgreSQL's walk.WalkTx: the statements that close a walk.
 type walkTx struct {
 	w   *Warehouse
 	tx  pgx.Tx
 	now time.Time
 }
 
-// ClosingRun implements load.WalkTx.
+// ClosingRun implements walk.WalkTx.
 func (t *walkTx) ClosingRun(ctx context.Context, walkID, runID int64) (int64, error) {
 	var closingRun int64
 	if err := t.tx.QueryRow(ctx, `SELECT coalesce(nullif($2::bigint, 0), last_run, started_run) FROM sync_walks WHERE walk_id = $1`,
@@ -90,7 +91,7 @@ func (t *walkTx) ClosingRun(ctx context.Context, walkID, runID int64) (int64, er
 	return closingRun, nil
 }
 
-// PendingRemovals implements load.WalkTx.
+// PendingRemovals implements walk.WalkTx.
 func (t *walkTx) PendingRemovals(ctx context.Context) (int64, error) {
 	var pending int64
 	if err := t.tx.QueryRow(ctx, `SELECT count(*) FROM removal_pending WHERE account = $1`, t.w.account).Scan(&pending); err != nil {
@@ -99,7 +100,7 @@ func (t *walkTx) PendingRemovals(ctx context.Context) (int64, error) {
 	return pending, nil
 }
 
-// ClearListedPending implements load.WalkTx.
+// ClearListedPending implements walk.WalkTx.
 func (t *walkTx) ClearListedPending(ctx context.Context, walkID, closingRun int64) (int64, error) {
 	if _, err := t.tx.Exec(ctx, `WITH `+sqlSeen+`
 		UPDATE card_state SET last_seen_at = $2, last_seen_run = $3
@@ -115,7 +116,7 @@ func (t *walkTx) ClearListedPending(ctx context.Context, walkID, closingRun int6
 	return tag.RowsAffected(), nil
 }
 
-// CountMissed implements load.WalkTx.
+// CountMissed implements walk.WalkTx.
 func (t *walkTx) CountMissed(ctx context.Context, walkID int64) (live, missed, listed int, err error) {
 	err = t.hashJoins(ctx, func() error {
 		return t.countMissed(ctx, walkID, &live, &missed, &listed)
@@ -135,7 +136,7 @@ func (t *walkTx) countMissed(ctx context.Context, walkID int64, live, missed, li
 	return nil
 }
 
-// RemoveConfirmed implements load.WalkTx.
+// RemoveConfirmed implements walk.WalkTx.
 func (t *walkTx) RemoveConfirmed(ctx context.Context, walkID, runID int64) (n int, err error) {
 	err = t.hashJoins(ctx, func() error {
 		n, err = t.w.removeConfirmed(ctx, t.tx, walkID, runID, t.now)
@@ -144,7 +145,7 @@ func (t *walkTx) RemoveConfirmed(ctx context.Context, walkID, runID int64) (n in
 	return n, err
 }
 
-// RecordPending implements load.WalkTx.
+// RecordPending implements walk.WalkTx.
 func (t *walkTx) RecordPending(ctx context.Context, walkID int64) (n int64, err error) {
 	err = t.hashJoins(ctx, func() error {
 		n, err = t.w.recordPending(ctx, t.tx, walkID, t.now)
@@ -178,7 +179,7 @@ func (t *walkTx) hashJoins(ctx context.Context, fn func() error) error {
 	return nil
 }
 
-// EndWalk implements load.WalkTx.
+// EndWalk implements walk.WalkTx.
 func (t *walkTx) EndWalk(ctx context.Context, walkID, runID int64, outcome string, removed int, reason any) error {
 	var finishedRun *int64
 	if runID != 0 {
@@ -200,7 +201,7 @@ func (t *walkTx) EndWalk(ctx context.Context, walkID, runID int64, outcome strin
 	return nil
 }
 
-// FoldWalk implements load.WalkTx.
+// FoldWalk implements walk.WalkTx.
 func (t *walkTx) FoldWalk(ctx context.Context, walkID int64) error {
 	return foldWalk(ctx, t.tx, walkID)
 }
@@ -262,10 +263,10 @@ func (w *Warehouse) recordPending(ctx context.Context, tx pgx.Tx, walkID int64, 
 }
 
 // foldWalk merges a closed, complete walk that wrote no card into the
-// identical complete walk before it (load.FoldWalkQuery, load.FoldWalkMerge).
+// identical complete walk before it (walk.FoldWalkQuery, walk.FoldWalkMerge).
 func foldWalk(ctx context.Context, tx pgx.Tx, walkID int64) error {
 	var prev int64
-	err := tx.QueryRow(ctx, pgParams(load.FoldWalkQuery), walkID).Scan(&prev)
+	err := tx.QueryRow(ctx, pgParams(walk.FoldWalkQuery), walkID).Scan(&prev)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
 	}
@@ -274,7 +275,7 @@ func foldWalk(ctx context.Context, tx pgx.Tx, walkID int64) error {
 	}
 	// $1 is typed in the DELETE, which does not otherwise use it.
 	for _, q := range []string{
-		pgParams(load.FoldWalkMerge),
+		pgParams(walk.FoldWalkMerge),
 		`UPDATE run_pages SET walk_id = $1 WHERE walk_id = $2`,
 		`DELETE FROM sync_walks WHERE walk_id = $2 AND $1::bigint IS NOT NULL`,
 	} {

@@ -6,12 +6,13 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/cardsync/cardsync/load/internal/batch"
-
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/batch"
+	"github.com/cardsync/cardsync/load/internal/cardfield"
+	"github.com/cardsync/cardsync/load/internal/walk"
 )
 
 // WalkWriter commits one run's pages of one stream, several pages to a
@@ -112,7 +113,7 @@ type preparedPage struct {
 	// hashes are the storable cards' hashes (walk_seen.hashes), in the
 	// order of the first ids.
 	hashes []byte
-	fields load.FieldSet
+	fields cardfield.FieldSet
 }
 
 // pgUnstorable says why PostgreSQL cannot store a card load accepted, or "".
@@ -165,7 +166,7 @@ func (w *Warehouse) preparePage(ctx context.Context, p load.Page, stored func(co
 	for _, r := range late {
 		pp.ids = append(pp.ids, r.CardID)
 	}
-	pp.hashes = load.SeenHashes(cards)
+	pp.hashes = walk.SeenHashes(cards)
 	if len(cards) == 0 {
 		return pp, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/sqlshare"
 )
 
 // Account snapshots: one row per account read, amounts in exact cents.
@@ -19,7 +20,7 @@ func (w *Warehouse) SaveAccount(ctx context.Context, runID int64, a load.Account
 		return fmt.Errorf("save account: %w", err)
 	}
 	err = w.write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO account_snapshots (`+load.AccountSnapshotColumns+`)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO account_snapshots (`+sqlshare.AccountSnapshotColumns+`)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, row.Args(runID, w.stamp(), w.account)...); err != nil {
 			return err
 		}

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/cardsync/cardsync/load/internal/batch"
-
 	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/batch"
+	"github.com/cardsync/cardsync/load/internal/cardfield"
 )
 
 // commitBatch commits pages (in the order given) in one transaction with
@@ -66,17 +66,17 @@ func (b *batchTx) WritePage(ctx context.Context, walkID int64, p *batch.Prepared
 }
 
 // RecordFields implements batch.BatchTx.
-func (b *batchTx) RecordFields(ctx context.Context, walkID int64, fields *load.FieldSet, budget *load.FieldBudget) ([]string, map[string]load.FieldType, error) {
+func (b *batchTx) RecordFields(ctx context.Context, walkID int64, fields *cardfield.FieldSet, budget *cardfield.FieldBudget) ([]string, map[string]cardfield.FieldType, error) {
 	return b.w.recordFields(ctx, b.tx, b.runID, walkID, b.now, fields, budget)
 }
 
 // GrowFields implements batch.BatchTx.
-func (b *batchTx) GrowFields(ctx context.Context, want map[string]load.FieldType) (map[string]load.FieldType, error) {
+func (b *batchTx) GrowFields(ctx context.Context, want map[string]cardfield.FieldType) (map[string]cardfield.FieldType, error) {
 	return b.w.growFields(ctx, b.tx, want)
 }
 
 // NumberTypes implements batch.BatchTx.
-func (b *batchTx) NumberTypes(ctx context.Context) (map[string]load.FieldType, error) {
+func (b *batchTx) NumberTypes(ctx context.Context) (map[string]cardfield.FieldType, error) {
 	return numberTypes(ctx, b.tx)
 }
 
@@ -154,7 +154,7 @@ func (b *batchTx) SaveProgress(ctx context.Context, walkID int64, last *batch.Pr
 }
 
 // FieldSet implements batch.BatchPage: the page's top-level fields.
-func (p *preparedPage) FieldSet() *load.FieldSet { return &p.fields }
+func (p *preparedPage) FieldSet() *cardfield.FieldSet { return &p.fields }
 
 // writePage stores a page's new cards (two multi-row inserts) and its
 // changed and returned cards (re-read in the transaction, which has the

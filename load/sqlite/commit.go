@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cardsync/cardsync/load/internal/batch"
-
 	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/batch"
+	"github.com/cardsync/cardsync/load/internal/cardfield"
+	"github.com/cardsync/cardsync/load/internal/walk"
 )
 
 // CommitPage stores one page now, in one transaction: card writes
@@ -29,7 +30,7 @@ func (w *Warehouse) CommitPage(ctx context.Context, runID int64, p load.Page) (_
 	if err != nil {
 		return load.PageResult{}, fmt.Errorf("commit page %d: %w", p.Number, err)
 	}
-	b, err := w.commitBatch(ctx, runID, load.StreamOf(p.Stream), []*preparedPage{pp}, &batch.WalkState{})
+	b, err := w.commitBatch(ctx, runID, walk.StreamOf(p.Stream), []*preparedPage{pp}, &batch.WalkState{})
 	if err != nil {
 		return load.PageResult{}, fmt.Errorf("commit page %d: %w", p.Number, err)
 	}
@@ -48,7 +49,7 @@ type preparedPage struct {
 	// (walk_seen.hashes).
 	ids    string
 	hashes []byte
-	fields load.FieldSet
+	fields cardfield.FieldSet
 }
 
 // preparePage redacts the page's cards (pure, outside any transaction),
@@ -65,7 +66,7 @@ func (w *Warehouse) preparePage(ctx context.Context, p load.Page) (*preparedPage
 		pp.fields.Add(f.Name, f.Type)
 	}
 	pp.ids = jsonStrings(items.IDs)
-	pp.hashes = load.SeenHashes(cards)
+	pp.hashes = walk.SeenHashes(cards)
 	if len(cards) == 0 {
 		return pp, nil
 	}

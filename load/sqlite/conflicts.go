@@ -7,31 +7,34 @@ import (
 	"strconv"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/cardfield"
+	"github.com/cardsync/cardsync/load/internal/sqlshare"
+	"github.com/cardsync/cardsync/load/internal/walk"
 )
 
-// SQLite's statements of load.ConflictTx: an id a walk listed with two
+// SQLite's statements of walk.ConflictTx: an id a walk listed with two
 // contents keeps its stored content.
 
-// DuplicateSightings implements load.ConflictTx: one pass over the walk's
+// DuplicateSightings implements walk.ConflictTx: one pass over the walk's
 // ids finds those on more than one page (usually none), then their
 // sightings are read with the hash at their index of walk_seen.hashes.
-func (t *walkTx) DuplicateSightings(ctx context.Context, walkID int64) ([]load.Sighting, error) {
+func (t *walkTx) DuplicateSightings(ctx context.Context, walkID int64) ([]walk.Sighting, error) {
 	dups, err := queryStrings(ctx, t.tx, `SELECT j.value FROM walk_seen s, json_each(s.ids) j WHERE s.walk_id = ?1
 		GROUP BY j.value HAVING count(DISTINCT s.page) > 1`, walkID)
 	if err != nil || len(dups) == 0 {
 		return nil, wrapErr("read the walk's repeated ids", err)
 	}
-	var out []load.Sighting
+	var out []walk.Sighting
 	err = eachRow(ctx, t.tx, `SELECT j.value, s.page, substr(s.hashes, 16 * j.key + 1, 16)
 		FROM walk_seen s, json_each(s.ids) j
 		WHERE s.walk_id = ?1 AND j.value IN (SELECT value FROM json_each(?2))`, []any{walkID, jsonStrings(dups)},
 		func(scan func(...any) error) error {
-			var s load.Sighting
+			var s walk.Sighting
 			var hash []byte
 			if err := scan(&s.ID, &s.Page, &hash); err != nil {
 				return err
 			}
-			s.Hash = load.SightingHash(hash)
+			s.Hash = walk.SightingHash(hash)
 			out = append(out, s)
 			return nil
 		})
@@ -49,9 +52,9 @@ func wrapErr(what string, err error) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-// CardHistory implements load.ConflictTx.
-func (t *walkTx) CardHistory(ctx context.Context, walkID int64, id string) ([]load.CardVersion, error) {
-	var out []load.CardVersion
+// CardHistory implements walk.ConflictTx.
+func (t *walkTx) CardHistory(ctx context.Context, walkID int64, id string) ([]walk.CardVersion, error) {
+	var out []walk.CardVersion
 	err := eachRow(ctx, t.tx, `SELECT v.version, v.run_id, v.change, v.data, v.run_id < w.started_run
 		FROM card_versions v, sync_walks w
 		WHERE w.walk_id = ?1 AND v.account = ?2 AND v.card_id = ?3
@@ -59,7 +62,7 @@ func (t *walkTx) CardHistory(ctx context.Context, walkID int64, id string) ([]lo
 			WHERE p.account = ?2 AND p.card_id = ?3 AND p.run_id < w.started_run), 0)
 		ORDER BY v.version`, []any{walkID, t.w.account, id},
 		func(scan func(...any) error) error {
-			var v load.CardVersion
+			var v walk.CardVersion
 			if err := scan(&v.Version, &v.RunID, &v.Change, &v.Data, &v.Before); err != nil {
 				return err
 			}
@@ -72,14 +75,14 @@ func (t *walkTx) CardHistory(ctx context.Context, walkID int64, id string) ([]lo
 	return out, nil
 }
 
-// ConflictTypes implements load.ConflictTx.
-func (t *walkTx) ConflictTypes(ctx context.Context) (map[string]load.FieldType, load.AmountRules, error) {
+// ConflictTypes implements walk.ConflictTx.
+func (t *walkTx) ConflictTypes(ctx context.Context) (map[string]cardfield.FieldType, load.AmountRules, error) {
 	types, err := numberTypes(ctx, t.tx)
 	return types, t.w.set.Amounts, err
 }
 
-// RestoreCard implements load.ConflictTx.
-func (t *walkTx) RestoreCard(ctx context.Context, fix load.ConflictFix) error {
+// RestoreCard implements walk.ConflictTx.
+func (t *walkTx) RestoreCard(ctx context.Context, fix walk.ConflictFix) error {
 	tx, account := t.tx, t.w.account
 	if _, err := tx.ExecContext(ctx, `DELETE FROM card_versions WHERE account = ?1 AND card_id = ?2 AND version > ?3`,
 		account, fix.ID, fix.Keep); err != nil {
@@ -108,7 +111,7 @@ func (t *walkTx) RestoreCard(ctx context.Context, fix load.ConflictFix) error {
 	return nil
 }
 
-// RecordAnomaly implements load.ConflictTx.
+// RecordAnomaly implements walk.ConflictTx.
 func (t *walkTx) RecordAnomaly(ctx context.Context, walkID int64, reason string, pages []int) error {
 	var list any
 	if len(pages) > 0 {
@@ -116,7 +119,7 @@ func (t *walkTx) RecordAnomaly(ctx context.Context, walkID int64, reason string,
 		list = string(b)
 	}
 	if _, err := t.tx.ExecContext(ctx, `UPDATE sync_walks SET inconsistent_reason = coalesce(inconsistent_reason, ?2),
-			inconsistent_pages = `+load.AppendPagesSQL("?3")+` WHERE walk_id = ?1`, walkID, reason, list); err != nil {
+			inconsistent_pages = `+sqlshare.AppendPagesSQL("?3")+` WHERE walk_id = ?1`, walkID, reason, list); err != nil {
 		return fmt.Errorf("record %s on walk %s: %w", reason, strconv.FormatInt(walkID, 10), err)
 	}
 	return nil

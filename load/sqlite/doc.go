@@ -80,15 +80,15 @@
 //
 // # Card fields
 //
-// Each field has a type (card_fields.type, load's typed.go), set by the
-// first batch holding non-null values of it and never changed; the commit
-// computes each written card's decimal fields in minor units in Go
-// (load.MinorJSON) into card_state.minor, which cards_flat's _minor columns
-// read with json_extract (INTEGER, no SQL function of cardsync's own, so the
+// Each field has a type (card_fields.type, load/internal/cardfield), set
+// by the first batch holding non-null values of it and never changed; the
+// commit computes each written card's decimal fields in minor units in Go
+// (cardfield.MinorJSON) into card_state.minor, which cards_flat's _minor
+// columns read with json_extract (INTEGER, no SQL function of cardsync's own, so the
 // sqlite3 CLI and Datasette read them). Migration 13's Go step
 // (upgradeTyped) types the fields of an older file from its cards.
 //
-// card_fields is bounded, by rules both warehouses share (flat.go): a walk
+// card_fields is bounded, by rules both warehouses share (cardfield): a walk
 // adds at most MaxNewFieldsPerWalk new fields over all its pages, batches
 // and runs (FieldBudget; PlanFields leaves the rest out, their values stay
 // in data and PageWriter.FieldsSkipped counts them), and every commit that

@@ -6,21 +6,21 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/schema"
 )
 
 func storedColumnDocs(ctx context.Context, q interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}) ([]load.ColumnDoc, error) {
+}) ([]schema.ColumnDoc, error) {
 	rows, err := q.QueryContext(ctx, `SELECT table_name, column_name, description, coalesce(unit, '')
 		FROM column_docs ORDER BY table_name, column_name`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []load.ColumnDoc
+	var out []schema.ColumnDoc
 	for rows.Next() {
-		var d load.ColumnDoc
+		var d schema.ColumnDoc
 		if err := rows.Scan(&d.Table, &d.Column, &d.Description, &d.Unit); err != nil {
 			return nil, err
 		}
@@ -35,7 +35,7 @@ func fillColumnDocs(ctx context.Context, tx *sql.Tx) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM column_docs`); err != nil {
 		return fmt.Errorf("fill column_docs: %w", err)
 	}
-	for _, d := range load.ColumnDocs() {
+	for _, d := range schema.ColumnDocs() {
 		var unit any
 		if d.Unit != "" {
 			unit = d.Unit
@@ -57,12 +57,12 @@ func (w *Warehouse) refreshColumnDocs(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read column_docs: %w", err)
 	}
-	if slices.Equal(got, load.ColumnDocs()) {
+	if slices.Equal(got, schema.ColumnDocs()) {
 		return nil
 	}
 	if err := w.write(ctx, func(tx *sql.Tx) error { return fillColumnDocs(ctx, tx) }); err != nil {
 		return err
 	}
-	w.log.Info("column_docs refreshed", "rows", len(load.ColumnDocs()))
+	w.log.Info("column_docs refreshed", "rows", len(schema.ColumnDocs()))
 	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/cardsync/cardsync/load"
-
 	"github.com/cardsync/cardsync/schema"
 )
 
@@ -101,7 +100,7 @@ func TestColumnDocsCoverEveryPublicColumn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := load.ColumnDocs(); !slices.Equal(got, want) || len(got) < 150 {
+	if want := schema.ColumnDocs(); !slices.Equal(got, want) || len(got) < 150 {
 		t.Errorf("column_docs holds %d rows, want the %d documented columns", len(got), len(want))
 	}
 	if n := queryInt(t, w, `SELECT count(*) FROM column_docs WHERE unit = 'cents'`); n < 6 {
@@ -137,7 +136,7 @@ func TestColumnDocsRefreshed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(got, load.ColumnDocs()) {
+	if !slices.Equal(got, schema.ColumnDocs()) {
 		t.Errorf("column_docs not refreshed: %d rows", len(got))
 	}
 	if !strings.Contains(logs.String(), "column_docs refreshed") {

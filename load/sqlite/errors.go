@@ -7,16 +7,17 @@ import (
 	"path/filepath"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/boundary"
 )
 
 // classify wraps *err with load.ErrWarehouse, once, at the boundary of the
-// package (load.Classify); a lock held by another process is its own
+// package (boundary.Classify); a lock held by another process is its own
 // condition (load.ErrLocked) and left alone. SQLite's verdict that the
 // file is damaged or no database is made load.ErrCorrupt. Exported
 // functions defer it on their named error.
 func classify(err *error) {
 	*err = corrupt(*err)
-	load.Classify(err, load.ErrLocked)
+	boundary.Classify(err, load.ErrLocked)
 }
 
 // The primary result codes of SQLite that say the file itself is bad.

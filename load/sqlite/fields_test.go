@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/cardfield"
 )
 
 // uniqueFieldsPage is page n of a walk whose cards each carry their own
@@ -136,12 +137,12 @@ func TestNewFieldsSkippedCount(t *testing.T) {
 // TestPlanFieldsRoom: PlanFields adds new fields up to room, in order of
 // appearance, and still updates known ones.
 func TestPlanFieldsRoom(t *testing.T) {
-	var s load.FieldSet
+	var s cardfield.FieldSet
 	for _, n := range []string{"known", "a", "b", "c"} {
 		s.Add(n, "string")
 	}
-	have := []load.FieldRow{{Name: "known", JSONTypes: "string", LastRun: 1, Column: "known", InFlatView: true}}
-	add, update, skipped := load.PlanFields(have, &s, 2, SQLiteFlatLimits(), 2)
+	have := []cardfield.FieldRow{{Name: "known", JSONTypes: "string", LastRun: 1, Column: "known", InFlatView: true}}
+	add, update, skipped := cardfield.PlanFields(have, &s, 2, SQLiteFlatLimits(), 2)
 	var names []string
 	for _, f := range add {
 		names = append(names, f.Name)
@@ -149,7 +150,7 @@ func TestPlanFieldsRoom(t *testing.T) {
 	if !slices.Equal(names, []string{"a", "b"}) || len(update) != 1 || !slices.Equal(skipped, []string{"c"}) {
 		t.Errorf("PlanFields(room 2) added %q, updated %d, skipped %q; want [a b], 1, [c]", names, len(update), skipped)
 	}
-	if add, _, skipped := load.PlanFields(have, &s, 2, SQLiteFlatLimits(), 0); len(add) != 0 || len(skipped) != 3 {
+	if add, _, skipped := cardfield.PlanFields(have, &s, 2, SQLiteFlatLimits(), 0); len(add) != 0 || len(skipped) != 3 {
 		t.Errorf("PlanFields(room 0) added %d, skipped %d; want 0, 3", len(add), len(skipped))
 	}
 }

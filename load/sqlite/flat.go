@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/cardfield"
 )
 
 // maxColumnName bounds a cards_flat column name in bytes; a longer field
@@ -16,8 +16,8 @@ const maxColumnName = 100
 
 // SQLiteFlatLimits are the SQLite warehouse's bounds: MaxFlatFields
 // columns, names of at most 100 bytes.
-func SQLiteFlatLimits() load.FlatLimits {
-	return load.FlatLimits{Fields: load.MaxFlatFields, ColumnBytes: maxColumnName}
+func SQLiteFlatLimits() cardfield.FlatLimits {
+	return cardfield.FlatLimits{Fields: cardfield.MaxFlatFields, ColumnBytes: maxColumnName}
 }
 
 // recordFields updates card_fields with the top-level fields of a batch's
@@ -25,7 +25,7 @@ func SQLiteFlatLimits() load.FlatLimits {
 // every field it adds or updates, and regenerates cards_flat when a field
 // joins the view or a field gets a minor-units column. It returns the new
 // fields it left out and the types of card_fields' fields.
-func (w *Warehouse) recordFields(ctx context.Context, tx *sql.Tx, runID, walkID int64, now string, s *load.FieldSet, b *load.FieldBudget) ([]string, map[string]load.FieldType, error) {
+func (w *Warehouse) recordFields(ctx context.Context, tx *sql.Tx, runID, walkID int64, now string, s *cardfield.FieldSet, b *cardfield.FieldBudget) ([]string, map[string]cardfield.FieldType, error) {
 	if len(s.Names()) == 0 {
 		return nil, nil, nil
 	}
@@ -42,8 +42,8 @@ func (w *Warehouse) recordFields(ctx context.Context, tx *sql.Tx, runID, walkID 
 	if err != nil {
 		return nil, nil, err
 	}
-	add, update, skipped := load.PlanFields(have, s, runID, w.flatLimits(), b.Room())
-	types := load.TypesOf(have, add, update)
+	add, update, skipped := cardfield.PlanFields(have, s, runID, w.flatLimits(), b.Room())
+	types := cardfield.TypesOf(have, add, update)
 	added := false
 	for _, f := range add {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO card_fields (name, json_types, first_run, last_run, first_seen_at, column_name, in_flat_view, last_seen_at, type, scale, minor_column)
@@ -61,7 +61,7 @@ func (w *Warehouse) recordFields(ctx context.Context, tx *sql.Tx, runID, walkID 
 			return nil, nil, fmt.Errorf("update field %q: %w", f.Name, err)
 		}
 	}
-	if added || load.GainsMinor(have, update) {
+	if added || cardfield.GainsMinor(have, update) {
 		return skipped, types, regenerateFlat(ctx, tx)
 	}
 	return skipped, types, nil
@@ -69,7 +69,7 @@ func (w *Warehouse) recordFields(ctx context.Context, tx *sql.Tx, runID, walkID 
 
 // flatLimits are SQLiteFlatLimits with the scale card_fields gives a
 // field typed decimal: the warehouse's [cards] amount_scale.
-func (w *Warehouse) flatLimits() load.FlatLimits {
+func (w *Warehouse) flatLimits() cardfield.FlatLimits {
 	lim := SQLiteFlatLimits()
 	lim.AmountScale = w.set.Amounts.Scale
 	return lim
@@ -77,16 +77,16 @@ func (w *Warehouse) flatLimits() load.FlatLimits {
 
 // typeScale is card_fields.scale of type t: its scale for a decimal, else
 // NULL.
-func typeScale(t load.FieldType) any {
-	if t.Kind != load.KindDecimal {
+func typeScale(t cardfield.FieldType) any {
+	if t.Kind != cardfield.KindDecimal {
 		return nil
 	}
 	return t.Scale
 }
 
 // readFields reads card_fields in the order fields first appeared.
-func readFields(ctx context.Context, tx *sql.Tx) ([]load.FieldRow, error) {
-	var have []load.FieldRow
+func readFields(ctx context.Context, tx *sql.Tx) ([]cardfield.FieldRow, error) {
+	var have []cardfield.FieldRow
 	rows, err := tx.QueryContext(ctx, `SELECT name, json_types, last_run, coalesce(column_name, ''), in_flat_view, last_seen_at,
 		type, coalesce(scale, 0), coalesce(minor_column, '') FROM card_fields ORDER BY rowid`)
 	if err != nil {
@@ -94,13 +94,13 @@ func readFields(ctx context.Context, tx *sql.Tx) ([]load.FieldRow, error) {
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var f load.FieldRow
+		var f cardfield.FieldRow
 		var seen, kind string
 		if err := rows.Scan(&f.Name, &f.JSONTypes, &f.LastRun, &f.Column, &f.InFlatView, &seen,
 			&kind, &f.Type.Scale, &f.Type.MinorColumn); err != nil {
 			return nil, fmt.Errorf("read fields: %w", err)
 		}
-		f.Type.Kind = load.ParseKind(kind)
+		f.Type.Kind = cardfield.ParseKind(kind)
 		f.LastSeen = parseTime(seen)
 		have = append(have, f)
 	}
@@ -125,7 +125,7 @@ func (w *Warehouse) PruneFields(ctx context.Context, cutoff time.Time) (_ int, e
 			return err
 		}
 		flat := false
-		stale := load.StaleFields(have, cutoff)
+		stale := cardfield.StaleFields(have, cutoff)
 		for _, f := range stale {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM card_fields WHERE name = ?`, f.Name); err != nil {
 				return fmt.Errorf("delete field: %w", err)
@@ -206,7 +206,7 @@ func flatViewSQL(fields []flatField) string {
 // card_state's JSON column col.
 func jsonMember(col, name string) string {
 	if strings.ContainsAny(name, "\"\\") || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 }) {
-		return "(SELECT value FROM json_each(card_state." + col + ") WHERE fullkey = " + quoteLiteral(`$."`+load.CanonicalKey(name)+`"`) + ")"
+		return "(SELECT value FROM json_each(card_state." + col + ") WHERE fullkey = " + quoteLiteral(`$."`+cardfield.CanonicalKey(name)+`"`) + ")"
 	}
 	return "json_extract(" + col + ", " + quoteLiteral(`$."`+name+`"`) + ")"
 }

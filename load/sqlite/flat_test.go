@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/cardfield"
 )
 
 // TestCardsFlatOddNames: field names that collide case-insensitively,
@@ -90,14 +91,14 @@ func TestCardsFlatColumnLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := queryInt(t, w, `SELECT count(*) FROM card_fields WHERE in_flat_view = 1`); got != load.MaxFlatFields {
-		t.Errorf("fields in the view = %d, want %d", got, load.MaxFlatFields)
+	if got := queryInt(t, w, `SELECT count(*) FROM card_fields WHERE in_flat_view = 1`); got != cardfield.MaxFlatFields {
+		t.Errorf("fields in the view = %d, want %d", got, cardfield.MaxFlatFields)
 	}
-	if got := queryInt(t, w, `SELECT count(*) FROM card_fields WHERE in_flat_view = 0 AND column_name IS NULL`); got != 2101-load.MaxFlatFields {
-		t.Errorf("fields out of the view = %d, want %d", got, 2101-load.MaxFlatFields)
+	if got := queryInt(t, w, `SELECT count(*) FROM card_fields WHERE in_flat_view = 0 AND column_name IS NULL`); got != 2101-cardfield.MaxFlatFields {
+		t.Errorf("fields out of the view = %d, want %d", got, 2101-cardfield.MaxFlatFields)
 	}
-	if got := queryInt(t, w, `SELECT count(*) FROM pragma_table_info('cards_flat')`); got != load.MaxFlatFields+3 {
-		t.Errorf("cards_flat has %d columns, want %d", got, load.MaxFlatFields+3)
+	if got := queryInt(t, w, `SELECT count(*) FROM pragma_table_info('cards_flat')`); got != cardfield.MaxFlatFields+3 {
+		t.Errorf("cards_flat has %d columns, want %d", got, cardfield.MaxFlatFields+3)
 	}
 	// "id" is the first field, so the view ends with f1898.
 	if got := queryInt(t, w, `SELECT f1898 FROM cards_flat`); got != 1898 {

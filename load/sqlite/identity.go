@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/boundary"
 )
 
 // ErrNoIdentity is wrapped when a database file has no warehouse identity:
@@ -39,7 +40,7 @@ func (w *Warehouse) upgradeIdentity(ctx context.Context, tx *sql.Tx) error {
 func (w *Warehouse) ID(ctx context.Context) (string, error) {
 	id, err := identityOf(ctx, w.db, "main")
 	if err != nil {
-		return "", load.WarehouseError(fmt.Errorf("%s: %w", w.path, err))
+		return "", boundary.WarehouseError(fmt.Errorf("%s: %w", w.path, err))
 	}
 	return id, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/sqlshare"
 	"github.com/cardsync/cardsync/schema"
 )
 
@@ -30,7 +31,7 @@ func (w *Warehouse) WarehouseDocs(ctx context.Context) (_ schema.WarehouseDocs, 
 	if err != nil {
 		return d, fmt.Errorf("warehouse docs: card_fields' columns: %w", err)
 	}
-	d.Typed = load.TypedFields(cols)
+	d.Typed = sqlshare.TypedFields(cols)
 	if d.Fields, err = flatFields(ctx, tx, d.Typed); err != nil {
 		return d, fmt.Errorf("warehouse docs: card_fields: %w", err)
 	}

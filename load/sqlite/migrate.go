@@ -8,6 +8,7 @@ import (
 
 	"github.com/cardsync/cardsync/internal/english"
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/sqlshare"
 	"github.com/cardsync/cardsync/schema"
 )
 
@@ -103,7 +104,7 @@ func (w *Warehouse) migrate(ctx context.Context) error {
 		w.log.Debug("schema migration applied", "version", m.Version, "file", m.Name)
 	}
 	if len(applied) > 0 {
-		load.LogMigrated(w.log, applied[0].Version-1, applied[len(applied)-1].Version, len(applied))
+		sqlshare.LogMigrated(w.log, applied[0].Version-1, applied[len(applied)-1].Version, len(applied))
 	}
 	return nil
 }

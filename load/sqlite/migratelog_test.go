@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/sqlshare"
 )
 
 // records keeps every log record a handler is given.
@@ -90,7 +91,7 @@ func TestMigrationsLogOneInfoLine(t *testing.T) {
 // TestLogMigratedCountsOne: one migration is "1 migration".
 func TestLogMigratedCountsOne(t *testing.T) {
 	var rec records
-	load.LogMigrated(slog.New(&rec), 17, 18, 1)
+	sqlshare.LogMigrated(slog.New(&rec), 17, 18, 1)
 	if got, want := rec.migrationLines(slog.LevelInfo), "schema migrated from version 17 to 18 (1 migration)"; len(got) != 1 || got[0] != want {
 		t.Errorf("got %q, want %q", got, want)
 	}

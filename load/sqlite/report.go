@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/reportrows"
 )
 
 // load.ReportData reads what a report of the period [since, now] shows. It only
@@ -45,7 +46,7 @@ func (w *Warehouse) ReportData(ctx context.Context, since, now time.Time) (_ loa
 			return d, fmt.Errorf("report data: %s: %w", s.what, err)
 		}
 	}
-	if d.LastRuns, err = runs(ctx, tx, a, load.ReportLastRuns); err != nil {
+	if d.LastRuns, err = runs(ctx, tx, a, reportrows.ReportLastRuns); err != nil {
 		return d, fmt.Errorf("report data: %w", err)
 	}
 	return d, nil
@@ -275,7 +276,7 @@ func reportRuns(ctx context.Context, tx *sql.Tx, d *load.ReportData, account, fr
 	}
 	at := parseTime(first)
 	d.FirstRunAt = &at
-	if total > load.ReportRunPoints {
+	if total > reportrows.ReportRunPoints {
 		return nil
 	}
 	return runPoints(ctx, tx, d, account, from, to)
@@ -332,7 +333,7 @@ func reportRejected(ctx context.Context, tx *sql.Tx, d *load.ReportData, account
 	err := eachRow(ctx, tx, `SELECT rejected_id, coalesce(card_id, ''), reason, times, rejected_at, last_rejected_at,
 			substr(data, 1, ?), length(data) > ?
 		FROM rejected_cards WHERE account = ? AND last_rejected_at >= ? AND rejected_at <= ?
-		ORDER BY last_rejected_at DESC, rejected_id DESC LIMIT ?`, []any{load.ReportValueBytes, load.ReportValueBytes, account, from, to, load.ReportRejected}, func(scan func(...any) error) error {
+		ORDER BY last_rejected_at DESC, rejected_id DESC LIMIT ?`, []any{reportrows.ReportValueBytes, reportrows.ReportValueBytes, account, from, to, reportrows.ReportRejected}, func(scan func(...any) error) error {
 		var r load.RejectedItem
 		var first, last string
 		if err := scan(&r.ID, &r.CardID, &r.Reason, &r.Times, &first, &last, &r.Data, &r.DataTruncated); err != nil {

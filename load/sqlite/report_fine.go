@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/cardfield"
 )
 
 // grain is how the report's rows are grouped in time: by the first n
@@ -85,20 +86,20 @@ func reportFine(ctx context.Context, tx *sql.Tx, d *load.ReportData, account, fr
 }
 
 // reportCardSums sums the current cards' balance field by currency field,
-// exactly (load.CardSumTally), by the balance field's card_fields type and
+// exactly (cardfield.CardSumTally), by the balance field's card_fields type and
 // each card's amount_scale, read in tx with the rest: a decimal's minor units from
 // card_state.minor (json_extract gives an INTEGER; added in Go, never by
 // sum(), which overflows), an integer's from its JSON text.
 func reportCardSums(ctx context.Context, tx *sql.Tx, d *load.ReportData, account string) error {
 	var kind sql.NullString
 	var scale sql.NullInt64
-	err := tx.QueryRowContext(ctx, `SELECT type, scale FROM card_fields WHERE name = ?`, load.BalanceField).Scan(&kind, &scale)
+	err := tx.QueryRowContext(ctx, `SELECT type, scale FROM card_fields WHERE name = ?`, cardfield.BalanceField).Scan(&kind, &scale)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
 	d.BalanceType = kind.String
-	tally := load.NewCardSumTally(kind.String, int(scale.Int64))
-	path := `$."` + load.BalanceField + `"`
+	tally := cardfield.NewCardSumTally(kind.String, int(scale.Int64))
+	path := `$."` + cardfield.BalanceField + `"`
 	err = eachRow(ctx, tx, `SELECT data -> '$.currency', data -> ?, json_extract(minor, ?), amount_scale, count(*) FROM card_state
 		WHERE account = ? AND removed_at IS NULL GROUP BY 1, 2, 3, 4`, []any{path, path, account}, func(scan func(...any) error) error {
 		var currency, balance, minor sql.NullString

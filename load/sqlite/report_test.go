@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cardsync/cardsync/load"
-
 	"github.com/cardsync/cardsync/account"
+	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/reportrows"
 	"github.com/cardsync/cardsync/money"
 	"github.com/cardsync/cardsync/sim"
 )
@@ -277,9 +277,9 @@ func TestFieldChanges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := load.FieldChanges([]byte(tt.before), []byte(tt.after))
+			got := reportrows.FieldChanges([]byte(tt.before), []byte(tt.after))
 			if tt.name == "long value cut" {
-				if len(got) != 1 || len(got[0].After) > load.ReportValueBytes+len("…") || !strings.HasSuffix(got[0].After, "…") {
+				if len(got) != 1 || len(got[0].After) > reportrows.ReportValueBytes+len("…") || !strings.HasSuffix(got[0].After, "…") {
 					t.Errorf("got %+v", got)
 				}
 				return

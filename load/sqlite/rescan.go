@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/cardmove"
+	"github.com/cardsync/cardsync/load/internal/sqlshare"
 	"github.com/cardsync/cardsync/redact"
 )
 
@@ -22,7 +24,7 @@ const rulesVersionMigration = 16
 // run and no card starts at the current rules version (a warehouse with
 // rows stays at 1, the rules before versions were recorded).
 func upgradeRulesVersion(ctx context.Context, tx *sql.Tx) error {
-	_, err := tx.ExecContext(ctx, load.NewWarehouseRulesSQL("?1"), redact.RulesVersion)
+	_, err := tx.ExecContext(ctx, sqlshare.NewWarehouseRulesSQL("?1"), redact.RulesVersion)
 	return err
 }
 
@@ -290,7 +292,7 @@ func (t rescanTx) Update(ctx context.Context, phase, account string, r load.Stor
 	return err == nil, err
 }
 
-// The statements of a card's move (load.CardMoveStmt), with ?1 the
+// The statements of a card's move (cardmove.Stmt), with ?1 the
 // account, ?2 the old id and ?3 the new one unless said otherwise.
 const (
 	sqlMoveVersionsData = `UPDATE card_versions SET data = json_replace(data, '$.id', ?3)
@@ -304,7 +306,7 @@ const (
 	sqlMovePending  = `UPDATE removal_pending SET card_id = ?3 WHERE account = ?1 AND card_id = ?2`
 	sqlMoveRejected = `UPDATE rejected_cards SET card_id = ?3 WHERE account = ?1 AND card_id = ?2`
 	sqlMoveDelete   = `DELETE FROM card_state WHERE account = ?1 AND card_id = ?2`
-	// The merge (load.CardMove): sqlMergeAside, sqlMergeAfter and
+	// The merge (cardmove.Move): sqlMergeAside, sqlMergeAfter and
 	// sqlMergeChange take the account, the new id and the old history's
 	// last version; sqlMergePending the account and the old id.
 	sqlMergeClose = `UPDATE card_versions SET valid_to = (SELECT min(valid_from) FROM card_versions WHERE account = ?1 AND card_id = ?3)
@@ -344,24 +346,24 @@ func (t rescanTx) LastVersion(ctx context.Context, account, id string) (int64, e
 }
 
 // ExecCardMove executes one statement of a card's move (load.CardMoveTx).
-// sqliteCardMoveSQL is each card move statement's SQL (load.CardMove.Args
+// sqliteCardMoveSQL is each card move statement's SQL (cardmove.Move.Args
 // gives its arguments).
-var sqliteCardMoveSQL = map[load.CardMoveStmt]string{
-	load.CardMoveVersionsData: sqlMoveVersionsData,
-	load.CardMoveState:        sqlMoveState,
-	load.CardMoveVersions:     sqlMoveVersions,
-	load.CardMovePending:      sqlMovePending,
-	load.CardMoveDelete:       sqlMoveDelete,
-	load.CardMoveRejected:     sqlMoveRejected,
-	load.CardMergeClose:       sqlMergeClose,
-	load.CardMergeAside:       sqlMergeAside,
-	load.CardMergeAfter:       sqlMergeAfter,
-	load.CardMergeChange:      sqlMergeChange,
-	load.CardMergeFirst:       sqlMergeFirst,
-	load.CardMergePending:     sqlMergePending,
+var sqliteCardMoveSQL = map[cardmove.Stmt]string{
+	cardmove.VersionsData: sqlMoveVersionsData,
+	cardmove.State:        sqlMoveState,
+	cardmove.Versions:     sqlMoveVersions,
+	cardmove.Pending:      sqlMovePending,
+	cardmove.Delete:       sqlMoveDelete,
+	cardmove.Rejected:     sqlMoveRejected,
+	cardmove.MergeClose:   sqlMergeClose,
+	cardmove.MergeAside:   sqlMergeAside,
+	cardmove.MergeAfter:   sqlMergeAfter,
+	cardmove.MergeChange:  sqlMergeChange,
+	cardmove.MergeFirst:   sqlMergeFirst,
+	cardmove.MergePending: sqlMergePending,
 }
 
-func (t rescanTx) ExecCardMove(ctx context.Context, stmt load.CardMoveStmt, account string, m load.CardMove, last int64) error {
+func (t rescanTx) ExecCardMove(ctx context.Context, stmt cardmove.Stmt, account string, m cardmove.Move, last int64) error {
 	q, ok := sqliteCardMoveSQL[stmt]
 	args, known := m.Args(stmt, account, last)
 	if !ok || !known {
@@ -373,7 +375,7 @@ func (t rescanTx) ExecCardMove(ctx context.Context, stmt load.CardMoveStmt, acco
 
 // MoveSeen moves the seen ids of the account's open walks
 // (load.CardMoveTx).
-func (t rescanTx) MoveSeen(ctx context.Context, account string, moves []load.CardMove) error {
+func (t rescanTx) MoveSeen(ctx context.Context, account string, moves []cardmove.Move) error {
 	seen := make(map[string]string, len(moves))
 	for _, m := range moves {
 		seen[m.Old] = m.New

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/runrule"
+	"github.com/cardsync/cardsync/load/internal/sqlshare"
 	"github.com/cardsync/cardsync/redact"
 )
 
@@ -59,7 +61,7 @@ func (w *Warehouse) write(ctx context.Context, fn func(tx *sql.Tx) error) error 
 // schedule, backfill, demo; version is the binary's version string.
 func (w *Warehouse) StartRun(ctx context.Context, trigger, version string) (_ int64, err error) {
 	defer classify(&err)
-	if err := load.CheckTrigger(trigger); err != nil {
+	if err := runrule.CheckTrigger(trigger); err != nil {
 		return 0, fmt.Errorf("start run: %w", err)
 	}
 	var id int64
@@ -67,7 +69,7 @@ func (w *Warehouse) StartRun(ctx context.Context, trigger, version string) (_ in
 		now := w.stamp()
 		// A run of older rules writes rows the current ones would not
 		// keep: the warehouse is at its version at most (never raised).
-		if _, err := tx.ExecContext(ctx, load.LowerRulesVersionSQL("?1"), redact.RulesVersion); err != nil {
+		if _, err := tx.ExecContext(ctx, sqlshare.LowerRulesVersionSQL("?1"), redact.RulesVersion); err != nil {
 			return err
 		}
 		return tx.QueryRowContext(ctx, `INSERT INTO sync_runs (trigger, started_at, heartbeat_at, status, version, account)
@@ -115,7 +117,7 @@ func (w *Warehouse) AbandonStaleRuns(ctx context.Context, staleAfter time.Durati
 	err = w.write(ctx, func(tx *sql.Tx) error {
 		runs = nil
 		now := w.now()
-		cutoff := formatTime(load.StaleCutoff(now, staleAfter))
+		cutoff := formatTime(runrule.StaleCutoff(now, staleAfter))
 		rows, err := tx.QueryContext(ctx, `UPDATE sync_runs
 			SET status = 'abandoned', finished_at = ?,
 			    error = coalesce(error, 'abandoned: the process stopped without recording the run (last heartbeat ' || heartbeat_at || ')')
@@ -137,7 +139,7 @@ func (w *Warehouse) AbandonStaleRuns(ctx context.Context, staleAfter time.Durati
 	if err != nil {
 		return nil, fmt.Errorf("abandon stale runs: %w", err)
 	}
-	load.SortStaleRuns(runs)
+	runrule.SortStaleRuns(runs)
 	return runs, nil
 }
 
@@ -145,7 +147,7 @@ func (w *Warehouse) AbandonStaleRuns(ctx context.Context, staleAfter time.Durati
 // (errors.Is(err, ErrRunNotRunning) otherwise).
 func (w *Warehouse) FinishRun(ctx context.Context, runID int64, r load.RunResult) (err error) {
 	defer classify(&err)
-	if err := load.CheckFinishStatus(r.Status); err != nil {
+	if err := runrule.CheckFinishStatus(r.Status); err != nil {
 		return fmt.Errorf("finish run %d: %w", runID, err)
 	}
 	var errText, consistent any
@@ -164,7 +166,7 @@ func (w *Warehouse) FinishRun(ctx context.Context, runID int64, r load.RunResult
 			duration_ms = ?
 		WHERE run_id = ? AND account = ? AND status = 'running'`,
 		r.Status, now, now, errText, consistent,
-		r.Requests, r.Retries, r.RateLimited, r.AuthRequests, r.DurationMS(), runID, w.account)
+		r.Requests, r.Retries, r.RateLimited, r.AuthRequests, runrule.DurationMS(r), runID, w.account)
 	if err != nil {
 		return fmt.Errorf("finish run %d: %w", runID, err)
 	}
@@ -349,7 +351,7 @@ func (w *Warehouse) updateRunning(ctx context.Context, query string, args ...any
 }
 
 func (w *Warehouse) recentWalks(ctx context.Context) ([]load.WalkOutcome, error) {
-	rows, err := w.db.QueryContext(ctx, load.RecentWalksQuery, w.account)
+	rows, err := w.db.QueryContext(ctx, runrule.RecentWalksQuery, w.account)
 	if err != nil {
 		return nil, fmt.Errorf("recent walks: %w", err)
 	}
@@ -361,7 +363,7 @@ func (w *Warehouse) recentWalks(ctx context.Context) ([]load.WalkOutcome, error)
 		if err := rows.Scan(&o.WalkID, &finished, &o.Outcome, &o.Reason, &pages); err != nil {
 			return nil, fmt.Errorf("recent walks: %w", err)
 		}
-		o.FinishedAt, o.Pages = parseTime(finished), load.ParsePages(pages)
+		o.FinishedAt, o.Pages = parseTime(finished), sqlshare.ParsePages(pages)
 		out = append(out, o)
 	}
 	if err := rows.Err(); err != nil {

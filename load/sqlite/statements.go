@@ -43,7 +43,7 @@ const (
 		VALUES (?, ?, ?, NULL, ?, ?, ?, ?)`
 	// sqlSeenInsert adds a page's seen ids; a page committed again in the
 	// same walk (rows affected 0) gets sqlSeenUpdate instead.
-	// ?5 is walk_seen.hashes (load.SeenHashes).
+	// ?5 is walk_seen.hashes (walk.SeenHashes).
 	sqlSeenInsert = `INSERT INTO walk_seen (walk_id, page, run_id, ids, hashes) VALUES (?1, ?2, ?3, ?4, ?5)
 		ON CONFLICT (walk_id, page) DO NOTHING`
 	sqlSeenUpdate = `UPDATE walk_seen SET run_id = ?3, ids = ?4, hashes = ?5 WHERE walk_id = ?1 AND page = ?2`

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/cardfield"
 	"github.com/cardsync/cardsync/redact"
 )
 
@@ -67,9 +67,9 @@ func (w *Warehouse) upgradeHardening(ctx context.Context, tx *sql.Tx) error {
 		}
 		kept[masked] = true
 		var column any
-		flat := inView < load.MaxFlatFields
+		flat := inView < cardfield.MaxFlatFields
 		if flat {
-			column = load.ColumnName(masked, used, maxColumnName)
+			column = cardfield.ColumnName(masked, used, maxColumnName)
 			inView++
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET column_name = ?, in_flat_view = ? WHERE name = ?`,
@@ -159,7 +159,7 @@ func upgradeAccounts(ctx context.Context, tx *sql.Tx) error {
 		return fmt.Errorf("upgrade card_fields: %w", err)
 	}
 	for _, name := range clash {
-		if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET column_name = ? WHERE name = ?`, load.ColumnName(name, used, maxColumnName), name); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET column_name = ? WHERE name = ?`, cardfield.ColumnName(name, used, maxColumnName), name); err != nil {
 			return fmt.Errorf("upgrade card_fields: %w", err)
 		}
 	}

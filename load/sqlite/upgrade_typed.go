@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
-	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/cardfield"
 )
 
 // typedChunk is how many cards upgradeTyped reads per query, so the
@@ -13,12 +13,12 @@ import (
 const typedChunk = 1000
 
 // upgradeTyped is migration 13's Go step: it types the fields card_fields
-// holds from the cards already stored (load.TypeUpgrade: their first
+// holds from the cards already stored (cardfield.TypeUpgrade: their first
 // values are every stored card's), then fills card_state.minor of each
 // card with decimal values and counts the conflicts, reading the cards in
 // chunks of typedChunk by rowid.
 func (w *Warehouse) upgradeTyped(ctx context.Context, tx *sql.Tx) error {
-	var u load.TypeUpgrade
+	var u cardfield.TypeUpgrade
 	if err := eachCardChunk(ctx, tx, func(_ int64, data, _ string) error {
 		u.See([]byte(data))
 		return nil
@@ -44,7 +44,7 @@ func (w *Warehouse) upgradeTyped(ctx context.Context, tx *sql.Tx) error {
 // upgradeCurrencyScales is migration 17's Go step: a decimal field's
 // scale no longer grows with the most decimals seen. Every decimal field
 // gets the warehouse's [cards] amount_scale as card_fields.scale, every
-// stored card its money at its own scale (load.Recompute: its currency's
+// stored card its money at its own scale (cardfield.Recompute: its currency's
 // ISO 4217 minor unit, else that scale), the values with more decimals
 // rounded half to even and marked, and every decimal field's conflicts
 // and rounded are recounted from the cards stored.
@@ -56,7 +56,7 @@ func (w *Warehouse) upgradeCurrencyScales(ctx context.Context, tx *sql.Tx) error
 	if err != nil {
 		return err
 	}
-	u := load.Recompute(load.TypesOf(have, nil, nil), w.set.Amounts)
+	u := cardfield.Recompute(cardfield.TypesOf(have, nil, nil), w.set.Amounts)
 	if err := fillMoney(ctx, tx, u); err != nil {
 		return err
 	}
@@ -65,9 +65,9 @@ func (w *Warehouse) upgradeCurrencyScales(ctx context.Context, tx *sql.Tx) error
 
 // recount sets card_fields.conflicts and rounded of the decimal fields of
 // rows to what u found in the stored cards.
-func recount(ctx context.Context, tx *sql.Tx, rows []load.FieldRow, u *load.TypeUpgrade) error {
+func recount(ctx context.Context, tx *sql.Tx, rows []cardfield.FieldRow, u *cardfield.TypeUpgrade) error {
 	for _, f := range rows {
-		if f.Type.Kind != load.KindDecimal {
+		if f.Type.Kind != cardfield.KindDecimal {
 			continue
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET conflicts = ?, rounded = ? WHERE name = ?`,
@@ -83,11 +83,11 @@ func recount(ctx context.Context, tx *sql.Tx, rows []load.FieldRow, u *load.Type
 // the card's stored scale kept when it names no known currency) differs
 // from what it holds, counting its misfits and rounded values in u, in
 // chunks of typedChunk cards.
-func fillMoney(ctx context.Context, tx *sql.Tx, u *load.TypeUpgrade) error {
+func fillMoney(ctx context.Context, tx *sql.Tx, u *cardfield.TypeUpgrade) error {
 	type card struct {
 		rowid int64
 		data  string
-		old   load.StoredMoney
+		old   cardfield.StoredMoney
 		has   bool // amount_scale is set
 	}
 	after := int64(-1 << 63)
@@ -108,7 +108,7 @@ func fillMoney(ctx context.Context, tx *sql.Tx, u *load.TypeUpgrade) error {
 			return fmt.Errorf("fill minor units: %w", err)
 		}
 		for _, c := range chunk {
-			var stored *load.StoredMoney
+			var stored *cardfield.StoredMoney
 			if c.has {
 				stored = &c.old
 			}
@@ -131,7 +131,7 @@ func fillMoney(ctx context.Context, tx *sql.Tx, u *load.TypeUpgrade) error {
 // fillMinor sets card_state.minor of every card whose minor units under
 // u's types differ from those it holds, counting the misfits in
 // u.Conflicts, in chunks of typedChunk cards.
-func fillMinor(ctx context.Context, tx *sql.Tx, u *load.TypeUpgrade) error {
+func fillMinor(ctx context.Context, tx *sql.Tx, u *cardfield.TypeUpgrade) error {
 	if err := eachCardChunk(ctx, tx, func(rowid int64, data, old string) error {
 		minor := u.Minor([]byte(data))
 		if minor == old {
@@ -182,25 +182,25 @@ func eachCardChunk(ctx context.Context, tx *sql.Tx, fn func(rowid int64, data, m
 
 // growFields is batchTx.GrowFields: in the commit's transaction (the
 // file's write lock serializes card_fields' writers), it widens the
-// fields of want (load.GrowTypes), regenerates cards_flat when one gains
+// fields of want (cardfield.GrowTypes), regenerates cards_flat when one gains
 // a minor-units column, recomputes every stored card's minor units under
 // the widened types, each at its card's scale, and sets the widened
 // fields' conflicts and rounded to the values found: the new type and the
 // cards' minor units commit together.
-func (w *Warehouse) growFields(ctx context.Context, tx *sql.Tx, want map[string]load.FieldType) (map[string]load.FieldType, error) {
+func (w *Warehouse) growFields(ctx context.Context, tx *sql.Tx, want map[string]cardfield.FieldType) (map[string]cardfield.FieldType, error) {
 	have, err := readFields(ctx, tx)
 	if err != nil {
 		return nil, err
 	}
-	grown := load.GrowTypes(have, want, w.flatLimits())
-	flat := load.GainsMinor(have, grown)
+	grown := cardfield.GrowTypes(have, want, w.flatLimits())
+	flat := cardfield.GainsMinor(have, grown)
 	for _, f := range grown {
 		if _, err := tx.ExecContext(ctx, `UPDATE card_fields SET type = ?, scale = ?, minor_column = ? WHERE name = ?`,
 			f.Type.Kind.String(), typeScale(f.Type), nullText(f.Type.MinorColumn), f.Name); err != nil {
 			return nil, fmt.Errorf("grow field %q: %w", f.Name, err)
 		}
 	}
-	types := load.TypesOf(have, nil, grown)
+	types := cardfield.TypesOf(have, nil, grown)
 	if len(grown) == 0 {
 		return types, nil
 	}
@@ -209,7 +209,7 @@ func (w *Warehouse) growFields(ctx context.Context, tx *sql.Tx, want map[string]
 			return nil, err
 		}
 	}
-	u := load.Recompute(types, w.set.Amounts)
+	u := cardfield.Recompute(types, w.set.Amounts)
 	if err := fillMoney(ctx, tx, u); err != nil {
 		return nil, err
 	}
@@ -221,16 +221,16 @@ func (w *Warehouse) growFields(ctx context.Context, tx *sql.Tx, want map[string]
 
 // numberTypes is batchTx.NumberTypes: in the commit's transaction, which
 // holds the file's write lock, card_fields' integer and decimal types.
-func numberTypes(ctx context.Context, tx *sql.Tx) (map[string]load.FieldType, error) {
-	out := map[string]load.FieldType{}
+func numberTypes(ctx context.Context, tx *sql.Tx) (map[string]cardfield.FieldType, error) {
+	out := map[string]cardfield.FieldType{}
 	err := eachRow(ctx, tx, `SELECT name, type, coalesce(scale, 0), coalesce(minor_column, '') FROM card_fields WHERE type IN ('integer', 'decimal')`, nil,
 		func(scan func(...any) error) error {
 			var name, kind string
-			var t load.FieldType
+			var t cardfield.FieldType
 			if err := scan(&name, &kind, &t.Scale, &t.MinorColumn); err != nil {
 				return err
 			}
-			t.Kind = load.ParseKind(kind)
+			t.Kind = cardfield.ParseKind(kind)
 			out[name] = t
 			return nil
 		})

@@ -9,13 +9,15 @@ import (
 	"strings"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/sqlshare"
+	"github.com/cardsync/cardsync/load/internal/walk"
 )
 
 // Checkpoint returns where the next run resumes stream. A stream never
 // walked has NextPage 1.
 func (w *Warehouse) Checkpoint(ctx context.Context, stream string) (_ load.Checkpoint, err error) {
 	defer classify(&err)
-	stream = load.StreamOf(stream)
+	stream = walk.StreamOf(stream)
 	cp := load.Checkpoint{Stream: stream, NextPage: 1}
 	var runID sql.NullInt64
 	var updated string
@@ -38,7 +40,7 @@ func (w *Warehouse) Checkpoint(ctx context.Context, stream string) (_ load.Check
 // so the next run starts at page 1.
 func (w *Warehouse) ResetCheckpoint(ctx context.Context, stream string) (err error) {
 	defer classify(&err)
-	stream = load.StreamOf(stream)
+	stream = walk.StreamOf(stream)
 	err = w.write(ctx, func(tx *sql.Tx) error {
 		now := w.stamp()
 		walkID, err := openWalk(ctx, tx, w.account, stream)
@@ -81,7 +83,7 @@ func openWalkTotal(ctx context.Context, tx *sql.Tx, account, stream string) (id 
 // the distinct and duplicated ids are counted over the walk's seen ids.
 func (w *Warehouse) WalkSummary(ctx context.Context, stream string) (_ load.WalkSummary, err error) {
 	defer classify(&err)
-	stream = load.StreamOf(stream)
+	stream = walk.StreamOf(stream)
 	var s load.WalkSummary
 	var started, pages string
 	err = w.db.QueryRowContext(ctx, `SELECT walk_id, started_at, started_run, first_total, last_total,
@@ -99,7 +101,7 @@ func (w *Warehouse) WalkSummary(ctx context.Context, stream string) (_ load.Walk
 		return s, fmt.Errorf("walk summary %s: %w", stream, err)
 	}
 	s.StartedAt = parseTime(started)
-	s.AnomalyPages = load.ParsePages(pages)
+	s.AnomalyPages = sqlshare.ParsePages(pages)
 	if s.DistinctIDs, s.DuplicateIDs, err = walkIDCounts(ctx, w.db, s.WalkID); err != nil {
 		return s, fmt.Errorf("walk summary %s: %w", stream, err)
 	}
@@ -151,7 +153,7 @@ func walkIDCounts(ctx context.Context, q queryer, walkID int64) (distinct, dupli
 // committed.
 func (w *Warehouse) FinishWalk(ctx context.Context, runID int64, stream string, end load.WalkEnd) (_ load.WalkResult, err error) {
 	defer classify(&err)
-	stream = load.StreamOf(stream)
+	stream = walk.StreamOf(stream)
 	var res load.WalkResult
 	err = w.write(ctx, func(tx *sql.Tx) error {
 		res = load.WalkResult{}
@@ -194,13 +196,13 @@ func (w *Warehouse) PendingRemovals(ctx context.Context) (_ int, err error) {
 	return n, nil
 }
 
-// closeWalk closes the walk with load.CloseWalk, the steps both dialects
+// closeWalk closes the walk with walk.CloseWalk, the steps both dialects
 // share, over SQLite's statements (walkTx).
 func (w *Warehouse) closeWalk(ctx context.Context, tx *sql.Tx, walkID, runID int64, outcome string, end load.WalkEnd, now string) (load.WalkResult, error) {
-	return load.CloseWalk(ctx, &walkTx{w: w, tx: tx, now: now}, walkID, runID, outcome, end, w.maxRemovedFraction)
+	return walk.CloseWalk(ctx, &walkTx{w: w, tx: tx, now: now}, walkID, runID, outcome, end, w.maxRemovedFraction)
 }
 
-// walkTx is SQLite's load.WalkTx: the statements that close a walk.
+// walkTx is SQLite's walk.WalkTx: the statements that close a walk.
 type walkTx struct {
 	w   *Warehouse
 	tx  *sql.Tx
@@ -211,7 +213,7 @@ type walkTx struct {
 // card_state). ?A, the account, is numbered per statement (withAccount).
 const sqlMissed = `SELECT card_id FROM card_state WHERE account = ?A AND removed_at IS NULL AND card_id NOT IN (` + sqlSeenIDs + `)`
 
-// ClosingRun implements load.WalkTx.
+// ClosingRun implements walk.WalkTx.
 func (t *walkTx) ClosingRun(ctx context.Context, walkID, runID int64) (int64, error) {
 	var closingRun int64
 	if err := t.tx.QueryRowContext(ctx, `SELECT coalesce(nullif(?2, 0), last_run, started_run) FROM sync_walks WHERE walk_id = ?1`,
@@ -221,7 +223,7 @@ func (t *walkTx) ClosingRun(ctx context.Context, walkID, runID int64) (int64, er
 	return closingRun, nil
 }
 
-// PendingRemovals implements load.WalkTx.
+// PendingRemovals implements walk.WalkTx.
 func (t *walkTx) PendingRemovals(ctx context.Context) (int64, error) {
 	var pending int64
 	if err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM removal_pending WHERE account = ?`, t.w.account).Scan(&pending); err != nil {
@@ -230,7 +232,7 @@ func (t *walkTx) PendingRemovals(ctx context.Context) (int64, error) {
 	return pending, nil
 }
 
-// ClearListedPending implements load.WalkTx.
+// ClearListedPending implements walk.WalkTx.
 func (t *walkTx) ClearListedPending(ctx context.Context, walkID, closingRun int64) (int64, error) {
 	if _, err := t.tx.ExecContext(ctx, `UPDATE card_state SET last_seen_at = ?2, last_seen_run = ?3
 		WHERE account = ?4 AND card_id IN (SELECT card_id FROM removal_pending WHERE account = ?4 AND card_id IN (`+sqlSeenIDs+`))`,
@@ -245,7 +247,7 @@ func (t *walkTx) ClearListedPending(ctx context.Context, walkID, closingRun int6
 	return cleared, nil
 }
 
-// CountMissed implements load.WalkTx.
+// CountMissed implements walk.WalkTx.
 func (t *walkTx) CountMissed(ctx context.Context, walkID int64) (live, missed, listed int, err error) {
 	if err := t.tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(card_id NOT IN (`+sqlSeenIDs+`)), 0), `+sqlListedIDs+`
 		FROM card_state WHERE account = ?2 AND removed_at IS NULL`,
@@ -255,7 +257,7 @@ func (t *walkTx) CountMissed(ctx context.Context, walkID int64) (live, missed, l
 	return live, missed, listed, nil
 }
 
-// RemoveConfirmed implements load.WalkTx.
+// RemoveConfirmed implements walk.WalkTx.
 func (t *walkTx) RemoveConfirmed(ctx context.Context, walkID, runID int64) (int, error) {
 	tx, now, account := t.tx, t.now, t.w.account
 	const gone = sqlMissed + ` AND card_id IN (SELECT card_id FROM removal_pending WHERE account = ?A AND walk_id < ?1)`
@@ -285,7 +287,7 @@ func (t *walkTx) RemoveConfirmed(ctx context.Context, walkID, runID int64) (int,
 	return int(n), nil
 }
 
-// RecordPending implements load.WalkTx.
+// RecordPending implements walk.WalkTx.
 func (t *walkTx) RecordPending(ctx context.Context, walkID int64) (int64, error) {
 	r, err := t.tx.ExecContext(ctx, withAccount(`INSERT INTO removal_pending (card_id, walk_id, missed_at, account)
 		SELECT card_id, ?1, ?2, ?A FROM (`+sqlMissed+`) WHERE true
@@ -309,7 +311,7 @@ func (t *walkTx) RecordPending(ctx context.Context, walkID int64) (int64, error)
 	return added, nil
 }
 
-// EndWalk implements load.WalkTx.
+// EndWalk implements walk.WalkTx.
 func (t *walkTx) EndWalk(ctx context.Context, walkID, runID int64, outcome string, removed int, reason any) error {
 	var finishedRun any
 	if runID != 0 {
@@ -331,7 +333,7 @@ func (t *walkTx) EndWalk(ctx context.Context, walkID, runID int64, outcome strin
 	return nil
 }
 
-// FoldWalk implements load.WalkTx.
+// FoldWalk implements walk.WalkTx.
 func (t *walkTx) FoldWalk(ctx context.Context, walkID int64) error {
 	return foldWalk(ctx, t.tx, walkID)
 }
@@ -348,7 +350,7 @@ func (t *walkTx) FoldWalk(ctx context.Context, walkID int64) error {
 // cleared pending removals.
 func foldWalk(ctx context.Context, tx *sql.Tx, walkID int64) error {
 	var prev int64
-	err := tx.QueryRowContext(ctx, load.FoldWalkQuery, walkID).Scan(&prev)
+	err := tx.QueryRowContext(ctx, walk.FoldWalkQuery, walkID).Scan(&prev)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
@@ -356,7 +358,7 @@ func foldWalk(ctx context.Context, tx *sql.Tx, walkID int64) error {
 		return fmt.Errorf("fold walk: %w", err)
 	}
 	for _, q := range []string{
-		load.FoldWalkMerge,
+		walk.FoldWalkMerge,
 		`UPDATE run_pages SET walk_id = ?1 WHERE walk_id = ?2`,
 		`DELETE FROM sync_walks WHERE walk_id = ?2`,
 	} {

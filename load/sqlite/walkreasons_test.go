@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/sqlshare"
 )
 
 // TestWalkRecordsPageAnomalies: each commit of a page with an anomaly
@@ -63,7 +64,7 @@ func TestWalkRecordsPageAnomalies(t *testing.T) {
 
 func TestParsePages(t *testing.T) {
 	for in, want := range map[string][]int{"": nil, "[2]": {2}, "[2,3,2]": {2, 3}, "not json": nil} {
-		if got := load.ParsePages(in); !reflect.DeepEqual(got, want) {
+		if got := sqlshare.ParsePages(in); !reflect.DeepEqual(got, want) {
 			t.Errorf("ParsePages(%q) = %v, want %v", in, got, want)
 		}
 	}

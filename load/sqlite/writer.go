@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cardsync/cardsync/load/internal/batch"
-
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/batch"
+	"github.com/cardsync/cardsync/load/internal/cardfield"
+	"github.com/cardsync/cardsync/load/internal/walk"
 )
 
 // WalkWriter commits one run's pages of one stream, several pages to a
@@ -40,13 +41,13 @@ type WalkWriter struct {
 	state batch.WalkState
 	// known are the fields and JSON types card_fields holds, read at the
 	// first Add and kept up to date with every commit.
-	known map[string]load.TypeMask
+	known map[string]cardfield.TypeMask
 }
 
 // NewWalkWriter returns a WalkWriter for the run's walk of stream
 // (StreamCards when "").
 func (w *Warehouse) NewWalkWriter(runID int64, stream string) *WalkWriter {
-	ww := &WalkWriter{w: w, runID: runID, stream: load.StreamOf(stream)}
+	ww := &WalkWriter{w: w, runID: runID, stream: walk.StreamOf(stream)}
 	ww.batch = batch.NewBatcher(w.batch, ww.commit)
 	return ww
 }
@@ -120,14 +121,14 @@ func (ww *WalkWriter) loadFields(ctx context.Context) error {
 		return fmt.Errorf("read fields: %w", err)
 	}
 	defer rows.Close()
-	known := map[string]load.TypeMask{}
+	known := map[string]cardfield.TypeMask{}
 	for rows.Next() {
 		var name, types string
 		if err := rows.Scan(&name, &types); err != nil {
 			return fmt.Errorf("read fields: %w", err)
 		}
 		for t := range strings.SplitSeq(types, ",") {
-			known[name] |= load.TypeBit(t)
+			known[name] |= cardfield.TypeBit(t)
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -139,4 +140,4 @@ func (ww *WalkWriter) loadFields(ctx context.Context) error {
 
 // newFields says whether s holds a field or a JSON type of a field that
 // card_fields does not.
-func (ww *WalkWriter) newFields(s *load.FieldSet) bool { return !s.Within(ww.known) }
+func (ww *WalkWriter) newFields(s *cardfield.FieldSet) bool { return !s.Within(ww.known) }

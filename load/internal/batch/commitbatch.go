@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/cardfield"
 )
 
 // WalkState is what a walk's writer remembers between its commits so that
@@ -15,20 +16,20 @@ type WalkState struct {
 	FirstTotal int
 	// Fields are the fields and JSON types card_fields holds with
 	// last_run = this run; nil: unknown, record every batch's fields.
-	Fields map[string]load.TypeMask
+	Fields map[string]cardfield.TypeMask
 	// Budget bounds the fields the walk adds (MaxNewFieldsPerWalk).
-	Budget load.FieldBudget
+	Budget cardfield.FieldBudget
 	// Types are the types of the fields in Fields (card_fields.type),
 	// so a batch whose fields this run recorded reads them here; a batch
 	// whose values widen a type (FieldSet.Growth) updates them.
-	Types map[string]load.FieldType
+	Types map[string]cardfield.FieldType
 }
 
 // BatchPage is a dialect's page of a batch: the prepared page and the
 // top-level fields its cards carry.
 type BatchPage interface {
 	Prepared() *PreparedPage
-	FieldSet() *load.FieldSet
+	FieldSet() *cardfield.FieldSet
 }
 
 // BatchTx is what CommitBatch needs of a dialect inside the transaction
@@ -49,7 +50,7 @@ type BatchTx interface {
 	// whose first non-null values the batch holds (PlanFields), and
 	// returns the new fields it left out and the types card_fields holds
 	// of the batch's fields.
-	RecordFields(ctx context.Context, walkID int64, fields *load.FieldSet, budget *load.FieldBudget) ([]string, map[string]load.FieldType, error)
+	RecordFields(ctx context.Context, walkID int64, fields *cardfield.FieldSet, budget *cardfield.FieldBudget) ([]string, map[string]cardfield.FieldType, error)
 	// GrowFields widens the fields of want (FieldSet.Growth) under the
 	// lock that serializes card_fields' writers: it re-reads their rows,
 	// applies GrowTypes, recomputes the minor units of every stored card
@@ -57,12 +58,12 @@ type BatchTx interface {
 	// (Recompute: a card's stored scale stays), sets their conflicts and
 	// rounded to the values found, and returns the types card_fields now
 	// holds. The cards the batch writes come after it.
-	GrowFields(ctx context.Context, want map[string]load.FieldType) (map[string]load.FieldType, error)
+	GrowFields(ctx context.Context, want map[string]cardfield.FieldType) (map[string]cardfield.FieldType, error)
 	// NumberTypes returns the types of card_fields' integer and decimal
 	// fields as they are now, read so that no growth (GrowFields of
 	// another writer) commits before this transaction does: a walk's
 	// remembered types may be older than another account's growth.
-	NumberTypes(ctx context.Context) (map[string]load.FieldType, error)
+	NumberTypes(ctx context.Context) (map[string]cardfield.FieldType, error)
 	// AddConflicts adds to card_fields.conflicts, per field, the values
 	// of the written cards that did not fit the field's type, and to
 	// card_fields.rounded those rounded to their card's scale.
@@ -86,7 +87,7 @@ func CommitBatch[P BatchPage](ctx context.Context, inTx func(ctx context.Context
 	if len(pages) == 0 {
 		return batch, nil
 	}
-	var fields load.FieldSet
+	var fields cardfield.FieldSet
 	for _, p := range pages {
 		fields.Merge(p.FieldSet())
 	}
@@ -104,7 +105,7 @@ func CommitBatch[P BatchPage](ctx context.Context, inTx func(ctx context.Context
 			}
 			next.WalkID, next.FirstTotal = walkID, firstTotal
 		}
-		var types map[string]load.FieldType
+		var types map[string]cardfield.FieldType
 		if recordFields {
 			var err error
 			if skipped, types, err = tx.RecordFields(ctx, next.WalkID, &fields, &next.Budget); err != nil {
@@ -127,7 +128,7 @@ func CommitBatch[P BatchPage](ctx context.Context, inTx func(ctx context.Context
 	}
 	if recordFields {
 		if next.Fields == nil {
-			next.Fields = map[string]load.TypeMask{}
+			next.Fields = map[string]cardfield.TypeMask{}
 		}
 		fields.Into(next.Fields)
 	}
@@ -167,8 +168,8 @@ func writePages[P BatchPage](ctx context.Context, tx BatchTx, pages []P, st Walk
 // reads the current types of number fields (BatchTx.NumberTypes), so a
 // field another writer widened gets its cards' minor units here too. A
 // batch that writes no number (an unchanged page) asks nothing.
-func currentTypes(ctx context.Context, tx BatchTx, fields *load.FieldSet, st *WalkState) error {
-	var cur map[string]load.FieldType
+func currentTypes(ctx context.Context, tx BatchTx, fields *cardfield.FieldSet, st *WalkState) error {
+	var cur map[string]cardfield.FieldType
 	var err error
 	if want := fields.Growth(st.Types); want != nil {
 		cur, err = tx.GrowFields(ctx, want)
@@ -184,11 +185,11 @@ func currentTypes(ctx context.Context, tx BatchTx, fields *load.FieldSet, st *Wa
 
 // mergeTypes is have with add's types on top (a new map when add holds
 // any).
-func mergeTypes(have, add map[string]load.FieldType) map[string]load.FieldType {
+func mergeTypes(have, add map[string]cardfield.FieldType) map[string]cardfield.FieldType {
 	if len(add) == 0 {
 		return have
 	}
-	out := make(map[string]load.FieldType, len(have)+len(add))
+	out := make(map[string]cardfield.FieldType, len(have)+len(add))
 	for name, t := range have {
 		out[name] = t
 	}

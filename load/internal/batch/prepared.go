@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/cardfield"
 )
 
 // PreparedPage is the database-independent part of a page ready to commit:
@@ -74,7 +75,7 @@ type CardWrite struct {
 	data   string // redacted, canonical JSON
 	hash   []byte
 	change string // new, changed, returned (as classified before the write)
-	values []load.FieldValue
+	values []cardfield.FieldValue
 	money  load.CardMoney // the scale of its decimal fields (AmountRules.Of)
 	minor  string         // card_state.minor ("": NULL), set by ApplyTypes
 	// rounded: a decimal value was rounded to the scale (ApplyTypes).
@@ -87,18 +88,18 @@ func (c CardWrite) Minor() string { return c.minor }
 
 // Money is card_state's amount_scale, amount_currency ("": NULL) and
 // amounts_rounded of the card.
-func (c CardWrite) Money() load.StoredMoney {
-	return load.StoredMoney{Minor: c.minor, Scale: c.money.Scale, Currency: c.money.Currency, Rounded: c.rounded}
+func (c CardWrite) Money() cardfield.StoredMoney {
+	return cardfield.StoredMoney{Minor: c.minor, Scale: c.money.Scale, Currency: c.money.Currency, Rounded: c.rounded}
 }
 
 // ApplyTypes sets the minor units (CardWrite.Minor) of the cards p writes
 // under the field types, each at its card's scale, and counts, per
 // field, their values that do not fit their field's type in conflicts and
 // those rounded to the scale in rounded.
-func (p *PreparedPage) ApplyTypes(types map[string]load.FieldType, conflicts, rounded map[string]int) {
+func (p *PreparedPage) ApplyTypes(types map[string]cardfield.FieldType, conflicts, rounded map[string]int) {
 	for _, cs := range [][]CardWrite{p.fresh, p.writes} {
 		for i := range cs {
-			cs[i].minor, cs[i].rounded = load.MinorJSON(cs[i].values, types, cs[i].money.Scale, conflicts, rounded)
+			cs[i].minor, cs[i].rounded = cardfield.MinorJSON(cs[i].values, types, cs[i].money.Scale, conflicts, rounded)
 		}
 	}
 }
@@ -140,10 +141,10 @@ func (p *PreparedPage) Compare(cards []load.PreparedCard, have []StoredCard, rul
 		}
 		switch change {
 		case "new":
-			p.fresh = append(p.fresh, CardWrite{id: c.ID, data: string(c.Data), hash: c.Hash, change: change, values: load.CardValues(c.Data, c.Fields), money: rules.Of(c.Data)})
+			p.fresh = append(p.fresh, CardWrite{id: c.ID, data: string(c.Data), hash: c.Hash, change: change, values: cardfield.CardValues(c.Data, c.Fields), money: rules.Of(c.Data)})
 		case "":
 		default:
-			p.writes = append(p.writes, CardWrite{id: c.ID, data: string(c.Data), hash: c.Hash, change: change, values: load.CardValues(c.Data, c.Fields), money: rules.Of(c.Data)})
+			p.writes = append(p.writes, CardWrite{id: c.ID, data: string(c.Data), hash: c.Hash, change: change, values: cardfield.CardValues(c.Data, c.Fields), money: rules.Of(c.Data)})
 		}
 	}
 }
@@ -315,7 +316,7 @@ func (t *BatchTally) Add(p *PreparedPage, firstTotal int) {
 
 // AddKinds adds to s the kinds of the values of the cards p writes (new,
 // changed, returned), of the fields s holds (FieldSet.AddWritten).
-func (p *PreparedPage) AddKinds(s *load.FieldSet) {
+func (p *PreparedPage) AddKinds(s *cardfield.FieldSet) {
 	for _, cs := range [][]CardWrite{p.fresh, p.writes} {
 		for _, c := range cs {
 			s.AddWritten(c.values)

@@ -1,6 +1,10 @@
-package load
+package walk
 
-import "context"
+import (
+	"context"
+
+	"github.com/cardsync/cardsync/load"
+)
 
 // WalkTx is what CloseWalk needs of a dialect inside the transaction that
 // closes a walk: its statements, not their sequence, which is CloseWalk's.
@@ -53,8 +57,8 @@ type WalkTx interface {
 // card listed again is stamped with this walk's close (its stored values
 // were frozen when it went pending), and a card that goes pending has its
 // stored values moved to the last complete walk that did list it.
-func CloseWalk(ctx context.Context, tx WalkTx, walkID, runID int64, outcome string, end WalkEnd, fraction float64) (WalkResult, error) {
-	var res WalkResult
+func CloseWalk(ctx context.Context, tx WalkTx, walkID, runID int64, outcome string, end load.WalkEnd, fraction float64) (load.WalkResult, error) {
+	var res load.WalkResult
 	closingRun, err := tx.ClosingRun(ctx, walkID, runID)
 	if err != nil {
 		return res, err
@@ -78,7 +82,7 @@ func CloseWalk(ctx context.Context, tx WalkTx, walkID, runID int64, outcome stri
 	if res.Live, res.Missed, listed, err = tx.CountMissed(ctx, walkID); err != nil {
 		return res, err
 	}
-	step := end.Removals(res.Missed, res.Live, listed, fraction, pending > cleared)
+	step := Removals(end, res.Missed, res.Live, listed, fraction, pending > cleared)
 	res.Held = step.Held
 	if step.Remove {
 		removed, err := tx.RemoveConfirmed(ctx, walkID, runID)
@@ -95,7 +99,7 @@ func CloseWalk(ctx context.Context, tx WalkTx, walkID, runID int64, outcome stri
 			return res, err
 		}
 	}
-	if err := tx.EndWalk(ctx, walkID, runID, outcome, res.Removed, end.ReasonArg()); err != nil {
+	if err := tx.EndWalk(ctx, walkID, runID, outcome, res.Removed, ReasonArg(end)); err != nil {
 		return res, err
 	}
 	if FoldsWalk(outcome, res.Removed, added, cleared) {

@@ -1,103 +1,23 @@
-package load
+package cardfield
 
 import (
 	"strings"
+
+	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/jsonscan"
 )
-
-// eachMember calls fn with the key (as written, between its quotes) and
-// the value (as written) of each member of the JSON object doc, in order.
-// doc is valid JSON (a card's stored data); anything else ends the walk.
-func eachMember(doc []byte, fn func(key, value []byte)) {
-	i := skipSpace(doc, 0)
-	if i >= len(doc) || doc[i] != '{' {
-		return
-	}
-	i++
-	for {
-		i = skipSpace(doc, i)
-		if i >= len(doc) || doc[i] != '"' {
-			return
-		}
-		kEnd := skipString(doc, i)
-		key := doc[i+1 : kEnd-1]
-		i = skipSpace(doc, kEnd)
-		if i >= len(doc) || doc[i] != ':' {
-			return
-		}
-		i = skipSpace(doc, i+1)
-		end := skipValue(doc, i)
-		fn(key, doc[i:end])
-		i = skipSpace(doc, end)
-		if i >= len(doc) || doc[i] != ',' {
-			return
-		}
-		i++
-	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && isSpace(b[i]) {
-		i++
-	}
-	return i
-}
-
-// skipString returns the offset after the string that starts at b[i].
-func skipString(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return len(b)
-}
-
-// skipValue returns the offset after the value that starts at b[i].
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return i
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				j = skipString(b, j) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return len(b)
-	}
-	j := i
-	for j < len(b) && !strings.ContainsRune(",}] \t\n\r", rune(b[j])) {
-		j++
-	}
-	return j
-}
 
 // DataValues classifies the non-null top-level values of a card's stored
 // JSON data (canonical, or PostgreSQL's jsonb text): the upgrade of a
 // warehouse made before card_fields had types reads its cards with it.
 func DataValues(data []byte) []FieldValue {
 	var out []FieldValue
-	eachMember(data, func(key, raw []byte) {
+	jsonscan.EachMember(data, func(key, raw []byte) {
 		v := ClassifyValue(raw)
 		if v.Kind == KindNull {
 			return
 		}
-		out = append(out, FieldValue{Name: unquoteKey(string(key)), Value: v})
+		out = append(out, FieldValue{Name: jsonscan.UnquoteKey(string(key)), Value: v})
 	})
 	return out
 }
@@ -210,7 +130,7 @@ type TypeUpgrade struct {
 	seen  FieldSet
 	types map[string]FieldType
 	// Rules give each card's scale (zero value: DefaultAmountRules).
-	Rules *AmountRules
+	Rules *load.AmountRules
 	// Conflicts counts, per field, the stored values that do not fit the
 	// type Plan gave it (card_fields.conflicts).
 	Conflicts map[string]int
@@ -255,7 +175,7 @@ type StoredMoney struct {
 // account that wrote it, which another account's recompute keeps), its
 // conflicts and rounded values counted.
 func (u *TypeUpgrade) Card(data []byte, stored *StoredMoney) StoredMoney {
-	rules := DefaultAmountRules()
+	rules := load.DefaultAmountRules()
 	if u.Rules != nil {
 		rules = *u.Rules
 	}
@@ -276,7 +196,7 @@ func (u *TypeUpgrade) Card(data []byte, stored *StoredMoney) StoredMoney {
 // Growth is what the batch of s asks of the fields types holds: an
 // integer field with a written decimal value widens to decimal (integers
 // fit any scale). A decimal field never grows: its values are held at
-// their card's scale (AmountRules), rounded when they have more decimals.
+// their card's scale (load.AmountRules), rounded when they have more decimals.
 // Every other type stays (a value that does not fit is a conflict). nil:
 // no field widens; a batch that writes no card costs nothing.
 func (s *FieldSet) Growth(types map[string]FieldType) map[string]FieldType {
@@ -334,7 +254,7 @@ func GrowTypes(have []FieldRow, want map[string]FieldType, lim FlatLimits) []Fie
 // types, card_fields' types after a field widened (GrowTypes) or the
 // migration to currency scales, by rules: Card gives a card's money and
 // counts its misfits in Conflicts and its rounded values in Rounded.
-func Recompute(types map[string]FieldType, rules AmountRules) *TypeUpgrade {
+func Recompute(types map[string]FieldType, rules load.AmountRules) *TypeUpgrade {
 	return &TypeUpgrade{types: types, Rules: &rules, Conflicts: map[string]int{}, Rounded: map[string]int{}}
 }
 

@@ -1,4 +1,4 @@
-package load
+package cardfield
 
 // FieldSet collects top-level fields and their JSON types in order of first
 // appearance (card_fields' input, PlanFields). A set of types is a bit mask

@@ -1,4 +1,4 @@
-package load
+package cardfield
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/cardsync/cardsync/load"
 	"github.com/cardsync/cardsync/redact"
 )
 
@@ -273,7 +274,7 @@ func FuzzCardValues(f *testing.F) {
 	}
 	policy := redact.NewPolicy(nil)
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		it, err := PreparePageItems(NewItemRules(policy, nil, nil), Page{Number: 1, Cards: []Card{{ID: "1", Data: doc}}})
+		it, err := load.PreparePageItems(load.NewItemRules(policy, nil, nil), load.Page{Number: 1, Cards: []load.Card{{ID: "1", Data: doc}}})
 		if err != nil || len(it.Cards) != 1 {
 			return
 		}

@@ -1,4 +1,4 @@
-package load
+package cardfield
 
 import (
 	"crypto/sha256"
@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/cardsync/cardsync/load"
 )
 
 // MaxFlatFields is how many field columns cards_flat holds at most. SQLite
@@ -17,21 +19,6 @@ import (
 // view is full keeps card_fields.in_flat_view = 0 and stays reachable in
 // cards.data.
 const MaxFlatFields = 1900
-
-// MaxNewFieldsPerWalk bounds how many fields one walk adds to card_fields
-// (and so to cards_flat), across all its pages, batches and runs: the
-// fields a walk finds beyond it stay in card_state.data only, with no
-// card_fields row and no column. An API that puts ids or free text in its
-// keys would otherwise grow card_fields and its index without end (200
-// unique 1 KB names made a 488 MB warehouse). A later walk with room adds
-// them.
-const MaxNewFieldsPerWalk = 1000
-
-// DefaultFieldRetention is how long a card_fields row stays after the last
-// commit whose cards held its field: 90 days (config
-// warehouse.field_retention). Older rows are pruned after a complete walk
-// (PruneFields), and their cards_flat columns go with them.
-const DefaultFieldRetention = 90 * 24 * time.Hour
 
 // FlatLimits bound a database's cards_flat view, and carry the scale
 // card_fields gives a field typed decimal.
@@ -162,7 +149,7 @@ func (b *FieldBudget) Known() bool { return b.known }
 func (b *FieldBudget) Start(added int) { b.added, b.known = added, true }
 
 // Room is how many more fields the walk may add to card_fields.
-func (b *FieldBudget) Room() int { return max(0, MaxNewFieldsPerWalk-b.added) }
+func (b *FieldBudget) Room() int { return max(0, load.MaxNewFieldsPerWalk-b.added) }
 
 // Added counts n more fields added to card_fields by the walk.
 func (b *FieldBudget) Added(n int) { b.added += n }

@@ -1,10 +1,11 @@
-package load
+package cardfield
 
 import (
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/cardsync/cardsync/load/internal/jsonscan"
 	"github.com/cardsync/cardsync/money"
 	"github.com/cardsync/cardsync/redact"
 )
@@ -79,7 +80,7 @@ func bytesString(b []byte) string { return string(b) }
 // classify is ClassifyValue, with str making the string of a part of raw
 // (a number's text).
 func classify(raw []byte, str func([]byte) string) Value {
-	raw = trimSpace(raw)
+	raw = jsonscan.TrimSpace(raw)
 	if len(raw) == 0 {
 		return Value{Kind: KindText}
 	}
@@ -217,18 +218,6 @@ func isTimestamp(b []byte) bool {
 	return err == nil
 }
 
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && isSpace(b[0]) {
-		b = b[1:]
-	}
-	for len(b) > 0 && isSpace(b[len(b)-1]) {
-		b = b[:len(b)-1]
-	}
-	return b
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
 // FieldType is a field's type as card_fields holds it: the kind, the
 // scale of a decimal (card_fields.scale: the [cards] amount_scale of the
 // writer that typed it, the scale of a card without a known currency),
@@ -339,7 +328,7 @@ func CardValues(data []byte, fields []redact.Field) []FieldValue {
 		return ds[at : at+len(b)]
 	}
 	k := 0
-	eachMember(data, func(_, raw []byte) {
+	jsonscan.EachMember(data, func(_, raw []byte) {
 		if k < len(fields) {
 			if v := classify(raw, str); v.Kind != KindNull {
 				out = append(out, FieldValue{Name: fields[k].Name, Value: v})

@@ -1,7 +1,9 @@
-package load
+package cardfield
 
 import (
 	"testing"
+
+	"github.com/cardsync/cardsync/load"
 )
 
 // TestFieldSetTypes: field types go through bit masks and come back as the
@@ -16,7 +18,7 @@ func TestFieldSetTypes(t *testing.T) {
 	s.Add("a", "string")
 	s.Add("a", "null")
 	s.Add("b", "object")
-	add, _, _ := PlanFields(nil, &s, 1, FlatLimits{Fields: MaxFlatFields, ColumnBytes: 100}, MaxNewFieldsPerWalk)
+	add, _, _ := PlanFields(nil, &s, 1, FlatLimits{Fields: MaxFlatFields, ColumnBytes: 100}, load.MaxNewFieldsPerWalk)
 	if len(add) != 2 || add[0].Name != "a" || add[0].JSONTypes != "null,string" || add[1].Name != "b" || add[1].JSONTypes != "object" {
 		t.Errorf("PlanFields added %+v", add)
 	}

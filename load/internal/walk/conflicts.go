@@ -1,4 +1,4 @@
-package load
+package walk
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/cardsync/cardsync/load"
+	"github.com/cardsync/cardsync/load/internal/cardfield"
 	"github.com/cardsync/cardsync/load/internal/hashform"
 )
 
@@ -52,7 +54,7 @@ type ConflictTx interface {
 	// ConflictTypes returns the types of card_fields' integer and decimal
 	// fields and the writer's amount rules, for the money of a restored
 	// card.
-	ConflictTypes(ctx context.Context) (map[string]FieldType, AmountRules, error)
+	ConflictTypes(ctx context.Context) (map[string]cardfield.FieldType, load.AmountRules, error)
 	// RestoreCard applies fix: the card's versions after fix.Keep are
 	// deleted, fix.Keep is open again with fix.Data, card_state holds
 	// fix.Data, fix.Hash and fix.Minor (NULL when ""), is current, and its
@@ -74,22 +76,15 @@ type Sighting struct {
 	Hash []byte
 }
 
-// IDConflict is a card id a walk listed on more than one page with
-// different content, and the pages that listed it, in order.
-type IDConflict struct {
-	ID    string `json:"id"`
-	Pages []int  `json:"pages"`
-}
-
 // FindConflicts returns the ids of sightings seen with two or more
 // different contents (hashes), sorted by id, with every page that listed
 // each. Sightings without a hash take no part.
-func FindConflicts(sightings []Sighting) []IDConflict {
+func FindConflicts(sightings []Sighting) []load.IDConflict {
 	byID := map[string][]Sighting{}
 	for _, s := range sightings {
 		byID[s.ID] = append(byID[s.ID], s)
 	}
-	var out []IDConflict
+	var out []load.IDConflict
 	for id, ss := range byID {
 		var first []byte
 		conflict := false
@@ -110,9 +105,9 @@ func FindConflicts(sightings []Sighting) []IDConflict {
 			pages = append(pages, s.Page)
 		}
 		slices.Sort(pages)
-		out = append(out, IDConflict{ID: id, Pages: slices.Compact(pages)})
+		out = append(out, load.IDConflict{ID: id, Pages: slices.Compact(pages)})
 	}
-	slices.SortFunc(out, func(a, b IDConflict) int {
+	slices.SortFunc(out, func(a, b load.IDConflict) int {
 		switch {
 		case a.ID < b.ID:
 			return -1
@@ -147,7 +142,7 @@ type ConflictFix struct {
 	// its card_state money (minor units at its scale, currency, flag).
 	Data  string
 	Hash  []byte
-	Money StoredMoney
+	Money cardfield.StoredMoney
 	// Dropped are the versions deleted.
 	Dropped []CardVersion
 }
@@ -156,7 +151,7 @@ type ConflictFix struct {
 // over versions, its versions from the last one made before the walk on
 // (CardHistory); types and rules give the money of the content kept. ok is
 // false when there is nothing to do: the walk wrote no version of it.
-func ResolveConflict(id string, versions []CardVersion, types map[string]FieldType, rules AmountRules) (fix ConflictFix, ok bool) {
+func ResolveConflict(id string, versions []CardVersion, types map[string]cardfield.FieldType, rules load.AmountRules) (fix ConflictFix, ok bool) {
 	var before *CardVersion
 	walk := versions
 	if len(walk) > 0 && walk[0].Before {
@@ -172,19 +167,19 @@ func ResolveConflict(id string, versions []CardVersion, types map[string]FieldTy
 		// with the content of least hash among the walk's versions, which
 		// hold every content its pages listed.
 		keep, kept = &walk[0], walk[1:]
-		best, bestHash := walk[0].Data, DataHash([]byte(walk[0].Data))
+		best, bestHash := walk[0].Data, load.DataHash([]byte(walk[0].Data))
 		for _, v := range walk[1:] {
-			if h := DataHash([]byte(v.Data)); bytes.Compare(h, bestHash) < 0 {
+			if h := load.DataHash([]byte(v.Data)); bytes.Compare(h, bestHash) < 0 {
 				best, bestHash = v.Data, h
 			}
 		}
 		fix = ConflictFix{Data: best, Hash: bestHash}
 	} else {
 		kept = walk
-		fix = ConflictFix{Data: before.Data, Hash: DataHash([]byte(before.Data))}
+		fix = ConflictFix{Data: before.Data, Hash: load.DataHash([]byte(before.Data))}
 	}
 	fix.ID, fix.Keep = id, keep.Version
-	fix.Money = Recompute(types, rules).Card(compactJSON(fix.Data), nil)
+	fix.Money = cardfield.Recompute(types, rules).Card(compactJSON(fix.Data), nil)
 	fix.Dropped = append([]CardVersion(nil), kept...)
 	return fix, true
 }
@@ -202,7 +197,7 @@ func compactJSON(doc string) []byte {
 
 // resolveConflicts applies the rule to the walk's ids in conflict and
 // returns them, with how many changes of run runID (0: none) it undid.
-func resolveConflicts(ctx context.Context, tx ConflictTx, walkID, runID int64) ([]IDConflict, int, error) {
+func resolveConflicts(ctx context.Context, tx ConflictTx, walkID, runID int64) ([]load.IDConflict, int, error) {
 	sightings, err := tx.DuplicateSightings(ctx, walkID)
 	if err != nil || len(sightings) == 0 {
 		return nil, 0, err
@@ -237,7 +232,7 @@ func resolveConflicts(ctx context.Context, tx ConflictTx, walkID, runID int64) (
 		}
 	}
 	slices.Sort(pages)
-	if err := tx.RecordAnomaly(ctx, walkID, ReasonDuplicateIDs, slices.Compact(pages)); err != nil {
+	if err := tx.RecordAnomaly(ctx, walkID, load.ReasonDuplicateIDs, slices.Compact(pages)); err != nil {
 		return nil, 0, err
 	}
 	return conflicts, undone, nil
@@ -245,7 +240,7 @@ func resolveConflicts(ctx context.Context, tx ConflictTx, walkID, runID int64) (
 
 // SeenHashes is walk_seen.hashes of a page's storable cards: their
 // hashes one after the other, in the order of the page's ids.
-func SeenHashes(cards []PreparedCard) []byte {
+func SeenHashes(cards []load.PreparedCard) []byte {
 	out := make([]byte, 0, hashform.HashLen*len(cards))
 	for _, c := range cards {
 		out = append(out, c.Hash...)

@@ -1,4 +1,4 @@
-package load
+package sqlshare
 
 import (
 	"fmt"

@@ -1,9 +1,11 @@
-package load
+package boundary
 
 import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/cardsync/cardsync/load"
 )
 
 // TestClassify: a dialect's error becomes an ErrWarehouse once, keeping
@@ -12,7 +14,7 @@ func TestClassify(t *testing.T) {
 	cause := errors.New("disk I/O error")
 	err := fmt.Errorf("commit: %w", cause)
 	Classify(&err)
-	if !errors.Is(err, ErrWarehouse) || !errors.Is(err, cause) || err.Error() != "warehouse error: commit: disk I/O error" {
+	if !errors.Is(err, load.ErrWarehouse) || !errors.Is(err, cause) || err.Error() != "warehouse error: commit: disk I/O error" {
 		t.Errorf("classified %q", err)
 	}
 	again := err
@@ -20,9 +22,9 @@ func TestClassify(t *testing.T) {
 	if again != err {
 		t.Errorf("classified twice: %q", again)
 	}
-	locked := fmt.Errorf("run lock: %w", ErrLocked)
-	Classify(&locked, ErrLocked)
-	if errors.Is(locked, ErrWarehouse) {
+	locked := fmt.Errorf("run lock: %w", load.ErrLocked)
+	Classify(&locked, load.ErrLocked)
+	if errors.Is(locked, load.ErrWarehouse) {
 		t.Errorf("a kept error was classified: %q", locked)
 	}
 	var none error
