@@ -109,10 +109,3 @@ func dataHash(data []byte) []byte { return hashform.Hash(data) }
 func anonymousID(page, index int) string {
 	return "\x00item " + strconv.Itoa(page) + ":" + strconv.Itoa(index)
 }
-
-func orNow(t time.Time, now func() time.Time) time.Time {
-	if t.IsZero() {
-		return now()
-	}
-	return t
-}
