@@ -12,7 +12,7 @@ import (
 	"strings"
 )
 
-// The style guide's limits (../shared/STYLE.md, ARCHITECTURE.md), for every .go file of the module.
+// The size limits ARCHITECTURE.md states, for every .go file of the module.
 const (
 	MaxFileLines = 500
 	MaxFuncLines = 100
